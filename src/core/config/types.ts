@@ -1,0 +1,63 @@
+/**
+ * The validated configuration (PRODUCT §4), after defaults. The zod schema in
+ * `schema.ts` produces exactly this shape. `${VAR}` references in executor `env`
+ * stay unresolved here: they are resolved only when an executor runs.
+ */
+export type Harness = 'codex' | 'claude' | 'gemini' | 'opencode' | 'aider' | 'command';
+export type Role = 'coder' | 'judge' | 'verifier';
+
+export const HARNESSES: readonly Harness[] = [
+  'codex',
+  'claude',
+  'gemini',
+  'opencode',
+  'aider',
+  'command',
+];
+
+export interface ExecutorConfig {
+  readonly id: string;
+  readonly harness: Harness;
+  /** Model name passed to the CLI; also the price-table key. */
+  readonly model?: string;
+  /** For `harness: command`: the argv to run. */
+  readonly command?: readonly string[];
+  /** Extra CLI arguments appended to the harness's own. */
+  readonly args: readonly string[];
+  /** Stories it may code at once (default 1). */
+  readonly slots: number;
+  /** Lower is picked first (default 100). */
+  readonly priority: number;
+  /** Default ['coder']. */
+  readonly roles: readonly Role[];
+  /** Environment for the executor; values may hold `${VAR}` references, unresolved here. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface ModelPrice {
+  /** US dollars per million tokens. */
+  readonly input: number;
+  readonly cachedInput: number;
+  readonly cacheWrite: number;
+  readonly output: number;
+}
+
+export interface EpicflowConfig {
+  readonly executors: readonly ExecutorConfig[];
+  /** Run in each story worktree before the coder. */
+  readonly setup?: string;
+  readonly gates: readonly string[];
+  /** Coder rounds fed with gate failures (default 2). */
+  readonly fixRounds: number;
+  readonly judge?: { readonly executor: string; readonly rounds: number };
+  /** Stories in flight (default 4). */
+  readonly concurrency: number;
+  /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */
+  readonly timeouts: { readonly storyMs: number; readonly gateMs: number };
+  readonly budget?: { readonly usd?: number; readonly tokens?: number };
+  readonly board?: { readonly project: string };
+  readonly labels: { readonly epic: string };
+  readonly allowWorkflowChanges: boolean;
+  /** Price overrides keyed by model name, merged over the shipped price table. */
+  readonly prices: Readonly<Record<string, ModelPrice>>;
+}

@@ -1,0 +1,47 @@
+/**
+ * The executor port: one coder/judge/verifier turn of one executor in one
+ * worktree. Harness adapters (command, codex, claude, gemini, opencode, aider)
+ * implement it; the engine and roster only see this.
+ */
+import type { ExecutorConfig } from './config/types.js';
+import type { UsageEntry } from './model.js';
+
+/** How a turn ended, decided from the event stream first, text second, exit code last. */
+export type OutcomeClass = 'ok' | 'usage-limit' | 'rate-limited' | 'outage' | 'auth' | 'failed';
+
+export interface TurnRequest {
+  readonly epic: string;
+  readonly story: string;
+  /** 1 for the first coder turn, then 2, 3, … for fix and judge rounds. */
+  readonly round: number;
+  readonly role: 'coder' | 'judge' | 'verifier';
+  readonly prompt: string;
+  /** Absolute path of the story worktree (the process's working directory). */
+  readonly worktree: string;
+  readonly executor: ExecutorConfig;
+  /** Resolved executor environment (secrets from `${VAR}`), never a GitHub token. */
+  readonly env: Readonly<Record<string, string>>;
+  /** An isolated home/config directory for this executor. */
+  readonly home: string;
+  readonly timeoutMs: number;
+}
+
+export interface RunRecord {
+  readonly outcome: OutcomeClass;
+  /** The agent's final message (for judge verdicts and BLOCKED_ON). */
+  readonly finalMessage: string;
+  readonly usage: readonly UsageEntry[];
+  /** For usage-limit: when the executor may be used again (ISO time), if the CLI said. */
+  readonly resetAt?: string;
+  /** Set when the last non-empty line was `BLOCKED_ON: <need>`. */
+  readonly blockedOn?: string;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  /** A short human reason for a non-ok outcome (capped tail of the output). */
+  readonly detail: string;
+  readonly durationMs: number;
+}
+
+export interface ExecutorPort {
+  runTurn(request: TurnRequest, signal?: AbortSignal): Promise<RunRecord>;
+}

@@ -1,0 +1,128 @@
+/**
+ * The shared vocabulary of epicflow's pure core: stories, their durable records,
+ * usage, and the statuses every part (engine, App, Action, reports) speaks in.
+ * Nothing here does I/O.
+ */
+
+/** One story of a plan, after parsing and path normalisation (PRODUCT §3). */
+export interface Story {
+  readonly id: string;
+  readonly title: string;
+  readonly description: string;
+  readonly owns: readonly string[];
+  readonly reads: readonly string[];
+  readonly dependsOn: readonly string[];
+  readonly provides: readonly string[];
+  readonly acceptance: readonly string[];
+  readonly executor?: string;
+  readonly testsChange: boolean;
+}
+
+/** A valid plan: stories in plan order, plus derived facts. */
+export interface Plan {
+  readonly stories: readonly Story[];
+  /** Waves in order; wave 1 first. Each wave lists story ids in plan order. */
+  readonly waves: readonly (readonly string[])[];
+  /** Story id → stable hash of its normalised entry. */
+  readonly hashes: Readonly<Record<string, string>>;
+}
+
+/**
+ * Where a story stands. `waiting` always carries a reason in the record:
+ * `waiting for <id>` (a dependency failed) or `not started: <reason>` (a halt).
+ */
+export type StoryStatus = 'planned' | 'active' | 'waiting' | 'done' | 'failed';
+
+export const STORY_STATUSES: readonly StoryStatus[] = [
+  'active',
+  'planned',
+  'waiting',
+  'done',
+  'failed',
+];
+
+/** Token counts of one or more model calls. */
+export interface TokenCounts {
+  readonly input: number;
+  readonly cachedInput: number;
+  readonly cacheWrite: number;
+  readonly output: number;
+}
+
+/**
+ * Usage of one executor on one model within a story. `measured` is false when
+ * the tokens were estimated (characters ÷ 4): every report labels estimates.
+ */
+export interface UsageEntry {
+  readonly executor: string;
+  readonly model: string;
+  readonly tokens: TokenCounts;
+  readonly measured: boolean;
+  /** Cost in US dollars; null when neither the CLI nor the price table knows. */
+  readonly costUsd: number | null;
+  readonly costSource: 'cli' | 'price-table' | 'none';
+}
+
+/** The durable record of one story (one file per story; versioned JSON). */
+export interface StoryRecord {
+  readonly version: 1;
+  readonly epic: string;
+  readonly story: string;
+  readonly planHash: string;
+  readonly status: StoryStatus;
+  readonly branch: string;
+  /** 1 for the first run, incremented by each restart or retry. */
+  readonly attempt: number;
+  /** Executors that held the coder role, in order: ['codex', 'claude'] = codex → claude. */
+  readonly executors: readonly string[];
+  readonly usage: readonly UsageEntry[];
+  /** Failure or waiting reason, e.g. "no changes", "waiting for api". */
+  readonly reason?: string;
+  /** Further notes for the report: restored paths, judge note. */
+  readonly notes: readonly string[];
+  readonly mergeCommit?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  /** Milliseconds per lifecycle phase (setup, code, gates, perimeter, judge, integrate). */
+  readonly timings: Readonly<Record<string, number>>;
+}
+
+/** Why an epic stopped launching stories (PRODUCT §6). */
+export type HaltKind = 'roster-exhausted' | 'budget' | 'cancel' | 'outside-change' | 'interrupted';
+
+export interface Halt {
+  readonly kind: HaltKind;
+  /** One line for people, e.g. "budget of $50.00 spent ($51.20)". */
+  readonly message: string;
+  /** When the halt may lift (ISO time), e.g. an executor's usage-limit reset. */
+  readonly until?: string;
+}
+
+/** Renders an executor chain the way trailers and reports show it: `codex → claude`. */
+export function formatChain(executors: readonly string[]): string {
+  return executors.join(' → ');
+}
+
+/** Branch names (PRODUCT §2). */
+export function epicBranchName(epic: string): string {
+  return `epic/${epic}`;
+}
+
+export function storyBranchName(epic: string, story: string): string {
+  return `story/${epic}/${story}`;
+}
+
+export const ZERO_TOKENS: TokenCounts = { input: 0, cachedInput: 0, cacheWrite: 0, output: 0 };
+
+export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return {
+    input: a.input + b.input,
+    cachedInput: a.cachedInput + b.cachedInput,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    output: a.output + b.output,
+  };
+}
+
+export function totalTokens(t: TokenCounts): number {
+  return t.input + t.cachedInput + t.cacheWrite + t.output;
+}

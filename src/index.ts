@@ -1,0 +1,2 @@
+export * from './core/model.js';
+export * from './core/errors.js';

@@ -1,0 +1,65 @@
+/**
+ * Finds and reads the config file of a repository (PRODUCT §4): `--config
+ * FILE` if given, else `.github/epicflow.yml`, else `epicflow.yml`; none means
+ * every default. Validation is the core's `parseConfig`.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
+import { DEFAULT_CONFIG, parseConfig } from '../../core/config/schema.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+
+/** Looked up in this order, relative to the repository. */
+export const CONFIG_LOCATIONS = ['.github/epicflow.yml', 'epicflow.yml'] as const;
+
+export interface LoadConfigOptions {
+  readonly repoDir: string;
+  /** `--config FILE`, relative to the current directory. */
+  readonly configFile?: string;
+}
+
+export interface LoadedConfig {
+  readonly config: EpicflowConfig;
+  /** Absolute path of the file read, or null when defaults were used. */
+  readonly file: string | null;
+}
+
+export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  if (options.configFile !== undefined) {
+    const file = path.resolve(options.configFile);
+    const text = await readText(file, options.configFile);
+    if (text === undefined) {
+      throw new EpicflowError('config', `config file not found: ${options.configFile}`);
+    }
+    return { config: parseConfig(text, options.configFile), file };
+  }
+  for (const location of CONFIG_LOCATIONS) {
+    const file = path.join(options.repoDir, location);
+    const text = await readText(file, location);
+    if (text !== undefined) return { config: parseConfig(text, location), file };
+  }
+  // A `.yaml` file would otherwise be ignored silently.
+  for (const location of CONFIG_LOCATIONS) {
+    const misnamed = location.replace(/\.yml$/, '.yaml');
+    if ((await readText(path.join(options.repoDir, misnamed), misnamed)) !== undefined) {
+      throw new EpicflowError('config', `found ${misnamed}, but epicflow reads ${location}`, {
+        details: [`rename ${misnamed} to ${location}`],
+      });
+    }
+  }
+  return { config: DEFAULT_CONFIG, file: null };
+}
+
+/** The file's text, or undefined when there is no such file. */
+async function readText(file: string, shown: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    const reason = code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    throw new EpicflowError('config', `cannot read config file ${shown}: ${reason}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,419 @@
+/**
+ * The configuration schema (PRODUCT §4): one zod schema gives validation,
+ * defaults, the `EpicflowConfig` type and the JSON Schema shipped for editors.
+ * Every field carries the phrase its errors use ("expected …") and a
+ * description for the JSON Schema and docs/config.md.
+ */
+import { z } from 'zod';
+import YAML from 'yaml';
+import { EpicflowError } from '../errors.js';
+import { DURATION_PATTERN, durationToMs } from './duration.js';
+import { ENV_NAME_PATTERN, envValueProblem, isGithubTokenName } from './env.js';
+import { formatIssues, type KnownKeys, type Problem } from './issues.js';
+import { HARNESSES, type EpicflowConfig, type ExecutorConfig, type ModelPrice } from './types.js';
+
+export { resolveEnv, collectSecrets } from './env.js';
+
+const ROLES = ['coder', 'judge', 'verifier'] as const;
+
+/** The error param of a leaf schema: every issue it raises says what was expected. */
+function expecting(what: string): { error: string } {
+  return { error: `expected ${what}` };
+}
+
+/** A strict mapping: unknown keys are errors, a non-mapping says what was expected. */
+function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape, what: string) {
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'invalid_type' ? `expected ${what}` : undefined),
+  });
+}
+
+const nonEmptyString = (what: string) => z.string(expecting(what)).min(1, expecting(what));
+const positiveInt = () =>
+  z.int(expecting('a positive integer')).positive(expecting('a positive integer'));
+const nonNegativeInt = () =>
+  z.int(expecting('an integer of 0 or more')).nonnegative(expecting('an integer of 0 or more'));
+
+const DURATION_WHAT = 'a duration like 90s, 20m or 2h';
+
+/** A number of seconds or `1h30m`-style text, parsed into milliseconds. */
+const duration = () =>
+  z
+    .union(
+      [
+        z.number(expecting(DURATION_WHAT)).positive(expecting(DURATION_WHAT)),
+        z.string(expecting(DURATION_WHAT)).regex(DURATION_PATTERN, expecting(DURATION_WHAT)),
+      ],
+      expecting(DURATION_WHAT),
+    )
+    .transform((value, ctx) => {
+      const ms = durationToMs(value);
+      if (ms === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a positive duration of at most 24 days, got ${JSON.stringify(value)}`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const BOARD_WHAT = 'a GitHub Projects URL like https://github.com/orgs/acme/projects/7';
+
+const price = () =>
+  z
+    .number(expecting('a price of 0 or more (US dollars per million tokens)'))
+    .nonnegative(expecting('a price of 0 or more (US dollars per million tokens)'));
+
+const Executor = mapping(
+  {
+    id: z
+      .string(expecting('a kebab-case id like "codex"'))
+      .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, expecting('a kebab-case id like "codex"'))
+      .describe('Unique name of this executor, in kebab-case (e.g. `codex`, `claude-opus`).'),
+    harness: z
+      .enum(HARNESSES as [ExecutorConfig['harness'], ...ExecutorConfig['harness'][]], {
+        error: `expected one of ${HARNESSES.join(', ')}`,
+      })
+      .describe('The agent CLI to run: codex, claude, gemini, opencode, aider, or command.'),
+    model: nonEmptyString('a model name')
+      .exactOptional()
+      .describe('Model passed to the CLI; also the key of the price table.'),
+    command: z
+      .array(
+        nonEmptyString('a non-empty argument'),
+        expecting('an argv list like ["my-agent", "--flag"]'),
+      )
+      .min(1, expecting('a non-empty argv list like ["my-agent", "--flag"]'))
+      .exactOptional()
+      .describe('For harness `command` only (and required there): the program and its arguments.'),
+    args: z
+      .array(z.string(expecting('a string')), expecting('a list of arguments'))
+      .default([])
+      .describe("Extra arguments appended to the harness's own command line."),
+    slots: positiveInt().default(1).describe('How many stories this executor may code at once.'),
+    priority: z
+      .int(expecting('an integer'))
+      .default(100)
+      .describe('Lower is picked first when several executors are free.'),
+    roles: z
+      .array(
+        z.enum(ROLES, { error: `expected one of ${ROLES.join(', ')}` }),
+        expecting(`a list of roles (${ROLES.join(', ')})`),
+      )
+      .min(1, expecting(`at least one role (${ROLES.join(', ')})`))
+      .default(['coder'])
+      .describe('What this executor may do: coder, judge, verifier.'),
+    env: z
+      .record(
+        z
+          .string()
+          .regex(ENV_NAME_PATTERN, expecting('an environment variable name like OPENAI_API_KEY')),
+        z.string(expecting('a string (quote numbers and booleans)')),
+        expecting('a mapping of environment variable names to values'),
+      )
+      .default({})
+      .describe(
+        'Environment for the executor. Secrets only as `${VAR}` references, resolved when the executor runs; never a GitHub token.',
+      ),
+  },
+  'an executor mapping with id and harness',
+);
+
+const ConfigObject = mapping(
+  {
+    executors: z
+      .array(Executor, expecting('a list of executors'))
+      .default([])
+      .describe('The roster: the coding agents available to an epic.'),
+    setup: nonEmptyString('a shell command')
+      .exactOptional()
+      .describe('Shell command run in each story worktree before the coder (e.g. `npm ci`).'),
+    gates: z
+      .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
+      .default([])
+      .describe("The repository's own checks, run after each coder turn and after each merge."),
+    fixRounds: nonNegativeInt()
+      .default(2)
+      .describe('Coder rounds fed with new gate failures before the story fails.'),
+    judge: mapping(
+      {
+        executor: z
+          .string(expecting('the id of an executor with role judge'))
+          .describe('Id of a roster executor that has the judge role.'),
+        rounds: nonNegativeInt().default(2).describe("Coder rounds fed with the judge's findings."),
+      },
+      'a mapping with executor and rounds',
+    )
+      .exactOptional()
+      .describe("Optional LLM judge scoring each story's diff against its acceptance criteria."),
+    concurrency: positiveInt()
+      .default(4)
+      .describe('Stories in flight at once (also capped by free coder slots).'),
+    timeouts: mapping(
+      {
+        story: duration()
+          .prefault('60m')
+          .describe(
+            'Wall-clock limit of one coder turn: seconds, or text like `90s`, `20m`, `2h`, `1h30m`.',
+          ),
+        gate: duration()
+          .prefault('20m')
+          .describe(
+            'Wall-clock limit of one gate command: seconds, or text like `90s`, `20m`, `2h`.',
+          ),
+      },
+      'a mapping with story and gate',
+    )
+      .transform(({ story, gate }) => ({ storyMs: story, gateMs: gate }))
+      .prefault({})
+      .describe('Wall-clock limits; on expiry the whole process group is killed.'),
+    budget: mapping(
+      {
+        usd: z
+          .number(expecting('a positive number of US dollars'))
+          .positive(expecting('a positive number of US dollars'))
+          .exactOptional()
+          .describe('Halt new stories once this many US dollars are spent.'),
+        tokens: positiveInt()
+          .exactOptional()
+          .describe('Halt new stories once this many tokens are used.'),
+      },
+      'a mapping with usd and/or tokens',
+    )
+      .exactOptional()
+      .describe('Optional spending limit: passing it halts the epic (running stories finish).'),
+    board: mapping(
+      {
+        project: z
+          .string(expecting(BOARD_WHAT))
+          .regex(
+            /^https:\/\/[^/\s]+\/(?:orgs|users)\/[^/\s]+\/projects\/[1-9]\d*(?:\/views\/\d+)?\/?$/,
+            expecting(BOARD_WHAT),
+          )
+          .describe(
+            'URL of a GitHub Projects board, e.g. `https://github.com/orgs/acme/projects/7`.',
+          ),
+      },
+      'a mapping with project',
+    )
+      .exactOptional()
+      .describe('Optional GitHub Projects board that follows every story.'),
+    labels: mapping(
+      {
+        epic: nonEmptyString('a label name')
+          .default('epic')
+          .describe('The label that turns an issue into an epic.'),
+      },
+      'a mapping with epic',
+    )
+      .prefault({})
+      .describe('Label names.'),
+    allowWorkflowChanges: z
+      .boolean(expecting('true or false'))
+      .default(false)
+      .describe('Let stories change `.github/workflows` files (refused by default).'),
+    prices: z
+      .record(
+        nonEmptyString('a model name'),
+        mapping(
+          {
+            input: price().describe('Input tokens, US dollars per million.'),
+            cachedInput: price().describe('Cached input tokens, US dollars per million.'),
+            cacheWrite: price().describe('Cache-write tokens, US dollars per million.'),
+            output: price().describe('Output tokens, US dollars per million.'),
+          },
+          'a mapping with input, cachedInput, cacheWrite and output',
+        ),
+        expecting('a mapping of model names to prices'),
+      )
+      .default({})
+      .describe('Price overrides by model name, merged over the shipped price table.'),
+  },
+  'a mapping of settings',
+);
+
+type Ctx = z.core.$RefinementCtx;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks that span fields. They run even when fields are invalid, so that all
+ * problems are reported at once; hence they read the value defensively.
+ */
+function crossCheck(config: unknown, ctx: Ctx): void {
+  if (!isRecord(config)) return;
+  const executors = Array.isArray(config.executors) ? config.executors : [];
+  const seen = new Map<string, number>();
+  executors.forEach((executor: unknown, index) => {
+    if (!isRecord(executor)) return;
+    checkExecutor(executor, ['executors', index], ctx);
+    if (typeof executor.id !== 'string') return;
+    const first = seen.get(executor.id);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['executors', index, 'id'],
+        message: `expected a unique id, got "${executor.id}" again (also executors[${first}])`,
+      });
+    } else seen.set(executor.id, index);
+  });
+  const rolesOf = (executor: Record<string, unknown>): unknown[] =>
+    Array.isArray(executor.roles) ? executor.roles : ['coder'];
+  const valid = executors.filter(isRecord);
+  if (valid.length > 0 && !valid.some((e) => rolesOf(e).includes('coder'))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['executors'],
+      message: 'expected at least one executor with role coder, got none',
+    });
+  }
+  if (isRecord(config.judge) && typeof config.judge.executor === 'string') {
+    const id = config.judge.executor;
+    const judge = valid.find((e) => e.id === id);
+    const why =
+      judge === undefined
+        ? 'no executor has this id'
+        : rolesOf(judge).includes('judge')
+          ? undefined
+          : `its roles are ${rolesOf(judge).map(String).join(', ')}`;
+    if (why !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['judge', 'executor'],
+        message: `expected the id of an executor with role judge, got "${id}" (${why})`,
+      });
+    }
+  }
+}
+
+function checkExecutor(executor: Record<string, unknown>, at: (string | number)[], ctx: Ctx): void {
+  const harness = executor.harness;
+  if (harness === 'command' && executor.command === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'command'],
+      message: 'expected an argv list like ["my-agent", "--flag"] for harness command, got nothing',
+    });
+  }
+  const known = (HARNESSES as readonly unknown[]).includes(harness);
+  if (known && harness !== 'command' && executor.command !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'command'],
+      message: `not allowed with harness ${String(harness)} (only with harness command)`,
+    });
+  }
+  if (!isRecord(executor.env)) return;
+  for (const [name, value] of Object.entries(executor.env)) {
+    const problem = isGithubTokenName(name)
+      ? 'not allowed: executors never see a GitHub token'
+      : /^EPICFLOW_/i.test(name)
+        ? 'not allowed: epicflow sets EPICFLOW_* variables itself'
+        : typeof value === 'string'
+          ? envValueProblem(name, value)
+          : undefined;
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [...at, 'env', name], message: problem });
+    }
+  }
+}
+
+export const EpicflowConfigSchema = ConfigObject.superRefine(crossCheck, { when: () => true });
+
+// Type-level check: the schema produces exactly the lead's `EpicflowConfig`.
+type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never]
+  ? true
+  : false;
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [DeepReadonly<A>] ? true : false) : false;
+type Output = z.output<typeof EpicflowConfigSchema>;
+type OutputExecutor = Output['executors'][number];
+const schemaMatchesTypes: [
+  Mutual<Output, EpicflowConfig>,
+  SameKeys<Output, EpicflowConfig>,
+  Mutual<OutputExecutor, ExecutorConfig>,
+  SameKeys<OutputExecutor, ExecutorConfig>,
+  SameKeys<NonNullable<Output['budget']>, NonNullable<EpicflowConfig['budget']>>,
+  SameKeys<NonNullable<Output['judge']>, NonNullable<EpicflowConfig['judge']>>,
+  SameKeys<NonNullable<Output['board']>, NonNullable<EpicflowConfig['board']>>,
+  SameKeys<Output['timeouts'], EpicflowConfig['timeouts']>,
+  SameKeys<Output['labels'], EpicflowConfig['labels']>,
+  SameKeys<Output['prices'][string], ModelPrice>,
+] = [true, true, true, true, true, true, true, true, true, true];
+void schemaMatchesTypes;
+
+/** Every default applied to an empty file. */
+export const DEFAULT_CONFIG: EpicflowConfig = EpicflowConfigSchema.parse({});
+
+/**
+ * Validates a parsed config value. Every problem is reported at once, one
+ * line each, under the file name; `order` may sort them (by source position).
+ */
+export function validateConfig(
+  value: unknown,
+  file: string,
+  order: (problems: Problem[]) => Problem[] = (problems) => problems,
+): EpicflowConfig {
+  const knownKeys: KnownKeys = new WeakMap();
+  const result = EpicflowConfigSchema.safeParse(value ?? {}, {
+    reportInput: true,
+    error: (issue) => {
+      // Remember the keys an object accepts, to suggest one for a misspelt key.
+      if (
+        issue.code === 'unrecognized_keys' &&
+        issue.inst instanceof z.ZodObject &&
+        isRecord(issue.input)
+      ) {
+        knownKeys.set(issue.input, Object.keys(issue.inst.shape));
+      }
+      return undefined;
+    },
+  });
+  if (result.success) return result.data;
+  throw new EpicflowError('config', `invalid config in ${file}`, {
+    details: order(formatIssues(result.error.issues, knownKeys)).map((p) => p.line),
+  });
+}
+
+/** Parses YAML config text; an empty file means every default. */
+export function parseConfig(text: string, file: string): EpicflowConfig {
+  const document = YAML.parseDocument(text);
+  if (document.errors.length > 0) {
+    throw new EpicflowError('config', `invalid config in ${file}`, {
+      details: document.errors.map((error) => {
+        const first = error.message.split('\n')[0] ?? error.message;
+        const position = error.linePos?.[0];
+        const what = first.replace(/ at line \d+, column \d+:?$/, '');
+        return position === undefined
+          ? what
+          : `line ${position.line}, column ${position.col}: ${what}`;
+      }),
+    });
+  }
+  return validateConfig(document.toJS(), file, (problems) => inDocumentOrder(problems, document));
+}
+
+/**
+ * Sorts problems by where they are in the file, so that they read top to
+ * bottom; a missing field sorts at its parent. Stable for equal positions.
+ */
+function inDocumentOrder(problems: Problem[], document: YAML.Document): Problem[] {
+  const offset = (path: readonly PropertyKey[]): number => {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const node: unknown = document.getIn(path.slice(0, depth), true);
+      if (YAML.isNode(node) && node.range) return node.range[0];
+    }
+    return 0;
+  };
+  return problems
+    .map((problem, index) => ({ problem, index, at: offset(problem.path) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index)
+    .map(({ problem }) => problem);
+}

@@ -1,0 +1,148 @@
+/**
+ * The `command` harness (PRODUCT §7.2, fixed contract): any program as an
+ * agent. It runs in the story worktree with the prompt on stdin and in
+ * `EPICFLOW_PROMPT_FILE`; exit 0 finished the turn, exit 75 means out of quota,
+ * anything else failed. `EPICFLOW_USAGE {json}` lines report usage and a last
+ * line `BLOCKED_ON: <need>` is a blocked claim.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
+import type { ExecutorPort, OutcomeClass, RunRecord, TurnRequest } from '../../core/executor.js';
+import { baseEnv, runProcess, type ProcessResult } from '../process/run-process.js';
+import {
+  blockedOnClaim,
+  estimateUsage,
+  isUsageLine,
+  parseUsageLine,
+  sumUsage,
+  type ParsedUsage,
+} from './usage-line.js';
+
+/** Exit status of a command agent that is out of quota (EX_TEMPFAIL). */
+export const USAGE_LIMIT_EXIT = 75;
+const FINAL_MESSAGE_CAP = 8 * 1024;
+const DETAIL_CAP = 2000;
+
+export interface CommandExecutorOptions {
+  /** Where the base environment comes from (default: this process's). Tests pass their own. */
+  readonly sourceEnv?: NodeJS.ProcessEnv;
+}
+
+function tail(text: string, cap: number): string {
+  return text.length <= cap ? text : text.slice(text.length - cap);
+}
+
+/** `300ms`, `90s`, `20m`, `1h 30m`: how long a timeout was, for people. */
+function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60 || s % 60 !== 0) return `${s}s`;
+  const m = s / 60;
+  if (m < 60) return `${m}m`;
+  return m % 60 === 0 ? `${m / 60}h` : `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+function outcomeOf(result: ProcessResult): { outcome: OutcomeClass; why: string } {
+  if (result.spawnError) return { outcome: 'failed', why: result.spawnError.message };
+  if (result.timedOut) return { outcome: 'failed', why: 'timed out' };
+  if (result.aborted) return { outcome: 'failed', why: 'aborted' };
+  if (result.exitCode === 0) return { outcome: 'ok', why: '' };
+  if (result.exitCode === USAGE_LIMIT_EXIT) {
+    return { outcome: 'usage-limit', why: `exit code ${USAGE_LIMIT_EXIT}: out of quota` };
+  }
+  if (result.exitCode === null) {
+    return { outcome: 'failed', why: `killed by ${result.signal ?? 'a signal'}` };
+  }
+  return { outcome: 'failed', why: `exit code ${result.exitCode}` };
+}
+
+export class CommandExecutor implements ExecutorPort {
+  private readonly sourceEnv: NodeJS.ProcessEnv;
+
+  constructor(options: CommandExecutorOptions = {}) {
+    this.sourceEnv = options.sourceEnv ?? process.env;
+  }
+
+  async runTurn(request: TurnRequest, signal?: AbortSignal): Promise<RunRecord> {
+    const { executor } = request;
+    const command = executor.command ?? [];
+    if (command.length === 0 || command[0] === '') {
+      throw new EpicflowError(
+        'config',
+        `executor ${executor.id}: harness "command" needs a non-empty "command" argv`,
+      );
+    }
+
+    // The prompt file lives in the executor's home, never in the worktree (it would be committed).
+    await mkdir(request.home, { recursive: true });
+    const promptFile = join(
+      request.home,
+      `epicflow-prompt-${request.story}-${request.round}-${request.role}.md`,
+    );
+    await writeFile(promptFile, request.prompt, 'utf8');
+
+    const env: Record<string, string> = {
+      ...baseEnv(this.sourceEnv),
+      ...request.env,
+      HOME: request.home,
+      EPICFLOW_EPIC: request.epic,
+      EPICFLOW_STORY: request.story,
+      EPICFLOW_ROUND: String(request.round),
+      EPICFLOW_ROLE: request.role,
+      EPICFLOW_PROMPT_FILE: promptFile,
+    };
+
+    const usageLines: ParsedUsage[] = [];
+    const malformed: string[] = [];
+    let stdoutChars = 0;
+    const result = await runProcess([...command, ...executor.args], {
+      cwd: request.worktree,
+      env,
+      input: request.prompt,
+      timeoutMs: request.timeoutMs,
+      ...(signal ? { signal } : {}),
+      onLine: (stream, line) => {
+        if (stream !== 'stdout') return;
+        stdoutChars += line.length + 1;
+        const usage = parseUsageLine(line);
+        if (usage === null) return;
+        if ('error' in usage) malformed.push(usage.error);
+        else usageLines.push(usage);
+      },
+    });
+
+    const model = executor.model ?? 'unknown';
+    const usage =
+      usageLines.length > 0
+        ? sumUsage(executor.id, model, usageLines)
+        : [estimateUsage(executor.id, model, request.prompt.length, stdoutChars)];
+
+    const message = result.stdout
+      .split('\n')
+      .filter((l) => !isUsageLine(l))
+      .join('\n')
+      .trim();
+    const { outcome, why } = outcomeOf(result);
+    const notes: string[] = [];
+    if (why !== '') {
+      const shown = result.timedOut ? `${why} after ${formatMs(request.timeoutMs)}` : why;
+      notes.push(shown);
+      const output = (result.stderr.trim() || message).trim();
+      if (output !== '' && !result.spawnError) notes.push(tail(output, DETAIL_CAP));
+    }
+    for (const m of malformed) notes.push(`ignored a malformed EPICFLOW_USAGE line: ${m}`);
+
+    const need = blockedOnClaim(result.stdout);
+    return {
+      outcome,
+      finalMessage: tail(message, FINAL_MESSAGE_CAP),
+      usage,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      detail: notes.join('\n'),
+      durationMs: result.durationMs,
+      ...(need === undefined ? {} : { blockedOn: need }),
+    };
+  }
+}

@@ -1,0 +1,563 @@
+/**
+ * Git for the engine: branches and refs of the user's repository (never its
+ * checkout), story worktrees, catch-up and integration merges, and the diff a
+ * perimeter is enforced on. Every command goes through `GitRunner`, which
+ * disables hooks; every failure is an `EpicflowError('git', …)`.
+ */
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
+import { GitRunner, gitError, type GitIdentity } from './run-git.js';
+
+export type { GitIdentity } from './run-git.js';
+
+export interface ChangedPath {
+  path: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'type-changed';
+  oldPath?: string;
+  mode: 'file' | 'executable' | 'symlink' | 'submodule';
+  /** For a symlink: where it points (as stored in the link). */
+  symlinkTarget?: string;
+}
+
+/** The identity used when neither the caller nor the repository configures one. */
+export const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
+
+const NUL = '\0';
+
+function splitNul(text: string): string[] {
+  return text.split(NUL).filter((s) => s !== '');
+}
+
+/** A real path when it exists, so `/tmp` and `/private/tmp` compare equal. */
+function canonical(path: string): string {
+  const abs = resolve(path);
+  try {
+    return realpathSync(abs);
+  } catch {
+    // Missing: canonicalise the nearest existing parent.
+    const parent = dirname(abs);
+    if (parent === abs) return abs;
+    return resolve(canonical(parent), abs.slice(parent.length + 1));
+  }
+}
+
+function checkRefName(ref: string): void {
+  if (ref === '' || ref.startsWith('-') || /[\0\n]/.test(ref)) {
+    throw new EpicflowError('git', `invalid ref name: ${JSON.stringify(ref)}`);
+  }
+}
+
+function fullBranchRef(ref: string): string {
+  return ref.startsWith('refs/') ? ref : `refs/heads/${ref}`;
+}
+
+interface WorktreeEntry {
+  path: string;
+  head?: string;
+  branch?: string;
+  prunable: boolean;
+  bare: boolean;
+}
+
+function parseWorktreeList(porcelainZ: string): WorktreeEntry[] {
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | undefined;
+  // `-z`: attributes end with NUL, an entry ends with an empty attribute.
+  for (const field of porcelainZ.split(NUL)) {
+    if (field === '') {
+      if (current) entries.push(current);
+      current = undefined;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const key = space < 0 ? field : field.slice(0, space);
+    const value = space < 0 ? '' : field.slice(space + 1);
+    if (key === 'worktree') {
+      if (current) entries.push(current);
+      current = { path: value, prunable: false, bare: false };
+    } else if (current) {
+      if (key === 'HEAD') current.head = value;
+      else if (key === 'branch') current.branch = value;
+      else if (key === 'prunable') current.prunable = true;
+      else if (key === 'bare') current.bare = true;
+    }
+  }
+  if (current) entries.push(current);
+  return entries;
+}
+
+/** Paths of `git status --porcelain -z` output (both sides of a rename). */
+function parseStatusPaths(porcelainZ: string): string[] {
+  const fields = porcelainZ.split(NUL);
+  const paths: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] as string;
+    if (field.length < 4) continue;
+    const xy = field.slice(0, 2);
+    paths.push(field.slice(3));
+    // A rename or copy is followed by its source path in the next field.
+    if (xy.includes('R') || xy.includes('C')) {
+      const from = fields[i + 1];
+      if (from !== undefined && from !== '') paths.push(from);
+      i++;
+    }
+  }
+  return paths;
+}
+
+export class Git {
+  /** Top level of the main work tree. */
+  readonly root: string;
+  /** The common git directory (absolute), shared by all worktrees: `<root>/.git` usually. */
+  readonly gitDir: string;
+  private readonly git: GitRunner;
+  private readonly identity: GitIdentity;
+
+  private constructor(root: string, gitDir: string, identity: GitIdentity) {
+    this.root = root;
+    this.gitDir = gitDir;
+    this.identity = identity;
+    this.git = new GitRunner(root, identity);
+  }
+
+  /** Opens the repository containing `dir`; `EpicflowError('git')` when there is none. */
+  static async open(dir: string, identity?: GitIdentity): Promise<Git> {
+    const notRepo = (): EpicflowError => new EpicflowError('git', `not a git repository: ${dir}`);
+    if (!existsSync(dir)) throw notRepo();
+    const probe = new GitRunner(dir, undefined);
+    const inside = await probe.try(['rev-parse', '--is-inside-work-tree']);
+    if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') throw notRepo();
+    const commonDir = (
+      await probe.run(`cannot read the git directory of ${dir}`, [
+        'rev-parse',
+        '--path-format=absolute',
+        '--git-common-dir',
+      ])
+    ).trim();
+    const list = await probe.run(`cannot list the worktrees of ${dir}`, [
+      'worktree',
+      'list',
+      '--porcelain',
+      '-z',
+    ]);
+    const main = parseWorktreeList(list)[0];
+    if (!main || main.bare) throw notRepo();
+    return new Git(main.path, commonDir, identity ?? (await configuredIdentity(probe)));
+  }
+
+  /** The commit a ref or sha names; null when missing. */
+  async revParse(ref: string): Promise<string | null> {
+    checkRefName(ref);
+    const r = await this.git.try(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return r.exitCode === 0 ? r.stdout.trim() : null;
+  }
+
+  /** The branch checked out in the main work tree; null when HEAD is detached. */
+  async currentBranch(): Promise<string | null> {
+    const r = await this.git.try(['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    return r.exitCode === 0 ? r.stdout.trim() : null;
+  }
+
+  /** Uncommitted and untracked paths of a work tree (default: the main one). */
+  async dirtyPaths(dir?: string): Promise<string[]> {
+    const runner = dir === undefined ? this.git : new GitRunner(dir, this.identity);
+    const out = await runner.run(`cannot read the status of ${dir ?? this.root}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+    ]);
+    return parseStatusPaths(out);
+  }
+
+  /** HEAD of the user's checkout: where a new epic branch starts. */
+  async defaultBase(): Promise<string> {
+    const sha = await this.revParse('HEAD');
+    if (sha === null) {
+      throw new EpicflowError('git', `the repository has no commits yet: ${this.root}`, {
+        details: ['commit something first, then run epicflow again'],
+      });
+    }
+    return sha;
+  }
+
+  /**
+   * Creates a branch at a commit without touching any checkout. Idempotent when
+   * the branch already points there; a branch at another commit is an error.
+   */
+  async createBranch(name: string, atSha: string): Promise<void> {
+    checkRefName(name);
+    const existing = await this.revParse(fullBranchRef(name));
+    if (existing !== null) {
+      if (existing === (await this.revParse(atSha))) return;
+      throw new EpicflowError('git', `branch already exists: ${name}`, {
+        details: [`it points at ${existing}, not ${atSha}`],
+      });
+    }
+    await this.git.run(`cannot create branch ${name} at ${atSha}`, [
+      'branch',
+      '--no-track',
+      '--',
+      name,
+      atSha,
+    ]);
+  }
+
+  /** Deletes a branch; a missing branch is fine. */
+  async deleteBranch(name: string): Promise<void> {
+    checkRefName(name);
+    if ((await this.revParse(fullBranchRef(name))) === null) return;
+    await this.git.run(`cannot delete branch ${name}`, ['branch', '-D', '--', name]);
+  }
+
+  /**
+   * Compare-and-swap of a ref (`refs/...`, or a branch name). `expectedOldSha`
+   * null means the ref must not exist yet. False when the ref was elsewhere.
+   */
+  async updateRef(ref: string, newSha: string, expectedOldSha: string | null): Promise<boolean> {
+    checkRefName(ref);
+    const full = fullBranchRef(ref);
+    const r = await this.git.try([
+      'update-ref',
+      '-m',
+      'epicflow',
+      full,
+      newSha,
+      expectedOldSha ?? '',
+    ]);
+    if (r.exitCode === 0) return true;
+    const now = await this.revParse(full);
+    if (now !== expectedOldSha) return false;
+    throw gitError(`cannot update ${full} to ${newSha}`, r);
+  }
+
+  /**
+   * Checks out an existing branch in a worktree at `path`, or, when `branch`
+   * names a commit rather than a branch, a detached HEAD at that commit (an
+   * integration tree). Re-uses the worktree when it is already there (a
+   * detached one is moved to the commit); prunes a stale registration first.
+   */
+  async addWorktree(path: string, branch: string): Promise<void> {
+    checkRefName(branch);
+    await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
+    const target = canonical(path);
+    const ref = fullBranchRef(branch);
+    const isBranch = (await this.revParse(ref)) !== null;
+    const sha = isBranch ? null : await this.revParse(branch);
+    if (!isBranch && sha === null) {
+      throw new EpicflowError(
+        'git',
+        `cannot add a worktree at ${path}: no branch or commit ${branch}`,
+      );
+    }
+    const entries = await this.listWorktrees();
+    const here = entries.find((e) => canonical(e.path) === target);
+    if (here) {
+      if (isBranch && here.branch === ref) return;
+      if (!isBranch && here.branch === undefined && sha !== null) {
+        if (here.head !== sha) {
+          await new GitRunner(target, this.identity).run(
+            `cannot move the worktree at ${path} to ${sha}`,
+            ['checkout', '--quiet', '--force', '--detach', sha],
+          );
+        }
+        return;
+      }
+      throw new EpicflowError('git', `worktree ${path} holds another branch`, {
+        details: [
+          `expected ${isBranch ? ref : `a detached HEAD at ${branch}`}, found ${here.branch ?? `a detached HEAD at ${here.head}`}`,
+        ],
+      });
+    }
+    await mkdir(dirname(target), { recursive: true });
+    await this.git.run(`cannot add a worktree for ${branch} at ${path}`, [
+      'worktree',
+      'add',
+      ...(isBranch ? ['--', target, branch] : ['--detach', '--', target, sha as string]),
+    ]);
+  }
+
+  /** Removes a worktree (even with uncommitted changes); a missing one is fine. */
+  async removeWorktree(path: string): Promise<void> {
+    const target = canonical(path);
+    const entries = await this.listWorktrees();
+    const here = entries.find((e) => canonical(e.path) === target);
+    if (!here) return;
+    if (here.prunable || !existsSync(target)) {
+      await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
+      return;
+    }
+    await this.git.run(`cannot remove the worktree at ${path}`, [
+      'worktree',
+      'remove',
+      '--force',
+      '--force',
+      '--',
+      target,
+    ]);
+  }
+
+  worktree(path: string): Worktree {
+    return new Worktree(isAbsolute(path) ? path : resolve(this.root, path), this.identity);
+  }
+
+  private async listWorktrees(): Promise<WorktreeEntry[]> {
+    const out = await this.git.run('cannot list worktrees', [
+      'worktree',
+      'list',
+      '--porcelain',
+      '-z',
+    ]);
+    return parseWorktreeList(out);
+  }
+
+  /** Runs a read-only git command in the main work tree (for small helpers). */
+  async read(what: string, args: readonly string[]): Promise<string> {
+    return this.git.run(what, args);
+  }
+}
+
+async function configuredIdentity(git: GitRunner): Promise<GitIdentity> {
+  const get = async (key: string): Promise<string> => {
+    const r = await git.try(['config', '--get', key]);
+    return r.exitCode === 0 ? r.stdout.trim() : '';
+  };
+  const name = await get('user.name');
+  const email = await get('user.email');
+  return { name: name || DEFAULT_IDENTITY.name, email: email || DEFAULT_IDENTITY.email };
+}
+
+const MODES: Record<string, ChangedPath['mode']> = {
+  '100644': 'file',
+  '100755': 'executable',
+  '120000': 'symlink',
+  '160000': 'submodule',
+};
+
+const STATUSES: Record<string, ChangedPath['status']> = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  T: 'type-changed',
+};
+
+/** One checked-out work tree (a story's, or the epic's integration tree). */
+export class Worktree {
+  readonly path: string;
+  private readonly git: GitRunner;
+
+  constructor(path: string, identity: GitIdentity | undefined) {
+    this.path = path;
+    this.git = new GitRunner(path, identity);
+  }
+
+  async head(): Promise<string> {
+    return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
+  }
+
+  /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
+  async commitAll(message: string): Promise<string | null> {
+    await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
+    const staged = await this.git.try(['diff', '--cached', '--quiet', '--no-ext-diff']);
+    if (staged.exitCode === 0) return null;
+    if (staged.exitCode !== 1) throw gitError(`cannot diff the index of ${this.path}`, staged);
+    await this.git.run(`cannot commit in ${this.path}`, [
+      'commit',
+      '--no-verify',
+      '--quiet',
+      '-m',
+      message,
+    ]);
+    return this.head();
+  }
+
+  /**
+   * Merges the epic head into this (story) branch. Conflicting hunks take the
+   * epic side (`-X theirs`): those paths belong to stories already merged. Paths
+   * still in conflict (delete/modify, binary) are taken as the epic has them.
+   * Uncommitted work is committed first so nothing is lost.
+   */
+  async catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }> {
+    const anc = await this.git.try(['merge-base', '--is-ancestor', epicSha, 'HEAD']);
+    if (anc.exitCode === 0) return { merged: false, conflictsResolvedForEpic: [] };
+    if (anc.exitCode !== 1) throw gitError(`cannot compare ${this.path} with ${epicSha}`, anc);
+    await this.commitAll('Work in progress before catching up with the epic');
+    const message = `Catch up with the epic at ${epicSha.slice(0, 12)}`;
+    const merge = await this.git.try([
+      'merge',
+      '--no-ff',
+      '--no-edit',
+      '-X',
+      'theirs',
+      '-m',
+      message,
+      epicSha,
+    ]);
+    if (merge.exitCode === 0) return { merged: true, conflictsResolvedForEpic: [] };
+    const conflicts = await this.unmergedPaths();
+    if (conflicts.length === 0) {
+      await this.git.try(['merge', '--abort']);
+      throw gitError(`cannot merge the epic head into ${this.path}`, merge);
+    }
+    const inEpic = new Set(await this.existingIn(epicSha, conflicts));
+    const take = conflicts.filter((p) => inEpic.has(p));
+    const drop = conflicts.filter((p) => !inEpic.has(p));
+    if (take.length > 0) {
+      await this.git.run(
+        `cannot take the epic version of conflicting paths in ${this.path}`,
+        ['checkout', epicSha, '--pathspec-from-file=-', '--pathspec-file-nul'],
+        { input: take.join(NUL), literalPathspecs: true },
+      );
+    }
+    if (drop.length > 0) {
+      await this.git.run(
+        `cannot remove conflicting paths the epic deleted in ${this.path}`,
+        ['rm', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
+        { input: drop.join(NUL), literalPathspecs: true },
+      );
+    }
+    await this.git.run(`cannot conclude the catch-up merge in ${this.path}`, [
+      'commit',
+      '--no-verify',
+      '--quiet',
+      '--no-edit',
+    ]);
+    return { merged: true, conflictsResolvedForEpic: conflicts };
+  }
+
+  /** Committed changes of HEAD against its merge base with `baseRef` (renames split in two). */
+  async changedPaths(baseRef: string): Promise<ChangedPath[]> {
+    checkRefName(baseRef);
+    const out = await this.git.run(`cannot diff ${this.path} against ${baseRef}`, [
+      'diff',
+      '--raw',
+      '-z',
+      '--no-renames',
+      '--no-abbrev',
+      '--no-ext-diff',
+      '--no-textconv',
+      `${baseRef}...HEAD`,
+      '--',
+    ]);
+    // Raw format: ":<old mode> <new mode> <old sha> <new sha> <status>" NUL "<path>" NUL.
+    const fields = out.split(NUL);
+    const changes: ChangedPath[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const meta = fields[i] as string;
+      const path = fields[i + 1] as string;
+      if (!meta.startsWith(':')) continue;
+      const [oldMode = '', newMode = '', , newSha = '', letter = ''] = meta.slice(1).split(' ');
+      const status = STATUSES[letter.charAt(0)] ?? 'modified';
+      const mode = MODES[status === 'deleted' ? oldMode : newMode] ?? 'file';
+      const change: ChangedPath = { path, status, mode };
+      if (mode === 'symlink' && status !== 'deleted') {
+        change.symlinkTarget = await this.git.run(`cannot read symlink ${path}`, [
+          'cat-file',
+          'blob',
+          newSha,
+        ]);
+      }
+      changes.push(change);
+    }
+    return changes;
+  }
+
+  /**
+   * Puts paths (files or directory prefixes) back as they are in `fromRef`:
+   * present there → restored, absent there → deleted. Committing is the caller's job.
+   */
+  async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
+    checkRefName(fromRef);
+    if (paths.length === 0) return;
+    for (const p of paths) {
+      if (p === '' || isAbsolute(p) || p.split('/').includes('..')) {
+        throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
+      }
+    }
+    // Through git, never fs: git refuses to follow a symlinked directory out of the tree.
+    await this.git.run(
+      `cannot remove paths in ${this.path}`,
+      ['rm', '-r', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      { input: paths.join(NUL), literalPathspecs: true },
+    );
+    const present = await this.existingIn(fromRef, paths);
+    if (present.length > 0) {
+      await this.git.run(
+        `cannot restore paths from ${fromRef} in ${this.path}`,
+        ['checkout', fromRef, '--pathspec-from-file=-', '--pathspec-file-nul'],
+        { input: present.join(NUL), literalPathspecs: true },
+      );
+    }
+  }
+
+  /**
+   * Merges `branch` into HEAD with a merge commit. On a conflict the merge is
+   * aborted (the tree stays clean) and the conflicting paths are returned. A
+   * branch already contained in HEAD merges to HEAD itself.
+   */
+  async mergeNoFf(
+    branch: string,
+    message: string,
+  ): Promise<{ ok: true; sha: string } | { ok: false; conflicts: string[] }> {
+    checkRefName(branch);
+    const anc = await this.git.try(['merge-base', '--is-ancestor', branch, 'HEAD']);
+    if (anc.exitCode === 0) return { ok: true, sha: await this.head() };
+    const merge = await this.git.try(['merge', '--no-ff', '--no-edit', '-m', message, branch]);
+    if (merge.exitCode === 0) return { ok: true, sha: await this.head() };
+    const conflicts = await this.unmergedPaths();
+    await this.git.try(['merge', '--abort']);
+    if (conflicts.length === 0) throw gitError(`cannot merge ${branch} in ${this.path}`, merge);
+    return { ok: false, conflicts };
+  }
+
+  /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
+  async resetHard(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+  }
+
+  async isClean(): Promise<boolean> {
+    const out = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+    ]);
+    return out === '';
+  }
+
+  private async unmergedPaths(): Promise<string[]> {
+    const out = await this.git.run(`cannot list conflicts in ${this.path}`, [
+      'diff',
+      '--name-only',
+      '-z',
+      '--diff-filter=U',
+    ]);
+    return [...new Set(splitNul(out))];
+  }
+
+  /** Which of `paths` (files or prefixes) have at least one file in `ref`. */
+  private async existingIn(ref: string, paths: readonly string[]): Promise<string[]> {
+    const out = await this.git.run(`cannot list the files of ${ref}`, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--name-only',
+      '--full-tree',
+      ref,
+    ]);
+    // Every file and every directory above it, so a prefix is one lookup.
+    const present = new Set<string>();
+    for (const file of splitNul(out)) {
+      let at = file.length;
+      while (at > 0) {
+        present.add(file.slice(0, at));
+        at = file.lastIndexOf('/', at - 1);
+      }
+    }
+    return paths.filter((p) => present.has(p));
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The epic branch is the record of what merged: each story merge commit on its
+ * first-parent history carries an `Epicflow-Story` trailer. Merged-ness is read
+ * back from there, so it survives any loss of local or remote state.
+ */
+import { formatChain } from '../../core/model.js';
+import type { Git } from './git.js';
+
+export const STORY_TRAILER = 'Epicflow-Story';
+export const EXECUTOR_TRAILER = 'Epicflow-Executor';
+
+export interface MergeMessageInput {
+  /** Story id. */
+  readonly story: string;
+  readonly title: string;
+  /** Executors that held the coder role, in order, or an already formatted chain. */
+  readonly chain: readonly string[] | string;
+}
+
+/** One line, no control characters: a title must not break the trailer block. */
+function oneLine(text: string): string {
+  const printable = [...text].map((c) => (c < ' ' || c === '\u007f' ? ' ' : c)).join('');
+  return printable.replace(/\s+/g, ' ').trim();
+}
+
+/** `Merge story <id>: <title>`, a blank line, then the trailers. */
+export function buildMergeMessage({ story, title, chain }: MergeMessageInput): string {
+  const executors = typeof chain === 'string' ? chain : formatChain(chain);
+  const subject =
+    oneLine(title) === '' ? `Merge story ${story}` : `Merge story ${story}: ${oneLine(title)}`;
+  const trailers = [`${STORY_TRAILER}: ${story}`];
+  if (oneLine(executors) !== '') trailers.push(`${EXECUTOR_TRAILER}: ${oneLine(executors)}`);
+  return `${subject}\n\n${trailers.join('\n')}\n`;
+}
+
+/**
+ * Story id → merge commit, from merge commits on the epic branch's first-parent
+ * history with an `Epicflow-Story` trailer. The newest merge of a story wins.
+ * A missing epic branch means nothing merged yet.
+ */
+export async function readMergedStories(
+  git: Git,
+  epicBranch: string,
+): Promise<Map<string, string>> {
+  const ref = epicBranch.startsWith('refs/') ? epicBranch : `refs/heads/${epicBranch}`;
+  const merged = new Map<string, string>();
+  if ((await git.revParse(ref)) === null) return merged;
+  const out = await git.read(`cannot read the history of ${epicBranch}`, [
+    'log',
+    '--first-parent',
+    '--merges',
+    `--format=%H%x00%(trailers:key=${STORY_TRAILER},valueonly,separator=%x01)%x1e`,
+    ref,
+    '--',
+  ]);
+  for (const record of out.split('\x1e')) {
+    const [sha, values] = record.trim().split('\0');
+    if (!sha || values === undefined) continue;
+    for (const id of values.split('\x01')) {
+      const story = id.trim();
+      if (story !== '' && !merged.has(story)) merged.set(story, sha);
+    }
+  }
+  return merged;
+}

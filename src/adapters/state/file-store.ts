@@ -1,0 +1,287 @@
+/**
+ * Durable local state of one epic: one JSON record per story, small JSON
+ * documents (roster exclusions…), an event log, rendered text (board, report)
+ * and an exclusive run lock. Every write is atomic (temp file in the same
+ * folder, fsync, rename), so a crash leaves either the old or the new file.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { appendFile, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import { EpicflowError } from '../../core/errors.js';
+import { STORY_STATUSES, type StoryRecord } from '../../core/model.js';
+
+const Tokens = z.object({
+  input: z.number().int().nonnegative(),
+  cachedInput: z.number().int().nonnegative(),
+  cacheWrite: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+});
+
+const Usage = z.object({
+  executor: z.string(),
+  model: z.string(),
+  tokens: Tokens,
+  measured: z.boolean(),
+  costUsd: z.number().nonnegative().nullable(),
+  costSource: z.enum(['cli', 'price-table', 'none']),
+});
+
+const StoryRecordSchema = z.object({
+  version: z.literal(1),
+  epic: z.string(),
+  story: z.string(),
+  planHash: z.string(),
+  status: z.enum(STORY_STATUSES as [StoryRecord['status'], ...StoryRecord['status'][]]),
+  branch: z.string(),
+  attempt: z.number().int().positive(),
+  executors: z.array(z.string()),
+  usage: z.array(Usage),
+  reason: z.string().exactOptional(),
+  notes: z.array(z.string()),
+  mergeCommit: z.string().exactOptional(),
+  startedAt: z.string().exactOptional(),
+  finishedAt: z.string().exactOptional(),
+  timings: z.record(z.string(), z.number()),
+});
+
+const STORY_ID = /^[a-z0-9][a-z0-9-]*$/;
+const LOCK_FILE = 'lock';
+
+function checkName(name: string): void {
+  if (
+    name === '' ||
+    isAbsolute(name) ||
+    name.split(/[/\\]/).some((s) => s === '..' || s === '' || s === '.') ||
+    name.includes('\0')
+  ) {
+    throw new EpicflowError('internal', `invalid state file name: ${JSON.stringify(name)}`);
+  }
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Writes a file atomically: temp file beside it, fsync, rename over. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', 0o644);
+  try {
+    await handle.writeFile(data, 'utf8');
+    await handle.sync();
+  } catch (e) {
+    await handle.close();
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  await handle.close();
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return errnoCode(e) === 'EPERM';
+  }
+}
+
+export class FileStateStore {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  private storyPath(id: string): string {
+    if (!STORY_ID.test(id)) {
+      throw new EpicflowError(
+        'internal',
+        `invalid story id for a state file: ${JSON.stringify(id)}`,
+      );
+    }
+    return join(this.dir, 'stories', `${id}.json`);
+  }
+
+  private async readText(path: string): Promise<string | null> {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return null;
+      throw new EpicflowError('state', `cannot read state file ${path}`, {
+        details: [String((e as Error).message)],
+        cause: e,
+      });
+    }
+  }
+
+  private async write(path: string, text: string): Promise<void> {
+    try {
+      await mkdir(join(path, '..'), { recursive: true });
+      await writeFileAtomic(path, text);
+    } catch (e) {
+      throw new EpicflowError('state', `cannot write state file ${path}`, {
+        details: [String((e as Error).message)],
+        cause: e,
+      });
+    }
+  }
+
+  private parseJson(path: string, text: string): unknown {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (e) {
+      throw new EpicflowError('state', `corrupt state file ${path}: not valid JSON`, {
+        details: [String((e as Error).message), 'delete the file to start that part over'],
+      });
+    }
+  }
+
+  async readStory(id: string): Promise<StoryRecord | null> {
+    const path = this.storyPath(id);
+    const text = await this.readText(path);
+    if (text === null) return null;
+    const parsed = StoryRecordSchema.safeParse(this.parseJson(path, text));
+    if (!parsed.success) {
+      throw new EpicflowError('state', `corrupt state file ${path}: not a story record`, {
+        details: [
+          ...parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+          'delete the file to start that story over',
+        ],
+      });
+    }
+    return parsed.data;
+  }
+
+  async writeStory(record: StoryRecord): Promise<void> {
+    await this.write(this.storyPath(record.story), `${JSON.stringify(record, null, 2)}\n`);
+  }
+
+  /** Every story record, in id order. */
+  async listStories(): Promise<StoryRecord[]> {
+    let names: string[];
+    try {
+      names = await readdir(join(this.dir, 'stories'));
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return [];
+      throw new EpicflowError('state', `cannot list story records in ${this.dir}`, { cause: e });
+    }
+    const ids = names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -'.json'.length))
+      .filter((id) => STORY_ID.test(id))
+      .sort();
+    const records: StoryRecord[] = [];
+    for (const id of ids) {
+      const r = await this.readStory(id);
+      if (r) records.push(r);
+    }
+    return records;
+  }
+
+  async readJson<T>(name: string): Promise<T | null> {
+    checkName(name);
+    const path = join(this.dir, name);
+    const text = await this.readText(path);
+    return text === null ? null : (this.parseJson(path, text) as T);
+  }
+
+  async writeJson(name: string, value: unknown): Promise<void> {
+    checkName(name);
+    await this.write(join(this.dir, name), `${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** Appends one line to `events.jsonl` (a single O_APPEND write). */
+  async appendEvent(event: object): Promise<void> {
+    const path = join(this.dir, 'events.jsonl');
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await appendFile(path, `${JSON.stringify(event)}\n`, 'utf8');
+    } catch (e) {
+      throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
+    }
+  }
+
+  /** Writes a text file atomically and returns its path. */
+  async writeText(name: string, text: string): Promise<string> {
+    checkName(name);
+    const path = join(this.dir, name);
+    await this.write(path, text);
+    return path;
+  }
+
+  /**
+   * Takes the epic's exclusive lock; resolves to its release function. A lock
+   * left by a dead process on this host is taken over; a live one is an error.
+   */
+  async lock(): Promise<() => Promise<void>> {
+    const path = join(this.dir, LOCK_FILE);
+    const mine = JSON.stringify({
+      pid: process.pid,
+      host: hostname(),
+      token: randomBytes(8).toString('hex'),
+    });
+    await mkdir(this.dir, { recursive: true });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const handle = await open(path, 'wx', 0o644);
+        try {
+          await handle.writeFile(mine, 'utf8');
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        return async () => {
+          // Release only a lock that is still ours.
+          if ((await this.readText(path)) === mine) await rm(path, { force: true });
+        };
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') {
+          throw new EpicflowError('state', `cannot create lock file ${path}`, { cause: e });
+        }
+      }
+      const held = await this.readText(path);
+      if (held === null) continue; // released meanwhile
+      const holder = parseLock(held);
+      if (holder && holder.host === hostname() && !isAlive(holder.pid)) {
+        // Stale: re-check just before removing, so a fresh lock is not stolen.
+        if ((await this.readText(path)) === held) await rm(path, { force: true });
+        continue;
+      }
+      throw new EpicflowError('state', `this epic is already running: lock file ${path} is held`, {
+        details: [
+          holder
+            ? `held by process ${holder.pid} on ${holder.host}`
+            : 'the lock file is unreadable; delete it if no epicflow run is active',
+        ],
+      });
+    }
+    throw new EpicflowError('state', `cannot take the lock file ${path}`);
+  }
+}
+
+function parseLock(text: string): { pid: number; host: string } | null {
+  try {
+    const v = JSON.parse(text) as { pid?: unknown; host?: unknown };
+    if (
+      typeof v.pid === 'number' &&
+      Number.isInteger(v.pid) &&
+      v.pid > 0 &&
+      typeof v.host === 'string'
+    ) {
+      return { pid: v.pid, host: v.host };
+    }
+  } catch {
+    // unreadable
+  }
+  return null;
+}

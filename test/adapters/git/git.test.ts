@@ -1,0 +1,418 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Git } from '../../../src/adapters/git/git.js';
+import { isEpicflowError } from '../../../src/core/errors.js';
+import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
+
+const fixtures: Fixture[] = [];
+function repo(files?: Record<string, string>): Fixture {
+  const f = makeRepo(files);
+  fixtures.push(f);
+  return f;
+}
+afterEach(() => {
+  for (const f of fixtures.splice(0)) f.cleanup();
+});
+
+function wtPath(f: Fixture, name: string): string {
+  return join(dirname(f.dir), 'wt', name);
+}
+
+/** The user's checkout as they would see it. */
+function snapshot(f: Fixture): string {
+  return [
+    f.git('rev-parse', 'HEAD'),
+    f.git('symbolic-ref', 'HEAD'),
+    f.git('status', '--porcelain', '--untracked-files=all'),
+  ].join('|');
+}
+
+describe('Git.open', () => {
+  it('refuses a folder that is not a git repository', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'epicflow-nogit-'));
+    try {
+      const err = await Git.open(dir).catch((e: unknown) => e);
+      expect(isEpicflowError(err, 'git')).toBe(true);
+      expect((err as Error).message).toBe(`not a git repository: ${dir}`);
+      const missing = join(dir, 'missing');
+      await expect(Git.open(missing)).rejects.toThrow(`not a git repository: ${missing}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('finds the main work tree from a subfolder and from a linked worktree', async () => {
+    const f = repo({ 'src/a.txt': 'a\n' });
+    const git = await Git.open(join(f.dir, 'src'), IDENTITY);
+    expect(git.root).toBe(f.dir);
+    expect(git.gitDir).toBe(join(f.dir, '.git'));
+    await git.createBranch('story/1/a', await git.defaultBase());
+    await git.addWorktree(wtPath(f, 'a'), 'story/1/a');
+    expect((await Git.open(wtPath(f, 'a'))).root).toBe(f.dir);
+  });
+
+  it('reads refs, the current branch and dirty paths', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    const head = f.git('rev-parse', 'HEAD').trim();
+    expect(await git.defaultBase()).toBe(head);
+    expect(await git.revParse('main')).toBe(head);
+    expect(await git.revParse('refs/heads/nope')).toBeNull();
+    expect(await git.currentBranch()).toBe('main');
+    expect(await git.dirtyPaths()).toEqual([]);
+    f.write('README.md', 'changed\n');
+    f.write('new dir/new file.txt', 'x\n');
+    expect((await git.dirtyPaths()).sort()).toEqual(['README.md', 'new dir/new file.txt']);
+    f.git('checkout', '-q', '--detach');
+    expect(await git.currentBranch()).toBeNull();
+  });
+});
+
+describe('branches and worktrees', () => {
+  it('never changes the user checkout or HEAD', async () => {
+    const f = repo();
+    f.write('local-edit.txt', 'uncommitted\n');
+    const before = snapshot(f);
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    await git.createBranch('epic/7', base);
+    await git.createBranch('story/7/a', base);
+    await git.addWorktree(wtPath(f, 'a'), 'story/7/a');
+    const wt = git.worktree(wtPath(f, 'a'));
+    writeFileSync(join(wt.path, 'a.txt'), 'a\n');
+    await wt.commitAll('story a');
+    await git.addWorktree(wtPath(f, 'epic'), 'epic/7');
+    const merged = await git.worktree(wtPath(f, 'epic')).mergeNoFf('story/7/a', 'merge a');
+    expect(merged.ok).toBe(true);
+    await git.removeWorktree(wtPath(f, 'a'));
+    await git.deleteBranch('story/7/a');
+    expect(snapshot(f)).toBe(before);
+    expect(await git.revParse('story/7/a')).toBeNull();
+  });
+
+  it('creates branches idempotently and refuses to move an existing one', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    await git.createBranch('epic/1', base);
+    await git.createBranch('epic/1', base);
+    f.write('x.txt', 'x\n');
+    const other = f.commitAll('other');
+    await expect(git.createBranch('epic/1', other)).rejects.toThrow(
+      'branch already exists: epic/1',
+    );
+    await git.deleteBranch('never-existed');
+  });
+
+  it('re-uses a worktree, and re-adds one whose folder was deleted', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    await git.createBranch('story/1/a', await git.defaultBase());
+    const path = wtPath(f, 'a');
+    await git.addWorktree(path, 'story/1/a');
+    writeFileSync(join(path, 'keep.txt'), 'work\n');
+    await git.addWorktree(path, 'story/1/a');
+    expect(readFileSync(join(path, 'keep.txt'), 'utf8')).toBe('work\n');
+    rmSync(path, { recursive: true, force: true });
+    await git.addWorktree(path, 'story/1/a');
+    expect(existsSync(join(path, 'README.md'))).toBe(true);
+    await git.createBranch('story/1/b', await git.defaultBase());
+    await expect(git.addWorktree(path, 'story/1/b')).rejects.toThrow(
+      `worktree ${path} holds another branch`,
+    );
+    await git.removeWorktree(path);
+    await git.removeWorktree(path);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('adds a detached worktree at a commit, and moves it when re-used', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    const a = await git.defaultBase();
+    f.write('b.txt', 'b\n');
+    const b = f.commitAll('b');
+    const path = wtPath(f, 'integration');
+    await git.addWorktree(path, a);
+    const tree = git.worktree(path);
+    expect(await tree.head()).toBe(a);
+    expect(fixtureIn(path).git('status', '--porcelain', '-b').trim()).toBe('## HEAD (no branch)');
+    await git.addWorktree(path, b);
+    expect(await tree.head()).toBe(b);
+    await expect(git.addWorktree(path, 'main')).rejects.toThrow(
+      `worktree ${path} holds another branch`,
+    );
+    await expect(git.addWorktree(wtPath(f, 'x'), 'nope')).rejects.toThrow(
+      'no branch or commit nope',
+    );
+  });
+
+  it('updates refs by compare-and-swap', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    const a = await git.defaultBase();
+    f.write('b.txt', 'b\n');
+    const b = f.commitAll('b');
+    expect(await git.updateRef('epic/9', a, null)).toBe(true);
+    expect(await git.updateRef('epic/9', b, null)).toBe(false);
+    expect(await git.updateRef('refs/heads/epic/9', b, a)).toBe(true);
+    // Someone else moved it meanwhile: our expected value is stale.
+    expect(await git.updateRef('epic/9', a, a)).toBe(false);
+    expect(await git.revParse('epic/9')).toBe(b);
+  });
+});
+
+describe('Worktree', () => {
+  async function storySetup(files?: Record<string, string>) {
+    const f = repo(files);
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    await git.createBranch('epic/1', base);
+    await git.createBranch('story/1/s', base);
+    await git.addWorktree(wtPath(f, 'epic'), 'epic/1');
+    await git.addWorktree(wtPath(f, 's'), 'story/1/s');
+    const epic = git.worktree(wtPath(f, 'epic'));
+    const story = git.worktree(wtPath(f, 's'));
+    return { f, git, base, epic, story, ef: fixtureIn(epic.path), sf: fixtureIn(story.path) };
+  }
+
+  it('commits everything, and nothing when clean', async () => {
+    const { story, sf, base } = await storySetup();
+    expect(await story.commitAll('nothing')).toBeNull();
+    expect(await story.isClean()).toBe(true);
+    sf.write('new.txt', 'n\n');
+    sf.write('README.md', 'changed\n');
+    expect(await story.isClean()).toBe(false);
+    const sha = await story.commitAll('work');
+    expect(sha).toBe(await story.head());
+    expect(sha).not.toBe(base);
+    expect(await story.isClean()).toBe(true);
+    expect(sf.git('log', '-1', '--format=%an <%ae>|%s').trim()).toBe(
+      'Epicflow Test <epicflow-test@example.com>|work',
+    );
+  });
+
+  it('catches up with the epic: conflicting hunks take the epic side', async () => {
+    const { story, sf, ef } = await storySetup({
+      'shared.txt': 'one\ntwo\nthree\n',
+      'gone.txt': 'g\n',
+    });
+    ef.write('shared.txt', 'one\nEPIC\nthree\n');
+    ef.git('rm', '-q', 'gone.txt');
+    ef.write('epic-only.txt', 'e\n');
+    const epicSha = ef.commitAll('epic work');
+    sf.write('shared.txt', 'one\nSTORY\nthree\n');
+    sf.write('gone.txt', 'story changed it\n');
+    sf.write('mine.txt', 'm\n');
+    // Left uncommitted on purpose: catch-up must not lose it.
+    const r = await story.catchUp(epicSha);
+    expect(r.merged).toBe(true);
+    expect(r.conflictsResolvedForEpic).toEqual(['gone.txt']);
+    expect(readFileSync(join(story.path, 'shared.txt'), 'utf8')).toBe('one\nEPIC\nthree\n');
+    expect(existsSync(join(story.path, 'gone.txt'))).toBe(false);
+    expect(readFileSync(join(story.path, 'mine.txt'), 'utf8')).toBe('m\n');
+    expect(readFileSync(join(story.path, 'epic-only.txt'), 'utf8')).toBe('e\n');
+    expect(await story.isClean()).toBe(true);
+    sf.git('merge-base', '--is-ancestor', epicSha, 'HEAD');
+    expect(await story.catchUp(epicSha)).toEqual({ merged: false, conflictsResolvedForEpic: [] });
+  });
+
+  it('lists changed paths with status, mode and symlink target', async () => {
+    const { story, sf, base } = await storySetup({
+      'keep.txt': 'k\n',
+      'edit.txt': 'e\n',
+      'drop.txt': 'd\n',
+      'run.sh': 'echo\n',
+    });
+    sf.write('edit.txt', 'edited\n');
+    sf.git('rm', '-q', 'drop.txt');
+    sf.write('dir/added.txt', 'a\n');
+    symlinkSync('../outside/secret', join(story.path, 'link'));
+    chmodSync(join(story.path, 'run.sh'), 0o755);
+    sf.write('tool.sh', '#!/bin/sh\n');
+    chmodSync(join(story.path, 'tool.sh'), 0o755);
+    await story.commitAll('changes');
+    const changes = await story.changedPaths(base);
+    const byPath = Object.fromEntries(changes.map((c) => [c.path, c]));
+    expect(Object.keys(byPath).sort()).toEqual([
+      'dir/added.txt',
+      'drop.txt',
+      'edit.txt',
+      'link',
+      'run.sh',
+      'tool.sh',
+    ]);
+    expect(byPath['dir/added.txt']).toEqual({
+      path: 'dir/added.txt',
+      status: 'added',
+      mode: 'file',
+    });
+    expect(byPath['drop.txt']).toEqual({ path: 'drop.txt', status: 'deleted', mode: 'file' });
+    expect(byPath['edit.txt']).toEqual({ path: 'edit.txt', status: 'modified', mode: 'file' });
+    expect(byPath.link).toEqual({
+      path: 'link',
+      status: 'added',
+      mode: 'symlink',
+      symlinkTarget: '../outside/secret',
+    });
+    expect(byPath['run.sh']).toEqual({ path: 'run.sh', status: 'modified', mode: 'executable' });
+    expect(byPath['tool.sh']).toEqual({ path: 'tool.sh', status: 'added', mode: 'executable' });
+  });
+
+  it('diffs against the merge base, so epic changes are not the story’s', async () => {
+    const { story, sf, ef } = await storySetup();
+    ef.write('epic.txt', 'e\n');
+    ef.commitAll('epic moved');
+    sf.write('story.txt', 's\n');
+    await story.commitAll('story');
+    expect((await story.changedPaths('epic/1')).map((c) => c.path)).toEqual(['story.txt']);
+  });
+
+  it('restores paths from a ref: changed back, added removed, deleted recreated', async () => {
+    const { story, sf, base } = await storySetup({
+      'owned/a.txt': 'a\n',
+      'other/b.txt': 'b\n',
+      'other/c.txt': 'c\n',
+      'top.txt': 't\n',
+    });
+    sf.write('owned/a.txt', 'mine\n');
+    sf.write('other/b.txt', 'stray edit\n');
+    sf.write('other/new.txt', 'stray add\n');
+    sf.git('rm', '-q', 'top.txt');
+    sf.write('stray.txt', 'new\n');
+    await story.commitAll('work');
+    await story.restorePaths(base, ['other', 'top.txt', 'stray.txt']);
+    await story.commitAll('put paths back');
+    expect((await story.changedPaths(base)).map((c) => c.path)).toEqual(['owned/a.txt']);
+    expect(readFileSync(join(story.path, 'other/b.txt'), 'utf8')).toBe('b\n');
+    expect(existsSync(join(story.path, 'other/new.txt'))).toBe(false);
+    expect(readFileSync(join(story.path, 'top.txt'), 'utf8')).toBe('t\n');
+    await expect(story.restorePaths(base, ['../x'])).rejects.toThrow(
+      'refusing to restore an unsafe path',
+    );
+  });
+
+  it('merges with --no-ff and trailers visible in git log', async () => {
+    const { epic, sf, story, ef } = await storySetup();
+    sf.write('feature.txt', 'f\n');
+    await story.commitAll('feature');
+    const message =
+      'Merge story s: Add a feature\n\nEpicflow-Story: s\nEpicflow-Executor: codex → claude\n';
+    const r = await epic.mergeNoFf('story/1/s', message);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.sha).toBe(await epic.head());
+    expect(ef.git('rev-list', '--parents', '-n', '1', 'HEAD').trim().split(' ')).toHaveLength(3);
+    expect(ef.git('log', '-1', '--format=%(trailers:key=Epicflow-Story,valueonly)').trim()).toBe(
+      's',
+    );
+    expect(ef.git('log', '-1', '--format=%(trailers:key=Epicflow-Executor,valueonly)').trim()).toBe(
+      'codex → claude',
+    );
+    expect(await epic.mergeNoFf('story/1/s', message)).toEqual({ ok: true, sha: r.sha });
+  });
+
+  it('reports a merge conflict with its paths and leaves the tree clean', async () => {
+    const { epic, ef, sf, story } = await storySetup({ 'c.txt': 'base\n' });
+    ef.write('c.txt', 'epic\n');
+    const before = ef.commitAll('epic edit');
+    sf.write('c.txt', 'story\n');
+    await story.commitAll('story edit');
+    const r = await epic.mergeNoFf('story/1/s', 'merge s');
+    expect(r).toEqual({ ok: false, conflicts: ['c.txt'] });
+    expect(await epic.head()).toBe(before);
+    expect(await epic.isClean()).toBe(true);
+    expect(readFileSync(join(epic.path, 'c.txt'), 'utf8')).toBe('epic\n');
+  });
+
+  it('resets hard and removes untracked files', async () => {
+    const { epic, ef, base } = await storySetup();
+    ef.write('x.txt', 'x\n');
+    ef.commitAll('x');
+    ef.write('junk/out.log', 'junk\n');
+    ef.write('README.md', 'dirty\n');
+    await epic.resetHard(base);
+    expect(await epic.head()).toBe(base);
+    expect(await epic.isClean()).toBe(true);
+    expect(existsSync(join(epic.path, 'x.txt'))).toBe(false);
+  });
+});
+
+describe('repository config', () => {
+  it('does not change what epicflow parses', async () => {
+    const f = repo({ 'a b.txt': 'x\n' });
+    f.git('config', 'color.ui', 'always');
+    f.git('config', 'core.quotePath', 'true');
+    f.git('config', 'status.short', 'true');
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    await git.createBranch('story/1/s', base);
+    await git.addWorktree(wtPath(f, 's'), 'story/1/s');
+    const story = git.worktree(wtPath(f, 's'));
+    writeFileSync(join(story.path, 'a b.txt'), 'y\n');
+    writeFileSync(join(story.path, 'ünï.txt'), 'u\n');
+    expect((await git.dirtyPaths(story.path)).sort()).toEqual(['a b.txt', 'ünï.txt']);
+    await story.commitAll('work');
+    expect((await story.changedPaths(base)).map((c) => c.path).sort()).toEqual([
+      'a b.txt',
+      'ünï.txt',
+    ]);
+  });
+});
+
+describe('hooks', () => {
+  it('never runs hooks planted in the repository', async () => {
+    const f = repo({ 'c.txt': 'base\n' });
+    const marker = join(dirname(f.dir), 'hook-ran');
+    const hook = `#!/bin/sh\necho "$0" >> '${marker}'\n`;
+    const plant = (dir: string): void => {
+      mkdirSync(dir, { recursive: true });
+      for (const name of [
+        'pre-commit',
+        'commit-msg',
+        'post-commit',
+        'post-merge',
+        'post-checkout',
+        'pre-merge-commit',
+        'reference-transaction',
+      ]) {
+        writeFileSync(join(dir, name), hook);
+        chmodSync(join(dir, name), 0o755);
+      }
+    };
+    plant(join(f.dir, '.git', 'hooks'));
+    // An agent may also point core.hooksPath somewhere else.
+    plant(join(f.dir, 'evil-hooks'));
+    f.git('config', 'core.hooksPath', join(f.dir, 'evil-hooks'));
+
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    await git.createBranch('epic/1', base);
+    await git.createBranch('story/1/s', base);
+    await git.addWorktree(wtPath(f, 'epic'), 'epic/1');
+    await git.addWorktree(wtPath(f, 's'), 'story/1/s');
+    const story = git.worktree(wtPath(f, 's'));
+    const epic = git.worktree(wtPath(f, 'epic'));
+    writeFileSync(join(story.path, 's.txt'), 's\n');
+    await story.commitAll('story');
+    writeFileSync(join(epic.path, 'e.txt'), 'e\n');
+    const epicSha = await epic.commitAll('epic');
+    await story.catchUp(epicSha as string);
+    const merged = await epic.mergeNoFf('story/1/s', 'merge s');
+    expect(merged.ok).toBe(true);
+    await git.updateRef('epic/2', base, null);
+    await epic.resetHard(base);
+    await git.removeWorktree(story.path);
+    expect(existsSync(marker)).toBe(false);
+  });
+});

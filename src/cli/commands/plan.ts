@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { parsePlan } from '../../core/plan/index.js';
+import type { PlanResult } from '../../core/plan/index.js';
+import { EXIT_FAILED, EXIT_OK } from '../context.js';
+import type { CliContext } from '../context.js';
+import { readInput } from '../read-input.js';
+
+/** `epicflow plan check FILE|- [--json]` (PRODUCT §10). */
+export function registerPlanCommands(program: Command, ctx: CliContext): void {
+  const plan = program.command('plan').description('work with plan files');
+  plan
+    .command('check')
+    .description('parse and validate a plan; exit 0 when valid, 1 when not')
+    .argument('<file>', 'markdown file holding the ```epicflow block, or - for stdin')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const markdown = await readInput(file, ctx.io);
+      // Workflow protection uses the defaults here: `plan check` reads no config.
+      const result = parsePlan(markdown);
+      ctx.io.stdout(
+        options.json ? `${JSON.stringify(planCheckJson(result))}\n` : planCheckText(result),
+      );
+      ctx.setExitCode(result.ok ? EXIT_OK : EXIT_FAILED);
+    });
+}
+
+/** The fixed `--json` shape: `{"valid","stories","waves","violations":[{"code","message"}]}`. */
+export function planCheckJson(result: PlanResult): {
+  valid: boolean;
+  stories: number;
+  waves: string[][];
+  violations: { code: string; message: string }[];
+} {
+  if (result.ok) {
+    return {
+      valid: true,
+      stories: result.plan.stories.length,
+      waves: result.plan.waves.map((w) => [...w]),
+      violations: [],
+    };
+  }
+  return {
+    valid: false,
+    stories: result.storyCount,
+    waves: [],
+    violations: result.violations.map((v) => ({ code: v.code, message: v.message })),
+  };
+}
+
+/** `valid: N stories in W waves`, or one `<code>: <message>` line per violation. */
+export function planCheckText(result: PlanResult): string {
+  if (result.ok) {
+    return `valid: ${result.plan.stories.length} stories in ${result.plan.waves.length} waves\n`;
+  }
+  return result.violations.map((v) => `${v.code}: ${oneLine(v.message)}\n`).join('');
+}
+
+/** Keeps one violation on one line even if a message quotes raw input. */
+function oneLine(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+}

@@ -1,0 +1,22 @@
+/**
+ * What a command needs from the outside world. `main.ts` passes the process's
+ * own; tests pass in-memory ones, so every command runs in-process.
+ */
+export interface CliIo {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+  readonly readStdin: () => Promise<string>;
+  /** Relative paths given on the command line are resolved against this. */
+  readonly cwd: string;
+}
+
+export interface CliContext {
+  readonly io: CliIo;
+  /** Sets the exit code `main` returns once the command finishes. */
+  readonly setExitCode: (code: number) => void;
+}
+
+/** Exit codes shared by all commands (PRODUCT §10). */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;

@@ -1,0 +1,70 @@
+/**
+ * Path prefixes as the plan and the perimeter speak them (PRODUCT §3): a path is
+ * a prefix, not a glob, compared after normalisation. Pure string functions; they
+ * never touch the file system.
+ */
+
+/** The config file locations epicflow reads (PRODUCT §4); stories may not own them. */
+export const DEFAULT_CONFIG_PATHS: readonly string[] = ['.github/epicflow.yml', 'epicflow.yml'];
+
+const WORKFLOWS_DIR = '.github/workflows';
+
+/**
+ * Trims, turns `\` into `/`, collapses repeated slashes, drops trailing `/` and
+ * leading `./` (repeatedly). `.` (or `./`) stays `.`, the whole repository; a
+ * lone `/` stays `/` so that it is still seen as absolute.
+ */
+export function normalisePath(p: string): string {
+  let s = p
+    .trim()
+    .replace(/\\/g, '/')
+    .replace(/\/{2,}/g, '/');
+  while (s.length > 1 && s.endsWith('/')) s = s.slice(0, -1);
+  while (s.startsWith('./')) s = s.slice(2);
+  return s;
+}
+
+/**
+ * True when `file` equals `prefix` or lies below it; `.` contains everything.
+ * Both arguments must already be normalised.
+ */
+export function isWithin(file: string, prefix: string): boolean {
+  if (prefix === '.') return true;
+  return file === prefix || file.startsWith(`${prefix}/`);
+}
+
+/** Two prefixes overlap when one is within the other. */
+export function overlaps(a: string, b: string): boolean {
+  return isWithin(a, b) || isWithin(b, a);
+}
+
+/**
+ * Why a (normalised) path may not appear in a plan, or undefined when it is safe.
+ * `.git` is matched without regard to case because case-insensitive file systems
+ * treat `.GIT` as the same directory.
+ */
+export function unsafePathReason(p: string): string | undefined {
+  if (p.length === 0) return 'is empty';
+  // Checked before anything else so that a stray newline is named as such.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(p)) return 'contains a control character';
+  if (p.startsWith('/')) return 'is absolute';
+  if (/^[A-Za-z]:/.test(p)) return 'starts with a drive letter';
+  if (/[*?[\]]/.test(p)) return 'contains a glob character (paths are prefixes, not globs)';
+  const segments = p.split('/');
+  if (segments.includes('..')) return 'contains a ".." segment';
+  if (segments.some((s) => s.toLowerCase() === '.git')) return 'is inside .git';
+  return undefined;
+}
+
+/**
+ * True when a change to `p` needs `allowWorkflowChanges`: it lies inside
+ * `.github/workflows/` or is one of epicflow's own config files.
+ */
+export function isProtectedPath(
+  p: string,
+  configPaths: readonly string[] = DEFAULT_CONFIG_PATHS,
+): boolean {
+  const path = normalisePath(p);
+  return isWithin(path, WORKFLOWS_DIR) || configPaths.some((c) => normalisePath(c) === path);
+}

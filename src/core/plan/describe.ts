@@ -1,0 +1,118 @@
+import type { z } from 'zod';
+
+/**
+ * Turns zod issues into sentences for people. The plan's own wording is used
+ * ("a list", "a mapping") rather than JavaScript's, because the reader wrote YAML.
+ */
+
+/** How a YAML value reads to its author: `a string`, `a list`, `null`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  switch (typeof value) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    case 'object':
+      return 'a mapping';
+    default:
+      return typeof value;
+  }
+}
+
+const EXPECTED: Readonly<Record<string, string>> = {
+  string: 'a string',
+  array: 'a list',
+  boolean: 'true or false',
+  number: 'a number',
+  object: 'a mapping',
+};
+
+/** Reads the value a zod issue path points at inside `root`. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/** `field "owns"`, or `field "owns" item 2` for an element (1-based, as people count). */
+function fieldName(path: readonly PropertyKey[]): string {
+  const [field, ...rest] = path;
+  const items = rest.map((k) => (typeof k === 'number' ? ` item ${k + 1}` : `.${String(k)}`));
+  return `field ${JSON.stringify(String(field))}${items.join('')}`;
+}
+
+export interface IssueText {
+  /** The top-level field the issue is about (or an unknown field's name). */
+  readonly field?: string;
+  readonly text: string;
+}
+
+/** One or more sentences per issue (an unrecognized-keys issue names each key). */
+export function describeIssue(
+  issue: z.core.$ZodIssue,
+  root: unknown,
+  knownFields: readonly string[],
+): IssueText[] {
+  const path = issue.path;
+  const field = path[0] === undefined ? undefined : String(path[0]);
+  const at = (text: string): IssueText => (field === undefined ? { text } : { field, text });
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => ({
+        field: key,
+        text: `unknown field ${JSON.stringify(key)}${suggestion(key, knownFields)}`,
+      }));
+    case 'invalid_type': {
+      const value = valueAt(root, path);
+      if (value === undefined && path.length === 1) {
+        return [at(`missing required field ${JSON.stringify(field)}`)];
+      }
+      const expected = EXPECTED[issue.expected] ?? issue.expected;
+      return [at(`${fieldName(path)} must be ${expected}, got ${describeValue(value)}`)];
+    }
+    case 'too_small':
+      if (issue.origin === 'array') return [at(`${fieldName(path)} is empty`)];
+      return [at(`${fieldName(path)}: ${issue.message}`)];
+    case 'custom':
+      return [at(`${fieldName(path)} ${issue.message}`)];
+    default:
+      return [at(path.length > 0 ? `${fieldName(path)}: ${issue.message}` : issue.message)];
+  }
+}
+
+/** ` (did you mean "dependsOn"?)` when an unknown field is a near miss of a known one. */
+export function suggestion(key: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = candidate.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= 2 ? ` (did you mean ${JSON.stringify(best)}?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  // Field names are short; unknown keys may be long but are capped to keep this cheap.
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return Infinity;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
+    }
+    prev = row;
+  }
+  return prev[b.length] ?? Infinity;
+}

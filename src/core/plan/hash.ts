@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import type { Story } from '../model.js';
+
+/**
+ * Stable hash of a story's normalised entry (PRODUCT §3: a changed entry restarts
+ * the story). It is computed from the parsed value, never from YAML text, so
+ * formatting, key order and written-out defaults (`reads: []`) do not change it.
+ * `owns`, `reads` and `dependsOn` are sets, so their order does not count either;
+ * `acceptance` and `provides` keep their order because people number them.
+ */
+export function storyHash(story: Story): string {
+  const entry = {
+    id: story.id,
+    title: story.title,
+    description: story.description,
+    owns: sortedSet(story.owns),
+    reads: sortedSet(story.reads),
+    dependsOn: sortedSet(story.dependsOn),
+    provides: [...story.provides],
+    acceptance: [...story.acceptance],
+    executor: story.executor ?? null,
+    testsChange: story.testsChange,
+  };
+  return createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 16);
+}
+
+function sortedSet(values: readonly string[]): string[] {
+  return [...new Set(values)].sort();
+}
+
+/** JSON with object keys sorted at every level, so equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

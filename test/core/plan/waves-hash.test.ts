@@ -1,0 +1,98 @@
+import { describe, expect, it } from '@jest/globals';
+import { computeWaves, parsePlan, storyHash } from '../../../src/core/plan/index.js';
+import type { Story } from '../../../src/core/model.js';
+
+const deps = (id: string, ...dependsOn: string[]) => ({ id, dependsOn });
+
+describe('computeWaves', () => {
+  it('puts stories without dependencies in wave 1, in plan order', () => {
+    expect(computeWaves([deps('b'), deps('a'), deps('c')])).toEqual([['b', 'a', 'c']]);
+  });
+
+  it('layers by the longest dependency path, not the shortest', () => {
+    // d depends on a (wave 1) and on c (wave 3), so it lands in wave 4.
+    const stories = [deps('d', 'a', 'c'), deps('a'), deps('b', 'a'), deps('c', 'b'), deps('e')];
+    expect(computeWaves(stories)).toEqual([['a', 'e'], ['b'], ['c'], ['d']]);
+  });
+
+  it('handles a diamond', () => {
+    const stories = [
+      deps('top'),
+      deps('left', 'top'),
+      deps('right', 'top'),
+      deps('bottom', 'left', 'right'),
+    ];
+    expect(computeWaves(stories)).toEqual([['top'], ['left', 'right'], ['bottom']]);
+  });
+
+  it('returns no waves for no stories', () => {
+    expect(computeWaves([])).toEqual([]);
+  });
+
+  it('leaves out stories on a cycle instead of looping', () => {
+    expect(computeWaves([deps('a', 'b'), deps('b', 'a'), deps('c')])).toEqual([['c']]);
+  });
+});
+
+const base: Story = {
+  id: 'api',
+  title: 'Build the API',
+  description: 'Serve it.',
+  owns: ['src/api', 'test/api'],
+  reads: [],
+  dependsOn: [],
+  provides: [],
+  acceptance: ['answers 200'],
+  testsChange: false,
+};
+
+function hashOf(markdown: string, id = 'api'): string {
+  const result = parsePlan(markdown);
+  if (!result.ok) throw new Error(JSON.stringify(result.violations));
+  return result.plan.hashes[id] ?? '';
+}
+
+describe('storyHash', () => {
+  it('is a 16-character hex string, stable across calls', () => {
+    expect(storyHash(base)).toMatch(/^[0-9a-f]{16}$/);
+    expect(storyHash({ ...base })).toBe(storyHash(base));
+  });
+
+  it('ignores YAML formatting, key order and written-out defaults', () => {
+    const a = hashOf(
+      '```epicflow\nstories:\n  - id: api\n    title: Build the API\n    description: Serve it.\n    owns: [src/api, test/api]\n    acceptance: [answers 200]\n```\n',
+    );
+    const b = hashOf(
+      [
+        '~~~epicflow',
+        'stories:',
+        '- owns:',
+        '  - ./test/api/',
+        '  - src/api',
+        '  acceptance:',
+        '  - "answers 200"',
+        '  description: |',
+        '    Serve it.',
+        '  reads: []',
+        '  dependsOn: []',
+        '  testsChange: false',
+        '  title: "Build the API"',
+        '  id: api',
+        '~~~',
+      ].join('\n'),
+    );
+    expect(b).toBe(a);
+    expect(a).toBe(storyHash(base));
+  });
+
+  it('changes when the entry changes', () => {
+    const h = storyHash(base);
+    expect(storyHash({ ...base, title: 'Build the API v2' })).not.toBe(h);
+    expect(storyHash({ ...base, owns: ['src/api'] })).not.toBe(h);
+    expect(storyHash({ ...base, reads: ['docs'] })).not.toBe(h);
+    expect(storyHash({ ...base, dependsOn: ['db'] })).not.toBe(h);
+    expect(storyHash({ ...base, acceptance: [] })).not.toBe(h);
+    expect(storyHash({ ...base, executor: 'claude' })).not.toBe(h);
+    expect(storyHash({ ...base, testsChange: true })).not.toBe(h);
+  });
+});

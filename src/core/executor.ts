@@ -37,6 +37,8 @@ export interface RunRecord {
   readonly blockedOn?: string;
   readonly exitCode: number | null;
   readonly timedOut: boolean;
+  /** The harness's binary is not installed: the roster excludes the executor for the run. */
+  readonly missingBinary?: boolean;
   /** A short human reason for a non-ok outcome (capped tail of the output). */
   readonly detail: string;
   readonly durationMs: number;

@@ -1,0 +1,126 @@
+/**
+ * The agent CLI harnesses (codex, claude, gemini, opencode, aider) behind the
+ * executor port: build the invocation (pure), prepare the isolated home, run
+ * the CLI with our own wall-clock timeout (the whole process group is killed),
+ * parse its output (pure) and return one run record.
+ */
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ExecutorConfig, ModelPrice } from '../../core/config/types.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { ExecutorPort, TurnRequest } from '../../core/executor.js';
+import {
+  CLI_HARNESSES,
+  isCliHarness,
+  notInstalledDetail,
+  runRecordOf,
+} from '../../core/harness/index.js';
+import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
+import { baseEnv, runProcess } from '../process/run-process.js';
+import { reapMarked, RUN_MARKER } from './reap.js';
+
+const STREAM_CAPTURE_BYTES = 16 * 1024 * 1024;
+
+export interface CliExecutorOptions {
+  /** The CLI binary (a name on PATH or a path); default: the CLI's usual name. */
+  readonly binary?: string;
+  /** The model API base URL (a gateway, or a loopback test server). */
+  readonly baseUrl?: string;
+  /** Where the base environment comes from (default: this process's). */
+  readonly sourceEnv?: NodeJS.ProcessEnv;
+  /** Price overrides from config, merged over the shipped table. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** The clock, for relative reset times in limit messages. */
+  readonly now?: () => Date;
+}
+
+export class CliExecutor implements ExecutorPort {
+  private readonly cli: CliHarness;
+
+  constructor(
+    config: ExecutorConfig,
+    private readonly options: CliExecutorOptions = {},
+  ) {
+    if (!isCliHarness(config.harness)) {
+      throw new EpicflowError(
+        'internal',
+        `executor ${config.id}: CliExecutor cannot run harness "${config.harness}"`,
+      );
+    }
+    this.cli = CLI_HARNESSES[config.harness];
+  }
+
+  async runTurn(request: TurnRequest, signal?: AbortSignal): Promise<CliRunRecord> {
+    const invocation = this.cli.build(request, {
+      binary: this.options.binary ?? this.cli.binary,
+      ...(this.options.baseUrl === undefined ? {} : { baseUrl: this.options.baseUrl }),
+    });
+
+    // The home holds credentials and session state: private to the user running us.
+    await mkdir(request.home, { recursive: true, mode: 0o700 });
+    for (const file of invocation.files ?? []) {
+      await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
+      await writeFile(file.path, file.content, { mode: 0o600 });
+      await chmod(file.path, 0o600);
+    }
+
+    const runId = randomUUID();
+    const result = await runProcess(invocation.argv, {
+      cwd: request.worktree,
+      // The harness env wins over the base env (HOME, TZ); the base env has no GitHub token.
+      env: {
+        ...baseEnv(this.options.sourceEnv ?? process.env),
+        ...invocation.env,
+        [RUN_MARKER]: runId,
+      },
+      ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
+      timeoutMs: request.timeoutMs,
+      ...(signal === undefined ? {} : { signal }),
+      // Event streams carry whole command outputs; usage is summed over all of them.
+      maxCaptureBytes: STREAM_CAPTURE_BYTES,
+    });
+    // Tools run in their own sessions escape the group kill: end what the turn left behind.
+    await reapMarked(runId);
+
+    // npm's placeholder for a CLI whose native binary was never copied (--ignore-scripts).
+    const placeholder =
+      result.exitCode !== 0 &&
+      result.stdout.trim() === '' &&
+      /native binary not installed/i.test(result.stderr);
+    if (result.spawnError !== undefined || placeholder) {
+      // ENOENT is also what a missing working directory gives; runProcess says which.
+      const missing =
+        result.spawnError === undefined ||
+        (result.spawnError.code === 'ENOENT' &&
+          !result.spawnError.message.startsWith('working directory'));
+      return {
+        outcome: 'failed',
+        finalMessage: '',
+        usage: [],
+        exitCode: result.exitCode,
+        timedOut: false,
+        detail: missing
+          ? notInstalledDetail(this.cli.name)
+          : (result.spawnError?.message ?? 'could not start'),
+        durationMs: result.durationMs,
+        ...(missing ? { missingBinary: true } : {}),
+      };
+    }
+
+    const parsed = this.cli.parse(result.stdout, result.stderr, result.exitCode, {
+      now: (this.options.now ?? (() => new Date()))(),
+    });
+    return runRecordOf(
+      parsed,
+      {
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        aborted: result.aborted,
+        durationMs: result.durationMs,
+      },
+      request,
+      this.options.prices ?? {},
+    );
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Gemini CLI (`gemini -p … --output-format stream-json`), from its documented
+ * formats (not installed here; fixture-tested).
+ *
+ * Outcome: the final `result` event (`status: success|error`); `error` events
+ * are non-fatal warnings. Without a result, the JSON error the CLI writes to
+ * stderr, then its documented exit codes (41 auth, 52 config, 55 untrusted
+ * folder, 53 turn limit). Tool results are never read for errors.
+ * Usage: `result.stats` (per model when `stats.models` is present).
+ */
+import { join } from 'node:path/posix';
+import type { OutcomeClass, TurnRequest } from '../executor.js';
+import { harnessEnv } from './common.js';
+import {
+  asRecord,
+  asString,
+  classifyMessage,
+  jsonLines,
+  num,
+  parseDuration,
+  parseResetAt,
+  tail,
+} from './signals.js';
+import type {
+  Invocation,
+  InvocationOptions,
+  ParseContext,
+  ParsedRun,
+  ParsedUsage,
+} from './types.js';
+
+/** Settings that keep a headless run quiet and local (no telemetry, no update check). */
+const SETTINGS = {
+  telemetry: { enabled: false },
+  privacy: { usageStatisticsEnabled: false },
+  general: { disableAutoUpdate: true, disableUpdateNag: true },
+};
+
+export function buildGeminiInvocation(request: TurnRequest, opts: InvocationOptions): Invocation {
+  const { executor } = request;
+  return {
+    argv: [
+      opts.binary,
+      // One argument: a prompt starting with "-" must not read as a flag.
+      `--prompt=${request.prompt}`,
+      '--output-format',
+      'stream-json',
+      '--approval-mode',
+      'yolo',
+      ...(executor.model === undefined ? [] : ['-m', executor.model]),
+      ...executor.args,
+    ],
+    env: harnessEnv(
+      request,
+      {
+        GEMINI_TELEMETRY_ENABLED: 'false',
+        ...(opts.baseUrl === undefined ? {} : { GOOGLE_GEMINI_BASE_URL: opts.baseUrl }),
+      },
+      // Without trust, yolo is downgraded and the CLI exits 55 in a new folder.
+      { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+    ),
+    files: [
+      {
+        path: join(request.home, '.gemini', 'settings.json'),
+        content: `${JSON.stringify(SETTINGS, null, 2)}\n`,
+      },
+    ],
+  };
+}
+
+/** Exit codes of the Gemini CLI that mean the executor cannot run at all. */
+const CONFIG_EXITS = new Set([41, 52, 55]);
+
+/** Gemini's own quota and capacity wording first, then the shared patterns. */
+function classifyGemini(
+  message: string,
+  now: Date | undefined,
+): { outcome: OutcomeClass; resetAt?: string } {
+  const capacity = /exhausted your capacity.*?reset after ([0-9hms. ]+)/is.exec(message);
+  if (capacity) {
+    const ms = parseDuration(capacity[1] ?? '');
+    // A reset within two minutes is a rate limit, anything longer a usage limit.
+    if (ms !== undefined && ms <= 120_000) return { outcome: 'rate-limited' };
+    const resetAt =
+      ms === undefined || now === undefined
+        ? undefined
+        : new Date(now.getTime() + ms).toISOString();
+    return { outcome: 'usage-limit', ...(resetAt === undefined ? {} : { resetAt }) };
+  }
+  if (/RESOURCE_EXHAUSTED|Resource has been exhausted/.test(message)) {
+    // A per-day quota is a usage limit; a per-minute one a rate limit.
+    if (/PerDay|per day|exceeded your current quota|check quota/i.test(message)) {
+      return { outcome: 'usage-limit' };
+    }
+    return { outcome: 'rate-limited' };
+  }
+  const outcome = classifyMessage(message);
+  const resetAt = outcome === 'usage-limit' ? parseResetAt(message, now) : undefined;
+  return { outcome, ...(resetAt === undefined ? {} : { resetAt }) };
+}
+
+function usageOfStats(stats: Record<string, unknown>, initModel: string | null): ParsedUsage[] {
+  const models = asRecord(stats.models);
+  if (models) {
+    return Object.entries(models).flatMap(([model, v]) => {
+      const tokens = asRecord(asRecord(v)?.tokens);
+      if (!tokens) return [];
+      const cached = num(tokens.cached);
+      return [
+        {
+          model,
+          tokens: {
+            // `prompt` includes cached tokens; thoughts are billed as output.
+            input: Math.max(0, num(tokens.prompt) - cached),
+            cachedInput: cached,
+            cacheWrite: 0,
+            output: num(tokens.candidates) + num(tokens.thoughts),
+          },
+          costUsd: null,
+        },
+      ];
+    });
+  }
+  const cached = num(stats.cached);
+  const input =
+    typeof stats.input === 'number'
+      ? num(stats.input)
+      : Math.max(0, num(stats.input_tokens) - cached);
+  if (input + cached + num(stats.output_tokens) === 0) return [];
+  return [
+    {
+      model: initModel,
+      tokens: { input, cachedInput: cached, cacheWrite: 0, output: num(stats.output_tokens) },
+      costUsd: null,
+    },
+  ];
+}
+
+/** The JSON error object the CLI prints to stderr in JSON modes, if any. */
+function stderrError(stderr: string): string | undefined {
+  for (const e of jsonLines(stderr).reverse()) {
+    const err = asRecord(e.error);
+    if (err) return [asString(err.type), asString(err.message)].filter(Boolean).join(': ');
+  }
+  return undefined;
+}
+
+export function parseGeminiOutput(
+  stdout: string,
+  stderr: string,
+  exitCode: number | null,
+  context?: ParseContext,
+): ParsedRun {
+  let model: string | null = null;
+  let text = '';
+  let result: Record<string, unknown> | undefined;
+  for (const e of jsonLines(stdout)) {
+    const type = asString(e.type);
+    if (type === 'init') model = asString(e.model) ?? model;
+    else if (type === 'message' && e.role === 'assistant') {
+      const content = asString(e.content) ?? '';
+      text = e.delta === true ? text + content : content;
+    } else if (type === 'tool_use' || type === 'tool_result') {
+      // The final message is what the model said after its last tool call.
+      text = '';
+    } else if (type === 'result') result = e;
+  }
+  const stats = asRecord(result?.stats);
+  const usage = stats ? usageOfStats(stats, model) : [];
+
+  if (result?.status === 'success') return { outcome: 'ok', finalMessage: text, usage, detail: '' };
+
+  let message: string | undefined;
+  if (result) {
+    const err = asRecord(result.error);
+    message = [asString(err?.type), asString(err?.message)].filter(Boolean).join(': ') || 'error';
+  } else {
+    message = stderrError(stderr);
+  }
+  if (message !== undefined) {
+    const { outcome, resetAt } = classifyGemini(message, context?.now);
+    const byExit = exitCode !== null && CONFIG_EXITS.has(exitCode) ? 'auth' : undefined;
+    return {
+      outcome: outcome === 'failed' && byExit ? byExit : outcome,
+      finalMessage: text,
+      usage,
+      detail: tail(message),
+      ...(resetAt === undefined ? {} : { resetAt }),
+    };
+  }
+  if (exitCode !== null && CONFIG_EXITS.has(exitCode)) {
+    return {
+      outcome: 'auth',
+      finalMessage: text,
+      usage,
+      detail: tail(stderr) || `exit code ${exitCode}`,
+    };
+  }
+  const plain = stderr.trim();
+  return {
+    outcome: plain === '' ? 'failed' : classifyGemini(plain, context?.now).outcome,
+    finalMessage: text,
+    usage,
+    detail:
+      plain === ''
+        ? `gemini ended without a result (exit code ${exitCode ?? 'none'})`
+        : tail(plain),
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * The real Claude Code binary (@anthropic-ai/claude-code 2.1.197) through
+ * CliExecutor against the scripted model server on 127.0.0.1.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
+import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import type { ModelServer, Step } from '../../support/model-server/index.js';
+import {
+  CLAUDE_BIN,
+  executorConfig,
+  isAlive,
+  makeSandbox,
+  readPid,
+  turnRequest,
+} from './helpers.js';
+import type { Sandbox } from './helpers.js';
+
+const USAGE = { input: 1000, cachedInput: 100, cacheWrite: 50, output: 20 };
+
+let server: ModelServer | undefined;
+let sandbox: Sandbox | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  sandbox?.cleanup();
+  server = undefined;
+  sandbox = undefined;
+});
+
+/** `seat`: an API key, or a subscription login (whose limits carry reset times). */
+async function run(
+  script: Step[],
+  seat: 'api-key' | 'subscription' = 'api-key',
+  timeoutMs = 60_000,
+) {
+  server = await startModelServer(script);
+  sandbox = makeSandbox();
+  const config = executorConfig('claude', { model: 'claude-sonnet-4-5' });
+  const executor = new CliExecutor(config, {
+    binary: CLAUDE_BIN,
+    baseUrl: server.url,
+    // Any stray request would go to the server as a proxy CONNECT and be recorded.
+    sourceEnv: {
+      PATH: process.env.PATH,
+      GITHUB_TOKEN: 'ghs_must_not_leak',
+      HTTPS_PROXY: server.url,
+      HTTP_PROXY: server.url,
+      NO_PROXY: '127.0.0.1',
+    },
+  });
+  const credential =
+    seat === 'api-key'
+      ? { ANTHROPIC_API_KEY: 'sk-ant-test-key' }
+      : { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-test' };
+  const request = turnRequest(sandbox, config, {
+    // The CLI's own retries off, so error cases end in about a second.
+    env: { ...credential, CLAUDE_CODE_MAX_RETRIES: '0', GH_TOKEN: 'gho_must_not_leak' },
+    timeoutMs,
+  });
+  const record = await executor.runTurn(request);
+  return { record, server, sandbox };
+}
+
+describe('claude contract (real binary)', () => {
+  it('runs a tool call in the worktree and reports the usage and cost it measured', async () => {
+    const { record, server, sandbox } = await run([
+      { kind: 'tool', command: 'echo hello > hello.txt && env > env.txt', usage: USAGE },
+      { kind: 'message', text: 'Created hello.txt.', usage: USAGE },
+    ]);
+    await explainWith(server, () => {
+      expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+        outcome: 'ok',
+        detail: '',
+      });
+      expect(readFileSync(join(sandbox.worktree, 'hello.txt'), 'utf8')).toBe('hello\n');
+      expect(record.finalMessage).toBe('Created hello.txt.');
+      expect(record.blockedOn).toBeUndefined();
+      // Summed over the two requests; the cost is Claude Code's own (built-in list prices).
+      expect(record.usage).toHaveLength(1);
+      expect(record.usage[0]).toMatchObject({
+        executor: 'claude',
+        model: 'claude-sonnet-4-5',
+        tokens: { input: 2000, cachedInput: 200, cacheWrite: 100, output: 40 },
+        measured: true,
+        costSource: 'cli',
+      });
+      expect(record.usage[0]?.costUsd).toBeCloseTo(0.007035, 9);
+      const requests = server.modelRequests();
+      expect(requests.map((r) => r.path)).toEqual([
+        '/v1/messages?beta=true',
+        '/v1/messages?beta=true',
+      ]);
+      expect(requests[0]?.headers['x-api-key']).toBe('sk-ant-test-key');
+      const tools = ((requests[0]?.body as { tools?: { name?: string }[] }).tools ?? []).map(
+        (t) => t.name,
+      );
+      expect(tools).toEqual(expect.arrayContaining(['Bash', 'Write']));
+      expect(server.strayRequests()).toEqual([]);
+      const env = readFileSync(join(sandbox.worktree, 'env.txt'), 'utf8');
+      expect(env).not.toMatch(/GITHUB_TOKEN|GH_TOKEN|must_not_leak/);
+      expect(env).toContain(`HOME=${sandbox.home}`);
+    });
+  });
+
+  it('reports BLOCKED_ON from the final message', async () => {
+    const { record } = await run([
+      {
+        kind: 'message',
+        text: 'I need the API first.\n\nBLOCKED_ON: src/api.ts (story api)',
+        usage: USAGE,
+      },
+    ]);
+    expect(record.outcome).toBe('ok');
+    expect(record.blockedOn).toBe('src/api.ts (story api)');
+  });
+
+  it('reads a subscription usage limit with its reset time', async () => {
+    const resetsAt = new Date(Math.floor(Date.now() / 1000 + 2 * 3600) * 1000);
+    const { record } = await run([{ kind: 'usage-limit', resetsAt }], 'subscription');
+    expect(record.outcome).toBe('usage-limit');
+    expect(record.resetAt).toBe(resetsAt.toISOString());
+    expect(record.detail).toMatch(/hit your session limit/);
+    expect(record.usage).toEqual([]);
+  });
+
+  it.each([
+    ['rate-limit', { kind: 'rate-limit', retryAfterSeconds: 1 }, 'rate-limited', /429/],
+    ['overload', { kind: 'overload' }, 'outage', /529 Overloaded/],
+    ['auth', { kind: 'auth' }, 'auth', /Invalid API key/],
+  ] as const)('classifies a %s answer', async (_name, step, outcome, detail) => {
+    const { record, server } = await run([step]);
+    expect(record.outcome).toBe(outcome);
+    expect(record.detail).toMatch(detail);
+    expect(server.strayRequests()).toEqual([]);
+    expect(server.modelRequests()).toHaveLength(1);
+  });
+
+  it('kills a hung claude and the processes it started at our timeout', async () => {
+    const { record, sandbox } = await run(
+      [
+        {
+          kind: 'tool',
+          command:
+            'sleep 300 >/dev/null 2>&1 & echo $! > child.pid; echo $PPID > parent.pid; echo started',
+          usage: USAGE,
+        },
+        { kind: 'hang' },
+      ],
+      'api-key',
+      // Generous: the tool call must have run first, and startup is slow on a loaded machine.
+      25_000,
+    );
+    expect(record.outcome).toBe('failed');
+    expect(record.timedOut).toBe(true);
+    expect(record.detail).toMatch(/^timed out after 25s/);
+    const child = readPid(join(sandbox.worktree, 'child.pid'));
+    const parent = readPid(join(sandbox.worktree, 'parent.pid'));
+    expect({ child: isAlive(child), parent: isAlive(parent) }).toEqual({
+      child: false,
+      parent: false,
+    });
+  });
+});

@@ -1,0 +1,352 @@
+/**
+ * Real git behind the double: bare repositories written with plumbing commands and
+ * served over smart HTTP by `git http-backend` (CGI), so clones, fetches and pushes
+ * travel real HTTP and the REST API reads refs and files from the same repositories.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CommitInfo } from './fixtures.js';
+
+export interface GitResult {
+  readonly code: number;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+/** Identity and config that make the double's git independent of the machine's settings. */
+const GIT_ENV = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+};
+
+export function runGit(
+  dir: string,
+  args: readonly string[],
+  options: { input?: Buffer | string; env?: Record<string, string> } = {},
+): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      cwd: dir,
+      env: { ...process.env, ...GIT_ENV, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    // git may exit before reading stdin (e.g. a failed rev-parse); that is not an error here.
+    child.stdin.on('error', () => undefined);
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? 1,
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+async function git(
+  dir: string,
+  args: readonly string[],
+  options: { input?: Buffer | string; env?: Record<string, string> } = {},
+): Promise<string> {
+  const r = await runGit(dir, args, options);
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  return r.stdout.toString('utf8').trim();
+}
+
+export interface Identity {
+  readonly name: string;
+  readonly email: string;
+}
+
+function identityEnv(author: Identity, committer: Identity = author): Record<string, string> {
+  return {
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_COMMITTER_NAME: committer.name,
+    GIT_COMMITTER_EMAIL: committer.email,
+  };
+}
+
+export class GitStore {
+  private constructor(readonly root: string) {}
+
+  static async create(): Promise<GitStore> {
+    return new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
+  }
+
+  async dispose(): Promise<void> {
+    await rm(this.root, { recursive: true, force: true });
+  }
+
+  dirOf(owner: string, name: string): string {
+    return join(this.root, owner, `${name}.git`);
+  }
+
+  /** A bare repository with one commit on `defaultBranch` holding `files`. */
+  async init(
+    owner: string,
+    name: string,
+    defaultBranch: string,
+    files: Record<string, string>,
+    who: Identity,
+  ): Promise<string> {
+    const dir = this.dirOf(owner, name);
+    await git(this.root, ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
+    // Pushes over HTTP are allowed for authenticated users (REMOTE_USER is set by the double).
+    await git(dir, ['config', 'http.receivepack', 'true']);
+    const all = Object.keys(files).length === 0 ? { 'README.md': `# ${name}\n` } : files;
+    await this.commitFiles(dir, null, all, 'Initial commit', who, `refs/heads/${defaultBranch}`);
+    return dir;
+  }
+
+  async resolveRef(dir: string, ref: string): Promise<string | undefined> {
+    const r = await runGit(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+  }
+
+  async revParse(dir: string, rev: string): Promise<string | undefined> {
+    const r = await runGit(dir, ['rev-parse', '--verify', '--quiet', rev]);
+    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+  }
+
+  /** Refs under `prefix` (e.g. `refs/heads/epic/`), sorted by name. */
+  async listRefs(dir: string, prefix: string): Promise<{ ref: string; sha: string }[]> {
+    const out = await git(dir, ['for-each-ref', '--format=%(refname) %(objectname)', prefix]);
+    return out
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => {
+        const [ref = '', sha = ''] = l.split(' ');
+        return { ref, sha };
+      });
+  }
+
+  /** Compare-and-swap a ref: `old` null means "must not exist", undefined means "any". */
+  async updateRef(dir: string, ref: string, sha: string, old?: string | null): Promise<boolean> {
+    const args = ['update-ref', ref, sha];
+    if (old === null) args.push('0'.repeat(40));
+    else if (old !== undefined) args.push(old);
+    return (await runGit(dir, args)).code === 0;
+  }
+
+  async deleteRef(dir: string, ref: string): Promise<void> {
+    await git(dir, ['update-ref', '-d', ref]);
+  }
+
+  async objectType(dir: string, sha: string): Promise<string | undefined> {
+    const r = await runGit(dir, ['cat-file', '-t', sha]);
+    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+  }
+
+  async isAncestor(dir: string, ancestor: string, of: string): Promise<boolean> {
+    return (await runGit(dir, ['merge-base', '--is-ancestor', ancestor, of])).code === 0;
+  }
+
+  async readCommit(dir: string, sha: string): Promise<CommitInfo | undefined> {
+    const r = await runGit(dir, ['cat-file', 'commit', sha]);
+    if (r.code !== 0) return undefined;
+    const text = r.stdout.toString('utf8');
+    const split = text.indexOf('\n\n');
+    const head = text.slice(0, split).split('\n');
+    const message = text.slice(split + 2);
+    let tree = '';
+    const parents: string[] = [];
+    const people: Record<string, { name: string; email: string; date: string }> = {};
+    for (const line of head) {
+      const [key, ...rest] = line.split(' ');
+      const value = rest.join(' ');
+      if (key === 'tree') tree = value;
+      else if (key === 'parent') parents.push(value);
+      else if (key === 'author' || key === 'committer') {
+        const m = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(value);
+        if (m) {
+          people[key] = {
+            name: m[1] ?? '',
+            email: m[2] ?? '',
+            date: new Date(Number(m[3]) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          };
+        }
+      }
+    }
+    const nobody = { name: '', email: '', date: new Date(0).toISOString() };
+    return {
+      sha,
+      tree,
+      parents,
+      message,
+      author: people['author'] ?? nobody,
+      committer: people['committer'] ?? nobody,
+    };
+  }
+
+  /** The blob at `path` in `commit`, or undefined. */
+  async readFile(
+    dir: string,
+    commit: string,
+    path: string,
+  ): Promise<{ sha: string; content: Buffer } | undefined> {
+    const ls = await runGit(dir, ['ls-tree', commit, '--', path]);
+    const line = ls.stdout.toString('utf8').trim();
+    const m = /^\d+ blob ([0-9a-f]+)\t/.exec(line);
+    if (!m?.[1]) return undefined;
+    const blob = await runGit(dir, ['cat-file', 'blob', m[1]]);
+    return { sha: m[1], content: blob.stdout };
+  }
+
+  async listTree(
+    dir: string,
+    treeish: string,
+    recursive: boolean,
+  ): Promise<
+    { mode: string; type: string; sha: string; size: number | undefined; path: string }[]
+  > {
+    const args = ['ls-tree', '--long', ...(recursive ? ['-r', '-t'] : []), treeish];
+    const r = await runGit(dir, args);
+    if (r.code !== 0) return [];
+    return r.stdout
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => {
+        const [meta = '', path = ''] = l.split('\t');
+        const [mode = '', type = '', sha = '', size = '-'] = meta.split(/\s+/);
+        return { mode, type, sha, size: size === '-' ? undefined : Number(size), path };
+      });
+  }
+
+  /**
+   * Write a commit on top of `parent` replacing `files` (null content deletes a path),
+   * using a temporary index so the bare repository needs no work tree. When `ref` is
+   * given the ref moves from `parent` to the new commit (compare-and-swap).
+   */
+  async commitFiles(
+    dir: string,
+    parent: string | null,
+    files: Record<string, string | Buffer | null>,
+    message: string,
+    who: Identity,
+    ref?: string,
+  ): Promise<{ commit: string; blobs: Record<string, string> } | undefined> {
+    const index = join(this.root, `index-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const env = { GIT_INDEX_FILE: index, ...identityEnv(who) };
+    try {
+      if (parent) await git(dir, ['read-tree', parent], { env });
+      const blobs: Record<string, string> = {};
+      for (const [path, content] of Object.entries(files)) {
+        if (content === null) {
+          await git(dir, ['update-index', '--force-remove', '--', path], { env });
+          continue;
+        }
+        const blob = await git(dir, ['hash-object', '-w', '--stdin'], { input: content });
+        blobs[path] = blob;
+        await git(dir, ['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], {
+          env,
+        });
+      }
+      const tree = await git(dir, ['write-tree'], { env });
+      const commit = await git(
+        dir,
+        ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'],
+        { env, input: message },
+      );
+      if (ref && !(await this.updateRef(dir, ref, commit, parent))) return undefined;
+      return { commit, blobs };
+    } finally {
+      await rm(index, { force: true });
+    }
+  }
+
+  /**
+   * Server-side merge like `POST /merges`: a merge commit of `head` into `base`, or
+   * 'conflict'. Uses `git merge-tree --write-tree` (git ≥ 2.38), no work tree needed.
+   */
+  async mergeCommit(
+    dir: string,
+    base: string,
+    head: string,
+    message: string,
+    who: Identity,
+  ): Promise<string | 'conflict'> {
+    const r = await runGit(dir, ['merge-tree', '--write-tree', base, head]);
+    if (r.code === 1) return 'conflict';
+    if (r.code !== 0) throw new Error(`git merge-tree failed: ${r.stderr.trim()}`);
+    const tree = r.stdout.toString('utf8').split('\n')[0]?.trim() ?? '';
+    return git(dir, ['commit-tree', tree, '-p', base, '-p', head, '-F', '-'], {
+      env: identityEnv(who),
+      input: message,
+    });
+  }
+
+  /** Serve one smart-HTTP request through `git http-backend`. */
+  serveHttp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathInfo: string,
+    query: string,
+    remoteUser: string,
+  ): Promise<void> {
+    return new Promise((resolve) => {
+      const env: Record<string, string> = {
+        ...GIT_ENV,
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        GIT_PROJECT_ROOT: this.root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: pathInfo,
+        REQUEST_METHOD: req.method ?? 'GET',
+        QUERY_STRING: query,
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        REMOTE_USER: remoteUser,
+        REMOTE_ADDR: '127.0.0.1',
+        GATEWAY_INTERFACE: 'CGI/1.1',
+      };
+      const length = req.headers['content-length'];
+      if (typeof length === 'string') env['CONTENT_LENGTH'] = length;
+      const encoding = req.headers['content-encoding'];
+      if (typeof encoding === 'string') env['HTTP_CONTENT_ENCODING'] = encoding;
+      const protocol = req.headers['git-protocol'];
+      if (typeof protocol === 'string') env['GIT_PROTOCOL'] = protocol;
+      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      req.pipe(child.stdin);
+      let headerDone = false;
+      let buffered = Buffer.alloc(0);
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (headerDone) {
+          res.write(chunk);
+          return;
+        }
+        buffered = Buffer.concat([buffered, chunk]);
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        headerDone = true;
+        let status = 200;
+        for (const line of buffered.subarray(0, end).toString('latin1').split('\r\n')) {
+          const colon = line.indexOf(':');
+          const name = line.slice(0, colon).trim();
+          const value = line.slice(colon + 1).trim();
+          if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0]);
+          else res.setHeader(name, value);
+        }
+        res.statusCode = status;
+        res.write(buffered.subarray(end + 4));
+      });
+      child.stderr.resume();
+      child.on('close', () => {
+        if (!headerDone) {
+          res.statusCode = 500;
+          res.write(buffered);
+        }
+        res.end();
+        resolve();
+      });
+    });
+  }
+}

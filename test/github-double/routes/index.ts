@@ -1,0 +1,15 @@
+/** The double's route table: `METHOD /openapi/path/{template}` → handler. Add endpoints here. */
+import type { RouteTable } from '../context.js';
+import { actionRoutes } from './actions.js';
+import { gitRoutes } from './git.js';
+import { issueRoutes } from './issues.js';
+import { pullRoutes } from './pulls.js';
+import { repoRoutes } from './repos.js';
+
+export const routes: RouteTable = {
+  ...repoRoutes,
+  ...issueRoutes,
+  ...pullRoutes,
+  ...gitRoutes,
+  ...actionRoutes,
+};

@@ -1,0 +1,363 @@
+/**
+ * GitHub's own contract data, loaded once per process: the REST OpenAPI description
+ * (@octokit/openapi), the webhook descriptions (@octokit/openapi-webhooks) and the
+ * GraphQL schema (@octokit/graphql-schema). Validators are compiled lazily per
+ * operation and cached, because compiling the whole description would take seconds.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { buildSchema, type GraphQLSchema } from 'graphql';
+
+const require = createRequire(import.meta.url);
+
+type Json = Record<string, unknown>;
+
+export interface SpecOperation {
+  readonly method: string;
+  readonly template: string;
+  readonly operationId: string;
+  readonly op: Json;
+}
+
+interface CompiledPath {
+  readonly template: string;
+  readonly regex: RegExp;
+  readonly params: readonly string[];
+  readonly literalLength: number;
+  readonly methods: Map<string, SpecOperation>;
+}
+
+export interface PathMatch {
+  readonly operation: SpecOperation;
+  readonly params: Record<string, string>;
+}
+
+/** Parameters whose values contain slashes (`heads/epic/1`, `docs/a.md`) when last in a path. */
+const GREEDY_PARAMS = new Set(['ref', 'path']);
+
+/**
+ * How the double reads GitHub's OpenAPI 3.0 schemas with ajv (see READING_RULES in
+ * exceptions.ts): `nullable` becomes a JSON Schema type union, and `oneOf` becomes `anyOf`.
+ */
+function normalize(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const n of node) normalize(n);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Json;
+  for (const [k, v] of Object.entries(o)) {
+    // `example(s)` carry data, not schemas.
+    if (k !== 'example' && k !== 'examples') normalize(v);
+  }
+  if (Array.isArray(o['oneOf'])) {
+    o['anyOf'] = o['oneOf'];
+    delete o['oneOf'];
+    delete o['discriminator'];
+  }
+  if (o['nullable'] === true) {
+    delete o['nullable'];
+    if (typeof o['type'] === 'string') {
+      o['type'] = [o['type'], 'null'];
+      if (Array.isArray(o['enum']) && !o['enum'].includes(null)) o['enum'] = [...o['enum'], null];
+    } else {
+      const inner: Json = { ...o };
+      for (const k of Object.keys(o)) delete o[k];
+      o['anyOf'] = [inner, { type: 'null' }];
+    }
+  }
+}
+
+const COMPONENT_REF = '#/components/schemas/';
+
+/**
+ * Compiles schemas that `$ref` the description's `components.schemas`, adding only the
+ * components actually reached (transitively) to ajv, each normalised once. Registering the
+ * whole description up front costs seconds; a test touches a few dozen components.
+ */
+class SchemaStore {
+  private readonly ajv = newAjv();
+  private readonly added = new Set<string>();
+
+  constructor(
+    private readonly components: Record<string, Json>,
+    private readonly base: string,
+  ) {}
+
+  compile(schema: unknown): ValidateFunction {
+    const copy = this.prepare(schema);
+    return this.ajv.compile(copy as Json);
+  }
+
+  private prepare(schema: unknown): unknown {
+    const copy = structuredClone(schema);
+    normalize(copy);
+    const pending: string[] = [];
+    this.rewriteRefs(copy, pending);
+    while (pending.length > 0) {
+      const name = pending.pop() ?? '';
+      if (this.added.has(name)) continue;
+      this.added.add(name);
+      const component = this.components[name];
+      if (component === undefined) throw new Error(`no schema component "${name}"`);
+      const c = structuredClone(component);
+      normalize(c);
+      this.rewriteRefs(c, pending);
+      this.ajv.addSchema(c as Json, this.base + name);
+    }
+    return copy;
+  }
+
+  private rewriteRefs(node: unknown, pending: string[]): void {
+    if (Array.isArray(node)) {
+      for (const n of node) this.rewriteRefs(n, pending);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    const o = node as Json;
+    for (const [k, v] of Object.entries(o)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF)) {
+        const name = v.slice(COMPONENT_REF.length);
+        o[k] = this.base + name;
+        if (!this.added.has(name)) pending.push(name);
+      } else if (k !== 'example' && k !== 'examples') {
+        this.rewriteRefs(v, pending);
+      }
+    }
+  }
+}
+
+export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
+  if (!errors || errors.length === 0) return 'invalid';
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const e of errors) {
+    const field =
+      e.keyword === 'required'
+        ? `${e.instancePath}/${String((e.params as { missingProperty?: string }).missingProperty)}`
+        : e.instancePath || '(root)';
+    const line =
+      e.keyword === 'required' ? `${field} is required` : `${field} ${e.message ?? 'is invalid'}`;
+    if (!seen.has(line)) {
+      seen.add(line);
+      lines.push(line);
+    }
+    if (lines.length >= 8) break;
+  }
+  return lines.join('; ');
+}
+
+class RestSpec {
+  readonly doc: Json;
+  private readonly paths: CompiledPath[] = [];
+  private readonly store: SchemaStore;
+  private readonly cache = new Map<string, ValidateFunction | null>();
+
+  constructor() {
+    const file = require.resolve('@octokit/openapi/generated/api.github.com.json');
+    this.doc = JSON.parse(readFileSync(file, 'utf8')) as Json;
+    const components = this.doc['components'] as Record<string, Record<string, Json>>;
+    this.store = new SchemaStore(
+      components['schemas'] ?? {},
+      'https://rest.double.invalid/schemas/',
+    );
+    for (const [template, item] of Object.entries(this.doc['paths'] as Record<string, Json>)) {
+      const params: string[] = [];
+      const parts = template.split(/(\{[^}]+\})/);
+      let literalLength = 0;
+      const source = parts
+        .map((part, i) => {
+          const m = /^\{([^}]+)\}$/.exec(part);
+          if (!m) {
+            literalLength += part.length;
+            return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+          }
+          const name = m[1] ?? '';
+          params.push(name);
+          const last = i >= parts.length - 2;
+          return GREEDY_PARAMS.has(name) && last ? '(.+)' : '([^/]+)';
+        })
+        .join('');
+      const methods = new Map<string, SpecOperation>();
+      for (const [method, op] of Object.entries(item)) {
+        const o = op as Json;
+        if (typeof o['operationId'] !== 'string') continue;
+        methods.set(method.toUpperCase(), {
+          method: method.toUpperCase(),
+          template,
+          operationId: o['operationId'],
+          op: o,
+        });
+      }
+      this.paths.push({
+        template,
+        regex: new RegExp(`^${source}$`),
+        params,
+        literalLength,
+        methods,
+      });
+    }
+    // Most literal text first, so `/issues/comments/{id}` wins over `/issues/{issue_number}/…`.
+    this.paths.sort((a, b) => b.literalLength - a.literalLength);
+  }
+
+  /** The spec path matching `pathname` (no query), and whether `method` exists on it. */
+  match(method: string, pathname: string): PathMatch | { pathOnly: string } | undefined {
+    let pathOnly: string | undefined;
+    for (const p of this.paths) {
+      const m = p.regex.exec(pathname);
+      if (!m) continue;
+      const operation = p.methods.get(method);
+      if (!operation) {
+        pathOnly ??= p.template;
+        continue;
+      }
+      const params: Record<string, string> = {};
+      p.params.forEach((name, i) => {
+        params[name] = decodeURIComponent(m[i + 1] ?? '');
+      });
+      return { operation, params };
+    }
+    return pathOnly === undefined ? undefined : { pathOnly };
+  }
+
+  operation(method: string, template: string): SpecOperation | undefined {
+    return this.paths.find((p) => p.template === template)?.methods.get(method.toUpperCase());
+  }
+
+  /** Validator of the JSON request body, or null when the operation takes none. */
+  requestValidator(operation: SpecOperation): ValidateFunction | null {
+    const key = `req ${operation.method} ${operation.template}`;
+    if (!this.cache.has(key)) {
+      const body = operation.op['requestBody'] as Json | undefined;
+      const content = body?.['content'] as Record<string, Json> | undefined;
+      const json = content?.['application/json'];
+      this.cache.set(
+        key,
+        json?.['schema'] === undefined ? null : this.store.compile(json['schema']),
+      );
+    }
+    return this.cache.get(key) ?? null;
+  }
+
+  requestBodyRequired(operation: SpecOperation): boolean {
+    return (operation.op['requestBody'] as Json | undefined)?.['required'] === true;
+  }
+
+  /**
+   * Validator of the response for `status`: null when the spec documents the status without
+   * a JSON body, undefined when the spec does not document the status at all.
+   */
+  responseValidator(operation: SpecOperation, status: number): ValidateFunction | null | undefined {
+    const key = `res ${operation.method} ${operation.template} ${status}`;
+    if (!this.cache.has(key)) {
+      const responses = operation.op['responses'] as Record<string, Json>;
+      let response = responses[String(status)];
+      if (response === undefined) return undefined;
+      const ref = response['$ref'];
+      if (typeof ref === 'string') {
+        const name = ref.split('/').pop() ?? '';
+        response = (this.doc['components'] as Record<string, Record<string, Json>>)['responses']?.[
+          name
+        ] as Json;
+      }
+      const content = response['content'] as Record<string, Json> | undefined;
+      const json = content?.['application/json'] ?? content?.['application/scim+json'];
+      this.cache.set(
+        key,
+        json?.['schema'] === undefined ? null : this.store.compile(json['schema']),
+      );
+    }
+    return this.cache.get(key) ?? null;
+  }
+
+  /** A deep copy of `components.examples[name].value`, the spec's own complete sample object. */
+  example(name: string): Json {
+    const ex = (this.doc['components'] as Record<string, Record<string, Json>>)['examples']?.[name];
+    if (!ex) throw new Error(`no example "${name}" in GitHub's OpenAPI description`);
+    return structuredClone(ex['value']) as Json;
+  }
+}
+
+class WebhookSpec {
+  private readonly store: SchemaStore;
+  private readonly cache = new Map<string, ValidateFunction>();
+  readonly doc: Json;
+
+  constructor() {
+    const file = require.resolve('@octokit/openapi-webhooks/generated/api.github.com.json');
+    this.doc = JSON.parse(readFileSync(file, 'utf8')) as Json;
+    const components = this.doc['components'] as Record<string, Record<string, Json>>;
+    this.store = new SchemaStore(
+      components['schemas'] ?? {},
+      'https://hooks.double.invalid/schemas/',
+    );
+  }
+
+  /** Validator for `event.action` (webhook key `issues-labeled`, `sub-issues-sub-issue-added`). */
+  validator(event: string, action: string | undefined): ValidateFunction {
+    const key = [event, action]
+      .filter((x): x is string => x !== undefined)
+      .join('-')
+      .replace(/_/g, '-');
+    let v = this.cache.get(key);
+    if (!v) {
+      const hooks = this.doc['webhooks'] as Record<string, Record<string, Json>>;
+      const post = hooks[key]?.['post'];
+      if (!post) throw new Error(`no webhook "${key}" in GitHub's webhook description`);
+      const body = post['requestBody'] as { content: Record<string, { schema: unknown }> };
+      v = this.store.compile(body.content['application/json']?.schema);
+      this.cache.set(key, v);
+    }
+    return v;
+  }
+}
+
+function newAjv(): Ajv {
+  // inlineRefs: false compiles each component once and shares it between operations;
+  // allErrors: false keeps compiling GitHub's large schemas affordable (first error wins).
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: false,
+    validateSchema: false,
+    logger: false,
+    inlineRefs: false,
+  });
+  // ajv-formats ships CommonJS with a default export; under ESM interop it may be nested.
+  const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+    addFormatsModule) as unknown as (a: Ajv) => void;
+  addFormats(ajv);
+  return ajv;
+}
+
+let rest: RestSpec | undefined;
+let hooks: WebhookSpec | undefined;
+let graphqlSchema: GraphQLSchema | undefined;
+
+export function restSpec(): RestSpec {
+  rest ??= new RestSpec();
+  return rest;
+}
+
+export function webhookSpec(): WebhookSpec {
+  hooks ??= new WebhookSpec();
+  return hooks;
+}
+
+export function githubGraphqlSchema(): GraphQLSchema {
+  if (!graphqlSchema) {
+    // The package's `exports` hide schema.graphql (and its index parses schema.json eagerly).
+    const file = (require.resolve.paths('@octokit/graphql-schema') ?? [])
+      .map((dir) => join(dir, '@octokit', 'graphql-schema', 'schema.graphql'))
+      .find((f) => existsSync(f));
+    if (!file) throw new Error('@octokit/graphql-schema is not installed');
+    // The published SDL repeats two EnterpriseOwnerInfo fields; skip SDL validation so it loads.
+    graphqlSchema = buildSchema(readFileSync(file, 'utf8'), { assumeValidSDL: true });
+  }
+  return graphqlSchema;
+}
+
+export type { RestSpec, WebhookSpec };

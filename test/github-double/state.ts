@@ -1,0 +1,221 @@
+/**
+ * The double's state: plain in-memory records, readable by tests through `gh.state`
+ * and written through `gh.seed`, REST, GraphQL and `gh.act`. Git data is not here:
+ * branches and files live in real bare repositories (one source of truth).
+ */
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export interface UserRec {
+  readonly login: string;
+  readonly id: number;
+  readonly nodeId: string;
+  readonly type: 'User' | 'Bot' | 'Organization';
+  /** Permission on every repository unless the repository says otherwise. */
+  permission: Permission;
+  /** Personal access token accepted for REST, GraphQL and git over HTTP. */
+  readonly token: string;
+}
+
+export interface LabelRec {
+  readonly id: number;
+  readonly nodeId: string;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface PullRec {
+  readonly head: string;
+  readonly base: string;
+  draft: boolean;
+  merged: boolean;
+}
+
+export interface IssueRec {
+  readonly repoKey: string;
+  readonly id: number;
+  readonly nodeId: string;
+  readonly number: number;
+  title: string;
+  body: string | null;
+  state: 'open' | 'closed';
+  stateReason: 'completed' | 'not_planned' | 'reopened' | 'duplicate' | null;
+  labels: string[];
+  readonly author: string;
+  readonly createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  closedBy: string | null;
+  /** Database id of the parent issue (sub-issues). */
+  parentId: number | null;
+  /** Database ids of sub-issues, in order. */
+  subIssueIds: number[];
+  /** Database ids of the issues blocking this one. */
+  blockedByIds: number[];
+  pull?: PullRec;
+}
+
+export interface CommentRec {
+  readonly repoKey: string;
+  readonly id: number;
+  readonly nodeId: string;
+  readonly issueNumber: number;
+  body: string;
+  readonly author: string;
+  readonly createdAt: string;
+  updatedAt: string;
+}
+
+export interface JobRec {
+  readonly id: number;
+  readonly name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: string | null;
+  startedAt: string;
+  completedAt: string | null;
+}
+
+export interface RunRec {
+  readonly repoKey: string;
+  readonly id: number;
+  readonly nodeId: string;
+  readonly workflowId: number;
+  readonly workflowPath: string;
+  readonly name: string;
+  readonly ref: string;
+  readonly headBranch: string;
+  readonly headSha: string;
+  readonly event: string;
+  readonly inputs: Record<string, unknown>;
+  readonly actor: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: string | null;
+  readonly createdAt: string;
+  updatedAt: string;
+  jobs: JobRec[];
+}
+
+export interface DispatchRec {
+  readonly repoKey: string;
+  readonly workflowId: number;
+  readonly workflowPath: string;
+  readonly ref: string;
+  readonly inputs: Record<string, unknown>;
+  readonly actor: string;
+  readonly runId: number;
+}
+
+export interface RepoRec {
+  readonly key: string;
+  readonly owner: string;
+  readonly name: string;
+  readonly id: number;
+  readonly nodeId: string;
+  readonly defaultBranch: string;
+  readonly private: boolean;
+  /** Bare repository on disk. */
+  readonly dir: string;
+  readonly createdAt: string;
+  readonly labels: Map<string, LabelRec>;
+  readonly issues: Map<number, IssueRec>;
+  nextNumber: number;
+  readonly comments: CommentRec[];
+  readonly permissions: Map<string, Permission>;
+  readonly workflowIds: Map<string, number>;
+  readonly runs: RunRec[];
+  readonly dispatches: DispatchRec[];
+  /** Serialises writes to the bare repository (contents, refs, merges). */
+  lock: Promise<unknown>;
+}
+
+export interface ProjectOptionRec {
+  readonly id: string;
+  name: string;
+  color: string;
+  description: string;
+}
+
+export interface ProjectFieldRec {
+  readonly id: string;
+  readonly databaseId: number;
+  name: string;
+  readonly dataType: 'TEXT' | 'NUMBER' | 'DATE' | 'SINGLE_SELECT' | 'TITLE';
+  options: ProjectOptionRec[];
+  readonly createdAt: string;
+}
+
+export type FieldValue =
+  { text: string } | { number: number } | { date: string } | { singleSelectOptionId: string };
+
+export interface ProjectItemRec {
+  readonly id: string;
+  readonly databaseId: number;
+  /** Node id of the issue or pull request. */
+  readonly contentId: string;
+  readonly values: Map<string, FieldValue>;
+  readonly createdAt: string;
+  updatedAt: string;
+}
+
+export interface ProjectRec {
+  readonly id: string;
+  readonly databaseId: number;
+  readonly number: number;
+  readonly owner: string;
+  title: string;
+  readonly fields: ProjectFieldRec[];
+  readonly items: ProjectItemRec[];
+  readonly createdAt: string;
+  updatedAt: string;
+}
+
+export interface AppRec {
+  readonly id: number;
+  readonly slug: string;
+  readonly nodeId: string;
+  /** PEM public key used to verify the app's JWTs; unset means "accept any well-formed JWT". */
+  readonly publicKey: string | undefined;
+  readonly bot: UserRec;
+}
+
+export interface InstallationRec {
+  readonly id: number;
+  readonly account: string;
+}
+
+export interface DoubleState {
+  readonly users: Map<string, UserRec>;
+  readonly tokens: Map<string, UserRec>;
+  readonly repos: Map<string, RepoRec>;
+  readonly projects: ProjectRec[];
+  readonly installations: Map<string, InstallationRec>;
+  app: AppRec | undefined;
+  nextId: number;
+}
+
+export function newState(): DoubleState {
+  return {
+    users: new Map(),
+    tokens: new Map(),
+    repos: new Map(),
+    projects: [],
+    installations: new Map(),
+    app: undefined,
+    nextId: 1000,
+  };
+}
+
+export function nextId(state: DoubleState): number {
+  state.nextId += 1;
+  return state.nextId;
+}
+
+/** GitHub's timestamp form: ISO 8601 without milliseconds. */
+export function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function repoKey(owner: string, name: string): string {
+  return `${owner}/${name}`.toLowerCase();
+}

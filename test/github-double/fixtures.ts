@@ -439,8 +439,14 @@ export class Fixtures {
         tree_id: run.headSha,
         message: run.name,
         timestamp: run.createdAt,
-        author: { name: actor.login, email: `${actor.login}@users.noreply.example` },
-        committer: { name: actor.login, email: `${actor.login}@users.noreply.example` },
+        author: {
+          name: actor.login,
+          email: `${actor.id}+${actor.login.replace(/\[bot\]$/, '')}@users.noreply.example`,
+        },
+        committer: {
+          name: actor.login,
+          email: `${actor.id}+${actor.login.replace(/\[bot\]$/, '')}@users.noreply.example`,
+        },
       },
       repository: minimal,
       head_repository: minimal,

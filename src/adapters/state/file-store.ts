@@ -8,43 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { appendFile, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
 import { EpicflowError } from '../../core/errors.js';
-import { STORY_STATUSES, type StoryRecord } from '../../core/model.js';
-
-const Tokens = z.object({
-  input: z.number().int().nonnegative(),
-  cachedInput: z.number().int().nonnegative(),
-  cacheWrite: z.number().int().nonnegative(),
-  output: z.number().int().nonnegative(),
-});
-
-const Usage = z.object({
-  executor: z.string(),
-  model: z.string(),
-  tokens: Tokens,
-  measured: z.boolean(),
-  costUsd: z.number().nonnegative().nullable(),
-  costSource: z.enum(['cli', 'price-table', 'none']),
-});
-
-const StoryRecordSchema = z.object({
-  version: z.literal(1),
-  epic: z.string(),
-  story: z.string(),
-  planHash: z.string(),
-  status: z.enum(STORY_STATUSES as [StoryRecord['status'], ...StoryRecord['status'][]]),
-  branch: z.string(),
-  attempt: z.number().int().positive(),
-  executors: z.array(z.string()),
-  usage: z.array(Usage),
-  reason: z.string().exactOptional(),
-  notes: z.array(z.string()),
-  mergeCommit: z.string().exactOptional(),
-  startedAt: z.string().exactOptional(),
-  finishedAt: z.string().exactOptional(),
-  timings: z.record(z.string(), z.number()),
-});
+import type { StoryRecord } from '../../core/model.js';
+import { StoryRecordSchema } from '../../core/record-schema.js';
 
 const STORY_ID = /^[a-z0-9][a-z0-9-]*$/;
 const LOCK_FILE = 'lock';

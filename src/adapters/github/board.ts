@@ -1,0 +1,430 @@
+/**
+ * The epic's Projects (v2) board: one item per story sub-issue with the fields
+ * Status, Wave, Executor, Tokens and Cost. Reads come first and writes are
+ * batched (aliased mutations in one GraphQL document) and skipped when the value
+ * is already set, because board writes count toward GitHub's content-creation
+ * and secondary rate limits.
+ */
+import { EpicflowError } from '../../core/errors.js';
+import type { StoryStatus } from '../../core/model.js';
+import { attempt } from './errors.js';
+import type { GitHubClient } from './repo.js';
+
+type FieldType = 'SINGLE_SELECT' | 'NUMBER' | 'TEXT';
+
+/** Board column names of the story statuses, in board order. */
+export const STATUS_OPTIONS: Readonly<Record<StoryStatus, string>> = {
+  planned: 'Planned',
+  active: 'Active',
+  waiting: 'Waiting',
+  done: 'Done',
+  failed: 'Failed',
+};
+
+const STATUS_COLORS: Readonly<Record<StoryStatus, string>> = {
+  planned: 'GRAY',
+  active: 'BLUE',
+  waiting: 'YELLOW',
+  done: 'GREEN',
+  failed: 'RED',
+};
+
+export const BOARD_FIELDS: readonly { readonly name: string; readonly type: FieldType }[] = [
+  { name: 'Status', type: 'SINGLE_SELECT' },
+  { name: 'Wave', type: 'NUMBER' },
+  { name: 'Executor', type: 'TEXT' },
+  { name: 'Tokens', type: 'NUMBER' },
+  { name: 'Cost', type: 'NUMBER' },
+];
+
+/** What a story shows on the board; omitted values are left as they are. */
+export interface BoardValues {
+  readonly status?: StoryStatus;
+  readonly wave?: number;
+  readonly executor?: string;
+  readonly tokens?: number;
+  /** US dollars. */
+  readonly cost?: number;
+}
+
+export interface ProjectRef {
+  readonly ownerType: 'organization' | 'user';
+  readonly owner: string;
+  readonly number: number;
+}
+
+/** Mutations per GraphQL document: large enough to batch a wave, small enough for the 10 s limit. */
+const MUTATIONS_PER_DOCUMENT = 50;
+const PROJECT_PERMISSION = 'Organization projects: read and write';
+
+/** `https://github.com/orgs/<org>/projects/<n>` or `…/users/<user>/projects/<n>` (any host). */
+export function parseProjectUrl(url: string): ProjectRef {
+  const m =
+    /^https?:\/\/[^/]+\/(orgs|users)\/([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/projects\/(\d+)(?:\/.*)?$/.exec(
+      url.trim(),
+    );
+  if (!m) {
+    throw new EpicflowError(
+      'config',
+      `board.project: expected a project URL like https://github.com/orgs/<org>/projects/<number> ` +
+        `or https://github.com/users/<user>/projects/<number>, got ${JSON.stringify(url)}`,
+    );
+  }
+  return {
+    ownerType: m[1] === 'orgs' ? 'organization' : 'user',
+    owner: m[2] ?? '',
+    number: Number(m[3]),
+  };
+}
+
+interface FieldInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly dataType: string;
+  /** Option name → id (single-select fields). */
+  readonly options: ReadonlyMap<string, string>;
+}
+
+interface RawField {
+  id?: string;
+  name?: string;
+  dataType?: string;
+  options?: { id: string; name: string }[];
+}
+
+const FIELD_SELECTION = `
+  ... on ProjectV2FieldCommon { id name dataType }
+  ... on ProjectV2SingleSelectField { options { id name } }`;
+
+function fieldInfo(raw: RawField): FieldInfo | null {
+  if (!raw.id || !raw.name || !raw.dataType) return null;
+  return {
+    id: raw.id,
+    name: raw.name,
+    dataType: raw.dataType,
+    options: new Map((raw.options ?? []).map((o) => [o.name, o.id])),
+  };
+}
+
+type CurrentValue = string | number;
+
+export class ProjectBoard {
+  private constructor(
+    private readonly octokit: GitHubClient,
+    readonly url: string,
+    readonly projectId: string,
+    private readonly fields: ReadonlyMap<string, FieldInfo>,
+  ) {}
+
+  /** Resolves the configured board and ensures its five fields (created when missing). */
+  static async open(octokit: GitHubClient, url: string): Promise<ProjectBoard> {
+    const ref = parseProjectUrl(url);
+    const hint =
+      ref.ownerType === 'user'
+        ? ' (a user-owned board needs a token with the "project" scope; GitHub Apps cannot reach it)'
+        : '';
+    const read = async (): Promise<{ id: string; fields: Map<string, FieldInfo> }> => {
+      const data = await attempt<
+        Record<string, { projectV2: { id: string; fields: { nodes: RawField[] } } | null } | null>
+      >(`read the project board ${url}${hint}`, PROJECT_PERMISSION, () =>
+        octokit.graphql(
+          `query EpicflowBoard($login: String!, $number: Int!) {
+              owner: ${ref.ownerType}(login: $login) {
+                projectV2(number: $number) { id fields(first: 100) { nodes { ${FIELD_SELECTION} } } }
+              }
+            }`,
+          { login: ref.owner, number: ref.number },
+        ),
+      );
+      const project = data['owner']?.projectV2;
+      if (!project) {
+        throw new EpicflowError('github', `GitHub: cannot find the project board ${url}${hint}`);
+      }
+      const fields = new Map<string, FieldInfo>();
+      for (const raw of project.fields.nodes) {
+        const f = fieldInfo(raw);
+        if (f) fields.set(f.name.toLowerCase(), f);
+      }
+      return { id: project.id, fields };
+    };
+
+    const first = await read();
+    const missing = BOARD_FIELDS.filter((f) => !first.fields.has(f.name.toLowerCase()));
+    if (missing.length > 0) {
+      await createFields(octokit, url, first.id, missing);
+    }
+    const board = missing.length > 0 ? await read() : first;
+    checkFields(url, board.fields);
+    return new ProjectBoard(octokit, url, board.id, board.fields);
+  }
+
+  private field(name: string): FieldInfo {
+    const f = this.fields.get(name.toLowerCase());
+    if (!f) throw new EpicflowError('internal', `board field ${name} was not ensured`);
+    return f;
+  }
+
+  /** The board item of an issue or pull request (by node id), added when missing. */
+  async ensureItem(contentNodeId: string): Promise<string> {
+    const ids = await this.ensureItems([contentNodeId]);
+    const id = ids.get(contentNodeId);
+    if (!id) throw new EpicflowError('internal', `no board item for ${contentNodeId}`);
+    return id;
+  }
+
+  /**
+   * Items of several issues at once: one query finds those already on the board
+   * (sub-issues inherit their parent's board), one batched mutation adds the rest.
+   */
+  async ensureItems(contentNodeIds: readonly string[]): Promise<Map<string, string>> {
+    const items = new Map<string, string>();
+    if (contentNodeIds.length === 0) return items;
+    const found = await attempt<{
+      nodes: ({
+        id: string;
+        projectItems?: { nodes: { id: string; project: { id: string } }[] };
+      } | null)[];
+    }>(
+      `read the board items of ${contentNodeIds.length} issue(s) on ${this.url}`,
+      PROJECT_PERMISSION,
+      () =>
+        this.octokit.graphql(
+          `query EpicflowItemsOnBoard($ids: [ID!]!) {
+            nodes(ids: $ids) {
+              ... on Issue { id projectItems(first: 50) { nodes { id project { id } } } }
+              ... on PullRequest { id projectItems(first: 50) { nodes { id project { id } } } }
+            }
+          }`,
+          { ids: [...contentNodeIds] },
+        ),
+    );
+    for (const node of found.nodes) {
+      const item = node?.projectItems?.nodes.find((i) => i.project.id === this.projectId);
+      if (node && item) items.set(node.id, item.id);
+    }
+    const missing = contentNodeIds.filter((id) => !items.has(id));
+    for (const chunk of chunks(missing, MUTATIONS_PER_DOCUMENT)) {
+      const vars: Record<string, unknown> = { project: this.projectId };
+      const decls = ['$project: ID!'];
+      const body = chunk.map((contentId, i) => {
+        vars[`c${i}`] = contentId;
+        decls.push(`$c${i}: ID!`);
+        return `a${i}: addProjectV2ItemById(input: { projectId: $project, contentId: $c${i} }) { item { id } }`;
+      });
+      const added = await attempt<Record<string, { item: { id: string } }>>(
+        `add ${chunk.length} item(s) to the project board ${this.url}`,
+        PROJECT_PERMISSION,
+        () =>
+          this.octokit.graphql(
+            `mutation EpicflowAddItems(${decls.join(', ')}) {\n${body.join('\n')}\n}`,
+            vars,
+          ),
+      );
+      chunk.forEach((contentId, i) => {
+        const id = added[`a${i}`]?.item.id;
+        if (id) items.set(contentId, id);
+      });
+    }
+    return items;
+  }
+
+  /** Sets one item's fields; see `updateMany`. */
+  updateFields(itemId: string, values: BoardValues): Promise<number> {
+    return this.updateMany([{ itemId, values }]);
+  }
+
+  /**
+   * Reads the current values of all the items in one query and writes only the ones
+   * that differ, as aliased mutations in one document. Returns how many were written.
+   */
+  async updateMany(
+    updates: readonly { readonly itemId: string; readonly values: BoardValues }[],
+  ): Promise<number> {
+    const wanted: {
+      itemId: string;
+      fieldId: string;
+      value: Record<string, unknown>;
+      current: CurrentValue;
+    }[] = [];
+    for (const { itemId, values } of updates) {
+      for (const [field, value] of this.fieldValues(values)) {
+        wanted.push({ itemId, fieldId: field.id, ...value });
+      }
+    }
+    if (wanted.length === 0) return 0;
+    const current = await this.currentValues([...new Set(updates.map((u) => u.itemId))]);
+    const changes = wanted.filter((w) => current.get(w.itemId)?.get(w.fieldId) !== w.current);
+    for (const chunk of chunks(changes, MUTATIONS_PER_DOCUMENT)) {
+      const vars: Record<string, unknown> = { project: this.projectId };
+      const decls = ['$project: ID!'];
+      const body = chunk.map((c, i) => {
+        vars[`i${i}`] = c.itemId;
+        vars[`f${i}`] = c.fieldId;
+        vars[`v${i}`] = c.value;
+        decls.push(`$i${i}: ID!`, `$f${i}: ID!`, `$v${i}: ProjectV2FieldValue!`);
+        return (
+          `u${i}: updateProjectV2ItemFieldValue(input: { projectId: $project, itemId: $i${i}, ` +
+          `fieldId: $f${i}, value: $v${i} }) { projectV2Item { id } }`
+        );
+      });
+      await attempt(
+        `update ${chunk.length} field value(s) on the project board ${this.url}`,
+        PROJECT_PERMISSION,
+        () =>
+          this.octokit.graphql(
+            `mutation EpicflowUpdateValues(${decls.join(', ')}) {\n${body.join('\n')}\n}`,
+            vars,
+          ),
+      );
+    }
+    return changes.length;
+  }
+
+  /** Field → the GraphQL value to set and its comparable form. */
+  private fieldValues(
+    values: BoardValues,
+  ): [FieldInfo, { value: Record<string, unknown>; current: CurrentValue }][] {
+    const out: [FieldInfo, { value: Record<string, unknown>; current: CurrentValue }][] = [];
+    if (values.status !== undefined) {
+      const status = this.field('Status');
+      const optionId = status.options.get(STATUS_OPTIONS[values.status]);
+      if (!optionId) throw new EpicflowError('internal', `no Status option for ${values.status}`);
+      out.push([status, { value: { singleSelectOptionId: optionId }, current: optionId }]);
+    }
+    const num = (name: string, n: number | undefined): void => {
+      if (n !== undefined) out.push([this.field(name), { value: { number: n }, current: n }]);
+    };
+    num('Wave', values.wave);
+    if (values.executor !== undefined) {
+      out.push([
+        this.field('Executor'),
+        { value: { text: values.executor }, current: values.executor },
+      ]);
+    }
+    num('Tokens', values.tokens);
+    // Cents are what people read; sub-cent changes would only burn write budget.
+    num('Cost', values.cost === undefined ? undefined : Math.round(values.cost * 100) / 100);
+    return out;
+  }
+
+  private async currentValues(
+    itemIds: readonly string[],
+  ): Promise<Map<string, Map<string, CurrentValue>>> {
+    const out = new Map<string, Map<string, CurrentValue>>();
+    for (const chunk of chunks(itemIds, 100)) {
+      const data = await attempt<{
+        nodes: ({ id: string; fieldValues?: { nodes: RawValue[] } } | null)[];
+      }>(`read field values on the project board ${this.url}`, PROJECT_PERMISSION, () =>
+        this.octokit.graphql(
+          `query EpicflowFieldValues($ids: [ID!]!) {
+              nodes(ids: $ids) {
+                ... on ProjectV2Item {
+                  id
+                  fieldValues(first: 50) {
+                    nodes {
+                      ... on ProjectV2ItemFieldSingleSelectValue { optionId field { ... on ProjectV2FieldCommon { id } } }
+                      ... on ProjectV2ItemFieldNumberValue { number field { ... on ProjectV2FieldCommon { id } } }
+                      ... on ProjectV2ItemFieldTextValue { text field { ... on ProjectV2FieldCommon { id } } }
+                    }
+                  }
+                }
+              }
+            }`,
+          { ids: [...chunk] },
+        ),
+      );
+      for (const node of data.nodes) {
+        if (!node?.fieldValues) continue;
+        const values = new Map<string, CurrentValue>();
+        for (const v of node.fieldValues.nodes) {
+          const fieldId = v.field?.id;
+          const value = v.optionId ?? v.number ?? v.text;
+          if (fieldId && value !== undefined && value !== null) values.set(fieldId, value);
+        }
+        out.set(node.id, values);
+      }
+    }
+    return out;
+  }
+}
+
+interface RawValue {
+  optionId?: string | null;
+  number?: number | null;
+  text?: string | null;
+  field?: { id?: string };
+}
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+async function createFields(
+  octokit: GitHubClient,
+  url: string,
+  projectId: string,
+  missing: readonly { name: string; type: FieldType }[],
+): Promise<void> {
+  const vars: Record<string, unknown> = { project: projectId };
+  const decls = ['$project: ID!'];
+  const body = missing.map((f, i) => {
+    vars[`n${i}`] = f.name;
+    decls.push(`$n${i}: String!`);
+    let options = '';
+    if (f.type === 'SINGLE_SELECT') {
+      vars[`o${i}`] = (Object.keys(STATUS_OPTIONS) as StoryStatus[]).map((s) => ({
+        name: STATUS_OPTIONS[s],
+        color: STATUS_COLORS[s],
+        description: `epicflow: story ${s}`,
+      }));
+      decls.push(`$o${i}: [ProjectV2SingleSelectFieldOptionInput!]`);
+      options = `, singleSelectOptions: $o${i}`;
+    }
+    return (
+      `f${i}: createProjectV2Field(input: { projectId: $project, dataType: ${f.type}, ` +
+      `name: $n${i}${options} }) { projectV2Field { ... on ProjectV2FieldCommon { id } } }`
+    );
+  });
+  await attempt(
+    `create the field(s) ${missing.map((f) => f.name).join(', ')} on the project board ${url}`,
+    PROJECT_PERMISSION,
+    () =>
+      octokit.graphql(
+        `mutation EpicflowCreateFields(${decls.join(', ')}) {\n${body.join('\n')}\n}`,
+        vars,
+      ),
+  );
+}
+
+/**
+ * Existing fields must have the right type, and Status every epicflow option. GitHub's
+ * API can only replace a single-select field's whole option list (new option ids, so
+ * values already set on items would be lost), so missing options are reported, not forced.
+ */
+function checkFields(url: string, fields: ReadonlyMap<string, FieldInfo>): void {
+  const problems: string[] = [];
+  for (const want of BOARD_FIELDS) {
+    const f = fields.get(want.name.toLowerCase());
+    if (!f) problems.push(`field ${want.name} is missing`);
+    else if (f.dataType !== want.type)
+      problems.push(`field ${f.name} has type ${f.dataType}; epicflow needs ${want.type}`);
+  }
+  const status = fields.get('status');
+  if (status?.dataType === 'SINGLE_SELECT') {
+    const missing = Object.values(STATUS_OPTIONS).filter((o) => !status.options.has(o));
+    if (missing.length > 0) {
+      problems.push(
+        `field Status lacks the option(s) ${missing.join(', ')}: add them in the board's ` +
+          'field settings (epicflow does not rewrite an existing option list: GitHub would ' +
+          'drop the values already set)',
+      );
+    }
+  }
+  if (problems.length > 0) {
+    throw new EpicflowError('github', `GitHub: the project board ${url} cannot be used as is`, {
+      details: problems,
+    });
+  }
+}

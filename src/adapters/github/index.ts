@@ -1,0 +1,31 @@
+/** epicflow on GitHub: the Octokit factory, the repository port, the board and the state store. */
+export { createOctokit, USER_AGENT, type CreateOctokitOptions, type OctokitLog } from './client.js';
+export { githubError, type AppPermission } from './errors.js';
+export { GITHUB_BODY_LIMIT, marker, hasMarker, withMarkers } from './markers.js';
+export {
+  CONFIG_PATH,
+  DISPATCH_INPUT,
+  GitHubRepo,
+  trailerValues,
+  type DispatchResult,
+  type EnsureAction,
+  type EnsurePrResult,
+  type GitHubClient,
+  type GitHubRepoOptions,
+  type IssueSummary,
+  type RepoPermission,
+} from './repo.js';
+export {
+  BOARD_FIELDS,
+  ProjectBoard,
+  STATUS_OPTIONS,
+  parseProjectUrl,
+  type BoardValues,
+  type ProjectRef,
+} from './board.js';
+export {
+  GitHubStateStore,
+  STATE_BRANCH,
+  type GitHubStateStoreOptions,
+  type WriteResult,
+} from './state-store.js';

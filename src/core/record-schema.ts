@@ -1,0 +1,45 @@
+/**
+ * The zod schema of a durable story record (`StoryRecord` in model.ts), shared
+ * by every state store (local files, the GitHub state branch) so a record read
+ * back from any of them is checked the same way.
+ */
+import { z } from 'zod';
+import { STORY_STATUSES, type StoryRecord } from './model.js';
+
+const Tokens = z.object({
+  input: z.number().int().nonnegative(),
+  cachedInput: z.number().int().nonnegative(),
+  cacheWrite: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+});
+
+const Usage = z.object({
+  executor: z.string(),
+  model: z.string(),
+  tokens: Tokens,
+  measured: z.boolean(),
+  costUsd: z.number().nonnegative().nullable(),
+  costSource: z.enum(['cli', 'price-table', 'none']),
+});
+
+export const StoryRecordSchema = z.object({
+  version: z.literal(1),
+  epic: z.string(),
+  story: z.string(),
+  planHash: z.string(),
+  status: z.enum(STORY_STATUSES as [StoryRecord['status'], ...StoryRecord['status'][]]),
+  branch: z.string(),
+  attempt: z.number().int().positive(),
+  executors: z.array(z.string()),
+  usage: z.array(Usage),
+  reason: z.string().exactOptional(),
+  notes: z.array(z.string()),
+  mergeCommit: z.string().exactOptional(),
+  startedAt: z.string().exactOptional(),
+  finishedAt: z.string().exactOptional(),
+  timings: z.record(z.string(), z.number()),
+});
+
+/** Compile-time check that what the schema accepts is a StoryRecord. */
+export type _RecordMatches = z.output<typeof StoryRecordSchema> extends StoryRecord ? true : never;
+export const RECORD_SCHEMA_MATCHES: _RecordMatches = true;

@@ -1,0 +1,171 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ProjectBoard, parseProjectUrl } from '../../../src/adapters/github/board.js';
+import { describeError } from '../../../src/core/errors.js';
+import { OWNER, REPO, startWorld, type World } from './setup.js';
+
+let w: World;
+
+beforeAll(async () => {
+  w = await startWorld();
+});
+afterEach(() => w.gh.assertNoViolations());
+afterAll(() => w.gh.close());
+
+const gql = (): Record<string, number> => ({ ...w.gh.stats.graphql });
+const delta = (before: Record<string, number>): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(w.gh.stats.graphql)) {
+    const d = v - (before[k] ?? 0);
+    if (d > 0) out[k] = d;
+  }
+  return out;
+};
+
+describe('parseProjectUrl', () => {
+  it('reads organization and user boards, and refuses anything else', () => {
+    expect(parseProjectUrl('https://github.com/orgs/acme/projects/7')).toEqual({
+      ownerType: 'organization',
+      owner: 'acme',
+      number: 7,
+    });
+    expect(parseProjectUrl('https://github.com/users/alice/projects/2/views/1')).toEqual({
+      ownerType: 'user',
+      owner: 'alice',
+      number: 2,
+    });
+    expect(() => parseProjectUrl('https://github.com/acme/shop/projects/1')).toThrow(
+      'board.project: expected a project URL like https://github.com/orgs/<org>/projects/<number> ' +
+        'or https://github.com/users/<user>/projects/<number>, got "https://github.com/acme/shop/projects/1"',
+    );
+  });
+});
+
+describe('ProjectBoard', () => {
+  it('gives an empty board the five fields in one mutation, and creates nothing the second time', async () => {
+    w.gh.seed.project({ owner: OWNER, number: 7 });
+    const url = 'https://github.com/orgs/acme/projects/7';
+    const before = gql();
+    await ProjectBoard.open(w.repo.octokit, url);
+    expect(delta(before)).toEqual({ EpicflowBoard: 2, EpicflowCreateFields: 1 });
+    const project = w.gh.state.project(OWNER, 7);
+    expect(project?.fields.map((f) => [f.name, f.dataType])).toEqual([
+      ['Title', 'TITLE'],
+      ['Status', 'SINGLE_SELECT'],
+      ['Wave', 'NUMBER'],
+      ['Executor', 'TEXT'],
+      ['Tokens', 'NUMBER'],
+      ['Cost', 'NUMBER'],
+    ]);
+    expect(project?.fields[1]?.options.map((o) => o.name)).toEqual([
+      'Planned',
+      'Active',
+      'Waiting',
+      'Done',
+      'Failed',
+    ]);
+    const again = gql();
+    await ProjectBoard.open(w.repo.octokit, url);
+    expect(delta(again)).toEqual({ EpicflowBoard: 1 });
+    expect(w.gh.state.project(OWNER, 7)?.fields).toHaveLength(6);
+  });
+
+  it('adds items once and batches field updates, skipping values already set', async () => {
+    w.gh.seed.project({ owner: OWNER, number: 8 });
+    const board = await ProjectBoard.open(
+      w.repo.octokit,
+      'https://github.com/orgs/acme/projects/8',
+    );
+    const issues = [1, 2, 3].map((i) =>
+      w.gh.seed.issue({ owner: OWNER, repo: REPO, title: `story ${i}` }),
+    );
+    const first = await board.ensureItem(issues[0]?.nodeId ?? '');
+    const again = await board.ensureItem(issues[0]?.nodeId ?? '');
+    expect(again).toBe(first);
+    const items = await board.ensureItems(issues.map((i) => i.nodeId));
+    expect(items.get(issues[0]?.nodeId ?? '')).toBe(first);
+    expect(w.gh.state.project(OWNER, 8)?.items).toHaveLength(3);
+    expect(w.gh.stats.graphql['EpicflowAddItems']).toBe(2);
+
+    const ids = issues.map((i) => items.get(i.nodeId) ?? '');
+    const before = gql();
+    const written = await board.updateMany(
+      ids.map((itemId, i) => ({
+        itemId,
+        values: { status: 'active', wave: i + 1, executor: 'codex', tokens: 1200, cost: 0.123 },
+      })),
+    );
+    expect(written).toBe(15);
+    expect(delta(before)).toEqual({ EpicflowFieldValues: 1, EpicflowUpdateValues: 1 });
+
+    const second = gql();
+    const rewritten = await board.updateMany(
+      ids.map((itemId, i) => ({
+        itemId,
+        values: { status: i === 0 ? 'done' : 'active', wave: i + 1, executor: 'codex' },
+      })),
+    );
+    expect(rewritten).toBe(1);
+    expect(delta(second)).toEqual({ EpicflowFieldValues: 1, EpicflowUpdateValues: 1 });
+
+    const project = w.gh.state.project(OWNER, 8);
+    const status = project?.fields.find((f) => f.name === 'Status');
+    const cost = project?.fields.find((f) => f.name === 'Cost');
+    const done = status?.options.find((o) => o.name === 'Done')?.id;
+    const item0 = project?.items.find((i) => i.id === ids[0]);
+    expect(item0?.values.get(status?.id ?? '')).toEqual({ singleSelectOptionId: done });
+    expect(item0?.values.get(cost?.id ?? '')).toEqual({ number: 0.12 });
+
+    const third = gql();
+    expect(await board.updateFields(ids[1] ?? '', { status: 'active', wave: 2 })).toBe(0);
+    expect(delta(third)).toEqual({ EpicflowFieldValues: 1 });
+  });
+
+  it('reports a Status field without epicflow options instead of rewriting it', async () => {
+    w.gh.seed.project({
+      owner: OWNER,
+      number: 9,
+      fields: [
+        { name: 'Status', dataType: 'SINGLE_SELECT', options: ['Todo', 'In Progress', 'Done'] },
+      ],
+    });
+    const err = await ProjectBoard.open(
+      w.repo.octokit,
+      'https://github.com/orgs/acme/projects/9',
+    ).catch((e: unknown) => e);
+    expect(describeError(err)).toBe(
+      'GitHub: the project board https://github.com/orgs/acme/projects/9 cannot be used as is\n' +
+        '  field Status lacks the option(s) Planned, Active, Waiting, Failed: add them in the ' +
+        "board's field settings (epicflow does not rewrite an existing option list: GitHub would " +
+        'drop the values already set)',
+    );
+    expect(w.gh.state.project(OWNER, 9)?.fields[1]?.options.map((o) => o.name)).toEqual([
+      'Todo',
+      'In Progress',
+      'Done',
+    ]);
+  });
+
+  it('resolves a user-owned board', async () => {
+    w.gh.seed.user({ login: 'alice', permission: 'write' });
+    w.gh.seed.project({ owner: 'alice', number: 2 });
+    const board = await ProjectBoard.open(
+      w.repo.octokit,
+      'https://github.com/users/alice/projects/2',
+    );
+    expect(board.projectId).toBe(w.gh.state.project('alice', 2)?.id);
+    expect(w.gh.state.project('alice', 2)?.fields.map((f) => f.name)).toContain('Status');
+  });
+
+  it('says which permission is missing when the board cannot be found', async () => {
+    const err = await ProjectBoard.open(
+      w.repo.octokit,
+      'https://github.com/orgs/acme/projects/99',
+    ).catch((e: unknown) => e);
+    expect(describeError(err)).toBe(
+      'GitHub: cannot read the project board https://github.com/orgs/acme/projects/99 ' +
+        '(Could not resolve to a ProjectV2 with the number 99.)\n' +
+        '  the token probably lacks the GitHub App permission "Organization projects: read and write" ' +
+        '(or the App is not installed for this repository or organization)',
+    );
+  });
+});

@@ -1,0 +1,62 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ProjectBoard } from '../../../src/adapters/github/board.js';
+import { createOctokit, USER_AGENT } from '../../../src/adapters/github/client.js';
+import { describeError } from '../../../src/core/errors.js';
+import { OWNER, REPO, startWorld, type World } from './setup.js';
+
+let w: World;
+
+beforeAll(async () => {
+  w = await startWorld();
+  w.gh.seed.user({ login: 'alice', permission: 'write' });
+});
+afterEach(() => {
+  w.gh.faults.clear();
+  w.gh.assertNoViolations();
+});
+afterAll(() => w.gh.close());
+
+describe('createOctokit', () => {
+  it('sends epicflow/<version> as its user agent', () => {
+    const octokit = createOctokit({ baseUrl: w.gh.url, token: 't', production: false });
+    expect(USER_AGENT).toMatch(/^epicflow\/\d+\.\d+\.\d+/);
+    expect(String(octokit.request.endpoint.DEFAULTS.headers['user-agent'])).toMatch(
+      new RegExp(`^${USER_AGENT.replace(/[.]/g, '\\.')}`),
+    );
+  });
+
+  it('in tests, surfaces a 502 at once as a github error', async () => {
+    w.gh.faults.add({ route: 'repos/get-collaborator-permission-level', status: 502 });
+    const err = await w.repo.permissionOf('alice').catch((e: unknown) => e);
+    expect(describeError(err)).toBe(
+      'GitHub: cannot read the permission of alice on acme/shop ' +
+        '(HTTP 502: github-double injected fault (502))',
+    );
+  });
+
+  it('in production, retries a 502 on REST and GraphQL and succeeds', async () => {
+    const prod = w.repoAs(w.bot.token, true);
+    const before = w.gh.stats.rest['repos/get-collaborator-permission-level'] ?? 0;
+    w.gh.faults.add({ route: 'repos/get-collaborator-permission-level', status: 502 });
+    expect(await prod.permissionOf('alice')).toBe('write');
+    expect(w.gh.stats.rest['repos/get-collaborator-permission-level']).toBe(before + 2);
+
+    w.gh.seed.project({ owner: OWNER, number: 5 });
+    w.gh.faults.add({ route: 'graphql:EpicflowBoard', status: 502 });
+    const board = await ProjectBoard.open(prod.octokit, 'https://github.com/orgs/acme/projects/5');
+    expect(board.projectId).toBe(w.gh.state.project(OWNER, 5)?.id);
+  });
+
+  it('in production, waits out a secondary rate limit on a comment and posts it once', async () => {
+    const prod = w.repoAs(w.bot.token, true);
+    const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Epic: limited' });
+    w.gh.faults.add({
+      route: 'issues/create-comment',
+      kind: 'secondary-rate-limit',
+      retryAfterSeconds: 1,
+    });
+    const r = await prod.ensureComment({ issueNumber: issue.number, marker: 'status', body: 'ok' });
+    expect(r.action).toBe('created');
+    expect(w.gh.state.comments(OWNER, REPO, issue.number)).toHaveLength(1);
+  });
+});

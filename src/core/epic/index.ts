@@ -1,0 +1,37 @@
+/** The App's and the orchestrating Action's pure core: commands, senders, markers, texts and the reconcile decision. */
+export type { BoardStatus, BoardStoryInput, BoardValues } from './board-values.js';
+export { BOARD_STATUSES, boardStatusOf, boardValues, diffBoard } from './board-values.js';
+export type { Command, CommandCheck, CommandKind } from './commands.js';
+export { COMMANDS, helpText, parseCommand, validateCommand } from './commands.js';
+export type { ReportCommentInput, StatusCommentInput } from './comments.js';
+export {
+  fitInert,
+  PLAN_CHANGED_NOTE,
+  renderReportComment,
+  renderStatusComment,
+} from './comments.js';
+export type { MarkerName } from './markers.js';
+export {
+  failureMarker,
+  hasMarker,
+  markerComment,
+  REPORT_MARKER,
+  STATUS_MARKER,
+  storyMarker,
+  VIOLATIONS_MARKER,
+  withMarker,
+} from './markers.js';
+export type { Action, ReconcileInput, SubIssueRef, Trigger } from './types.js';
+export { reconcile } from './reconcile.js';
+export { fenceBlock, neutralizeMentions, quoteForPrompt, sanitizeIssueText } from './sanitize.js';
+export type { Permission, SenderDecision, SenderInput } from './sender.js';
+export { decideSender, isBot } from './sender.js';
+export type { FailureCommentInput, IssueText } from './texts.js';
+export {
+  echoBlock,
+  echoInline,
+  renderFailureComment,
+  renderPullRequest,
+  renderSubIssue,
+  renderViolationsComment,
+} from './texts.js';

@@ -1,0 +1,376 @@
+/**
+ * The pure decision at the heart of the App and the Action (PRODUCT §6, §9):
+ * given everything durable about an epic and the event that woke us, say what
+ * to do, as a list of actions the adapter applies in order. Nothing here
+ * remembers anything: state lives in GitHub (epic branch, story records,
+ * sub-issues, comments), so every decision can be made again from scratch,
+ * and making it twice with the same state does the same thing once.
+ *
+ * Idempotency comes from the records: a story is marked `active` with attempt
+ * N (a `record` action) right before its `dispatch`, so the next decision sees
+ * it running and never dispatches attempt N again.
+ */
+import type { EpicflowConfig } from '../config/types.js';
+import type { Halt, HaltKind, StoryRecord, StoryStatus } from '../model.js';
+import { epicBranchName, totalTokens } from '../model.js';
+import type { ReportStory } from '../report/index.js';
+import { formatUsd } from '../report/index.js';
+import { formatUtcTime } from '../report/format.js';
+import type { Hold, SchedulerDecision } from '../scheduler/index.js';
+import { schedule } from '../scheduler/index.js';
+import { boardStatusOf, boardValues } from './board-values.js';
+import { validateCommand } from './commands.js';
+import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
+import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
+import { sanitizeIssueText } from './sanitize.js';
+import type { Entry } from './story-state.js';
+import {
+  applyTrigger,
+  login,
+  newRecord,
+  sameRecord,
+  settle,
+  statusOf,
+  withoutReason,
+} from './story-state.js';
+import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts.js';
+import type { Action, ReconcileInput } from './types.js';
+
+/** Halts a `/resume` lifts; a spent budget or an exhausted roster must lift by themselves. */
+const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
+  'cancel',
+  'outside-change',
+  'interrupted',
+]);
+
+export function reconcile(input: ReconcileInput): Action[] {
+  const actions: Action[] = [];
+  const replies: string[] = [];
+  let halt = haltFromTrigger(input, actions);
+
+  const waveOf = new Map<string, number>();
+  input.plan.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
+  const entries = input.plan.stories.map((story) =>
+    settle(input, {
+      story,
+      wave: waveOf.get(story.id) ?? 1,
+      hash: input.plan.hashes[story.id] ?? '',
+      mergeCommit: input.merged.get(story.id),
+      prior: input.records[story.id],
+      current: input.records[story.id],
+      display: [],
+    }),
+  );
+  for (const entry of entries) applyTrigger(input, entry, replies);
+  const { trigger } = input;
+  if ((trigger.kind === 'retry' || trigger.kind === 'skip') && !input.plan.hashes[trigger.story]) {
+    // Normally caught by validateCommand; the plan may have changed in between.
+    const check = validateCommand(trigger, input.plan);
+    if (!check.ok) replies.push(check.error);
+  }
+  halt ??= budgetHalt(input.config, Object.values(input.records));
+
+  const decision = scheduleStories(input, entries, halt);
+  for (const body of replies) actions.push({ kind: 'reply', body });
+  actions.push(...structureActions(input, entries));
+  actions.push(...launchActions(input, entries, new Set(decision.start)));
+  actions.push(...subIssueActions(input, entries, decision.hold));
+  if (input.config.board !== undefined) {
+    for (const e of entries) {
+      const values = boardValues({
+        wave: e.wave,
+        record: e.current,
+        merged: e.mergeCommit !== undefined,
+      });
+      actions.push({
+        kind: 'update-board',
+        story: e.story.id,
+        values: { ...values, Status: boardStatusOf(statusOf(e)) },
+      });
+    }
+  }
+  const allDone = entries.every((e) => statusOf(e) === 'done');
+  actions.push(...commentActions(input, entries, { halt, allDone, summary: decision.summary }));
+  if (allDone) {
+    if (input.pr?.draft !== false) actions.push({ kind: 'mark-pr-ready' });
+    actions.push({ kind: 'finish' });
+  }
+  return actions;
+}
+
+/** `/cancel` sets a halt, `/resume` lifts the ones people may lift; otherwise the input's. */
+function haltFromTrigger(input: ReconcileInput, actions: Action[]): Halt | undefined {
+  const { trigger, halt } = input;
+  if (trigger.kind === 'cancel') {
+    const cancel: Halt = { kind: 'cancel', message: `cancelled by @${login(trigger.by)}` };
+    actions.push({ kind: 'set-halt', halt: cancel });
+    return cancel;
+  }
+  if (trigger.kind === 'resume' && halt !== undefined && LIFTED_BY_RESUME.has(halt.kind)) {
+    actions.push({ kind: 'clear-halt' });
+    return undefined;
+  }
+  return halt;
+}
+
+/** Runs the scheduler and records its holds and releases on the entries. */
+function scheduleStories(
+  input: ReconcileInput,
+  entries: readonly Entry[],
+  halt: Halt | undefined,
+): SchedulerDecision {
+  const status: Record<string, StoryStatus> = {};
+  for (const e of entries) status[e.story.id] = statusOf(e);
+  // A story found finished in this decision (its job died, or its merge is on the
+  // branch before its record says so) gives back the slot the caller counted as busy.
+  const released = entries.filter(
+    (e) =>
+      e.prior?.status === 'active' &&
+      (status[e.story.id] === 'done' || status[e.story.id] === 'failed'),
+  ).length;
+  const decision = schedule({
+    stories: input.plan.stories,
+    status,
+    concurrency: input.config.concurrency,
+    freeCoderSlots: input.freeCoderSlots + released,
+    ...(halt === undefined ? {} : { halt }),
+  });
+  const byId = new Map(entries.map((e) => [e.story.id, e]));
+  for (const { id, reason } of decision.hold) {
+    const e = byId.get(id);
+    if (e === undefined || (e.current?.status === 'waiting' && e.current.reason === reason))
+      continue;
+    e.current = {
+      ...(e.current ?? newRecord(String(input.epic.number), e)),
+      status: 'waiting',
+      reason,
+    };
+  }
+  for (const id of decision.release) {
+    const e = byId.get(id);
+    if (e?.current?.status !== 'waiting') continue;
+    e.current = withoutReason({ ...e.current, status: 'planned' });
+  }
+  return decision;
+}
+
+/** The epic branch, the draft pull request and the sub-issues, when missing. */
+function structureActions(input: ReconcileInput, entries: readonly Entry[]): Action[] {
+  const actions: Action[] = [];
+  const branch = epicBranchName(String(input.epic.number));
+  if (input.pr === undefined) {
+    actions.push({ kind: 'ensure-epic-branch', branch });
+    actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
+  }
+  for (const e of entries) {
+    if (input.subIssues[e.story.id] !== undefined) continue;
+    const text = renderSubIssue(input.epic.number, e.story, e.wave);
+    actions.push({
+      kind: 'ensure-sub-issue',
+      story: e.story.id,
+      marker: storyMarker(e.story.id),
+      ...text,
+    });
+  }
+  return actions;
+}
+
+/**
+ * Changed records, then each start as `record active` + `dispatch` (plan
+ * order, so a redelivered event dispatches in the same order). A started
+ * story continues on its branch with the next attempt; a never-started one
+ * uses its recorded attempt; either starts fresh when its plan entry changed.
+ */
+function launchActions(
+  input: ReconcileInput,
+  entries: readonly Entry[],
+  starting: ReadonlySet<string>,
+): Action[] {
+  const actions: Action[] = [];
+  for (const e of entries) {
+    if (starting.has(e.story.id) || e.current === undefined) continue;
+    if (!sameRecord(e.prior, e.current)) actions.push({ kind: 'record', record: e.current });
+  }
+  for (const e of entries) {
+    if (!starting.has(e.story.id)) continue;
+    const prior = e.current;
+    const started = prior?.startedAt !== undefined;
+    const attempt = prior === undefined ? 1 : started ? prior.attempt + 1 : prior.attempt;
+    const fresh = !started || prior.planHash !== e.hash;
+    const base = prior ?? newRecord(String(input.epic.number), e);
+    const { reason: _r, finishedAt: _f, mergeCommit: _m, ...rest } = base;
+    e.current = { ...rest, status: 'active', attempt, planHash: e.hash, startedAt: input.now };
+    actions.push({ kind: 'record', record: e.current });
+    if (input.subIssues[e.story.id]?.state === 'closed') {
+      actions.push({ kind: 'reopen-sub-issue', story: e.story.id });
+    }
+    actions.push({ kind: 'dispatch', story: e.story.id, attempt, fresh });
+  }
+  return actions;
+}
+
+/** Done stories close their sub-issue; failed ones get (or keep) one comment per attempt. */
+function subIssueActions(
+  input: ReconcileInput,
+  entries: readonly Entry[],
+  holds: readonly Hold[],
+): Action[] {
+  const actions: Action[] = [];
+  for (const e of entries) {
+    if (statusOf(e) === 'done' && input.subIssues[e.story.id]?.state !== 'closed') {
+      actions.push({ kind: 'close-sub-issue', story: e.story.id });
+    }
+  }
+  for (const e of entries) {
+    if (statusOf(e) !== 'failed') continue;
+    const story = e.story.id;
+    const attempt = e.current?.attempt ?? 1;
+    const reason = e.derivedFailure ?? e.current?.reason ?? '';
+    const waiting = holds.filter((h) => h.reason === `waiting for ${story}`).map((h) => h.id);
+    const comment = renderFailureComment({
+      epic: input.epic.number,
+      story,
+      attempt,
+      reason,
+      waiting,
+    });
+    actions.push({ kind: 'comment-sub-issue-failure', story, attempt, reason, ...comment });
+  }
+  return actions;
+}
+
+/** The status comment on the issue and the report comment on the pull request. */
+function commentActions(
+  input: ReconcileInput,
+  entries: readonly Entry[],
+  facts: { readonly halt: Halt | undefined; readonly allDone: boolean; readonly summary: string },
+): Action[] {
+  const { halt, allDone } = facts;
+  const stories = reportStories(entries, String(input.epic.number));
+  const nextStep = nextStepText({
+    allDone,
+    halt,
+    pr: input.pr,
+    now: input.now,
+    failed: entries.filter((e) => statusOf(e) === 'failed').map((e) => e.story.id),
+    running: entries.filter((e) => statusOf(e) === 'active').length,
+    changed: entries.some((e) => e.display.includes(PLAN_CHANGED_NOTE)),
+  });
+  const status = renderStatusComment({
+    epic: input.epic,
+    stories,
+    summary: allDone ? `all ${entries.length} stories done` : facts.summary,
+    halt,
+    pr: input.pr,
+    nextStep,
+    now: input.now,
+  });
+  const report = renderReportComment({
+    epic: input.epic,
+    stories,
+    halts: halt === undefined ? [] : [halt],
+    now: input.now,
+    startedAt: earliest(entries.map((e) => e.current?.startedAt)),
+    nextStep,
+    links: input.links,
+    fullReportUrl: input.fullReportUrl,
+  });
+  return [
+    { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },
+    { kind: 'ensure-report-comment', marker: REPORT_MARKER, body: report },
+  ];
+}
+
+function budgetHalt(config: EpicflowConfig, records: readonly StoryRecord[]): Halt | undefined {
+  const budget = config.budget;
+  if (budget === undefined) return undefined;
+  let usd = 0;
+  let tokens = 0;
+  for (const r of records) {
+    for (const u of r.usage) {
+      usd += u.costUsd ?? 0;
+      tokens += totalTokens(u.tokens);
+    }
+  }
+  if (budget.usd !== undefined && usd >= budget.usd) {
+    return {
+      kind: 'budget',
+      message: `budget of ${formatUsd(budget.usd)} spent (${formatUsd(usd)})`,
+    };
+  }
+  if (budget.tokens !== undefined && tokens >= budget.tokens) {
+    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
+  }
+  return undefined;
+}
+
+/**
+ * The stories as the comments show them: effective statuses, derived notes
+ * added, hidden text removed. Mentions are made inert by each renderer, after
+ * it cuts the text to length.
+ */
+function reportStories(entries: readonly Entry[], epic: string): ReportStory[] {
+  const clean = sanitizeIssueText;
+  return entries.map((e) => {
+    const story = { ...e.story, title: clean(e.story.title) };
+    const status = statusOf(e);
+    if (e.current === undefined && status === 'planned') return { story, wave: e.wave };
+    const base = e.current ?? newRecord(epic, e);
+    const reason = e.derivedFailure ?? base.reason;
+    const { reason: _r, ...rest } = base;
+    // A skipped story was finished by nobody: no executor is credited with it.
+    const skipped = status === 'done' && e.mergeCommit === undefined;
+    const record: StoryRecord = {
+      ...rest,
+      status,
+      ...(skipped ? { executors: [] } : {}),
+      ...(reason === undefined ? {} : { reason: clean(reason) }),
+      ...(e.mergeCommit === undefined ? {} : { mergeCommit: e.mergeCommit }),
+      notes: [...base.notes.map(clean), ...e.display],
+    };
+    return { story, wave: e.wave, record };
+  });
+}
+
+function earliest(times: readonly (string | undefined)[]): string | undefined {
+  const known = times.filter((t): t is string => t !== undefined).sort();
+  return known[0];
+}
+
+interface NextStepFacts {
+  readonly allDone: boolean;
+  readonly halt: Halt | undefined;
+  readonly pr: { readonly number: number } | undefined;
+  readonly now: string;
+  readonly failed: readonly string[];
+  readonly running: number;
+  readonly changed: boolean;
+}
+
+/** One sentence of epicflow's own markdown: what the reader can do now. */
+function nextStepText(f: NextStepFacts): string {
+  if (f.allDone) {
+    const pr = f.pr === undefined ? 'The pull request' : `Pull request #${f.pr.number}`;
+    return `Every story is done. ${pr} is ready for review.`;
+  }
+  if (f.halt !== undefined) {
+    const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;
+    switch (f.halt.kind) {
+      case 'budget':
+        return 'Raise `budget` in the epicflow configuration, then comment `/resume`.';
+      case 'roster-exhausted':
+        return `Comment \`/resume\`${after} once an executor is available again.`;
+      case 'outside-change':
+        return 'Check the epic branch (it was changed outside epicflow), then comment `/resume`.';
+      default:
+        return `Comment \`/resume\`${after} to continue.`;
+    }
+  }
+  if (f.failed.length > 0) {
+    const first = f.failed[0] ?? '';
+    const running = f.running > 0 ? `${f.running} running; ` : '';
+    return `${running}fix the cause of the failure, then comment \`/retry ${first}\` (or \`/resume\` to retry every failed story), or \`/skip ${first}\` to go on without it.`;
+  }
+  if (f.changed) return 'Comment `/resume` to restart the stories whose plan entry changed.';
+  return 'Nothing to do: running stories report here as they finish.';
+}

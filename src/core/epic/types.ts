@@ -1,0 +1,110 @@
+/** The input and output vocabulary of `reconcile`. */
+import type { EpicflowConfig } from '../config/types.js';
+import type { Halt, Plan, StoryRecord } from '../model.js';
+import type { ReportLinks } from '../report/index.js';
+import type { BoardValues } from './board-values.js';
+import type { MarkerName } from './markers.js';
+
+/** What woke the App (or the orchestrating Action). Commands are already validated. */
+export type Trigger =
+  | { readonly kind: 'label' }
+  | { readonly kind: 'edited' }
+  | { readonly kind: 'status' }
+  | { readonly kind: 'resume'; readonly by: string }
+  | { readonly kind: 'cancel'; readonly by: string }
+  | { readonly kind: 'retry'; readonly story: string; readonly by: string }
+  | { readonly kind: 'skip'; readonly story: string; readonly by: string }
+  /** A story job's workflow run completed (any conclusion). */
+  | {
+      readonly kind: 'workflow_run';
+      readonly story: string;
+      readonly attempt: number;
+      readonly conclusion: string;
+    };
+
+export interface SubIssueRef {
+  readonly number: number;
+  readonly state: 'open' | 'closed';
+}
+
+export interface ReconcileInput {
+  readonly epic: { readonly number: number; readonly title: string };
+  /** A valid plan (plan hashes come from `plan.hashes`). */
+  readonly plan: Plan;
+  /** Durable story records by story id; a story may have none yet. */
+  readonly records: Readonly<Record<string, StoryRecord>>;
+  /** Story id → merge commit, derived from the epic branch's `Epicflow-Story` trailers. */
+  readonly merged: ReadonlyMap<string, string>;
+  readonly config: EpicflowConfig;
+  /**
+   * The roster's free coder slots (Infinity when unbounded), counting a slot as
+   * busy for each story whose record is `active` in `records`.
+   */
+  readonly freeCoderSlots: number;
+  /**
+   * The current halt: the persisted one (`cancel`, `outside-change`,
+   * `interrupted`) or one the caller computed (`roster-exhausted`). A spent
+   * budget is computed here from the records.
+   */
+  readonly halt?: Halt | undefined;
+  /** Sub-issues found by their story marker, by story id. */
+  readonly subIssues: Readonly<Record<string, SubIssueRef>>;
+  readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
+  /** ISO time of this decision. */
+  readonly now: string;
+  readonly trigger: Trigger;
+  /** URL builders for branches and commits in the report comment. */
+  readonly links?: ReportLinks | undefined;
+  /** Linked when the report comment had to be shortened. */
+  readonly fullReportUrl?: string | undefined;
+}
+
+export type Action =
+  /** Persist the epic's halt (a `/cancel`) so later decisions see it. */
+  | { readonly kind: 'set-halt'; readonly halt: Halt }
+  /** Forget the persisted halt (`/resume`). */
+  | { readonly kind: 'clear-halt' }
+  /** Answer the comment that carried the command. */
+  | { readonly kind: 'reply'; readonly body: string }
+  | { readonly kind: 'ensure-epic-branch'; readonly branch: string }
+  | {
+      readonly kind: 'ensure-draft-pr';
+      readonly head: string;
+      readonly title: string;
+      readonly body: string;
+    }
+  | {
+      readonly kind: 'ensure-sub-issue';
+      readonly story: string;
+      readonly marker: MarkerName;
+      readonly title: string;
+      readonly body: string;
+    }
+  | { readonly kind: 'close-sub-issue'; readonly story: string }
+  | { readonly kind: 'reopen-sub-issue'; readonly story: string }
+  | {
+      readonly kind: 'comment-sub-issue-failure';
+      readonly story: string;
+      readonly attempt: number;
+      readonly reason: string;
+      readonly marker: MarkerName;
+      readonly body: string;
+    }
+  /** Write this record (compare-and-swap against the version this decision read). */
+  | { readonly kind: 'record'; readonly record: StoryRecord }
+  /**
+   * Start the story's job. `fresh`: start from the epic head, setting any
+   * existing story branch aside; otherwise continue on the existing branch.
+   */
+  | {
+      readonly kind: 'dispatch';
+      readonly story: string;
+      readonly attempt: number;
+      readonly fresh: boolean;
+    }
+  | { readonly kind: 'update-board'; readonly story: string; readonly values: BoardValues }
+  | { readonly kind: 'ensure-status-comment'; readonly marker: MarkerName; readonly body: string }
+  | { readonly kind: 'ensure-report-comment'; readonly marker: MarkerName; readonly body: string }
+  | { readonly kind: 'mark-pr-ready' }
+  /** Every story is done: the epic is delivered. */
+  | { readonly kind: 'finish' };

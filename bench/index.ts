@@ -10,6 +10,7 @@ interface Benchmark {
 const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   scheduling: () => import('./scheduling.js'),
   'github-double': () => import('./github-double.js'),
+  'engine-overhead': () => import('./engine-overhead.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

@@ -8,6 +8,8 @@ export interface CliIo {
   readonly readStdin: () => Promise<string>;
   /** Relative paths given on the command line are resolved against this. */
   readonly cwd: string;
+  /** Standard output is a terminal (enables the live board of `run`). */
+  readonly isTTY?: boolean;
 }
 
 export interface CliContext {

@@ -12,4 +12,5 @@ process.exitCode = await main(process.argv.slice(2), {
   stderr: (s) => process.stderr.write(s),
   readStdin,
   cwd: process.cwd(),
+  isTTY: Boolean(process.stdout.isTTY),
 });

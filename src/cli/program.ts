@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { describeError, isEpicflowError } from '../core/errors.js';
+import { registerEngineCommands } from './commands/engine.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
 import type { CliContext, CliIo } from './context.js';
@@ -27,6 +28,7 @@ function buildProgram(ctx: CliContext): Command {
     })
     .showHelpAfterError('(run with --help for usage)');
   registerPlanCommands(program, ctx);
+  registerEngineCommands(program, ctx);
   return program;
 }
 

@@ -1,0 +1,78 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { runCommand } from './run.js';
+import { statusCommand } from './status.js';
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('expected a whole number of at least 1');
+  }
+  return n;
+}
+
+function engineIo(ctx: CliContext): Parameters<typeof runCommand>[1] {
+  return {
+    stdout: (s) => ctx.io.stdout(s),
+    stderr: (s) => ctx.io.stderr(s),
+    cwd: ctx.io.cwd,
+    isTTY: ctx.io.isTTY ?? false,
+  };
+}
+
+/** `epicflow run` and `epicflow status` (PRODUCT §10). */
+export function registerEngineCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('run')
+    .description('deliver the epic of a plan file locally; rerun to resume')
+    .argument('<file>', 'markdown file holding the ```epicflow block')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .option('--epic <id>', "the epic's id (default: the plan file's base name)")
+    .option('--concurrency <n>', 'stories in flight (default: config concurrency)', positiveInteger)
+    .option('--fail-fast', 'stop launching stories after the first failure')
+    .option('--worktrees <dir>', 'where story worktrees go (default: inside the git folder)')
+    .action(
+      async (
+        file: string,
+        o: {
+          repo?: string;
+          config?: string;
+          epic?: string;
+          concurrency?: number;
+          failFast?: boolean;
+          worktrees?: string;
+        },
+      ) => {
+        const code = await runCommand(
+          {
+            file,
+            ...(o.repo !== undefined && { repo: o.repo }),
+            ...(o.config !== undefined && { config: o.config }),
+            ...(o.epic !== undefined && { epic: o.epic }),
+            ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
+            ...(o.failFast === true && { failFast: true }),
+            ...(o.worktrees !== undefined && { worktrees: o.worktrees }),
+          },
+          engineIo(ctx),
+        );
+        ctx.setExitCode(code);
+      },
+    );
+
+  program
+    .command('status')
+    .description('show the board of an epic in this repository')
+    .option('--epic <id>', 'the epic (default: the only one, or the latest)')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .action(async (o: { epic?: string; repo?: string }) => {
+      const code = await statusCommand(
+        {
+          ...(o.epic !== undefined && { epic: o.epic }),
+          ...(o.repo !== undefined && { repo: o.repo }),
+        },
+        engineIo(ctx),
+      );
+      ctx.setExitCode(code);
+    });
+}

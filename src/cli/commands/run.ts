@@ -1,0 +1,121 @@
+/**
+ * `epicflow run FILE` (PRODUCT §10): deliver the epic locally, one line per
+ * story event (a lane per story), then the paths of the board and reports.
+ * Exit 0 when every story merged, 1 otherwise, 2 for usage/config/plan errors.
+ */
+import { describeError, isEpicflowError } from '../../core/errors.js';
+import type { CrashPoint, EngineEvent } from '../../engine/ports.js';
+import { runLocalEpic } from '../../engine/local.js';
+
+export interface RunCommandOptions {
+  readonly file: string;
+  readonly repo?: string;
+  readonly config?: string;
+  readonly epic?: string;
+  readonly concurrency?: number;
+  readonly failFast?: boolean;
+  readonly worktrees?: string;
+}
+
+export interface RunCommandIo {
+  stdout(s: string): void;
+  stderr(s: string): void;
+  readonly cwd: string;
+  readonly isTTY: boolean;
+}
+
+/** Test hooks; never set by the CLI itself. */
+export interface RunCommandHooks {
+  readonly onCheckpoint?: (point: CrashPoint, story: string) => void;
+  /** The environment (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** One line per event: `[story] message`, or `epicflow: message` for the epic. */
+export function formatEvent(event: EngineEvent): string {
+  return event.story === undefined
+    ? `epicflow: ${event.message}`
+    : `[${event.story}] ${event.message}`;
+}
+
+/**
+ * On a terminal: the lanes scroll as usual, with a compact board of every story
+ * seen so far kept below them, redrawn in place after each event.
+ */
+export class LiveBoard {
+  private readonly status = new Map<string, string>();
+  private drawn = 0;
+
+  constructor(private readonly write: (s: string) => void) {}
+
+  event(event: EngineEvent): void {
+    const status = event.data?.status;
+    if (event.story !== undefined && typeof status === 'string')
+      this.status.set(event.story, status);
+    else if (event.story !== undefined && !this.status.has(event.story))
+      this.status.set(event.story, 'planned');
+    // Move up over the old board, clear it, print the lane line, draw the board again.
+    const erase = this.drawn > 0 ? `\u001b[${this.drawn}A\u001b[J` : '';
+    const board = [...this.status].map(([id, s]) => `  ${s.padEnd(7)} ${id}`);
+    this.drawn = board.length;
+    this.write(`${erase}${formatEvent(event)}\n${board.map((l) => `${l}\n`).join('')}`);
+  }
+}
+
+export async function runCommand(
+  opts: RunCommandOptions,
+  io: RunCommandIo,
+  hooks: RunCommandHooks = {},
+): Promise<number> {
+  const live = io.isTTY ? new LiveBoard((t) => io.stdout(t)) : undefined;
+  const interrupt = new AbortController();
+  let signals = 0;
+  const onSignal = (name: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals === 1) {
+      io.stderr(
+        `epicflow: ${name}: stopping running stories and writing the report (again to quit at once)\n`,
+      );
+      interrupt.abort();
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await runLocalEpic(opts, {
+      cwd: io.cwd,
+      env: hooks.env ?? process.env,
+      onEvent: (event) => (live ? live.event(event) : io.stdout(`${formatEvent(event)}\n`)),
+      interrupt: interrupt.signal,
+      onCheckpoint: hooks.onCheckpoint,
+    });
+    const counts = { done: 0, failed: 0, waiting: 0 };
+    for (const r of result.records) {
+      if (r.status === 'done') counts.done += 1;
+      else if (r.status === 'failed') counts.failed += 1;
+    }
+    counts.waiting = Math.max(0, result.records.length - counts.done - counts.failed);
+    io.stdout(
+      [
+        `epicflow: ${counts.done} done, ${counts.failed} failed, ${counts.waiting} waiting`,
+        `board:       ${result.files.board}`,
+        `report:      ${result.files.report}`,
+        `report.json: ${result.files.reportJson}`,
+        `events:      ${result.events}`,
+        '',
+      ].join('\n'),
+    );
+    return result.exitCode;
+  } catch (e) {
+    io.stderr(`error: ${describeError(e)}\n`);
+    if (isEpicflowError(e, 'usage') || isEpicflowError(e, 'config') || isEpicflowError(e, 'plan')) {
+      return 2;
+    }
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

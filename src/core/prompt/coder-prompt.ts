@@ -1,0 +1,190 @@
+/**
+ * The coder prompt (PRODUCT §5 step 4). Story text comes from an issue or a
+ * plan file: it is data, quoted as the task after cleaning, never instructions
+ * to epicflow itself.
+ */
+import type { Plan, Story } from '../model.js';
+import { capBytes, cleanText, tail } from './clean.js';
+import { relationOf } from './relations.js';
+
+/** House rules are capped so a long CONTRIBUTING.md cannot crowd out the task. */
+export const HOUSE_RULES_MAX_BYTES = 8 * 1024;
+/** Failing output quoted back to the coder is cut to its tail. */
+export const FEEDBACK_TAIL_CHARS = 4000;
+
+export interface GateFailureFeedback {
+  readonly command: string;
+  /** The failing lines this story added (not those already red on the baseline). */
+  readonly lines: readonly string[];
+  readonly output: string;
+}
+
+/** What later rounds are told about the previous one. */
+export interface PromptFeedback {
+  readonly takeover?: { readonly from: string; readonly reason: string };
+  readonly gateFailures?: readonly GateFailureFeedback[];
+  readonly oracle?: readonly string[];
+  readonly perimeter?: readonly string[];
+  readonly blocked?: { readonly claim: string; readonly answer: string };
+  readonly noChanges?: boolean;
+}
+
+export interface CoderPromptInput {
+  readonly epic: string;
+  readonly plan: Plan;
+  readonly story: Story;
+  readonly round: number;
+  readonly gates: readonly string[];
+  /** CONTRIBUTING.md text, if the repository has one. */
+  readonly houseRules?: string | undefined;
+  readonly feedback?: PromptFeedback | undefined;
+}
+
+function oneLine(text: string): string {
+  return cleanText(text).replace(/\s+/g, ' ').trim();
+}
+
+function quote(text: string): string {
+  return cleanText(text)
+    .trim()
+    .split('\n')
+    .map((l) => (l.length > 0 ? `> ${l}` : '>'))
+    .join('\n');
+}
+
+function bullets(items: readonly string[]): string {
+  return items.map((i) => `- ${i}`).join('\n');
+}
+
+const RELATION_NOTE = {
+  dependency: 'a dependency, already merged into your working tree: read it, do not change it',
+  dependent: 'built after you by another story: leave it alone',
+  parallel: 'built at the same time by another coder: leave it alone',
+} as const;
+
+function perimeterSection(plan: Plan, story: Story): string {
+  const parts = [
+    '## Perimeter',
+    'Change only these paths (create and edit files only here):',
+    bullets(story.owns.map((p) => `\`${p}\``)),
+  ];
+  if (story.reads.length > 0) {
+    parts.push('Read for context, never change:', bullets(story.reads.map((p) => `\`${p}\``)));
+  }
+  const others = plan.stories.filter((s) => s.id !== story.id);
+  if (others.length > 0) {
+    parts.push(
+      "Other stories' paths:",
+      bullets(
+        others.map(
+          (o) =>
+            `${o.owns.map((p) => `\`${p}\``).join(', ')} — story ${o.id} (${RELATION_NOTE[relationOf(plan, story.id, o.id)]})`,
+        ),
+      ),
+    );
+  }
+  parts.push(
+    'Changes outside your owned paths are put back before merging and reported; ' +
+      'changes to `.git`, workflow files or symlinks leaving the repository are never merged.',
+  );
+  return parts.join('\n');
+}
+
+function feedbackSection(feedback: PromptFeedback): string[] {
+  const parts: string[] = [];
+  if (feedback.takeover !== undefined) {
+    parts.push(
+      '## Takeover',
+      `You are taking over from ${feedback.takeover.from}, which stopped: ${oneLine(feedback.takeover.reason)}. ` +
+        'Inspect `git status` and `git diff` first, then finish the story.',
+    );
+  }
+  if (feedback.gateFailures !== undefined && feedback.gateFailures.length > 0) {
+    parts.push('## The gates failed', 'Fix these failures (they are new with your change):');
+    for (const g of feedback.gateFailures) {
+      parts.push(
+        `### \`${g.command}\``,
+        bullets(g.lines.slice(0, 40)),
+        '```text',
+        tail(g.output, FEEDBACK_TAIL_CHARS).replace(/```/g, "'''"),
+        '```',
+      );
+    }
+  }
+  if (feedback.oracle !== undefined && feedback.oracle.length > 0) {
+    parts.push(
+      '## Tests weakened',
+      'Tests must not be deleted, skipped or focused, and no fewer may pass than before:',
+      bullets(feedback.oracle),
+    );
+  }
+  if (feedback.perimeter !== undefined && feedback.perimeter.length > 0) {
+    parts.push(
+      '## Outside your perimeter',
+      'Put each of these paths back as it is on the epic branch and move the work into your owned paths:',
+      bullets(feedback.perimeter),
+    );
+  }
+  if (feedback.blocked !== undefined) {
+    parts.push(
+      '## Your BLOCKED_ON claim',
+      `You said: BLOCKED_ON: ${oneLine(feedback.blocked.claim)}`,
+      feedback.blocked.answer,
+    );
+  }
+  if (feedback.noChanges === true) {
+    parts.push(
+      '## No changes yet',
+      'Your branch has no changes against the epic branch: implement the story now.',
+    );
+  }
+  return parts;
+}
+
+export function buildCoderPrompt(input: CoderPromptInput): string {
+  const { story, plan } = input;
+  const parts: string[] = [
+    `# Story ${story.id}: ${oneLine(story.title)}`,
+    `You are implementing ONE story of the epic "${input.epic}", in the current working directory only.`,
+    '## The task (as written in the plan)',
+    quote(story.description),
+  ];
+  if (story.acceptance.length > 0) {
+    parts.push('## Done when', bullets(story.acceptance.map(oneLine)));
+  }
+  if (story.provides.length > 0) {
+    parts.push(
+      '## You must provide (complete, for the stories after you)',
+      bullets(story.provides.map(oneLine)),
+    );
+  }
+  const deps = plan.stories.filter((s) => story.dependsOn.includes(s.id) && s.provides.length > 0);
+  if (deps.length > 0) {
+    parts.push(
+      '## What your dependencies provide (already merged; use them as declared)',
+      bullets(deps.map((d) => `${d.id}: ${d.provides.map(oneLine).join('; ')}`)),
+    );
+  }
+  parts.push(perimeterSection(plan, story));
+  if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
+    parts.push(
+      '## House rules (CONTRIBUTING.md)',
+      capBytes(cleanText(input.houseRules).trim(), HOUSE_RULES_MAX_BYTES),
+    );
+  }
+  parts.push(
+    '## Rules',
+    bullets([
+      'epicflow commits your work after each turn; you need not commit.',
+      input.gates.length > 0
+        ? `After your turn epicflow runs the gates: ${input.gates.map((g) => `\`${g}\``).join(', ')}. Failures come back to you.`
+        : 'After your turn epicflow checks your changes.',
+      'Do not delete, skip or focus existing tests.',
+      'Only when you need work that another story owns, end your reply with one last line ' +
+        '`BLOCKED_ON: <what, which path>`. Tooling, dependencies and missing context are never a reason to stop.',
+    ]),
+  );
+  if (input.feedback !== undefined) parts.push(...feedbackSection(input.feedback));
+  parts.push(`(round ${input.round})`);
+  return `${parts.join('\n\n')}\n`;
+}

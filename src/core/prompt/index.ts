@@ -1,0 +1,4 @@
+export * from './blocked.js';
+export * from './clean.js';
+export * from './coder-prompt.js';
+export * from './relations.js';

@@ -1,0 +1,250 @@
+/**
+ * What every use case of one epic run shares: the plan and config, the ports,
+ * the roster, the epic's integration tree and where epicflow left the epic
+ * branch. Mutable parts (epic head, roster state, halt) live here, in one place.
+ */
+import { createHash } from 'node:crypto';
+import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import type { GateRun } from '../core/gates/index.js';
+import type { Halt, Plan } from '../core/model.js';
+import {
+  leaseCoder,
+  nextExecutor,
+  persistableRosterState,
+  recordSignal,
+  releaseLease,
+  rosterExhausted,
+  freeCoderSlots,
+  type Exclusion,
+  type RosterState,
+} from '../core/roster/index.js';
+import type { OutcomeClass } from '../core/executor.js';
+import { Mutex } from './mutex.js';
+import type {
+  Clock,
+  CrashPoint,
+  EngineEventKind,
+  EventSink,
+  ExecutorLookup,
+  GateRunner,
+  GitPort,
+  StateStore,
+  WorktreePort,
+} from './ports.js';
+
+export interface EpicPorts {
+  readonly git: GitPort;
+  readonly state: StateStore;
+  readonly gates: GateRunner;
+  readonly executors: ExecutorLookup;
+  readonly clock: Clock;
+  readonly events: EventSink;
+}
+
+export interface EpicSettings {
+  readonly epic: string;
+  readonly epicBranch: string;
+  readonly plan: Plan;
+  readonly config: EpicflowConfig;
+  /** Config files stories may never change (relative to the repository root). */
+  readonly configPaths: readonly string[];
+  /** Folder holding one worktree per story, and the epic's integration tree. */
+  readonly worktreesDir: string;
+  /** Folder for the executors' isolated homes. */
+  readonly homesDir: string;
+  /** Resolved environment per executor id (secrets from `${VAR}`). */
+  readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** CONTRIBUTING.md of the repository, when present. */
+  readonly houseRules?: string | undefined;
+  /** Test hook: called at each named lifecycle point (entries may crash there). */
+  readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+}
+
+/** The roster of this run, persisted as `roster.json` after every change. */
+export class RosterHolder {
+  private current: RosterState;
+
+  constructor(
+    private readonly executors: readonly ExecutorConfig[],
+    initial: RosterState,
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+  ) {
+    this.current = initial;
+  }
+
+  get snapshot(): RosterState {
+    return this.current;
+  }
+
+  private async persist(next: RosterState): Promise<void> {
+    const changed =
+      JSON.stringify(persistableRosterState(next)) !==
+      JSON.stringify(persistableRosterState(this.current));
+    this.current = next;
+    if (changed) await this.state.writeJson('roster.json', persistableRosterState(next));
+  }
+
+  freeSlots(): number {
+    return freeCoderSlots(this.executors, this.current, this.clock.now());
+  }
+
+  exhausted(): ReturnType<typeof rosterExhausted> {
+    return rosterExhausted(this.executors, this.current, this.clock.now());
+  }
+
+  async lease(story: string, preferred: string | undefined): Promise<ExecutorConfig | null> {
+    const r = leaseCoder(this.executors, this.current, { story, preferred, now: this.clock.now() });
+    await this.persist(r.state);
+    return r.executor;
+  }
+
+  async release(story: string): Promise<void> {
+    await this.persist(releaseLease(this.current, story));
+  }
+
+  async handover(story: string, excluding: readonly string[]): Promise<ExecutorConfig | null> {
+    const r = nextExecutor(this.executors, this.current, {
+      story,
+      excluding,
+      now: this.clock.now(),
+    });
+    await this.persist(r.state);
+    return r.executor;
+  }
+
+  async signal(
+    executor: string,
+    outcome: OutcomeClass,
+    resetAt: string | undefined,
+    detail: string,
+  ): Promise<Exclusion | null> {
+    const r = recordSignal(this.current, {
+      executor,
+      outcome,
+      resetAt,
+      detail,
+      now: this.clock.now(),
+    });
+    await this.persist(r.state);
+    return r.exclusion;
+  }
+}
+
+export class EpicContext {
+  readonly merge = new Mutex();
+  /** Where epicflow left the epic branch: any other value means someone moved it. */
+  epicHead: string;
+  halt: Halt | undefined;
+  /** Set on SIGINT/SIGTERM: stop launching, stop running stories at their next checkpoint. */
+  readonly interrupt = new AbortController();
+  private readonly baselines = new Map<string, Promise<GateRun[]>>();
+
+  constructor(
+    readonly settings: EpicSettings,
+    readonly ports: EpicPorts,
+    readonly roster: RosterHolder,
+    readonly epicTree: WorktreePort,
+    epicHead: string,
+  ) {
+    this.epicHead = epicHead;
+  }
+
+  get config(): EpicflowConfig {
+    return this.settings.config;
+  }
+
+  emit(
+    kind: EngineEventKind,
+    message: string,
+    story?: string,
+    data?: Record<string, unknown>,
+  ): void {
+    this.ports.events.emit({
+      at: this.ports.clock.now().toISOString(),
+      kind,
+      message,
+      ...(story === undefined ? {} : { story }),
+      ...(data === undefined ? {} : { data }),
+    });
+  }
+
+  checkpoint(point: CrashPoint, story: string): void {
+    this.settings.onCheckpoint?.(point, story);
+  }
+
+  setHalt(halt: Halt): void {
+    if (this.halt !== undefined) return;
+    this.halt = halt;
+    this.emit('halt', `stopped launching stories: ${halt.message}`, undefined, { kind: halt.kind });
+  }
+
+  /** Runs the gates in a tree, one command after another (each with its own timeout). */
+  async runGates(cwd: string): Promise<GateRun[]> {
+    const runs: GateRun[] = [];
+    for (const command of this.config.gates) {
+      runs.push(
+        await this.ports.gates.run(command, {
+          cwd,
+          timeoutMs: this.config.timeouts.gateMs,
+          signal: this.interrupt.signal,
+        }),
+      );
+    }
+    return runs;
+  }
+
+  /**
+   * The gates on an epic head, computed once per head and kept in the state
+   * folder. Must be called while holding the merge lock, with the epic tree at `sha`.
+   */
+  baseline(sha: string): Promise<GateRun[]> {
+    let cached = this.baselines.get(sha);
+    if (cached === undefined) {
+      cached = this.computeBaseline(sha);
+      this.baselines.set(sha, cached);
+      // A failed computation must not be cached.
+      cached.catch(() => this.baselines.delete(sha));
+    }
+    return cached;
+  }
+
+  /** Records the gate result of a merged tree as the baseline of its head. */
+  async rememberBaseline(sha: string, runs: GateRun[]): Promise<void> {
+    this.baselines.set(sha, Promise.resolve(runs));
+    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+  }
+
+  /** Stored per head and per gate commands: a changed config never reuses an old result. */
+  private baselineFile(sha: string): string {
+    const key = createHash('sha256')
+      .update(JSON.stringify({ gates: this.config.gates, setup: this.config.setup ?? null }))
+      .digest('hex')
+      .slice(0, 12);
+    return `baselines/${sha}-${key}.json`;
+  }
+
+  private async computeBaseline(sha: string): Promise<GateRun[]> {
+    const stored = await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha));
+    if (Array.isArray(stored) && stored.length === this.config.gates.length) return stored;
+    if (this.config.gates.length === 0) return [];
+    this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);
+    if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
+    await this.runSetup(this.epicTree.path);
+    const runs = await this.runGates(this.epicTree.path);
+    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+    return runs;
+  }
+
+  /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
+  async runSetup(cwd: string): Promise<{ output: string } | null> {
+    const setup = this.config.setup;
+    if (setup === undefined || setup.trim() === '') return null;
+    const r = await this.ports.gates.run(setup, {
+      cwd,
+      timeoutMs: this.config.timeouts.gateMs,
+      signal: this.interrupt.signal,
+    });
+    return r.ok ? null : { output: r.output };
+  }
+}

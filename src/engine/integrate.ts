@@ -1,0 +1,86 @@
+/**
+ * Integrate (PRODUCT §5 step 8): one merge at a time. Before merging, the epic
+ * branch must be where epicflow left it, or the epic halts (an agent or a
+ * person moved it). The merge happens in the epic's own integration tree (a
+ * detached HEAD), the gates run on the merged tree against the epic baseline,
+ * and only then the ref moves, by compare-and-swap: that update is the commit point.
+ */
+import { EpicflowError } from '../core/errors.js';
+import { triageGate } from '../core/gates/index.js';
+import type { Story } from '../core/model.js';
+import type { EpicContext } from './context.js';
+import { buildMergeMessage } from '../adapters/git/merge-message.js';
+import { StoryStop } from './stop.js';
+
+function outsideChange(ctx: EpicContext, message: string): never {
+  ctx.setHalt({ kind: 'outside-change', message });
+  throw new EpicflowError('halt', message);
+}
+
+export async function integrate(
+  ctx: EpicContext,
+  input: { story: Story; branch: string; chain: readonly string[] },
+): Promise<string> {
+  const { git } = ctx.ports;
+  const { epicBranch } = ctx.settings;
+  return ctx.merge.run(async () => {
+    if (ctx.halt?.kind === 'outside-change') {
+      throw new EpicflowError('halt', ctx.halt.message);
+    }
+    const head = await git.revParse(`refs/heads/${epicBranch}`);
+    if (head !== ctx.epicHead) {
+      outsideChange(
+        ctx,
+        `${epicBranch} was moved outside epicflow (expected ${ctx.epicHead.slice(0, 12)}, found ${head?.slice(0, 12) ?? 'no branch'})`,
+      );
+    }
+    const tree = ctx.epicTree;
+    // Gate runs may leave files behind in the integration tree; it is ours to reset.
+    if ((await tree.head()) !== head || !(await tree.isClean())) await tree.resetHard(head);
+    const baseline = await ctx.baseline(head);
+    if ((await tree.head()) !== head) await tree.resetHard(head);
+
+    ctx.emit('story', `merging into ${epicBranch}`, input.story.id);
+    const merge = await tree.mergeNoFf(
+      input.branch,
+      buildMergeMessage({ story: input.story.id, title: input.story.title, chain: input.chain }),
+    );
+    if (!merge.ok) {
+      await tree.resetHard(head);
+      throw new StoryStop(
+        'failed',
+        `merge conflict with ${epicBranch}: ${merge.conflicts.join(', ')}`,
+      );
+    }
+    ctx.checkpoint('mid-merge', input.story.id);
+    const setup = await ctx.runSetup(tree.path);
+    const runs = setup === null ? await ctx.runGates(tree.path) : [];
+    if (ctx.interrupt.signal.aborted) {
+      await tree.resetHard(head);
+      throw new StoryStop('waiting', 'interrupted while merging; rerun to continue');
+    }
+    const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
+    const failing = verdicts.filter((v) => v.status === 'new');
+    if (setup !== null || failing.length > 0) {
+      await tree.resetHard(head);
+      const lines =
+        setup !== null
+          ? `setup failed: ${setup.output.trim().split('\n').slice(-3).join(' | ')}`
+          : failing
+              .map((v) => `${v.command}: ${v.newLines.slice(0, 5).join('; ') || 'failed'}`)
+              .join(' | ');
+      throw new StoryStop('failed', `epic gates failed after merging; merge undone: ${lines}`);
+    }
+    if (!(await git.updateRef(`refs/heads/${epicBranch}`, merge.sha, head))) {
+      await tree.resetHard(head);
+      outsideChange(
+        ctx,
+        `${epicBranch} was moved outside epicflow while merging ${input.story.id}`,
+      );
+    }
+    ctx.epicHead = merge.sha;
+    await ctx.rememberBaseline(merge.sha, runs);
+    ctx.checkpoint('after-merge', input.story.id);
+    return merge.sha;
+  });
+}

@@ -1,0 +1,349 @@
+/**
+ * The local composition root: `epicflow run` on one machine. Reads the plan
+ * and config, checks everything before creating anything, then wires git
+ * worktrees, the file state store, shell gates and the executor adapters into
+ * the engine's ports.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
+import { createExecutor } from '../adapters/executors/index.js';
+import { Git, readMergedStories } from '../adapters/git/index.js';
+import { baseEnv, runShell } from '../adapters/process/run-process.js';
+import { FileStateStore } from '../adapters/state/file-store.js';
+import { resolveEnv } from '../core/config/schema.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { EpicflowError, isEpicflowError } from '../core/errors.js';
+import { epicBranchName, type Plan } from '../core/model.js';
+import { parsePlan } from '../core/plan/index.js';
+import type { EpicPorts, EpicSettings } from './context.js';
+import type { CrashPoint, EngineEvent, GateRunner, GitPort, WorktreePort } from './ports.js';
+import { openEpic, runEpic, type EpicRunResult } from './run-epic.js';
+
+export interface LocalRunOptions {
+  readonly file: string;
+  readonly repo?: string | undefined;
+  readonly config?: string | undefined;
+  readonly epic?: string | undefined;
+  readonly concurrency?: number | undefined;
+  readonly failFast?: boolean | undefined;
+  readonly worktrees?: string | undefined;
+}
+
+export interface LocalRunHooks {
+  /** Where relative paths are resolved. */
+  readonly cwd: string;
+  /** The environment executors' `${VAR}` come from and children start from. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly onEvent: (event: EngineEvent) => void;
+  /** Aborted on SIGINT/SIGTERM: stop launching, stop running stories, write the report. */
+  readonly interrupt?: AbortSignal | undefined;
+  /** Test hook at named lifecycle points. */
+  readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+}
+
+/** `--epic` ids and plan base names become branch names and folder names. */
+const EPIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkEpicId(id: string, from: string): string {
+  if (!EPIC_ID.test(id) || id.endsWith('.lock') || id.includes('..')) {
+    throw new EpicflowError('usage', `invalid epic id ${JSON.stringify(id)} (${from})`, {
+      details: ['use letters, digits, ".", "_" and "-" (at most 64), or pass --epic ID'],
+    });
+  }
+  return id;
+}
+
+async function openRepo(dir: string): Promise<Git> {
+  try {
+    return await Git.open(dir);
+  } catch (e) {
+    if (isEpicflowError(e, 'git')) {
+      throw new EpicflowError('usage', `not a git repository: ${dir}`, {
+        details: ['run epicflow inside a git repository, or pass --repo DIR'],
+      });
+    }
+    throw e;
+  }
+}
+
+async function readPlanFile(path: string, shown: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new EpicflowError(
+      'usage',
+      code === 'ENOENT'
+        ? `plan file not found: ${shown}`
+        : `cannot read plan file ${shown}: ${(e as Error).message}`,
+    );
+  }
+}
+
+/** The plan's first markdown heading, for the report title. */
+function planTitle(markdown: string): string | undefined {
+  const m = /^#\s+(.+)$/m.exec(markdown);
+  return m?.[1]?.trim();
+}
+
+export interface LocalEpic {
+  readonly repo: Git;
+  readonly plan: Plan;
+  readonly config: EpicflowConfig;
+  readonly epic: string;
+  readonly stateDir: string;
+  readonly worktreesDir: string;
+  readonly configPaths: readonly string[];
+  readonly executorEnv: Record<string, Record<string, string>>;
+  readonly title: string | undefined;
+}
+
+/** Every check that can fail for bad input, before anything is created. */
+export async function prepareLocalEpic(
+  options: LocalRunOptions,
+  hooks: LocalRunHooks,
+): Promise<LocalEpic> {
+  const repoDir = resolve(hooks.cwd, options.repo ?? '.');
+  const repo = await openRepo(repoDir);
+  const planPath = resolve(hooks.cwd, options.file);
+  const markdown = await readPlanFile(planPath, options.file);
+  const configFile = options.config === undefined ? undefined : resolve(hooks.cwd, options.config);
+  if (configFile !== undefined && !existsSync(configFile)) {
+    throw new EpicflowError('config', `config file not found: ${options.config ?? ''}`);
+  }
+  const loaded = await loadConfig({
+    repoDir: repo.root,
+    ...(configFile === undefined ? {} : { configFile }),
+  });
+  if (loaded.file === null) {
+    throw new EpicflowError('config', `no epicflow config found in ${repo.root}`, {
+      details: [
+        `create ${CONFIG_LOCATIONS.join(' or ')} with at least one executor, or pass --config FILE`,
+      ],
+    });
+  }
+  const config = loaded.config;
+  const coders = config.executors.filter((e) => e.roles.includes('coder'));
+  if (coders.length === 0) {
+    throw new EpicflowError('config', `invalid config in ${loaded.file}`, {
+      details: ['executors: list at least one executor with the coder role'],
+    });
+  }
+  const inRepo = relative(repo.root, loaded.file);
+  const configPaths = [
+    ...CONFIG_LOCATIONS,
+    ...(!inRepo.startsWith('..') && !isAbsolute(inRepo) ? [inRepo.split(sep).join('/')] : []),
+  ];
+  const parsed = parsePlan(markdown, {
+    allowWorkflowChanges: config.allowWorkflowChanges,
+    configPaths,
+  });
+  if (!parsed.ok) {
+    throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
+      details: parsed.violations.map((v) => `${v.code}: ${v.message}`),
+    });
+  }
+  const coderIds = new Set(coders.map((e) => e.id));
+  const unknown = parsed.plan.stories.filter(
+    (s) => s.executor !== undefined && !coderIds.has(s.executor),
+  );
+  if (unknown.length > 0) {
+    throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
+      details: unknown.map(
+        (s) =>
+          `story ${s.id}: executor "${s.executor ?? ''}" is not a coder in ${inRepo.startsWith('..') ? loaded.file : inRepo} (coders: ${[...coderIds].join(', ')})`,
+      ),
+    });
+  }
+  const executorEnv: Record<string, Record<string, string>> = {};
+  for (const e of config.executors) {
+    executorEnv[e.id] = resolveEnv(e.env, hooks.env, `executor "${e.id}"`);
+  }
+  const epic = options.epic ?? basename(planPath, extname(planPath));
+  checkEpicId(
+    epic,
+    options.epic === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
+  );
+  if (
+    options.concurrency !== undefined &&
+    (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+  ) {
+    throw new EpicflowError(
+      'usage',
+      `--concurrency must be a whole number of at least 1, got ${options.concurrency}`,
+    );
+  }
+  const epicRef = `refs/heads/${epicBranchName(epic)}`;
+  if ((await repo.revParse(epicRef)) === null) {
+    await repo.defaultBase(); // no commits yet → a clear error
+    // Untracked files (the plan file itself, often) are not part of HEAD either way.
+    const dirty = (
+      await repo.read(`cannot read the status of ${repo.root}`, [
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--untracked-files=no',
+      ])
+    )
+      .split('\0')
+      .filter((f) => f.length > 3)
+      .map((f) => f.slice(3));
+    if (dirty.length > 0) {
+      throw new EpicflowError('usage', `the checkout in ${repo.root} has uncommitted changes`, {
+        details: [
+          `the epic branch starts from HEAD, so these would not be part of it: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}`,
+          'commit or stash them first',
+        ],
+      });
+    }
+  }
+  const stateDir = join(repo.gitDir, 'epicflow', epic);
+  const worktreesDir =
+    options.worktrees === undefined
+      ? join(repo.gitDir, 'epicflow', 'worktrees', epic)
+      : resolve(hooks.cwd, options.worktrees);
+  return {
+    repo,
+    plan: parsed.plan,
+    config,
+    epic,
+    stateDir,
+    worktreesDir,
+    configPaths,
+    executorEnv,
+    title: planTitle(markdown),
+  };
+}
+
+/** The git port over the git adapter. */
+export function gitPort(repo: Git): GitPort {
+  return {
+    root: repo.root,
+    gitDir: repo.gitDir,
+    revParse: (ref) => repo.revParse(ref),
+    defaultBase: () => repo.defaultBase(),
+    createBranch: (name, sha) => repo.createBranch(name, sha),
+    deleteBranch: (name) => repo.deleteBranch(name),
+    updateRef: (ref, next, expected) => repo.updateRef(ref, next, expected),
+    addWorktree: async (path, branch) => {
+      await repo.addWorktree(path, branch);
+      return repo.worktree(path) as WorktreePort;
+    },
+    detachedWorktree: async (path, sha) => {
+      if (existsSync(join(path, '.git'))) {
+        const tree = repo.worktree(path);
+        await tree.resetHard(sha);
+        return tree as WorktreePort;
+      }
+      await repo.removeWorktree(path);
+      await repo.addWorktree(path, sha);
+      return repo.worktree(path) as WorktreePort;
+    },
+    removeWorktree: (path) => repo.removeWorktree(path),
+    diff: (base, head) =>
+      repo.read(`cannot diff ${head} against ${base}`, [
+        'diff',
+        '--no-color',
+        '--no-ext-diff',
+        '--no-textconv',
+        `${base}...${head}`,
+        '--',
+      ]),
+    mergedStories: (branch) => readMergedStories(repo, branch),
+  };
+}
+
+/** Gates and setup as shell commands with the base environment (no tokens). */
+export function shellGates(env: NodeJS.ProcessEnv): GateRunner {
+  const childEnv = baseEnv(env);
+  return {
+    async run(command, { cwd, timeoutMs, signal }) {
+      const r = await runShell(command, {
+        cwd,
+        env: childEnv,
+        timeoutMs,
+        maxCaptureBytes: 256 * 1024,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']
+        .filter((s) => s !== '')
+        .join('\n');
+      return {
+        command,
+        ok: r.exitCode === 0 && !r.timedOut && !r.aborted,
+        output: r.timedOut ? `${output}\ntimed out after ${Math.round(timeoutMs / 1000)}s` : output,
+        ...(r.timedOut ? { timedOut: true } : {}),
+      };
+    },
+  };
+}
+
+/** Runs an epic locally; bad input throws `EpicflowError` before anything is created. */
+export async function runLocalEpic(
+  options: LocalRunOptions,
+  hooks: LocalRunHooks,
+): Promise<EpicRunResult & { stateDir: string; events: string }> {
+  const local = await prepareLocalEpic(options, hooks);
+  const store = new FileStateStore(local.stateDir);
+  const unlock = await store.lock();
+  // Events are appended in order, without holding up the run.
+  let appending: Promise<void> = Promise.resolve();
+  const ports: EpicPorts = {
+    git: gitPort(local.repo),
+    state: store,
+    gates: shellGates(hooks.env),
+    executors: (e) => createExecutor(e, { sourceEnv: hooks.env, prices: local.config.prices }),
+    clock: { now: () => new Date() },
+    events: {
+      emit: (event) => {
+        hooks.onEvent(event);
+        appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
+      },
+    },
+  };
+  let houseRules: string | undefined;
+  try {
+    houseRules = await readFile(join(local.repo.root, 'CONTRIBUTING.md'), 'utf8');
+  } catch {
+    houseRules = undefined; // no house rules: fine
+  }
+  const settings: EpicSettings = {
+    epic: local.epic,
+    epicBranch: epicBranchName(local.epic),
+    plan: local.plan,
+    config: local.config,
+    configPaths: local.configPaths,
+    worktreesDir: local.worktreesDir,
+    homesDir: join(local.stateDir, 'homes'),
+    executorEnv: local.executorEnv,
+    houseRules,
+    onCheckpoint: hooks.onCheckpoint,
+  };
+  try {
+    await store.writeJson('epic.json', {
+      epic: local.epic,
+      epicBranch: settings.epicBranch,
+      title: local.title ?? null,
+      plan: local.plan,
+    });
+    const ctx = await openEpic(settings, ports);
+    const onAbort = (): void => ctx.interrupt.abort();
+    if (hooks.interrupt?.aborted === true) onAbort();
+    hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const result = await runEpic(ctx, {
+        concurrency: options.concurrency ?? local.config.concurrency,
+        failFast: options.failFast ?? false,
+        title: local.title,
+      });
+      return { ...result, stateDir: local.stateDir, events: join(local.stateDir, 'events.jsonl') };
+    } finally {
+      hooks.interrupt?.removeEventListener('abort', onAbort);
+    }
+  } finally {
+    await appending;
+    await unlock();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The narrow interfaces the use cases need. The local run wires them to git
+ * worktrees, files and child processes (`local.ts`); the Action can wire the
+ * same lifecycle to a job checkout and a remote epic branch.
+ */
+import type { ExecutorConfig } from '../core/config/types.js';
+import type { ExecutorPort } from '../core/executor.js';
+import type { GateRun } from '../core/gates/index.js';
+import type { StoryRecord } from '../core/model.js';
+import type { PerimeterChange } from '../core/perimeter/index.js';
+
+export type MergeResult = { ok: true; sha: string } | { ok: false; conflicts: string[] };
+
+/** One checked-out tree: a story's worktree or the epic's integration tree. */
+export interface WorktreePort {
+  readonly path: string;
+  head(): Promise<string>;
+  /** Stages everything and commits (hooks never run); null when nothing changed. */
+  commitAll(message: string): Promise<string | null>;
+  /** Merges the epic head in; conflicting hunks take the epic side. */
+  catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }>;
+  /** Committed changes of HEAD against its merge base with `baseRef`. */
+  changedPaths(baseRef: string): Promise<PerimeterChange[]>;
+  /** Puts paths back as in `fromRef` (absent there → deleted). */
+  restorePaths(fromRef: string, paths: readonly string[]): Promise<void>;
+  mergeNoFf(branch: string, message: string): Promise<MergeResult>;
+  /** HEAD, index and tree to `sha`; untracked files removed. */
+  resetHard(sha: string): Promise<void>;
+  isClean(): Promise<boolean>;
+}
+
+/** The repository: refs, branches and worktrees, never the user's checkout. */
+export interface GitPort {
+  /** Top level of the user's work tree. */
+  readonly root: string;
+  /** The common git directory (absolute). */
+  readonly gitDir: string;
+  revParse(ref: string): Promise<string | null>;
+  /** HEAD of the user's checkout. */
+  defaultBase(): Promise<string>;
+  createBranch(name: string, sha: string): Promise<void>;
+  deleteBranch(name: string): Promise<void>;
+  /** Compare-and-swap; false when the ref was not at `expectedOldSha`. */
+  updateRef(ref: string, newSha: string, expectedOldSha: string | null): Promise<boolean>;
+  /** A worktree with `branch` checked out at `path` (re-used when already there). */
+  addWorktree(path: string, branch: string): Promise<WorktreePort>;
+  /** A worktree at `path` with a detached HEAD at `sha` (re-used and reset when already there). */
+  detachedWorktree(path: string, sha: string): Promise<WorktreePort>;
+  removeWorktree(path: string): Promise<void>;
+  /** Unified diff of `head` against its merge base with `base`. */
+  diff(base: string, head: string): Promise<string>;
+  /** Story id → merge commit, from `Epicflow-Story` trailers on the epic branch. */
+  mergedStories(epicBranch: string): Promise<Map<string, string>>;
+}
+
+/** Durable records of one epic; every write atomic. */
+export interface StateStore {
+  readonly dir: string;
+  readStory(id: string): Promise<StoryRecord | null>;
+  writeStory(record: StoryRecord): Promise<void>;
+  listStories(): Promise<StoryRecord[]>;
+  readJson<T>(name: string): Promise<T | null>;
+  writeJson(name: string, value: unknown): Promise<void>;
+  /** Writes a text file and returns its path. */
+  writeText(name: string, text: string): Promise<string>;
+}
+
+/** Shell commands for setup and gates, run in a tree with a wall-clock timeout. */
+export interface GateRunner {
+  run(
+    command: string,
+    options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+  ): Promise<GateRun>;
+}
+
+/** The executor port for a configured executor (by harness). */
+export type ExecutorLookup = (executor: ExecutorConfig) => ExecutorPort;
+
+export interface Clock {
+  now(): Date;
+}
+
+export type EngineEventKind = 'epic' | 'story' | 'summary' | 'status' | 'halt';
+
+/** One line for people (a lane per story) and one entry of `events.jsonl`. */
+export interface EngineEvent {
+  readonly at: string;
+  readonly kind: EngineEventKind;
+  readonly story?: string;
+  readonly message: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export interface EventSink {
+  emit(event: EngineEvent): void;
+}
+
+/**
+ * Named points of the lifecycle where a test may crash the process to prove
+ * that a rerun recovers. Entries pass a hook; the engine only names the points.
+ */
+export const CRASH_POINTS = [
+  'after-branch',
+  'after-setup',
+  'mid-coder',
+  'after-commit',
+  'mid-gates',
+  'after-restore',
+  'mid-merge',
+  'after-merge',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -1,0 +1,347 @@
+/**
+ * The epic run (PRODUCT §6): skip what the epic branch already merged, start
+ * ready stories in parallel within concurrency and coder slots (critical path
+ * first), hold the dependents of a failed story, stop launching on a halt, and
+ * write the board and the report. Rerunning resumes: the epic branch says what
+ * merged, the story records say where the rest stand.
+ */
+import { join } from 'node:path';
+import type { EpicflowConfig } from '../core/config/types.js';
+import {
+  storyBranchName,
+  totalTokens,
+  type Halt,
+  type Plan,
+  type Story,
+  type StoryRecord,
+  type StoryStatus,
+} from '../core/model.js';
+import {
+  buildReportJson,
+  renderBoard,
+  renderReport,
+  type ReportInput,
+} from '../core/report/index.js';
+import { emptyRosterState, restoreRosterState, type RosterState } from '../core/roster/index.js';
+import { LaunchSummary, schedule } from '../core/scheduler/index.js';
+import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
+import { runStory } from './story.js';
+
+/** The integration tree's folder name beside the story worktrees (story ids cannot start with `_`). */
+export const EPIC_TREE_DIR = '_epic';
+
+export interface EpicRunOptions {
+  readonly concurrency: number;
+  readonly failFast: boolean;
+  /** Title for the report (the plan file's first heading, say). */
+  readonly title?: string | undefined;
+}
+
+export interface EpicRunResult {
+  /** 0 when every story merged, 1 otherwise (PRODUCT §10). */
+  readonly exitCode: 0 | 1;
+  readonly records: readonly StoryRecord[];
+  readonly halts: readonly Halt[];
+  readonly files: { readonly board: string; readonly report: string; readonly reportJson: string };
+}
+
+/**
+ * Creates the epic branch from the user's HEAD when it does not exist (never
+ * touching the user's checkout), the epic's integration tree, and the context.
+ */
+export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promise<EpicContext> {
+  const { git, state } = ports;
+  const ref = `refs/heads/${settings.epicBranch}`;
+  let head = await git.revParse(ref);
+  if (head === null) {
+    const base = await git.defaultBase();
+    await git.createBranch(settings.epicBranch, base);
+    head = base;
+    ports.events.emit({
+      at: ports.clock.now().toISOString(),
+      kind: 'epic',
+      message: `created ${settings.epicBranch} from ${base.slice(0, 12)}`,
+    });
+  }
+  const tree = await git.detachedWorktree(join(settings.worktreesDir, EPIC_TREE_DIR), head);
+  const persisted = await state.readJson<unknown>('roster.json');
+  const rosterState: RosterState =
+    persisted === null ? emptyRosterState() : (restoreRosterState(persisted) ?? emptyRosterState());
+  const roster = new RosterHolder(settings.config.executors, rosterState, state, ports.clock);
+  return new EpicContext(settings, ports, roster, tree, head);
+}
+
+function spent(records: Iterable<StoryRecord>): { usd: number; tokens: number } {
+  let usd = 0;
+  let tokens = 0;
+  for (const r of records) {
+    for (const u of r.usage) {
+      usd += u.costUsd ?? 0;
+      tokens += totalTokens(u.tokens);
+    }
+  }
+  return { usd, tokens };
+}
+
+function budgetHalt(config: EpicflowConfig, records: Iterable<StoryRecord>): Halt | null {
+  const budget = config.budget;
+  if (budget === undefined) return null;
+  const { usd, tokens } = spent(records);
+  if (budget.usd !== undefined && usd >= budget.usd) {
+    return {
+      kind: 'budget',
+      message: `budget of $${budget.usd.toFixed(2)} spent ($${usd.toFixed(2)})`,
+    };
+  }
+  if (budget.tokens !== undefined && tokens >= budget.tokens) {
+    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
+  }
+  return null;
+}
+
+/** A record for a story that has none yet but must be shown as waiting. */
+function waitingRecord(
+  ctx: EpicContext,
+  story: Story,
+  prior: StoryRecord | undefined,
+  reason: string,
+): StoryRecord {
+  const { epic, plan } = ctx.settings;
+  return {
+    ...(prior ?? {
+      version: 1 as const,
+      epic,
+      story: story.id,
+      planHash: plan.hashes[story.id] ?? '',
+      branch: storyBranchName(epic, story.id),
+      attempt: 1,
+      executors: [],
+      usage: [],
+      notes: [],
+      timings: {},
+    }),
+    status: 'waiting',
+    reason,
+  };
+}
+
+export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promise<EpicRunResult> {
+  const { plan, epicBranch } = ctx.settings;
+  const { git, state } = ctx.ports;
+  const startedAt = ctx.ports.clock.now().toISOString();
+  const stories = plan.stories;
+  const records = new Map<string, StoryRecord>();
+  for (const r of await state.listStories()) records.set(r.story, r);
+  const merged = await git.mergedStories(epicBranch);
+
+  // Merged-ness comes from the epic branch; everything else starts as planned.
+  const status: Record<string, StoryStatus> = {};
+  for (const s of stories) {
+    const mergeCommit = merged.get(s.id);
+    const prior = records.get(s.id);
+    if (mergeCommit !== undefined) {
+      status[s.id] = 'done';
+      if (prior?.status !== 'done' || prior.mergeCommit !== mergeCommit) {
+        const base = prior ?? waitingRecord(ctx, s, undefined, '');
+        const { reason: _r, ...rest } = base;
+        const done: StoryRecord = {
+          ...rest,
+          status: 'done',
+          mergeCommit,
+          notes: [...rest.notes, 'merged on a previous run'],
+        };
+        records.set(s.id, done);
+        await state.writeStory(done);
+      }
+      ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    } else {
+      status[s.id] = 'planned';
+    }
+  }
+
+  const running = new Map<string, Promise<void>>();
+  const startedNow = new Set<string>();
+  const summary = new LaunchSummary();
+  const byId = new Map(stories.map((s) => [s.id, s]));
+  const writeBoard = async (): Promise<void> => {
+    await state.writeText(
+      'board.md',
+      renderBoard(reportInput(ctx, stories, records, startedAt, options)),
+    );
+  };
+
+  for (;;) {
+    if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
+    const over = budgetHalt(ctx.config, records.values());
+    if (over !== null) ctx.setHalt(over);
+    let decision = schedule({
+      stories,
+      status,
+      concurrency: options.concurrency,
+      freeCoderSlots: ctx.roster.freeSlots(),
+      ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
+      failFast: options.failFast,
+    });
+    if (decision.start.length > 0) {
+      const exhausted = ctx.roster.exhausted();
+      if (exhausted !== null) {
+        ctx.setHalt({
+          kind: 'roster-exhausted',
+          message: exhausted.message,
+          ...(exhausted.until === undefined ? {} : { until: exhausted.until }),
+        });
+        continue;
+      }
+    }
+    for (const hold of decision.hold) {
+      const prior = records.get(hold.id);
+      if (prior?.status === 'waiting' && prior.reason === hold.reason) continue;
+      // A story that ran in this run and stopped waiting keeps its own reason.
+      if (prior?.status === 'waiting' && startedNow.has(hold.id)) continue;
+      const story = byId.get(hold.id);
+      if (story === undefined) continue;
+      const record = waitingRecord(ctx, story, prior, hold.reason);
+      records.set(hold.id, record);
+      status[hold.id] = 'waiting';
+      await state.writeStory(record);
+      ctx.emit('status', `waiting: ${hold.reason}`, hold.id, {
+        status: 'waiting',
+        reason: hold.reason,
+      });
+    }
+    for (const id of decision.release) status[id] = 'planned';
+    const line = summary.update(decision.summary);
+    if (line !== undefined) ctx.emit('summary', line);
+
+    let launched = 0;
+    for (const id of decision.start) {
+      const story = byId.get(id);
+      if (story === undefined) continue;
+      const prior = records.get(id) ?? null;
+      const sameEntry = prior !== null && prior.planHash === plan.hashes[id];
+      const preferred =
+        (sameEntry ? prior.executors[prior.executors.length - 1] : undefined) ?? story.executor;
+      const executor = await ctx.roster.lease(id, preferred);
+      if (executor === null) break;
+      status[id] = 'active';
+      startedNow.add(id);
+      launched += 1;
+      running.set(
+        id,
+        runStory(ctx, { story, executor, prior })
+          .then(async (record) => {
+            records.set(id, record);
+            status[id] = record.status;
+          })
+          .finally(async () => {
+            running.delete(id);
+            await ctx.roster.release(id);
+            await writeBoard();
+          }),
+      );
+    }
+    if (launched > 0) await writeBoard();
+    if (running.size === 0) {
+      if (launched === 0) {
+        // Settled: apply the final holds once more (a halt may have come last).
+        decision = schedule({
+          stories,
+          status,
+          concurrency: options.concurrency,
+          freeCoderSlots: ctx.roster.freeSlots(),
+          ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
+          failFast: options.failFast,
+        });
+        const settled = decision.hold.every((h) => {
+          const r = records.get(h.id);
+          return r?.reason === h.reason || (r?.status === 'waiting' && startedNow.has(h.id));
+        });
+        if (settled) break;
+      }
+      continue;
+    }
+    await Promise.race(running.values());
+  }
+
+  await writeBoard();
+  const input = reportInput(ctx, stories, records, startedAt, options);
+  const report = await state.writeText('report.md', renderReport(input));
+  const reportJson = await state.writeText(
+    'report.json',
+    `${JSON.stringify(buildReportJson(input), null, 2)}\n`,
+  );
+  const allDone = stories.every((s) => status[s.id] === 'done');
+  return {
+    exitCode: allDone ? 0 : 1,
+    records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),
+    halts: ctx.halt === undefined ? [] : [ctx.halt],
+    files: { board: join(state.dir, 'board.md'), report, reportJson },
+  };
+}
+
+function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): string | undefined {
+  const halt = ctx.halt;
+  if (halt?.kind === 'roster-exhausted' && halt.until !== undefined) {
+    return `rerun \`epicflow run\` after ${halt.until.slice(11, 16)} UTC`;
+  }
+  if (halt?.kind === 'outside-change') {
+    return `put \`${ctx.settings.epicBranch}\` back where epicflow left it (${ctx.epicHead.slice(0, 12)}), then rerun \`epicflow run\``;
+  }
+  if (halt !== undefined) return 'rerun `epicflow run` to continue';
+  if ([...records.values()].some((r) => r.status === 'failed')) {
+    return 'fix the plan or the code of the failed stories, then rerun `epicflow run`';
+  }
+  return undefined;
+}
+
+/** The report's input from the plan and the records. */
+export function reportInput(
+  ctx: EpicContext,
+  stories: readonly Story[],
+  records: ReadonlyMap<string, StoryRecord>,
+  startedAt: string,
+  options: { readonly title?: string | undefined },
+): ReportInput {
+  const step = nextStep(ctx, records);
+  return buildReportInput({
+    epic: ctx.settings.epic,
+    epicBranch: ctx.settings.epicBranch,
+    plan: ctx.settings.plan,
+    stories,
+    records,
+    startedAt,
+    now: ctx.ports.clock.now().toISOString(),
+    title: options.title,
+    halts: ctx.halt === undefined ? [] : [ctx.halt],
+    nextStep: step,
+  });
+}
+
+export function buildReportInput(input: {
+  readonly epic: string;
+  readonly epicBranch: string;
+  readonly plan: Plan;
+  readonly stories: readonly Story[];
+  readonly records: ReadonlyMap<string, StoryRecord>;
+  readonly startedAt?: string | undefined;
+  readonly now: string;
+  readonly title?: string | undefined;
+  readonly halts: readonly Halt[];
+  readonly nextStep?: string | undefined;
+}): ReportInput {
+  const waveOf = (id: string): number => input.plan.waves.findIndex((w) => w.includes(id)) + 1;
+  return {
+    epic: input.epic,
+    ...(input.title === undefined ? {} : { title: input.title }),
+    epicBranch: input.epicBranch,
+    ...(input.startedAt === undefined ? {} : { startedAt: input.startedAt }),
+    now: input.now,
+    stories: input.stories.map((story) => ({
+      story,
+      wave: waveOf(story.id),
+      record: input.records.get(story.id),
+    })),
+    halts: input.halts,
+    ...(input.nextStep === undefined ? {} : { nextStep: input.nextStep }),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * `epicflow status`: the board of an epic from what is durable: the plan saved
+ * at the run's start, the story records, and the epic branch's merge trailers.
+ */
+import type { Plan, StoryRecord } from '../core/model.js';
+import { renderBoard } from '../core/report/index.js';
+import type { Clock, GitPort, StateStore } from './ports.js';
+import { buildReportInput } from './run-epic.js';
+
+export interface SavedEpic {
+  readonly epic: string;
+  readonly epicBranch: string;
+  readonly title: string | null;
+  readonly plan: Plan;
+}
+
+export async function renderEpicBoard(
+  state: StateStore,
+  git: GitPort,
+  clock: Clock,
+): Promise<string | null> {
+  const saved = await state.readJson<SavedEpic>('epic.json');
+  if (saved === null || !Array.isArray(saved.plan?.stories)) return null;
+  const records = new Map<string, StoryRecord>();
+  for (const r of await state.listStories()) records.set(r.story, r);
+  // The epic branch is the truth about merges, even when a record lags behind a crash.
+  for (const [id, sha] of await git.mergedStories(saved.epicBranch)) {
+    const r = records.get(id);
+    if (r !== undefined && r.status !== 'done') {
+      const { reason: _reason, ...rest } = r;
+      records.set(id, { ...rest, status: 'done', mergeCommit: sha });
+    }
+  }
+  return renderBoard(
+    buildReportInput({
+      epic: saved.epic,
+      epicBranch: saved.epicBranch,
+      plan: saved.plan,
+      stories: saved.plan.stories,
+      records,
+      now: clock.now().toISOString(),
+      title: saved.title ?? undefined,
+      halts: [],
+    }),
+  );
+}

@@ -1,0 +1,494 @@
+/**
+ * The story lifecycle (PRODUCT §5): branch, catch up, setup, coder rounds,
+ * gates against the baseline with the oracle guard, perimeter, then integrate
+ * into the epic branch, recording the outcome after every step. Nothing here
+ * throws for a story's own failure: the outcome is a record.
+ */
+import { join } from 'node:path';
+import type { ExecutorConfig } from '../core/config/types.js';
+import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import type { RunRecord } from '../core/executor.js';
+import {
+  oracleFindings,
+  parsePassCount,
+  triageGate,
+  type GateRun,
+  type GateVerdict,
+} from '../core/gates/index.js';
+import { formatChain, storyBranchName, type Story, type StoryRecord } from '../core/model.js';
+import {
+  classifyChanges,
+  describeStrays,
+  isClean,
+  strayPaths,
+  type PerimeterResult,
+} from '../core/perimeter/index.js';
+import { answerBlocked, buildCoderPrompt, type PromptFeedback } from '../core/prompt/index.js';
+import type { EpicContext } from './context.js';
+import { integrate } from './integrate.js';
+import type { WorktreePort } from './ports.js';
+import { StoryStop } from './stop.js';
+import { mergeUsage } from './usage.js';
+import { priceUsage } from '../core/usage/index.js';
+
+/** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
+export const INTERRUPTED = 'interrupted; rerun to continue';
+
+/** At most this many handovers per story (PRODUCT §7.3). */
+export const MAX_HANDOVERS = 2;
+
+/** The record writer of one story: every change is saved at once, atomically. */
+class Recorder {
+  constructor(
+    private readonly ctx: EpicContext,
+    public record: StoryRecord,
+  ) {}
+
+  async save(
+    patch: Partial<StoryRecord>,
+    clear: readonly ('reason' | 'finishedAt')[] = [],
+  ): Promise<void> {
+    const next: Record<string, unknown> = { ...this.record, ...patch };
+    for (const key of clear) delete next[key];
+    this.record = next as unknown as StoryRecord;
+    await this.ctx.ports.state.writeStory(this.record);
+  }
+
+  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const start = this.ctx.ports.clock.now().getTime();
+    try {
+      return await work();
+    } finally {
+      const ms = this.ctx.ports.clock.now().getTime() - start;
+      const timings = { ...this.record.timings, [phase]: (this.record.timings[phase] ?? 0) + ms };
+      await this.save({ timings });
+    }
+  }
+}
+
+/** A process detail in one line: its first line and the last lines of output. */
+function shortDetail(detail: string): string {
+  const lines = detail
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  if (lines.length === 0) return 'no detail';
+  const rest = lines.slice(1).slice(-3);
+  return [lines[0], ...rest].join(' | ');
+}
+
+function tailLines(lines: readonly string[], n: number): string {
+  return lines.slice(0, n).join('; ');
+}
+
+function describeVerdicts(verdicts: readonly GateVerdict[], lines = 3): string {
+  return verdicts
+    .filter((v) => v.status === 'new')
+    .map((v) => `${v.command}: ${tailLines(v.newLines, lines) || 'failed'}`)
+    .join(' | ');
+}
+
+/**
+ * A story whose plan entry changed since its branch was created starts over:
+ * its worktree and branch go before the new record (with the new hash) is
+ * written, so a crash in between still restarts it on the next run.
+ */
+async function discardIfChanged(
+  ctx: EpicContext,
+  story: Story,
+  prior: StoryRecord | null,
+  branch: string,
+  worktreePath: string,
+): Promise<void> {
+  const { git } = ctx.ports;
+  if (prior === null || prior.planHash === ctx.settings.plan.hashes[story.id]) return;
+  if ((await git.revParse(`refs/heads/${branch}`)) === null) return;
+  ctx.emit(
+    'story',
+    'plan entry changed since its branch was created: starting over from the epic head',
+    story.id,
+  );
+  await git.removeWorktree(worktreePath);
+  await git.deleteBranch(branch);
+}
+
+/** The story's branch (new from the epic head, or resumed) checked out in its own worktree. */
+async function prepareBranch(
+  ctx: EpicContext,
+  story: Story,
+  branch: string,
+  worktreePath: string,
+): Promise<WorktreePort> {
+  const { git } = ctx.ports;
+  if ((await git.revParse(`refs/heads/${branch}`)) === null) {
+    await git.createBranch(branch, ctx.epicHead);
+    ctx.emit('story', `branch ${branch} created from ${ctx.settings.epicBranch}`, story.id);
+  } else {
+    ctx.emit('story', `resuming ${branch}`, story.id);
+  }
+  ctx.checkpoint('after-branch', story.id);
+  return git.addWorktree(worktreePath, branch);
+}
+
+interface TurnState {
+  executor: ExecutorConfig;
+  chain: string[];
+  handovers: number;
+  round: number;
+}
+
+/**
+ * Runs one coder turn and handles infrastructure outcomes: a usage limit, auth
+ * failure or outage hands the story to the next executor (at most twice); a
+ * rate limit below the exclusion threshold retries. Returns the ok record.
+ */
+async function coderTurn(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  turn: TurnState,
+  feedback: PromptFeedback | undefined,
+): Promise<{ record: RunRecord; feedback: PromptFeedback | undefined }> {
+  let fb = feedback;
+  for (;;) {
+    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+    const prompt = buildCoderPrompt({
+      epic: ctx.settings.epic,
+      plan: ctx.settings.plan,
+      story,
+      round: turn.round,
+      gates: ctx.config.gates,
+      houseRules: ctx.settings.houseRules,
+      ...(fb === undefined ? {} : { feedback: fb }),
+    });
+    ctx.emit('story', `round ${turn.round}: ${turn.executor.id} coding`, story.id);
+    const started = rec.record.startedAt
+      ? Date.parse(rec.record.startedAt)
+      : ctx.ports.clock.now().getTime();
+    const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
+    const pending = ctx.ports.executors(turn.executor).runTurn(
+      {
+        epic: ctx.settings.epic,
+        story: story.id,
+        round: turn.round,
+        role: 'coder',
+        prompt,
+        worktree: tree.path,
+        executor: turn.executor,
+        env: ctx.settings.executorEnv[turn.executor.id] ?? {},
+        home: join(ctx.settings.homesDir, story.id, turn.executor.id),
+        timeoutMs: Math.max(1000, left),
+      },
+      ctx.interrupt.signal,
+    );
+    ctx.checkpoint('mid-coder', story.id);
+    const result = await rec.time('code', () => pending);
+    // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
+    const priced = priceUsage(result.usage, ctx.config.prices);
+    await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
+    const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${turn.executor.id}`);
+    if (sha !== null) ctx.checkpoint('after-commit', story.id);
+    turn.round += 1;
+    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+
+    if (result.outcome === 'ok') return { record: result, feedback: fb };
+    if (result.outcome === 'failed') {
+      throw new StoryStop(
+        'failed',
+        `coder turn failed (${turn.executor.id}): ${shortDetail(result.detail)}`,
+      );
+    }
+    const exclusion = await ctx.roster.signal(
+      turn.executor.id,
+      result.outcome,
+      result.resetAt,
+      result.detail,
+    );
+    if (exclusion === null) {
+      // A rate limit below the threshold: the same executor tries again.
+      ctx.emit('story', `${turn.executor.id} was rate limited; trying again`, story.id);
+      continue;
+    }
+    const why = exclusion.reason;
+    ctx.emit('story', `${turn.executor.id} stopped: ${why}`, story.id);
+    const exhausted = ctx.roster.exhausted();
+    if (exhausted !== null) {
+      ctx.setHalt({
+        kind: 'roster-exhausted',
+        message: exhausted.message,
+        ...(exhausted.until === undefined ? {} : { until: exhausted.until }),
+      });
+    }
+    if (turn.handovers >= MAX_HANDOVERS) {
+      throw new StoryStop(
+        'failed',
+        `${turn.executor.id} stopped (${why}) after ${MAX_HANDOVERS} handovers`,
+      );
+    }
+    const next = await ctx.roster.handover(story.id, turn.chain);
+    if (next === null) {
+      // Infrastructure, not the story's work: with the roster exhausted it waits for an executor.
+      throw new StoryStop(
+        exhausted === null ? 'failed' : 'waiting',
+        `${turn.executor.id} stopped (${why}) and no other executor can take over`,
+      );
+    }
+    ctx.emit('story', `handed over from ${turn.executor.id} to ${next.id}`, story.id);
+    fb = { ...(fb ?? {}), takeover: { from: turn.executor.id, reason: why } };
+    turn.executor = next;
+    turn.chain.push(next.id);
+    turn.handovers += 1;
+    await rec.save({ executors: [...turn.chain] });
+  }
+}
+
+/** Why a checked branch may not merge yet ('' when nothing blocks): new gate failures, weakened tests. */
+function blocking(check: CheckResult): string {
+  return [describeVerdicts(check.verdicts), check.oracle.join('; ')]
+    .filter((p) => p !== '')
+    .join(' | ');
+}
+
+interface CheckResult {
+  readonly verdicts: GateVerdict[];
+  readonly oracle: string[];
+  readonly perimeter: PerimeterResult;
+  readonly runs: GateRun[];
+  readonly empty: boolean;
+}
+
+/** Gates against the baseline, the oracle guard and the perimeter of the branch as it is. */
+async function checkStory(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  base: string,
+  baseline: readonly GateRun[],
+): Promise<CheckResult> {
+  const changes = await tree.changedPaths(base);
+  const perimeter = classifyChanges({
+    changes,
+    owns: story.owns,
+    reads: story.reads,
+    configPaths: ctx.settings.configPaths,
+    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+  });
+  if (changes.length === 0) return { verdicts: [], oracle: [], perimeter, runs: [], empty: true };
+  const pending = rec.time('gates', () => ctx.runGates(tree.path));
+  ctx.checkpoint('mid-gates', story.id);
+  const runs = await pending;
+  const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
+  const counts = (
+    list: readonly (number | null)[],
+    other: readonly (number | null)[],
+  ): number | null => {
+    // Only gates that report a count on both sides are compared.
+    let sum: number | null = null;
+    list.forEach((n, i) => {
+      if (n !== null && other[i] !== null && other[i] !== undefined) sum = (sum ?? 0) + n;
+    });
+    return sum;
+  };
+  const current = verdicts.map((v) => v.passCount);
+  const before = baseline.map((b) => parsePassCount(b.output));
+  const diff = changes.some((c) => c.status !== 'deleted')
+    ? await ctx.ports.git.diff(base, await tree.head())
+    : '';
+  const oracle = oracleFindings({
+    changes,
+    diff,
+    baselinePassed: counts(before, current),
+    currentPassed: counts(current, before),
+    testsChange: story.testsChange,
+  });
+  return { verdicts, oracle, perimeter, runs, empty: false };
+}
+
+export interface StoryRunInput {
+  readonly story: Story;
+  readonly executor: ExecutorConfig;
+  readonly prior: StoryRecord | null;
+}
+
+/** Runs one story to its outcome; always returns the saved record. */
+export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<StoryRecord> {
+  const { story, prior } = input;
+  const { epic } = ctx.settings;
+  const branch = storyBranchName(epic, story.id);
+  const hash = ctx.settings.plan.hashes[story.id] ?? '';
+  const now = (): string => ctx.ports.clock.now().toISOString();
+  const sameEntry = prior !== null && prior.planHash === hash;
+  const chain = sameEntry ? [...prior.executors] : [];
+  if (chain[chain.length - 1] !== input.executor.id) chain.push(input.executor.id);
+  const rec = new Recorder(ctx, {
+    version: 1,
+    epic,
+    story: story.id,
+    planHash: hash,
+    status: 'active',
+    branch,
+    // A crash mid-story resumes the same attempt; a retry or a restart is a new one.
+    attempt:
+      prior === null
+        ? 1
+        : prior.startedAt === undefined || (prior.status === 'active' && sameEntry)
+          ? prior.attempt
+          : prior.attempt + 1,
+    executors: chain,
+    usage: prior?.usage ?? [],
+    notes: sameEntry ? prior.notes : [],
+    startedAt: now(),
+    timings: sameEntry ? prior.timings : {},
+  });
+  const worktreePath = join(ctx.settings.worktreesDir, story.id);
+  try {
+    await discardIfChanged(ctx, story, prior, branch, worktreePath);
+    await rec.save({});
+    ctx.emit('status', `started with ${input.executor.id}`, story.id, {
+      status: 'active',
+      executor: input.executor.id,
+    });
+    const tree = await prepareBranch(ctx, story, branch, worktreePath);
+    const base = ctx.epicHead;
+    const caught = await tree.catchUp(base);
+    if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
+    const setupFailure = await rec.time('setup', () => ctx.runSetup(tree.path));
+    if (setupFailure !== null) {
+      throw new StoryStop(
+        'failed',
+        `setup failed: ${setupFailure.output.trim().split('\n').slice(-5).join(' | ')}`,
+      );
+    }
+    ctx.checkpoint('after-setup', story.id);
+    const baseline = await ctx.merge.run(() => ctx.baseline(base));
+
+    const turn: TurnState = { executor: input.executor, chain, handovers: 0, round: 1 };
+    let feedback: PromptFeedback | undefined;
+    let fixRoundsLeft = ctx.config.fixRounds;
+    let perimeterShown = false;
+    let blockedPushback = false;
+    for (;;) {
+      const { record, feedback: used } = await coderTurn(ctx, story, tree, rec, turn, feedback);
+      feedback = used;
+      if (record.blockedOn !== undefined) {
+        const answer = answerBlocked(ctx.settings.plan, story, record.blockedOn);
+        if (blockedPushback) {
+          throw new StoryStop(
+            'failed',
+            `missing dependency: ${record.blockedOn} (suggested plan edit: ${answer.suggestedEdit})`,
+          );
+        }
+        blockedPushback = true;
+        ctx.emit('story', `BLOCKED_ON rejected once: ${record.blockedOn}`, story.id);
+        feedback = { blocked: { claim: record.blockedOn, answer: answer.answer } };
+        continue;
+      }
+      const check = await checkStory(ctx, story, tree, rec, base, baseline);
+      // Gates killed by an interrupt prove nothing either way.
+      if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+      if (check.empty) throw new StoryStop('failed', 'no changes');
+      const failing = check.verdicts.filter((v) => v.status === 'new');
+      const strays = isClean(check.perimeter) ? [] : describeStrays(check.perimeter);
+      if (failing.length > 0 || check.oracle.length > 0) {
+        if (fixRoundsLeft <= 0) throw new StoryStop('failed', `gates failed: ${blocking(check)}`);
+        fixRoundsLeft -= 1;
+        ctx.emit(
+          'story',
+          `gates failed: ${describeVerdicts(check.verdicts, 1) || check.oracle.join('; ')}`,
+          story.id,
+        );
+        feedback = {
+          gateFailures: failing.map((v) => ({
+            command: v.command,
+            lines: v.newLines,
+            output: check.runs.find((r) => r.command === v.command)?.output ?? '',
+          })),
+          oracle: check.oracle,
+          ...(strays.length > 0 && !perimeterShown ? { perimeter: strays } : {}),
+        };
+        if (strays.length > 0) perimeterShown = true;
+        continue;
+      }
+      ctx.emit('story', 'gates passed', story.id);
+      if (strays.length > 0 && !perimeterShown) {
+        perimeterShown = true;
+        ctx.emit(
+          'story',
+          `changes outside its perimeter: ${strayPaths(check.perimeter).join(', ')}`,
+          story.id,
+        );
+        feedback = { perimeter: strays };
+        continue;
+      }
+      if (check.perimeter.forbidden.length > 0) {
+        throw new StoryStop(
+          'failed',
+          `refused: ${check.perimeter.forbidden.map((f) => `${f.path} (${f.reason})`).join(', ')}`,
+        );
+      }
+      if (strays.length > 0) {
+        const paths = strayPaths(check.perimeter);
+        await rec.time('perimeter', async () => {
+          await tree.restorePaths(base, paths);
+          await tree.commitAll(`${story.id}: put paths outside the perimeter back`);
+        });
+        ctx.checkpoint('after-restore', story.id);
+        await rec.save({
+          notes: [...rec.record.notes, `restored outside its perimeter: ${paths.join(', ')}`],
+        });
+        ctx.emit(
+          'story',
+          `restored ${paths.length} path(s) outside its perimeter from ${ctx.settings.epicBranch}: ${paths.join(', ')}`,
+          story.id,
+        );
+        // The gates must hold without the restored paths.
+        const again = await checkStory(ctx, story, tree, rec, base, baseline);
+        if (again.empty)
+          throw new StoryStop(
+            'failed',
+            'no changes (everything it changed was outside its perimeter)',
+          );
+        if (blocking(again) !== '') {
+          throw new StoryStop(
+            'failed',
+            `gates failed after restoring paths outside the perimeter: ${blocking(again)}`,
+          );
+        }
+      }
+      break;
+    }
+
+    await rec.save({ executors: [...turn.chain] });
+    const merged = await rec.time('integrate', () =>
+      integrate(ctx, { story, branch, chain: turn.chain }),
+    );
+    await rec.save({ status: 'done', mergeCommit: merged, finishedAt: now() }, ['reason']);
+    ctx.emit(
+      'status',
+      `merged into ${ctx.settings.epicBranch} (${formatChain(turn.chain)})`,
+      story.id,
+      {
+        status: 'done',
+        mergeCommit: merged,
+      },
+    );
+    return rec.record;
+  } catch (e) {
+    const stop =
+      e instanceof StoryStop
+        ? e
+        : isEpicflowError(e, 'halt')
+          ? new StoryStop('failed', `not merged: ${e.message}`)
+          : new StoryStop('failed', describeError(e).split('\n').join(' | '));
+    const status = stop.status;
+    await rec.save({ status, reason: stop.reason, finishedAt: now() });
+    ctx.emit('status', `${status}: ${stop.reason}`, story.id, { status, reason: stop.reason });
+    if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {
+      // A bug of ours, not the story's: keep it visible in events.jsonl.
+      ctx.emit('story', `internal error: ${String((e as Error).stack ?? e)}`, story.id);
+    }
+    return rec.record;
+  }
+}

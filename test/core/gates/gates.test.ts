@@ -1,0 +1,158 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  deletedTestFiles,
+  findAddedMarkers,
+  isTestFile,
+  oracleFindings,
+  parsePassCount,
+  triageGate,
+} from '../../../src/core/gates/index.js';
+
+describe('parsePassCount', () => {
+  it('reads node --test spec output', () => {
+    expect(parsePassCount('✔ a (1.2ms)\nℹ tests 3\nℹ pass 2\nℹ fail 1\n')).toBe(2);
+  });
+  it('reads TAP output', () => {
+    expect(parsePassCount('TAP version 13\nok 1 - a\n1..1\n# tests 1\n# pass 1\n# fail 0\n')).toBe(
+      1,
+    );
+  });
+  it('reads jest output, failed first or not', () => {
+    expect(parsePassCount('Tests:       1 failed, 5 passed, 6 total\n')).toBe(5);
+    expect(parsePassCount('Tests:       7 passed, 7 total\n')).toBe(7);
+  });
+  it('reads vitest output', () => {
+    expect(
+      parsePassCount(' Test Files  1 passed (1)\n      Tests  1 failed | 4 passed (5)\n'),
+    ).toBe(4);
+  });
+  it('reads pytest output', () => {
+    expect(parsePassCount('===== 1 failed, 12 passed in 0.31s =====')).toBe(12);
+    expect(parsePassCount('3 passed in 0.01s')).toBe(3);
+  });
+  it('reads go test output', () => {
+    expect(
+      parsePassCount(
+        '=== RUN   TestA\n--- PASS: TestA (0.00s)\n--- PASS: TestB (0.00s)\nPASS\nok  \tx/y\t0.1s',
+      ),
+    ).toBe(2);
+    expect(parsePassCount('ok  \texample.com/a\t0.01s\nok  \texample.com/b\t0.02s\n')).toBe(2);
+  });
+  it('sums repeated runs and ignores ANSI colours', () => {
+    expect(parsePassCount('\u001b[32mℹ pass 2\u001b[39m\nℹ pass 3\n')).toBe(5);
+  });
+  it('is null when no count is reported', () => {
+    expect(parsePassCount('all good\n')).toBeNull();
+  });
+});
+
+describe('test files and markers', () => {
+  it('recognises test files by folder or name', () => {
+    for (const p of [
+      'test/a.js',
+      'src/tests/x.ts',
+      'a.test.ts',
+      'pkg/b_test.go',
+      'test_x.py',
+      'c.spec.js',
+    ]) {
+      expect(isTestFile(p)).toBe(true);
+    }
+    for (const p of ['src/a.ts', 'testing.md', 'src/latest.ts', 'contest/a.ts']) {
+      expect(isTestFile(p)).toBe(false);
+    }
+  });
+
+  it('finds skip/only markers on added lines of test files only', () => {
+    const diff = [
+      'diff --git a/test/a.test.js b/test/a.test.js',
+      '--- a/test/a.test.js',
+      '+++ b/test/a.test.js',
+      '@@ -1,2 +1,3 @@',
+      "+test.skip('slow', () => {});",
+      "+describe.only('x', () => {});",
+      "+xit('y', () => {});",
+      "-it.skip('moved', () => {});",
+      "+it.skip('moved', () => {});",
+      'diff --git a/src/stream.js b/src/stream.js',
+      '--- a/src/stream.js',
+      '+++ b/src/stream.js',
+      '+reader.skip(3);',
+    ].join('\n');
+    expect(findAddedMarkers(diff)).toEqual([
+      { file: 'test/a.test.js', line: "test.skip('slow', () => {});", marker: '.skip(' },
+      { file: 'test/a.test.js', line: "describe.only('x', () => {});", marker: '.only(' },
+      { file: 'test/a.test.js', line: "xit('y', () => {});", marker: 'xit(' },
+    ]);
+  });
+
+  it('lists deleted test files', () => {
+    expect(
+      deletedTestFiles([
+        { path: 'test/a.test.js', status: 'deleted' },
+        { path: 'src/a.js', status: 'deleted' },
+        { path: 'test/b.test.js', status: 'modified' },
+      ]),
+    ).toEqual(['test/a.test.js']);
+  });
+
+  it('reports every weakening unless testsChange', () => {
+    const input = {
+      changes: [{ path: 'test/a.test.js', status: 'deleted' }],
+      diff: "+++ b/test/b.test.js\n+it.only('x', () => {})\n",
+      baselinePassed: 5,
+      currentPassed: 4,
+      testsChange: false,
+    };
+    expect(oracleFindings(input)).toEqual([
+      'test file deleted: test/a.test.js',
+      ".only( marker added in test/b.test.js: it.only('x', () => {})",
+      'fewer tests pass than on the epic base: 4 instead of 5',
+    ]);
+    expect(oracleFindings({ ...input, testsChange: true })).toEqual([]);
+    expect(oracleFindings({ ...input, changes: [], diff: '', currentPassed: 6 })).toEqual([]);
+  });
+});
+
+describe('triageGate', () => {
+  const base = {
+    command: 'npm test',
+    ok: false,
+    output: 'not ok 1 - old broken (3ms)\n# pass 4\n',
+  };
+  it('passes a green gate', () => {
+    expect(triageGate({ command: 'npm test', ok: true, output: '# pass 5' }, base)).toEqual({
+      command: 'npm test',
+      status: 'pass',
+      newLines: [],
+      passCount: 5,
+    });
+  });
+  it('never blocks on failures the baseline already had', () => {
+    const v = triageGate(
+      {
+        command: 'npm test',
+        ok: false,
+        output: 'ok 1 - new\nnot ok 2 - old broken (5ms)\n# pass 5\n',
+      },
+      base,
+    );
+    expect(v.status).toBe('inherited');
+  });
+  it('blocks on new failure lines', () => {
+    const v = triageGate(
+      { command: 'npm test', ok: false, output: 'not ok 1 - old broken\nnot ok 2 - sum adds\n' },
+      base,
+    );
+    expect(v.status).toBe('new');
+    expect(v.newLines).toEqual(['not ok - sum adds']);
+  });
+  it('blocks on any failure when the baseline was green', () => {
+    const v = triageGate(
+      { command: 'lint', ok: false, output: 'src/a.js\n  1:1 oops\n' },
+      { command: 'lint', ok: true, output: '' },
+    );
+    expect(v.status).toBe('new');
+    expect(v.newLines).toEqual(['src/a.js', '1:1 oops']);
+  });
+});

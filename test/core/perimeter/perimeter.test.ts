@@ -1,0 +1,94 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  classifyChanges,
+  describeStrays,
+  isClean,
+  strayPaths,
+  symlinkEscapes,
+} from '../../../src/core/perimeter/index.js';
+import type { PerimeterChange } from '../../../src/core/perimeter/index.js';
+
+const file = (path: string, extra: Partial<PerimeterChange> = {}): PerimeterChange => ({
+  path,
+  status: 'modified',
+  mode: 'file',
+  ...extra,
+});
+
+const base = {
+  owns: ['src/health', 'test/health.test.js'],
+  reads: ['src/server.js'],
+  configPaths: ['.github/epicflow.yml', 'epicflow.yml'],
+  allowWorkflowChanges: false,
+};
+
+describe('classifyChanges', () => {
+  it('sorts changes into owned, read-only and outside', () => {
+    const r = classifyChanges({
+      ...base,
+      changes: [
+        file('src/health/index.js'),
+        file('src/server.js'),
+        file('README.md'),
+        file('test/health.test.js'),
+      ],
+    });
+    expect(r.owned).toEqual(['src/health/index.js', 'test/health.test.js']);
+    expect(r.readOnly).toEqual(['src/server.js']);
+    expect(r.outside).toEqual(['README.md']);
+    expect(r.forbidden).toEqual([]);
+    expect(isClean(r)).toBe(false);
+    expect(strayPaths(r)).toEqual(['src/server.js', 'README.md']);
+    expect(describeStrays(r)).toEqual([
+      'src/server.js: read-only for this story (context, never change)',
+      "README.md: not in this story's owned paths",
+    ]);
+  });
+
+  it('forbids workflow files, the config file, submodules and escaping symlinks even when owned', () => {
+    const r = classifyChanges({
+      ...base,
+      owns: ['.'],
+      reads: [],
+      changes: [
+        file('.github/workflows/ci.yml'),
+        file('epicflow.yml'),
+        file('vendor/lib', { mode: 'submodule' }),
+        file('src/link', { status: 'added', mode: 'symlink', symlinkTarget: '../../etc/passwd' }),
+        file('src/ok-link', { status: 'added', mode: 'symlink', symlinkTarget: '../README.md' }),
+        file('src/gone', { status: 'deleted', mode: 'symlink', symlinkTarget: '/etc' }),
+      ],
+    });
+    expect(r.forbidden).toEqual([
+      { path: '.github/workflows/ci.yml', reason: 'workflow file' },
+      { path: 'epicflow.yml', reason: 'epicflow config file' },
+      { path: 'vendor/lib', reason: 'submodule change' },
+      { path: 'src/link', reason: 'symlink pointing outside the repository' },
+    ]);
+    expect(r.owned).toEqual(['src/ok-link', 'src/gone']);
+  });
+
+  it('lets workflow files through when the config allows them', () => {
+    const r = classifyChanges({
+      ...base,
+      owns: ['.github/workflows'],
+      allowWorkflowChanges: true,
+      changes: [file('.github/workflows/ci.yml')],
+    });
+    expect(r.owned).toEqual(['.github/workflows/ci.yml']);
+    expect(isClean(r)).toBe(true);
+  });
+});
+
+describe('symlinkEscapes', () => {
+  it.each([
+    ['a/link', '/etc/passwd', true],
+    ['a/link', '../../x', true],
+    ['a/link', '../x', false],
+    ['link', '.', false],
+    ['a/link', '../.git/config', true],
+    ['a/link', 'C:\\Windows', true],
+  ])('%s -> %s escapes: %s', (link, target, escapes) => {
+    expect(symlinkEscapes(link, target)).toBe(escapes);
+  });
+});

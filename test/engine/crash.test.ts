@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CRASH_POINTS } from '../../src/engine/ports.js';
+import {
+  configYaml,
+  epicMerges,
+  makeRepo,
+  planMarkdown,
+  record,
+  run,
+  scriptedCoder,
+  showFile,
+  type TestRepo,
+} from './support/repo.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..');
+const child = join(here, 'support', 'crash-child.ts');
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+const stories = [
+  { id: 'a', owns: ['src/a.txt'] },
+  { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
+];
+
+describe('a crash at any lifecycle point is recovered by a rerun', () => {
+  it.each(CRASH_POINTS.map((p) => [p]))(
+    'SIGKILL %s, then rerun: one merge per story',
+    async (point) => {
+      repo = makeRepo({ 'README.md': 'original\n' });
+      // Story a also strays outside its perimeter, so that paths get restored.
+      const coder = scriptedCoder(repo, 'coder', {
+        a: { '*': { write: { 'src/a.txt': 'a\n', 'README.md': 'stray\n' } } },
+        b: { '*': { write: { 'src/b.txt': 'b\n' } } },
+      });
+      repo.write(
+        'epicflow.yml',
+        configYaml({
+          executors: [{ id: 'bot', command: coder }],
+          gates: ['test -f README.md'],
+          setup: 'true',
+        }),
+      );
+      repo.commit('config');
+      const file = join(repo.tmp, 'epic.md');
+      const plan = planMarkdown(stories);
+      writeFileSync(file, plan);
+
+      const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+        cwd: projectRoot,
+        env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:a` },
+        encoding: 'utf8',
+      });
+      expect(crashed.signal).toBe('SIGKILL');
+      expect(crashed.stdout).not.toContain('report:');
+
+      const rerun = await run(repo, plan);
+      expect(rerun.stderr).toBe('');
+      expect(rerun.code).toBe(0);
+      expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
+      expect(record(repo, 'a')).toMatchObject({ status: 'done' });
+      expect(record(repo, 'b')).toMatchObject({ status: 'done' });
+      expect(showFile(repo, 'epic/epic', 'README.md')).toBe('original');
+      expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
+    },
+  );
+});

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { FileStateStore } from '../../src/adapters/state/file-store.js';
+import { DEFAULT_CONFIG } from '../../src/core/config/schema.js';
+import type { Plan, Story } from '../../src/core/model.js';
+import type { EngineEvent } from '../../src/engine/ports.js';
+import { integrate } from '../../src/engine/integrate.js';
+import { gitPort, shellGates } from '../../src/engine/local.js';
+import { openEpic } from '../../src/engine/run-epic.js';
+import { StoryStop } from '../../src/engine/stop.js';
+import { Git } from '../../src/adapters/git/index.js';
+import { git, makeRepo, type TestRepo } from './support/repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+const story: Story = {
+  id: 's',
+  title: 'Story s',
+  description: 'x',
+  owns: ['shared.txt'],
+  reads: [],
+  dependsOn: [],
+  provides: [],
+  acceptance: [],
+  testsChange: false,
+};
+const plan: Plan = { stories: [story], waves: [['s']], hashes: { s: 'h' } };
+
+describe('integrate', () => {
+  it('fails a story on a textual conflict, naming the paths, and leaves the epic branch as it was', async () => {
+    repo = makeRepo({ 'shared.txt': 'one\n' });
+    const events: EngineEvent[] = [];
+    const g = await Git.open(repo.dir);
+    const ctx = await openEpic(
+      {
+        epic: 'e',
+        epicBranch: 'epic/e',
+        plan,
+        config: { ...DEFAULT_CONFIG, gates: ['true'] },
+        configPaths: [],
+        worktreesDir: join(repo.tmp, 'trees'),
+        homesDir: join(repo.tmp, 'homes'),
+        executorEnv: {},
+      },
+      {
+        git: gitPort(g),
+        state: new FileStateStore(join(repo.tmp, 'state')),
+        gates: shellGates(process.env),
+        executors: () => {
+          throw new Error('no executor in this test');
+        },
+        clock: { now: () => new Date() },
+        events: { emit: (e) => events.push(e) },
+      },
+    );
+    // The story changes the line one way on its branch…
+    git(repo.dir, 'branch', 'story/e/s', 'epic/e');
+    const storyTree = join(repo.tmp, 'story');
+    git(repo.dir, 'worktree', 'add', '-q', storyTree, 'story/e/s');
+    repo.write('../story/shared.txt', 'story\n');
+    git(storyTree, 'commit', '-qam', 'story side');
+    // …and another merge moved the epic head the other way.
+    const main = join(repo.tmp, 'other');
+    git(repo.dir, 'worktree', 'add', '-q', '--detach', main, 'epic/e');
+    repo.write('../other/shared.txt', 'epic\n');
+    git(main, 'commit', '-qam', 'epic side');
+    const moved = git(main, 'rev-parse', 'HEAD');
+    git(repo.dir, 'update-ref', 'refs/heads/epic/e', moved);
+    ctx.epicHead = moved;
+
+    const attempt = integrate(ctx, { story, branch: 'story/e/s', chain: ['bot'] });
+    await expect(attempt).rejects.toBeInstanceOf(StoryStop);
+    await expect(attempt).rejects.toMatchObject({
+      status: 'failed',
+      reason: 'merge conflict with epic/e: shared.txt',
+    });
+    expect(git(repo.dir, 'rev-parse', 'epic/e')).toBe(moved);
+    expect(git(join(repo.tmp, 'trees', '_epic'), 'status', '--porcelain')).toBe('');
+    expect(git(join(repo.tmp, 'trees', '_epic'), 'rev-parse', 'HEAD')).toBe(moved);
+  });
+});

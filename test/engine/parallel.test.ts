@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import {
+  configYaml,
+  epicMerges,
+  git,
+  makeRepo,
+  planMarkdown,
+  record,
+  run,
+  scriptedCoder,
+  showFile,
+  type TestRepo,
+} from './support/repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+/** A shell barrier: touch our flag, then wait (bounded) for the other's. */
+function barrier(dir: string, mine: string, other: string): string {
+  const a = join(dir, mine);
+  const b = join(dir, other);
+  return `touch '${a}'; i=0; while [ ! -f '${b}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; [ -f '${b}' ]`;
+}
+
+describe('parallel stories', () => {
+  it('runs a diamond: both middle stories at once, the last after both merged', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      top: { '*': { write: { 'src/top.txt': 'top\n' } } },
+      left: { '*': { sh: [barrier(repo.tmp, 'left', 'right')], write: { 'src/left.txt': 'l\n' } } },
+      right: {
+        '*': { sh: [barrier(repo.tmp, 'right', 'left')], write: { 'src/right.txt': 'r\n' } },
+      },
+      bottom: {
+        '*': {
+          sh: ['test -f src/left.txt && test -f src/right.txt'],
+          write: { 'src/bottom.txt': 'b\n' },
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder, slots: 2 }],
+        gates: ['true'],
+        concurrency: 2,
+      }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([
+        { id: 'top', owns: ['src/top.txt'] },
+        { id: 'left', owns: ['src/left.txt'], dependsOn: ['top'] },
+        { id: 'right', owns: ['src/right.txt'], dependsOn: ['top'] },
+        { id: 'bottom', owns: ['src/bottom.txt'], dependsOn: ['left', 'right'] },
+      ]),
+      { worktrees: 'trees' },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const merges = epicMerges(repo);
+    expect(merges[0]).toBe('Merge story top: Story top');
+    expect(merges.slice(1, 3).sort()).toEqual([
+      'Merge story left: Story left',
+      'Merge story right: Story right',
+    ]);
+    expect(merges[3]).toBe('Merge story bottom: Story bottom');
+    expect(showFile(repo, 'epic/epic', 'src/bottom.txt')).toBe('b');
+    // --worktrees (relative to the current directory) holds one worktree per story.
+    expect(git(join(repo.tmp, 'trees', 'left'), 'branch', '--show-current')).toBe(
+      'story/epic/left',
+    );
+  });
+
+  it('undoes a merge whose epic gates newly fail, though each story was green alone', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      one: { '*': { sh: [barrier(repo.tmp, 'one', 'two')], write: { 'src/one.txt': 'x\n' } } },
+      two: { '*': { sh: [barrier(repo.tmp, 'two', 'one')], write: { 'src/two.txt': 'x\n' } } },
+    });
+    const gate =
+      "if [ -f src/one.txt ] && [ -f src/two.txt ]; then echo 'not ok 1 - one and two clash'; exit 1; fi";
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder, slots: 2 }],
+        gates: [gate],
+        concurrency: 2,
+      }),
+    );
+    repo.commit('config');
+    const before = git(repo.dir, 'rev-parse', 'HEAD');
+    const result = await run(
+      repo,
+      planMarkdown([
+        { id: 'one', owns: ['src/one.txt'] },
+        { id: 'two', owns: ['src/two.txt'] },
+      ]),
+    );
+    expect(result.code).toBe(1);
+    const merges = epicMerges(repo);
+    expect(merges).toHaveLength(1);
+    const loser = merges[0]?.includes('one') ? 'two' : 'one';
+    expect(record(repo, loser)).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining(
+        'epic gates failed after merging; merge undone: ',
+      ) as unknown as string,
+    });
+    expect(String(record(repo, loser).reason)).toContain('one and two clash');
+    // The epic branch holds exactly the one good merge on top of the start.
+    expect(git(repo.dir, 'rev-parse', 'epic/epic^1')).toBe(before);
+  });
+});

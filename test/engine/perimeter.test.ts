@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import {
+  configYaml,
+  epicMerges,
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  reportJson,
+  run,
+  scriptedCoder,
+  showFile,
+  type TestRepo,
+} from './support/repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+describe('the perimeter', () => {
+  it('shows strays to the coder once, then restores them from the epic branch and reports each path', async () => {
+    repo = makeRepo({ 'README.md': 'original\n', 'src/server.js': 'server\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      health: {
+        '*': {
+          write: {
+            'src/health.js': 'ok\n',
+            'README.md': 'changed by the coder\n',
+            'src/server.js': 'edited\n',
+            'notes.txt': 'x\n',
+          },
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([{ id: 'health', owns: ['src/health.js'], reads: ['src/server.js'] }]),
+    );
+    expect(result.code).toBe(0);
+    const seen = prompts(repo, 'coder');
+    expect(seen).toHaveLength(2);
+    expect(seen[1]?.prompt).toContain('## Outside your perimeter');
+    expect(seen[1]?.prompt).toContain(
+      '- src/server.js: read-only for this story (context, never change)',
+    );
+    expect(seen[1]?.prompt).toContain("- README.md: not in this story's owned paths");
+    expect(result.stdout).toContain(
+      '[health] restored 3 path(s) outside its perimeter from epic/epic: src/server.js, README.md, notes.txt',
+    );
+    expect(showFile(repo, 'epic/epic', 'README.md')).toBe('original');
+    expect(showFile(repo, 'epic/epic', 'src/server.js')).toBe('server');
+    expect(showFile(repo, 'epic/epic', 'notes.txt')).toBeNull();
+    expect(showFile(repo, 'epic/epic', 'src/health.js')).toBe('ok');
+    expect(record(repo, 'health').notes).toEqual([
+      'restored outside its perimeter: src/server.js, README.md, notes.txt',
+    ]);
+    expect(reportJson(repo).stories[0]?.notes).toEqual([
+      'restored outside its perimeter: src/server.js, README.md, notes.txt',
+    ]);
+  });
+
+  it('refuses a symlink leaving the repository and a workflow edit, merging neither', async () => {
+    repo = makeRepo({ '.github/workflows/ci.yml': 'on: push\n', 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      link: {
+        '*': {
+          write: { 'src/link/index.js': 'x\n' },
+          symlink: { 'src/link/passwd': '../../../../etc/passwd' },
+        },
+      },
+      ci: {
+        '*': { write: { 'src/ci.js': 'x\n', '.github/workflows/ci.yml': 'on: push\njobs: {}\n' } },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([
+        { id: 'link', owns: ['src/link'] },
+        { id: 'ci', owns: ['src/ci.js'] },
+      ]),
+    );
+    expect(result.code).toBe(1);
+    expect(record(repo, 'link')).toMatchObject({
+      status: 'failed',
+      reason: 'refused: src/link/passwd (symlink pointing outside the repository)',
+    });
+    expect(record(repo, 'ci')).toMatchObject({
+      status: 'failed',
+      reason: 'refused: .github/workflows/ci.yml (workflow file)',
+    });
+    expect(epicMerges(repo)).toEqual([]);
+    expect(showFile(repo, 'epic/epic', '.github/workflows/ci.yml')).toBe('on: push');
+  });
+});

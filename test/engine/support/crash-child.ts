@@ -1,0 +1,26 @@
+/**
+ * Runs `epicflow run` in a child process and kills itself with SIGKILL at the
+ * lifecycle point named by EPICFLOW_TEST_CRASH_AT (`<point>` or `<point>:<story>`).
+ * The environment variable is read here, in the test's entry, never by epicflow.
+ */
+import { runCommand } from '../../../src/cli/commands/run.js';
+
+const [file, repo] = process.argv.slice(2) as [string, string];
+const [point, story] = (process.env.EPICFLOW_TEST_CRASH_AT ?? '').split(':');
+
+const code = await runCommand(
+  { file, repo },
+  {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    cwd: process.cwd(),
+    isTTY: false,
+  },
+  {
+    onCheckpoint: (at, id) => {
+      if (at === point && (story === undefined || story === id))
+        process.kill(process.pid, 'SIGKILL');
+    },
+  },
+);
+process.exitCode = code;

@@ -1,0 +1,224 @@
+/** Temporary git repositories and scripted command executors for engine tests. */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  runCommand,
+  type RunCommandHooks,
+  type RunCommandOptions,
+} from '../../../src/cli/commands/run.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const SCRIPTED_CODER = resolve(here, 'scripted-coder.mjs');
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  }).trim();
+}
+
+export interface TestRepo {
+  readonly dir: string;
+  readonly tmp: string;
+  write(path: string, text: string): void;
+  read(path: string): string;
+  commit(message: string): void;
+  cleanup(): void;
+}
+
+/** A repository with one commit holding `files`. */
+export function makeRepo(files: Record<string, string>): TestRepo {
+  const tmp = mkdtempSync(join(tmpdir(), 'epicflow-engine-'));
+  const dir = join(tmp, 'repo');
+  mkdirSync(dir);
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Test');
+  git(dir, 'config', 'user.email', 'test@example.com');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  const write = (path: string, text: string): void => {
+    const full = join(dir, path);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, text);
+  };
+  for (const [p, t] of Object.entries(files)) write(p, t);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return {
+    dir,
+    tmp,
+    write,
+    read: (path) => readFileSync(join(dir, path), 'utf8'),
+    commit: (message) => {
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', message);
+    },
+    cleanup: () => rmSync(tmp, { recursive: true, force: true }),
+  };
+}
+
+export type Step = {
+  write?: Record<string, string>;
+  remove?: string[];
+  symlink?: Record<string, string>;
+  sh?: string[];
+  stdout?: string;
+  exit?: number;
+};
+export type Script = Record<string, Record<string, Step>>;
+
+/** Writes a coder script into the temp folder and returns the executor's argv. */
+export function scriptedCoder(repo: TestRepo, name: string, script: Script): string[] {
+  const path = join(repo.tmp, `${name}.json`);
+  writeFileSync(path, JSON.stringify(script));
+  return ['node', SCRIPTED_CODER, path, join(repo.tmp, `${name}.log`)];
+}
+
+/** The prompts a scripted coder received, in order. */
+export function prompts(
+  repo: TestRepo,
+  name: string,
+): { story: string; round: string; prompt: string }[] {
+  const path = join(repo.tmp, `${name}.log`);
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { story: string; round: string; prompt: string });
+}
+
+export interface ExecutorSpec {
+  id: string;
+  command: string[];
+  priority?: number;
+  slots?: number;
+}
+
+export function configYaml(opts: {
+  executors: ExecutorSpec[];
+  gates?: string[];
+  setup?: string;
+  fixRounds?: number;
+  concurrency?: number;
+  extra?: string;
+}): string {
+  const lines = ['executors:'];
+  for (const e of opts.executors) {
+    lines.push(
+      `  - id: ${e.id}`,
+      '    harness: command',
+      `    command: ${JSON.stringify(e.command)}`,
+    );
+    if (e.priority !== undefined) lines.push(`    priority: ${e.priority}`);
+    if (e.slots !== undefined) lines.push(`    slots: ${e.slots}`);
+  }
+  if (opts.gates !== undefined) lines.push(`gates: ${JSON.stringify(opts.gates)}`);
+  if (opts.setup !== undefined) lines.push(`setup: ${JSON.stringify(opts.setup)}`);
+  if (opts.fixRounds !== undefined) lines.push(`fixRounds: ${opts.fixRounds}`);
+  if (opts.concurrency !== undefined) lines.push(`concurrency: ${opts.concurrency}`);
+  if (opts.extra !== undefined) lines.push(opts.extra);
+  return `${lines.join('\n')}\n`;
+}
+
+export interface PlanStory {
+  id: string;
+  owns: string[];
+  dependsOn?: string[];
+  reads?: string[];
+  testsChange?: boolean;
+  description?: string;
+}
+
+export function planMarkdown(stories: PlanStory[], title = 'Test epic'): string {
+  const yaml = stories
+    .map((s) =>
+      [
+        `  - id: ${s.id}`,
+        `    title: Story ${s.id}`,
+        `    description: ${JSON.stringify(s.description ?? `Build ${s.id}.`)}`,
+        `    owns: ${JSON.stringify(s.owns)}`,
+        ...(s.reads ? [`    reads: ${JSON.stringify(s.reads)}`] : []),
+        ...(s.dependsOn ? [`    dependsOn: ${JSON.stringify(s.dependsOn)}`] : []),
+        ...(s.testsChange ? ['    testsChange: true'] : []),
+      ].join('\n'),
+    )
+    .join('\n');
+  return `# ${title}\n\n\`\`\`epicflow\nstories:\n${yaml}\n\`\`\`\n`;
+}
+
+export interface RunOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `epicflow run` in-process against a plan file in the temp folder. */
+export async function run(
+  repo: TestRepo,
+  plan: string,
+  opts: Partial<RunCommandOptions> = {},
+  hooks: RunCommandHooks = {},
+): Promise<RunOutput> {
+  const file = join(repo.tmp, 'epic.md');
+  writeFileSync(file, plan);
+  let stdout = '';
+  let stderr = '';
+  const code = await runCommand(
+    { file, repo: repo.dir, ...opts },
+    { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
+    hooks,
+  );
+  return { code, stdout, stderr };
+}
+
+export function stateDir(repo: TestRepo, epic = 'epic'): string {
+  return join(repo.dir, '.git', 'epicflow', epic);
+}
+
+export function record(repo: TestRepo, story: string, epic = 'epic'): Record<string, unknown> {
+  return JSON.parse(
+    readFileSync(join(stateDir(repo, epic), 'stories', `${story}.json`), 'utf8'),
+  ) as Record<string, unknown>;
+}
+
+export function reportJson(
+  repo: TestRepo,
+  epic = 'epic',
+): {
+  stories: {
+    id: string;
+    status: string;
+    reason: string | null;
+    executor: string | null;
+    notes: string[];
+  }[];
+  halts: { kind: string; message: string }[];
+} {
+  return JSON.parse(readFileSync(join(stateDir(repo, epic), 'report.json'), 'utf8'));
+}
+
+/** Subjects of the merge commits on the epic branch, oldest first. */
+export function epicMerges(repo: TestRepo, epic = 'epic'): string[] {
+  const out = git(
+    repo.dir,
+    'log',
+    '--first-parent',
+    '--merges',
+    '--reverse',
+    '--format=%s',
+    `epic/${epic}`,
+  );
+  return out === '' ? [] : out.split('\n');
+}
+
+export function showFile(repo: TestRepo, ref: string, path: string): string | null {
+  try {
+    return git(repo.dir, 'show', `${ref}:${path}`);
+  } catch {
+    return null;
+  }
+}

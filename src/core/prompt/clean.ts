@@ -3,18 +3,11 @@
  * text from people reading the issue) and invisible or bidirectional control
  * characters (which make text read differently than it runs) are removed.
  */
+import { sanitizeIssueText } from '../epic/sanitize.js';
 
-// Zero-width and invisible format characters, bidi embeddings/overrides/isolates,
-// the BOM, soft hyphen, and C0/C1 controls other than tab and newline.
-const INVISIBLE =
-  // eslint-disable-next-line no-control-regex
-  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
-
+/** The one sanitiser of issue text, shared with the App's comments. */
 export function cleanText(text: string): string {
-  let out = text.replace(/\r\n?/g, '\n');
-  // Remove complete comments, then an unterminated one to the end.
-  out = out.replace(/<!--[\s\S]*?-->/g, '').replace(/<!--[\s\S]*$/, '');
-  return out.replace(INVISIBLE, '');
+  return sanitizeIssueText(text);
 }
 
 /** The last `max` characters of a text, marked when cut. */

@@ -11,6 +11,7 @@ const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   scheduling: () => import('./scheduling.js'),
   'github-double': () => import('./github-double.js'),
   'engine-overhead': () => import('./engine-overhead.js'),
+  app: () => import('./app.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

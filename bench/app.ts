@@ -1,0 +1,122 @@
+/**
+ * The GitHub App benchmark, through the GitHub double with a real probot
+ * server: how fast deliveries are acknowledged (the App answers once it has
+ * acted, so this is the whole handling time), and how many GitHub requests a
+ * whole 20-story epic costs per story. Printing only; goals in brackets.
+ */
+import {
+  completeStory,
+  dispatched,
+  OWNER,
+  planBody,
+  REPO,
+  startApp,
+  startEpic,
+  type AppWorld,
+} from '../test/app/harness.js';
+import { quantile } from './support/stats.js';
+
+const STORIES = 20;
+const IGNORED = 200;
+const COMMANDS = 40;
+
+/** Milliseconds from sending a delivery to its answer. */
+async function ack(w: AppWorld, send: () => void): Promise<number> {
+  const t0 = performance.now();
+  send();
+  await w.gh.idle();
+  return performance.now() - t0;
+}
+
+function row(label: string, values: readonly number[]): string {
+  const p = (q: number): string => quantile(values, q).toFixed(0);
+  return `| ${label} | ${values.length} | ${p(0.5)} ms | ${p(0.99)} ms |`;
+}
+
+/** 20 stories: 4 independent chains of 5, so several run at once. */
+function twentyStories(): { id: string; dependsOn?: string[] }[] {
+  return Array.from({ length: STORIES }, (_, i) => {
+    const id = `s${i}`;
+    return i < 4 ? { id } : { id, dependsOn: [`s${i - 4}`] };
+  });
+}
+
+async function requestsPerStory(): Promise<string[]> {
+  const w = await startApp();
+  try {
+    const { gh } = w;
+    const before = { ...snapshot(w) };
+    const epic = await startEpic(w, 'Twenty', planBody(twentyStories()));
+    for (let done = 0; done < STORIES;) {
+      const running = dispatched(gh, epic).filter((d) => !completed.has(`${epic}:${d}`));
+      if (running.length === 0) throw new Error('nothing running');
+      for (const d of running) {
+        completed.add(`${epic}:${d}`);
+        await completeStory(w, epic, d.split('#')[0] ?? '');
+        done++;
+      }
+    }
+    const after = snapshot(w);
+    const rest = after.rest - before.rest;
+    const graphql = after.graphql - before.graphql;
+    const created = after.created - before.created;
+    return [
+      '| per story, over a 20-story epic | measured | goal |',
+      '| --- | --- | --- |',
+      `| REST requests | ${(rest / STORIES).toFixed(1)} | ≤ 8 |`,
+      `| GraphQL requests | ${(graphql / STORIES).toFixed(1)} | ≤ 2 |`,
+      `| content-creating writes | ${(created / STORIES).toFixed(1)} | ≤ 4 |`,
+      `| webhook deliveries | ${((after.hooks - before.hooks) / STORIES).toFixed(1)} | — |`,
+      '',
+      '(the story jobs’ own requests — branch, commit, merge, record — are counted too)',
+    ];
+  } finally {
+    await w.close();
+  }
+}
+
+const completed = new Set<string>();
+
+function snapshot(w: AppWorld): { rest: number; graphql: number; created: number; hooks: number } {
+  const sum = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);
+  return {
+    rest: sum(w.gh.stats.rest),
+    graphql: sum(w.gh.stats.graphql),
+    created: w.gh.stats.contentCreating,
+    hooks: w.gh.stats.webhookDeliveries,
+  };
+}
+
+async function acknowledgement(): Promise<string[]> {
+  const w = await startApp();
+  try {
+    const epic = await startEpic(
+      w,
+      'Acks',
+      planBody([{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }]),
+    );
+    const comment = (body: string) => () =>
+      void w.gh.act.comment('alice', { owner: OWNER, repo: REPO, number: epic, body });
+    const ignored: number[] = [];
+    for (let i = 0; i < IGNORED; i++) ignored.push(await ack(w, comment(`LGTM ${i}`)));
+    const commands: number[] = [];
+    for (let i = 0; i < COMMANDS; i++) commands.push(await ack(w, comment('/status')));
+    return [
+      '| deliveries | count | p50 | p99 |',
+      '| --- | --- | --- | --- |',
+      row('plain comments (ignored)', ignored),
+      row('`/status` (a full decision)', commands),
+      row('all', [...ignored, ...commands]),
+      '',
+      'goal: p99 ≤ 300 ms',
+    ];
+  } finally {
+    await w.close();
+  }
+}
+
+export async function run(): Promise<void> {
+  console.log((await acknowledgement()).join('\n'));
+  console.log('');
+  console.log((await requestsPerStory()).join('\n'));
+}

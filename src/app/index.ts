@@ -1,0 +1,149 @@
+/**
+ * The GitHub App (PRODUCT §9.5): `probot run ./lib/app/index.js`, or probot's
+ * own test and serverless setups, load this default export. Handlers only map
+ * the webhook to the orchestrator's event and report the outcome in the log;
+ * every decision lives in `handleEpicEvent`.
+ */
+import type { Context, Probot } from 'probot';
+import { GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
+import { describeError } from '../core/errors.js';
+import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
+
+interface PayloadIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body?: string | null;
+  readonly labels?: readonly ({ readonly name?: string } | string)[];
+  readonly pull_request?: unknown;
+}
+
+function eventIssue(issue: PayloadIssue): EventIssue {
+  return {
+    number: issue.number,
+    title: issue.title,
+    body: issue.body ?? '',
+    labels: (issue.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
+    isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
+  };
+}
+
+/** Delivery ids remembered: enough for a burst of redeliveries, small enough to forget. */
+const SEEN_DELIVERIES = 1000;
+
+export default function epicflowApp(app: Probot): void {
+  // A redelivery carries the same id. Handling is idempotent by state anyway; this only
+  // spares the requests of deciding again (and joins a redelivery still in flight).
+  const deliveries = new Map<string, Promise<void>>();
+
+  // `<slug>[bot]`: our own login, read once per process with the App's JWT.
+  let botLogin: Promise<string> | undefined;
+  const readBotLogin = async (): Promise<string> => {
+    const appOctokit = await app.auth();
+    const { data } = await appOctokit.rest.apps.getAuthenticated();
+    return `${data?.slug ?? 'epicflow'}[bot]`;
+  };
+
+  const run = (context: Context, event: EpicEvent): Promise<void> => {
+    const key = `${context.name}:${context.id}`;
+    const seen = deliveries.get(key);
+    if (seen !== undefined) return seen;
+    const handled = handle(context, event);
+    deliveries.set(key, handled);
+    // A failed delivery may be redelivered to try again; forget it.
+    handled.catch(() => deliveries.delete(key));
+    if (deliveries.size > SEEN_DELIVERIES) {
+      const oldest = deliveries.keys().next().value;
+      if (oldest !== undefined) deliveries.delete(oldest);
+    }
+    return handled;
+  };
+
+  const handle = async (context: Context, event: EpicEvent): Promise<void> => {
+    botLogin ??= readBotLogin().catch((e: unknown) => {
+      botLogin = undefined;
+      throw e;
+    });
+    const payload = context.payload as { repository?: { default_branch?: string } };
+    const { owner, repo } = context.repo();
+    const github = new GitHubRepo({
+      owner,
+      repo,
+      botLogin: await botLogin,
+      octokit: context.octokit as unknown as GitHubClient,
+    });
+    try {
+      const result = await handleEpicEvent(
+        {
+          repo: github,
+          ...(payload.repository?.default_branch === undefined
+            ? {}
+            : { defaultBranch: payload.repository.default_branch }),
+          log: { info: (m) => context.log.info(m), warn: (m) => context.log.warn(m) },
+        },
+        event,
+      );
+      context.log.info(
+        `${context.name} ${context.id}: ${result.outcome}` +
+          (result.reason === undefined ? '' : ` (${result.reason})`) +
+          (result.epic === undefined ? '' : ` on epic #${result.epic}`),
+      );
+    } catch (e) {
+      // Failures are logged readably; the delivery is answered with an error so it
+      // shows as failed on GitHub and can be redelivered (every step is idempotent).
+      context.log.error(`${context.name} ${context.id}: ${describeError(e)}`);
+      throw e;
+    }
+  };
+
+  app.on('issues.labeled', async (context) => {
+    const { issue, label, sender } = context.payload;
+    await run(context, {
+      kind: 'labeled',
+      issue: eventIssue(issue),
+      label: label?.name ?? '',
+      sender: { login: sender.login, type: sender.type },
+    });
+  });
+
+  app.on('issues.edited', async (context) => {
+    const { issue, sender } = context.payload;
+    await run(context, {
+      kind: 'edited',
+      issue: eventIssue(issue),
+      sender: { login: sender.login, type: sender.type },
+    });
+  });
+
+  app.on('issue_comment.created', async (context) => {
+    const { issue, comment, sender } = context.payload;
+    await run(context, {
+      kind: 'comment',
+      issue: eventIssue(issue),
+      body: comment.body,
+      sender: { login: sender.login, type: sender.type },
+    });
+  });
+
+  app.on('workflow_run.completed', async (context) => {
+    const { workflow_run: wr } = context.payload;
+    await run(context, {
+      kind: 'workflow-run',
+      runId: wr.id,
+      workflowPath: wr.path,
+      conclusion: wr.conclusion ?? 'unknown',
+    });
+  });
+
+  app.on('sub_issues', async (context) => {
+    const payload = context.payload as {
+      parent_issue?: { number: number };
+      sender: { login: string; type: string };
+    };
+    if (payload.parent_issue === undefined) return;
+    await run(context, {
+      kind: 'sub-issues',
+      parent: payload.parent_issue.number,
+      sender: { login: payload.sender.login, type: payload.sender.type },
+    });
+  });
+}

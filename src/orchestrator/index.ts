@@ -1,0 +1,22 @@
+/** The GitHub orchestration use case: an event in, reconcile actions applied on GitHub. */
+export { handleEpicEvent } from './handle-event.js';
+export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
+export {
+  loadConfig,
+  loadPlan,
+  loadState,
+  type EpicDoc,
+  type EpicState,
+  type PlanLoad,
+} from './load.js';
+export { findRun, rememberRun, type RunRef } from './runs.js';
+export { withEpicLock } from './lock.js';
+export {
+  DEFAULT_STORY_WORKFLOW,
+  type EpicEvent,
+  type EventIssue,
+  type HandleResult,
+  type OrchestratorDeps,
+  type OrchestratorLog,
+  type Sender,
+} from './types.js';

@@ -1,0 +1,150 @@
+/**
+ * Reading an epic's inputs from GitHub: the configuration on the default
+ * branch, the plan (issue body or sub-issues), the story records and the
+ * persisted halt. Nothing is cached: the App may restart between any two events.
+ */
+import YAML from 'yaml';
+import type { GitHubRepo, IssueSummary, GitHubStateStore } from '../adapters/github/index.js';
+import { CONFIG_PATH } from '../adapters/github/index.js';
+import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/index.js';
+import { hasMarker, storyMarker } from '../core/epic/index.js';
+import type { SubIssueRef } from '../core/epic/index.js';
+import type { Halt, Plan, StoryRecord } from '../core/model.js';
+import type { Story } from '../core/model.js';
+import type { Violation } from '../core/plan/index.js';
+import { assemblePlan, extractPlanBlocks, parsePlan, parseStoryBlock } from '../core/plan/index.js';
+
+/** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
+export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {
+  const text = await repo.loadConfigText();
+  return text === null ? DEFAULT_CONFIG : parseConfig(text, CONFIG_PATH);
+}
+
+/**
+ * The epic label when the configuration cannot be read: the value written in
+ * the file if it is there, else the default. Only used to decide whether an
+ * event concerns an epic, so the config error is reported where it matters.
+ */
+export async function rawEpicLabel(repo: GitHubRepo): Promise<string> {
+  try {
+    const text = await repo.loadConfigText();
+    const doc = (YAML.parse(text ?? '') ?? {}) as { labels?: { epic?: unknown } };
+    const label = doc.labels?.epic;
+    return typeof label === 'string' ? label : DEFAULT_CONFIG.labels.epic;
+  } catch {
+    return DEFAULT_CONFIG.labels.epic;
+  }
+}
+
+export type PlanLoad =
+  | {
+      readonly ok: true;
+      readonly plan: Plan;
+      /** Sub-issues by story id: ours (marker) for a body plan, the plan's own for a sub-issue plan. */
+      readonly subIssues: Readonly<Record<string, SubIssueRef & { readonly nodeId: string }>>;
+    }
+  | { readonly ok: false; readonly violations: readonly Violation[] };
+
+/**
+ * The plan of an epic (PRODUCT §3): the issue body's `epicflow` block, or,
+ * when the body has none, the one-story blocks of its sub-issues with their
+ * "blocked by" relations added to `dependsOn`.
+ */
+export async function loadPlan(
+  repo: GitHubRepo,
+  epic: { readonly number: number; readonly body: string },
+  config: EpicflowConfig,
+): Promise<PlanLoad> {
+  const options = { allowWorkflowChanges: config.allowWorkflowChanges };
+  const subs = await repo.listSubIssues(epic.number);
+  if (extractPlanBlocks(epic.body).length > 0) {
+    const result = parsePlan(epic.body, options);
+    if (!result.ok) return { ok: false, violations: result.violations };
+    const mine = (id: string): IssueSummary | undefined =>
+      subs.find((s) => sameBot(s.author, repo.botLogin) && hasMarker(s.body, storyMarker(id)));
+    return { ok: true, plan: result.plan, subIssues: refs(result.plan.stories, mine) };
+  }
+  const planned = subs.filter((s) => extractPlanBlocks(s.body).length > 0);
+  if (planned.length === 0) {
+    // No block anywhere: parsePlan reports `no-plan-block` in its own words.
+    const result = parsePlan(epic.body, options);
+    return { ok: false, violations: result.ok ? [] : result.violations };
+  }
+  const violations: Violation[] = [];
+  const stories: Story[] = [];
+  const byIssue = new Map<number, string>();
+  for (const sub of planned) {
+    const result = parseStoryBlock(sub.body, `issue-${sub.number}`, options);
+    if (!result.ok) {
+      violations.push(
+        ...result.violations.map((v) => ({ ...v, message: `#${sub.number}: ${v.message}` })),
+      );
+      continue;
+    }
+    stories.push(result.story);
+    byIssue.set(sub.number, result.story.id);
+  }
+  const extra: Record<string, string[]> = {};
+  for (const sub of planned) {
+    const id = byIssue.get(sub.number);
+    if (id === undefined) continue;
+    const blockers = await repo.blockedBy(sub.number);
+    const deps = blockers.flatMap((b) => {
+      const dep = byIssue.get(b.number);
+      return dep === undefined ? [] : [dep];
+    });
+    if (deps.length > 0) extra[id] = deps;
+  }
+  if (violations.length > 0) return { ok: false, violations };
+  const result = assemblePlan(stories, extra, options);
+  if (!result.ok) return { ok: false, violations: result.violations };
+  const own = (id: string): IssueSummary | undefined =>
+    planned.find((s) => byIssue.get(s.number) === id);
+  return { ok: true, plan: result.plan, subIssues: refs(result.plan.stories, own) };
+}
+
+function refs(
+  stories: readonly Story[],
+  find: (id: string) => IssueSummary | undefined,
+): Record<string, SubIssueRef & { nodeId: string }> {
+  const out: Record<string, SubIssueRef & { nodeId: string }> = {};
+  for (const s of stories) {
+    const issue = find(s.id);
+    if (issue) out[s.id] = { number: issue.number, state: issue.state, nodeId: issue.nodeId };
+  }
+  return out;
+}
+
+function sameBot(a: string, b: string): boolean {
+  const norm = (s: string): string => s.toLowerCase().replace(/\[bot\]$/, '');
+  return norm(a) === norm(b);
+}
+
+/** The persisted epic document (`epics/<n>/epic.json` on the state branch). */
+export interface EpicDoc {
+  readonly halt?: Halt;
+}
+
+export const EPIC_DOC = 'epic';
+
+export interface EpicState {
+  readonly records: Readonly<Record<string, StoryRecord>>;
+  /** Blob sha of each record as read: the compare-and-swap token (null: no record yet). */
+  readonly shas: Readonly<Record<string, string | null>>;
+  readonly halt: Halt | undefined;
+}
+
+/** The records of the plan's stories (with their CAS tokens) and the persisted halt. */
+export async function loadState(store: GitHubStateStore, plan: Plan): Promise<EpicState> {
+  const reads = await Promise.all(plan.stories.map((s) => store.read(s.id)));
+  const records: Record<string, StoryRecord> = {};
+  const shas: Record<string, string | null> = {};
+  plan.stories.forEach((s, i) => {
+    const read = reads[i];
+    shas[s.id] = read?.sha ?? null;
+    if (read) records[s.id] = read.record;
+  });
+  const doc = await store.readJson<EpicDoc>(EPIC_DOC);
+  return { records, shas, halt: doc?.value.halt };
+}

@@ -1,0 +1,71 @@
+/** What the orchestrator is told about an event, and what it needs to act on GitHub. */
+import type { GitHubRepo } from '../adapters/github/index.js';
+
+/** Who sent the event: `type` is the webhook's `sender.type` ('User', 'Bot', …). */
+export interface Sender {
+  readonly login: string;
+  readonly type: string;
+}
+
+/** An issue or pull request as a webhook payload carries it. */
+export interface EventIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body: string;
+  readonly labels: readonly string[];
+  /** Comments on pull requests arrive as issue comments on the pull request's number. */
+  readonly isPullRequest: boolean;
+}
+
+export type EpicEvent =
+  | {
+      readonly kind: 'labeled';
+      readonly issue: EventIssue;
+      readonly label: string;
+      readonly sender: Sender;
+    }
+  | { readonly kind: 'edited'; readonly issue: EventIssue; readonly sender: Sender }
+  | {
+      readonly kind: 'comment';
+      readonly issue: EventIssue;
+      readonly body: string;
+      readonly sender: Sender;
+    }
+  /** A sub-issue was added to or removed from `parent` (a sub-issue plan may have changed). */
+  | { readonly kind: 'sub-issues'; readonly parent: number; readonly sender: Sender }
+  | {
+      readonly kind: 'workflow-run';
+      readonly runId: number;
+      /** `.github/workflows/<file>` of the run. */
+      readonly workflowPath: string;
+      readonly conclusion: string;
+    };
+
+export interface OrchestratorLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface OrchestratorDeps {
+  /** The repository, acting as the App's installation (its `botLogin` is ours). */
+  readonly repo: GitHubRepo;
+  /** The default branch when the webhook told us (saves a request); read otherwise. */
+  readonly defaultBranch?: string;
+  /** The story workflow's file name under `.github/workflows/` (default `epicflow-story.yml`). */
+  readonly storyWorkflow?: string;
+  readonly now?: () => Date;
+  readonly log?: OrchestratorLog;
+}
+
+/** What one event came to, for logs and tests. */
+export interface HandleResult {
+  readonly outcome: 'ignored' | 'replied' | 'invalid-config' | 'invalid-plan' | 'reconciled';
+  /** Why an event was ignored, in a few words. */
+  readonly reason?: string;
+  /** The epic issue the event belonged to, when known. */
+  readonly epic?: number;
+  /** Stories dispatched by this event (`story#attempt`). */
+  readonly dispatched: readonly string[];
+}
+
+export const DEFAULT_STORY_WORKFLOW = 'epicflow-story.yml';

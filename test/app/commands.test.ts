@@ -1,0 +1,204 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  botComments,
+  completeStory,
+  dispatched,
+  failStory,
+  OWNER,
+  planBody,
+  readRecord,
+  REPO,
+  say,
+  startApp,
+  startEpic,
+  writeConfig,
+  type AppWorld,
+} from './harness.js';
+
+let w: AppWorld;
+beforeAll(async () => {
+  w = await startApp();
+  w.gh.seed.user({ login: 'rita', permission: 'read' });
+  w.gh.seed.user({ login: 'helper-bot[bot]', type: 'Bot', permission: 'write' });
+});
+afterEach(() => w.gh.assertNoViolations());
+afterAll(() => w.close());
+
+const TWO = [{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }];
+
+describe('who may steer', () => {
+  it('does nothing at all for a label from a user without write permission', async () => {
+    const before = w.gh.stats.contentCreating;
+    const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'E', body: planBody(TWO) });
+    w.gh.act.labelIssue('rita', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
+    await w.gh.idle();
+    expect(dispatched(w.gh, issue.number)).toEqual([]);
+    expect(w.gh.state.comments(OWNER, REPO, issue.number)).toEqual([]);
+    expect(w.gh.stats.contentCreating).toBe(before);
+  });
+
+  it('ignores bots silently and answers people without permission once', async () => {
+    const epic = await startEpic(w, 'Steering', planBody(TWO));
+    const before = botComments(w, epic).length;
+    await say(w, epic, '/cancel', 'helper-bot[bot]');
+    expect(botComments(w, epic)).toHaveLength(before);
+    await say(w, epic, '/cancel', 'rita');
+    const replies = botComments(w, epic).slice(before);
+    expect(replies).toEqual([
+      expect.stringContaining(
+        '@rita only users with write permission on this repository can steer epicflow (your permission: read).',
+      ),
+    ]);
+    expect(await readRecord(w, epic, 'api')).toMatchObject({ status: 'active' });
+  });
+
+  it('answers an unknown command with the command list, and ignores plain comments', async () => {
+    const epic = await startEpic(w, 'Help', planBody(TWO));
+    const before = botComments(w, epic).length;
+    await say(w, epic, 'Looks good to me!');
+    expect(botComments(w, epic)).toHaveLength(before);
+    await say(w, epic, '/deploy now');
+    const [reply] = botComments(w, epic).slice(before);
+    expect(reply).toContain('Unknown command `/deploy`.');
+    expect(reply).toContain('- `/retry <story>`');
+  });
+});
+
+describe('invalid input', () => {
+  it('comments every plan violation once and dispatches nothing; a fixed plan starts', async () => {
+    const bad = planBody([{ id: 'api', dependsOn: ['nope'] }, { id: 'Bad_Id' }]);
+    const epic = await startEpic(w, 'Broken plan', bad);
+    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: epic, body: `${bad}\n` });
+    await w.gh.idle();
+    expect(dispatched(w.gh, epic)).toEqual([]);
+    const comments = botComments(w, epic);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toContain('**The plan of this epic is not valid**');
+    expect(comments[0]).toContain('`unknown-dependency`');
+    expect(comments[0]).toContain('`invalid-id`');
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.subIssueIds).toEqual([]);
+
+    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: epic, body: planBody(TWO) });
+    await w.gh.idle();
+    expect(dispatched(w.gh, epic)).toEqual(['api#1']);
+    expect(botComments(w, epic)[0]).toContain('It is valid now.');
+  });
+
+  it('comments an invalid configuration naming the file and fields, and creates nothing else', async () => {
+    await writeConfig(w, 'concurrency: lots\nlabels: { epic: epic }\nbogus: 1\n');
+    try {
+      const issue = w.gh.seed.issue({
+        owner: OWNER,
+        repo: REPO,
+        title: 'Cfg',
+        body: planBody(TWO),
+      });
+      const created = w.gh.stats.contentCreating;
+      w.gh.act.labelIssue('alice', {
+        owner: OWNER,
+        repo: REPO,
+        number: issue.number,
+        label: 'epic',
+      });
+      await w.gh.idle();
+      w.gh.act.labelIssue('alice', {
+        owner: OWNER,
+        repo: REPO,
+        number: issue.number,
+        label: 'epic',
+      });
+      await w.gh.idle();
+      const comments = botComments(w, issue.number);
+      expect(comments).toHaveLength(1);
+      expect(comments[0]).toContain('.github/epicflow.yml');
+      expect(comments[0]).toContain('concurrency');
+      expect(comments[0]).toContain('bogus');
+      expect(w.gh.stats.contentCreating).toBe(created + 1);
+      expect(dispatched(w.gh, issue.number)).toEqual([]);
+      expect(await w.gh.state.ref(OWNER, REPO, `epic/${issue.number}`)).toBeUndefined();
+    } finally {
+      await writeConfig(w, 'labels: { epic: epic }\n');
+    }
+  });
+});
+
+describe('commands', () => {
+  it('/retry, /skip, /cancel, /resume and /status steer the epic', async () => {
+    const plan = [{ id: 'api' }, { id: 'db' }, { id: 'ui', dependsOn: ['api'] }];
+    const epic = await startEpic(w, 'Commands', planBody(plan));
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1']);
+
+    await failStory(w, epic, 'api');
+    const status = (): string =>
+      botComments(w, epic).find((c) => c.includes('epicflow · epic')) ?? '';
+    expect(status()).toContain('/retry api');
+    const subApi = w.gh.state
+      .issues(OWNER, REPO)
+      .find(
+        (i) => i.title.startsWith('api:') && i.parentId === w.gh.state.issue(OWNER, REPO, epic)?.id,
+      );
+    expect(w.gh.state.comments(OWNER, REPO, subApi?.number).map((c) => c.body)).toEqual([
+      expect.stringContaining('**Story `api` failed** (attempt 1)'),
+    ]);
+
+    await say(w, epic, '/retry api');
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1', 'api#2']);
+    await say(w, epic, '/retry nothing-here');
+    expect(botComments(w, epic).at(-1)).toContain('the plan has no story `nothing-here`');
+
+    await say(w, epic, '/cancel');
+    expect(status()).toContain('**Halted:** cancelled by `@alice`');
+    await completeStory(w, epic, 'api', 2);
+    // Cancelled: ui is ready but not started.
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1', 'api#2']);
+    expect(await readRecord(w, epic, 'ui')).toMatchObject({ status: 'waiting' });
+
+    await say(w, epic, '/resume');
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1', 'api#2', 'ui#1']);
+
+    await failStory(w, epic, 'db');
+    await say(w, epic, '/skip db');
+    expect(await readRecord(w, epic, 'db')).toMatchObject({ status: 'done' });
+    await say(w, epic, '/skip db');
+    expect(botComments(w, epic).at(-1)).toContain('`/skip db`: story `db` is done');
+
+    const before = w.gh.stats.rest['issues/update-comment'] ?? 0;
+    await say(w, epic, '/status');
+    expect(status()).toContain('Commands');
+    expect(w.gh.stats.rest['issues/update-comment'] ?? 0).toBeGreaterThanOrEqual(before);
+    await completeStory(w, epic, 'ui');
+    expect(status()).toContain('all 3 stories done');
+  });
+
+  it('five concurrent /resume start a failed story once, without duplicate comments or sub-issues', async () => {
+    const epic = await startEpic(w, 'Concurrent', planBody(TWO));
+    await failStory(w, epic, 'api');
+    const comments = botComments(w, epic).length;
+    const subIssues = w.gh.state.issue(OWNER, REPO, epic)?.subIssueIds.length;
+    for (let i = 0; i < 5; i++)
+      w.gh.act.comment('alice', { owner: OWNER, repo: REPO, number: epic, body: '/resume' });
+    await w.gh.idle();
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'api#2']);
+    expect(botComments(w, epic)).toHaveLength(comments);
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.subIssueIds).toHaveLength(subIssues ?? -1);
+  });
+
+  it('a plan edit restarts exactly the story whose entry changed', async () => {
+    const plan = [{ id: 'api' }, { id: 'db' }];
+    const epic = await startEpic(w, 'Edit', planBody(plan));
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1']);
+    const edited = planBody([
+      { id: 'api', description: 'Implement api, with paging.' },
+      { id: 'db' },
+    ]);
+    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: epic, body: edited });
+    await w.gh.idle();
+    // Running stories are not interrupted: the change shows until /resume.
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1']);
+    const status = botComments(w, epic).find((c) => c.includes('epicflow · epic')) ?? '';
+    expect(status).toContain('plan entry changed');
+    await say(w, epic, '/resume');
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1', 'api#2']);
+    expect(await readRecord(w, epic, 'db')).toMatchObject({ status: 'active', attempt: 1 });
+  });
+});

@@ -1,0 +1,319 @@
+/**
+ * The App under test: a real probot on a loopback server behind
+ * `createNodeMiddleware`, receiving signed deliveries from the GitHub double.
+ * Story jobs are played the way the story Action would: a story branch with a
+ * commit, a merge commit with an `Epicflow-Story` trailer on the epic branch
+ * (REST merges API), the record written through `GitHubStateStore`, then the
+ * workflow run completed.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Bottleneck from 'bottleneck';
+import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
+import { createOctokit } from '../../src/adapters/github/client.js';
+import { GitHubRepo } from '../../src/adapters/github/repo.js';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import type { StoryRecord } from '../../src/core/model.js';
+import epicflowApp from '../../src/app/index.js';
+import { octokitFor } from '../github-double/client.js';
+import {
+  startGitHubDouble,
+  type DispatchRec,
+  type GitHubDouble,
+  type SeededUser,
+} from '../github-double/index.js';
+
+export const OWNER = 'acme';
+export const REPO = 'shop';
+const SECRET = 'app-test-secret';
+
+export interface AppWorld {
+  readonly gh: GitHubDouble;
+  readonly bot: SeededUser;
+  readonly alice: SeededUser;
+  /** The state as the story jobs see it (the bot's token, plain client). */
+  readonly repo: GitHubRepo;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  readonly files?: Record<string, string>;
+  /** Probot's retry and throttling plugins on, waits shortened (for fault tests). */
+  readonly retries?: boolean;
+}
+
+export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
+  const gh = await startGitHubDouble();
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const app = gh.seed.app({ id: 777, slug: 'epicflow', privateKey: pem });
+  const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
+  const alice = gh.seed.user({ login: 'alice', permission: 'write' });
+  await gh.seed.repo({
+    owner: OWNER,
+    name: REPO,
+    files: {
+      'README.md': '# shop\n',
+      '.github/workflows/epicflow-story.yml': 'on: workflow_dispatch\njobs: {}\n',
+      ...options.files,
+    },
+  });
+  gh.seed.label({ owner: OWNER, repo: REPO, name: 'epic' });
+
+  const fast = (): Record<string, unknown> => ({
+    // Real plugins, real decisions; only the waits are cut to milliseconds.
+    retry: { enabled: true, retryAfterBaseValue: 1 },
+    throttle: {
+      enabled: true,
+      retryAfterBaseValue: 1,
+      write: new Bottleneck.Group({ maxConcurrent: 4, minTime: 0 }),
+      notifications: new Bottleneck.Group({ maxConcurrent: 4, minTime: 0 }),
+      onRateLimit: (_after: number, _o: unknown, _k: unknown, count: number) => count < 5,
+      onSecondaryRateLimit: (_after: number, _o: unknown, _k: unknown, count: number) => count < 5,
+    },
+  });
+  const probot = new Probot({
+    appId: 777,
+    privateKey: pem,
+    secret: SECRET,
+    baseUrl: gh.url,
+    logLevel: 'fatal',
+    // Function form of defaults (probot's testing docs): retries and throttling off by default.
+    Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
+      ...o,
+      ...(options.retries === true
+        ? fast()
+        : { retry: { enabled: false }, throttle: { enabled: false } }),
+    })),
+  });
+  const middleware = await createNodeMiddleware(epicflowApp, { probot });
+  const server: Server = createServer((req, res) => {
+    void middleware(req, res, () => {
+      res.statusCode = 404;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  gh.setWebhookTarget({ url: `http://127.0.0.1:${port}/api/github/webhooks`, secret: SECRET });
+  const repo = new GitHubRepo({
+    owner: OWNER,
+    repo: REPO,
+    botLogin: app.botLogin,
+    octokit: createOctokit({ baseUrl: gh.url, token: bot.token, production: false }),
+  });
+  return {
+    gh,
+    bot,
+    alice,
+    repo,
+    close: async () => {
+      await gh.idle();
+      await new Promise((resolve) => server.close(resolve));
+      await gh.close();
+    },
+  };
+}
+
+export interface StorySpec {
+  readonly id: string;
+  readonly dependsOn?: readonly string[];
+  readonly title?: string;
+  readonly description?: string;
+}
+
+/** An issue body with a plan block; each story owns `src/<id>`. */
+export function planBody(stories: readonly StorySpec[], prose = 'The checkout epic.'): string {
+  const yaml = stories
+    .map((s) =>
+      [
+        `  - id: ${s.id}`,
+        `    title: ${JSON.stringify(s.title ?? `Build ${s.id}`)}`,
+        `    description: ${JSON.stringify(s.description ?? `Implement ${s.id}.`)}`,
+        `    owns: [src/${s.id}]`,
+        ...(s.dependsOn && s.dependsOn.length > 0
+          ? [`    dependsOn: [${s.dependsOn.join(', ')}]`]
+          : []),
+      ].join('\n'),
+    )
+    .join('\n');
+  return `${prose}\n\n\`\`\`epicflow\nstories:\n${yaml}\n\`\`\`\n`;
+}
+
+/** Dispatches of the story workflow as `story#attempt`, in order. */
+export function dispatched(gh: GitHubDouble, epic = 1): string[] {
+  return gh.state
+    .dispatches(OWNER, REPO)
+    .filter((d) => d.inputs['epic'] === String(epic))
+    .map((d) => `${String(d.inputs['story'])}#${String(d.inputs['attempt'])}`);
+}
+
+export function dispatchOf(
+  gh: GitHubDouble,
+  epic: number,
+  story: string,
+  attempt = 1,
+): DispatchRec {
+  const d = gh.state
+    .dispatches(OWNER, REPO)
+    .find(
+      (x) =>
+        x.inputs['epic'] === String(epic) &&
+        x.inputs['story'] === story &&
+        x.inputs['attempt'] === String(attempt),
+    );
+  if (!d) throw new Error(`no dispatch of ${story}#${attempt}: ${dispatched(gh, epic).join(', ')}`);
+  return d;
+}
+
+/** The story job succeeds: branch, commit, merge with trailer, record done, run completed. */
+export async function completeStory(
+  w: AppWorld,
+  epic: number,
+  story: string,
+  attempt = 1,
+  /** Runs after the job's own writes, right before its run completes (e.g. to add faults). */
+  beforeComplete: () => void = () => undefined,
+): Promise<string> {
+  const { gh, bot } = w;
+  const octokit = octokitFor(gh, bot.token);
+  const base = { owner: OWNER, repo: REPO };
+  const epicBranch = `epic/${epic}`;
+  const branch = `story/${epic}/${story}`;
+  const head = await gh.state.ref(OWNER, REPO, epicBranch);
+  if (head === undefined) throw new Error(`${epicBranch} does not exist`);
+  const exists = await gh.state.ref(OWNER, REPO, branch);
+  if (exists === undefined) {
+    await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+  }
+  await octokit.rest.repos.createOrUpdateFileContents({
+    ...base,
+    path: `src/${story}/index-${attempt}.ts`,
+    branch,
+    message: `${story}: attempt ${attempt}`,
+    content: Buffer.from(`export const ${story.replace(/-/g, '_')} = ${attempt};\n`).toString(
+      'base64',
+    ),
+  });
+  const { data } = await octokit.rest.repos.merge({
+    ...base,
+    base: epicBranch,
+    head: branch,
+    commit_message: `Merge story ${story} into ${epicBranch}\n\nEpicflow-Story: ${story}\nEpicflow-Executor: codex`,
+  });
+  const mergeCommit = data.sha;
+  await writeRecord(w, epic, story, (r) => ({
+    ...r,
+    status: 'done',
+    mergeCommit,
+    finishedAt: new Date().toISOString(),
+    executors: ['codex'],
+    usage: [
+      {
+        executor: 'codex',
+        model: 'gpt-5',
+        tokens: { input: 1000, cachedInput: 0, cacheWrite: 0, output: 200 },
+        measured: true,
+        costUsd: 0.01,
+        costSource: 'cli',
+      },
+    ],
+  }));
+  beforeComplete();
+  gh.act.completeWorkflowRun(dispatchOf(gh, epic, story, attempt).runId, 'success');
+  await gh.idle();
+  return mergeCommit;
+}
+
+/** The story job fails: it records the failure, then its run ends. */
+export async function failStory(
+  w: AppWorld,
+  epic: number,
+  story: string,
+  attempt = 1,
+  reason = 'gates failed: npm test',
+): Promise<void> {
+  await writeRecord(w, epic, story, (r) => ({
+    ...r,
+    status: 'failed',
+    reason,
+    finishedAt: new Date().toISOString(),
+    executors: ['codex'],
+  }));
+  w.gh.act.completeWorkflowRun(dispatchOf(w.gh, epic, story, attempt).runId, 'failure');
+  await w.gh.idle();
+}
+
+async function writeRecord(
+  w: AppWorld,
+  epic: number,
+  story: string,
+  fn: (r: StoryRecord) => StoryRecord,
+): Promise<void> {
+  const store = new GitHubStateStore({ repo: w.repo, epic: String(epic), sleep: async () => {} });
+  await store.update(story, (current) => {
+    if (current === null) throw new Error(`no record for ${story}`);
+    return fn(current);
+  });
+}
+
+export async function readRecord(
+  w: AppWorld,
+  epic: number,
+  story: string,
+): Promise<StoryRecord | undefined> {
+  const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+  return (await store.read(story))?.record;
+}
+
+/** Comments on an issue, as `[author, body]`. */
+export function commentsOn(gh: GitHubDouble, number: number): { author: string; body: string }[] {
+  return gh.state.comments(OWNER, REPO, number).map((c) => ({ author: c.author, body: c.body }));
+}
+
+/** An epic issue by alice, labelled by alice; resolves once the App answered everything. */
+export async function startEpic(w: AppWorld, title: string, body: string): Promise<number> {
+  const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title, body, author: 'alice' });
+  w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
+  await w.gh.idle();
+  return issue.number;
+}
+
+export async function say(
+  w: AppWorld,
+  number: number,
+  body: string,
+  login = 'alice',
+): Promise<void> {
+  w.gh.act.comment(login, { owner: OWNER, repo: REPO, number, body });
+  await w.gh.idle();
+}
+
+/** Comments by epicflow on an issue. */
+export function botComments(w: AppWorld, number: number): string[] {
+  return commentsOn(w.gh, number)
+    .filter((c) => c.author === 'epicflow[bot]')
+    .map((c) => c.body);
+}
+
+/** Commits the config file on the default branch, as a person would. */
+export async function writeConfig(w: AppWorld, text: string): Promise<void> {
+  const octokit = octokitFor(w.gh, w.alice.token);
+  const path = '.github/epicflow.yml';
+  let sha: string | undefined;
+  try {
+    const { data } = await octokit.rest.repos.getContent({ owner: OWNER, repo: REPO, path });
+    sha = (data as { sha?: string }).sha;
+  } catch {
+    sha = undefined;
+  }
+  await octokit.rest.repos.createOrUpdateFileContents({
+    owner: OWNER,
+    repo: REPO,
+    path,
+    message: 'epicflow config',
+    content: Buffer.from(text).toString('base64'),
+    ...(sha === undefined ? {} : { sha }),
+  });
+}

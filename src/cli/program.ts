@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerPlanCommands } from './commands/plan.js';
+import { registerRosterCommands } from './commands/roster.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
 import type { CliContext, CliIo } from './context.js';
 
@@ -29,6 +30,7 @@ function buildProgram(ctx: CliContext): Command {
     .showHelpAfterError('(run with --help for usage)');
   registerPlanCommands(program, ctx);
   registerEngineCommands(program, ctx);
+  registerRosterCommands(program, ctx);
   return program;
 }
 

@@ -10,12 +10,18 @@ import type { Halt, Plan } from '../core/model.js';
 import {
   leaseCoder,
   nextExecutor,
+  nextCapacityChange,
   persistableRosterState,
+  pickHelper,
+  recordMissingBinary,
   recordSignal,
   releaseLease,
+  restoreRosterState,
   rosterExhausted,
   freeCoderSlots,
+  syncPauses,
   type Exclusion,
+  type HelperPick,
   type RosterState,
 } from '../core/roster/index.js';
 import type { OutcomeClass } from '../core/executor.js';
@@ -77,7 +83,14 @@ export class RosterHolder {
     return this.current;
   }
 
-  private async persist(next: RosterState): Promise<void> {
+  /** Pauses and resumes written by `epicflow roster` meanwhile take effect at once. */
+  private async withDiskPauses(next: RosterState): Promise<RosterState> {
+    const disk = await this.state.readJson<unknown>('roster.json');
+    return syncPauses(next, disk === null ? null : restoreRosterState(disk));
+  }
+
+  private async persist(proposed: RosterState): Promise<void> {
+    const next = await this.withDiskPauses(proposed);
     const changed =
       JSON.stringify(persistableRosterState(next)) !==
       JSON.stringify(persistableRosterState(this.current));
@@ -94,6 +107,7 @@ export class RosterHolder {
   }
 
   async lease(story: string, preferred: string | undefined): Promise<ExecutorConfig | null> {
+    this.current = await this.withDiskPauses(this.current);
     const r = leaseCoder(this.executors, this.current, { story, preferred, now: this.clock.now() });
     await this.persist(r.state);
     return r.executor;
@@ -111,6 +125,32 @@ export class RosterHolder {
     });
     await this.persist(r.state);
     return r.executor;
+  }
+
+  /** A judge or verifier for one call, avoiding the story's coders when another can serve. */
+  helper(
+    role: 'judge' | 'verifier',
+    preferred: string | undefined,
+    avoid: readonly string[],
+  ): HelperPick | null {
+    return pickHelper(this.executors, this.current, {
+      role,
+      preferred,
+      avoid,
+      now: this.clock.now(),
+    });
+  }
+
+  /** The executor's CLI is not installed: out for the run. */
+  async missingBinary(executor: string, detail: string): Promise<Exclusion> {
+    const r = recordMissingBinary(this.current, { executor, detail, now: this.clock.now() });
+    await this.persist(r.state);
+    return r.exclusion;
+  }
+
+  /** When an exclusion expires next (capacity returns by itself), if ever. */
+  nextChange(): Date | null {
+    return nextCapacityChange(this.current, this.clock.now());
   }
 
   async signal(

@@ -6,6 +6,7 @@
  * merged, the story records say where the rest stand.
  */
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { EpicflowConfig } from '../core/config/types.js';
 import {
   storyBranchName,
@@ -22,7 +23,7 @@ import {
   renderReport,
   type ReportInput,
 } from '../core/report/index.js';
-import { emptyRosterState, restoreRosterState, type RosterState } from '../core/roster/index.js';
+import { loadRosterState, type RosterState } from '../core/roster/index.js';
 import { LaunchSummary, schedule } from '../core/scheduler/index.js';
 import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
 import { runStory } from './story.js';
@@ -65,8 +66,7 @@ export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promis
   }
   const tree = await git.detachedWorktree(join(settings.worktreesDir, EPIC_TREE_DIR), head);
   const persisted = await state.readJson<unknown>('roster.json');
-  const rosterState: RosterState =
-    persisted === null ? emptyRosterState() : (restoreRosterState(persisted) ?? emptyRosterState());
+  const rosterState: RosterState = loadRosterState(persisted, join(state.dir, 'roster.json'));
   const roster = new RosterHolder(settings.config.executors, rosterState, state, ports.clock);
   return new EpicContext(settings, ports, roster, tree, head);
 }
@@ -83,7 +83,12 @@ function spent(records: Iterable<StoryRecord>): { usd: number; tokens: number } 
   return { usd, tokens };
 }
 
-function budgetHalt(config: EpicflowConfig, records: Iterable<StoryRecord>): Halt | null {
+/**
+ * The budget halt (PRODUCT §4): measured and estimated usage alike, priced
+ * (usage without a known price counts $0 towards `budget.usd`). Spend is
+ * cumulative over every run of the epic, so a rerun needs a raised budget.
+ */
+export function budgetHalt(config: EpicflowConfig, records: Iterable<StoryRecord>): Halt | null {
   const budget = config.budget;
   if (budget === undefined) return null;
   const { usd, tokens } = spent(records);
@@ -154,6 +159,13 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
         await state.writeStory(done);
       }
       ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    } else if (
+      prior?.status === 'done' &&
+      prior.mergeCommit === undefined &&
+      prior.planHash === plan.hashes[s.id]
+    ) {
+      // The judge found the work already in place: done without a merge.
+      status[s.id] = 'done';
     } else {
       status[s.id] = 'planned';
     }
@@ -172,7 +184,9 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
-    const over = budgetHalt(ctx.config, records.values());
+    // Running stories save their usage after every turn: the budget sees it at once.
+    const over =
+      ctx.config.budget === undefined ? null : budgetHalt(ctx.config, await state.listStories());
     if (over !== null) ctx.setHalt(over);
     let decision = schedule({
       stories,
@@ -260,7 +274,7 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       }
       continue;
     }
-    await Promise.race(running.values());
+    await untilChange(ctx, running.values());
   }
 
   await writeBoard();
@@ -279,11 +293,51 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   };
 }
 
+/**
+ * Waits for a running story to finish or for capacity to return by itself (an
+ * exclusion expiring), whichever comes first, so a ready story waiting for a
+ * slot starts as soon as one is free.
+ */
+async function untilChange(ctx: EpicContext, running: Iterable<Promise<void>>): Promise<void> {
+  const wake = ctx.roster.nextChange();
+  if (wake === null) {
+    await Promise.race(running);
+    return;
+  }
+  const timer = new AbortController();
+  // Timers cannot wait longer than 2^31-1 ms; a later wake-up simply loops once more.
+  const ms = Math.min(
+    2 ** 31 - 1,
+    Math.max(0, wake.getTime() - ctx.ports.clock.now().getTime()) + 50,
+  );
+  try {
+    await Promise.race([
+      Promise.race(running),
+      delay(ms, undefined, { signal: timer.signal }).catch(() => undefined),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
+
+function budgetStep(ctx: EpicContext, halt: Halt): string {
+  const { usd, tokens } = ctx.config.budget ?? {};
+  const key =
+    usd !== undefined && halt.message.startsWith('budget of $')
+      ? `\`budget.usd\` (now ${usd})`
+      : `\`budget.tokens\` (now ${tokens ?? ''})`;
+  return `raise ${key} above what is spent (${halt.message}), then rerun \`epicflow run\``;
+}
+
 function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): string | undefined {
   const halt = ctx.halt;
   if (halt?.kind === 'roster-exhausted' && halt.until !== undefined) {
     return `rerun \`epicflow run\` after ${halt.until.slice(11, 16)} UTC`;
   }
+  if (halt?.kind === 'roster-exhausted') {
+    return 'make an executor available again (see the reasons above: install, sign in, or `epicflow roster resume <id>`), then rerun `epicflow run`';
+  }
+  if (halt?.kind === 'budget') return budgetStep(ctx, halt);
   if (halt?.kind === 'outside-change') {
     return `put \`${ctx.settings.epicBranch}\` back where epicflow left it (${ctx.epicHead.slice(0, 12)}), then rerun \`epicflow run\``;
   }

@@ -5,6 +5,8 @@
  * throws for a story's own failure: the outcome is a record.
  */
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { z } from 'zod';
 import type { ExecutorConfig } from '../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import type { RunRecord } from '../core/executor.js';
@@ -15,6 +17,16 @@ import {
   type GateRun,
   type GateVerdict,
 } from '../core/gates/index.js';
+import {
+  buildJudgePrompt,
+  buildVerifierPrompt,
+  extractAnswer,
+  formatScores,
+  judgeVerdictSchema,
+  verdictFindings,
+  verifierAnswerSchema,
+  type JudgeVerdict,
+} from '../core/judge/index.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../core/model.js';
 import {
   classifyChanges,
@@ -24,6 +36,7 @@ import {
   type PerimeterResult,
 } from '../core/perimeter/index.js';
 import { answerBlocked, buildCoderPrompt, type PromptFeedback } from '../core/prompt/index.js';
+import type { Exclusion } from '../core/roster/index.js';
 import type { EpicContext } from './context.js';
 import { integrate } from './integrate.js';
 import type { WorktreePort } from './ports.js';
@@ -36,6 +49,21 @@ export const INTERRUPTED = 'interrupted; rerun to continue';
 
 /** At most this many handovers per story (PRODUCT §7.3). */
 export const MAX_HANDOVERS = 2;
+
+/** Waits before retrying a rate-limited turn: 1 s, then 2 s (the third one excludes). */
+export const RATE_LIMIT_BACKOFF_MS = 1000;
+
+/** A judge or verifier call moves to another executor at most this many times. */
+const HELPER_ATTEMPTS = 3;
+
+/** Sleeps, returning early (without throwing) when the run is interrupted. */
+async function backoff(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {
+    // Interrupted: the caller checks the signal next.
+  }
+}
 
 /** The record writer of one story: every change is saved at once, atomically. */
 class Recorder {
@@ -135,6 +163,149 @@ interface TurnState {
   chain: string[];
   handovers: number;
   round: number;
+  rateRetries: number;
+}
+
+interface HelperAnswer<T> {
+  readonly value: T;
+  readonly executor: string;
+  /** False when the helper is also one of the story's coders. */
+  readonly independent: boolean;
+}
+
+/**
+ * One judge or verifier call: picks an executor for the role away from the
+ * story's coders when another can serve, records its usage under that executor,
+ * puts back anything it changed, and reads its JSON answer (one repair re-ask
+ * when the answer does not fit the schema). Infrastructure signals exclude the
+ * executor and move the call to another one. Returns the answer, or why there is none.
+ */
+async function askHelper<T>(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  turn: TurnState,
+  request: {
+    readonly role: 'judge' | 'verifier';
+    readonly preferred?: string | undefined;
+    readonly prompt: (repairError: string | undefined) => string;
+    readonly schema: z.ZodType<T>;
+  },
+): Promise<HelperAnswer<T> | string> {
+  const { role } = request;
+  let repairError: string | undefined;
+  let why = `no executor can take the ${role} role`;
+  for (let attempt = 0; attempt < HELPER_ATTEMPTS;) {
+    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+    const pick = ctx.roster.helper(role, request.preferred, turn.chain);
+    if (pick === null) return why;
+    const executor = pick.executor;
+    ctx.emit(
+      'story',
+      `round ${turn.round}: ${executor.id} ${role === 'judge' ? 'judging' : 'verifying'}`,
+      story.id,
+    );
+    const result = await rec.time(role, () =>
+      ctx.ports.executors(executor).runTurn(
+        {
+          epic: ctx.settings.epic,
+          story: story.id,
+          round: turn.round,
+          role,
+          prompt: request.prompt(repairError),
+          worktree: tree.path,
+          executor,
+          env: ctx.settings.executorEnv[executor.id] ?? {},
+          home: join(ctx.settings.homesDir, story.id, executor.id),
+          timeoutMs: ctx.config.timeouts.storyMs,
+        },
+        ctx.interrupt.signal,
+      ),
+    );
+    turn.round += 1;
+    await rec.save({
+      usage: mergeUsage(rec.record.usage, priceUsage(result.usage, ctx.config.prices)),
+    });
+    // A judge or verifier only reads: whatever it changed is put back.
+    if (!(await tree.isClean())) await tree.resetHard(await tree.head());
+    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+    if (result.outcome === 'ok') {
+      const answer = extractAnswer(result.finalMessage, request.schema);
+      if (answer.ok)
+        return { value: answer.value, executor: executor.id, independent: pick.independent };
+      if (repairError !== undefined) return `${executor.id} gave no valid answer: ${answer.error}`;
+      repairError = answer.error;
+      ctx.emit(
+        'story',
+        `${role} answer of ${executor.id} unreadable (${answer.error}); asking once more`,
+        story.id,
+      );
+      continue;
+    }
+    attempt += 1;
+    if (result.missingBinary === true) {
+      await ctx.roster.missingBinary(executor.id, result.detail);
+      why = `${executor.id}: ${shortDetail(result.detail)}`;
+      continue;
+    }
+    if (result.outcome === 'failed') return `${executor.id} failed: ${shortDetail(result.detail)}`;
+    const exclusion = await ctx.roster.signal(
+      executor.id,
+      result.outcome,
+      result.resetAt,
+      result.detail,
+    );
+    why = `${executor.id} stopped: ${exclusion?.reason ?? result.outcome}`;
+    if (exclusion === null) await backoff(RATE_LIMIT_BACKOFF_MS * attempt, ctx.interrupt.signal);
+  }
+  return why;
+}
+
+interface JudgeResult {
+  readonly verdict: JudgeVerdict;
+  readonly executor: string;
+  readonly independent: boolean;
+}
+
+/** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */
+async function judgeStory(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  turn: TurnState,
+  base: string,
+  empty: boolean,
+): Promise<JudgeResult> {
+  const diff = empty ? '' : await ctx.ports.git.diff(base, await tree.head());
+  const answer = await askHelper(ctx, story, tree, rec, turn, {
+    role: 'judge',
+    preferred: ctx.config.judge?.executor,
+    schema: judgeVerdictSchema,
+    prompt: (repairError) =>
+      buildJudgePrompt({
+        epic: ctx.settings.epic,
+        plan: ctx.settings.plan,
+        story,
+        diff,
+        houseRules: ctx.settings.houseRules,
+        repairError,
+      }),
+  });
+  if (typeof answer === 'string') throw new StoryStop('failed', `judge unavailable: ${answer}`);
+  const findings = verdictFindings(answer.value);
+  ctx.emit(
+    'story',
+    `judge ${answer.executor}: ${answer.value.cleared ? 'cleared' : 'not cleared'} (${formatScores(answer.value)})` +
+      (findings.length > 0 && !answer.value.cleared ? `: ${findings.join('; ')}` : ''),
+    story.id,
+  );
+  return { verdict: answer.value, executor: answer.executor, independent: answer.independent };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /**
@@ -193,23 +364,32 @@ async function coderTurn(
     if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
 
     if (result.outcome === 'ok') return { record: result, feedback: fb };
-    if (result.outcome === 'failed') {
+    let exclusion: Exclusion | null;
+    if (result.missingBinary === true) {
+      // Not the story's fault: the executor is out for the run and the story moves on.
+      exclusion = await ctx.roster.missingBinary(turn.executor.id, result.detail);
+    } else if (result.outcome === 'failed') {
       throw new StoryStop(
         'failed',
         `coder turn failed (${turn.executor.id}): ${shortDetail(result.detail)}`,
       );
+    } else {
+      exclusion = await ctx.roster.signal(
+        turn.executor.id,
+        result.outcome,
+        result.resetAt,
+        result.detail,
+      );
     }
-    const exclusion = await ctx.roster.signal(
-      turn.executor.id,
-      result.outcome,
-      result.resetAt,
-      result.detail,
-    );
     if (exclusion === null) {
-      // A rate limit below the threshold: the same executor tries again.
+      // A rate limit below the threshold: the same executor tries again after a short
+      // backoff; the roster's threshold (3 in 10 minutes) bounds the retries.
+      turn.rateRetries += 1;
       ctx.emit('story', `${turn.executor.id} was rate limited; trying again`, story.id);
+      await backoff(RATE_LIMIT_BACKOFF_MS * turn.rateRetries, ctx.interrupt.signal);
       continue;
     }
+    turn.rateRetries = 0;
     const why = exclusion.reason;
     ctx.emit('story', `${turn.executor.id} stopped: ${why}`, story.id);
     const exhausted = ctx.roster.exhausted();
@@ -364,7 +544,27 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     ctx.checkpoint('after-setup', story.id);
     const baseline = await ctx.merge.run(() => ctx.baseline(base));
 
-    const turn: TurnState = { executor: input.executor, chain, handovers: 0, round: 1 };
+    const turn: TurnState = {
+      executor: input.executor,
+      chain,
+      handovers: 0,
+      round: 1,
+      rateRetries: 0,
+    };
+    const judge = ctx.config.judge;
+    let judgeRevisions = 0;
+    let inPlace = false;
+    const judged = async (result: JudgeResult): Promise<void> => {
+      const note =
+        `judge ${result.executor} cleared` +
+        (judgeRevisions > 0 ? ` after ${plural(judgeRevisions, 'revision')}` : '') +
+        ` (${formatScores(result.verdict)})`;
+      const notes = [...rec.record.notes, note];
+      if (!result.independent) {
+        notes.push(`judge was not independent: ${result.executor} also coded the story`);
+      }
+      await rec.save({ notes });
+    };
     let feedback: PromptFeedback | undefined;
     let fixRoundsLeft = ctx.config.fixRounds;
     let perimeterShown = false;
@@ -373,22 +573,74 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       const { record, feedback: used } = await coderTurn(ctx, story, tree, rec, turn, feedback);
       feedback = used;
       if (record.blockedOn !== undefined) {
-        const answer = answerBlocked(ctx.settings.plan, story, record.blockedOn);
-        if (blockedPushback) {
-          throw new StoryStop(
-            'failed',
-            `missing dependency: ${record.blockedOn} (suggested plan edit: ${answer.suggestedEdit})`,
-          );
+        const claim = record.blockedOn;
+        const answer = answerBlocked(ctx.settings.plan, story, claim);
+        const missing = `missing dependency: ${claim} (suggested plan edit: ${answer.suggestedEdit})`;
+        if (blockedPushback) throw new StoryStop('failed', missing);
+        let rebuttal = answer.answer;
+        if (!answer.decided && ctx.config.executors.some((e) => e.roles.includes('verifier'))) {
+          // The plan cannot settle this claim: a verifier decides whether it is real.
+          const verdict = await askHelper(ctx, story, tree, rec, turn, {
+            role: 'verifier',
+            schema: verifierAnswerSchema,
+            prompt: (repairError) =>
+              buildVerifierPrompt({
+                epic: ctx.settings.epic,
+                plan: ctx.settings.plan,
+                story,
+                claim,
+                planAnswer: answer.answer,
+                repairError,
+              }),
+          });
+          if (typeof verdict === 'string') {
+            ctx.emit(
+              'story',
+              `verifier unavailable (${verdict}); answering from the plan`,
+              story.id,
+            );
+          } else if (verdict.value.real) {
+            ctx.emit(
+              'story',
+              `BLOCKED_ON confirmed by ${verdict.executor}: ${verdict.value.reason}`,
+              story.id,
+            );
+            throw new StoryStop(
+              'failed',
+              `${missing}; confirmed by ${verdict.executor}: ${verdict.value.reason}`,
+            );
+          } else {
+            rebuttal = `${answer.answer}\nA verifier checked your claim and found it is not real: ${verdict.value.reason}`;
+          }
         }
         blockedPushback = true;
-        ctx.emit('story', `BLOCKED_ON rejected once: ${record.blockedOn}`, story.id);
-        feedback = { blocked: { claim: record.blockedOn, answer: answer.answer } };
+        ctx.emit('story', `BLOCKED_ON rejected once: ${claim}`, story.id);
+        feedback = { blocked: { claim, answer: rebuttal } };
         continue;
       }
       const check = await checkStory(ctx, story, tree, rec, base, baseline);
       // Gates killed by an interrupt prove nothing either way.
       if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
-      if (check.empty) throw new StoryStop('failed', 'no changes');
+      if (check.empty) {
+        if (judge === undefined) throw new StoryStop('failed', 'no changes');
+        // Only the judge can say the work is already in place (PRODUCT §5).
+        const result = await judgeStory(ctx, story, tree, rec, turn, base, true);
+        if (result.verdict.cleared) {
+          await judged(result);
+          inPlace = true;
+          break;
+        }
+        const findings = verdictFindings(result.verdict);
+        if (judgeRevisions >= judge.rounds) {
+          throw new StoryStop(
+            'failed',
+            `no changes, and the judge did not find the story in place after ${plural(judgeRevisions, 'revision')}: ${findings.join('; ')}`,
+          );
+        }
+        judgeRevisions += 1;
+        feedback = { noChanges: true, judge: { findings } };
+        continue;
+      }
       const failing = check.verdicts.filter((v) => v.status === 'new');
       const strays = isClean(check.perimeter) ? [] : describeStrays(check.perimeter);
       if (failing.length > 0 || check.oracle.length > 0) {
@@ -457,7 +709,37 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
           );
         }
       }
+      if (judge !== undefined) {
+        const result = await judgeStory(ctx, story, tree, rec, turn, base, false);
+        if (!result.verdict.cleared) {
+          const findings = verdictFindings(result.verdict);
+          if (judgeRevisions >= judge.rounds) {
+            throw new StoryStop(
+              'failed',
+              `judge did not clear the story after ${plural(judgeRevisions, 'revision')}: ${findings.join('; ')}`,
+            );
+          }
+          judgeRevisions += 1;
+          feedback = { judge: { findings } };
+          continue;
+        }
+        await judged(result);
+      }
       break;
+    }
+
+    if (inPlace) {
+      await rec.save(
+        {
+          status: 'done',
+          executors: [...turn.chain],
+          notes: [...rec.record.notes, 'already in place'],
+          finishedAt: now(),
+        },
+        ['reason'],
+      );
+      ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
+      return rec.record;
     }
 
     await rec.save({ executors: [...turn.chain] });

@@ -142,6 +142,7 @@ export class CommandExecutor implements ExecutorPort {
       timedOut: result.timedOut,
       detail: notes.join('\n'),
       durationMs: result.durationMs,
+      ...(result.spawnError?.code === 'ENOENT' ? { missingBinary: true } : {}),
       ...(need === undefined ? {} : { blockedOn: need }),
     };
   }

@@ -24,6 +24,12 @@ export interface BlockedAnswer {
   readonly answer: string;
   /** The plan edit that would resolve a real claim, for the report. */
   readonly suggestedEdit: string;
+  /**
+   * True when the plan alone settles the claim: it names paths and each one is
+   * the story's own, a dependency's (merged) or a dependent's (built later).
+   * Other claims may go to a verifier.
+   */
+  readonly decided: boolean;
 }
 
 /** Path-like tokens in a claim: they contain a slash or a file extension. */
@@ -80,7 +86,10 @@ export function answerBlocked(plan: Plan, story: Story, claim: string): BlockedA
     'BLOCKED_ON is only for work another story owns and has not built. ' +
       'Continue within your owned paths; tooling, dependencies and missing context are never a reason to stop.',
   ].join('\n');
-  return { owners, answer, suggestedEdit: suggestEdit(story, owners) };
+  const decided =
+    owners.length > 0 &&
+    owners.every((o) => o.kind === 'self' || o.kind === 'dependency' || o.kind === 'dependent');
+  return { owners, answer, suggestedEdit: suggestEdit(story, owners), decided };
 }
 
 function suggestEdit(story: Story, owners: readonly ClaimOwner[]): string {

@@ -27,6 +27,8 @@ export interface PromptFeedback {
   readonly perimeter?: readonly string[];
   readonly blocked?: { readonly claim: string; readonly answer: string };
   readonly noChanges?: boolean;
+  /** The judge did not clear the story: one revision round closes its findings. */
+  readonly judge?: { readonly findings: readonly string[] };
 }
 
 export interface CoderPromptInput {
@@ -130,6 +132,14 @@ function feedbackSection(feedback: PromptFeedback): string[] {
       '## Your BLOCKED_ON claim',
       `You said: BLOCKED_ON: ${oneLine(feedback.blocked.claim)}`,
       feedback.blocked.answer,
+    );
+  }
+  if (feedback.judge !== undefined) {
+    parts.push(
+      "## The judge's findings",
+      'A judge reviewed your branch against the story and did not clear it. Close these gaps ' +
+        'within your owned paths, without weakening or skipping tests:',
+      bullets(feedback.judge.findings.map(oneLine)),
     );
   }
   if (feedback.noChanges === true) {

@@ -4,17 +4,27 @@
  * The clock is passed in; the state is plain JSON, persisted as `roster.json`
  * so exclusions survive restarts.
  */
+import { EpicflowError } from '../errors.js';
 import { z } from 'zod';
 import type { ExecutorConfig } from '../config/types.js';
 import type { OutcomeClass } from '../executor.js';
 
 export type SignalKind = Exclude<OutcomeClass, 'ok' | 'failed'>;
 
+/**
+ * Why an executor is out: an infrastructure signal, its CLI not being installed
+ * (out for the run), or a pause by the user (until `epicflow roster resume`).
+ */
+export type ExclusionKind = SignalKind | 'missing-binary' | 'paused';
+
+/** The reason of a manual exclusion, as `epicflow roster` shows it. */
+export const PAUSED_REASON = 'paused by user';
+
 export interface Exclusion {
-  readonly kind: SignalKind;
+  readonly kind: ExclusionKind;
   readonly reason: string;
   readonly since: string;
-  /** When the executor may be used again (ISO); null = out for this run. */
+  /** When the executor may be used again (ISO); null = out for this run (or, paused, until resumed). */
   readonly until: string | null;
 }
 
@@ -40,7 +50,7 @@ export function emptyRosterState(): RosterState {
 }
 
 const exclusionSchema = z.object({
-  kind: z.enum(['usage-limit', 'rate-limited', 'outage', 'auth']),
+  kind: z.enum(['usage-limit', 'rate-limited', 'outage', 'auth', 'missing-binary', 'paused']),
   reason: z.string(),
   since: z.string(),
   until: z.string().nullable(),
@@ -54,16 +64,35 @@ const persistedSchema = z.object({
 
 /**
  * State read back from `roster.json` at the start of a run. Exclusions "for the
- * run" (auth) end with the run that saw them; leases are never carried over.
- * Returns null when the text is not a roster state, so the caller can say so.
+ * run" (auth, missing binary) end with the run that saw them, because a rerun is
+ * the user's way of saying they fixed it; a pause lasts until resumed. Leases are
+ * never carried over. Returns null when the text is not a roster state, so the
+ * caller can say so.
  */
 export function restoreRosterState(json: unknown): RosterState | null {
   const parsed = persistedSchema.safeParse(json);
   if (!parsed.success) return null;
   const exclusions = Object.fromEntries(
-    Object.entries(parsed.data.exclusions).filter(([, e]) => e.until !== null),
+    Object.entries(parsed.data.exclusions).filter(
+      ([, e]) => e.until !== null || e.kind === 'paused',
+    ),
   );
   return { ...parsed.data, exclusions, leases: {} };
+}
+
+/**
+ * The persisted roster, or a typed error naming `where` when it cannot be read:
+ * exclusions are never dropped silently.
+ */
+export function loadRosterState(json: unknown, where: string): RosterState {
+  if (json === null) return emptyRosterState();
+  const state = restoreRosterState(json);
+  if (state === null) {
+    throw new EpicflowError('state', `unreadable roster state: ${where}`, {
+      details: ['delete the file to start with every executor available'],
+    });
+  }
+  return state;
 }
 
 /** The JSON to persist: everything but the per-run leases. */
@@ -182,7 +211,7 @@ export function nextExecutor(
   return { state: take(released, request.story, pick.id, request.now), executor: pick };
 }
 
-function describeSignal(kind: SignalKind): string {
+function describeSignal(kind: ExclusionKind): string {
   switch (kind) {
     case 'usage-limit':
       return 'usage limit reached';
@@ -192,6 +221,10 @@ function describeSignal(kind: SignalKind): string {
       return 'service outage';
     case 'auth':
       return 'authentication failed';
+    case 'missing-binary':
+      return 'not installed';
+    case 'paused':
+      return PAUSED_REASON;
   }
 }
 
@@ -259,10 +292,10 @@ export interface RosterExhausted {
   readonly until?: string;
 }
 
-function returnTime(e: Exclusion): string {
-  return e.until === null
-    ? 'out for this run'
-    : `back at ${e.until.slice(0, 16).replace('T', ' ')} UTC`;
+/** When an excluded executor returns, for people. */
+export function returnTime(e: Exclusion): string {
+  if (e.until !== null) return `back at ${e.until.slice(0, 16).replace('T', ' ')} UTC`;
+  return e.kind === 'paused' ? 'until `epicflow roster resume`' : 'out for this run';
 }
 
 /** Null while some executor can take the coder role; else who is out, why, until when. */
@@ -284,4 +317,112 @@ export function rosterExhausted(
     .sort();
   const message = `roster exhausted: ${parts.join(', ')}`;
   return times[0] === undefined ? { message } : { message, until: times[0] };
+}
+
+/**
+ * The executor's CLI is not installed: out for the rest of the run, with the
+ * install hint as the reason, so the story moves on to the next executor.
+ */
+export function recordMissingBinary(
+  state: RosterState,
+  signal: { readonly executor: string; readonly detail: string; readonly now: Date },
+): { state: RosterState; exclusion: Exclusion } {
+  const hint = signal.detail.trim().split('\n')[0] ?? '';
+  const exclusion: Exclusion = {
+    kind: 'missing-binary',
+    reason: hint === '' ? describeSignal('missing-binary') : hint.slice(0, 200),
+    since: signal.now.toISOString(),
+    until: null,
+  };
+  return {
+    state: { ...state, exclusions: { ...state.exclusions, [signal.executor]: exclusion } },
+    exclusion,
+  };
+}
+
+/** A manual exclusion (`epicflow roster pause <id>`): out until resumed, across runs. */
+export function pauseExecutor(state: RosterState, executor: string, now: Date): RosterState {
+  const exclusion: Exclusion = {
+    kind: 'paused',
+    reason: PAUSED_REASON,
+    since: now.toISOString(),
+    until: null,
+  };
+  return { ...state, exclusions: { ...state.exclusions, [executor]: exclusion } };
+}
+
+/** Ends any exclusion of the executor (`epicflow roster resume <id>`). */
+export function resumeExecutor(state: RosterState, executor: string): RosterState {
+  if (!(executor in state.exclusions)) return state;
+  const { [executor]: _gone, ...exclusions } = state.exclusions;
+  const { [executor]: _rates, ...rateLimits } = state.rateLimits;
+  return { ...state, exclusions, rateLimits };
+}
+
+/**
+ * Pauses written by `epicflow roster` while a run holds the roster in memory:
+ * the file's pauses win (added or lifted), every other exclusion stays the run's.
+ */
+export function syncPauses(state: RosterState, onDisk: RosterState | null): RosterState {
+  const exclusions: Record<string, Exclusion> = {};
+  for (const [id, e] of Object.entries(state.exclusions)) {
+    if (e.kind !== 'paused' || onDisk?.exclusions[id]?.kind === 'paused') exclusions[id] = e;
+  }
+  for (const [id, e] of Object.entries(onDisk?.exclusions ?? {})) {
+    if (e.kind === 'paused') exclusions[id] = e;
+  }
+  return { ...state, exclusions };
+}
+
+/** Busy coder seats of an executor now. */
+export function busySlots(state: RosterState, executor: string): number {
+  return leasesOf(state, executor);
+}
+
+/**
+ * The next moment capacity changes by itself (an exclusion expiring), so a
+ * story waiting for a slot is woken then; null when no exclusion will expire.
+ */
+export function nextCapacityChange(state: RosterState, now: Date): Date | null {
+  const times = Object.values(state.exclusions)
+    .map((e) => (e.until === null ? NaN : Date.parse(e.until)))
+    .filter((t) => Number.isFinite(t) && t > now.getTime())
+    .sort((a, b) => a - b);
+  return times[0] === undefined ? null : new Date(times[0]);
+}
+
+export interface HelperPick {
+  readonly executor: ExecutorConfig;
+  /** False when the only executor that could serve is the story's own coder. */
+  readonly independent: boolean;
+}
+
+/**
+ * An executor for one judge or verifier call: one with the role that is not
+ * excluded, avoiding the story's coders when another can serve (independence
+ * beats priority); the preferred one (the configured judge) first, then the
+ * lowest priority, ties to the least recently used. Null when none can serve.
+ */
+export function pickHelper(
+  executors: readonly ExecutorConfig[],
+  state: RosterState,
+  request: {
+    readonly role: 'judge' | 'verifier';
+    readonly preferred?: string | undefined;
+    readonly avoid: readonly string[];
+    readonly now: Date;
+  },
+): HelperPick | null {
+  const able = rank(
+    executors.filter((e) => e.roles.includes(request.role)),
+    state,
+  ).filter((e) => activeExclusion(state, e.id, request.now) === null);
+  const preferFirst = (list: ExecutorConfig[]): ExecutorConfig[] => [
+    ...list.filter((e) => e.id === request.preferred),
+    ...list.filter((e) => e.id !== request.preferred),
+  ];
+  const others = preferFirst(able.filter((e) => !request.avoid.includes(e.id)));
+  if (others[0] !== undefined) return { executor: others[0], independent: true };
+  const own = preferFirst(able)[0];
+  return own === undefined ? null : { executor: own, independent: false };
 }

@@ -192,6 +192,8 @@ describe('CommandExecutor', () => {
     expect(r.outcome).toBe('failed');
     expect(r.exitCode).toBeNull();
     expect(r.detail).toBe('command not found: my-agent-that-does-not-exist');
+    // The roster takes such an executor out for the run and hands the story on.
+    expect(r.missingBinary).toBe(true);
   });
 
   it('kills a turn that runs past its timeout', async () => {

@@ -146,3 +146,31 @@ describe('answerBlocked', () => {
     );
   });
 });
+
+describe('settling BLOCKED_ON from the plan alone', () => {
+  it('is decided for own, dependency and dependent paths, not for parallel, unowned or pathless claims', () => {
+    const a = story('a', { owns: ['src/a'] });
+    const b = story('b', { owns: ['src/b'], dependsOn: ['a'] });
+    const c = story('c', { owns: ['src/c'], dependsOn: ['b'] });
+    const d = story('d', { owns: ['src/d'] });
+    const p = plan([a, b, c, d]);
+    expect(answerBlocked(p, b, 'src/b/x.js and src/a/y.js, src/c/z.js').decided).toBe(true);
+    expect(answerBlocked(p, b, 'src/d/x.js').decided).toBe(false);
+    expect(answerBlocked(p, b, 'lib/x.js').decided).toBe(false);
+    expect(answerBlocked(p, b, 'the database').decided).toBe(false);
+  });
+
+  it("quotes the judge's findings in a revision round", () => {
+    const s = story('s');
+    const text = buildCoderPrompt({
+      epic: 'e',
+      plan: plan([s]),
+      story: s,
+      round: 3,
+      gates: [],
+      feedback: { judge: { findings: ['add a test for empty input'] } },
+    });
+    expect(text).toContain("## The judge's findings");
+    expect(text).toContain('- add a test for empty input');
+  });
+});

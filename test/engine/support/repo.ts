@@ -93,9 +93,14 @@ export function prompts(
 
 export interface ExecutorSpec {
   id: string;
+  /** Argv of a `command` executor (ignored for other harnesses). */
   command: string[];
   priority?: number;
   slots?: number;
+  roles?: string[];
+  /** Default `command`. */
+  harness?: string;
+  model?: string;
 }
 
 export function configYaml(opts: {
@@ -108,11 +113,12 @@ export function configYaml(opts: {
 }): string {
   const lines = ['executors:'];
   for (const e of opts.executors) {
-    lines.push(
-      `  - id: ${e.id}`,
-      '    harness: command',
-      `    command: ${JSON.stringify(e.command)}`,
-    );
+    lines.push(`  - id: ${e.id}`, `    harness: ${e.harness ?? 'command'}`);
+    if ((e.harness ?? 'command') === 'command') {
+      lines.push(`    command: ${JSON.stringify(e.command)}`);
+    }
+    if (e.model !== undefined) lines.push(`    model: ${JSON.stringify(e.model)}`);
+    if (e.roles !== undefined) lines.push(`    roles: ${JSON.stringify(e.roles)}`);
     if (e.priority !== undefined) lines.push(`    priority: ${e.priority}`);
     if (e.slots !== undefined) lines.push(`    slots: ${e.slots}`);
   }

@@ -1,0 +1,2 @@
+export * from './prompts.js';
+export * from './verdict.js';

@@ -1,0 +1,172 @@
+/**
+ * Prompts of the judge (PRODUCT §5 step 7) and the BLOCKED_ON verifier (§8).
+ * Story text is data from a plan or an issue: cleaned and quoted, never
+ * instructions to epicflow.
+ */
+import type { Plan, Story } from '../model.js';
+import { capBytes, cleanText } from '../prompt/clean.js';
+import { HOUSE_RULES_MAX_BYTES } from '../prompt/coder-prompt.js';
+
+/** The diff shown to the judge is capped so a huge change cannot crowd out the rubric. */
+export const JUDGE_DIFF_MAX_BYTES = 48 * 1024;
+
+function oneLine(text: string): string {
+  return cleanText(text).replace(/\s+/g, ' ').trim();
+}
+
+function quote(text: string): string {
+  return cleanText(text)
+    .trim()
+    .split('\n')
+    .map((l) => (l.length > 0 ? `> ${l}` : '>'))
+    .join('\n');
+}
+
+function bullets(items: readonly string[]): string {
+  return items.map((i) => `- ${i}`).join('\n');
+}
+
+/** The story as the judge and the verifier see it: task, acceptance, provides, perimeter, dependencies. */
+function storySections(plan: Plan, story: Story): string[] {
+  const parts = ['## The story (as written in the plan)', quote(story.description)];
+  if (story.acceptance.length > 0) {
+    parts.push('## Acceptance criteria', bullets(story.acceptance.map(oneLine)));
+  }
+  if (story.provides.length > 0) {
+    parts.push('## It must provide', bullets(story.provides.map(oneLine)));
+  }
+  parts.push('## Its owned paths', bullets(story.owns.map((p) => `\`${p}\``)));
+  const deps = plan.stories.filter((s) => story.dependsOn.includes(s.id));
+  if (deps.length > 0) {
+    parts.push(
+      '## What its dependencies provide (already merged)',
+      'Using these is correct and expected; it is neither out of scope nor duplication:',
+      bullets(
+        deps.map(
+          (d) =>
+            `${d.id} (${d.owns.map((p) => `\`${p}\``).join(', ')})` +
+            (d.provides.length > 0 ? `: ${d.provides.map(oneLine).join('; ')}` : ''),
+        ),
+      ),
+    );
+  }
+  return parts;
+}
+
+const RUBRIC = [
+  '`provides`: everything the story promises exists and is complete; every acceptance criterion is met.',
+  '`scope`: the change is focused on this story and stays inside its owned paths; nothing unrelated.',
+  '`style`: it follows the house rules and the style of the surrounding code.',
+  '`tests`: the behaviour is covered by tests that would catch a regression; no test was weakened.',
+];
+
+export interface JudgePromptInput {
+  readonly epic: string;
+  readonly plan: Plan;
+  readonly story: Story;
+  /** `git diff <epic>...<story>`; '' when the branch has no changes. */
+  readonly diff: string;
+  readonly houseRules?: string | undefined;
+  /** Set on the one repair re-ask: why the previous answer could not be read. */
+  readonly repairError?: string | undefined;
+}
+
+export function buildJudgePrompt(input: JudgePromptInput): string {
+  const { story } = input;
+  const empty = input.diff.trim() === '';
+  const parts = [
+    `# Judge story ${story.id}: ${oneLine(story.title)}`,
+    `You judge ONE story of the epic "${input.epic}". The working directory holds its branch. ` +
+      'Read and run what you need, but change no file: your verdict is your only output.',
+    ...storySections(input.plan, story),
+  ];
+  if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
+    parts.push(
+      '## House rules (CONTRIBUTING.md)',
+      capBytes(cleanText(input.houseRules).trim(), HOUSE_RULES_MAX_BYTES),
+    );
+  }
+  if (empty) {
+    parts.push(
+      '## The change',
+      'The story branch has no changes against the epic branch. Decide whether the story is ' +
+        'already in place: inspect its owned paths in the working directory. Clear it only when ' +
+        'everything the story asks for already exists and works.',
+    );
+  } else {
+    parts.push(
+      '## The change (diff against the epic branch)',
+      '```diff',
+      capBytes(input.diff, JUDGE_DIFF_MAX_BYTES).replace(/```/g, "'''"),
+      '```',
+    );
+  }
+  parts.push(
+    '## Rubric',
+    'Score each dimension 0 (missing or wrong), 1 (partly) or 2 (fully):',
+    bullets(RUBRIC),
+    'Clear the story only when every dimension scores 2. Otherwise list findings: each one ' +
+      'concrete gap the coder must close, naming the file and what is missing.',
+    '## Answer',
+    'End your reply with exactly one JSON object in a ```json fenced block:',
+    '```json\n{"scores": {"provides": 2, "scope": 2, "style": 2, "tests": 2}, "cleared": true, "findings": []}\n```',
+  );
+  if (input.repairError !== undefined) {
+    parts.push(
+      '## Your previous answer could not be read',
+      `${oneLine(input.repairError)}. Answer again with the JSON object exactly as described.`,
+    );
+  }
+  return `${parts.join('\n\n')}\n`;
+}
+
+export interface VerifierPromptInput {
+  readonly epic: string;
+  readonly plan: Plan;
+  readonly story: Story;
+  /** The coder's `BLOCKED_ON:` claim. */
+  readonly claim: string;
+  /** What the plan says about the paths in the claim. */
+  readonly planAnswer: string;
+  readonly repairError?: string | undefined;
+}
+
+export function buildVerifierPrompt(input: VerifierPromptInput): string {
+  const { story } = input;
+  const others = input.plan.stories.filter((s) => s.id !== story.id);
+  const parts = [
+    `# Verify a BLOCKED_ON claim of story ${story.id}: ${oneLine(story.title)}`,
+    `The coder of ONE story of the epic "${input.epic}" stopped, saying it needs work another story owns. ` +
+      'Decide whether the claim is real. The working directory holds its branch; change no file.',
+    '## The claim',
+    quote(`BLOCKED_ON: ${input.claim}`),
+    '## What the plan says about it',
+    input.planAnswer,
+    ...storySections(input.plan, story),
+  ];
+  if (others.length > 0) {
+    parts.push(
+      '## The other stories and their owned paths',
+      bullets(
+        others.map(
+          (o) => `${o.id}: ${oneLine(o.title)} (${o.owns.map((p) => `\`${p}\``).join(', ')})`,
+        ),
+      ),
+    );
+  }
+  parts.push(
+    '## Answer',
+    'The claim is real only when the story cannot be completed inside its owned paths because ' +
+      'it needs work that another story owns and that is not in the working directory. Tooling, ' +
+      'dependencies, missing context and work the story could do itself are never real claims.',
+    'End your reply with exactly one JSON object in a ```json fenced block:',
+    '```json\n{"real": false, "reason": "one sentence"}\n```',
+  );
+  if (input.repairError !== undefined) {
+    parts.push(
+      '## Your previous answer could not be read',
+      `${oneLine(input.repairError)}. Answer again with the JSON object exactly as described.`,
+    );
+  }
+  return `${parts.join('\n\n')}\n`;
+}

@@ -1,0 +1,59 @@
+// Bundles the Action (src/action/main.ts) into one ESM file for `runs.main`.
+// The runner does not install dependencies, so everything is inlined; CJS
+// dependencies that `require` Node built-ins get a real `require` from the
+// banner. Usage: node scripts/build-action.mjs [outdir]   (default: dist)
+import { build } from 'esbuild';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = resolve(process.argv[2] ?? join(root, 'dist'));
+await mkdir(outdir, { recursive: true });
+
+const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+
+/**
+ * Sources read package.json at run time relative to their own file
+ * (`createRequire(import.meta.url)`); in the bundle that path points nowhere,
+ * so the fields they read are inlined at build time.
+ */
+const inlinePackageJson = {
+  name: 'inline-package-json',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const contents = text.replace(
+        /require\((['"])(?:\.\.\/)+package\.json\1\)/g,
+        JSON.stringify({ name: pkg.name, version: pkg.version }),
+      );
+      return { contents, loader: 'ts' };
+    });
+  },
+};
+
+const result = await build({
+  plugins: [inlinePackageJson],
+  entryPoints: [join(root, 'src/action/main.ts')],
+  outfile: join(outdir, 'index.js'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  // Runs on the node24 runtime the action declares, and on Node 20 runners and dev machines.
+  target: 'node20',
+  sourcemap: false,
+  minify: false,
+  legalComments: 'eof',
+  logLevel: 'warning',
+  metafile: true,
+  banner: {
+    js: [
+      "import { createRequire as __epicflowCreateRequire } from 'node:module';",
+      'const require = __epicflowCreateRequire(import.meta.url);',
+    ].join('\n'),
+  },
+});
+// The bundle is ESM whatever the package.json next to it says.
+await writeFile(join(outdir, 'package.json'), '{ "type": "module" }\n');
+const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+console.log(`built ${join(outdir, 'index.js')} (${Math.round(bytes / 1024)} KiB)`);

@@ -1,0 +1,221 @@
+/**
+ * `mode: story`: run one story of an epic in this job, record the outcome on
+ * GitHub, report it (outputs, job summary, annotations), then let the
+ * orchestrator decide what comes next, so dependents start without waiting
+ * for the App.
+ */
+import * as core from '@actions/core';
+import { createOctokit, GitHubRepo, GitHubStateStore } from '../adapters/github/index.js';
+import { resolveEnv } from '../core/config/schema.js';
+import { describeError, isEpicflowError } from '../core/errors.js';
+import { formatChain } from '../core/model.js';
+import { RemoteGit } from '../engine/remote/remote-git.js';
+import {
+  prepareStoryJob,
+  recordRefusal,
+  runStoryJob,
+  type StoryJobInput,
+} from '../engine/remote/story-job.js';
+import { handleEpicEvent } from '../orchestrator/index.js';
+import type { StoryInputs } from './inputs.js';
+import { childEnvironment, type RunnerContext } from './runner.js';
+import {
+  failedGates,
+  redact,
+  renderFailureSummary,
+  renderStorySummary,
+  storyTotals,
+} from './summary.js';
+
+export interface StoryModeDeps {
+  readonly inputs: StoryInputs;
+  readonly runner: RunnerContext;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+async function writeSummary(markdown: string, secrets: readonly string[]): Promise<void> {
+  await core.summary.addRaw(redact(markdown, secrets), true).write();
+}
+
+export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
+  const remote = new RemoteGit({
+    cwd: runner.workspace,
+    serverUrl: runner.serverUrl,
+    repository: `${runner.owner}/${runner.repo}`,
+    token: inputs.githubToken,
+    identity: { name: inputs.botLogin, email: 'epicflow@users.noreply.github.com' },
+  });
+  const secrets = [...remote.secrets];
+  // The token itself was masked on entry; its header form is masked here.
+  for (const s of remote.secrets.slice(1)) core.setSecret(s);
+  const repo = new GitHubRepo({
+    owner: runner.owner,
+    repo: runner.repo,
+    botLogin: inputs.botLogin,
+    octokit: createOctokit({
+      baseUrl: runner.apiUrl,
+      token: inputs.githubToken,
+      production: runner.throttle,
+    }),
+  });
+  const childEnv = childEnvironment(env, inputs.githubToken);
+  const job: StoryJobInput = {
+    epic: Number(inputs.epic),
+    story: inputs.story,
+    attempt: inputs.attempt,
+    configPath: inputs.config,
+    repo,
+    remote,
+    workspace: runner.workspace,
+    tempDir: runner.tempDir,
+    env: childEnv,
+    onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
+  };
+  const store = new GitHubStateStore({ repo, epic: inputs.epic });
+  const title = `story \`${inputs.story}\` of epic #${inputs.epic} did not run`;
+
+  let prepared;
+  try {
+    prepared = await prepareStoryJob(job);
+  } catch (e) {
+    await refuse(e, { store, inputs, title, secrets });
+    return;
+  }
+  // Secrets of the configured executors are masked before anything can print them.
+  for (const e of prepared.config.executors) {
+    let resolved: Record<string, string> = {};
+    try {
+      resolved = resolveEnv(e.env, childEnv, `executor "${e.id}"`);
+    } catch {
+      resolved = {}; // reported by the story run itself
+    }
+    for (const value of Object.values(resolved)) {
+      if (value.length < 4) continue;
+      core.setSecret(value);
+      secrets.push(value);
+    }
+  }
+  let result;
+  try {
+    result = await core.group(`epicflow: story ${inputs.story}`, () => runStoryJob(job, prepared));
+  } catch (e) {
+    await refuse(e, {
+      store,
+      inputs,
+      title: `story \`${inputs.story}\` of epic #${inputs.epic} failed`,
+      secrets,
+    });
+    return;
+  }
+  const { record } = result;
+  const totals = storyTotals(record);
+  core.setOutput('status', record.status);
+  core.setOutput('merge-sha', record.mergeCommit ?? '');
+  core.setOutput('executor', formatChain(record.executors));
+  core.setOutput('tokens', String(totals.tokens));
+  core.setOutput('cost', totals.priced ? totals.costUsd.toFixed(4) : '');
+  await writeSummary(
+    renderStorySummary({
+      epic: Number(inputs.epic),
+      result,
+      judged: prepared.config.judge !== undefined,
+      repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
+    }),
+    secrets,
+  );
+  for (const g of failedGates(result.gates).slice(0, 9)) {
+    core.error(
+      redact(
+        `${g.command} ${g.timedOut ? 'timed out' : 'failed'} on the ${g.where === 'story' ? 'story branch' : 'merged epic tree'}`,
+        secrets,
+      ),
+      {
+        title: `epicflow gate failed: ${g.command}`,
+      },
+    );
+  }
+  if (record.status !== 'done') {
+    core.setFailed(
+      redact(
+        `story ${inputs.story} ${record.status}: ${record.reason ?? 'no reason recorded'}`,
+        secrets,
+      ),
+    );
+  }
+  await reconcileAfter({
+    repo,
+    runner,
+    conclusion: record.status === 'done' ? 'success' : 'failure',
+  });
+}
+
+async function refuse(
+  e: unknown,
+  ctx: { store: GitHubStateStore; inputs: StoryInputs; title: string; secrets: readonly string[] },
+): Promise<void> {
+  const message = redact(describeError(e), ctx.secrets);
+  const reason = message
+    .split('\n')
+    .map((l) => l.trim())
+    .join(' | ');
+  try {
+    await recordRefusal(ctx.store, ctx.inputs.story, ctx.inputs.attempt, reason, new Date());
+  } catch (w) {
+    core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
+  }
+  const protectedHint = /protected/i.test(message)
+    ? 'Allow the epicflow App as a bypass actor in the ruleset protecting epic branches, or leave `epic/*` unprotected.'
+    : undefined;
+  await writeSummary(
+    renderFailureSummary({
+      title: ctx.title,
+      message,
+      ...(protectedHint === undefined ? {} : { hint: protectedHint }),
+    }),
+    ctx.secrets,
+  );
+  core.setOutput('status', 'failed');
+  core.setFailed(message);
+  if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));
+}
+
+/**
+ * The orchestrator's own decision for "this story's run finished" — the same
+ * code the App runs — so dependents are dispatched now. Best effort: the App
+ * (or the orchestrate workflow) makes the same decision when the run completes.
+ */
+async function reconcileAfter(input: {
+  repo: GitHubRepo;
+  runner: RunnerContext;
+  conclusion: string;
+}): Promise<void> {
+  const { runner } = input;
+  if (runner.runId === undefined || runner.workflowPath === undefined) {
+    core.info('no run id or workflow path: the next stories start when this run completes');
+    return;
+  }
+  try {
+    const result = await handleEpicEvent(
+      {
+        repo: input.repo,
+        storyWorkflow: runner.workflowPath.split('/').pop() ?? runner.workflowPath,
+        log: { info: (m) => core.info(m), warn: (m) => core.warning(m) },
+      },
+      {
+        kind: 'workflow-run',
+        runId: runner.runId,
+        workflowPath: runner.workflowPath,
+        conclusion: input.conclusion,
+      },
+    );
+    core.info(
+      result.dispatched.length > 0
+        ? `dispatched ${result.dispatched.join(', ')}`
+        : `reconciled: ${result.outcome}${result.reason === undefined ? '' : ` (${result.reason})`}`,
+    );
+  } catch (e) {
+    core.warning(
+      `could not start the next stories now (${describeError(e)}); they start when this run completes`,
+    );
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The job summary of a story job (PRODUCT §9.2): story, outcome, gates,
+ * perimeter, judge, usage and handover chain, as markdown for the step
+ * summary. Kept well under GitHub's 1 MiB per step, and with every secret
+ * replaced before it is written.
+ */
+import { formatChain, totalTokens, type StoryRecord } from '../core/model.js';
+import type { EngineEvent } from '../engine/ports.js';
+import type { GateLog, StoryJobResult } from '../engine/remote/story-job.js';
+
+/** GitHub keeps at most 1 MiB per step summary; stay far below it. */
+export const SUMMARY_BUDGET = 512 * 1024;
+const OUTPUT_TAIL = 4000;
+const MAX_EVENTS = 200;
+
+export interface StoryTotals {
+  readonly tokens: number;
+  readonly costUsd: number;
+  readonly estimated: boolean;
+  /** False when no usage entry carried a cost (no CLI cost, model not in the price table). */
+  readonly priced: boolean;
+}
+
+export function storyTotals(record: StoryRecord): StoryTotals {
+  let tokens = 0;
+  let costUsd = 0;
+  let estimated = false;
+  let priced = false;
+  for (const u of record.usage) {
+    tokens += totalTokens(u.tokens);
+    if (u.costUsd !== undefined && u.costUsd !== null) priced = true;
+    costUsd += u.costUsd ?? 0;
+    if (!u.measured) estimated = true;
+  }
+  return { tokens, costUsd, estimated, priced };
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function fence(text: string): string {
+  const tail = text.length > OUTPUT_TAIL ? `…\n${text.slice(-OUTPUT_TAIL)}` : text;
+  return ['```text', tail.replace(/```/g, "'''"), '```'].join('\n');
+}
+
+/** The last run of each gate in each tree: what decided the outcome. */
+function finalGates(gates: readonly GateLog[]): GateLog[] {
+  const last = new Map<string, GateLog>();
+  for (const g of gates) last.set(`${g.where}\u0000${g.command}`, g);
+  // The story branch first, then the merged tree: the order they decide in.
+  return [...last.values()].sort((a, b) =>
+    a.where === b.where ? 0 : a.where === 'story' ? -1 : 1,
+  );
+}
+
+export function failedGates(gates: readonly GateLog[]): GateLog[] {
+  return finalGates(gates).filter((g) => !g.ok);
+}
+
+function perimeterVerdict(record: StoryRecord): string {
+  const restored = record.notes.filter((n) => n.startsWith('restored outside its perimeter'));
+  if (record.reason?.startsWith('refused:') === true)
+    return `refused — ${record.reason.slice(8).trim()}`;
+  if (restored.length > 0) return restored.join('; ');
+  return record.status === 'done' ? 'clean: only owned paths changed' : 'not reached';
+}
+
+function judgeVerdict(
+  record: StoryRecord,
+  events: readonly EngineEvent[],
+  judged: boolean,
+): string {
+  if (!judged) return 'no judge configured';
+  const said = [...events].reverse().find((e) => /judge/i.test(e.message));
+  const note = record.notes.find((n) => /judge/i.test(n));
+  return note ?? said?.message ?? 'not reached';
+}
+
+export function renderStorySummary(input: {
+  readonly epic: number;
+  readonly result: StoryJobResult;
+  readonly judged: boolean;
+  readonly repoUrl: string;
+}): string {
+  const { result } = input;
+  const { record, story } = result;
+  const totals = storyTotals(record);
+  const icon = record.status === 'done' ? '✅' : record.status === 'failed' ? '❌' : '⏸️';
+  const lines: string[] = [
+    `## ${icon} epicflow: story \`${story.id}\` of epic #${input.epic}`,
+    '',
+    `**${cell(story.title)}**`,
+    '',
+    '| | |',
+    '|---|---|',
+    `| status | ${record.status} |`,
+    `| attempt | ${record.attempt} |`,
+    `| branch | [\`${record.branch}\`](${input.repoUrl}/tree/${record.branch}) |`,
+    `| merge commit | ${record.mergeCommit === undefined ? '—' : `[\`${record.mergeCommit.slice(0, 12)}\`](${input.repoUrl}/commit/${record.mergeCommit})`} |`,
+    `| executor chain | ${record.executors.length === 0 ? '—' : cell(formatChain(record.executors))} |`,
+    `| pushes of the epic head | ${result.pushes === 0 ? '—' : String(result.pushes)} |`,
+    `| perimeter | ${cell(perimeterVerdict(record))} |`,
+    `| judge | ${cell(judgeVerdict(record, result.events, input.judged))} |`,
+  ];
+  if (record.reason !== undefined) lines.push(`| reason | ${cell(record.reason)} |`);
+  lines.push('', '### Gates', '');
+  const gates = finalGates(result.gates);
+  if (gates.length === 0) lines.push('No gate ran.');
+  else {
+    lines.push('| command | where | result |', '|---|---|---|');
+    for (const g of gates) {
+      const where = g.where === 'story' ? 'story branch' : 'merged epic tree';
+      lines.push(
+        `| \`${cell(g.command)}\` | ${where} | ${g.ok ? 'passed' : g.timedOut ? 'timed out' : 'failed'} |`,
+      );
+    }
+    for (const g of gates.filter((x) => !x.ok)) {
+      lines.push(
+        '',
+        `<details><summary>${escapeHtml(g.command)} output</summary>`,
+        '',
+        fence(g.output),
+        '',
+        '</details>',
+      );
+    }
+  }
+  lines.push('', '### Usage', '');
+  if (record.usage.length === 0) lines.push('No usage reported.');
+  else {
+    lines.push(
+      '| executor | model | input | cached | output | cost | figures |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const u of record.usage) {
+      lines.push(
+        `| ${cell(u.executor)} | ${cell(u.model)} | ${u.tokens.input} | ${u.tokens.cachedInput} | ${u.tokens.output} | ${u.costUsd === undefined || u.costUsd === null ? '—' : `$${u.costUsd.toFixed(4)}`} | ${u.measured ? 'measured' : 'estimated'} |`,
+      );
+    }
+    lines.push(
+      '',
+      `Total: ${totals.tokens} tokens, ${totals.priced ? `$${totals.costUsd.toFixed(4)}` : 'cost unknown (no price for the model)'}${totals.estimated ? ' (includes estimated figures)' : ''}.`,
+    );
+  }
+  const events = result.events.slice(-MAX_EVENTS);
+  lines.push(
+    '',
+    '<details><summary>Story log</summary>',
+    '',
+    fence(events.map((e) => `${e.at.slice(11, 19)} ${e.message}`).join('\n')),
+    '',
+    '</details>',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The summary of a job that refused to run, or failed before the story could. */
+export function renderFailureSummary(input: {
+  readonly title: string;
+  readonly message: string;
+  readonly hint?: string;
+}): string {
+  return [
+    `## ❌ epicflow: ${input.title}`,
+    '',
+    fence(input.message),
+    ...(input.hint === undefined ? [] : ['', input.hint]),
+    '',
+  ].join('\n');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Replaces every secret value, then trims to the budget. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('***');
+  if (Buffer.byteLength(out) <= SUMMARY_BUDGET) return out;
+  return `${Buffer.from(out).subarray(0, SUMMARY_BUDGET).toString('utf8')}\n\n…(summary shortened)\n`;
+}

@@ -1,0 +1,94 @@
+/**
+ * End to end with the App: a real probot App on a loopback server receives the
+ * double's signed webhooks and dispatches story jobs; each job is the Action's
+ * bundle run as a process. The App hears every finished run and finishes the epic.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { startApp, startEpic, type AppWorld } from '../app/harness.js';
+import {
+  buildBundle,
+  checkout,
+  configText,
+  dispatchOf,
+  dispatched,
+  planBody,
+  runJob,
+  storyInputs,
+  CHECK_SCRIPT,
+  type ActionWorld,
+} from './support/world.js';
+
+let bundleDir: string;
+let bundle: string;
+let app: AppWorld;
+let w: ActionWorld;
+
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
+  bundle = await buildBundle(bundleDir);
+  const dir = await mkdtemp(join(tmpdir(), 'epicflow-app-e2e-'));
+  const dumps = join(dir, 'dumps');
+  app = await startApp({
+    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': configText(dumps, {}) },
+  });
+  w = {
+    gh: app.gh,
+    bot: app.bot,
+    alice: app.alice,
+    repo: app.repo,
+    dir,
+    dumps,
+    close: async () => {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+afterAll(async () => {
+  await w.close();
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+describe('the App and the story Action together', () => {
+  it('label → jobs → merged epic with a ready pull request, each story dispatched once', async () => {
+    const epic = await startEpic(
+      app,
+      'Checkout',
+      planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]),
+    );
+    expect(dispatched(w, epic)).toEqual(['cart#1']);
+    for (const story of ['cart', 'pay']) {
+      const { runId } = dispatchOf(w, epic, story);
+      w.gh.act.startWorkflowRun(runId);
+      await w.gh.idle();
+      const job = await runJob(w, bundle, {
+        name: story,
+        workspace: await checkout(w, story),
+        inputs: storyInputs(w, epic, story),
+        runId,
+      });
+      expect(job.code).toBe(0);
+      w.gh.act.completeWorkflowRun(runId, 'success');
+      await w.gh.idle();
+    }
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.listStories()).map((r) => [r.story, r.status])).toEqual([
+      ['cart', 'done'],
+      ['pay', 'done'],
+    ]);
+    // Every story merged with its trailer; the draft pull request is ready for review.
+    const merged = await w.repo.mergedStories(`epic/${epic}`);
+    expect([...merged.keys()].sort()).toEqual(['cart', 'pay']);
+    const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+    expect(pr?.draft).toBe(false);
+    // Sub-issues closed as their stories merged.
+    const subs = await w.repo.listSubIssues(epic);
+    expect(subs.map((s) => s.state)).toEqual(['closed', 'closed']);
+    w.gh.assertNoViolations();
+  });
+});

@@ -1,0 +1,142 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import {
+  OWNER,
+  REPO,
+  buildBundle,
+  checkout,
+  dispatchOf,
+  dispatched,
+  planBody,
+  runJob,
+  startWorld,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+let bundleDir: string;
+let bundle: string;
+
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
+  bundle = await buildBundle(bundleDir);
+});
+afterAll(async () => {
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+/** Runs the bundle in orchestrate mode with an event as the runner would hand it over. */
+async function orchestrate(w: ActionWorld, name: string, event: string, payload: unknown) {
+  const path = join(w.dir, `${name}.json`);
+  await writeFile(path, JSON.stringify(payload));
+  return runJob(w, bundle, {
+    name,
+    workspace: w.dir,
+    inputs: { mode: 'orchestrate', 'github-token': w.bot.token, 'bot-login': 'epicflow[bot]' },
+    env: { GITHUB_EVENT_NAME: event, GITHUB_EVENT_PATH: path },
+  });
+}
+
+const repository = { full_name: `${OWNER}/${REPO}`, name: REPO, owner: { login: OWNER } };
+
+describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
+  let w: ActionWorld;
+  afterEach(async () => {
+    w.gh.assertNoViolations();
+    await w.close();
+  });
+
+  it('a label starts the epic, a story job merges and starts its dependent, the finished run changes nothing more', async () => {
+    w = await startWorld();
+    const body = planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]);
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Checkout',
+      body,
+      labels: ['epic'],
+      author: 'alice',
+    });
+    const labeled = await orchestrate(w, 'labeled', 'issues', {
+      action: 'labeled',
+      issue: { number: issue.number, title: 'Checkout', body, labels: [{ name: 'epic' }] },
+      label: { name: 'epic' },
+      sender: { login: 'alice', type: 'User' },
+      repository,
+    });
+    expect(labeled.code).toBe(0);
+    expect(labeled.outputs['status']).toBe('reconciled');
+    expect(dispatched(w, issue.number)).toEqual(['cart#1']);
+    expect(
+      w.gh.state.comments(OWNER, REPO, issue.number).some((c) => c.author === 'epicflow[bot]'),
+    ).toBe(true);
+
+    const cart = await runJob(w, bundle, {
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: storyInputs(w, issue.number, 'cart'),
+      runId: dispatchOf(w, issue.number, 'cart').runId,
+    });
+    expect(cart.code).toBe(0);
+    expect(cart.outputs['status']).toBe('done');
+    // The job itself started the dependent.
+    expect(dispatched(w, issue.number)).toEqual(['cart#1', 'pay#1']);
+
+    // The run of `cart` completes: the orchestrate workflow hears of it and dispatches nothing again.
+    const runId = dispatchOf(w, issue.number, 'cart').runId;
+    const done = await orchestrate(w, 'run-done', 'workflow_run', {
+      action: 'completed',
+      workflow_run: {
+        id: runId,
+        path: '.github/workflows/epicflow-story.yml',
+        conclusion: 'success',
+      },
+      sender: { login: 'epicflow[bot]', type: 'Bot' },
+      repository,
+    });
+    expect(done.code).toBe(0);
+    expect(done.outputs['status']).toBe('reconciled');
+    expect(dispatched(w, issue.number)).toEqual(['cart#1', 'pay#1']);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(issue.number) });
+    expect((await store.listStories()).map((r) => [r.story, r.status])).toEqual([
+      ['cart', 'done'],
+      ['pay', 'active'],
+    ]);
+  });
+
+  it('ignores events it does not handle and bots, and refuses a payload that is not GitHub’s', async () => {
+    w = await startWorld();
+    const push = await orchestrate(w, 'push', 'push', { ref: 'refs/heads/main' });
+    expect(push.code).toBe(0);
+    expect(push.outputs['status']).toBe('ignored');
+
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Checkout',
+      body: planBody([{ id: 'cart' }]),
+      labels: ['epic'],
+      author: 'alice',
+    });
+    const bot = await orchestrate(w, 'bot', 'issue_comment', {
+      action: 'created',
+      issue: { number: issue.number, title: 'Checkout', body: '', labels: [{ name: 'epic' }] },
+      comment: { body: '/resume' },
+      sender: { login: 'epicflow[bot]', type: 'Bot' },
+      repository,
+    });
+    expect(bot.code).toBe(0);
+    expect(dispatched(w, issue.number)).toEqual([]);
+
+    const broken = await orchestrate(w, 'broken', 'issues', {
+      action: 'labeled',
+      issue: { number: 'one' },
+    });
+    expect(broken.code).toBe(1);
+    expect(broken.summary).toContain('the issues event payload is not what GitHub sends');
+    expect(broken.summary).toContain('issue.number');
+  });
+});

@@ -1,0 +1,326 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import {
+  OWNER,
+  REPO,
+  buildBundle,
+  checkout,
+  dispatchOf,
+  dispatched,
+  git,
+  planBody,
+  runJob,
+  startEpic,
+  startWorld,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+/** The log without `::add-mask::` commands (the runner hides what they name). */
+function unmasked(log: string): string {
+  return log
+    .split('\n')
+    .filter((l) => !l.startsWith('::add-mask::'))
+    .join('\n');
+}
+
+let bundleDir: string;
+let bundle: string;
+
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
+  bundle = await buildBundle(bundleDir);
+});
+afterAll(async () => {
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+describe('story mode, run from the bundle against GitHub', () => {
+  let w: ActionWorld;
+  afterEach(async () => {
+    w.gh.assertNoViolations();
+    await w.close();
+  });
+
+  it('merges one story on the epic branch over HTTP git, records it, reports it, and starts its dependent', async () => {
+    w = await startWorld();
+    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]));
+    expect(dispatched(w, epic)).toEqual(['cart#1']);
+    const workspace = await checkout(w, 'cart');
+    const job = await runJob(w, bundle, {
+      name: 'cart',
+      workspace,
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
+    });
+    expect(job.code).toBe(0);
+
+    // The epic branch on GitHub holds the merge, with its trailers.
+    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    expect(job.outputs['merge-sha']).toBe(head);
+    const message = await git(
+      w.gh.state.repoDir(OWNER, REPO),
+      'log',
+      '-1',
+      '--format=%B',
+      head ?? '',
+    );
+    expect(message).toContain('Epicflow-Story: cart');
+    expect(message).toContain('Epicflow-Executor: scripted');
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toContain(
+      'export const story',
+    );
+    // Nothing lost: the story branch is on GitHub too.
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeDefined();
+
+    expect(job.outputs).toMatchObject({
+      status: 'done',
+      executor: 'scripted',
+      tokens: '1500',
+    });
+    // The scripted model has no price: the cost is unknown, not zero.
+    expect(job.outputs['cost']).toBe('');
+    expect(job.summary).toContain('Total: 1500 tokens, cost unknown');
+    expect(job.summary).toContain('epicflow: story `cart` of epic #');
+    expect(job.summary).toContain('| status | done |');
+    expect(job.summary).toContain('`node check.mjs`');
+    expect(job.summary).toContain('clean: only owned paths changed');
+    expect(job.summary).toContain('| scripted | scripted-1 | 1200 |');
+
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const record = (await store.read('cart'))?.record;
+    expect(record).toMatchObject({
+      status: 'done',
+      mergeCommit: head,
+      attempt: 1,
+      executors: ['scripted'],
+    });
+
+    // The job reconciled itself: the dependent is dispatched without waiting for the App.
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
+
+    // The agent saw no token: not in its environment, not in the git config it could read.
+    const seen = await readFile(join(w.dumps, 'cart.json'), 'utf8');
+    const basic = Buffer.from(`x-access-token:${w.bot.token}`).toString('base64');
+    expect(seen).not.toContain(w.bot.token);
+    expect(seen).not.toContain(basic);
+    expect(seen.toLowerCase()).not.toContain('extraheader');
+    expect(job.stdout).toMatch(
+      /removed credentials from the checkout's git config: http\..*extraheader, includeif\.gitdir:/,
+    );
+    expect((JSON.parse(seen) as { cwd: string }).cwd).toBe(workspace);
+    expect(await readFile(join(workspace, '.git/config'), 'utf8')).not.toContain(basic);
+    // And the token never appears in the job's own log or summary.
+    expect(unmasked(job.stdout + job.stderr) + job.summary).not.toContain(w.bot.token);
+  });
+
+  it('two story jobs finishing at the same moment: both merged, one after merging again', async () => {
+    w = await startWorld({ barrier: 2 });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'search#1']);
+    const [a, b] = await Promise.all(
+      ['cart', 'search'].map(async (story) =>
+        runJob(w, bundle, {
+          name: story,
+          workspace: await checkout(w, story),
+          inputs: storyInputs(w, epic, story),
+          runId: dispatchOf(w, epic, story).runId,
+        }),
+      ),
+    );
+    expect([a?.code, b?.code]).toEqual([0, 0]);
+    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const repoDir = w.gh.state.repoDir(OWNER, REPO);
+    const merges = await git(
+      repoDir,
+      'log',
+      '--first-parent',
+      '--merges',
+      '--format=%(trailers:key=Epicflow-Story,valueonly)',
+      head ?? '',
+    );
+    expect(
+      merges
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .sort(),
+    ).toEqual(['cart', 'search']);
+    for (const story of ['cart', 'search']) {
+      expect(
+        await w.gh.state.file(OWNER, REPO, `epic/${epic}`, `src/${story}/index.js`),
+      ).toBeDefined();
+    }
+    const pushes = [a?.summary ?? '', b?.summary ?? ''].map(
+      (s) => /\| pushes of the epic head \| (\d+) \|/.exec(s)?.[1],
+    );
+    expect(pushes.sort()).toEqual(['1', '2']);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const records = await store.listStories();
+    expect(records.map((r) => [r.story, r.status])).toEqual([
+      ['cart', 'done'],
+      ['search', 'done'],
+    ]);
+    expect(records.find((r) => r.story === 'cart')?.mergeCommit).toBe(a?.outputs['merge-sha']);
+  });
+});
+
+describe('story mode refuses bad input clearly, and pushes nothing', () => {
+  let w: ActionWorld;
+  let epic: number;
+  let epicHead: string | undefined;
+  beforeAll(async () => {
+    w = await startWorld();
+    epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    epicHead = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+  });
+  afterAll(async () => {
+    w.gh.assertNoViolations();
+    await w.close();
+  });
+
+  async function refused(
+    name: string,
+    inputs: Record<string, string>,
+    throttle = false,
+  ): Promise<{ summary: string; stdout: string }> {
+    const job = await runJob(w, bundle, {
+      name,
+      workspace: await checkout(w, name),
+      inputs,
+      throttle,
+    });
+    expect(job.code).toBe(1);
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(epicHead);
+    expect(await readdir(w.dumps).catch(() => [])).toEqual([]);
+    expect(unmasked(job.stdout) + job.summary).not.toContain(w.bot.token);
+    expect(job.stdout).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
+    return { summary: job.summary, stdout: job.stdout };
+  }
+
+  it('missing inputs: each one named', async () => {
+    const { summary, stdout } = await refused('missing', {
+      mode: 'story',
+      'github-token': w.bot.token,
+    });
+    expect(summary).toContain('invalid inputs of the epicflow action');
+    expect(summary).toContain('input "epic" is required in story mode');
+    expect(summary).toContain('input "story" is required in story mode');
+    expect(stdout).toContain('::error::invalid inputs of the epicflow action');
+  });
+
+  it('an id that is not an id', async () => {
+    const { summary } = await refused('bad-id', {
+      ...storyInputs(w, epic, 'cart'),
+      story: 'cart; rm -rf /',
+    });
+    expect(summary).toContain('input "story": story must be an id');
+  });
+
+  it('a story that is not in the plan', async () => {
+    // With GitHub's request pacing on, as in production (only reads here: no waiting).
+    const { summary } = await refused('not-in-plan', storyInputs(w, epic, 'ghost'), true);
+    expect(summary).toContain(`story "ghost" is not in the plan of epic #${epic}`);
+    expect(summary).toContain('stories in the plan: cart');
+  });
+
+  it('a plan entry changed since dispatch: refused, and the record says why', async () => {
+    const issue = w.gh.state.issue(OWNER, REPO, epic);
+    if (issue === undefined) throw new Error('no epic issue');
+    issue.body = (issue.body ?? '').replace('Implement cart.', 'Implement the cart, with coupons.');
+    const { summary } = await refused('plan-changed', storyInputs(w, epic, 'cart'));
+    expect(summary).toContain('the plan entry of story cart changed since it was dispatched');
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cart'))?.record).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('changed since it was dispatched') as unknown as string,
+    });
+  });
+
+  it('an expired token: GitHub says 401, the summary says what to do', async () => {
+    const { summary } = await refused('expired', {
+      ...storyInputs(w, epic, 'cart'),
+      'github-token': 'ghs_expired0000000000',
+    });
+    expect(summary).toMatch(/GitHub refused the token|401/);
+  });
+});
+
+describe('story mode reports a failed story and a refused push', () => {
+  let w: ActionWorld;
+  let epic: number;
+  beforeAll(async () => {
+    w = await startWorld();
+    epic = await startEpic(w, planBody([{ id: 'broken-cart' }, { id: 'search' }]));
+  });
+  afterAll(async () => {
+    w.gh.assertNoViolations();
+    await w.close();
+  });
+
+  it('a gate failure: the job fails with an annotation, the summary quotes the gate, the branch is kept', async () => {
+    const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const job = await runJob(w, bundle, {
+      name: 'broken-cart',
+      workspace: await checkout(w, 'broken-cart'),
+      inputs: storyInputs(w, epic, 'broken-cart'),
+      runId: dispatchOf(w, epic, 'broken-cart').runId,
+    });
+    expect(job.code).toBe(1);
+    expect(job.outputs['status']).toBe('failed');
+    expect(job.stdout).toContain(
+      '::error title=epicflow gate failed%3A node check.mjs::node check.mjs failed on the story branch',
+    );
+    expect(job.summary).toContain('| status | failed |');
+    expect(job.summary).toContain('src/broken-cart: no story export');
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/broken-cart`)).toBeDefined();
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('broken-cart'))?.record).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('gates failed') as unknown as string,
+    });
+  });
+
+  it('a protected epic branch: nothing half-merged, and the summary says to add the App as a bypass actor', async () => {
+    // GitHub's answer to a push on a protected branch, played by a pre-receive hook.
+    const hook = join(w.gh.state.repoDir(OWNER, REPO), 'hooks', 'pre-receive');
+    await writeFile(
+      hook,
+      [
+        '#!/bin/sh',
+        'while read old new ref; do',
+        '  case "$ref" in refs/heads/epic/*)',
+        '    echo "error: GH006: Protected branch update failed for $ref." >&2',
+        '    echo "error: Changes must be made through a pull request." >&2',
+        '    exit 1;;',
+        '  esac',
+        'done',
+        '',
+      ].join('\n'),
+    );
+    await chmod(hook, 0o755);
+    const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const job = await runJob(w, bundle, {
+      name: 'search',
+      workspace: await checkout(w, 'search'),
+      inputs: storyInputs(w, epic, 'search'),
+      runId: dispatchOf(w, epic, 'search').runId,
+    });
+    await rm(hook);
+    expect(job.code).toBe(1);
+    expect(job.outputs['status']).toBe('failed');
+    expect(job.outputs['merge-sha']).toBe('');
+    expect(job.summary).toContain('the branch is protected');
+    expect(job.summary).toContain('bypass actor');
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/search`)).toBeDefined();
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const record = (await store.read('search'))?.record;
+    expect(record?.status).toBe('failed');
+    expect(record?.reason).toContain('protected');
+    expect(record?.mergeCommit).toBeUndefined();
+  });
+});

@@ -1,0 +1,338 @@
+/**
+ * The Action under test: the BUNDLE (`dist/index.js` built into a temp dir)
+ * run as a process with the environment a runner gives it, against the GitHub
+ * double (REST and git over smart HTTP). Epics are started by the real
+ * orchestrator entry, the same one the App calls on a label.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createOctokit } from '../../../src/adapters/github/client.js';
+import { GitHubRepo } from '../../../src/adapters/github/repo.js';
+import { handleEpicEvent } from '../../../src/orchestrator/index.js';
+import {
+  startGitHubDouble,
+  type GitHubDouble,
+  type SeededUser,
+} from '../../github-double/index.js';
+
+const run = promisify(execFile);
+export const OWNER = 'acme';
+export const REPO = 'shop';
+const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(here, '../../..');
+export const CODER = join(here, 'coder.mjs');
+
+const gitEnv = {
+  PATH: process.env['PATH'] ?? '',
+  HOME: tmpdir(),
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_AUTHOR_NAME: 'Runner',
+  GIT_AUTHOR_EMAIL: 'runner@example.com',
+  GIT_COMMITTER_NAME: 'Runner',
+  GIT_COMMITTER_EMAIL: 'runner@example.com',
+};
+
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('git', args, { cwd, env: gitEnv });
+  return stdout.trim();
+}
+
+/** Builds the bundle the way a release does, into `dir`; returns the path of `index.js`. */
+export async function buildBundle(dir: string): Promise<string> {
+  await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir], { cwd: ROOT });
+  return join(dir, 'index.js');
+}
+
+export interface WorldOptions {
+  /** Agents that must reach the coder before any of them continues (parallel jobs). */
+  readonly barrier?: number;
+  readonly gates?: readonly string[];
+}
+
+export interface ActionWorld {
+  readonly gh: GitHubDouble;
+  readonly bot: SeededUser;
+  readonly alice: SeededUser;
+  /** The repository as the bot (state reads in assertions). */
+  readonly repo: GitHubRepo;
+  readonly dir: string;
+  /** Where the scripted coder dumps what it saw. */
+  readonly dumps: string;
+  close(): Promise<void>;
+}
+
+export function configText(dumps: string, options: WorldOptions): string {
+  const command = [
+    'node',
+    CODER,
+    dumps,
+    ...(options.barrier === undefined ? [] : [String(options.barrier)]),
+  ];
+  return [
+    'executors:',
+    '  - id: scripted',
+    '    harness: command',
+    `    command: ${JSON.stringify(command)}`,
+    '    slots: 4',
+    `gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`,
+    'fixRounds: 0',
+    '',
+  ].join('\n');
+}
+
+/** A gate: every story module must export `story`. */
+export const CHECK_SCRIPT = [
+  "import { existsSync, readdirSync, readFileSync } from 'node:fs';",
+  "const dirs = existsSync('src') ? readdirSync('src') : [];",
+  'for (const d of dirs) {',
+  "  const text = readFileSync(`src/${d}/index.js`, 'utf8');",
+  "  if (!text.includes('export const story')) { console.error(`src/${d}: no story export`); process.exit(1); }",
+  '}',
+  'console.log(`ok ${dirs.length} stories`);',
+  '',
+].join('\n');
+
+export async function startWorld(options: WorldOptions = {}): Promise<ActionWorld> {
+  const dir = await mkdtemp(join(tmpdir(), 'epicflow-action-'));
+  const dumps = join(dir, 'dumps');
+  const gh = await startGitHubDouble();
+  const app = gh.seed.app({ id: 777, slug: 'epicflow' });
+  const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
+  const alice = gh.seed.user({ login: 'alice', permission: 'write' });
+  await gh.seed.repo({
+    owner: OWNER,
+    name: REPO,
+    files: {
+      'README.md': '# shop\n',
+      'check.mjs': CHECK_SCRIPT,
+      '.github/epicflow.yml': configText(dumps, options),
+      '.github/workflows/epicflow-story.yml': 'on: workflow_dispatch\njobs: {}\n',
+    },
+  });
+  gh.seed.label({ owner: OWNER, repo: REPO, name: 'epic' });
+  const repo = new GitHubRepo({
+    owner: OWNER,
+    repo: REPO,
+    botLogin: app.botLogin,
+    octokit: createOctokit({ baseUrl: gh.url, token: bot.token, production: false }),
+  });
+  return {
+    gh,
+    bot,
+    alice,
+    repo,
+    dir,
+    dumps,
+    close: async () => {
+      await gh.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An issue body with a plan block; each story owns `src/<id>`. */
+export function planBody(
+  stories: readonly { id: string; dependsOn?: readonly string[] }[],
+): string {
+  const yaml = stories
+    .map((s) =>
+      [
+        `  - id: ${s.id}`,
+        `    title: "Build ${s.id}"`,
+        `    description: "Implement ${s.id}."`,
+        `    owns: [src/${s.id}]`,
+        ...(s.dependsOn !== undefined && s.dependsOn.length > 0
+          ? [`    dependsOn: [${s.dependsOn.join(', ')}]`]
+          : []),
+      ].join('\n'),
+    )
+    .join('\n');
+  return `The checkout epic.\n\n\`\`\`epicflow\nstories:\n${yaml}\n\`\`\`\n`;
+}
+
+/** Alice opens and labels an epic; the orchestrator (as the App would) dispatches the ready stories. */
+export async function startEpic(w: ActionWorld, body: string): Promise<number> {
+  const issue = w.gh.seed.issue({
+    owner: OWNER,
+    repo: REPO,
+    title: 'Checkout',
+    body,
+    labels: ['epic'],
+    author: 'alice',
+  });
+  await handleEpicEvent(
+    { repo: w.repo },
+    {
+      kind: 'labeled',
+      issue: {
+        number: issue.number,
+        title: issue.title,
+        body,
+        labels: ['epic'],
+        isPullRequest: false,
+      },
+      label: 'epic',
+      sender: { login: 'alice', type: 'User' },
+    },
+  );
+  return issue.number;
+}
+
+/** The dispatch of a story (its run id is what the runner gives the job as GITHUB_RUN_ID). */
+export function dispatchOf(
+  w: ActionWorld,
+  epic: number,
+  story: string,
+  attempt = 1,
+): { runId: number } {
+  const d = w.gh.state
+    .dispatches(OWNER, REPO)
+    .find(
+      (x) =>
+        x.inputs['epic'] === String(epic) &&
+        x.inputs['story'] === story &&
+        x.inputs['attempt'] === String(attempt),
+    );
+  if (d === undefined) throw new Error(`no dispatch of ${story}#${attempt}`);
+  return { runId: d.runId };
+}
+
+export function dispatched(w: ActionWorld, epic: number): string[] {
+  return w.gh.state
+    .dispatches(OWNER, REPO)
+    .filter((d) => d.inputs['epic'] === String(epic))
+    .map((d) => `${String(d.inputs['story'])}#${String(d.inputs['attempt'])}`);
+}
+
+/**
+ * A job checkout as actions/checkout leaves it with persisted credentials: a
+ * clean remote URL and the token as an `extraheader`, both in the local config
+ * (up to v5) and in an included file (v6).
+ */
+export async function checkout(w: ActionWorld, name: string): Promise<string> {
+  const dest = join(w.dir, 'work', name);
+  await mkdir(join(w.dir, 'work'), { recursive: true });
+  await git(w.dir, 'clone', '--quiet', w.gh.gitUrl(OWNER, REPO, w.bot.token), dest);
+  await git(dest, 'remote', 'set-url', 'origin', `${w.gh.url}/${OWNER}/${REPO}.git`);
+  const basic = Buffer.from(`x-access-token:${w.bot.token}`).toString('base64');
+  await git(
+    dest,
+    'config',
+    '--local',
+    `http.${w.gh.url}/.extraheader`,
+    `AUTHORIZATION: basic ${basic}`,
+  );
+  // actions/checkout v6 writes them to a file of their own, included from the local config.
+  const credentials = join(w.dir, 'work', `${name}-credentials.config`);
+  await writeFile(
+    credentials,
+    `[http "${w.gh.url}/"]\n\textraheader = AUTHORIZATION: basic ${basic}\n`,
+  );
+  await git(dest, 'config', '--local', `includeIf.gitdir:${dest}/.git/.path`, credentials);
+  return dest;
+}
+
+export interface JobRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly outputs: Record<string, string>;
+  readonly summary: string;
+}
+
+/** Parses `GITHUB_OUTPUT` (`name<<delimiter` … `delimiter`, as @actions/core writes it). */
+function parseOutputs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<=]+)<<(.+)$/.exec(lines[i] ?? '');
+    if (m === null) continue;
+    const [, name = '', delimiter = ''] = m;
+    const value: string[] = [];
+    for (i += 1; i < lines.length && lines[i] !== delimiter; i++) value.push(lines[i] ?? '');
+    out[name] = value.join('\n');
+  }
+  return out;
+}
+
+/** Runs the bundle as the runner would run `uses: ./` with these inputs. */
+export async function runJob(
+  w: ActionWorld,
+  bundle: string,
+  job: {
+    readonly name: string;
+    readonly workspace: string;
+    readonly inputs: Readonly<Record<string, string>>;
+    readonly runId?: number;
+    readonly env?: Readonly<Record<string, string>>;
+    /** GitHub's write pacing, as in production (slow: a second per write). */
+    readonly throttle?: boolean;
+  },
+): Promise<JobRun> {
+  const jobDir = join(w.dir, 'jobs', job.name);
+  await mkdir(join(jobDir, 'temp'), { recursive: true });
+  const outputFile = join(jobDir, 'output');
+  const summaryFile = join(jobDir, 'summary.md');
+  await writeFile(outputFile, '');
+  await writeFile(summaryFile, '');
+  const env: Record<string, string> = {
+    ...gitEnv,
+    GITHUB_ACTIONS: 'true',
+    CI: 'true',
+    GITHUB_REPOSITORY: `${OWNER}/${REPO}`,
+    GITHUB_SERVER_URL: w.gh.url,
+    GITHUB_API_URL: w.gh.url,
+    GITHUB_WORKSPACE: job.workspace,
+    RUNNER_TEMP: join(jobDir, 'temp'),
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_STEP_SUMMARY: summaryFile,
+    GITHUB_EVENT_NAME: 'workflow_dispatch',
+    GITHUB_WORKFLOW_REF: `${OWNER}/${REPO}/.github/workflows/epicflow-story.yml@refs/heads/main`,
+    // What a workflow typically also exposes; none of it may reach the agent.
+    GITHUB_TOKEN: w.bot.token,
+    ...(job.runId === undefined ? {} : { GITHUB_RUN_ID: String(job.runId) }),
+    ...(job.throttle === true ? {} : { EPICFLOW_GITHUB_THROTTLE: 'off' }),
+    ...job.env,
+  };
+  for (const [name, value] of Object.entries(job.inputs))
+    env[`INPUT_${name.toUpperCase()}`] = value;
+  const child = spawn(process.execPath, [bundle], {
+    cwd: job.workspace,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  return {
+    code,
+    stdout,
+    stderr,
+    outputs: parseOutputs(await readFile(outputFile, 'utf8')),
+    summary: await readFile(summaryFile, 'utf8'),
+  };
+}
+
+export function storyInputs(
+  w: ActionWorld,
+  epic: number,
+  story: string,
+  attempt = 1,
+): Record<string, string> {
+  return {
+    mode: 'story',
+    epic: String(epic),
+    story,
+    attempt: String(attempt),
+    'github-token': w.bot.token,
+    'bot-login': 'epicflow[bot]',
+  };
+}

@@ -3,11 +3,19 @@
  * own test and serverless setups, load this default export. Handlers only map
  * the webhook to the orchestrator's event and report the outcome in the log;
  * every decision lives in `handleEpicEvent`.
+ *
+ * Deliveries are answered as soon as they are verified and queued (GitHub gives
+ * up after 10 s; a decision takes a few requests), and handled after, one at a
+ * time per epic, epics side by side. State lives in GitHub and every step is
+ * idempotent, so a process that dies mid-work loses nothing a later event or
+ * `/resume` does not redo. Serverless hosts stop a function once it answered:
+ * there, `EPICFLOW_SYNC_WEBHOOKS=1` answers only after the work is done.
  */
 import type { Context, Probot } from 'probot';
-import { GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
+import { GitHubCache, GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
 import { describeError } from '../core/errors.js';
 import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
+import { KeyedQueue } from './queue.js';
 
 interface PayloadIssue {
   readonly number: number;
@@ -30,7 +38,58 @@ function eventIssue(issue: PayloadIssue): EventIssue {
 /** Delivery ids remembered: enough for a burst of redeliveries, small enough to forget. */
 const SEEN_DELIVERIES = 1000;
 
-export default function epicflowApp(app: Probot): void {
+export interface EpicflowAppOptions {
+  /**
+   * Answer each delivery only after handling it (serverless hosts, where nothing runs
+   * after the answer). Default: the `EPICFLOW_SYNC_WEBHOOKS` environment variable
+   * (`1` or `true`), read when probot loads the App.
+   */
+  readonly sync?: boolean;
+}
+
+/** The App function probot loads, with a handle on the work it still has queued. */
+export interface EpicflowApp {
+  (app: Probot): void;
+  /** True while a delivery is still being handled. */
+  busy(): boolean;
+  /** Resolves once every accepted delivery has been handled (tests, graceful shutdown). */
+  idle(): Promise<void>;
+}
+
+export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
+  const queue = new KeyedQueue();
+  // Blobs, trees, merged commits and comment ids remembered across events (and installs:
+  // content-addressed entries are the same everywhere, the others are keyed by repository).
+  const cache = new GitHubCache();
+  const fn = (app: Probot): void => {
+    const env = process.env['EPICFLOW_SYNC_WEBHOOKS'];
+    const sync = options.sync ?? (env === '1' || env === 'true');
+    register(app, { queue, cache, sync });
+  };
+  return Object.assign(fn, { busy: () => queue.busy(), idle: () => queue.idle() });
+}
+
+interface Runtime {
+  readonly queue: KeyedQueue;
+  readonly cache: GitHubCache;
+  readonly sync: boolean;
+}
+
+/** Which deliveries wait for each other: those of one issue (an epic), in arrival order. */
+function queueKey(context: Context, event: EpicEvent): string {
+  const { owner, repo } = context.repo();
+  switch (event.kind) {
+    case 'workflow-run':
+      // The run's epic is known only after a read; the orchestrator serialises per epic.
+      return `${owner}/${repo}:run:${event.runId}`;
+    case 'sub-issues':
+      return `${owner}/${repo}#${event.parent}`;
+    default:
+      return `${owner}/${repo}#${event.issue.number}`;
+  }
+}
+
+function register(app: Probot, { queue, cache, sync }: Runtime): void {
   // A redelivery carries the same id. Handling is idempotent by state anyway; this only
   // spares the requests of deciding again (and joins a redelivery still in flight).
   const deliveries = new Map<string, Promise<void>>();
@@ -43,11 +102,11 @@ export default function epicflowApp(app: Probot): void {
     return `${data?.slug ?? 'epicflow'}[bot]`;
   };
 
-  const run = (context: Context, event: EpicEvent): Promise<void> => {
+  const accept = (context: Context, event: EpicEvent): Promise<void> => {
     const key = `${context.name}:${context.id}`;
     const seen = deliveries.get(key);
     if (seen !== undefined) return seen;
-    const handled = handle(context, event);
+    const handled = queue.push(queueKey(context, event), () => handle(context, event));
     deliveries.set(key, handled);
     // A failed delivery may be redelivered to try again; forget it.
     handled.catch(() => deliveries.delete(key));
@@ -56,6 +115,13 @@ export default function epicflowApp(app: Probot): void {
       if (oldest !== undefined) deliveries.delete(oldest);
     }
     return handled;
+  };
+
+  const run = async (context: Context, event: EpicEvent): Promise<void> => {
+    const handled = accept(context, event);
+    if (sync) return handled;
+    // Answered now; a failure is logged by `handle` (and recovered by the next event).
+    handled.catch(() => undefined);
   };
 
   const handle = async (context: Context, event: EpicEvent): Promise<void> => {
@@ -70,6 +136,7 @@ export default function epicflowApp(app: Probot): void {
       repo,
       botLogin: await botLogin,
       octokit: context.octokit as unknown as GitHubClient,
+      cache,
     });
     try {
       const result = await handleEpicEvent(
@@ -88,8 +155,9 @@ export default function epicflowApp(app: Probot): void {
           (result.epic === undefined ? '' : ` on epic #${result.epic}`),
       );
     } catch (e) {
-      // Failures are logged readably; the delivery is answered with an error so it
-      // shows as failed on GitHub and can be redelivered (every step is idempotent).
+      // Failures are logged readably; in sync mode the delivery is answered with an
+      // error so it shows as failed on GitHub and can be redelivered (every step is
+      // idempotent); otherwise the next event on the epic, or `/resume`, picks it up.
       context.log.error(`${context.name} ${context.id}: ${describeError(e)}`);
       throw e;
     }
@@ -147,3 +215,7 @@ export default function epicflowApp(app: Probot): void {
     });
   });
 }
+
+/** The App as probot loads it (`probot run ./lib/app/index.js`). */
+const epicflowApp: EpicflowApp = createEpicflowApp();
+export default epicflowApp;

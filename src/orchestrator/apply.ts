@@ -4,7 +4,7 @@
  * someone wrote the record in between, the decision is stale, so the rest of
  * it (its dispatches above all) is dropped and the caller decides again.
  */
-import type { GitHubRepo } from '../adapters/github/index.js';
+import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
   ProjectBoard,
   type BoardValues as BoardCells,
@@ -12,7 +12,6 @@ import {
 } from '../adapters/github/index.js';
 import type { Action, BoardValues, MarkerName } from '../core/epic/index.js';
 import { markerComment } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
 import type { StoryStatus } from '../core/model.js';
 import type { EpicDoc } from './load.js';
 import { EPIC_DOC } from './load.js';
@@ -28,8 +27,18 @@ export interface ApplyContext {
   readonly replyTo: number;
   /** Record CAS tokens as read; updated as records are written. */
   readonly shas: Record<string, string | null>;
-  /** Sub-issues by story id (number and node id), completed as they are created. */
-  readonly subIssues: Map<string, { number: number; nodeId: string }>;
+  /** Sub-issues by story id (number, node id, state when known), completed as they are created. */
+  readonly subIssues: Map<string, { number: number; nodeId: string; state?: 'open' | 'closed' }>;
+  /** The epic's sub-issues as this decision listed them (spares a listing per story). */
+  readonly listedSubIssues?: readonly IssueSummary[];
+  /** The epic's title, for the epic branch's start commit. */
+  readonly title?: string;
+  /** The decision read that the epic branch does not exist. */
+  readonly epicBranchMissing?: boolean;
+  /** `pr` is what the decision read (undefined: no open pull request), not a guess. */
+  readonly prKnown?: boolean;
+  /** Node id of `pr` as the decision read it (a draft then). */
+  readonly prNodeId?: string;
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
@@ -47,6 +56,9 @@ export async function applyActions(
   const dispatched: string[] = [];
   const board: { story: string; values: BoardValues }[] = [];
   const { repo, store, epic } = ctx;
+  // Our recent issues, listed at most once per decision (orphans of a crash are found there).
+  let recentIssues: Promise<IssueSummary[]> | undefined;
+  const recent = (): Promise<IssueSummary[]> => (recentIssues ??= repo.recentIssues());
   for (const action of actions) {
     if (action.kind !== 'update-board' && board.length > 0) {
       await updateBoard(ctx, board.splice(0));
@@ -64,40 +76,54 @@ export async function applyActions(
       case 'reply':
         await repo.reply(ctx.replyTo, action.body);
         break;
-      case 'ensure-epic-branch': {
-        const head = await repo.getBranchSha(ctx.defaultBranch);
-        if (head === null) {
-          throw new EpicflowError(
-            'github',
-            `GitHub: ${repo.fullName} has no commit on ${ctx.defaultBranch} to start ${action.branch} from`,
-          );
-        }
-        await repo.ensureBranch(action.branch, head);
+      case 'ensure-epic-branch':
+        // One empty start commit: GitHub refuses a pull request without commits, and
+        // with it the draft pull request opens now rather than at the first merge.
+        await repo.ensureBranchWithCommit({
+          name: action.branch,
+          fromBranch: ctx.defaultBranch,
+          message: startMessage(epic, ctx.title),
+          ...(ctx.epicBranchMissing === true ? { missing: true } : {}),
+        });
         break;
-      }
       case 'ensure-draft-pr': {
-        // GitHub refuses a pull request without commits: until the first story merges the
-        // epic branch equals the default branch, so the pull request is opened then.
-        const pr = await repo.ensureDraftPr({ ...action, base: ctx.defaultBranch });
+        // An epic branch made before start commits existed may still equal the default
+        // branch: then the pull request opens at the first merge.
+        const pr = await repo.ensureDraftPr({
+          ...action,
+          base: ctx.defaultBranch,
+          // The decision read that none is open (it would not ask otherwise).
+          ...(ctx.prKnown === true && ctx.pr === undefined ? { missing: true } : {}),
+        });
         if (pr.action !== 'no-commits') ctx.pr = { number: pr.number, draft: pr.draft };
         break;
       }
       case 'ensure-sub-issue': {
+        const listed = ctx.listedSubIssues;
         const issue = await repo.ensureSubIssue({
           parent: epic,
           storyId: action.story,
           title: action.title,
           body: bodyWithout(action.body, action.marker),
+          ...(listed === undefined ? {} : { known: { subIssues: listed, recent } }),
         });
-        ctx.subIssues.set(action.story, { number: issue.number, nodeId: issue.nodeId });
+        ctx.subIssues.set(action.story, {
+          number: issue.number,
+          nodeId: issue.nodeId,
+          state: issue.state,
+        });
         break;
       }
       case 'close-sub-issue':
       case 'reopen-sub-issue': {
         const sub = ctx.subIssues.get(action.story);
         if (sub === undefined) break;
-        if (action.kind === 'close-sub-issue') await repo.closeIssue(sub.number);
-        else await repo.reopenIssue(sub.number);
+        if (action.kind === 'close-sub-issue') await repo.closeIssue(sub.number, sub.state);
+        else await repo.reopenIssue(sub.number, sub.state);
+        ctx.subIssues.set(action.story, {
+          ...sub,
+          state: action.kind === 'close-sub-issue' ? 'closed' : 'open',
+        });
         break;
       }
       case 'comment-sub-issue-failure': {
@@ -157,7 +183,7 @@ export async function applyActions(
         break;
       case 'mark-pr-ready':
         if (ctx.pr?.draft === true) {
-          await repo.markReadyForReview(ctx.pr.number);
+          await repo.markReadyForReview(ctx.pr.number, ctx.prNodeId);
           ctx.pr = { ...ctx.pr, draft: false };
         }
         break;
@@ -167,6 +193,12 @@ export async function applyActions(
   }
   if (board.length > 0) await updateBoard(ctx, board);
   return { ok: true, dispatched };
+}
+
+/** `Start epic #12: Checkout` — one line, whatever the title holds. */
+function startMessage(epic: number, title: string | undefined): string {
+  const line = (title ?? '').replace(/\s+/g, ' ').trim();
+  return line === '' ? `Start epic #${epic}` : `Start epic #${epic}: ${line}`;
 }
 
 /**

@@ -5,7 +5,13 @@
  * or plan gets one comment and nothing else.
  */
 import type { GitHubRepo } from '../adapters/github/index.js';
-import { GitHubStateStore } from '../adapters/github/index.js';
+import type { EpicView } from '../adapters/github/index.js';
+import {
+  CONFIG_PATH,
+  GitHubStateStore,
+  readEpicView,
+  STATE_BRANCH,
+} from '../adapters/github/index.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import type { Command, Trigger } from '../core/epic/index.js';
 import {
@@ -21,7 +27,8 @@ import {
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
-import { loadConfig, loadPlan, loadState, rawEpicLabel } from './load.js';
+import { ensureFullReport, fullReportUrl } from './full-report.js';
+import { configFromText, loadConfig, loadPlan, rawEpicLabel, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { findRun } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
@@ -111,10 +118,22 @@ async function handleRun(
   if (event.workflowPath.split('/').pop() !== workflow) return ignored('not the story workflow');
   const run = await findRun(deps.repo, event.runId);
   if (run === undefined) return ignored('not a run epicflow dispatched');
-  const epic = await readIssue(deps.repo, run.epic);
+  // One read for the issue, the configuration, the sub-issues and the epic's progress.
+  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const view = await readView(deps.repo, run.epic, defaultBranch);
+  const epic =
+    view.issue === undefined
+      ? await readIssue(deps.repo, run.epic)
+      : {
+          number: view.issue.number,
+          title: view.issue.title,
+          body: view.issue.body,
+          labels: view.issue.labels,
+          isPullRequest: false,
+        };
   let config: EpicflowConfig;
   try {
-    config = await loadConfig(deps.repo);
+    config = configFromText(view.configText);
   } catch (e) {
     if (!isEpicflowError(e, 'config')) throw e;
     await deps.repo.ensureComment({
@@ -130,7 +149,21 @@ async function handleRun(
     attempt: run.attempt,
     conclusion: event.conclusion,
   };
-  return decide(deps, { epic, config, trigger, replyTo: epic.number, command: null });
+  return decide(
+    { ...deps, defaultBranch },
+    { epic, config, trigger, replyTo: epic.number, command: null, view },
+  );
+}
+
+function readView(repo: GitHubRepo, epic: number, defaultBranch: string): Promise<EpicView> {
+  return readEpicView(repo, {
+    stateBranch: STATE_BRANCH,
+    folder: `epics/${epic}`,
+    epicBranch: epicBranchName(String(epic)),
+    baseBranch: defaultBranch,
+    epic,
+    configPath: CONFIG_PATH,
+  });
 }
 
 interface Decision {
@@ -139,6 +172,8 @@ interface Decision {
   readonly trigger: Trigger;
   readonly replyTo: number;
   readonly command: Command | null;
+  /** What the caller already read; used by the first decision only (later ones read again). */
+  readonly view?: EpicView;
 }
 
 /** Load, reconcile, apply — again from scratch whenever a record changed under us. */
@@ -148,7 +183,8 @@ async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult
   return withEpicLock(key, async () => {
     const dispatched: string[] = [];
     for (let round = 1; round <= MAX_DECISIONS; round++) {
-      const result = await decideOnce(deps, d);
+      const { view: _read, ...fresh } = d;
+      const result = await decideOnce(deps, round === 1 ? d : fresh);
       if (result === 'conflict') continue;
       if (result.outcome !== 'reconciled') return result;
       dispatched.push(...result.dispatched);
@@ -164,7 +200,15 @@ async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult
 async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleResult | 'conflict'> {
   const { repo } = deps;
   const epicNumber = d.epic.number;
-  const planLoad = await loadPlan(repo, d.epic, d.config);
+  const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+  // Records, the epic branch's head, the pull request and the sub-issues in one request.
+  const view = d.view ?? (await readView(repo, epicNumber, defaultBranch));
+  const planLoad = await loadPlan(
+    repo,
+    d.epic,
+    d.config,
+    view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
+  );
   if (!planLoad.ok) {
     const { marker, body } = renderViolationsComment(planLoad.violations);
     await repo.ensureComment({ issueNumber: epicNumber, marker, body: stripMarker(body, marker) });
@@ -180,16 +224,15 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   }
   if (d.trigger.kind === 'edited') await clearViolations(repo, epicNumber);
 
-  const store = new GitHubStateStore({ repo, epic: String(epicNumber) });
-  const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+  const store = new GitHubStateStore({ repo, epic: String(epicNumber), defaultBranch });
   const branch = epicBranchName(String(epicNumber));
-  const [state, merged, openPr] = await Promise.all([
-    loadState(store, plan),
-    repo.mergedStories(branch),
-    repo.findOpenPr(branch, defaultBranch),
-  ]);
-  const pr = openPr === null ? undefined : { number: openPr.number, draft: openPr.draft === true };
+  // The merge walk reads only commits it has not seen.
+  const state = stateFromView(store, plan, view);
+  const merged = await repo.mergedStories(branch, { head: view.head });
+  const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  const reportUrl = fullReportUrl(repo.htmlUrl, epicNumber);
   const actions = reconcile({
     epic: { number: epicNumber, title: d.epic.title },
     plan,
@@ -200,8 +243,9 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     halt: state.halt,
     subIssues: planLoad.subIssues,
     pr,
-    now: (deps.now?.() ?? new Date()).toISOString(),
+    now,
     trigger: d.trigger,
+    fullReportUrl: reportUrl,
   });
   const ctx: ApplyContext = {
     repo,
@@ -214,13 +258,33 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     subIssues: new Map(
       Object.entries(planLoad.subIssues).map(([id, s]) => [
         id,
-        { number: s.number, nodeId: s.nodeId },
+        { number: s.number, nodeId: s.nodeId, state: s.state },
       ]),
     ),
+    ...(planLoad.listed === undefined ? {} : { listedSubIssues: planLoad.listed }),
+    title: d.epic.title,
+    epicBranchMissing: view.head === null,
+    prKnown: true,
+    ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
     pr,
     board: d.config.board?.project,
   };
   const applied = await applyActions(ctx, actions);
+  if (applied.ok) {
+    await ensureFullReport({
+      store,
+      epic: { number: epicNumber, title: d.epic.title },
+      plan,
+      records: state.records,
+      merged,
+      halt: state.halt,
+      actions,
+      url: reportUrl,
+      repoHtmlUrl: repo.htmlUrl,
+      currentSha: state.reportSha ?? null,
+      now,
+    });
+  }
   if (applied.dispatched.length > 0) {
     deps.log?.info(`epic #${epicNumber}: dispatched ${applied.dispatched.join(', ')}`);
   }

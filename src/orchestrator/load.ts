@@ -1,10 +1,17 @@
 /**
  * Reading an epic's inputs from GitHub: the configuration on the default
  * branch, the plan (issue body or sub-issues), the story records and the
- * persisted halt. Nothing is cached: the App may restart between any two events.
+ * persisted halt. Only content-addressed facts (blobs, trees, commits) are
+ * remembered between events, in the repository's cache: the App may restart
+ * between any two events and then simply reads again.
  */
 import YAML from 'yaml';
-import type { GitHubRepo, IssueSummary, GitHubStateStore } from '../adapters/github/index.js';
+import type {
+  EpicView,
+  GitHubRepo,
+  IssueSummary,
+  GitHubStateStore,
+} from '../adapters/github/index.js';
 import { CONFIG_PATH } from '../adapters/github/index.js';
 import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/index.js';
@@ -17,7 +24,11 @@ import { assemblePlan, extractPlanBlocks, parsePlan, parseStoryBlock } from '../
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
 export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {
-  const text = await repo.loadConfigText();
+  return configFromText(await repo.loadConfigText());
+}
+
+/** The configuration from the file's text (null: no file, defaults). */
+export function configFromText(text: string | null): EpicflowConfig {
   return text === null ? DEFAULT_CONFIG : parseConfig(text, CONFIG_PATH);
 }
 
@@ -43,6 +54,8 @@ export type PlanLoad =
       readonly plan: Plan;
       /** Sub-issues by story id: ours (marker) for a body plan, the plan's own for a sub-issue plan. */
       readonly subIssues: Readonly<Record<string, SubIssueRef & { readonly nodeId: string }>>;
+      /** The epic's sub-issues as listed for this plan (so nobody lists them again). */
+      readonly listed?: readonly IssueSummary[];
     }
   | { readonly ok: false; readonly violations: readonly Violation[] };
 
@@ -55,15 +68,22 @@ export async function loadPlan(
   repo: GitHubRepo,
   epic: { readonly number: number; readonly body: string },
   config: EpicflowConfig,
+  /** The epic's sub-issues when the caller already read them (spares the listing). */
+  known?: { readonly subIssues: readonly IssueSummary[] },
 ): Promise<PlanLoad> {
   const options = { allowWorkflowChanges: config.allowWorkflowChanges };
-  const subs = await repo.listSubIssues(epic.number);
+  const subs = known?.subIssues ?? (await repo.listSubIssues(epic.number));
   if (extractPlanBlocks(epic.body).length > 0) {
     const result = parsePlan(epic.body, options);
     if (!result.ok) return { ok: false, violations: result.violations };
     const mine = (id: string): IssueSummary | undefined =>
       subs.find((s) => sameBot(s.author, repo.botLogin) && hasMarker(s.body, storyMarker(id)));
-    return { ok: true, plan: result.plan, subIssues: refs(result.plan.stories, mine) };
+    return {
+      ok: true,
+      plan: result.plan,
+      subIssues: refs(result.plan.stories, mine),
+      listed: subs,
+    };
   }
   const planned = subs.filter((s) => extractPlanBlocks(s.body).length > 0);
   if (planned.length === 0) {
@@ -101,7 +121,7 @@ export async function loadPlan(
   if (!result.ok) return { ok: false, violations: result.violations };
   const own = (id: string): IssueSummary | undefined =>
     planned.find((s) => byIssue.get(s.number) === id);
-  return { ok: true, plan: result.plan, subIssues: refs(result.plan.stories, own) };
+  return { ok: true, plan: result.plan, subIssues: refs(result.plan.stories, own), listed: subs };
 }
 
 function refs(
@@ -133,18 +153,45 @@ export interface EpicState {
   /** Blob sha of each record as read: the compare-and-swap token (null: no record yet). */
   readonly shas: Readonly<Record<string, string | null>>;
   readonly halt: Halt | undefined;
+  /** Blob sha of `report.md` in the epic's folder; null when there is none. */
+  readonly reportSha?: string | null;
 }
 
-/** The records of the plan's stories (with their CAS tokens) and the persisted halt. */
-export async function loadState(store: GitHubStateStore, plan: Plan): Promise<EpicState> {
-  const reads = await Promise.all(plan.stories.map((s) => store.read(s.id)));
+export const REPORT_FILE = 'report.md';
+
+/** The records of the plan's stories and the persisted halt, from an `EpicView` (no request). */
+export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicView): EpicState {
   const records: Record<string, StoryRecord> = {};
   const shas: Record<string, string | null> = {};
-  plan.stories.forEach((s, i) => {
-    const read = reads[i];
+  for (const s of plan.stories) {
+    const file = view.stories.get(`${s.id}.json`);
+    shas[s.id] = file?.sha ?? null;
+    if (file) records[s.id] = store.parseStory(s.id, file.text);
+  }
+  const doc =
+    view.epicDoc === undefined ? undefined : store.parseJson<EpicDoc>(EPIC_DOC, view.epicDoc.text);
+  return { records, shas, halt: doc?.halt, reportSha: view.reportSha };
+}
+
+/**
+ * The records of the plan's stories (with their CAS tokens) and the persisted halt,
+ * in O(1) requests plus one per record changed since the last decision.
+ */
+export async function loadState(store: GitHubStateStore, plan: Plan): Promise<EpicState> {
+  const snapshot = await store.snapshot();
+  const records: Record<string, StoryRecord> = {};
+  const shas: Record<string, string | null> = {};
+  for (const s of plan.stories) {
+    const read = snapshot.stories.get(s.id);
     shas[s.id] = read?.sha ?? null;
     if (read) records[s.id] = read.record;
-  });
-  const doc = await store.readJson<EpicDoc>(EPIC_DOC);
-  return { records, shas, halt: doc?.value.halt };
+  }
+  const docSha = snapshot.files.get(`${EPIC_DOC}.json`);
+  const doc = docSha === undefined ? undefined : await store.readJsonAt<EpicDoc>(EPIC_DOC, docSha);
+  return {
+    records,
+    shas,
+    halt: doc?.halt,
+    reportSha: snapshot.files.get(REPORT_FILE) ?? null,
+  };
 }

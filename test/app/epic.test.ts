@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
   botComments,
@@ -26,6 +27,13 @@ const FIVE = [
   { id: 'sync', dependsOn: ['api', 'db'] },
   { id: 'docs', dependsOn: ['ui', 'sync'] },
 ];
+
+/** Plain git in the double's bare repository. */
+async function git(gh: GitHubDouble, args: readonly string[]): Promise<string> {
+  return Promise.resolve(
+    execFileSync('git', args, { cwd: gh.state.repoDir(OWNER, REPO), encoding: 'utf8' }).trim(),
+  );
+}
 
 /** The board as people see it: issue title → Status option name. */
 function boardStatus(gh: GitHubDouble): Record<string, string> {
@@ -85,17 +93,20 @@ describe('a 5-story epic in 3 waves, from label to delivered', () => {
       sync: 'Planned',
       docs: 'Planned',
     });
-    // Until a story merges the epic branch has no commit of its own: no pull request yet.
-    expect(await gh.state.ref(OWNER, REPO, `epic/${epic.number}`)).toBe(
-      await gh.state.ref(OWNER, REPO, 'main'),
-    );
+    // The epic branch starts with one empty commit on main, so the draft opens right away.
+    const main = await gh.state.ref(OWNER, REPO, 'main');
+    const start = await gh.state.ref(OWNER, REPO, `epic/${epic.number}`);
+    const startCommit = await git(gh, ['log', '-1', '--format=%P%n%s', start ?? '']);
+    expect(startCommit).toBe(`${main}\nStart epic #${epic.number}: Checkout`);
+    expect(await git(gh, ['diff', '--stat', main ?? '', start ?? ''])).toBe('');
+    const pulls = (): ReturnType<GitHubDouble['state']['issues']> =>
+      gh.state.issues(OWNER, REPO).filter((i) => i.pull !== undefined);
+    expect(pulls().map((p) => [p.title, p.pull?.draft])).toEqual([['Epic #1: Checkout', true]]);
 
     await completeStory(w, epic.number, 'api');
     expect(dispatched(gh, epic.number)).toEqual(['api#1', 'db#1', 'ui#1']);
     expect(boardStatus(gh)).toMatchObject({ api: 'Done', ui: 'Active' });
-    const pulls = (): ReturnType<GitHubDouble['state']['issues']> =>
-      gh.state.issues(OWNER, REPO).filter((i) => i.pull !== undefined);
-    expect(pulls().map((p) => [p.title, p.pull?.draft])).toEqual([['Epic #1: Checkout', true]]);
+    expect(pulls()).toHaveLength(1);
     await completeStory(w, epic.number, 'db');
     expect(dispatched(gh, epic.number)).toEqual(['api#1', 'db#1', 'ui#1', 'sync#1']);
     await completeStory(w, epic.number, 'ui');

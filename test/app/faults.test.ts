@@ -35,6 +35,8 @@ const ROUTES = [
   'repos/create-or-update-file-contents',
   'issues/create',
   'issues/add-sub-issue',
+  'git/create-commit',
+  'graphql:EpicflowEpicView',
 ];
 
 /** About one call in ten fails with a 5xx or GitHub's secondary rate limit. */

@@ -15,7 +15,7 @@ import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../src/core/model.js';
-import epicflowApp from '../../src/app/index.js';
+import { createEpicflowApp } from '../../src/app/index.js';
 import { octokitFor } from '../github-double/client.js';
 import {
   startGitHubDouble,
@@ -34,6 +34,10 @@ export interface AppWorld {
   readonly alice: SeededUser;
   /** The state as the story jobs see it (the bot's token, plain client). */
   readonly repo: GitHubRepo;
+  /** REST requests made by the simulated story jobs (not by the App). */
+  readonly jobRequests: { rest: number };
+  /** Whether the App answers deliveries only after handling them. */
+  readonly sync: boolean;
   close(): Promise<void>;
 }
 
@@ -41,14 +45,16 @@ export interface WorldOptions {
   readonly files?: Record<string, string>;
   /** Probot's retry and throttling plugins on, waits shortened (for fault tests). */
   readonly retries?: boolean;
+  /** Answer deliveries only after handling them (`EPICFLOW_SYNC_WEBHOOKS=1`). */
+  readonly sync?: boolean;
 }
 
 export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
   const gh = await startGitHubDouble();
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const app = gh.seed.app({ id: 777, slug: 'epicflow', privateKey: pem });
-  const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
+  const seeded = gh.seed.app({ id: 777, slug: 'epicflow', privateKey: pem });
+  const bot = gh.seed.user({ login: seeded.botLogin, type: 'Bot', permission: 'admin' });
   const alice = gh.seed.user({ login: 'alice', permission: 'write' });
   await gh.seed.repo({
     owner: OWNER,
@@ -87,7 +93,10 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
         : { retry: { enabled: false }, throttle: { enabled: false } }),
     })),
   });
-  const middleware = await createNodeMiddleware(epicflowApp, { probot });
+  const app = createEpicflowApp(options.sync === undefined ? {} : { sync: options.sync });
+  // The App answers first and works after: `gh.idle()` waits for that work too.
+  gh.waitFor(app);
+  const middleware = await createNodeMiddleware(app, { probot });
   const server: Server = createServer((req, res) => {
     void middleware(req, res, () => {
       res.statusCode = 404;
@@ -100,7 +109,7 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
   const repo = new GitHubRepo({
     owner: OWNER,
     repo: REPO,
-    botLogin: app.botLogin,
+    botLogin: seeded.botLogin,
     octokit: createOctokit({ baseUrl: gh.url, token: bot.token, production: false }),
   });
   return {
@@ -108,6 +117,8 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     bot,
     alice,
     repo,
+    jobRequests: { rest: 0 },
+    sync: options.sync === true,
     close: async () => {
       await gh.idle();
       await new Promise((resolve) => server.close(resolve));
@@ -177,6 +188,8 @@ export async function completeStory(
   beforeComplete: () => void = () => undefined,
 ): Promise<string> {
   const { gh, bot } = w;
+  await gh.idle();
+  const before = restRequests(gh);
   const octokit = octokitFor(gh, bot.token);
   const base = { owner: OWNER, repo: REPO };
   const epicBranch = `epic/${epic}`;
@@ -220,6 +233,7 @@ export async function completeStory(
       },
     ],
   }));
+  w.jobRequests.rest += restRequests(gh) - before;
   beforeComplete();
   gh.act.completeWorkflowRun(dispatchOf(gh, epic, story, attempt).runId, 'success');
   await gh.idle();
@@ -234,6 +248,8 @@ export async function failStory(
   attempt = 1,
   reason = 'gates failed: npm test',
 ): Promise<void> {
+  await w.gh.idle();
+  const before = restRequests(w.gh);
   await writeRecord(w, epic, story, (r) => ({
     ...r,
     status: 'failed',
@@ -241,8 +257,14 @@ export async function failStory(
     finishedAt: new Date().toISOString(),
     executors: ['codex'],
   }));
+  w.jobRequests.rest += restRequests(w.gh) - before;
   w.gh.act.completeWorkflowRun(dispatchOf(w.gh, epic, story, attempt).runId, 'failure');
   await w.gh.idle();
+}
+
+/** REST requests the double answered so far. */
+export function restRequests(gh: GitHubDouble): number {
+  return Object.values(gh.stats.rest).reduce((a, b) => a + b, 0);
 }
 
 async function writeRecord(

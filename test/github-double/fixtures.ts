@@ -353,6 +353,34 @@ export class Fixtures {
     };
   }
 
+  /** One entry of a directory listing (`GET /contents/{dir}`): no content. */
+  contentEntry(
+    repo: RepoRec,
+    path: string,
+    ref: string,
+    type: 'file' | 'dir',
+    sha: string,
+    size: number,
+  ): Json {
+    const api = this.repoApi(repo);
+    const kind = type === 'dir' ? 'tree' : 'blob';
+    const html = `${this.base}/${repo.owner}/${repo.name}/${kind}/${ref}/${path}`;
+    const git = `${api}/git/${kind === 'tree' ? 'trees' : 'blobs'}/${sha}`;
+    return {
+      type,
+      size: type === 'dir' ? 0 : size,
+      name: path.split('/').pop() ?? path,
+      path,
+      sha,
+      url: `${api}/contents/${path}?ref=${encodeURIComponent(ref)}`,
+      git_url: git,
+      html_url: html,
+      download_url:
+        type === 'dir' ? null : `${this.base}/raw/${repo.owner}/${repo.name}/${ref}/${path}`,
+      _links: { git, self: `${api}/contents/${path}`, html },
+    };
+  }
+
   fileCommit(
     repo: RepoRec,
     path: string,

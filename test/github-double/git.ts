@@ -223,6 +223,60 @@ export class GitStore {
       });
   }
 
+  /** A blob's bytes by sha, or undefined when there is no such blob. */
+  async readBlob(dir: string, sha: string): Promise<Buffer | undefined> {
+    if ((await this.objectType(dir, sha)) !== 'blob') return undefined;
+    const r = await runGit(dir, ['cat-file', 'blob', sha]);
+    return r.code === 0 ? r.stdout : undefined;
+  }
+
+  /**
+   * A tree like `POST /git/trees`: `base` (a tree sha) with blob entries replaced
+   * (`content` is written as a new blob, `sha` names an existing one, `sha: null`
+   * deletes the path). Returns the new tree's sha.
+   */
+  async writeTree(
+    dir: string,
+    base: string | undefined,
+    entries: readonly { path: string; mode: string; content?: string; sha?: string | null }[],
+  ): Promise<string> {
+    const index = join(this.root, `index-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      if (base) await git(dir, ['read-tree', base], { env });
+      for (const e of entries) {
+        if (e.sha === null) {
+          await git(dir, ['update-index', '--force-remove', '--', e.path], { env });
+          continue;
+        }
+        const blob =
+          e.content !== undefined
+            ? await git(dir, ['hash-object', '-w', '--stdin'], { input: e.content })
+            : (e.sha ?? '');
+        await git(dir, ['update-index', '--add', '--cacheinfo', `${e.mode},${blob},${e.path}`], {
+          env,
+        });
+      }
+      return await git(dir, ['write-tree'], { env });
+    } finally {
+      await rm(index, { force: true });
+    }
+  }
+
+  /** A commit of `tree` with `parents` (`POST /git/commits`); no ref moves. */
+  commitTree(
+    dir: string,
+    tree: string,
+    parents: readonly string[],
+    message: string,
+    who: Identity,
+  ): Promise<string> {
+    return git(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], {
+      env: identityEnv(who),
+      input: message,
+    });
+  }
+
   /**
    * Write a commit on top of `parent` replacing `files` (null content deletes a path),
    * using a temporary index so the bare repository needs no work tree. When `ref` is

@@ -335,7 +335,111 @@ export class GraphqlEndpoint {
         const i = r.issues.get(Number(number));
         return i?.pull ? this.issueView(r, i) : null;
       },
+      pullRequests: (args: Args) => {
+        const states = (args['states'] as string[] | undefined) ?? [];
+        const list = [...r.issues.values()].filter((i) => {
+          if (!i.pull) return false;
+          if (args['headRefName'] != null && i.pull.head !== args['headRefName']) return false;
+          if (args['baseRefName'] != null && i.pull.base !== args['baseRefName']) return false;
+          const state = i.pull.merged ? 'MERGED' : i.state === 'open' ? 'OPEN' : 'CLOSED';
+          return states.length === 0 || states.includes(state);
+        });
+        return connection(
+          list.map((i) => this.issueView(r, i)),
+          args,
+          'pullRequests',
+        );
+      },
+      // Git objects: `object(expression: "<rev>:<path>")` or `object(oid:)`, and refs.
+      object: async ({ expression, oid }: Args) => {
+        const rev = typeof oid === 'string' ? oid : String(expression ?? '');
+        const sha = await d.git.revParse(r.dir, rev);
+        return sha === undefined ? null : this.gitObjectView(r, sha);
+      },
+      ref: async ({ qualifiedName }: Args) => {
+        const name = String(qualifiedName);
+        const full = name.startsWith('refs/') ? name : `refs/heads/${name}`;
+        const sha = await d.git.resolveRef(r.dir, full);
+        if (sha === undefined) return null;
+        const prefix = full.slice(0, full.indexOf('/', 'refs/'.length) + 1);
+        return {
+          __typename: 'Ref',
+          id: Buffer.from(`ref:${r.key}:${full}`).toString('base64'),
+          name: full.slice(prefix.length),
+          prefix,
+          target: () => this.gitObjectView(r, sha),
+        };
+      },
     };
+  }
+
+  /** A commit, tree or blob of the repository, as GitHub's `GitObject` types. */
+  async gitObjectView(r: RepoRec, sha: string): Promise<View | null> {
+    const git = this.double.git;
+    const type = await git.objectType(r.dir, sha);
+    const base = {
+      id: Buffer.from(`${type ?? ''}:${sha}`).toString('base64'),
+      oid: sha,
+      abbreviatedOid: sha.slice(0, 7),
+      repository: () => this.repoView(r),
+    };
+    if (type === 'blob') {
+      const bytes = (await git.readBlob(r.dir, sha)) ?? Buffer.alloc(0);
+      const binary = bytes.includes(0);
+      return {
+        ...base,
+        __typename: 'Blob',
+        byteSize: bytes.length,
+        isBinary: binary,
+        isTruncated: false,
+        text: binary ? null : bytes.toString('utf8'),
+      };
+    }
+    if (type === 'tree') {
+      const entries = await git.listTree(r.dir, sha, false);
+      return {
+        ...base,
+        __typename: 'Tree',
+        entries: entries.map((e) => ({
+          __typename: 'TreeEntry',
+          name: e.path,
+          path: e.path,
+          oid: e.sha,
+          mode: parseInt(e.mode, 8),
+          type: e.type,
+          size: e.size ?? 0,
+          extension: e.path.includes('.') ? `.${e.path.split('.').pop() ?? ''}` : null,
+          isGenerated: false,
+          object: () => this.gitObjectView(r, e.sha),
+        })),
+      };
+    }
+    if (type === 'commit') {
+      const c = await git.readCommit(r.dir, sha);
+      if (!c) return null;
+      return {
+        ...base,
+        __typename: 'Commit',
+        message: c.message,
+        messageHeadline: c.message.split('\n')[0] ?? '',
+        committedDate: c.committer.date,
+        authoredDate: c.author.date,
+        url: `${this.double.url}/${r.owner}/${r.name}/commit/${sha}`,
+        tree: () => this.gitObjectView(r, c.tree),
+        parents: (args: Args) =>
+          connection(
+            c.parents.map((p) => ({
+              __typename: 'Commit',
+              oid: p,
+              id: p,
+              abbreviatedOid: p.slice(0, 7),
+            })),
+            args,
+            'parents',
+          ),
+      };
+    }
+    return null;
   }
 
   issueView(r: RepoRec, i: IssueRec): View {
@@ -373,6 +477,23 @@ export class GraphqlEndpoint {
         const p = i.parentId === null ? undefined : d.issueById(i.parentId);
         return p ? this.issueView(p.repo, p.issue) : null;
       },
+      labels: (args: Args) =>
+        connection(
+          i.labels.map((name) => {
+            const l = r.labels.get(name.toLowerCase());
+            return {
+              __typename: 'Label',
+              id: l?.nodeId ?? `LA_${name}`,
+              name,
+              color: l?.color ?? 'ededed',
+              description: l?.description ?? null,
+              isDefault: false,
+              url: `${d.url}/${r.owner}/${r.name}/labels/${encodeURIComponent(name)}`,
+            };
+          }),
+          args,
+          'labels',
+        ),
       subIssues: (args: Args) =>
         connection(
           subs().map((s) => this.issueView(s.repo, s.issue)),

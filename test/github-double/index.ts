@@ -33,9 +33,18 @@ import {
   type RunRec,
   type UserRec,
 } from './state.js';
-import type { Delivery, WebhookTarget } from './webhooks.js';
+import type { BackgroundWork, Delivery, WebhookTarget } from './webhooks.js';
 
-export type { DoubleOptions, Violation, FaultSpec, Stats, Delivery, WebhookTarget, Permission };
+export type {
+  BackgroundWork,
+  DoubleOptions,
+  Violation,
+  FaultSpec,
+  Stats,
+  Delivery,
+  WebhookTarget,
+  Permission,
+};
 export type { IssueRec, CommentRec, RunRec, DispatchRec, ProjectRec, UserRec };
 export { SPEC_LAGS, READING_RULES, KNOWN_GAPS } from './exceptions.js';
 
@@ -64,8 +73,13 @@ export interface GitHubDouble {
   readonly deliveries: readonly Delivery[];
   redeliver(deliveryId: string): Promise<Delivery>;
   setWebhookTarget(target: WebhookTarget | undefined): void;
-  /** Resolves once every webhook in flight has been answered. */
+  /** Resolves once every webhook in flight has been answered and registered background work is done. */
   idle(): Promise<void>;
+  /**
+   * Makes `idle()` also wait for work the receiver does after answering (an App that
+   * acknowledges first and acts after).
+   */
+  waitFor(work: BackgroundWork): void;
   /** `http://x-access-token:<token>@127.0.0.1:<port>/<owner>/<repo>.git` */
   gitUrl(owner: string, repo: string, token: string): string;
   readonly seed: Seed;
@@ -423,6 +437,9 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       d.webhooks.target = t;
     },
     idle: () => d.webhooks.idle(),
+    waitFor: (work) => {
+      d.webhooks.background.push(work);
+    },
     gitUrl: (owner, repo, token) =>
       `${d.url.replace('://', `://x-access-token:${token}@`)}/${owner}/${repo}.git`,
     seed,

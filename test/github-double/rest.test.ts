@@ -191,6 +191,59 @@ describe('sub-issues and dependencies', () => {
 });
 
 describe('git data, contents and merges', () => {
+  it('writes trees and commits, lists folders and serves blobs, as the git data API does', async () => {
+    const main = (await octokit.rest.git.getRef({ owner, repo, ref: 'heads/main' })).data.object
+      .sha;
+    const head = await octokit.rest.git.getCommit({ owner, repo, commit_sha: main });
+    const tree = await octokit.rest.git.createTree({
+      owner,
+      repo,
+      base_tree: head.data.tree.sha,
+      tree: [{ path: 'docs/notes/a.md', mode: '100644', type: 'blob', content: '# A\n' }],
+    });
+    expect(tree.status).toBe(201);
+    expect(tree.data.tree.map((e) => e.path)).toContain('docs/notes/a.md');
+    const commit = await octokit.rest.git.createCommit({
+      owner,
+      repo,
+      message: 'Add notes',
+      tree: tree.data.sha,
+      parents: [main],
+    });
+    expect(commit.status).toBe(201);
+    expect(commit.data.parents.map((p) => p.sha)).toEqual([main]);
+    // No ref moved: the commit is reachable only once a ref points at it.
+    expect(await gh.state.ref(owner, repo, 'main')).toBe(main);
+    await octokit.rest.git.createRef({
+      owner,
+      repo,
+      ref: 'refs/heads/notes',
+      sha: commit.data.sha,
+    });
+    const folder = await octokit.rest.repos.getContent({ owner, repo, path: 'docs', ref: 'notes' });
+    expect(Array.isArray(folder.data)).toBe(true);
+    const entries = folder.data as { name: string; type: string; sha: string }[];
+    expect(entries.map((e) => [e.name, e.type])).toEqual([['notes', 'dir']]);
+    const notes = await octokit.rest.repos.getContent({
+      owner,
+      repo,
+      path: 'docs/notes',
+      ref: 'notes',
+    });
+    const file = (notes.data as { name: string; sha: string }[])[0];
+    expect(file?.name).toBe('a.md');
+    const blob = await octokit.rest.git.getBlob({ owner, repo, file_sha: file?.sha ?? '' });
+    expect(Buffer.from(blob.data.content, 'base64').toString('utf8')).toBe('# A\n');
+    const bad = await statusOf(
+      octokit.rest.git.createCommit({ owner, repo, message: 'x', tree: main, parents: [] }),
+    );
+    expect(bad).toEqual({ status: 422, message: 'Tree SHA does not exist' });
+    const none = await statusOf(
+      octokit.rest.git.getBlob({ owner, repo, file_sha: '0'.repeat(40) }),
+    );
+    expect(none.status).toBe(404);
+  });
+
   it('creates and force-updates refs that live in the bare repository', async () => {
     const main = await octokit.rest.git.getRef({ owner, repo, ref: 'heads/main' });
     const sha = main.data.object.sha;

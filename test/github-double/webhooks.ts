@@ -32,6 +32,12 @@ export interface WebhookTarget {
   readonly secret: string;
 }
 
+/** Something that keeps working after it answered a delivery. */
+export interface BackgroundWork {
+  busy(): boolean;
+  idle(): Promise<void>;
+}
+
 export interface Delivery {
   readonly id: string;
   readonly event: string;
@@ -41,6 +47,8 @@ export interface Delivery {
   readonly signature256: string;
   /** HTTP status of the last attempt; undefined while pending or when no target is set. */
   status: number | undefined;
+  /** Milliseconds the receiver took to answer the last attempt (benchmarks). */
+  durationMs: number | undefined;
   error: string | undefined;
   attempts: number;
 }
@@ -93,6 +101,7 @@ export class Webhooks {
       body,
       signature256: this.target ? await sign(this.target.secret, body) : '',
       status: undefined,
+      durationMs: undefined,
       error: undefined,
       attempts: 0,
     };
@@ -110,9 +119,24 @@ export class Webhooks {
     return d;
   }
 
-  /** Resolves when every delivery in flight has been answered. */
+  /** Work the receiver does after answering (e.g. an App's queue), waited for by `idle()`. */
+  readonly background: BackgroundWork[] = [];
+
+  /**
+   * Resolves when every delivery in flight has been answered and the receiver's
+   * background work is done (that work may send more deliveries, so both are
+   * checked again until neither is busy).
+   */
   async idle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    for (;;) {
+      if (this.pending.size > 0) {
+        await Promise.all([...this.pending]);
+        continue;
+      }
+      const busy = this.background.filter((b) => b.busy());
+      if (busy.length === 0) return;
+      await Promise.all(busy.map((b) => b.idle().catch(() => undefined)));
+    }
   }
 
   private send(d: Delivery): void {
@@ -123,6 +147,7 @@ export class Webhooks {
       this.count();
       try {
         const signature256 = await sign(target.secret, d.body);
+        const started = performance.now();
         const res = await fetch(target.url, {
           method: 'POST',
           headers: {
@@ -139,6 +164,7 @@ export class Webhooks {
           body: d.body,
         });
         await res.arrayBuffer();
+        d.durationMs = performance.now() - started;
         d.status = res.status;
         d.error = undefined;
       } catch (e) {

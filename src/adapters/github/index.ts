@@ -1,5 +1,7 @@
 /** epicflow on GitHub: the Octokit factory, the repository port, the board and the state store. */
 export { createOctokit, USER_AGENT, type CreateOctokitOptions, type OctokitLog } from './client.js';
+export { BoundedMap, GitHubCache, type FolderEntry } from './cache.js';
+export { readEpicView, type EpicView, type HeadCommit } from './epic-view.js';
 export { githubError, type AppPermission } from './errors.js';
 export { GITHUB_BODY_LIMIT, marker, hasMarker, withMarkers } from './markers.js';
 export {
@@ -25,7 +27,9 @@ export {
 } from './board.js';
 export {
   GitHubStateStore,
+  gitBlobSha,
   STATE_BRANCH,
+  type EpicSnapshot,
   type GitHubStateStoreOptions,
   type WriteResult,
 } from './state-store.js';

@@ -7,6 +7,8 @@
 import type { Octokit } from '@octokit/rest';
 import { EpicflowError } from '../../core/errors.js';
 import { STORY_TRAILER } from '../git/merge-message.js';
+import { GitHubCache, type FolderEntry } from './cache.js';
+import type { HeadCommit } from './epic-view.js';
 import { attempt, githubError, statusOf } from './errors.js';
 import { hasMarker, withMarkers } from './markers.js';
 
@@ -101,6 +103,15 @@ export interface GitHubRepoOptions {
   readonly octokit: GitHubClient;
   /** The login our own comments and issues carry, e.g. `epicflow[bot]`. */
   readonly botLogin: string;
+  /** What a long-lived process remembers between events (default: nothing). */
+  readonly cache?: GitHubCache;
+}
+
+/** Every `<!-- epicflow:<name> -->` in a body. */
+function markerNames(body: string): string[] {
+  return [...body.matchAll(/<!-- epicflow:([A-Za-z0-9][A-Za-z0-9:._=/-]*) -->/g)].map(
+    (m) => m[1] ?? '',
+  );
 }
 
 export class GitHubRepo {
@@ -108,16 +119,29 @@ export class GitHubRepo {
   readonly repo: string;
   readonly octokit: GitHubClient;
   readonly botLogin: string;
+  readonly cache: GitHubCache;
 
   constructor(options: GitHubRepoOptions) {
     this.owner = options.owner;
     this.repo = options.repo;
     this.octokit = options.octokit;
     this.botLogin = options.botLogin;
+    this.cache = options.cache ?? new GitHubCache();
   }
 
   get fullName(): string {
     return `${this.owner}/${this.repo}`;
+  }
+
+  /**
+   * The repository's web address (`https://github.com/<o>/<r>`), derived from the API
+   * address: `api.github.com` serves github.com, `<host>/api/v3` serves a GHES `<host>`.
+   */
+  get htmlUrl(): string {
+    const api = this.octokit.request.endpoint.DEFAULTS.baseUrl.replace(/\/+$/, '');
+    const server =
+      api === 'https://api.github.com' ? 'https://github.com' : api.replace(/\/api\/v3$/, '');
+    return `${server}/${this.owner}/${this.repo}`;
   }
 
   private get base(): { owner: string; repo: string } {
@@ -150,8 +174,45 @@ export class GitHubRepo {
 
   // ------------------------------------------------------------ comments
 
-  /** Our comment carrying the marker (author = the bot: users cannot hijack a marker). */
+  private commentKey(issueNumber: number, markerName: string): string {
+    return `${this.fullName}#${issueNumber}:${markerName}`;
+  }
+
+  /**
+   * Our comment carrying the marker (author = the bot: users cannot hijack a marker).
+   * A comment remembered from an earlier event is checked with one read of it; the
+   * comments of the issue are listed only when it is unknown or gone.
+   */
   async findComment(
+    issueNumber: number,
+    markerName: string,
+  ): Promise<{ id: number; body: string } | null> {
+    const key = this.commentKey(issueNumber, markerName);
+    const known = this.cache.comments.get(key);
+    if (known !== undefined) {
+      const current = await this.readComment(known.id);
+      if (current !== null && hasMarker(current.body, markerName)) {
+        this.cache.comments.set(key, current);
+        return current;
+      }
+      this.cache.comments.delete(key);
+    }
+    return this.listForMarker(issueNumber, markerName);
+  }
+
+  /** One comment by id; null when it was deleted. */
+  private async readComment(id: number): Promise<{ id: number; body: string } | null> {
+    try {
+      const { data } = await this.octokit.rest.issues.getComment({ ...this.base, comment_id: id });
+      return { id: data.id, body: data.body ?? '' };
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw githubError(`read comment ${id} in ${this.fullName}`, e, 'Issues: read and write');
+    }
+  }
+
+  /** Lists the issue's comments, remembering every marked comment of ours on it. */
+  private async listForMarker(
     issueNumber: number,
     markerName: string,
   ): Promise<{ id: number; body: string } | null> {
@@ -165,10 +226,21 @@ export class GitHubRepo {
           per_page: 100,
         }),
     );
-    const mine = comments.find(
-      (c) => sameLogin(c.user?.login, this.botLogin) && hasMarker(c.body, markerName),
-    );
-    return mine ? { id: mine.id, body: mine.body ?? '' } : null;
+    let found: { id: number; body: string } | null = null;
+    for (const c of comments) {
+      if (!sameLogin(c.user?.login, this.botLogin)) continue;
+      const body = c.body ?? '';
+      for (const name of markerNames(body)) {
+        const key = this.commentKey(issueNumber, name);
+        // The first comment per marker is the one epicflow keeps.
+        if (this.cache.comments.get(key) === undefined) {
+          this.cache.comments.set(key, { id: c.id, body });
+        }
+      }
+      if (found === null && hasMarker(body, markerName)) found = { id: c.id, body };
+    }
+    // "No such comment" is not remembered: another instance of the App may create it.
+    return found;
   }
 
   /**
@@ -183,16 +255,22 @@ export class GitHubRepo {
   }): Promise<{ id: number; action: EnsureAction }> {
     const body = withMarkers(input.body, [input.marker], input.fullTextUrl);
     const where = `${this.fullName}#${input.issueNumber}`;
+    const key = this.commentKey(input.issueNumber, input.marker);
+    const known = this.cache.comments.get(key);
+    // A remembered comment whose body changes is written straight away (the write
+    // itself tells when the comment is gone); an unchanged one is checked by `findComment`.
+    if (known !== undefined && known.body !== body) {
+      const updated = await this.updateComment(input.issueNumber, known.id, body, input.marker);
+      if (updated) return { id: known.id, action: 'updated' };
+      this.cache.comments.delete(key);
+    }
     const existing = await this.findComment(input.issueNumber, input.marker);
     if (existing && existing.body === body) return { id: existing.id, action: 'unchanged' };
     if (existing) {
-      await attempt(
-        `update the ${input.marker} comment on ${where}`,
-        'Issues: read and write',
-        () =>
-          this.octokit.rest.issues.updateComment({ ...this.base, comment_id: existing.id, body }),
-      );
-      return { id: existing.id, action: 'updated' };
+      if (await this.updateComment(input.issueNumber, existing.id, body, input.marker)) {
+        return { id: existing.id, action: 'updated' };
+      }
+      this.cache.comments.delete(key);
     }
     const { data } = await attempt(
       `create the ${input.marker} comment on ${where}`,
@@ -204,7 +282,29 @@ export class GitHubRepo {
           body,
         }),
     );
+    this.cache.comments.set(key, { id: data.id, body });
     return { id: data.id, action: 'created' };
+  }
+
+  /** Writes a comment's body; false when the comment no longer exists. */
+  private async updateComment(
+    issueNumber: number,
+    id: number,
+    body: string,
+    markerName: string,
+  ): Promise<boolean> {
+    try {
+      await this.octokit.rest.issues.updateComment({ ...this.base, comment_id: id, body });
+    } catch (e) {
+      if (statusOf(e) === 404) return false;
+      throw githubError(
+        `update the ${markerName} comment on ${this.fullName}#${issueNumber}`,
+        e,
+        'Issues: read and write',
+      );
+    }
+    this.cache.comments.set(this.commentKey(issueNumber, markerName), { id, body });
+    return true;
   }
 
   /** A plain reply (e.g. why a command was ignored). */
@@ -272,6 +372,14 @@ export class GitHubRepo {
     storyId: string;
     title: string;
     body: string;
+    /**
+     * What the caller already read in this decision, sparing a request per story: the
+     * parent's sub-issues, and (lazily, shared by the stories) our recent issues.
+     */
+    known?: {
+      readonly subIssues: readonly IssueSummary[];
+      readonly recent: () => Promise<readonly IssueSummary[]>;
+    };
   }): Promise<IssueSummary & { action: EnsureAction | 'linked' }> {
     const storyMarker = `story:${input.storyId}`;
     const epicMarker = `epic:${input.parent}`;
@@ -279,10 +387,12 @@ export class GitHubRepo {
     const ours = (i: IssueSummary): boolean =>
       sameLogin(i.author, this.botLogin) && hasMarker(i.body, storyMarker);
 
-    const linked = (await this.listSubIssues(input.parent)).find(ours);
+    const subs = input.known?.subIssues ?? (await this.listSubIssues(input.parent));
+    const linked = subs.find(ours);
     if (linked) return this.syncIssue(linked, input.title, body);
 
-    const orphan = await this.findOrphan((i) => ours(i) && hasMarker(i.body, epicMarker));
+    const recent = await (input.known?.recent ?? (() => this.recentIssues()))();
+    const orphan = recent.find((i) => ours(i) && hasMarker(i.body, epicMarker)) ?? null;
     const issue =
       orphan ??
       (await this.createIssue(
@@ -312,8 +422,8 @@ export class GitHubRepo {
     return summary(data);
   }
 
-  /** Recent issues of ours that match (a crash can leave one created but not linked). */
-  private async findOrphan(match: (i: IssueSummary) => boolean): Promise<IssueSummary | null> {
+  /** Our 100 most recent issues (a crash can leave one created but not linked). */
+  async recentIssues(): Promise<IssueSummary[]> {
     const { data } = await attempt(
       `list recent issues of ${this.botLogin} in ${this.fullName}`,
       'Issues: read and write',
@@ -327,11 +437,7 @@ export class GitHubRepo {
           per_page: 100,
         }),
     );
-    const found = data
-      .filter((i) => i.pull_request === undefined)
-      .map(summary)
-      .find(match);
-    return found ?? null;
+    return data.filter((i) => i.pull_request === undefined).map(summary);
   }
 
   private async syncIssue(
@@ -346,18 +452,25 @@ export class GitHubRepo {
     return { ...issue, title, body, action: 'updated' };
   }
 
-  /** Closes the issue unless it is closed already; true when it changed. */
-  closeIssue(issueNumber: number): Promise<boolean> {
-    return this.setIssueState(issueNumber, 'closed');
+  /**
+   * Closes the issue unless it is closed already; true when it changed. `known` is its
+   * state as the caller just read it (spares the read).
+   */
+  closeIssue(issueNumber: number, known?: 'open' | 'closed'): Promise<boolean> {
+    return this.setIssueState(issueNumber, 'closed', known);
   }
 
-  reopenIssue(issueNumber: number): Promise<boolean> {
-    return this.setIssueState(issueNumber, 'open');
+  reopenIssue(issueNumber: number, known?: 'open' | 'closed'): Promise<boolean> {
+    return this.setIssueState(issueNumber, 'open', known);
   }
 
-  private async setIssueState(issueNumber: number, state: 'open' | 'closed'): Promise<boolean> {
-    const issue = await this.getIssue(issueNumber);
-    if (issue.state === state) return false;
+  private async setIssueState(
+    issueNumber: number,
+    state: 'open' | 'closed',
+    known: 'open' | 'closed' | undefined,
+  ): Promise<boolean> {
+    const current = known ?? (await this.getIssue(issueNumber)).state;
+    if (current === state) return false;
     await attempt(
       `${state === 'closed' ? 'close' : 'reopen'} ${this.fullName}#${issueNumber}`,
       'Issues: read and write',
@@ -399,6 +512,14 @@ export class GitHubRepo {
   ): Promise<{ sha: string; action: 'created' | 'unchanged' }> {
     const existing = await this.getBranchSha(name);
     if (existing) return { sha: existing, action: 'unchanged' };
+    return this.createBranch(name, fromSha);
+  }
+
+  /** Creates a branch believed missing; when someone created it meanwhile, theirs stands. */
+  async createBranch(
+    name: string,
+    fromSha: string,
+  ): Promise<{ sha: string; action: 'created' | 'unchanged' }> {
     try {
       await this.octokit.rest.git.createRef({
         ...this.base,
@@ -416,6 +537,99 @@ export class GitHubRepo {
         'Contents: read and write',
       );
     }
+  }
+
+  /**
+   * The branch, created when missing with one empty commit on top of `fromBranch`
+   * (GitHub refuses a pull request without commits between head and base, so the
+   * start commit lets the epic's draft pull request open right away).
+   */
+  async ensureBranchWithCommit(input: {
+    name: string;
+    fromBranch: string;
+    message: string;
+    /** The caller just read that the branch does not exist (spares a read). */
+    missing?: boolean;
+  }): Promise<{ sha: string; action: 'created' | 'unchanged' }> {
+    const existing = input.missing === true ? null : await this.getBranchSha(input.name);
+    if (existing) return { sha: existing, action: 'unchanged' };
+    const head = await this.getBranchSha(input.fromBranch);
+    if (head === null) {
+      throw new EpicflowError(
+        'github',
+        `GitHub: ${this.fullName} has no commit on ${input.fromBranch} to start ${input.name} from`,
+      );
+    }
+    const where = `${input.name} in ${this.fullName}`;
+    const { data: parent } = await attempt(
+      `read commit ${head} of ${where}`,
+      'Contents: read',
+      () => this.octokit.rest.git.getCommit({ ...this.base, commit_sha: head }),
+    );
+    const { data: commit } = await attempt(
+      `write the start commit of ${where}`,
+      'Contents: read and write',
+      () =>
+        this.octokit.rest.git.createCommit({
+          ...this.base,
+          message: input.message,
+          tree: parent.tree.sha,
+          parents: [head],
+        }),
+    );
+    // Nothing is merged below a start commit: a later merge walk stops here without a read.
+    this.cache.merged.set(`:${commit.sha}`, new Map());
+    return this.createBranch(input.name, commit.sha);
+  }
+
+  /** Entries of a folder at `ref` (one request); null when the folder or the ref is missing. */
+  async listFolder(ref: string, path: string): Promise<FolderEntry[] | null> {
+    let data: unknown;
+    try {
+      ({ data } = await this.octokit.rest.repos.getContent({ ...this.base, path, ref }));
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw githubError(`list ${path} at ${ref} in ${this.fullName}`, e, 'Contents: read');
+    }
+    if (!Array.isArray(data)) {
+      throw new EpicflowError('github', `${this.fullName}: ${path} at ${ref} is not a folder`);
+    }
+    return (data as { type?: string; name?: string; sha?: string }[]).flatMap((e) =>
+      (e.type === 'file' || e.type === 'dir') && e.name !== undefined && e.sha !== undefined
+        ? [{ name: e.name, type: e.type, sha: e.sha }]
+        : [],
+    );
+  }
+
+  /** A tree's entries by tree sha (remembered: a sha names one content forever). */
+  async readTree(sha: string): Promise<readonly FolderEntry[]> {
+    const cached = this.cache.trees.get(sha);
+    if (cached !== undefined) return cached;
+    const { data } = await attempt(`read tree ${sha} of ${this.fullName}`, 'Contents: read', () =>
+      this.octokit.rest.git.getTree({ ...this.base, tree_sha: sha }),
+    );
+    const entries = data.tree.flatMap((e): FolderEntry[] =>
+      (e.type === 'blob' || e.type === 'tree') && e.path !== undefined && e.sha !== undefined
+        ? [{ name: e.path, type: e.type === 'tree' ? 'dir' : 'file', sha: e.sha }]
+        : [],
+    );
+    this.cache.trees.set(sha, entries);
+    return entries;
+  }
+
+  /** A blob's text by sha (remembered). */
+  async readBlob(sha: string): Promise<string> {
+    const cached = this.cache.blobs.get(sha);
+    if (cached !== undefined) return cached;
+    const { data } = await attempt(`read blob ${sha} of ${this.fullName}`, 'Contents: read', () =>
+      this.octokit.rest.git.getBlob({ ...this.base, file_sha: sha }),
+    );
+    const text =
+      data.encoding === 'base64'
+        ? Buffer.from(data.content, 'base64').toString('utf8')
+        : data.content;
+    this.cache.blobs.set(sha, text);
+    return text;
   }
 
   /** A file's text at `ref` (default branch when omitted); null when missing. */
@@ -485,9 +699,11 @@ export class GitHubRepo {
     base: string;
     title: string;
     body: string;
+    /** The caller just read that no pull request is open (spares a read). */
+    missing?: boolean;
   }): Promise<EnsurePrResult> {
     const where = `the pull request ${input.head} → ${input.base} in ${this.fullName}`;
-    const existing = await this.findOpenPr(input.head, input.base);
+    const existing = input.missing === true ? null : await this.findOpenPr(input.head, input.base);
     if (existing) {
       const result = {
         number: existing.number,
@@ -545,13 +761,20 @@ export class GitHubRepo {
   }
 
   /** Marks a draft ready for review (GraphQL only); false when it was not a draft. */
-  async markReadyForReview(prNumber: number): Promise<boolean> {
+  async markReadyForReview(
+    prNumber: number,
+    /** The pull request's node id, when the caller just read it as a draft (spares a read). */
+    knownDraftNodeId?: string,
+  ): Promise<boolean> {
     const where = `${this.fullName}#${prNumber}`;
-    const { data } = await attempt(
-      `read pull request ${where}`,
-      'Pull requests: read and write',
-      () => this.octokit.rest.pulls.get({ ...this.base, pull_number: prNumber }),
-    );
+    const data =
+      knownDraftNodeId !== undefined
+        ? { draft: true, node_id: knownDraftNodeId }
+        : (
+            await attempt(`read pull request ${where}`, 'Pull requests: read and write', () =>
+              this.octokit.rest.pulls.get({ ...this.base, pull_number: prNumber }),
+            )
+          ).data;
     if (data.draft !== true) return false;
     await attempt(`mark ${where} ready for review`, 'Pull requests: read and write', () =>
       this.octokit.graphql(
@@ -621,12 +844,31 @@ export class GitHubRepo {
    */
   async mergedStories(
     epicBranch: string,
-    options: { base?: string; maxCommits?: number } = {},
+    options: {
+      base?: string;
+      maxCommits?: number;
+      /** The branch head as the caller just read it (null: no branch), sparing two reads. */
+      head?: HeadCommit | null;
+    } = {},
   ): Promise<Map<string, string>> {
-    const merged = new Map<string, string>();
-    let sha = await this.getBranchSha(epicBranch);
+    const given = options.head;
+    const head = given === undefined ? await this.getBranchSha(epicBranch) : (given?.sha ?? null);
+    if (head === null) return new Map();
+    // What lies below a commit never changes: walk only the commits new since the last
+    // decision, then take the rest from the walk remembered at the first known one.
+    const key = (sha: string): string => `${options.base ?? ''}:${sha}`;
+    const cached = this.cache.merged.get(key(head));
+    if (cached !== undefined) return new Map(cached);
+    const walked: { sha: string; stories: string[] }[] = [];
+    let below: ReadonlyMap<string, string> = new Map();
+    let sha: string | null = head;
     const max = options.maxCommits ?? 1000;
     for (let seen = 0; sha !== null && sha !== options.base; seen++) {
+      const known = this.cache.merged.get(key(sha));
+      if (known !== undefined) {
+        below = known;
+        break;
+      }
       if (seen >= max) {
         throw new EpicflowError(
           'github',
@@ -634,18 +876,33 @@ export class GitHubRepo {
             'without reaching its base; is it really an epic branch?',
         );
       }
-      const at = sha;
-      const { data } = await attempt(
-        `read commit ${at} of ${epicBranch} in ${this.fullName}`,
-        'Contents: read',
-        () => this.octokit.rest.git.getCommit({ ...this.base, commit_sha: at }),
-      );
+      const at: string = sha;
+      const data =
+        given != null && given.sha === at
+          ? { message: given.message, parents: given.parents.map((p) => ({ sha: p })) }
+          : (
+              await attempt(
+                `read commit ${at} of ${epicBranch} in ${this.fullName}`,
+                'Contents: read',
+                () => this.octokit.rest.git.getCommit({ ...this.base, commit_sha: at }),
+              )
+            ).data;
       const stories = data.parents.length > 1 ? trailerValues(data.message, STORY_TRAILER) : [];
-      if (stories.length === 0 && options.base === undefined) break;
-      // The newest merge of a story wins.
-      for (const story of stories) if (!merged.has(story)) merged.set(story, at);
+      if (stories.length === 0 && options.base === undefined) {
+        // Where the branch began: nothing merged below it, now or ever.
+        this.cache.merged.set(key(at), new Map());
+        break;
+      }
+      walked.push({ sha: at, stories });
       sha = data.parents[0]?.sha ?? null;
     }
-    return merged;
+    // Oldest first, so each commit's map is remembered and the newest merge of a story wins.
+    let merged = new Map(below);
+    for (const { sha: at, stories } of walked.reverse()) {
+      merged = new Map(merged);
+      for (const story of stories) merged.set(story, at);
+      this.cache.merged.set(key(at), merged);
+    }
+    return new Map(merged);
   }
 }

@@ -5,6 +5,7 @@
  * A stale sha is a typed conflict; `update` re-reads and retries, so parallel
  * story jobs never lose each other's writes.
  */
+import { createHash } from 'node:crypto';
 import { StoryRecordSchema } from '../../core/record-schema.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryRecord } from '../../core/model.js';
@@ -12,6 +13,14 @@ import { attempt, githubError, statusOf } from './errors.js';
 import type { GitHubRepo } from './repo.js';
 
 export const STATE_BRANCH = 'epicflow/state';
+
+/** Everything of one epic on the state branch, as one consistent-enough read. */
+export interface EpicSnapshot {
+  /** Story records with their blob sha (the compare-and-swap token), by story id. */
+  readonly stories: ReadonlyMap<string, { readonly record: StoryRecord; readonly sha: string }>;
+  /** Blob sha of every other file in the epic's folder, by file name (`epic.json`, `report.md`). */
+  readonly files: ReadonlyMap<string, string>;
+}
 
 export type WriteResult =
   { readonly ok: true; readonly sha: string } | { readonly ok: false; readonly conflict: true };
@@ -28,6 +37,8 @@ export interface GitHubStateStoreOptions {
   readonly maxAttempts?: number;
   /** Waits between attempts (jittered exponential backoff); injectable for benchmarks. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The repository's default branch, when the caller knows it (spares a read). */
+  readonly defaultBranch?: string;
 }
 
 const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -38,6 +49,7 @@ export class GitHubStateStore {
   readonly branch: string;
   private readonly maxAttempts: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly defaultBranch: string | undefined;
 
   constructor(options: GitHubStateStoreOptions) {
     if (!EPIC_ID.test(options.epic)) {
@@ -51,6 +63,7 @@ export class GitHubStateStore {
     this.branch = options.branch ?? STATE_BRANCH;
     this.maxAttempts = options.maxAttempts ?? 8;
     this.sleep = options.sleep ?? realSleep;
+    this.defaultBranch = options.defaultBranch;
   }
 
   storyPath(id: string): string {
@@ -120,6 +133,93 @@ export class GitHubStateStore {
       },
       (next, sha) => this.write(next, sha),
     );
+  }
+
+  /**
+   * Every story record and document of the epic in O(1) requests: the epic's folder is
+   * listed (one request), its `stories` tree read only when it changed, and only the
+   * records whose blob changed are fetched (blobs and trees are remembered by sha in
+   * the repository's cache).
+   */
+  async snapshot(): Promise<EpicSnapshot> {
+    const folder = await this.repo.listFolder(this.branch, `epics/${this.epic}`);
+    const stories = new Map<string, { record: StoryRecord; sha: string }>();
+    const files = new Map<string, string>();
+    if (folder === null) return { stories, files };
+    for (const e of folder) if (e.type === 'file') files.set(e.name, e.sha);
+    const dir = folder.find((e) => e.type === 'dir' && e.name === 'stories');
+    if (dir === undefined) return { stories, files };
+    const entries = (await this.repo.readTree(dir.sha)).filter(
+      (e) => e.type === 'file' && e.name.endsWith('.json'),
+    );
+    const reads = await Promise.all(
+      entries.map(async (e) => {
+        const id = e.name.slice(0, -'.json'.length);
+        if (!STORY_ID.test(id)) return undefined;
+        const path = this.storyPath(id);
+        const value = this.parseDoc(path, await this.repo.readBlob(e.sha));
+        return { id, record: this.checkRecord(path, id, value), sha: e.sha };
+      }),
+    );
+    for (const r of reads) if (r !== undefined) stories.set(r.id, { record: r.record, sha: r.sha });
+    return { stories, files };
+  }
+
+  /** A story record from its file's text (as a GraphQL read returns it), checked like `read`. */
+  parseStory(id: string, text: string): StoryRecord {
+    const path = this.storyPath(id);
+    return this.checkRecord(path, id, this.parseDoc(path, text));
+  }
+
+  /** A JSON document (`name` without `.json`) from its text. */
+  parseJson<T>(name: string, text: string): T {
+    return this.parseDoc(this.docPath(name), text) as T;
+  }
+
+  /** A JSON document of the snapshot (`name` without `.json`), read by its blob sha. */
+  async readJsonAt<T>(name: string, sha: string): Promise<T> {
+    const path = this.docPath(name);
+    return this.parseDoc(path, await this.repo.readBlob(sha)) as T;
+  }
+
+  /**
+   * A text file in the epic's folder (e.g. `report.md`), written only when its content
+   * differs from the blob `currentSha` (null: none yet); last writer wins.
+   */
+  async writeTextIfChanged(
+    fileName: string,
+    text: string,
+    currentSha: string | null,
+  ): Promise<{ written: boolean; sha: string }> {
+    if (!/^[a-z0-9][a-z0-9-]*\.(md|txt)$/.test(fileName)) {
+      throw new EpicflowError('internal', `invalid state file name ${JSON.stringify(fileName)}`);
+    }
+    const sha = gitBlobSha(text);
+    if (sha === currentSha) return { written: false, sha };
+    const path = `epics/${this.epic}/${fileName}`;
+    const result = await this.writeRaw(
+      path,
+      text,
+      currentSha,
+      `epicflow: epic ${this.epic}, ${fileName}`,
+    );
+    if (result.ok) return { written: true, sha: result.sha };
+    // Someone wrote it meanwhile: write over their version once (the newest decision wins).
+    const now = await this.repo.readFileWithSha(this.branch, path);
+    if (now?.sha === sha) return { written: false, sha };
+    const again = await this.writeRaw(
+      path,
+      text,
+      now?.sha ?? null,
+      `epicflow: epic ${this.epic}, ${fileName}`,
+    );
+    if (!again.ok) {
+      throw new EpicflowError(
+        'state',
+        `GitHub state: ${path} on ${this.branch} in ${this.repo.fullName} kept changing under us`,
+      );
+    }
+    return { written: true, sha: again.sha };
   }
 
   /** Every story record of the epic. */
@@ -231,8 +331,14 @@ export class GitHubStateStore {
   private async readDoc(path: string): Promise<{ value: unknown; sha: string } | null> {
     const file = await this.repo.readFileWithSha(this.branch, path);
     if (!file) return null;
+    // Remembered for snapshots: the blob is the same content wherever it is read from.
+    this.repo.cache.blobs.set(file.sha, file.text);
+    return { value: this.parseDoc(path, file.text), sha: file.sha };
+  }
+
+  private parseDoc(path: string, text: string): unknown {
     try {
-      return { value: JSON.parse(file.text) as unknown, sha: file.sha };
+      return JSON.parse(text) as unknown;
     } catch (e) {
       throw new EpicflowError(
         'state',
@@ -242,9 +348,19 @@ export class GitHubStateStore {
     }
   }
 
-  private async writeDoc(
+  private writeDoc(
     path: string,
     value: unknown,
+    expectedSha: string | null,
+    message: string,
+  ): Promise<WriteResult> {
+    // Pretty-printed: a person can read and fix the state on GitHub.
+    return this.writeRaw(path, `${JSON.stringify(value, null, 2)}\n`, expectedSha, message);
+  }
+
+  private async writeRaw(
+    path: string,
+    text: string,
     expectedSha: string | null,
     message: string,
   ): Promise<WriteResult> {
@@ -257,8 +373,7 @@ export class GitHubStateStore {
         // The state branch starts from the default branch, so it carries its workflows:
         // `[skip ci]` keeps state commits from starting push-triggered runs.
         message: `${message} [skip ci]`,
-        // Pretty-printed: a person can read and fix the state on GitHub.
-        content: Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8').toString('base64'),
+        content: Buffer.from(text, 'utf8').toString('base64'),
         ...(expectedSha === null ? {} : { sha: expectedSha }),
       });
     const action = `write ${path} on ${this.branch} in ${this.repo.fullName}`;
@@ -268,10 +383,12 @@ export class GitHubStateStore {
         const status = statusOf(e);
         if (status !== 404 && status !== 422) throw e;
         if ((await this.repo.getBranchSha(this.branch)) !== null) throw e;
-        await this.ensureBranch();
+        await this.createBranch();
         return put();
       });
-      return { ok: true, sha: data.content?.sha ?? '' };
+      const sha = data.content?.sha ?? '';
+      if (sha !== '') this.repo.cache.blobs.set(sha, text);
+      return { ok: true, sha };
     } catch (e) {
       if (isConflict(e)) return { ok: false, conflict: true };
       throw githubError(action, e, 'Contents: read and write');
@@ -285,7 +402,12 @@ export class GitHubStateStore {
    */
   async ensureBranch(): Promise<void> {
     if ((await this.repo.getBranchSha(this.branch)) !== null) return;
-    const defaultBranch = await this.repo.defaultBranch();
+    await this.createBranch();
+  }
+
+  /** Creates the state branch known to be missing (someone racing us to it is fine). */
+  private async createBranch(): Promise<void> {
+    const defaultBranch = this.defaultBranch ?? (await this.repo.defaultBranch());
     const head = await this.repo.getBranchSha(defaultBranch);
     if (head === null) {
       throw new EpicflowError(
@@ -293,7 +415,7 @@ export class GitHubStateStore {
         `GitHub: ${this.repo.fullName} has no commit on ${defaultBranch} to start ${this.branch} from`,
       );
     }
-    await this.repo.ensureBranch(this.branch, head);
+    await this.repo.createBranch(this.branch, head);
   }
 }
 
@@ -305,6 +427,14 @@ function isConflict(e: unknown): boolean {
     (e as { response?: { data?: { message?: unknown } } }).response?.data?.message ?? '',
   );
   return status === 422 && /\bsha\b/i.test(message);
+}
+
+/** The sha git gives a blob with this text (what the contents API reports as `sha`). */
+export function gitBlobSha(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return createHash('sha1')
+    .update(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]))
+    .digest('hex');
 }
 
 function stableJson(value: unknown): string {

@@ -1,5 +1,5 @@
 /** Git data (refs, commits, trees), branches, contents with sha compare-and-swap, merges. */
-import { HttpError, param, str, type RestContext, type RouteTable } from '../context.js';
+import { HttpError, param, str, type Json, type RestContext, type RouteTable } from '../context.js';
 import type { RepoRec } from '../state.js';
 
 function repoOf(ctx: RestContext): RepoRec {
@@ -131,6 +131,99 @@ export const gitRoutes: RouteTable = {
       },
     };
   },
+  'GET /repos/{owner}/{repo}/git/blobs/{file_sha}': async (ctx) => {
+    const repo = repoOf(ctx);
+    const sha = param(ctx, 'file_sha');
+    const content = /^[0-9a-f]{40}$/.test(sha)
+      ? await ctx.double.git.readBlob(repo.dir, sha)
+      : undefined;
+    if (!content) throw new HttpError(404, 'Not Found');
+    return {
+      status: 200,
+      body: {
+        sha,
+        node_id: Buffer.from(`blob:${sha}`).toString('base64'),
+        size: content.length,
+        url: `${ctx.double.fixtures.repoApi(repo)}/git/blobs/${sha}`,
+        content: content.toString('base64'),
+        encoding: 'base64',
+      },
+    };
+  },
+  'POST /repos/{owner}/{repo}/git/trees': async (ctx) => {
+    const repo = repoOf(ctx);
+    ctx.double.requireWrite(repo, ctx.actor);
+    const git = ctx.double.git;
+    const base = str(ctx.body, 'base_tree');
+    if (base !== undefined && (await git.objectType(repo.dir, base)) !== 'tree')
+      throw new HttpError(422, 'base_tree is not a valid tree');
+    const raw = Array.isArray(ctx.body['tree']) ? (ctx.body['tree'] as Json[]) : [];
+    const entries: { path: string; mode: string; content?: string; sha?: string | null }[] = [];
+    for (const e of raw) {
+      const path = String(e['path']);
+      const mode = String(e['mode']);
+      // The double writes files only; subtrees and submodules are not needed by epicflow.
+      if (e['type'] !== 'blob' || !/^100(644|755)$/.test(mode))
+        throw new HttpError(422, `github-double supports blob entries only (${path})`);
+      const content = str(e, 'content');
+      const sha = e['sha'] === null ? null : str(e, 'sha');
+      if (content === undefined && sha === undefined)
+        throw new HttpError(422, `tree entry ${path} needs content or sha`);
+      if (typeof sha === 'string' && (await git.objectType(repo.dir, sha)) !== 'blob')
+        throw new HttpError(422, `tree entry ${path}: ${sha} is not a blob`);
+      entries.push(
+        content === undefined ? { path, mode, sha: sha ?? null } : { path, mode, content },
+      );
+    }
+    const tree = await git.writeTree(repo.dir, base, entries);
+    const listed = await git.listTree(repo.dir, tree, true);
+    const api = ctx.double.fixtures.repoApi(repo);
+    return {
+      status: 201,
+      body: {
+        sha: tree,
+        url: `${api}/git/trees/${tree}`,
+        truncated: false,
+        tree: listed.map((e) => ({
+          path: e.path,
+          mode: e.mode,
+          type: e.type,
+          sha: e.sha,
+          ...(e.size === undefined ? {} : { size: e.size }),
+          url: `${api}/git/${e.type === 'tree' ? 'trees' : 'blobs'}/${e.sha}`,
+        })),
+      },
+      headers: { location: `${api}/git/trees/${tree}` },
+    };
+  },
+  'POST /repos/{owner}/{repo}/git/commits': async (ctx) => {
+    const repo = repoOf(ctx);
+    const actor = ctx.double.requireWrite(repo, ctx.actor);
+    const git = ctx.double.git;
+    const tree = String(ctx.body['tree']);
+    if ((await git.objectType(repo.dir, tree)) !== 'tree')
+      throw new HttpError(422, 'Tree SHA does not exist');
+    const parents = Array.isArray(ctx.body['parents']) ? ctx.body['parents'].map(String) : [];
+    for (const p of parents) {
+      if ((await git.objectType(repo.dir, p)) !== 'commit')
+        throw new HttpError(422, 'Parent SHA does not exist or is not a commit object');
+    }
+    const sha = await git.commitTree(
+      repo.dir,
+      tree,
+      parents,
+      String(ctx.body['message']),
+      ctx.double.identity(actor),
+    );
+    const c = await git.readCommit(repo.dir, sha);
+    if (!c) throw new Error('commit just written is missing');
+    const api = ctx.double.fixtures.repoApi(repo);
+    return {
+      status: 201,
+      body: ctx.double.fixtures.gitCommit(repo, c),
+      headers: { location: `${api}/git/commits/${sha}` },
+    };
+  },
   'GET /repos/{owner}/{repo}/branches/{branch}': async (ctx) => {
     const repo = repoOf(ctx);
     const branch = param(ctx, 'branch');
@@ -165,10 +258,32 @@ export const gitRoutes: RouteTable = {
     const sha = await commitish(ctx, repo, ref);
     if (!sha) throw new HttpError(404, `No commit found for the ref ${ref}`);
     const file = await ctx.double.git.readFile(repo.dir, sha, path);
-    if (!file) throw new HttpError(404, 'Not Found');
+    if (file) {
+      return {
+        status: 200,
+        body: ctx.double.fixtures.contentFile(repo, path, ref, file.sha, file.content),
+      };
+    }
+    // A directory: its entries, one level deep, without content (as GitHub lists them).
+    const clean = path.replace(/\/+$/, '');
+    const treeSha = await ctx.double.git.revParse(repo.dir, `${sha}:${clean}`);
+    if (!treeSha || (await ctx.double.git.objectType(repo.dir, treeSha)) !== 'tree')
+      throw new HttpError(404, 'Not Found');
+    const entries = await ctx.double.git.listTree(repo.dir, treeSha, false);
     return {
       status: 200,
-      body: ctx.double.fixtures.contentFile(repo, path, ref, file.sha, file.content),
+      body: entries
+        .filter((e) => e.type === 'blob' || e.type === 'tree')
+        .map((e) =>
+          ctx.double.fixtures.contentEntry(
+            repo,
+            `${clean}/${e.path}`,
+            ref,
+            e.type === 'tree' ? 'dir' : 'file',
+            e.sha,
+            e.size ?? 0,
+          ),
+        ),
     };
   },
   'PUT /repos/{owner}/{repo}/contents/{path}': async (ctx) => {

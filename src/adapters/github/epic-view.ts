@@ -1,0 +1,194 @@
+/**
+ * Everything a decision reads about one epic's progress, in one GraphQL request:
+ * the story records and documents on the state branch (with their blob shas, the
+ * compare-and-swap tokens), the epic branch's head commit, and the epic's open
+ * pull request. Replaces a folder listing, a tree, changed blobs, a ref, a
+ * commit and a pull-request listing over REST.
+ */
+import { attempt } from './errors.js';
+import type { GitHubRepo, IssueSummary } from './repo.js';
+
+export interface HeadCommit {
+  readonly sha: string;
+  readonly message: string;
+  readonly parents: readonly string[];
+}
+
+export interface EpicView {
+  /** Story files (`<id>.json`) by file name: blob sha and text. */
+  readonly stories: ReadonlyMap<string, { readonly sha: string; readonly text: string }>;
+  /** `epic.json`, when there is one. */
+  readonly epicDoc: { readonly sha: string; readonly text: string } | undefined;
+  /** Blob sha of `report.md`; null when there is none. */
+  readonly reportSha: string | null;
+  /** The epic branch's head; null when the branch does not exist. */
+  readonly head: HeadCommit | null;
+  readonly pr:
+    { readonly number: number; readonly draft: boolean; readonly nodeId: string } | undefined;
+  /** The epic issue with its labels and sub-issues; undefined when there is no such issue. */
+  readonly issue:
+    | {
+        readonly number: number;
+        readonly title: string;
+        readonly body: string;
+        readonly labels: readonly string[];
+        readonly subIssues: readonly IssueSummary[];
+      }
+    | undefined;
+  /** The configuration file's text on the default branch; null when there is none. */
+  readonly configText: string | null;
+}
+
+const QUERY = `query EpicflowEpicView(
+  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!,
+  $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
+) {
+  repository(owner: $owner, name: $name) {
+    issue(number: $epic) {
+      number title body
+      labels(first: 100) { nodes { name } }
+      subIssues(first: 100) {
+        nodes { number databaseId id title body state author { login } }
+      }
+    }
+    config: object(expression: $config) { ... on Blob { text } }
+    stories: object(expression: $stories) {
+      ... on Tree { entries { name type oid object { ... on Blob { text } } } }
+    }
+    doc: object(expression: $doc) { ... on Blob { oid text } }
+    report: object(expression: $report) { oid }
+    epic: ref(qualifiedName: $epicRef) {
+      target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
+    }
+    pullRequests(headRefName: $head, baseRefName: $base, states: [OPEN], first: 1) {
+      nodes { number isDraft id }
+    }
+  }
+}`;
+
+interface RawSub {
+  readonly number: number;
+  readonly databaseId: number | null;
+  readonly id: string;
+  readonly title: string;
+  readonly body: string;
+  readonly state: string;
+  readonly author: { readonly login: string } | null;
+}
+
+interface Answer {
+  readonly repository: {
+    readonly issue: {
+      readonly number: number;
+      readonly title: string;
+      readonly body: string;
+      readonly labels: { readonly nodes: readonly { readonly name: string }[] } | null;
+      readonly subIssues: { readonly nodes: readonly RawSub[] };
+    } | null;
+    readonly config: { readonly text?: string | null } | null;
+    readonly stories: {
+      readonly entries?: readonly {
+        readonly name: string;
+        readonly type: string;
+        readonly oid: string;
+        readonly object: { readonly text?: string | null } | null;
+      }[];
+    } | null;
+    readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
+    readonly report: { readonly oid: string } | null;
+    readonly epic: {
+      readonly target: {
+        readonly oid?: string;
+        readonly message?: string;
+        readonly parents?: { readonly nodes: readonly { readonly oid: string }[] };
+      } | null;
+    } | null;
+    readonly pullRequests: {
+      readonly nodes: readonly { number: number; isDraft: boolean; id: string }[];
+    };
+  } | null;
+}
+
+export async function readEpicView(
+  repo: GitHubRepo,
+  input: {
+    readonly stateBranch: string;
+    /** `epics/<n>` */
+    readonly folder: string;
+    readonly epicBranch: string;
+    readonly baseBranch: string;
+    /** The epic issue's number. */
+    readonly epic: number;
+    /** Path of the configuration file on the default branch. */
+    readonly configPath: string;
+  },
+): Promise<EpicView> {
+  const at = (path: string): string => `${input.stateBranch}:${input.folder}/${path}`;
+  const data = await attempt(
+    `read the state of ${input.folder} in ${repo.fullName}`,
+    'Contents: read',
+    () =>
+      repo.octokit.graphql<Answer>(QUERY, {
+        owner: repo.owner,
+        name: repo.repo,
+        stories: at('stories'),
+        doc: at('epic.json'),
+        report: at('report.md'),
+        epicRef: `refs/heads/${input.epicBranch}`,
+        head: input.epicBranch,
+        base: input.baseBranch,
+        epic: input.epic,
+        config: `${input.baseBranch}:${input.configPath}`,
+      }),
+  );
+  const r = data.repository;
+  const stories = new Map<string, { sha: string; text: string }>();
+  for (const e of r?.stories?.entries ?? []) {
+    const text = e.object?.text;
+    if (e.type !== 'blob' || typeof text !== 'string') continue;
+    stories.set(e.name, { sha: e.oid, text });
+    // Remembered like any blob read: REST reads of the same record are then free.
+    repo.cache.blobs.set(e.oid, text);
+  }
+  const doc = r?.doc;
+  const target = r?.epic?.target;
+  const pr = r?.pullRequests.nodes[0];
+  const issue = r?.issue;
+  const config = r?.config?.text;
+  return {
+    issue:
+      issue == null
+        ? undefined
+        : {
+            number: issue.number,
+            title: issue.title,
+            body: issue.body,
+            labels: (issue.labels?.nodes ?? []).map((l) => l.name),
+            subIssues: issue.subIssues.nodes.map((n): IssueSummary => ({
+              number: n.number,
+              id: n.databaseId ?? 0,
+              nodeId: n.id,
+              title: n.title,
+              body: n.body,
+              state: n.state === 'CLOSED' ? 'closed' : 'open',
+              author: n.author?.login ?? '',
+            })),
+          },
+    configText: typeof config === 'string' ? config : null,
+    stories,
+    epicDoc:
+      typeof doc?.oid === 'string' && typeof doc.text === 'string'
+        ? { sha: doc.oid, text: doc.text }
+        : undefined,
+    reportSha: r?.report?.oid ?? null,
+    head:
+      typeof target?.oid === 'string'
+        ? {
+            sha: target.oid,
+            message: target.message ?? '',
+            parents: (target.parents?.nodes ?? []).map((p) => p.oid),
+          }
+        : null,
+    pr: pr === undefined ? undefined : { number: pr.number, draft: pr.isDraft, nodeId: pr.id },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The full epic report (`epics/<n>/report.md` on the state branch), linked from
+ * the report comment when GitHub's comment limit made it drop detail. Written
+ * only when the comment was shortened and the text changed (its blob sha is
+ * compared with the one listed in the decision's snapshot: no extra read).
+ */
+import type { GitHubStateStore } from '../adapters/github/index.js';
+import { STATE_BRANCH } from '../adapters/github/index.js';
+import type { Action } from '../core/epic/index.js';
+import { sanitizeIssueText } from '../core/epic/index.js';
+import type { Halt, Plan, StoryRecord } from '../core/model.js';
+import { epicBranchName } from '../core/model.js';
+import type { ReportStory } from '../core/report/index.js';
+import { renderReport } from '../core/report/index.js';
+import { REPORT_FILE } from './load.js';
+
+/** No comment limit applies to a file: the report is rendered whole. */
+const FILE_MAX_CHARS = 50_000_000;
+
+/** `<server>/<o>/<r>/blob/epicflow/state/epics/<n>/report.md` */
+export function fullReportUrl(repoHtmlUrl: string, epic: number): string {
+  return `${repoHtmlUrl}/blob/${STATE_BRANCH}/epics/${epic}/${REPORT_FILE}`;
+}
+
+export interface FullReportInput {
+  readonly store: GitHubStateStore;
+  readonly epic: { readonly number: number; readonly title: string };
+  readonly plan: Plan;
+  /** Records as the decision read them. */
+  readonly records: Readonly<Record<string, StoryRecord>>;
+  readonly merged: ReadonlyMap<string, string>;
+  readonly halt: Halt | undefined;
+  readonly actions: readonly Action[];
+  readonly url: string;
+  readonly repoHtmlUrl: string;
+  /** Blob sha of the current `report.md` (null: none). */
+  readonly currentSha: string | null;
+  readonly now: string;
+}
+
+/** Writes report.md when the decision's report comment links to it; true when written. */
+export async function ensureFullReport(input: FullReportInput): Promise<boolean> {
+  const comment = input.actions.find((a) => a.kind === 'ensure-report-comment');
+  if (comment === undefined || !comment.body.includes(input.url)) return false;
+  const { written } = await input.store.writeTextIfChanged(
+    REPORT_FILE,
+    renderFullReport(input),
+    input.currentSha,
+  );
+  return written;
+}
+
+function renderFullReport(input: FullReportInput): string {
+  // The decision's own record writes are the newest state of each story.
+  const records: Record<string, StoryRecord> = { ...input.records };
+  for (const a of input.actions) if (a.kind === 'record') records[a.record.story] = a.record;
+  const waveOf = new Map<string, number>();
+  input.plan.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
+  const stories: ReportStory[] = input.plan.stories.map((story) => {
+    const wave = waveOf.get(story.id) ?? 1;
+    const clean = { ...story, title: sanitizeIssueText(story.title) };
+    const record = records[story.id];
+    const merge = input.merged.get(story.id);
+    if (record === undefined) return { story: clean, wave };
+    return {
+      story: clean,
+      wave,
+      record: {
+        ...record,
+        ...(merge === undefined ? {} : { status: 'done' as const, mergeCommit: merge }),
+        ...(record.reason === undefined ? {} : { reason: sanitizeIssueText(record.reason) }),
+        notes: record.notes.map(sanitizeIssueText),
+      },
+    };
+  });
+  const started = Object.values(records)
+    .map((r) => r.startedAt)
+    .filter((t): t is string => t !== undefined)
+    .sort()[0];
+  return renderReport(
+    {
+      epic: `#${input.epic.number}`,
+      title: sanitizeIssueText(input.epic.title),
+      epicBranch: epicBranchName(String(input.epic.number)),
+      startedAt: started,
+      now: input.now,
+      stories,
+      halts: input.halt === undefined ? [] : [input.halt],
+      links: {
+        branch: (b) => `${input.repoHtmlUrl}/tree/${b}`,
+        commit: (sha) => `${input.repoHtmlUrl}/commit/${sha}`,
+      },
+    },
+    { maxChars: FILE_MAX_CHARS },
+  );
+}

@@ -1,0 +1,287 @@
+/**
+ * What a long-lived process saves with a shared `GitHubCache`: state in O(1)
+ * requests, merged stories walked only over new commits, sticky comments found
+ * without listing. Counted from the double's per-operation stats.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { GitHubCache } from '../../../src/adapters/github/cache.js';
+import { GitHubRepo } from '../../../src/adapters/github/repo.js';
+import { gitBlobSha, GitHubStateStore } from '../../../src/adapters/github/state-store.js';
+import type { StoryRecord } from '../../../src/core/model.js';
+import { octokitFor } from '../../github-double/client.js';
+import { OWNER, REPO, startWorld, type World } from './setup.js';
+
+let w: World;
+beforeAll(async () => {
+  w = await startWorld();
+});
+afterEach(() => w.gh.assertNoViolations());
+afterAll(() => w.gh.close());
+
+/** A repository port with its own cache, as the App holds one. */
+function cachedRepo(): GitHubRepo {
+  return new GitHubRepo({
+    owner: OWNER,
+    repo: REPO,
+    botLogin: w.repo.botLogin,
+    octokit: w.repo.octokit,
+    cache: new GitHubCache(),
+  });
+}
+
+/** Requests per operation made while `fn` ran. */
+async function counting(fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = { ...w.gh.stats.rest };
+  await fn();
+  const out: Record<string, number> = {};
+  for (const [op, n] of Object.entries(w.gh.stats.rest)) {
+    const d = n - (before[op] ?? 0);
+    if (d > 0) out[op] = d;
+  }
+  return out;
+}
+
+function record(epic: string, story: string, over: Partial<StoryRecord> = {}): StoryRecord {
+  return {
+    version: 1,
+    epic,
+    story,
+    planHash: 'h1',
+    status: 'planned',
+    branch: `story/${epic}/${story}`,
+    attempt: 1,
+    executors: [],
+    usage: [],
+    notes: [],
+    timings: {},
+    ...over,
+  };
+}
+
+describe('GitHubStateStore.snapshot', () => {
+  it('reads every record in three requests, then only the records that changed', async () => {
+    const writer = new GitHubStateStore({ repo: w.repo, epic: '40' });
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const id of ids) await writer.write(record('40', id), null);
+    await writer.writeJson('epic', { halt: { kind: 'cancel', message: 'stop' } }, null);
+
+    const store = new GitHubStateStore({ repo: cachedRepo(), epic: '40' });
+    let snap = await store.snapshot();
+    const first = await counting(async () => {
+      snap = await new GitHubStateStore({ repo: cachedRepo(), epic: '40' }).snapshot();
+    });
+    expect(first).toEqual({ 'repos/get-content': 1, 'git/get-tree': 1, 'git/get-blob': 6 });
+    expect([...snap.stories.keys()].sort()).toEqual(ids);
+    expect(snap.stories.get('c')?.record).toEqual(record('40', 'c'));
+    expect([...snap.files.keys()]).toEqual(['epic.json']);
+
+    // Nothing changed: the folder listing alone.
+    expect(await counting(() => store.snapshot())).toEqual({ 'repos/get-content': 1 });
+    // One record changed: the listing, the stories tree, that one blob.
+    const sha = snap.stories.get('b')?.sha ?? null;
+    await writer.write(record('40', 'b', { status: 'active' }), sha);
+    const third = await counting(async () => {
+      snap = await store.snapshot();
+    });
+    expect(third).toEqual({ 'repos/get-content': 1, 'git/get-tree': 1, 'git/get-blob': 1 });
+    expect(snap.stories.get('b')?.record.status).toBe('active');
+    const halt = await store.readJsonAt<{ halt: { kind: string } }>(
+      'epic',
+      snap.files.get('epic.json') ?? '',
+    );
+    expect(halt.halt.kind).toBe('cancel');
+  });
+
+  it('is empty for an epic without state, and for a repository without a state branch', async () => {
+    const fresh = await startWorld();
+    try {
+      const none = await new GitHubStateStore({ repo: fresh.repo, epic: '1' }).snapshot();
+      expect(none.stories.size).toBe(0);
+      await new GitHubStateStore({ repo: fresh.repo, epic: '2' }).write(record('2', 'x'), null);
+      const other = await new GitHubStateStore({ repo: fresh.repo, epic: '1' }).snapshot();
+      expect(other.stories.size).toBe(0);
+      fresh.gh.assertNoViolations();
+    } finally {
+      await fresh.gh.close();
+    }
+  });
+
+  it('refuses a record that is not a valid record of its story, naming the file', async () => {
+    const writer = new GitHubStateStore({ repo: w.repo, epic: '41' });
+    await writer.write(record('41', 'ok'), null);
+    await writer.writeJson('epic', {}, null);
+    const octokit = octokitFor(w.gh, w.bot.token);
+    await octokit.rest.repos.createOrUpdateFileContents({
+      owner: OWNER,
+      repo: REPO,
+      branch: 'epicflow/state',
+      path: 'epics/41/stories/bad.json',
+      message: 'hand edit',
+      content: Buffer.from('{"story": "bad"}').toString('base64'),
+    });
+    await expect(
+      new GitHubStateStore({ repo: cachedRepo(), epic: '41' }).snapshot(),
+    ).rejects.toThrow(
+      'GitHub state: epics/41/stories/bad.json on branch epicflow/state of acme/shop is not a version-1 story record of story bad in epic 41; fix or delete the file',
+    );
+  });
+});
+
+describe('GitHubStateStore.writeTextIfChanged', () => {
+  it('writes a text file once and not again while it is the same', async () => {
+    const store = new GitHubStateStore({ repo: w.repo, epic: '42' });
+    const text = '# Report\n\nall done\n';
+    const first = await store.writeTextIfChanged('report.md', text, null);
+    expect(first).toEqual({ written: true, sha: gitBlobSha(text) });
+    expect(await w.gh.state.file(OWNER, REPO, 'epicflow/state', 'epics/42/report.md')).toBe(text);
+    const again = await counting(async () => {
+      expect(await store.writeTextIfChanged('report.md', text, first.sha)).toEqual({
+        written: false,
+        sha: first.sha,
+      });
+    });
+    expect(again).toEqual({});
+    // A stale sha (someone wrote meanwhile): the newest text still lands.
+    const next = '# Report\n\nmore\n';
+    expect((await store.writeTextIfChanged('report.md', next, null)).written).toBe(true);
+    expect(await w.gh.state.file(OWNER, REPO, 'epicflow/state', 'epics/42/report.md')).toBe(next);
+  });
+});
+
+describe('GitHubRepo with a cache', () => {
+  it('walks only the commits new since the last read of the merged stories', async () => {
+    const repo = cachedRepo();
+    const octokit = octokitFor(w.gh, w.bot.token);
+    const base = { owner: OWNER, repo: REPO };
+    const start = await repo.ensureBranchWithCommit({
+      name: 'epic/50',
+      fromBranch: 'main',
+      message: 'Start epic #50: Cache',
+    });
+    const merge = async (story: string): Promise<string> => {
+      const branch = `story/50/${story}`;
+      const head = (await w.gh.state.ref(OWNER, REPO, 'epic/50')) ?? '';
+      await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+      await octokit.rest.repos.createOrUpdateFileContents({
+        ...base,
+        branch,
+        path: `src/${story}.ts`,
+        message: story,
+        content: Buffer.from(story).toString('base64'),
+      });
+      const { data } = await octokit.rest.repos.merge({
+        ...base,
+        base: 'epic/50',
+        head: branch,
+        commit_message: `Merge ${story}\n\nEpicflow-Story: ${story}`,
+      });
+      return data.sha;
+    };
+    const one = await merge('one');
+    const two = await merge('two');
+    let merged = new Map<string, string>();
+    expect(
+      await counting(async () => {
+        merged = await repo.mergedStories('epic/50');
+      }),
+    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 2 }); // the start commit is known
+    expect(merged).toEqual(
+      new Map([
+        ['one', one],
+        ['two', two],
+      ]),
+    );
+    expect(await counting(() => repo.mergedStories('epic/50'))).toEqual({ 'git/get-ref': 1 });
+    const three = await merge('three');
+    expect(
+      await counting(async () => {
+        merged = await repo.mergedStories('epic/50');
+      }),
+    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 1 });
+    expect([...merged.entries()].sort()).toEqual(
+      [
+        ['one', one],
+        ['three', three],
+        ['two', two],
+      ].sort(),
+    );
+    expect(start.action).toBe('created');
+  });
+
+  it('starts an epic branch with one empty commit on the default branch, once', async () => {
+    const repo = cachedRepo();
+    const main = (await w.gh.state.ref(OWNER, REPO, 'main')) ?? '';
+    const created = await repo.ensureBranchWithCommit({
+      name: 'epic/51',
+      fromBranch: 'main',
+      message: 'Start epic #51: Payments',
+    });
+    expect(created.action).toBe('created');
+    const { data } = await repo.octokit.rest.git.getCommit({
+      owner: OWNER,
+      repo: REPO,
+      commit_sha: created.sha,
+    });
+    const { data: parent } = await repo.octokit.rest.git.getCommit({
+      owner: OWNER,
+      repo: REPO,
+      commit_sha: main,
+    });
+    expect(data.message).toBe('Start epic #51: Payments');
+    expect(data.parents.map((p) => p.sha)).toEqual([main]);
+    expect(data.tree.sha).toBe(parent.tree.sha);
+    const again = await repo.ensureBranchWithCommit({
+      name: 'epic/51',
+      fromBranch: 'main',
+      message: 'Start epic #51: Payments',
+    });
+    expect(again).toEqual({ sha: created.sha, action: 'unchanged' });
+  });
+
+  it('finds a remembered sticky comment without listing, and lists again when the id is gone', async () => {
+    const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Sticky' });
+    const repo = cachedRepo();
+    for (let i = 0; i < 30; i++) {
+      w.gh.act.comment('alice', {
+        owner: OWNER,
+        repo: REPO,
+        number: issue.number,
+        body: `hi ${i}`,
+      });
+    }
+    const input = { issueNumber: issue.number, marker: 'status' };
+    const created = await repo.ensureComment({ ...input, body: 'one' });
+    expect(created.action).toBe('created');
+    // Changed: written straight away.
+    expect(
+      await counting(async () => {
+        expect(await repo.ensureComment({ ...input, body: 'two' })).toEqual({
+          id: created.id,
+          action: 'updated',
+        });
+      }),
+    ).toEqual({ 'issues/update-comment': 1 });
+    // Unchanged: one read of that comment.
+    expect(
+      await counting(async () => {
+        expect((await repo.ensureComment({ ...input, body: 'two' })).action).toBe('unchanged');
+      }),
+    ).toEqual({ 'issues/get-comment': 1 });
+    // A remembered id that no longer exists (deleted): the write fails, the issue is
+    // listed, and the comment found there is the one written.
+    repo.cache.comments.set(`acme/shop#${issue.number}:status`, { id: 987654321, body: 'x' });
+    expect(
+      await counting(async () => {
+        expect(await repo.ensureComment({ ...input, body: 'three' })).toEqual({
+          id: created.id,
+          action: 'updated',
+        });
+      }),
+    ).toEqual({ 'issues/update-comment': 2, 'issues/list-comments': 1 });
+    const ours = w.gh.state
+      .comments(OWNER, REPO, issue.number)
+      .filter((c) => c.author === 'epicflow[bot]')
+      .map((c) => c.body);
+    expect(ours).toEqual([expect.stringContaining('three')]);
+  });
+});

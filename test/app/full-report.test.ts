@@ -1,0 +1,84 @@
+/**
+ * The full report behind a shortened report comment: `epics/<n>/report.md` on
+ * the state branch, written when the comment links to it and only when its
+ * text changed. Driven through the GitHub double with a real plan and records.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import type { Action } from '../../src/core/epic/index.js';
+import type { StoryRecord } from '../../src/core/model.js';
+import { parsePlan } from '../../src/core/plan/index.js';
+import { ensureFullReport, fullReportUrl } from '../../src/orchestrator/full-report.js';
+import { loadState } from '../../src/orchestrator/load.js';
+import { OWNER, planBody, REPO, startApp, type AppWorld } from './harness.js';
+
+let w: AppWorld;
+beforeAll(async () => {
+  w = await startApp();
+});
+afterEach(() => w.gh.assertNoViolations());
+afterAll(() => w.close());
+
+describe('the full report', () => {
+  it('is linked at <server>/<o>/<r>/blob/epicflow/state/epics/<n>/report.md', () => {
+    expect(fullReportUrl(w.repo.htmlUrl, 7)).toBe(
+      `${w.gh.url}/acme/shop/blob/epicflow/state/epics/7/report.md`,
+    );
+  });
+
+  it('is written when the comment was shortened, with every story, and only when it changed', async () => {
+    const parsed = parsePlan(planBody([{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }]));
+    if (!parsed.ok) throw new Error('plan');
+    const plan = parsed.plan;
+    const store = new GitHubStateStore({ repo: w.repo, epic: '9' });
+    const api: StoryRecord = {
+      version: 1,
+      epic: '9',
+      story: 'api',
+      planHash: plan.hashes['api'] ?? '',
+      status: 'failed',
+      reason: 'gates failed: @someone broke npm test',
+      branch: 'story/9/api',
+      attempt: 1,
+      executors: ['codex'],
+      usage: [],
+      notes: [],
+      timings: {},
+    };
+    await store.write(api, null);
+    const url = fullReportUrl(w.repo.htmlUrl, 9);
+    const run = async (body: string): Promise<boolean> => {
+      const state = await loadState(store, plan);
+      const actions: Action[] = [{ kind: 'ensure-report-comment', marker: 'report', body }];
+      return ensureFullReport({
+        store,
+        epic: { number: 9, title: 'Checkout' },
+        plan,
+        records: state.records,
+        merged: new Map(),
+        halt: undefined,
+        actions,
+        url,
+        repoHtmlUrl: w.repo.htmlUrl,
+        currentSha: state.reportSha ?? null,
+        now: '2026-01-01T00:00:00.000Z',
+      });
+    };
+    // Not shortened: nothing written.
+    expect(await run('the whole report')).toBe(false);
+    expect(
+      await w.gh.state.file(OWNER, REPO, 'epicflow/state', 'epics/9/report.md'),
+    ).toBeUndefined();
+    // Shortened: the file holds the whole report.
+    expect(await run(`… truncated: 1 story not shown. Full report: [${url}](${url})`)).toBe(true);
+    const text = await w.gh.state.file(OWNER, REPO, 'epicflow/state', 'epics/9/report.md');
+    expect(text).toContain('`api`');
+    expect(text).toContain('`ui`');
+    expect(text).toContain('gates failed');
+    expect(text).not.toContain('truncated');
+    // Same text again: no write.
+    const writes = w.gh.stats.rest['repos/create-or-update-file-contents'] ?? 0;
+    expect(await run(`… truncated. Full report: ${url}`)).toBe(false);
+    expect(w.gh.stats.rest['repos/create-or-update-file-contents'] ?? 0).toBe(writes);
+  });
+});

@@ -12,6 +12,7 @@ const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   'github-double': () => import('./github-double.js'),
   'engine-overhead': () => import('./engine-overhead.js'),
   app: () => import('./app.js'),
+  action: () => import('./action.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

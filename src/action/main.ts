@@ -1,40 +1,8 @@
 /**
  * The Action's entry (action.yml `runs.main`, bundled to `dist/index.js`):
- * read the inputs into one validated record, mask the token at once, then run
- * the mode. Every failure ends in a readable summary and a failed step, never
- * a stack trace.
+ * runs the action once. The logic lives in `run.ts`, importable without
+ * running it.
  */
-import * as core from '@actions/core';
-import { describeError, isEpicflowError } from '../core/errors.js';
-import { readInputs } from './inputs.js';
-import { runOrchestrateMode } from './orchestrate.js';
-import { readRunner } from './runner.js';
-import { runStoryMode } from './story.js';
-import { redact, renderFailureSummary } from './summary.js';
+import { run } from './run.js';
 
-export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  // Mask before anything else can print it, even when other inputs are wrong.
-  const token = (env['INPUT_GITHUB-TOKEN'] ?? '').trim();
-  if (token !== '') core.setSecret(token);
-  try {
-    const inputs = readInputs(env);
-    const runner = readRunner(env);
-    // Nothing started from here on may inherit it.
-    delete env['INPUT_GITHUB-TOKEN'];
-    if (inputs.mode === 'story') await runStoryMode({ inputs, runner, env });
-    else await runOrchestrateMode({ inputs, runner });
-  } catch (e) {
-    const message = redact(describeError(e), token === '' ? [] : [token]);
-    try {
-      await core.summary
-        .addRaw(renderFailureSummary({ title: 'the action could not run', message }), true)
-        .write();
-    } catch {
-      // No summary file outside a runner: the failed step still says why.
-    }
-    core.setFailed(message);
-    if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));
-  }
-}
-
-await main();
+await run();

@@ -4,7 +4,7 @@
  * double (REST and git over smart HTTP). Epics are started by the real
  * orchestrator entry, the same one the App calls on a label.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -53,6 +53,8 @@ export interface WorldOptions {
   /** Agents that must reach the coder before any of them continues (parallel jobs). */
   readonly barrier?: number;
   readonly gates?: readonly string[];
+  /** The whole `.github/epicflow.yml`, given the dump folder (instead of the default roster). */
+  readonly config?: (dumps: string) => string;
 }
 
 export interface ActionWorld {
@@ -111,7 +113,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     files: {
       'README.md': '# shop\n',
       'check.mjs': CHECK_SCRIPT,
-      '.github/epicflow.yml': configText(dumps, options),
+      '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       '.github/workflows/epicflow-story.yml': 'on: workflow_dispatch\njobs: {}\n',
     },
   });
@@ -273,6 +275,8 @@ export async function runJob(
     readonly env?: Readonly<Record<string, string>>;
     /** GitHub's write pacing, as in production (slow: a second per write). */
     readonly throttle?: boolean;
+    /** Called with the job's process once started (to kill it, as a cancelled runner would). */
+    readonly onSpawn?: (child: ChildProcess) => void;
   },
 ): Promise<JobRun> {
   const jobDir = join(w.dir, 'jobs', job.name);
@@ -307,6 +311,7 @@ export async function runJob(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  job.onSpawn?.(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,125 @@
+/**
+ * A story job killed mid-way (the runner lost, the job cancelled hard): the
+ * bundle gets SIGKILL during the coder turn, so it records nothing. The run's
+ * end tells the orchestrator; `/resume` runs the story again and it is merged
+ * exactly once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { commentAs, runCompleted, sixStoryConfig } from './support/epic.js';
+import {
+  OWNER,
+  REPO,
+  buildBundle,
+  checkout,
+  dispatchOf,
+  dispatched,
+  git,
+  planBody,
+  runJob,
+  startEpic,
+  startWorld,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+let bundleDir: string;
+let bundle: string;
+let w: ActionWorld;
+
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
+  bundle = await buildBundle(bundleDir);
+  w = await startWorld({
+    // The six-story roster without its board (none is seeded here).
+    config: (dumps) => sixStoryConfig(dumps).replace(/^board:.*\n/m, ''),
+  });
+});
+afterAll(async () => {
+  await w.close();
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+/** Waits for a file the coder writes (bounded: the coder writes it within seconds). */
+async function waitForFile(path: string): Promise<void> {
+  for (let i = 0; i < 600 && !existsSync(path); i++) await sleep(50);
+  if (!existsSync(path)) throw new Error(`${path} never appeared`);
+}
+
+describe('a story job killed during the coder turn', () => {
+  it('records a failure when the run ends, and /resume merges the story exactly once', async () => {
+    const epic = await startEpic(w, planBody([{ id: 'slow' }]));
+    expect(dispatched(w, epic)).toEqual(['slow#1']);
+    const { runId } = dispatchOf(w, epic, 'slow');
+    w.gh.act.startWorkflowRun(runId);
+    await w.gh.idle();
+
+    const started = join(w.dumps, 'slow-started');
+    const killed = await runJob(w, bundle, {
+      name: 'slow-1',
+      workspace: await checkout(w, 'slow-1'),
+      inputs: storyInputs(w, epic, 'slow'),
+      runId,
+      onSpawn: (child) => {
+        void waitForFile(started).then(() => child.kill('SIGKILL'));
+      },
+    });
+    // The coder was left behind by its killed parent; end it too, by its pid.
+    try {
+      process.kill(Number(await readFile(started, 'utf8')), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    expect(killed.code).toBeNull();
+    const epicHead = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('slow'))?.record.status).toBe('active');
+
+    // The runner reports the run as failed; the orchestrator records why.
+    const ended = await runCompleted(w, bundle, runId, 'failure');
+    expect(ended.code).toBe(0);
+    expect((await store.read('slow'))?.record).toMatchObject({
+      status: 'failed',
+      reason: 'the job ended (failure) without recording an outcome',
+    });
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(epicHead);
+
+    const resumed = await commentAs(w, bundle, 'alice', epic, '/resume');
+    expect(resumed.code).toBe(0);
+    expect(dispatched(w, epic)).toEqual(['slow#1', 'slow#2']);
+    const again = dispatchOf(w, epic, 'slow', 2);
+    const job = await runJob(w, bundle, {
+      name: 'slow-2',
+      workspace: await checkout(w, 'slow-2'),
+      inputs: storyInputs(w, epic, 'slow', 2),
+      runId: again.runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('done');
+
+    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const merges = await git(
+      w.gh.state.repoDir(OWNER, REPO),
+      'log',
+      '--first-parent',
+      '--merges',
+      '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)',
+      head ?? '',
+    );
+    expect(merges.split('\n').filter((l) => l.trim() !== '')).toEqual(['slow']);
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/slow/index.js')).toBe(
+      'export const story = "slow";\n',
+    );
+    expect((await store.read('slow'))?.record).toMatchObject({
+      status: 'done',
+      attempt: 2,
+      mergeCommit: head,
+    });
+    w.gh.assertNoViolations();
+  }, 120_000);
+});

@@ -1,0 +1,37 @@
+// A scripted coding agent for the end-to-end epic. argv: <state dir> <executor id>.
+// What it does depends on the story (EPICFLOW_STORY), so one epic shows every path:
+//   stray    writes its module and also touches README.md (outside its perimeter)
+//   fix      round 1 writes a module the gate rejects, round 2 fixes it
+//   retry    fails its first attempt (a marker in the state dir, outside the worktree)
+//   handover executor "a" is out of quota (exit 75); executor "b" does the work
+//   slow     tells the test it is coding (a file in the state dir), then takes its time
+// Every other story writes its module. The state dir is outside every worktree.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+
+const [state, executor] = process.argv.slice(2);
+const story = process.env.EPICFLOW_STORY;
+const round = Number(process.env.EPICFLOW_ROUND);
+mkdirSync(state, { recursive: true });
+
+if (story === 'handover' && executor === 'a') {
+  console.error('You have hit your usage limit.');
+  process.exit(75);
+}
+if (story === 'retry' && !existsSync(`${state}/retry-attempted`)) {
+  writeFileSync(`${state}/retry-attempted`, '');
+  console.error('the agent crashed');
+  process.exit(1);
+}
+if (story === 'slow' && !existsSync(`${state}/slow-started`)) {
+  writeFileSync(`${state}/slow-started`, String(process.pid));
+  // The test kills the job meanwhile; a minute is a bound, not a wait.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
+}
+mkdirSync(`src/${story}`, { recursive: true });
+const broken = story === 'fix' && round === 1;
+writeFileSync(
+  `src/${story}/index.js`,
+  broken ? 'module.exports = {};\n' : `export const story = ${JSON.stringify(story)};\n`,
+);
+if (story === 'stray') writeFileSync('README.md', '# shop, rewritten by the stray story\n');
+console.log(`EPICFLOW_USAGE {"input":1000,"output":200,"model":"scripted-${executor}"}`);

@@ -1,0 +1,308 @@
+/**
+ * Driving a whole epic app-less: the test plays the runner. Each event the
+ * orchestrate workflow would receive is handed to the bundle in
+ * `mode: orchestrate`; each dispatched story is run as a story job of the
+ * bundle, and its finished run is delivered back as a `workflow_run` event.
+ */
+import { expect } from '@jest/globals';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GitHubStateStore } from '../../../src/adapters/github/state-store.js';
+import type { GitHubDouble } from '../../github-double/index.js';
+import {
+  OWNER,
+  REPO,
+  checkout,
+  git,
+  runJob,
+  storyInputs,
+  type ActionWorld,
+  type JobRun,
+} from './world.js';
+
+export const repository = { full_name: `${OWNER}/${REPO}`, name: REPO, owner: { login: OWNER } };
+
+/** Runs the bundle in orchestrate mode with an event as the runner hands it over. */
+export async function orchestrate(
+  w: ActionWorld,
+  bundle: string,
+  name: string,
+  event: string,
+  payload: unknown,
+): Promise<JobRun> {
+  const path = join(w.dir, `${name}.json`);
+  await writeFile(path, JSON.stringify(payload));
+  return runJob(w, bundle, {
+    name,
+    workspace: w.dir,
+    inputs: { mode: 'orchestrate', 'github-token': w.bot.token, 'bot-login': 'epicflow[bot]' },
+    env: { GITHUB_EVENT_NAME: event, GITHUB_EVENT_PATH: path },
+  });
+}
+
+/** A person's comment on the epic, delivered to orchestrate mode. */
+export async function commentAs(
+  w: ActionWorld,
+  bundle: string,
+  login: string,
+  epic: number,
+  body: string,
+): Promise<JobRun> {
+  w.gh.act.comment(login, { owner: OWNER, repo: REPO, number: epic, body });
+  const issue = w.gh.state.issue(OWNER, REPO, epic);
+  return orchestrate(w, bundle, `comment-${Date.now()}`, 'issue_comment', {
+    action: 'created',
+    issue: {
+      number: epic,
+      title: issue?.title ?? '',
+      body: issue?.body ?? '',
+      labels: [{ name: 'epic' }],
+    },
+    comment: { body },
+    sender: { login, type: 'User' },
+    repository,
+  });
+}
+
+/** Alice opens and labels an epic; the label event goes to orchestrate mode. */
+export async function labelEpic(
+  w: ActionWorld,
+  bundle: string,
+  title: string,
+  body: string,
+): Promise<{ epic: number; job: JobRun }> {
+  const issue = w.gh.seed.issue({
+    owner: OWNER,
+    repo: REPO,
+    title,
+    body,
+    labels: ['epic'],
+    author: 'alice',
+  });
+  const job = await orchestrate(w, bundle, 'labeled', 'issues', {
+    action: 'labeled',
+    issue: { number: issue.number, title, body, labels: [{ name: 'epic' }] },
+    label: { name: 'epic' },
+    sender: { login: 'alice', type: 'User' },
+    repository,
+  });
+  return { epic: issue.number, job };
+}
+
+export interface StoryJobRun extends JobRun {
+  readonly story: string;
+  readonly attempt: number;
+  readonly runId: number;
+}
+
+/** Delivers the end of a story job's workflow run, as the runner would. */
+export async function runCompleted(
+  w: ActionWorld,
+  bundle: string,
+  runId: number,
+  conclusion: 'success' | 'failure' | 'cancelled',
+): Promise<JobRun> {
+  w.gh.act.completeWorkflowRun(runId, conclusion);
+  await w.gh.idle();
+  return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', {
+    action: 'completed',
+    workflow_run: { id: runId, path: '.github/workflows/epicflow-story.yml', conclusion },
+    sender: { login: 'epicflow[bot]', type: 'Bot' },
+    repository,
+  });
+}
+
+/** How a finished story run reaches the orchestrator: the App's webhook, or orchestrate mode. */
+export type RunDelivery = (runId: number, conclusion: 'success' | 'failure') => Promise<void>;
+
+/** App-less: the workflow_run event goes to the bundle in orchestrate mode. */
+export function viaOrchestrate(w: ActionWorld, bundle: string): RunDelivery {
+  return async (runId, conclusion) => {
+    const finished = await runCompleted(w, bundle, runId, conclusion);
+    if (finished.code !== 0) {
+      throw new Error(`orchestrate on run ${runId} failed:\n${finished.stdout}`);
+    }
+  };
+}
+
+/** With the App: GitHub completes the run and the App hears of it. */
+export function viaApp(w: ActionWorld): RunDelivery {
+  return async (runId, conclusion) => {
+    w.gh.act.completeWorkflowRun(runId, conclusion);
+    await w.gh.idle();
+  };
+}
+
+/**
+ * Runs every dispatched story job of the epic not run yet, one after another
+ * in dispatch order, delivering each finished run, until no new job is
+ * dispatched.
+ */
+export async function runDispatched(
+  w: ActionWorld,
+  bundle: string,
+  epic: number,
+  done: Set<number>,
+  deliver: RunDelivery,
+): Promise<StoryJobRun[]> {
+  const runs: StoryJobRun[] = [];
+  for (;;) {
+    const next = w.gh.state
+      .dispatches(OWNER, REPO)
+      .find((d) => d.inputs['epic'] === String(epic) && !done.has(d.runId));
+    if (next === undefined) return runs;
+    done.add(next.runId);
+    const story = String(next.inputs['story']);
+    const attempt = Number(next.inputs['attempt']);
+    w.gh.act.startWorkflowRun(next.runId);
+    await w.gh.idle();
+    const job = await runJob(w, bundle, {
+      name: `${story}-${attempt}`,
+      workspace: await checkout(w, `${story}-${attempt}`),
+      inputs: storyInputs(w, epic, story, attempt),
+      runId: next.runId,
+    });
+    runs.push({ ...job, story, attempt, runId: next.runId });
+    await deliver(next.runId, job.code === 0 ? 'success' : 'failure');
+  }
+}
+
+const EPIC_CODER = join(dirname(fileURLToPath(import.meta.url)), 'epic-coder.mjs');
+
+/**
+ * The six-story epic's config: two scripted executors, `a` picked first
+ * (lower priority number) and `b` taking over when `a` is out of quota; one
+ * fix round; a board.
+ */
+export function sixStoryConfig(state: string): string {
+  const command = (id: string): string => JSON.stringify(['node', EPIC_CODER, state, id]);
+  return [
+    'executors:',
+    ...['a', 'b'].flatMap((id, i) => [
+      `  - id: ${id}`,
+      '    harness: command',
+      `    command: ${command(id)}`,
+      '    slots: 4',
+      `    priority: ${(i + 1) * 10}`,
+    ]),
+    'gates: ["node check.mjs"]',
+    'fixRounds: 1',
+    `board: { project: "https://github.com/orgs/${OWNER}/projects/1" }`,
+    '',
+  ].join('\n');
+}
+
+/** Six stories in three waves; the ids say what the scripted coder does with them. */
+export const SIX = [
+  { id: 'stray' },
+  { id: 'fix' },
+  { id: 'cart' },
+  { id: 'retry', dependsOn: ['cart'] },
+  { id: 'handover', dependsOn: ['fix'] },
+  { id: 'docs', dependsOn: ['stray', 'retry', 'handover'] },
+];
+
+/** The board as people see it: story → Status option name. */
+export function boardStatus(gh: GitHubDouble): Record<string, string> {
+  const project = gh.state.project(OWNER, 1);
+  const status = project?.fields.find((f) => f.name === 'Status');
+  const out: Record<string, string> = {};
+  for (const item of project?.items ?? []) {
+    const issue = gh.state.issues(OWNER, REPO).find((i) => i.nodeId === item.contentId);
+    const value = status === undefined ? undefined : item.values.get(status.id);
+    const option =
+      value !== undefined && 'singleSelectOptionId' in value
+        ? status?.options.find((o) => o.id === value.singleSelectOptionId)?.name
+        : undefined;
+    out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
+  }
+  return out;
+}
+
+/** The bot's comments on an issue or pull request. */
+export function botComments(w: ActionWorld, number: number): string[] {
+  return w.gh.state
+    .comments(OWNER, REPO, number)
+    .filter((c) => c.author === 'epicflow[bot]')
+    .map((c) => c.body);
+}
+
+/** What a user sees once the six-story epic is delivered, whoever drove it. */
+export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<void> {
+  const ids = SIX.map((s) => s.id);
+  // Every story's module on the epic branch; the stray's README change is not.
+  for (const id of ids) {
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, `src/${id}/index.js`)).toBe(
+      `export const story = "${id}";\n`,
+    );
+  }
+  expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'README.md')).toBe('# shop\n');
+
+  // One merge commit per story on the epic branch, each with its trailers.
+  const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+  const log = await git(
+    w.gh.state.repoDir(OWNER, REPO),
+    'log',
+    '--first-parent',
+    '--merges',
+    '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)|%(trailers:key=Epicflow-Executor,valueonly,separator=)',
+    head ?? '',
+  );
+  const merges = log
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.split('|').map((x) => x.trim()));
+  expect(merges.map(([story]) => story).sort()).toEqual([...ids].sort());
+  expect(Object.fromEntries(merges)).toEqual({
+    stray: 'a',
+    fix: 'a',
+    cart: 'a',
+    handover: 'a → b',
+    retry: 'b',
+    docs: 'b',
+  });
+
+  // The records say how each story got there.
+  const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+  const records = new Map((await store.listStories()).map((r) => [r.story, r]));
+  for (const id of ids) expect(records.get(id)?.status).toBe('done');
+  expect(records.get('stray')?.notes).toEqual(['restored outside its perimeter: README.md']);
+  // The fix round shows as two coder turns of `a` (1000 input tokens each).
+  expect(records.get('fix')?.usage.map((u) => [u.executor, u.tokens.input])).toEqual([['a', 2000]]);
+  expect(records.get('handover')?.executors).toEqual(['a', 'b']);
+  expect(records.get('retry')?.attempt).toBe(2);
+  // The merge commit recorded is the one on the epic branch.
+  const recorded = ids.map((id) => records.get(id)?.mergeCommit);
+  expect(recorded.every((sha) => sha !== undefined)).toBe(true);
+  expect(records.get('docs')?.mergeCommit).toBe(head);
+
+  // /retry was needed once: a failure comment said what to do.
+  const failures = w.gh.state
+    .comments(OWNER, REPO)
+    .filter((c) => c.author === 'epicflow[bot]' && c.body.startsWith('**Story `retry` failed**'));
+  expect(failures.map((c) => c.body.split('\n')[0])).toEqual([
+    '**Story `retry` failed** (attempt 1): coder turn failed (b): exit code 1 | the agent crashed',
+  ]);
+  expect(failures[0]?.body).toContain(`comment \`/retry retry\` on #${epic}`);
+  const status = botComments(w, epic).find((c) => c.includes('<!-- epicflow:status -->'));
+  expect(status).toContain('**all 6 stories done**');
+
+  // The pull request is ready, and its report names the handover.
+  const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+  expect(pr?.draft).toBe(false);
+  const report = botComments(w, pr?.number ?? 0).find((c) =>
+    c.includes('<!-- epicflow:report -->'),
+  );
+  expect(report).toContain('- Stories: 6 — 6 done, 0 failed, 0 waiting, 0 active, 0 planned');
+  expect(report).toContain('| restored outside its perimeter: README.md |');
+  expect(report).toContain('| retried by `@alice` |');
+  const byExecutor = report?.split('## By executor')[1]?.split('## Next step')[0] ?? '';
+  expect(byExecutor).toContain('| a | 3: stray, fix, cart |');
+  expect(byExecutor).toContain('| b | 3: retry, handover (a → b), docs |');
+
+  // Sub-issues closed, the board all Done.
+  const subs = await w.repo.listSubIssues(epic);
+  expect(subs.map((s) => s.state)).toEqual(ids.map(() => 'closed'));
+  expect(boardStatus(w.gh)).toEqual(Object.fromEntries(ids.map((id) => [id, 'Done'])));
+}

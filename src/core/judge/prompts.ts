@@ -4,27 +4,11 @@
  * instructions to epicflow.
  */
 import type { Plan, Story } from '../model.js';
-import { capBytes, cleanText } from '../prompt/clean.js';
+import { bullets, capBytes, cleanText, oneLine, quote } from '../prompt/clean.js';
 import { HOUSE_RULES_MAX_BYTES } from '../prompt/coder-prompt.js';
 
 /** The diff shown to the judge is capped so a huge change cannot crowd out the rubric. */
 export const JUDGE_DIFF_MAX_BYTES = 48 * 1024;
-
-function oneLine(text: string): string {
-  return cleanText(text).replace(/\s+/g, ' ').trim();
-}
-
-function quote(text: string): string {
-  return cleanText(text)
-    .trim()
-    .split('\n')
-    .map((l) => (l.length > 0 ? `> ${l}` : '>'))
-    .join('\n');
-}
-
-function bullets(items: readonly string[]): string {
-  return items.map((i) => `- ${i}`).join('\n');
-}
 
 /** The story as the judge and the verifier see it: task, acceptance, provides, perimeter, dependencies. */
 function storySections(plan: Plan, story: Story): string[] {

@@ -24,3 +24,21 @@ export function capBytes(text: string, max: number): string {
   // A cut inside a multi-byte character decodes to U+FFFD at the end: drop it.
   return `${cut.replace(/\uFFFD$/, '')}\n[… cut at ${max} bytes]`;
 }
+
+/** Issue text on one line, cleaned. */
+export function oneLine(text: string): string {
+  return cleanText(text).replace(/\s+/g, ' ').trim();
+}
+
+/** Issue text as a markdown quote, cleaned. */
+export function quote(text: string): string {
+  return cleanText(text)
+    .trim()
+    .split('\n')
+    .map((l) => (l.length > 0 ? `> ${l}` : '>'))
+    .join('\n');
+}
+
+export function bullets(items: readonly string[]): string {
+  return items.map((i) => `- ${i}`).join('\n');
+}

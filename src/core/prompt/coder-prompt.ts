@@ -4,7 +4,7 @@
  * to epicflow itself.
  */
 import type { Plan, Story } from '../model.js';
-import { capBytes, cleanText, tail } from './clean.js';
+import { bullets, capBytes, cleanText, oneLine, quote, tail } from './clean.js';
 import { relationOf } from './relations.js';
 
 /** House rules are capped so a long CONTRIBUTING.md cannot crowd out the task. */
@@ -40,22 +40,6 @@ export interface CoderPromptInput {
   /** CONTRIBUTING.md text, if the repository has one. */
   readonly houseRules?: string | undefined;
   readonly feedback?: PromptFeedback | undefined;
-}
-
-function oneLine(text: string): string {
-  return cleanText(text).replace(/\s+/g, ' ').trim();
-}
-
-function quote(text: string): string {
-  return cleanText(text)
-    .trim()
-    .split('\n')
-    .map((l) => (l.length > 0 ? `> ${l}` : '>'))
-    .join('\n');
-}
-
-function bullets(items: readonly string[]): string {
-  return items.map((i) => `- ${i}`).join('\n');
 }
 
 const RELATION_NOTE = {

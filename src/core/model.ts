@@ -85,6 +85,8 @@ export interface StoryRecord {
   readonly finishedAt?: string;
   /** Milliseconds per lifecycle phase (setup, code, gates, perimeter, judge, integrate). */
   readonly timings: Readonly<Record<string, number>>;
+  /** The next run starts from the epic head: its plan entry changed after the story had started. */
+  readonly restart?: 'fresh';
 }
 
 /** Why an epic stopped launching stories (PRODUCT §6). */

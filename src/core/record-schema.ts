@@ -38,6 +38,7 @@ export const StoryRecordSchema = z.object({
   startedAt: z.string().exactOptional(),
   finishedAt: z.string().exactOptional(),
   timings: z.record(z.string(), z.number()),
+  restart: z.literal('fresh').exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

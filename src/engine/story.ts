@@ -118,8 +118,10 @@ function describeVerdicts(verdicts: readonly GateVerdict[], lines = 3): string {
 
 /**
  * A story whose plan entry changed since its branch was created starts over:
- * its worktree and branch go before the new record (with the new hash) is
- * written, so a crash in between still restarts it on the next run.
+ * its worktree and branch go before the new record (with the new hash, and
+ * without the `restart` marker) is written, so a crash in between still
+ * restarts it on the next run. The marker says the same when the record
+ * already carries the new hash (the orchestrator wrote it at dispatch).
  */
 async function discardIfChanged(
   ctx: EpicContext,
@@ -129,7 +131,9 @@ async function discardIfChanged(
   worktreePath: string,
 ): Promise<void> {
   const { git } = ctx.ports;
-  if (prior === null || prior.planHash === ctx.settings.plan.hashes[story.id]) return;
+  if (prior === null) return;
+  const changed = prior.planHash !== ctx.settings.plan.hashes[story.id];
+  if (!changed && prior.restart !== 'fresh') return;
   if ((await git.revParse(`refs/heads/${branch}`)) === null) return;
   ctx.emit(
     'story',
@@ -499,7 +503,9 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
   const branch = storyBranchName(epic, story.id);
   const hash = ctx.settings.plan.hashes[story.id] ?? '';
   const now = (): string => ctx.ports.clock.now().toISOString();
-  const sameEntry = prior !== null && prior.planHash === hash;
+  // A record marked `restart` already carries the new hash and attempt: only the work is new.
+  const marked = prior?.restart === 'fresh';
+  const sameEntry = prior !== null && prior.planHash === hash && !marked;
   const chain = sameEntry ? [...prior.executors] : [];
   if (chain[chain.length - 1] !== input.executor.id) chain.push(input.executor.id);
   const rec = new Recorder(ctx, {
@@ -513,7 +519,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     attempt:
       prior === null
         ? 1
-        : prior.startedAt === undefined || (prior.status === 'active' && sameEntry)
+        : marked || prior.startedAt === undefined || (prior.status === 'active' && sameEntry)
           ? prior.attempt
           : prior.attempt + 1,
     executors: chain,

@@ -180,6 +180,12 @@ function structureActions(input: ReconcileInput, entries: readonly Entry[]): Act
  * order, so a redelivered event dispatches in the same order). A started
  * story continues on its branch with the next attempt; a never-started one
  * uses its recorded attempt; either starts fresh when its plan entry changed.
+ *
+ * The job reads only the record (dispatch inputs are ids), and the record
+ * carries the new plan hash, so a changed entry is told to it by the
+ * `restart` marker: the job then sets the old story branch aside. The marker
+ * stays until a job honours it (its records drop it), so a job that died
+ * first leaves it for the next start.
  */
 function launchActions(
   input: ReconcileInput,
@@ -196,10 +202,20 @@ function launchActions(
     const prior = e.current;
     const started = prior?.startedAt !== undefined;
     const attempt = prior === undefined ? 1 : started ? prior.attempt + 1 : prior.attempt;
-    const fresh = !started || prior.planHash !== e.hash;
+    const restart =
+      prior !== undefined &&
+      (prior.restart === 'fresh' || (prior.planHash !== e.hash && hadStarted(prior)));
+    const fresh = !started || restart;
     const base = prior ?? newRecord(String(input.epic.number), e);
-    const { reason: _r, finishedAt: _f, mergeCommit: _m, ...rest } = base;
-    e.current = { ...rest, status: 'active', attempt, planHash: e.hash, startedAt: input.now };
+    const { reason: _r, finishedAt: _f, mergeCommit: _m, restart: _s, ...rest } = base;
+    e.current = {
+      ...rest,
+      status: 'active',
+      attempt,
+      planHash: e.hash,
+      startedAt: input.now,
+      ...(restart ? { restart: 'fresh' as const } : {}),
+    };
     actions.push({ kind: 'record', record: e.current });
     if (input.subIssues[e.story.id]?.state === 'closed') {
       actions.push({ kind: 'reopen-sub-issue', story: e.story.id });
@@ -207,6 +223,15 @@ function launchActions(
     actions.push({ kind: 'dispatch', story: e.story.id, attempt, fresh });
   }
   return actions;
+}
+
+/**
+ * Whether a story ever started, so it may have a branch. A restart on
+ * `/resume` drops `startedAt` but raises the attempt, and only a start (or a
+ * restart after one) ever raises it.
+ */
+function hadStarted(record: StoryRecord): boolean {
+  return record.startedAt !== undefined || record.attempt > 1;
 }
 
 /** Done stories close their sub-issue; failed ones get (or keep) one comment per attempt. */

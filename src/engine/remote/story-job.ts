@@ -253,7 +253,11 @@ export async function runStoryJob(
     remoteEpic,
   ]);
   const remoteStory = heads.get(branch);
-  if (remoteStory !== undefined) {
+  // A record marked `restart` (its plan entry changed after the story had started) must
+  // not build on the old work: the story starts from the epic head, and the new branch
+  // replaces the old one on GitHub only by a push with a lease on the old head.
+  const restart = prior.restart === 'fresh';
+  if (remoteStory !== undefined && !restart) {
     await repo.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, remoteStory]);
   } else if ((await repo.revParse(`refs/heads/${branch}`)) !== null) {
     await repo.deleteBranch(branch);
@@ -310,7 +314,15 @@ export async function runStoryJob(
   if (removed.length > 0) {
     ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
   }
-  const preferred = prior.executors[prior.executors.length - 1] ?? story.executor;
+  if (restart && remoteStory !== undefined) {
+    ctx.emit(
+      'story',
+      `plan entry changed since ${branch} was created: starting over from the epic head`,
+      story.id,
+    );
+  }
+  const preferred =
+    (restart ? undefined : prior.executors[prior.executors.length - 1]) ?? story.executor;
   const executor = await ctx.roster.lease(story.id, preferred);
   let record: StoryRecord;
   let pushes = 0;
@@ -326,8 +338,11 @@ export async function runStoryJob(
     await ctx.roster.release(story.id);
     // Nothing is lost: the story branch goes to GitHub whatever the outcome.
     const storyHead = await repo.revParse(`refs/heads/${branch}`);
+    // Whether GitHub now holds this run's story branch (or none at all).
+    let onGitHub = storyHead === (remoteStory ?? null);
     if (storyHead !== null && storyHead !== remoteStory) {
       const pushed = await remote.push(storyHead, branch, remoteStory ?? null);
+      onGitHub = pushed.ok;
       if (!pushed.ok) {
         ctx.emit('story', `could not push ${branch}: ${pushed.detail}`, story.id);
         record = {
@@ -336,6 +351,9 @@ export async function runStoryJob(
         };
       }
     }
+    // The engine's records drop the marker once it restarted; GitHub's record keeps it
+    // until the old branch is replaced there, or the next job would resume the old work.
+    if (restart && !onGitHub) record = { ...record, restart: 'fresh' };
     if (record.status === 'done') {
       const published = await publish(ctx, remote, { story, branch, chain: record.executors });
       pushes = published.pushes;

@@ -11,6 +11,16 @@ import type { PerimeterChange } from '../core/perimeter/index.js';
 
 export type MergeResult = { ok: true; sha: string } | { ok: false; conflicts: string[] };
 
+/**
+ * The files that configure git for a tree's repository (`.git/config`,
+ * `config.worktree`, `info/attributes`, `info/exclude`, the worktree's `.git`
+ * file), trusted as they were before untrusted code ran. Opaque to the engine.
+ */
+export interface GitConfigSnapshot {
+  /** Labels of the guarded files, e.g. `.git/config`. */
+  readonly files: readonly string[];
+}
+
 /** One checked-out tree: a story's worktree or the epic's integration tree. */
 export interface WorktreePort {
   readonly path: string;
@@ -27,6 +37,14 @@ export interface WorktreePort {
   /** HEAD, index and tree to `sha`; untracked files removed. */
   resetHard(sha: string): Promise<void>;
   isClean(): Promise<boolean>;
+  /**
+   * Before an agent (or code it wrote) runs in this tree: trusts git's own
+   * configuration files as they are. Until the restore, every git command of the
+   * repository checks them first (stories run in parallel).
+   */
+  snapshotGitConfig(): Promise<GitConfigSnapshot>;
+  /** After it ran: puts back, byte for byte, whatever of them changed; returns their labels. */
+  restoreGitConfig(snapshot: GitConfigSnapshot): Promise<string[]>;
 }
 
 /** The repository: refs, branches and worktrees, never the user's checkout. */

@@ -30,6 +30,7 @@ import {
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../core/model.js';
 import {
   classifyChanges,
+  describeGitConfigRestore,
   describeStrays,
   isClean,
   strayPaths,
@@ -162,6 +163,33 @@ async function prepareBranch(
   return git.addWorktree(worktreePath, branch);
 }
 
+/**
+ * Runs code in the story's tree that epicflow does not trust (an agent's turn,
+ * setup and gates running the code it wrote) with git's own configuration
+ * guarded: whatever it changed there (a filter, a merge driver, a proxy, the
+ * `.git` file) is put back byte for byte before epicflow runs git again, and noted.
+ */
+async function guardGitConfig<T>(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  during: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const snapshot = await tree.snapshotGitConfig();
+  try {
+    return await work();
+  } finally {
+    const restored = await tree.restoreGitConfig(snapshot);
+    if (restored.length > 0) {
+      const note = describeGitConfigRestore(restored, during);
+      await rec.save({ notes: [...rec.record.notes, note] });
+      ctx.emit('story', note, story.id, { restored });
+    }
+  }
+}
+
 interface TurnState {
   executor: ExecutorConfig;
   chain: string[];
@@ -210,21 +238,24 @@ async function askHelper<T>(
       `round ${turn.round}: ${executor.id} ${role === 'judge' ? 'judging' : 'verifying'}`,
       story.id,
     );
-    const result = await rec.time(role, () =>
-      ctx.ports.executors(executor).runTurn(
-        {
-          epic: ctx.settings.epic,
-          story: story.id,
-          round: turn.round,
-          role,
-          prompt: request.prompt(repairError),
-          worktree: tree.path,
-          executor,
-          env: ctx.settings.executorEnv[executor.id] ?? {},
-          home: join(ctx.settings.homesDir, story.id, executor.id),
-          timeoutMs: ctx.config.timeouts.storyMs,
-        },
-        ctx.interrupt.signal,
+    const doing = `round ${turn.round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
+    const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
+      rec.time(role, () =>
+        ctx.ports.executors(executor).runTurn(
+          {
+            epic: ctx.settings.epic,
+            story: story.id,
+            round: turn.round,
+            role,
+            prompt: request.prompt(repairError),
+            worktree: tree.path,
+            executor,
+            env: ctx.settings.executorEnv[executor.id] ?? {},
+            home: join(ctx.settings.homesDir, story.id, executor.id),
+            timeoutMs: ctx.config.timeouts.storyMs,
+          },
+          ctx.interrupt.signal,
+        ),
       ),
     );
     turn.round += 1;
@@ -342,23 +373,26 @@ async function coderTurn(
       ? Date.parse(rec.record.startedAt)
       : ctx.ports.clock.now().getTime();
     const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
-    const pending = ctx.ports.executors(turn.executor).runTurn(
-      {
-        epic: ctx.settings.epic,
-        story: story.id,
-        round: turn.round,
-        role: 'coder',
-        prompt,
-        worktree: tree.path,
-        executor: turn.executor,
-        env: ctx.settings.executorEnv[turn.executor.id] ?? {},
-        home: join(ctx.settings.homesDir, story.id, turn.executor.id),
-        timeoutMs: Math.max(1000, left),
-      },
-      ctx.interrupt.signal,
-    );
-    ctx.checkpoint('mid-coder', story.id);
-    const result = await rec.time('code', () => pending);
+    const doing = `round ${turn.round} (${turn.executor.id} coding)`;
+    const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
+      const pending = ctx.ports.executors(turn.executor).runTurn(
+        {
+          epic: ctx.settings.epic,
+          story: story.id,
+          round: turn.round,
+          role: 'coder',
+          prompt,
+          worktree: tree.path,
+          executor: turn.executor,
+          env: ctx.settings.executorEnv[turn.executor.id] ?? {},
+          home: join(ctx.settings.homesDir, story.id, turn.executor.id),
+          timeoutMs: Math.max(1000, left),
+        },
+        ctx.interrupt.signal,
+      );
+      ctx.checkpoint('mid-coder', story.id);
+      return rec.time('code', () => pending);
+    });
     // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
     const priced = priceUsage(result.usage, ctx.config.prices);
     await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
@@ -460,7 +494,10 @@ async function checkStory(
     allowWorkflowChanges: ctx.config.allowWorkflowChanges,
   });
   if (changes.length === 0) return { verdicts: [], oracle: [], perimeter, runs: [], empty: true };
-  const pending = rec.time('gates', () => ctx.runGates(tree.path));
+  // The gates run the code the agent wrote.
+  const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
+    rec.time('gates', () => ctx.runGates(tree.path)),
+  );
   ctx.checkpoint('mid-gates', story.id);
   const runs = await pending;
   const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
@@ -540,7 +577,10 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     const base = ctx.epicHead;
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
-    const setupFailure = await rec.time('setup', () => ctx.runSetup(tree.path));
+    // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
+    const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
+      rec.time('setup', () => ctx.runSetup(tree.path)),
+    );
     if (setupFailure !== null) {
       throw new StoryStop(
         'failed',
@@ -548,7 +588,10 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       );
     }
     ctx.checkpoint('after-setup', story.id);
-    const baseline = await ctx.merge.run(() => ctx.baseline(base));
+    // Baseline gates run the epic's code: earlier stories' agents wrote it.
+    const baseline = await ctx.merge.run(() =>
+      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+    );
 
     const turn: TurnState = {
       executor: input.executor,
@@ -749,8 +792,16 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     }
 
     await rec.save({ executors: [...turn.chain] });
+    // The epic's gates run the merged code; the epic tree shares the repository's configuration.
     const merged = await rec.time('integrate', () =>
-      integrate(ctx, { story, branch, chain: turn.chain }),
+      guardGitConfig(
+        ctx,
+        story,
+        ctx.epicTree,
+        rec,
+        `the merge into ${ctx.settings.epicBranch}`,
+        () => integrate(ctx, { story, branch, chain: turn.chain }),
+      ),
     );
     await rec.save({ status: 'done', mergeCommit: merged, finishedAt: now() }, ['reason']);
     ctx.emit(

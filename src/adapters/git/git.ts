@@ -8,6 +8,12 @@ import { existsSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
+import {
+  GitConfigGuard,
+  GitConfigWindow,
+  gitConfigPaths,
+  type GitConfigPath,
+} from './config-guard.js';
 import { GitRunner, gitError, type GitIdentity } from './run-git.js';
 
 export type { GitIdentity } from './run-git.js';
@@ -114,12 +120,14 @@ export class Git {
   readonly gitDir: string;
   private readonly git: GitRunner;
   private readonly identity: GitIdentity;
+  /** Shared by every tree of the repository: they share its configuration. */
+  private readonly guard = new GitConfigGuard();
 
   private constructor(root: string, gitDir: string, identity: GitIdentity) {
     this.root = root;
     this.gitDir = gitDir;
     this.identity = identity;
-    this.git = new GitRunner(root, identity);
+    this.git = new GitRunner(root, identity, this.guard);
   }
 
   /** Opens the repository containing `dir`; `EpicflowError('git')` when there is none. */
@@ -162,7 +170,7 @@ export class Git {
 
   /** Uncommitted and untracked paths of a work tree (default: the main one). */
   async dirtyPaths(dir?: string): Promise<string[]> {
-    const runner = dir === undefined ? this.git : new GitRunner(dir, this.identity);
+    const runner = dir === undefined ? this.git : new GitRunner(dir, this.identity, this.guard);
     const out = await runner.run(`cannot read the status of ${dir ?? this.root}`, [
       'status',
       '--porcelain=v1',
@@ -258,7 +266,7 @@ export class Git {
       if (isBranch && here.branch === ref) return;
       if (!isBranch && here.branch === undefined && sha !== null) {
         if (here.head !== sha) {
-          await new GitRunner(target, this.identity).run(
+          await new GitRunner(target, this.identity, this.guard).run(
             `cannot move the worktree at ${path} to ${sha}`,
             ['checkout', '--quiet', '--force', '--detach', sha],
           );
@@ -300,7 +308,11 @@ export class Git {
   }
 
   worktree(path: string): Worktree {
-    return new Worktree(isAbsolute(path) ? path : resolve(this.root, path), this.identity);
+    return new Worktree(
+      isAbsolute(path) ? path : resolve(this.root, path),
+      this.identity,
+      this.guard,
+    );
   }
 
   private async listWorktrees(): Promise<WorktreeEntry[]> {
@@ -348,9 +360,42 @@ export class Worktree {
   readonly path: string;
   private readonly git: GitRunner;
 
-  constructor(path: string, identity: GitIdentity | undefined) {
+  constructor(
+    path: string,
+    identity: GitIdentity | undefined,
+    private readonly guard = new GitConfigGuard(),
+  ) {
     this.path = path;
-    this.git = new GitRunner(path, identity);
+    this.git = new GitRunner(path, identity, guard);
+  }
+
+  /** The files that configure git for this tree (see `GitConfigGuard`). */
+  async gitConfigPaths(): Promise<GitConfigPath[]> {
+    const out = await this.git.run(`cannot find the git directory of ${this.path}`, [
+      'rev-parse',
+      '--path-format=absolute',
+      '--git-common-dir',
+      '--git-dir',
+    ]);
+    const [commonDir = '', gitDir = ''] = out.split('\n');
+    return gitConfigPaths(this.path, commonDir, gitDir);
+  }
+
+  /**
+   * Before untrusted code runs in this tree: trusts the files that configure git
+   * for it as they are. Until `restoreGitConfig`, every git command of this
+   * repository checks them first.
+   */
+  async snapshotGitConfig(): Promise<GitConfigWindow> {
+    return this.guard.begin(await this.gitConfigPaths());
+  }
+
+  /** Puts back, byte for byte, whatever of them changed; returns the labels of what was put back. */
+  async restoreGitConfig(snapshot: { readonly files: readonly string[] }): Promise<string[]> {
+    if (!(snapshot instanceof GitConfigWindow)) {
+      throw new EpicflowError('internal', 'restoreGitConfig: not a snapshot of this repository');
+    }
+    return this.guard.end(snapshot);
   }
 
   async head(): Promise<string> {

@@ -2,7 +2,9 @@
  * The one way epicflow runs git: hooks, signing, pagers, fsmonitor and
  * background maintenance are all disabled per command, so nothing an agent
  * plants in the repository (a hook, a pager, an fsmonitor command) runs with
- * epicflow's rights, and no prompt can ever block a run.
+ * epicflow's rights, and no prompt can ever block a run. What `-c` cannot
+ * switch off (filters, merge drivers, proxies planted in `.git/config`) is put
+ * back by the `GitConfigGuard` each runner checks before a command.
  */
 import { EpicflowError } from '../../core/errors.js';
 import { baseEnv, runProcess, type ProcessResult } from '../process/run-process.js';
@@ -71,14 +73,22 @@ export function outputTail(result: ProcessResult, lines = 20): string[] {
   return text.slice(-lines).filter((l) => l.trim() !== '');
 }
 
+/** Checked before every command: see `GitConfigGuard`. */
+export interface GitCommandGuard {
+  check(): Promise<void>;
+}
+
 export class GitRunner {
   constructor(
     readonly cwd: string,
     readonly identity: GitIdentity | undefined,
+    private readonly guard?: GitCommandGuard,
   ) {}
 
   /** Runs git; returns the result whatever the exit code (a missing git binary throws). */
   async try(args: readonly string[], options: RunGitOptions = {}): Promise<ProcessResult> {
+    // Git's own configuration must be as trusted before git reads it.
+    await this.guard?.check();
     const runOptions: Parameters<typeof runProcess>[1] = {
       cwd: this.cwd,
       env: gitEnv(),

@@ -105,3 +105,12 @@ export function describeStrays(result: PerimeterResult): string[] {
     ...result.forbidden.map((p) => `${p}: never merged (${p.reason})`),
   ];
 }
+
+/**
+ * The note (and event) when git's own configuration was put back after code ran
+ * in a story's tree: `files` are labels like `.git/config`, `during` says what ran
+ * (`round 2 (bot coding)`, `the gates`).
+ */
+export function describeGitConfigRestore(files: readonly string[], during: string): string {
+  return `restored ${files.join(', ')}: git's configuration was changed during ${during}`;
+}

@@ -25,6 +25,7 @@ import {
   type Story,
   type StoryRecord,
 } from '../../core/model.js';
+import { describeGitConfigRestore } from '../../core/perimeter/index.js';
 import { persistableRosterState } from '../../core/roster/index.js';
 import { loadPlan } from '../../orchestrator/load.js';
 import type { EpicPorts, EpicSettings } from '../context.js';
@@ -429,6 +430,9 @@ async function publish(
       };
     }
     ctx.epicHead = head;
+    // The merge runs the gates on code the agent wrote: git's configuration is put
+    // back before the next push carries the token (see guardGitConfig in story.ts).
+    const snapshot = await ctx.epicTree.snapshotGitConfig();
     try {
       await integrate(ctx, input);
     } catch (e) {
@@ -436,6 +440,11 @@ async function publish(
       if (isEpicflowError(e))
         return { ok: false, pushes, reason: describeError(e).split('\n').join(' | ') };
       throw e;
+    } finally {
+      const restored = await ctx.epicTree.restoreGitConfig(snapshot);
+      if (restored.length > 0) {
+        ctx.emit('story', describeGitConfigRestore(restored, 'the merge retry'), input.story.id);
+      }
     }
   }
 }

@@ -4,7 +4,8 @@
  * delivery is verified and queued; with `EPICFLOW_SYNC_WEBHOOKS=1` it answers
  * after acting, so that line is the whole handling time), how long the work
  * after the answer takes, and how many GitHub requests a whole 20-story epic
- * costs per story. Printing only; goals in brackets.
+ * costs per story, without and with a Projects board. Printing only; goals in
+ * the last column.
  */
 import {
   completeStory,
@@ -14,6 +15,7 @@ import {
   REPO,
   startApp,
   startEpic,
+  writeConfig,
   type AppWorld,
 } from '../test/app/harness.js';
 import { quantile } from './support/stats.js';
@@ -46,50 +48,88 @@ function twentyStories(): { id: string; dependsOn?: string[] }[] {
   });
 }
 
-async function requestsPerStory(): Promise<string[]> {
+interface EpicCounts {
+  readonly rest: number;
+  readonly jobs: number;
+  readonly graphql: number;
+  readonly created: number;
+  readonly hooks: number;
+  readonly restByOperation: Record<string, number>;
+  readonly graphqlByOperation: Record<string, number>;
+}
+
+const BOARD_URL = `https://github.com/orgs/${OWNER}/projects/1`;
+
+/** A whole 20-story epic from the label to the last story done, optionally with a board. */
+async function epicCounts(board: boolean): Promise<EpicCounts> {
   const w = await startApp();
   try {
     const { gh } = w;
-    const before = { ...snapshot(w) };
+    if (board) {
+      // An empty board: the App gives it its fields, then adds each story's item.
+      gh.seed.project({ owner: OWNER, number: 1, title: 'Epics' });
+      await writeConfig(w, `labels: { epic: epic }\nboard: { project: "${BOARD_URL}" }\n`);
+    }
+    const before = snapshot(w);
+    const jobs0 = w.jobRequests.rest;
     const epic = await startEpic(w, 'Twenty', planBody(twentyStories()));
-    for (let done = 0; done < STORIES;) {
-      const running = dispatched(gh, epic).filter((d) => !completed.has(`${epic}:${d}`));
+    const completed = new Set<string>();
+    while (completed.size < STORIES) {
+      const running = dispatched(gh, epic).filter((d) => !completed.has(d));
       if (running.length === 0) throw new Error('nothing running');
       for (const d of running) {
-        completed.add(`${epic}:${d}`);
+        completed.add(d);
         await completeStory(w, epic, d.split('#')[0] ?? '');
-        done++;
       }
     }
     const after = snapshot(w);
-    const rest = after.rest - before.rest;
-    const jobs = w.jobRequests.rest;
-    const graphql = after.graphql - before.graphql;
-    const created = after.created - before.created;
-    return [
-      '| per story, over a 20-story epic | measured | goal |',
-      '| --- | --- | --- |',
-      `| REST requests (App and story jobs) | ${(rest / STORIES).toFixed(1)} | — |`,
-      `| REST requests by the App | ${((rest - jobs) / STORIES).toFixed(1)} | ≤ 8 |`,
-      `| GraphQL requests | ${(graphql / STORIES).toFixed(1)} | ≤ 2 |`,
-      `| content-creating writes | ${(created / STORIES).toFixed(1)} | ≤ 4 |`,
-      `| webhook deliveries | ${((after.hooks - before.hooks) / STORIES).toFixed(1)} | — |`,
-      '',
-      '(the story jobs’ own requests — branch, commit, merge, record — are counted in the first line only;',
-      'writes and GraphQL are the App’s: the simulated jobs make neither creations nor GraphQL calls)',
-      '',
-      '| REST requests by operation, whole epic | count |',
-      '| --- | --- |',
-      ...Object.entries(w.gh.stats.rest)
-        .sort((a, b) => b[1] - a[1])
-        .map(([op, n]) => `| ${op} | ${n} |`),
-    ];
+    return {
+      rest: after.rest - before.rest,
+      jobs: w.jobRequests.rest - jobs0,
+      graphql: after.graphql - before.graphql,
+      created: after.created - before.created,
+      hooks: after.hooks - before.hooks,
+      restByOperation: { ...gh.stats.rest },
+      graphqlByOperation: { ...gh.stats.graphql },
+    };
   } finally {
     await w.close();
   }
 }
 
-const completed = new Set<string>();
+async function requestsPerStory(): Promise<string[]> {
+  const plain = await epicCounts(false);
+  const board = await epicCounts(true);
+  const per = (n: number): string => (n / STORIES).toFixed(1);
+  const line = (label: string, f: (c: EpicCounts) => number, goal: string): string =>
+    `| ${label} | ${per(f(plain))} | ${per(f(board))} | ${goal} |`;
+  const byOperation = (title: string, counts: Record<string, number>): string[] => [
+    `| ${title} | count |`,
+    '| --- | --- |',
+    ...Object.entries(counts)
+      .sort((a, b) => b[1] - a[1])
+      .map(([op, n]) => `| ${op} | ${n} |`),
+  ];
+  return [
+    '| per story, over a 20-story epic | no board | with a board | goal |',
+    '| --- | --- | --- | --- |',
+    line('REST requests (App and story jobs)', (c) => c.rest, '—'),
+    line('REST requests by the App', (c) => c.rest - c.jobs, '≤ 8'),
+    line('GraphQL requests', (c) => c.graphql, '≤ 2'),
+    line('content-creating writes', (c) => c.created, '≤ 4'),
+    line('webhook deliveries', (c) => c.hooks, '—'),
+    '',
+    '(the story jobs’ own requests — branch, commit, merge, record — are counted in the first line only;',
+    'writes and GraphQL are the App’s: the simulated jobs make neither creations nor GraphQL calls)',
+    '',
+    ...byOperation('REST requests by operation, whole epic, no board', plain.restByOperation),
+    '',
+    ...byOperation(
+      'GraphQL requests by operation, whole epic, with a board',
+      board.graphqlByOperation,
+    ),
+  ];
+}
 
 function snapshot(w: AppWorld): { rest: number; graphql: number; created: number; hooks: number } {
   const sum = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);

@@ -158,6 +158,8 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
       // Failures are logged readably; in sync mode the delivery is answered with an
       // error so it shows as failed on GitHub and can be redelivered (every step is
       // idempotent); otherwise the next event on the epic, or `/resume`, picks it up.
+      // A failure someone has to fix (a permission, a missing project) is also
+      // commented on the epic by the orchestrator; this log is for operators.
       context.log.error(`${context.name} ${context.id}: ${describeError(e)}`);
       throw e;
     }
@@ -198,6 +200,8 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
       kind: 'workflow-run',
       runId: wr.id,
       workflowPath: wr.path,
+      // Optional in the webhook schema (older servers omit it): no title names no story.
+      displayTitle: wr.display_title ?? '',
       conclusion: wr.conclusion ?? 'unknown',
     });
   });

@@ -6,16 +6,18 @@
  */
 import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
+  CONFIG_PATH,
   ProjectBoard,
   type BoardValues as BoardCells,
   type GitHubStateStore,
 } from '../adapters/github/index.js';
+import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
 import type { Action, BoardValues, MarkerName } from '../core/epic/index.js';
 import { markerComment } from '../core/epic/index.js';
-import type { StoryStatus } from '../core/model.js';
+import { EpicflowError } from '../core/errors.js';
+import type { StoryRecord, StoryStatus } from '../core/model.js';
 import type { EpicDoc } from './load.js';
 import { EPIC_DOC } from './load.js';
-import { rememberRun } from './runs.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -53,15 +55,51 @@ export async function applyActions(
   ctx: ApplyContext,
   actions: readonly Action[],
 ): Promise<ApplyResult> {
+  const progress = { at: -1 };
+  try {
+    return await applyInOrder(ctx, actions, progress);
+  } catch (e) {
+    const failed = actions[progress.at];
+    if (failed?.kind !== 'dispatch' || isTransient(e)) throw e;
+    await unstart(ctx, actions.slice(0, progress.at), failed);
+    throw refusedDispatch(ctx, e);
+  }
+}
+
+/** GitHub knows no such workflow (404): say which file must be where. */
+function refusedDispatch(ctx: ApplyContext, e: unknown): unknown {
+  if (statusOf(e instanceof EpicflowError ? e.cause : e) !== 404) return e;
+  const path = `.github/workflows/${ctx.storyWorkflow}`;
+  return new EpicflowError(
+    'config',
+    `the story workflow ${path} was not found on ${ctx.defaultBranch}: epicflow starts each story by dispatching it`,
+    {
+      details: [
+        ...(e instanceof EpicflowError ? [e.message, ...e.details] : []),
+        `add ${path} (with the inputs epic, story and attempt) to ${ctx.defaultBranch}, as the App's setup guide shows`,
+      ],
+      cause: e,
+    },
+  );
+}
+
+async function applyInOrder(
+  ctx: ApplyContext,
+  actions: readonly Action[],
+  /** Index of the action being applied, for the caller to know which one failed. */
+  progress: { at: number },
+): Promise<ApplyResult> {
   const dispatched: string[] = [];
   const board: { story: string; values: BoardValues }[] = [];
   const { repo, store, epic } = ctx;
   // Our recent issues, listed at most once per decision (orphans of a crash are found there).
   let recentIssues: Promise<IssueSummary[]> | undefined;
   const recent = (): Promise<IssueSummary[]> => (recentIssues ??= repo.recentIssues());
-  for (const action of actions) {
-    if (action.kind !== 'update-board' && board.length > 0) {
-      await updateBoard(ctx, board.splice(0));
+  const project = await openBoard(ctx, actions);
+  for (const [at, action] of actions.entries()) {
+    progress.at = at;
+    if (action.kind !== 'update-board' && board.length > 0 && project !== undefined) {
+      await updateBoard(ctx, project, board.splice(0));
     }
     switch (action.kind) {
       case 'set-halt':
@@ -146,20 +184,14 @@ export async function applyActions(
       case 'dispatch': {
         // Inputs are ids only (PRODUCT §9.2): the job reads everything else from the
         // record just written (a fresh start shows as a record without a story branch
-        // of the current plan hash).
-        const run = await repo.dispatchWorkflow({
+        // of the current plan hash). The run needs no note of its story: the workflow's
+        // `run-name` carries these ids into the run's title, which `handleRun` reads back.
+        await repo.dispatchWorkflow({
           workflow: ctx.storyWorkflow,
           ref: ctx.defaultBranch,
           inputs: { epic: String(epic), story: action.story, attempt: String(action.attempt) },
         });
         dispatched.push(`${action.story}#${action.attempt}`);
-        if (run.runId !== null) {
-          await rememberRun(repo, run.runId, {
-            epic,
-            story: action.story,
-            attempt: action.attempt,
-          });
-        }
         break;
       }
       case 'update-board':
@@ -191,8 +223,74 @@ export async function applyActions(
         break;
     }
   }
-  if (board.length > 0) await updateBoard(ctx, board);
+  if (board.length > 0 && project !== undefined) await updateBoard(ctx, project, board);
   return { ok: true, dispatched };
+}
+
+/**
+ * The configured board, resolved before the decision's first write: a project that
+ * does not exist, or that the App may not use, then stops the decision before the
+ * epic branch, the pull request or a sub-issue is created, not after.
+ */
+async function openBoard(
+  ctx: ApplyContext,
+  actions: readonly Action[],
+): Promise<ProjectBoard | undefined> {
+  if (ctx.board === undefined || !actions.some((a) => a.kind === 'update-board')) return undefined;
+  try {
+    // The known sub-issues' items and cells come with the board, in the same read.
+    return await ProjectBoard.open(ctx.repo.octokit, ctx.board, {
+      contents: [...ctx.subIssues.values()].map((s) => s.nodeId),
+    });
+  } catch (e) {
+    if (isTransient(e)) throw e;
+    const answer = e instanceof EpicflowError ? [e.message, ...e.details] : [String(e)];
+    throw new EpicflowError(
+      lackingPermission(e) === undefined ? 'config' : 'github',
+      `board.project in ${CONFIG_PATH}: epicflow cannot use the project board ${ctx.board}`,
+      {
+        details: [
+          ...answer,
+          'create the project, or set board.project to the URL of an existing project (or remove board)',
+        ],
+        cause: e,
+      },
+    );
+  }
+}
+
+/**
+ * GitHub refused a dispatch (no Actions permission, no such workflow), so no job runs:
+ * the record written for it goes back to planned, and the story starts with the same
+ * attempt once the cause is fixed, instead of showing as running forever. A dispatch
+ * that may have happened (a 5xx, a dropped answer) is left as written.
+ */
+async function unstart(
+  ctx: ApplyContext,
+  before: readonly Action[],
+  dispatch: Extract<Action, { kind: 'dispatch' }>,
+): Promise<void> {
+  const written = [...before]
+    .reverse()
+    .find((a) => a.kind === 'record' && a.record.story === dispatch.story);
+  if (written?.kind !== 'record') return;
+  const { startedAt, ...rest } = written.record;
+  // A fresh start never started (launch takes its attempt as is); a continued one
+  // had started (launch counts the attempt up again).
+  const record: StoryRecord = dispatch.fresh
+    ? { ...rest, status: 'planned' }
+    : {
+        ...rest,
+        status: 'planned',
+        attempt: dispatch.attempt - 1,
+        ...(startedAt === undefined ? {} : { startedAt }),
+      };
+  try {
+    const result = await ctx.store.write(record, ctx.shas[dispatch.story] ?? null);
+    if (result.ok) ctx.shas[dispatch.story] = result.sha;
+  } catch {
+    // The refused dispatch is the error to report; a record left active shows it too.
+  }
 }
 
 /** `Start epic #12: Checkout` — one line, whatever the title holds. */
@@ -220,15 +318,14 @@ const STATUS_OF: Readonly<Record<BoardValues['Status'], StoryStatus>> = {
 /** All of a decision's board cells at once: one read of the items, batched writes. */
 async function updateBoard(
   ctx: ApplyContext,
+  board: ProjectBoard,
   updates: readonly { story: string; values: BoardValues }[],
 ): Promise<void> {
-  if (ctx.board === undefined) return;
   const withIssue = updates.flatMap((u) => {
     const sub = ctx.subIssues.get(u.story);
     return sub === undefined ? [] : [{ ...u, nodeId: sub.nodeId }];
   });
   if (withIssue.length === 0) return;
-  const board = await ProjectBoard.open(ctx.repo.octokit, ctx.board);
   const items = await board.ensureItems(withIssue.map((u) => u.nodeId));
   const writes = withIssue.flatMap((u) => {
     const itemId = items.get(u.nodeId);

@@ -2,7 +2,9 @@
  * The App's use case (PRODUCT §9): an event comes in, epicflow decides what the
  * epic needs from everything durable on GitHub, and applies it. Who may steer
  * is checked first, then the configuration and the plan; a bad configuration
- * or plan gets one comment and nothing else.
+ * or plan gets one comment and nothing else. A decision that fails for a reason
+ * someone has to fix (a missing project or App permission) gets one comment too,
+ * struck through once a command or an edit finds the epic going again.
  */
 import type { GitHubRepo } from '../adapters/github/index.js';
 import type { EpicView } from '../adapters/github/index.js';
@@ -12,14 +14,26 @@ import {
   readEpicView,
   STATE_BRANCH,
 } from '../adapters/github/index.js';
+import { isTransient, lackingPermission } from '../adapters/github/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import type { Command, Trigger } from '../core/epic/index.js';
 import {
+  epicOfStoryIssue,
+  ERROR_MARKER,
+  NOT_AN_EPIC_MARKER,
+  renderErrorComment,
+  renderNotAnEpic,
+  renderResolvedError,
+} from '../core/epic/error-comments.js';
+import {
   decideSender,
+  echoBlock,
   helpText,
   isBot,
   parseCommand,
+  parseRunTitle,
   reconcile,
+  RUN_NAME_TEMPLATE,
   renderViolationsComment,
   validateCommand,
   VIOLATIONS_MARKER,
@@ -37,7 +51,8 @@ import { DEFAULT_STORY_WORKFLOW } from './types.js';
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
 
-const CONFIG_ERROR_MARKER = 'config-error';
+/** One comment per epic says what stops it: an invalid configuration or a failed decision. */
+const CONFIG_ERROR_MARKER = ERROR_MARKER;
 
 const ignored = (reason: string, epic?: number): HandleResult => ({
   outcome: 'ignored',
@@ -72,7 +87,10 @@ export async function handleEpicEvent(
   const label = config?.labels.epic ?? (await rawEpicLabel(repo));
 
   const epic = await epicOf(repo, event, label);
-  if (epic === undefined) return ignored('not an epic');
+  if (epic === undefined) {
+    if (event.kind !== 'comment' || command === null) return ignored('not an epic');
+    return notAnEpic(repo, event, command, label);
+  }
 
   const permission = await repo.permissionOf(event.sender.login);
   const decision = decideSender({
@@ -109,15 +127,24 @@ export async function handleEpicEvent(
   return decide(deps, { epic, config, trigger, replyTo, command });
 }
 
-/** A story job finished: find its story by the run id, then decide. */
+/**
+ * A story job finished: its title names the story (the workflow's `run-name`), or, for
+ * a run dispatched by an older version, the run index does; then decide.
+ */
 async function handleRun(
   deps: OrchestratorDeps,
   event: Extract<EpicEvent, { kind: 'workflow-run' }>,
 ): Promise<HandleResult> {
   const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
   if (event.workflowPath.split('/').pop() !== workflow) return ignored('not the story workflow');
-  const run = await findRun(deps.repo, event.runId);
-  if (run === undefined) return ignored('not a run epicflow dispatched');
+  const run = parseRunTitle(event.displayTitle) ?? (await findRun(deps.repo, event.runId));
+  if (run === undefined) {
+    const reason =
+      `run ${event.runId} of ${event.workflowPath}, titled ${JSON.stringify(event.displayTitle)}, ` +
+      `names no story: the story workflow needs the top-level line \`run-name: ${RUN_NAME_TEMPLATE}\``;
+    deps.log?.warn(reason);
+    return ignored(reason);
+  }
   // One read for the issue, the configuration, the sub-issues and the epic's progress.
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   const view = await readView(deps.repo, run.epic, defaultBranch);
@@ -181,20 +208,108 @@ async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult
   const { repo } = deps;
   const key = `${repo.fullName}#${d.epic.number}`;
   return withEpicLock(key, async () => {
-    const dispatched: string[] = [];
-    for (let round = 1; round <= MAX_DECISIONS; round++) {
-      const { view: _read, ...fresh } = d;
-      const result = await decideOnce(deps, round === 1 ? d : fresh);
-      if (result === 'conflict') continue;
-      if (result.outcome !== 'reconciled') return result;
-      dispatched.push(...result.dispatched);
-      return { ...result, dispatched };
+    try {
+      return await decideUntilSettled(deps, d);
+    } catch (e) {
+      await reportFailure(deps, d.epic.number, e);
+      throw e;
     }
-    throw new EpicflowError(
-      'state',
-      `GitHub state: the records of epic #${d.epic.number} in ${repo.fullName} kept changing while epicflow decided; comment \`/resume\` to try again`,
-    );
   });
+}
+
+async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+  const dispatched: string[] = [];
+  for (let round = 1; round <= MAX_DECISIONS; round++) {
+    const { view: _read, ...fresh } = d;
+    const result = await decideOnce(deps, round === 1 ? d : fresh);
+    if (result === 'conflict') continue;
+    if (result.outcome !== 'reconciled') return result;
+    dispatched.push(...result.dispatched);
+    return { ...result, dispatched };
+  }
+  throw new EpicflowError(
+    'state',
+    `GitHub state: the records of epic #${d.epic.number} in ${deps.repo.fullName} kept changing while epicflow decided; comment \`/resume\` to try again`,
+  );
+}
+
+/**
+ * A decision that failed for a reason someone has to fix gets one comment on the
+ * epic, edited in place when it fails again (a redelivery adds nothing). A failure
+ * GitHub may get over by itself (5xx, rate limits) or a bug is only logged by the
+ * caller. When the comment cannot be written either (the App lacks Issues write),
+ * that is logged too, once: nothing retries it.
+ */
+async function reportFailure(deps: OrchestratorDeps, epic: number, e: unknown): Promise<void> {
+  if (!needsSomeone(e)) return;
+  try {
+    await deps.repo.ensureComment({
+      issueNumber: epic,
+      marker: ERROR_MARKER,
+      body: renderErrorComment({ problem: describeError(e), permission: lackingPermission(e) }),
+    });
+  } catch (failure) {
+    deps.log?.warn(
+      `epic #${epic}: cannot comment on the issue why epicflow stopped: ${describeError(failure)}`,
+    );
+  }
+}
+
+/** GitHub refused something, a project or record is missing or wrong: a person can fix it. */
+function needsSomeone(e: unknown): e is EpicflowError {
+  const tagged =
+    isEpicflowError(e, 'github') || isEpicflowError(e, 'config') || isEpicflowError(e, 'state');
+  return tagged && !isTransient(e);
+}
+
+/**
+ * The epic goes on: strike through the comment saying why it had stopped. Checked
+ * on what people do (commands, edits), not on every finished job, so the common
+ * decision costs no comment lookup; the comment asks for `/resume` anyway.
+ */
+async function clearProblem(deps: OrchestratorDeps, epic: number, trigger: Trigger): Promise<void> {
+  if (trigger.kind === 'workflow_run' || trigger.kind === 'label') return;
+  const resolved = renderResolvedError();
+  try {
+    const existing = await deps.repo.findComment(epic, ERROR_MARKER);
+    if (existing === null || existing.body.startsWith(resolved)) return;
+    await deps.repo.ensureComment({ issueNumber: epic, marker: ERROR_MARKER, body: resolved });
+  } catch (e) {
+    // The decision is applied; an outdated note is no reason to fail it.
+    deps.log?.warn(`epic #${epic}: cannot mark the stop comment resolved: ${describeError(e)}`);
+  }
+}
+
+/**
+ * An epicflow command on an issue or pull request that is not an epic: one answer
+ * per issue (a marked comment, so repeating the command adds nothing), to people who
+ * may steer only; `/help` is answered each time. Unknown commands may be meant for
+ * another bot: no answer.
+ */
+async function notAnEpic(
+  repo: GitHubRepo,
+  event: Extract<EpicEvent, { kind: 'comment' }>,
+  command: Command,
+  label: string,
+): Promise<HandleResult> {
+  if (command.kind === 'unknown') return ignored('not an epic');
+  const decision = decideSender({
+    senderType: event.sender.type,
+    login: event.sender.login,
+    botLogin: repo.botLogin,
+    permission: await repo.permissionOf(event.sender.login),
+  });
+  if (decision !== 'act') return ignored('not an epic');
+  const body = renderNotAnEpic({
+    isPullRequest: event.issue.isPullRequest,
+    label,
+    storyOf: event.issue.isPullRequest ? undefined : epicOfStoryIssue(event.issue.body),
+    help: command.kind === 'help',
+  });
+  const issueNumber = event.issue.number;
+  if (command.kind === 'help') await repo.reply(issueNumber, body);
+  else await repo.ensureComment({ issueNumber, marker: NOT_AN_EPIC_MARKER, body });
+  return { outcome: 'replied', reason: 'not an epic', dispatched: [] };
 }
 
 async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleResult | 'conflict'> {
@@ -292,6 +407,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     deps.log?.info(`epic #${epicNumber}: a story record changed meanwhile; deciding again`);
     return 'conflict';
   }
+  await clearProblem(deps, epicNumber, d.trigger);
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
 }
 
@@ -380,14 +496,15 @@ function triggerOf(
 
 const emptyPlan = { stories: [], waves: [], hashes: {} };
 
+/** Characters of a configuration problem quoted (a huge file must not make the comment too long). */
+const CONFIG_PROBLEM_MAX = 8_000;
+
 function configComment(e: EpicflowError | undefined): string {
   const text = e === undefined ? 'the configuration could not be read' : describeError(e);
   return [
     '**epicflow cannot start: its configuration is not valid.** Nothing was created. Fix the file on the default branch, then edit this issue or comment `/resume`.',
     '',
-    '```text',
-    text.replace(/```/g, "'''"),
-    '```',
+    echoBlock(text, CONFIG_PROBLEM_MAX),
   ].join('\n');
 }
 

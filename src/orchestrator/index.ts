@@ -9,7 +9,7 @@ export {
   type EpicState,
   type PlanLoad,
 } from './load.js';
-export { findRun, rememberRun, type RunRef } from './runs.js';
+export { findRun, type RunRef } from './runs.js';
 export { withEpicLock } from './lock.js';
 export {
   DEFAULT_STORY_WORKFLOW,

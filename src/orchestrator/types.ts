@@ -38,6 +38,8 @@ export type EpicEvent =
       readonly runId: number;
       /** `.github/workflows/<file>` of the run. */
       readonly workflowPath: string;
+      /** The run's evaluated `run-name` (`workflow_run.display_title`): names the story. */
+      readonly displayTitle: string;
       readonly conclusion: string;
     };
 

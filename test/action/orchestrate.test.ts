@@ -92,6 +92,7 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
       workflow_run: {
         id: runId,
         path: '.github/workflows/epicflow-story.yml',
+        display_title: `epicflow epic ${issue.number} story cart attempt 1`,
         conclusion: 'success',
       },
       sender: { login: 'epicflow[bot]', type: 'Bot' },

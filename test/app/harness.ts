@@ -7,6 +7,7 @@
  * workflow run completed.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Bottleneck from 'bottleneck';
@@ -27,6 +28,8 @@ import {
 export const OWNER = 'acme';
 export const REPO = 'shop';
 const SECRET = 'app-test-secret';
+/** The story workflow users copy: its `run-name` tells the App which story a run is. */
+const STORY_WORKFLOW = new URL('../../examples/workflows/epicflow-story.yml', import.meta.url);
 
 export interface AppWorld {
   readonly gh: GitHubDouble;
@@ -61,7 +64,7 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     name: REPO,
     files: {
       'README.md': '# shop\n',
-      '.github/workflows/epicflow-story.yml': 'on: workflow_dispatch\njobs: {}\n',
+      '.github/workflows/epicflow-story.yml': await readFile(STORY_WORKFLOW, 'utf8'),
       ...options.files,
     },
   });

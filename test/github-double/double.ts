@@ -324,12 +324,19 @@ export class Double {
     const [scheme, value = ''] = header.split(' ');
     if (scheme?.toLowerCase() === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
-      return this.state.tokens.get(decoded.slice(decoded.indexOf(':') + 1));
+      return this.tokenUser(decoded.slice(decoded.indexOf(':') + 1));
     }
     if (scheme?.toLowerCase() === 'bearer' || scheme?.toLowerCase() === 'token') {
-      return this.state.tokens.get(value);
+      return this.tokenUser(value);
     }
     return undefined;
+  }
+
+  /** A token's user; an expired installation token is as unknown as a wrong one ("Bad credentials"). */
+  private tokenUser(token: string): UserRec | undefined {
+    const expires = this.state.tokenExpiry.get(token);
+    if (expires !== undefined && expires <= Date.now()) return undefined;
+    return this.state.tokens.get(token);
   }
 
   /** Who is calling: a token's user, an app (JWT), anonymous, or an error answer. */
@@ -345,7 +352,7 @@ export class Double {
         ? { auth: 'app-jwt', actor: undefined }
         : new HttpError(401, problem);
     }
-    const actor = this.state.tokens.get(value);
+    const actor = this.tokenUser(value);
     return actor ? { auth: 'token', actor } : new HttpError(401, 'Bad credentials');
   }
 

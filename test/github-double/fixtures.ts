@@ -439,7 +439,7 @@ export class Fixtures {
       head_branch: run.headBranch,
       head_sha: run.headSha,
       path: run.workflowPath,
-      display_title: run.name,
+      display_title: run.displayTitle,
       run_number: run.id,
       run_attempt: 1,
       event: run.event,

@@ -102,7 +102,14 @@ export interface Seed {
   /** Per-repository permission, overriding the user's default. */
   permission(p: RepoRef & { login: string; permission: Permission }): void;
   /** The GitHub App; its JWTs are verified with `publicKey` (or the public half of `privateKey`). */
-  app(a: { id?: number; slug?: string; privateKey?: string; publicKey?: string }): {
+  app(a: {
+    id?: number;
+    slug?: string;
+    privateKey?: string;
+    publicKey?: string;
+    /** Lifetime of the installation tokens it mints (default one hour, as on GitHub). */
+    tokenLifetimeMs?: number;
+  }): {
     id: number;
     slug: string;
     botLogin: string;
@@ -153,6 +160,8 @@ export interface StateView {
   file(owner: string, repo: string, ref: string, path: string): Promise<string | undefined>;
   /** Path of the bare repository on disk. */
   repoDir(owner: string, repo: string): string;
+  /** Installation tokens minted so far, oldest first, with when they expire (ms since the epoch). */
+  installationTokens(): { token: string; expiresAt: number }[];
 }
 
 export async function startGitHubDouble(options: DoubleOptions = {}): Promise<GitHubDouble> {
@@ -238,7 +247,7 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       d.user(login);
       repoOf(owner, repo).permissions.set(login.toLowerCase(), permission);
     },
-    app: ({ id = 4242, slug = 'epicflow', privateKey, publicKey }) => {
+    app: ({ id = 4242, slug = 'epicflow', privateKey, publicKey, tokenLifetimeMs }) => {
       const botLogin = `${slug}[bot]`;
       const bot = d.state.users.get(botLogin.toLowerCase()) ?? d.addUser(botLogin, 'Bot', 'admin');
       const key =
@@ -246,7 +255,14 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
         (privateKey
           ? createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString()
           : undefined);
-      d.state.app = { id, slug, nodeId: `A_kwDO${id}`, publicKey: key, bot };
+      d.state.app = {
+        id,
+        slug,
+        nodeId: `A_kwDO${id}`,
+        publicKey: key,
+        bot,
+        ...(tokenLifetimeMs === undefined ? {} : { tokenLifetimeMs }),
+      };
       return { id, slug, botLogin };
     },
     issue: ({ owner, repo, title, body, labels, author }) => {
@@ -417,6 +433,8 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       return f?.content.toString('utf8');
     },
     repoDir: (owner, repo) => repoOf(owner, repo).dir,
+    installationTokens: () =>
+      [...d.state.tokenExpiry].map(([token, expiresAt]) => ({ token, expiresAt })),
   };
 
   return {

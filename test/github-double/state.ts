@@ -82,7 +82,10 @@ export interface RunRec {
   readonly nodeId: string;
   readonly workflowId: number;
   readonly workflowPath: string;
+  /** The workflow's name. */
   readonly name: string;
+  /** The evaluated `run-name` (the workflow's name without one): `display_title`. */
+  readonly displayTitle: string;
   readonly ref: string;
   readonly headBranch: string;
   readonly headSha: string;
@@ -177,6 +180,8 @@ export interface AppRec {
   /** PEM public key used to verify the app's JWTs; unset means "accept any well-formed JWT". */
   readonly publicKey: string | undefined;
   readonly bot: UserRec;
+  /** How long installation tokens live (GitHub: one hour); shorter to test refreshing. */
+  readonly tokenLifetimeMs?: number;
 }
 
 export interface InstallationRec {
@@ -187,6 +192,8 @@ export interface InstallationRec {
 export interface DoubleState {
   readonly users: Map<string, UserRec>;
   readonly tokens: Map<string, UserRec>;
+  /** When installation tokens expire (ms since the epoch); other tokens never do. */
+  readonly tokenExpiry: Map<string, number>;
   readonly repos: Map<string, RepoRec>;
   readonly projects: ProjectRec[];
   readonly installations: Map<string, InstallationRec>;
@@ -198,6 +205,7 @@ export function newState(): DoubleState {
   return {
     users: new Map(),
     tokens: new Map(),
+    tokenExpiry: new Map(),
     repos: new Map(),
     projects: [],
     installations: new Map(),

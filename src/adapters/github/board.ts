@@ -108,7 +108,21 @@ function fieldInfo(raw: RawField): FieldInfo | null {
 
 type CurrentValue = string | number;
 
+export interface OpenOptions {
+  /**
+   * Issues or pull requests (node ids) whose board items and cell values are read along
+   * with the board, in the same request: `ensureItems` and `updateMany` then need no read
+   * of their own for them.
+   */
+  readonly contents?: readonly string[];
+}
+
 export class ProjectBoard {
+  /** Content node id → its item on this board, or null when it has none (as last read). */
+  private readonly itemOf = new Map<string, string | null>();
+  /** Item id → field id → value, as read or written through this instance. */
+  private readonly cellsOf = new Map<string, Map<string, CurrentValue>>();
+
   private constructor(
     private readonly octokit: GitHubClient,
     readonly url: string,
@@ -116,24 +130,44 @@ export class ProjectBoard {
     private readonly fields: ReadonlyMap<string, FieldInfo>,
   ) {}
 
-  /** Resolves the configured board and ensures its five fields (created when missing). */
-  static async open(octokit: GitHubClient, url: string): Promise<ProjectBoard> {
+  /**
+   * Resolves the configured board and ensures its five fields (created when missing).
+   * An instance remembers the items and values it read or wrote, so it is meant for one
+   * decision: values changed meanwhile by others are seen by the next one.
+   */
+  static async open(
+    octokit: GitHubClient,
+    url: string,
+    options: OpenOptions = {},
+  ): Promise<ProjectBoard> {
     const ref = parseProjectUrl(url);
     const hint =
       ref.ownerType === 'user'
         ? ' (a user-owned board needs a token with the "project" scope; GitHub Apps cannot reach it)'
         : '';
-    const read = async (): Promise<{ id: string; fields: Map<string, FieldInfo> }> => {
+    const contents = [...new Set(options.contents ?? [])].slice(0, NODES_PER_QUERY);
+    const read = async (): Promise<{
+      id: string;
+      fields: Map<string, FieldInfo>;
+      nodes: readonly (RawContent | null)[];
+    }> => {
+      const withContents = contents.length > 0;
       const data = await attempt<
-        Record<string, { projectV2: { id: string; fields: { nodes: RawField[] } } | null } | null>
+        Record<
+          string,
+          { projectV2: { id: string; fields: { nodes: RawField[] } } | null } | null
+        > & {
+          nodes?: (RawContent | null)[];
+        }
       >(`read the project board ${url}${hint}`, PROJECT_PERMISSION, () =>
         octokit.graphql(
-          `query EpicflowBoard($login: String!, $number: Int!) {
+          `query EpicflowBoard($login: String!, $number: Int!${withContents ? ', $ids: [ID!]!' : ''}) {
               owner: ${ref.ownerType}(login: $login) {
                 projectV2(number: $number) { id fields(first: 100) { nodes { ${FIELD_SELECTION} } } }
               }
+              ${withContents ? CONTENT_ITEMS : ''}
             }`,
-          { login: ref.owner, number: ref.number },
+          { login: ref.owner, number: ref.number, ...(withContents ? { ids: contents } : {}) },
         ),
       );
       const project = data['owner']?.projectV2;
@@ -145,7 +179,7 @@ export class ProjectBoard {
         const f = fieldInfo(raw);
         if (f) fields.set(f.name.toLowerCase(), f);
       }
-      return { id: project.id, fields };
+      return { id: project.id, fields, nodes: data.nodes ?? [] };
     };
 
     const first = await read();
@@ -155,7 +189,20 @@ export class ProjectBoard {
     }
     const board = missing.length > 0 ? await read() : first;
     checkFields(url, board.fields);
-    return new ProjectBoard(octokit, url, board.id, board.fields);
+    const opened = new ProjectBoard(octokit, url, board.id, board.fields);
+    opened.remember(contents, board.nodes);
+    return opened;
+  }
+
+  /** Notes which of `contents` have an item on this board, and the items' values. */
+  private remember(contents: readonly string[], nodes: readonly (RawContent | null)[]): void {
+    for (const id of contents) this.itemOf.set(id, null);
+    for (const node of nodes) {
+      const item = node?.projectItems?.nodes.find((i) => i.project.id === this.projectId);
+      if (!node || !item) continue;
+      this.itemOf.set(node.id, item.id);
+      this.cellsOf.set(item.id, valuesOf(item.fieldValues?.nodes ?? []));
+    }
   }
 
   private field(name: string): FieldInfo {
@@ -173,36 +220,30 @@ export class ProjectBoard {
   }
 
   /**
-   * Items of several issues at once: one query finds those already on the board
-   * (sub-issues inherit their parent's board), one batched mutation adds the rest.
+   * Items of several issues at once: those not read yet are looked up in one query
+   * (sub-issues inherit their parent's board) with their values, and one batched
+   * mutation adds the ones missing (adding an item that exists returns it).
    */
   async ensureItems(contentNodeIds: readonly string[]): Promise<Map<string, string>> {
     const items = new Map<string, string>();
     if (contentNodeIds.length === 0) return items;
-    const found = await attempt<{
-      nodes: ({
-        id: string;
-        projectItems?: { nodes: { id: string; project: { id: string } }[] };
-      } | null)[];
-    }>(
-      `read the board items of ${contentNodeIds.length} issue(s) on ${this.url}`,
-      PROJECT_PERMISSION,
-      () =>
-        this.octokit.graphql(
-          `query EpicflowItemsOnBoard($ids: [ID!]!) {
-            nodes(ids: $ids) {
-              ... on Issue { id projectItems(first: 50) { nodes { id project { id } } } }
-              ... on PullRequest { id projectItems(first: 50) { nodes { id project { id } } } }
-            }
-          }`,
-          { ids: [...contentNodeIds] },
-        ),
-    );
-    for (const node of found.nodes) {
-      const item = node?.projectItems?.nodes.find((i) => i.project.id === this.projectId);
-      if (node && item) items.set(node.id, item.id);
+    const unread = [...new Set(contentNodeIds.filter((id) => !this.itemOf.has(id)))];
+    for (const chunk of chunks(unread, NODES_PER_QUERY)) {
+      const found = await attempt<{ nodes: (RawContent | null)[] }>(
+        `read the board items of ${chunk.length} issue(s) on ${this.url}`,
+        PROJECT_PERMISSION,
+        () =>
+          this.octokit.graphql(`query EpicflowItemsOnBoard($ids: [ID!]!) {\n${CONTENT_ITEMS}\n}`, {
+            ids: chunk,
+          }),
+      );
+      this.remember(chunk, found.nodes);
     }
-    const missing = contentNodeIds.filter((id) => !items.has(id));
+    for (const id of contentNodeIds) {
+      const item = this.itemOf.get(id);
+      if (item) items.set(id, item);
+    }
+    const missing = [...new Set(contentNodeIds.filter((id) => !items.has(id)))];
     for (const chunk of chunks(missing, MUTATIONS_PER_DOCUMENT)) {
       const vars: Record<string, unknown> = { project: this.projectId };
       const decls = ['$project: ID!'];
@@ -222,7 +263,11 @@ export class ProjectBoard {
       );
       chunk.forEach((contentId, i) => {
         const id = added[`a${i}`]?.item.id;
-        if (id) items.set(contentId, id);
+        if (!id) return;
+        items.set(contentId, id);
+        this.itemOf.set(contentId, id);
+        // A new item's cells are taken as empty: at worst a value is written again.
+        if (!this.cellsOf.has(id)) this.cellsOf.set(id, new Map());
       });
     }
     return items;
@@ -234,8 +279,9 @@ export class ProjectBoard {
   }
 
   /**
-   * Reads the current values of all the items in one query and writes only the ones
-   * that differ, as aliased mutations in one document. Returns how many were written.
+   * Writes only the values that differ from the items' current ones (read in one query
+   * unless already known), as aliased mutations in one document. Returns how many were
+   * written.
    */
   async updateMany(
     updates: readonly { readonly itemId: string; readonly values: BoardValues }[],
@@ -252,8 +298,12 @@ export class ProjectBoard {
       }
     }
     if (wanted.length === 0) return 0;
-    const current = await this.currentValues([...new Set(updates.map((u) => u.itemId))]);
-    const changes = wanted.filter((w) => current.get(w.itemId)?.get(w.fieldId) !== w.current);
+    const unknown = [...new Set(updates.map((u) => u.itemId))].filter(
+      (id) => !this.cellsOf.has(id),
+    );
+    for (const [itemId, values] of await this.currentValues(unknown))
+      this.cellsOf.set(itemId, values);
+    const changes = wanted.filter((w) => this.cellsOf.get(w.itemId)?.get(w.fieldId) !== w.current);
     for (const chunk of chunks(changes, MUTATIONS_PER_DOCUMENT)) {
       const vars: Record<string, unknown> = { project: this.projectId };
       const decls = ['$project: ID!'];
@@ -276,6 +326,11 @@ export class ProjectBoard {
             vars,
           ),
       );
+      for (const c of chunk) {
+        const cells = this.cellsOf.get(c.itemId) ?? new Map<string, CurrentValue>();
+        cells.set(c.fieldId, c.current);
+        this.cellsOf.set(c.itemId, cells);
+      }
     }
     return changes.length;
   }
@@ -320,13 +375,7 @@ export class ProjectBoard {
               nodes(ids: $ids) {
                 ... on ProjectV2Item {
                   id
-                  fieldValues(first: 50) {
-                    nodes {
-                      ... on ProjectV2ItemFieldSingleSelectValue { optionId field { ... on ProjectV2FieldCommon { id } } }
-                      ... on ProjectV2ItemFieldNumberValue { number field { ... on ProjectV2FieldCommon { id } } }
-                      ... on ProjectV2ItemFieldTextValue { text field { ... on ProjectV2FieldCommon { id } } }
-                    }
-                  }
+                  ${VALUE_SELECTION}
                 }
               }
             }`,
@@ -334,14 +383,7 @@ export class ProjectBoard {
         ),
       );
       for (const node of data.nodes) {
-        if (!node?.fieldValues) continue;
-        const values = new Map<string, CurrentValue>();
-        for (const v of node.fieldValues.nodes) {
-          const fieldId = v.field?.id;
-          const value = v.optionId ?? v.number ?? v.text;
-          if (fieldId && value !== undefined && value !== null) values.set(fieldId, value);
-        }
-        out.set(node.id, values);
+        if (node?.fieldValues) out.set(node.id, valuesOf(node.fieldValues.nodes));
       }
     }
     return out;
@@ -353,6 +395,43 @@ interface RawValue {
   number?: number | null;
   text?: string | null;
   field?: { id?: string };
+}
+
+/** An issue or pull request with its board items (on any board) and their values. */
+interface RawContent {
+  id: string;
+  projectItems?: {
+    nodes: { id: string; project: { id: string }; fieldValues?: { nodes: RawValue[] } }[];
+  };
+}
+
+/** Node ids per `nodes(ids:)` query (GitHub's limit). */
+const NODES_PER_QUERY = 100;
+
+const VALUE_SELECTION = `fieldValues(first: 50) {
+  nodes {
+    ... on ProjectV2ItemFieldSingleSelectValue { optionId field { ... on ProjectV2FieldCommon { id } } }
+    ... on ProjectV2ItemFieldNumberValue { number field { ... on ProjectV2FieldCommon { id } } }
+    ... on ProjectV2ItemFieldTextValue { text field { ... on ProjectV2FieldCommon { id } } }
+  }
+}`;
+
+const ITEMS_SELECTION = `projectItems(first: 50) { nodes { id project { id } ${VALUE_SELECTION} } }`;
+
+/** The board items of `$ids` with their values, as a query selection. */
+const CONTENT_ITEMS = `nodes(ids: $ids) {
+  ... on Issue { id ${ITEMS_SELECTION} }
+  ... on PullRequest { id ${ITEMS_SELECTION} }
+}`;
+
+function valuesOf(raw: readonly RawValue[]): Map<string, CurrentValue> {
+  const values = new Map<string, CurrentValue>();
+  for (const v of raw) {
+    const fieldId = v.field?.id;
+    const value = v.optionId ?? v.number ?? v.text;
+    if (fieldId && value !== undefined && value !== null) values.set(fieldId, value);
+  }
+  return values;
 }
 
 function chunks<T>(list: readonly T[], size: number): T[][] {

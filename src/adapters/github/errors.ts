@@ -56,6 +56,19 @@ function looksForbidden(e: unknown): boolean {
   return types.some((t) => t === 'FORBIDDEN' || t === 'NOT_FOUND' || t === 'INSUFFICIENT_SCOPES');
 }
 
+/** A GitHub call that failed, with the App permission it probably lacked (when forbidden). */
+export class GitHubCallError extends EpicflowError {
+  readonly permission: AppPermission | undefined;
+
+  constructor(
+    message: string,
+    options: { details: readonly string[]; cause: unknown; permission?: AppPermission },
+  ) {
+    super('github', message, { details: options.details, cause: options.cause });
+    this.permission = options.permission;
+  }
+}
+
 /**
  * Wraps any failure of a GitHub call. `action` completes "cannot …", e.g.
  * "create the status comment on acme/shop#12".
@@ -65,17 +78,57 @@ export function githubError(action: string, e: unknown, permission?: AppPermissi
   const status = statusOf(e);
   const answer = status === undefined ? githubMessage(e) : `HTTP ${status}: ${githubMessage(e)}`;
   const details: string[] = [];
-  if (permission && looksForbidden(e)) {
+  const lacking = permission !== undefined && looksForbidden(e) && !isTransient(e);
+  if (lacking) {
     details.push(
       `the token probably lacks the GitHub App permission "${permission}" ` +
         '(or the App is not installed for this repository or organization)',
     );
   }
-  return new EpicflowError('github', `GitHub: cannot ${action} (${answer})`, {
+  // A 404 may be a hidden resource or a missing one: only a refusal names the permission.
+  return new GitHubCallError(`GitHub: cannot ${action} (${answer})`, {
     details,
     cause: e,
+    ...(lacking && looksRefused(e) ? { permission } : {}),
   });
 }
+
+/** GitHub said no (403, FORBIDDEN), rather than "no such thing" (404, NOT_FOUND). */
+function looksRefused(e: unknown): boolean {
+  if (statusOf(e) === 403) return true;
+  return graphqlErrorTypes(e).some((t) => t === 'FORBIDDEN' || t === 'INSUFFICIENT_SCOPES');
+}
+
+/** The App permission a failed call lacked, when GitHub refused it as forbidden. */
+export function lackingPermission(e: unknown): AppPermission | undefined {
+  if (e instanceof GitHubCallError) return e.permission;
+  return e instanceof EpicflowError ? lackingPermission(e.cause) : undefined;
+}
+
+/**
+ * Whether the same request may well succeed later without anyone doing anything:
+ * GitHub's 5xx, rate limits, a dropped connection, a GraphQL error of no known
+ * kind. A failure epicflow itself found in an answer (a missing project, a
+ * corrupt record) and a refusal (403, 404, 422) are not: someone has to act.
+ */
+export function isTransient(e: unknown): boolean {
+  if (e instanceof EpicflowError) return e.cause === undefined ? false : isTransient(e.cause);
+  const status = statusOf(e);
+  if (status !== undefined) {
+    if (status >= 500 || status === 429) return true;
+    return status === 403 && /rate limit/i.test(githubMessage(e));
+  }
+  const types = graphqlErrorTypes(e);
+  if (types.some((t) => t === 'RATE_LIMITED' || t === 'RATE_LIMIT')) return true;
+  return !types.some((t) => REFUSALS.has(t));
+}
+
+const REFUSALS: ReadonlySet<string> = new Set([
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'INSUFFICIENT_SCOPES',
+  'UNPROCESSABLE',
+]);
 
 /** Runs one GitHub call, wrapping its failure. */
 export async function attempt<T>(

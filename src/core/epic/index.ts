@@ -23,6 +23,8 @@ export {
 } from './markers.js';
 export type { Action, ReconcileInput, SubIssueRef, Trigger } from './types.js';
 export { reconcile } from './reconcile.js';
+export type { RunRef } from './run-title.js';
+export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
 export { fenceBlock, neutralizeMentions, quoteForPrompt, sanitizeIssueText } from './sanitize.js';
 export type { Permission, SenderDecision, SenderInput } from './sender.js';
 export { decideSender, isBot } from './sender.js';

@@ -107,7 +107,12 @@ export async function runCompleted(
   await w.gh.idle();
   return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', {
     action: 'completed',
-    workflow_run: { id: runId, path: '.github/workflows/epicflow-story.yml', conclusion },
+    workflow_run: {
+      id: runId,
+      path: '.github/workflows/epicflow-story.yml',
+      display_title: w.gh.state.runs(OWNER, REPO).find((r) => r.id === runId)?.displayTitle,
+      conclusion,
+    },
     sender: { login: 'epicflow[bot]', type: 'Bot' },
     repository,
   });

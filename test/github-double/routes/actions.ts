@@ -12,6 +12,7 @@ import {
   type RouteTable,
 } from '../context.js';
 import type { Double } from '../double.js';
+import { runNaming } from '../run-name.js';
 import { nextId, now, type RepoRec, type RunRec } from '../state.js';
 
 function repoOf(ctx: RestContext): RepoRec {
@@ -89,6 +90,9 @@ export const actionRoutes: RouteTable = {
     const sha = await ctx.double.git.resolveRef(repo.dir, `refs/heads/${ref}`);
     if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const inputs = (ctx.body['inputs'] as Record<string, unknown> | undefined) ?? {};
+    // The run is named from the workflow file at the dispatched commit, as on GitHub.
+    const file = await ctx.double.git.readFile(repo.dir, sha, wf.path);
+    const naming = runNaming(file?.content.toString('utf8'), wf.path, inputs);
     const id = nextId(ctx.double.state);
     const t = now();
     const run: RunRec = {
@@ -97,7 +101,8 @@ export const actionRoutes: RouteTable = {
       nodeId: `WFR_kwLO${id}`,
       workflowId: wf.id,
       workflowPath: wf.path,
-      name: wf.path.split('/').pop() ?? wf.path,
+      name: naming.name,
+      displayTitle: naming.displayTitle,
       ref,
       headBranch: ref,
       headSha: sha,

@@ -80,7 +80,10 @@ export const repoRoutes: RouteTable = {
     if (!inst) throw new HttpError(404, 'Not Found');
     const token = `ghs_${randomBytes(18).toString('hex')}`;
     ctx.double.state.tokens.set(token, app.bot);
-    const expires = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const expiresAt = Date.now() + (app.tokenLifetimeMs ?? 3600_000);
+    ctx.double.state.tokenExpiry.set(token, expiresAt);
+    // GitHub's form (whole seconds) never says later than the token really expires.
+    const expires = new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
     return {
       status: 201,
       body: {

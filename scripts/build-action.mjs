@@ -1,14 +1,24 @@
 // Bundles the Action (src/action/main.ts) into one ESM file for `runs.main`.
 // The runner does not install dependencies, so everything is inlined; CJS
 // dependencies that `require` Node built-ins get a real `require` from the
-// banner. Usage: node scripts/build-action.mjs [outdir]   (default: dist)
+// banner. Usage: node scripts/build-action.mjs [outdir] [--module]   (default: dist)
+//
+// --module bundles src/action/run.ts instead, into <outdir>/run.js: the same
+// code as index.js, exporting `run()` without calling it, for tools that
+// import an action and call its `run()` themselves (@github/local-action).
 import { build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = resolve(process.argv[2] ?? join(root, 'dist'));
+const { values: flags, positionals } = parseArgs({
+  options: { module: { type: 'boolean', default: false } },
+  allowPositionals: true,
+});
+const outdir = resolve(positionals[0] ?? join(root, 'dist'));
+const [entry, outName] = flags.module ? ['run.ts', 'run.js'] : ['main.ts', 'index.js'];
 await mkdir(outdir, { recursive: true });
 
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
@@ -34,8 +44,8 @@ const inlinePackageJson = {
 
 const result = await build({
   plugins: [inlinePackageJson],
-  entryPoints: [join(root, 'src/action/main.ts')],
-  outfile: join(outdir, 'index.js'),
+  entryPoints: [join(root, 'src/action', entry)],
+  outfile: join(outdir, outName),
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -56,4 +66,4 @@ const result = await build({
 // The bundle is ESM whatever the package.json next to it says.
 await writeFile(join(outdir, 'package.json'), '{ "type": "module" }\n');
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-console.log(`built ${join(outdir, 'index.js')} (${Math.round(bytes / 1024)} KiB)`);
+console.log(`built ${join(outdir, outName)} (${Math.round(bytes / 1024)} KiB)`);

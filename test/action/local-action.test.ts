@@ -1,126 +1,189 @@
 /**
- * The action's source run through `@github/local-action` (GitHub's local
- * runner for JavaScript actions): it reads `action.yml`, takes inputs from a
- * dotenv file, swaps `@actions/core` for its own stub and calls the exported
- * `run()` of the logic entry (`src/action/run.ts`; `main.ts` only calls it).
+ * The action run by `@github/local-action` (GitHub's local runner for
+ * JavaScript actions). local-action reads `action.yml` from the action folder,
+ * loads a dotenv file into the environment, imports the entrypoint and calls
+ * its exported `run()`.
+ *
+ * The BUNDLE: `scripts/build-action.mjs --module` builds `run.js`, the same
+ * bundle as `dist/index.js` but exporting `run()` instead of calling it,
+ * into a released-action layout (`action.yml`, `dist/`). local-action's
+ * `@actions/core` stub cannot reach the copy inlined in the bundle, so the
+ * bundle reads its inputs from the `INPUT_*` variables local-action loads and
+ * writes the files a runner reads back (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`),
+ * and a failed step makes local-action exit non-zero, as on a runner.
+ *
+ * The SOURCE (`src/action/run.ts`, through local-action's stubs) is the
+ * developer's debugging loop; one check keeps it working.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import {
   OWNER,
   REPO,
   checkout,
   dispatchOf,
+  jobResult,
   planBody,
+  prepareJob,
   startEpic,
   startWorld,
   storyInputs,
   type ActionWorld,
+  type JobRun,
+  type JobSpec,
 } from './support/world.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LOCAL_ACTION = join(ROOT, 'node_modules/@github/local-action/bin/local-action.js');
 
-interface LocalRun {
-  readonly output: string;
-  readonly summary: string;
-}
-
-/** `local-action run <repo root> src/action/run.ts <dotenv>` with these variables in the dotenv file. */
-async function localAction(dir: string, vars: Record<string, string>): Promise<LocalRun> {
-  const summary = join(dir, 'summary.md');
-  await writeFile(summary, '');
-  const dotenv = join(dir, '.env');
-  const all = { ...vars, GITHUB_STEP_SUMMARY: summary };
+/**
+ * `local-action run <action folder> <entrypoint> <dotenv>`. It runs from the
+ * repository root: it starts itself with `npm exec tsx` and finds the
+ * `@actions/*` packages to stub with `npm ls`, both from the working folder.
+ * Only what a shell needs is in its environment; everything the runner would
+ * set comes from the dotenv file.
+ */
+async function localAction(
+  actionDir: string,
+  entrypoint: string,
+  dotenv: string,
+  vars: Readonly<Record<string, string>>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   await writeFile(
     dotenv,
-    Object.entries(all)
+    Object.entries(vars)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
       .join('\n'),
   );
-  // local-action exits 0 even when the action fails: the failure shows in its output and summary.
-  const output = await new Promise<string>((done) => {
+  return new Promise((done) => {
     execFile(
       process.execPath,
-      [LOCAL_ACTION, 'run', ROOT, 'src/action/run.ts', dotenv],
+      [LOCAL_ACTION, 'run', actionDir, entrypoint, dotenv],
       {
         cwd: ROOT,
         env: {
           PATH: process.env['PATH'] ?? '',
           HOME: process.env['HOME'] ?? tmpdir(),
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_TERMINAL_PROMPT: '0',
           NO_COLOR: '1',
         },
         maxBuffer: 16 * 1024 * 1024,
       },
-      (_error, stdout, stderr) => done(stdout + stderr),
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        done({ code, stdout, stderr });
+      },
     );
   });
-  return { output, summary: await readFile(summary, 'utf8') };
+}
+
+/** What the action printed: local-action's "Running Action" section, without its own banners and tables. */
+function actionLog(stdout: string): string {
+  const start = stdout.indexOf('Running Action');
+  const end = stdout.indexOf('Action Outputs', start);
+  expect(start).toBeGreaterThan(-1);
+  return stdout.slice(start, end === -1 ? undefined : end);
+}
+
+/** The bundled action through local-action: a runner's step, seen as the runner sees it. */
+async function runBundled(job: JobSpec): Promise<JobRun> {
+  const prepared = await prepareJob(w, job);
+  // PATH and HOME stay local-action's own (it runs npm); the rest is the runner's.
+  const { PATH: _path, HOME: _home, ...vars } = prepared.env;
+  const run = await localAction(actionDir, 'dist/run.js', join(scratch, `${job.name}.env`), vars);
+  return jobResult(prepared, run);
 }
 
 let w: ActionWorld;
 let scratch: string;
+/** A released action's layout: `action.yml` at the top, the bundle in `dist/`. */
+let actionDir: string;
+
 beforeAll(async () => {
-  w = await startWorld();
   scratch = await mkdtemp(join(tmpdir(), 'epicflow-local-action-'));
-});
+  actionDir = join(scratch, 'action');
+  await mkdir(actionDir);
+  await copyFile(join(ROOT, 'action.yml'), join(actionDir, 'action.yml'));
+  // local-action looks for a package.json from the action folder up to pick the package manager.
+  await writeFile(
+    join(actionDir, 'package.json'),
+    '{ "name": "epicflow-action", "private": true, "type": "module" }\n',
+  );
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'scripts/build-action.mjs'), join(actionDir, 'dist'), '--module'],
+    { cwd: ROOT },
+  );
+  w = await startWorld();
+}, 120_000);
+afterEach(() => w.gh.assertNoViolations());
 afterAll(async () => {
   await w.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe('the action run by @github/local-action', () => {
-  it('refuses missing inputs with a summary naming each one', async () => {
-    const run = await localAction(scratch, {
-      INPUT_MODE: 'story',
-      'INPUT_GITHUB-TOKEN': 'ghs_local0000000000000000',
+describe('the bundled action run by @github/local-action', () => {
+  it('refuses missing inputs: failed step, summary naming each input, no stack trace', async () => {
+    const job = await runBundled({
+      name: 'bad-input',
+      workspace: w.dir,
+      inputs: { mode: 'story', 'github-token': w.bot.token },
     });
-    expect(run.output).toContain('::error::invalid inputs of the epicflow action');
-    expect(run.summary).toContain('epicflow: the action could not run');
+    // On a mismatch jest prints the whole run: its log, outputs and summary.
+    expect(job).toMatchObject({ code: 1 });
+    expect(job.stdout).toContain('::error::invalid inputs of the epicflow action');
+    expect(job.summary).toContain('epicflow: the action could not run');
     for (const input of ['epic', 'story', 'attempt']) {
-      expect(run.summary).toContain(`input "${input}" is required in story mode`);
+      expect(job.summary).toContain(`input "${input}" is required in story mode`);
     }
-    expect(run.output).not.toMatch(/\n\s+at .+:\d+:\d+/);
-  }, 90_000);
+    // A user error, not a crash. (local-action itself prints the failed child's stack after.)
+    expect(actionLog(job.stdout)).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    // The token is masked before anything else is printed.
+    expect(job.stdout).toContain(`::add-mask::${w.bot.token}`);
+  }, 120_000);
 
-  it('runs one story against GitHub: merged on the epic branch and recorded', async () => {
+  it('runs one story job: merged on the epic branch over HTTP git, recorded, outputs and summary written', async () => {
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-    const workspace = await checkout(w, 'cart');
-    const inputs = storyInputs(w, epic, 'cart');
-    const jobDir = await mkdtemp(join(scratch, 'job-'));
-    const run = await localAction(jobDir, {
-      ...Object.fromEntries(
-        Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v]),
-      ),
-      GITHUB_ACTIONS: 'true',
-      GITHUB_REPOSITORY: `${OWNER}/${REPO}`,
-      GITHUB_SERVER_URL: w.gh.url,
-      GITHUB_API_URL: w.gh.url,
-      GITHUB_WORKSPACE: workspace,
-      RUNNER_TEMP: jobDir,
-      GITHUB_RUN_ID: String(dispatchOf(w, epic, 'cart').runId),
-      GITHUB_EVENT_NAME: 'workflow_dispatch',
-      EPICFLOW_GITHUB_THROTTLE: 'off',
-      GIT_AUTHOR_NAME: 'Runner',
-      GIT_AUTHOR_EMAIL: 'runner@example.com',
-      GIT_COMMITTER_NAME: 'Runner',
-      GIT_COMMITTER_EMAIL: 'runner@example.com',
+    const job = await runBundled({
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
     });
-    expect(run.output).toContain('cart: merged into epic/');
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    expect(job).toMatchObject({
+      code: 0,
+      outputs: { status: 'done', 'merge-sha': head, executor: 'scripted', tokens: '1500' },
+    });
+    expect(job.stdout).toContain('cart: merged into epic/');
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toContain(
       'export const story',
     );
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
-    expect(run.summary).toContain('| status | done |');
-    w.gh.assertNoViolations();
+    expect(job.summary).toContain('epicflow: story `cart` of epic #');
+    expect(job.summary).toContain('| status | done |');
+  }, 180_000);
+});
+
+describe('the source run by @github/local-action (the debugging loop)', () => {
+  it('refuses missing inputs through local-action’s @actions/core stub', async () => {
+    const summary = join(scratch, 'source-summary.md');
+    await writeFile(summary, '');
+    const run = await localAction(ROOT, 'src/action/run.ts', join(scratch, 'source.env'), {
+      INPUT_MODE: 'story',
+      'INPUT_GITHUB-TOKEN': 'ghs_local0000000000000000',
+      GITHUB_STEP_SUMMARY: summary,
+    });
+    // The stub reports the failure; it does not set the exit code as a runner would.
+    expect(run.stdout).toContain('::error::invalid inputs of the epicflow action');
+    const text = await readFile(summary, 'utf8');
+    expect(text).toContain('epicflow: the action could not run');
+    expect(text).toContain('input "epic" is required in story mode');
   }, 120_000);
 });

@@ -114,7 +114,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
       'README.md': '# shop\n',
       'check.mjs': CHECK_SCRIPT,
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
-      '.github/workflows/epicflow-story.yml': 'on: workflow_dispatch\njobs: {}\n',
+      // The template users copy: its `run-name` tells the orchestrator which story a run is.
+      '.github/workflows/epicflow-story.yml': await readFile(
+        join(here, '../../../examples/workflows/epicflow-story.yml'),
+        'utf8',
+      ),
     },
   });
   gh.seed.label({ owner: OWNER, repo: REPO, name: 'epic' });
@@ -263,22 +267,26 @@ function parseOutputs(text: string): Record<string, string> {
   return out;
 }
 
-/** Runs the bundle as the runner would run `uses: ./` with these inputs. */
-export async function runJob(
-  w: ActionWorld,
-  bundle: string,
-  job: {
-    readonly name: string;
-    readonly workspace: string;
-    readonly inputs: Readonly<Record<string, string>>;
-    readonly runId?: number;
-    readonly env?: Readonly<Record<string, string>>;
-    /** GitHub's write pacing, as in production (slow: a second per write). */
-    readonly throttle?: boolean;
-    /** Called with the job's process once started (to kill it, as a cancelled runner would). */
-    readonly onSpawn?: (child: ChildProcess) => void;
-  },
-): Promise<JobRun> {
+/** A step of a job: what the runner is told about it. */
+export interface JobSpec {
+  readonly name: string;
+  readonly workspace: string;
+  readonly inputs: Readonly<Record<string, string>>;
+  readonly runId?: number;
+  readonly env?: Readonly<Record<string, string>>;
+  /** GitHub's write pacing, as in production (slow: a second per write). */
+  readonly throttle?: boolean;
+}
+
+/** The environment a runner gives the step, and the files it reads back after it. */
+export interface PreparedJob {
+  readonly env: Readonly<Record<string, string>>;
+  readonly outputFile: string;
+  readonly summaryFile: string;
+}
+
+/** Lays out the job's folder (`RUNNER_TEMP`, empty `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`) and its environment. */
+export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<PreparedJob> {
   const jobDir = join(w.dir, 'jobs', job.name);
   await mkdir(join(jobDir, 'temp'), { recursive: true });
   const outputFile = join(jobDir, 'output');
@@ -306,9 +314,38 @@ export async function runJob(
   };
   for (const [name, value] of Object.entries(job.inputs))
     env[`INPUT_${name.toUpperCase()}`] = value;
-  const child = spawn(process.execPath, [bundle], {
+  return { env, outputFile, summaryFile };
+}
+
+/** The step's result as the runner sees it: exit code, log, outputs and summary. */
+export async function jobResult(
+  prepared: PreparedJob,
+  run: { readonly code: number | null; readonly stdout: string; readonly stderr: string },
+): Promise<JobRun> {
+  return {
+    ...run,
+    outputs: parseOutputs(await readFile(prepared.outputFile, 'utf8')),
+    summary: await readFile(prepared.summaryFile, 'utf8'),
+  };
+}
+
+/** Runs the bundle as the runner would run `uses: ./` with these inputs. */
+export async function runJob(
+  w: ActionWorld,
+  bundle: string,
+  job: JobSpec & {
+    /** Called with the job's process once started (to kill it, as a cancelled runner would). */
+    readonly onSpawn?: (child: ChildProcess) => void;
+    /** The Node binary the runner starts the bundle with (default: the one running the tests). */
+    readonly node?: string;
+    /** Node options before the bundle's path (e.g. `--import` a probe); not inherited by children. */
+    readonly nodeArgs?: readonly string[];
+  },
+): Promise<JobRun> {
+  const prepared = await prepareJob(w, job);
+  const child = spawn(job.node ?? process.execPath, [...(job.nodeArgs ?? []), bundle], {
     cwd: job.workspace,
-    env,
+    env: prepared.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   job.onSpawn?.(child);
@@ -317,13 +354,7 @@ export async function runJob(
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
-  return {
-    code,
-    stdout,
-    stderr,
-    outputs: parseOutputs(await readFile(outputFile, 'utf8')),
-    summary: await readFile(summaryFile, 'utf8'),
-  };
+  return jobResult(prepared, { code, stdout, stderr });
 }
 
 export function storyInputs(

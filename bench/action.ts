@@ -5,8 +5,10 @@
  * Wall time is split into what the records time (coder turns, gates, git
  * merge and publish) and the rest of each job (process start, reading config,
  * plan and records from GitHub, fetching, reconciling); the checkout the
- * runner does before the job is timed apart. Requests per story come from the
- * double's own counters, around the jobs only. Printing only.
+ * runner does before the job is timed apart. Each job gets the dispatch
+ * payload a runner writes (`GITHUB_EVENT_PATH`). Requests per story come from
+ * the double's own counters, around the jobs only, in total and by operation.
+ * Printing only.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import {
   startWorld,
   storyInputs,
 } from '../test/action/support/world.js';
+import { dispatchEvent } from '../test/action/support/dispatch-event.js';
 
 /** Six stories in three waves (two each). */
 const SIX = [
@@ -83,6 +86,16 @@ export async function run(): Promise<void> {
     let checkoutMs = 0;
     let jobsMs = 0;
     const api = { before: 0, during: 0 };
+    // Requests of the story jobs by operation (REST operationId, GraphQL operation name).
+    const byOperation = new Map<string, number>();
+    const operations = (): Map<string, number> =>
+      new Map([
+        ...Object.entries(w.gh.stats.rest),
+        ...Object.entries(w.gh.stats.graphql).map(([op, n]): [string, number] => [
+          `graphql ${op}`,
+          n,
+        ]),
+      ]);
     const gitReq = { during: 0 };
     const done = new Set<number>();
     const phases = new Map<string, number>();
@@ -98,6 +111,7 @@ export async function run(): Promise<void> {
       checkoutMs += performance.now() - c0;
       api.before = w.gh.stats.requests - w.gh.stats.gitRequests;
       const g0 = w.gh.stats.gitRequests;
+      const ops0 = operations();
       const j0 = performance.now();
       const marks = new Map<string, number>();
       const job = await runJob(w, bundle, {
@@ -105,6 +119,7 @@ export async function run(): Promise<void> {
         workspace,
         inputs: storyInputs(w, epic, story),
         runId: next.runId,
+        env: { GITHUB_EVENT_PATH: await dispatchEvent(w, story, next.inputs) },
         onSpawn: (child) => markPhases(child, j0, marks),
       });
       const jobMs = performance.now() - j0;
@@ -112,6 +127,10 @@ export async function run(): Promise<void> {
       addPhases(phases, marks, jobMs);
       api.during += w.gh.stats.requests - w.gh.stats.gitRequests - api.before;
       gitReq.during += w.gh.stats.gitRequests - g0;
+      for (const [op, count] of operations()) {
+        const d = count - (ops0.get(op) ?? 0);
+        if (d > 0) byOperation.set(op, (byOperation.get(op) ?? 0) + d);
+      }
       if (job.code !== 0) throw new Error(`story ${story} failed:\n${job.stdout}`);
     }
     const wall = performance.now() - t0;
@@ -151,6 +170,10 @@ export async function run(): Promise<void> {
     console.log('| --- | --- | --- |');
     console.log(`| REST + GraphQL | ${api.during} | ${(api.during / n).toFixed(1)} |`);
     console.log(`| git over HTTP | ${gitReq.during} | ${(gitReq.during / n).toFixed(1)} |`);
+    console.log('\n| requests of story jobs, by operation | per story |');
+    console.log('| --- | --- |');
+    for (const [op, count] of [...byOperation].sort((a, b) => b[1] - a[1]))
+      console.log(`| \`${op}\` | ${(count / n).toFixed(1)} |`);
     const top = Object.entries(w.gh.stats.rest)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 5)

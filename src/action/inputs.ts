@@ -3,6 +3,8 @@
  * passes every input as `INPUT_<NAME>` (hyphens kept) and an unset input as an
  * empty string, so empty means absent here. Ids are checked against the same
  * pattern the dispatcher enforces: nothing but ids ever travels through inputs.
+ * GitHub access is given one way: a token, or the App's id and private key
+ * (the action then mints installation tokens itself, fresh for long stories).
  */
 import { z } from 'zod';
 import { EpicflowError } from '../core/errors.js';
@@ -12,7 +14,19 @@ const ID = /^[A-Za-z0-9._-]{1,100}$/;
 const id = (what: string) =>
   z.string().regex(ID, `${what} must be an id: 1 to 100 letters, digits, ".", "_" or "-"`);
 
-const StoryInputs = z.object({
+/** The App's numeric id, or its client id (`Iv1.…`, `Iv23…`): GitHub accepts either. */
+const APP_ID = /^(?:[1-9][0-9]{0,15}|Iv[A-Za-z0-9.]{1,60})$/;
+
+const access = {
+  githubToken: z.string().optional(),
+  appId: z
+    .string()
+    .regex(APP_ID, "app-id must be the App's numeric id or its client id (Iv…)")
+    .optional(),
+  appPrivateKey: z.string().optional(),
+};
+
+const StoryFields = z.object({
   mode: z.literal('story'),
   epic: id('epic').regex(/^[1-9][0-9]*$/, 'epic must be an issue number'),
   story: id('story'),
@@ -20,25 +34,32 @@ const StoryInputs = z.object({
     .string()
     .regex(/^[1-9][0-9]{0,5}$/, 'attempt must be a whole number of at least 1')
     .transform(Number),
-  githubToken: z.string().min(1, 'github-token is required'),
+  ...access,
   config: z.string().min(1),
-  botLogin: z.string().min(1),
+  botLogin: z.string().min(1).optional(),
 });
 
-const OrchestrateInputs = z.object({
+const OrchestrateFields = z.object({
   mode: z.literal('orchestrate'),
-  githubToken: z.string().min(1, 'github-token is required'),
+  ...access,
   config: z.string().min(1),
-  botLogin: z.string().min(1),
+  botLogin: z.string().min(1).optional(),
 });
 
-const Inputs = z.discriminatedUnion('mode', [StoryInputs, OrchestrateInputs], {
+const Inputs = z.discriminatedUnion('mode', [StoryFields, OrchestrateFields], {
   error: () => 'mode must be "story" or "orchestrate"',
 });
 
-export type StoryInputs = z.infer<typeof StoryInputs>;
-export type OrchestrateInputs = z.infer<typeof OrchestrateInputs>;
-export type ActionInputs = z.infer<typeof Inputs>;
+/** How the action reaches GitHub. */
+export type GitHubAuth =
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'app'; readonly appId: string; readonly privateKey: string };
+
+type WithAuth<T> = Omit<T, keyof typeof access> & { readonly auth: GitHubAuth };
+
+export type StoryInputs = WithAuth<z.infer<typeof StoryFields>>;
+export type OrchestrateInputs = WithAuth<z.infer<typeof OrchestrateFields>>;
+export type ActionInputs = StoryInputs | OrchestrateInputs;
 
 /** Input names as action.yml spells them, by record key. */
 const NAMES = {
@@ -47,14 +68,34 @@ const NAMES = {
   story: 'story',
   attempt: 'attempt',
   githubToken: 'github-token',
+  appId: 'app-id',
+  appPrivateKey: 'app-private-key',
   config: 'config',
   botLogin: 'bot-login',
 } as const;
 
 const DEFAULTS: Partial<Record<keyof typeof NAMES, string>> = {
   config: '.github/epicflow.yml',
-  botLogin: 'github-actions[bot]',
 };
+
+/** Exactly one way to GitHub: the problems when not, as messages naming the inputs. */
+function authOf(fields: {
+  githubToken?: string | undefined;
+  appId?: string | undefined;
+  appPrivateKey?: string | undefined;
+}): GitHubAuth | string[] {
+  const { githubToken: token, appId, appPrivateKey: key } = fields;
+  if (token !== undefined && (appId !== undefined || key !== undefined)) {
+    return ['give either input "github-token" or inputs "app-id" and "app-private-key", not both'];
+  }
+  if (token !== undefined) return { kind: 'token', token };
+  if (appId !== undefined && key !== undefined) return { kind: 'app', appId, privateKey: key };
+  if (appId !== undefined) return ['input "app-private-key" is required with "app-id"'];
+  if (key !== undefined) return ['input "app-id" is required with "app-private-key"'];
+  return [
+    'give input "github-token" (an App installation token or GITHUB_TOKEN), or inputs "app-id" and "app-private-key" (the action then creates installation tokens itself)',
+  ];
+}
 
 /** What `core.getInput` reads: `INPUT_` + the name upper-cased, spaces as `_`. */
 export function inputVariable(name: string): string {
@@ -71,8 +112,12 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     else if (fallback !== undefined) raw[key] = fallback;
   }
   const parsed = Inputs.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((issue) => {
+  const auth = authOf(raw);
+  if (parsed.success && !Array.isArray(auth)) {
+    const { githubToken: _t, appId: _i, appPrivateKey: _k, ...rest } = parsed.data;
+    return { ...rest, auth };
+  }
+  const details = (parsed.success ? [] : parsed.error.issues).map((issue) => {
     const key = issue.path[0];
     const name = typeof key === 'string' && key in NAMES ? NAMES[key as keyof typeof NAMES] : key;
     if (name === undefined) return issue.message;
@@ -81,5 +126,9 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
       ? `input "${String(name)}" is required in ${String(raw['mode'])} mode`
       : `input "${String(name)}": ${issue.message}`;
   });
+  // Which way to GitHub is only worth saying once the mode is known.
+  if (Array.isArray(auth) && (raw['mode'] === 'story' || raw['mode'] === 'orchestrate')) {
+    details.push(...auth);
+  }
   throw new EpicflowError('usage', 'invalid inputs of the epicflow action', { details });
 }

@@ -7,11 +7,11 @@
 import { readFile } from 'node:fs/promises';
 import * as core from '@actions/core';
 import { z } from 'zod';
-import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
 import { EpicflowError } from '../core/errors.js';
 import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
+import { connectGitHub } from './github.js';
 import type { OrchestrateInputs } from './inputs.js';
-import type { RunnerContext } from './runner.js';
+import { defaultBranchIn, type RunnerContext } from './runner.js';
 
 const Sender = z.object({ login: z.string(), type: z.string() });
 const Label = z.union([z.string(), z.object({ name: z.string().optional() })]);
@@ -40,6 +40,8 @@ const RunEvent = z.object({
   workflow_run: z.object({
     id: z.number().int(),
     path: z.string(),
+    // The evaluated `run-name`, naming the run's story; optional in the webhook schema.
+    display_title: z.string().optional(),
     conclusion: z.string().nullish(),
   }),
 });
@@ -95,6 +97,7 @@ export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | nu
         kind: 'workflow-run',
         runId: p.workflow_run.id,
         workflowPath: p.workflow_run.path,
+        displayTitle: p.workflow_run.display_title ?? '',
         conclusion: p.workflow_run.conclusion ?? 'unknown',
       };
     }
@@ -136,24 +139,21 @@ export async function runOrchestrateMode(input: {
 }): Promise<void> {
   const { inputs, runner } = input;
   const eventName = runner.eventName ?? '';
-  const event = toEpicEvent(eventName, await readEvent(runner.eventPath));
+  const payload = await readEvent(runner.eventPath);
+  const event = toEpicEvent(eventName, payload);
   if (event === null) {
     core.info(`nothing to do for ${eventName || 'this event'}`);
     core.setOutput('status', 'ignored');
     return;
   }
-  const repo = new GitHubRepo({
-    owner: runner.owner,
-    repo: runner.repo,
-    botLogin: inputs.botLogin,
-    octokit: createOctokit({
-      baseUrl: runner.apiUrl,
-      token: inputs.githubToken,
-      production: runner.throttle,
-    }),
-  });
+  const { repo } = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
+  const defaultBranch = defaultBranchIn(payload);
   const result = await handleEpicEvent(
-    { repo, log: { info: (m) => core.info(m), warn: (m) => core.warning(m) } },
+    {
+      repo,
+      ...(defaultBranch === undefined ? {} : { defaultBranch }),
+      log: { info: (m) => core.info(m), warn: (m) => core.warning(m) },
+    },
     event,
   );
   core.info(

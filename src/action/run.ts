@@ -7,6 +7,7 @@
  */
 import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
+import { privateKeySecrets } from './github.js';
 import { readInputs } from './inputs.js';
 import { runOrchestrateMode } from './orchestrate.js';
 import { readRunner } from './runner.js';
@@ -14,18 +15,23 @@ import { runStoryMode } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  // Mask before anything else can print it, even when other inputs are wrong.
+  // Mask before anything else can print them, even when other inputs are wrong.
   const token = (env['INPUT_GITHUB-TOKEN'] ?? '').trim();
-  if (token !== '') core.setSecret(token);
+  const secrets = [
+    ...(token === '' ? [] : [token]),
+    ...privateKeySecrets(env['INPUT_APP-PRIVATE-KEY'] ?? ''),
+  ];
+  for (const s of secrets) core.setSecret(s);
   try {
     const inputs = readInputs(env);
     const runner = readRunner(env);
-    // Nothing started from here on may inherit it.
+    // Nothing started from here on may inherit them.
     delete env['INPUT_GITHUB-TOKEN'];
+    delete env['INPUT_APP-PRIVATE-KEY'];
     if (inputs.mode === 'story') await runStoryMode({ inputs, runner, env });
     else await runOrchestrateMode({ inputs, runner });
   } catch (e) {
-    const message = redact(describeError(e), token === '' ? [] : [token]);
+    const message = redact(describeError(e), secrets);
     try {
       await core.summary
         .addRaw(renderFailureSummary({ title: 'the action could not run', message }), true)

@@ -3,6 +3,8 @@
  * GitHub URLs, the job's folders, and the environment children may start
  * from — with every token the runner or the workflow put there taken out.
  */
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
 import { EpicflowError } from '../core/errors.js';
 
 export interface RunnerContext {
@@ -39,15 +41,21 @@ const CREDENTIAL_NAMES = [
   'ACTIONS_RUNTIME_URL',
 ];
 
-/** The environment without the Action's inputs and the known credential variables. */
-export function childEnvironment(env: NodeJS.ProcessEnv, token: string): NodeJS.ProcessEnv {
+/**
+ * The environment without the Action's inputs, the known credential variables
+ * and any variable holding one of `secrets` (the token, the App's private key).
+ */
+export function childEnvironment(
+  env: NodeJS.ProcessEnv,
+  secrets: readonly string[],
+): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (name.startsWith('INPUT_') || CREDENTIAL_NAMES.includes(name)) continue;
     if (name.startsWith('GIT_CONFIG_')) continue;
-    // Whatever it is called, a variable holding the token stays out.
-    if (token !== '' && value.includes(token)) continue;
+    // Whatever it is called, a variable holding a secret stays out.
+    if (secrets.some((s) => s !== '' && value.includes(s))) continue;
     out[name] = value;
   }
   return out;
@@ -90,4 +98,26 @@ export function readRunner(env: NodeJS.ProcessEnv): RunnerContext {
     eventPath: env['GITHUB_EVENT_PATH'],
     throttle: env['EPICFLOW_GITHUB_THROTTLE'] !== 'off',
   };
+}
+
+const EventRepository = z.object({ repository: z.object({ default_branch: z.string().min(1) }) });
+
+/**
+ * The repository's default branch as the event payload names it (every event
+ * of a repository carries `repository.default_branch`): spares the orchestrator
+ * a read. Undefined when the payload does not say; it is read from GitHub then.
+ */
+export function defaultBranchIn(payload: unknown): string | undefined {
+  const parsed = EventRepository.safeParse(payload);
+  return parsed.success ? parsed.data.repository.default_branch : undefined;
+}
+
+/** `defaultBranchIn` of the payload file the runner wrote (`GITHUB_EVENT_PATH`), if any. */
+export async function readDefaultBranch(runner: RunnerContext): Promise<string | undefined> {
+  if (runner.eventPath === undefined || runner.eventPath === '') return undefined;
+  try {
+    return defaultBranchIn(JSON.parse(await readFile(runner.eventPath, 'utf8')) as unknown);
+  } catch {
+    return undefined; // no payload to read: the orchestrator asks GitHub
+  }
 }

@@ -5,11 +5,11 @@
  * for the App.
  */
 import * as core from '@actions/core';
-import { createOctokit, GitHubRepo, GitHubStateStore } from '../adapters/github/index.js';
+import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
+import { runTitle } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { formatChain } from '../core/model.js';
-import { RemoteGit } from '../engine/remote/remote-git.js';
 import {
   prepareStoryJob,
   recordRefusal,
@@ -17,8 +17,9 @@ import {
   type StoryJobInput,
 } from '../engine/remote/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
+import { connectGitHub, remoteGit } from './github.js';
 import type { StoryInputs } from './inputs.js';
-import { childEnvironment, type RunnerContext } from './runner.js';
+import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
 import {
   failedGates,
   redact,
@@ -38,27 +39,17 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 }
 
 export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
-  const remote = new RemoteGit({
+  const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
+  const { repo } = gh;
+  const remote = await remoteGit(gh, {
     cwd: runner.workspace,
     serverUrl: runner.serverUrl,
     repository: `${runner.owner}/${runner.repo}`,
-    token: inputs.githubToken,
-    identity: { name: inputs.botLogin, email: 'epicflow@users.noreply.github.com' },
+    identity: { name: repo.botLogin, email: 'epicflow@users.noreply.github.com' },
   });
-  const secrets = [...remote.secrets];
-  // The token itself was masked on entry; its header form is masked here.
-  for (const s of remote.secrets.slice(1)) core.setSecret(s);
-  const repo = new GitHubRepo({
-    owner: runner.owner,
-    repo: runner.repo,
-    botLogin: inputs.botLogin,
-    octokit: createOctokit({
-      baseUrl: runner.apiUrl,
-      token: inputs.githubToken,
-      production: runner.throttle,
-    }),
-  });
-  const childEnv = childEnvironment(env, inputs.githubToken);
+  // Grows as tokens are minted and executor secrets are read: what is written out is redacted with it.
+  const { secrets } = gh;
+  const childEnv = childEnvironment(env, secrets);
   const job: StoryJobInput = {
     epic: Number(inputs.epic),
     story: inputs.story,
@@ -145,6 +136,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   await reconcileAfter({
     repo,
     runner,
+    title: runTitle(job),
     conclusion: record.status === 'done' ? 'success' : 'failure',
   });
 }
@@ -187,6 +179,8 @@ async function refuse(
 async function reconcileAfter(input: {
   repo: GitHubRepo;
   runner: RunnerContext;
+  /** This run's title, as the story workflow's `run-name` makes it. */
+  title: string;
   conclusion: string;
 }): Promise<void> {
   const { runner } = input;
@@ -195,9 +189,11 @@ async function reconcileAfter(input: {
     return;
   }
   try {
+    const defaultBranch = await readDefaultBranch(runner);
     const result = await handleEpicEvent(
       {
         repo: input.repo,
+        ...(defaultBranch === undefined ? {} : { defaultBranch }),
         storyWorkflow: runner.workflowPath.split('/').pop() ?? runner.workflowPath,
         log: { info: (m) => core.info(m), warn: (m) => core.warning(m) },
       },
@@ -205,6 +201,7 @@ async function reconcileAfter(input: {
         kind: 'workflow-run',
         runId: runner.runId,
         workflowPath: runner.workflowPath,
+        displayTitle: input.title,
         conclusion: input.conclusion,
       },
     );

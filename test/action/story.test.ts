@@ -18,6 +18,7 @@ import {
   storyInputs,
   type ActionWorld,
 } from './support/world.js';
+import { dispatchEvent } from './support/dispatch-event.js';
 
 /** The log without `::add-mask::` commands (the runner hides what they name). */
 function unmasked(log: string): string {
@@ -50,13 +51,21 @@ describe('story mode, run from the bundle against GitHub', () => {
     const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]));
     expect(dispatched(w, epic)).toEqual(['cart#1']);
     const workspace = await checkout(w, 'cart');
+    const inputs = storyInputs(w, epic, 'cart');
+    const before = { ...w.gh.stats.rest };
+    const requests = w.gh.stats.requests - w.gh.stats.gitRequests;
     const job = await runJob(w, bundle, {
       name: 'cart',
       workspace,
-      inputs: storyInputs(w, epic, 'cart'),
+      inputs,
       runId: dispatchOf(w, epic, 'cart').runId,
+      env: { GITHUB_EVENT_PATH: await dispatchEvent(w, 'cart', inputs) },
     });
     expect(job.code).toBe(0);
+    // What the job costs GitHub (REST and GraphQL; git over HTTP apart). The default
+    // branch comes from the event payload: the repository is not read for it.
+    expect(w.gh.stats.requests - w.gh.stats.gitRequests - requests).toBeLessThanOrEqual(18);
+    expect(w.gh.stats.rest['repos/get'] ?? 0).toBe(before['repos/get'] ?? 0);
 
     // The epic branch on GitHub holds the merge, with its trailers.
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);

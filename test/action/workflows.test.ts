@@ -69,11 +69,14 @@ describe.each([STORY, ORCHESTRATE])('%s', (path) => {
         if (step.run === undefined) continue;
         expect(step.run).not.toMatch(/\$\{\{/);
       }
-      // Secrets only in the action's env (or the token step's inputs).
+      // Secrets only in the action's env, or as the App's private key of a credentials input.
       for (const step of job.steps) {
         for (const [key, value] of Object.entries(step.with ?? {})) {
-          if (/secrets\./.test(value))
-            expect([key, step.uses]).toEqual(['private-key', 'actions/create-github-app-token@v3']);
+          if (!/secrets\./.test(value)) continue;
+          const allowed =
+            (key === 'private-key' && step.uses === 'actions/create-github-app-token@v3') ||
+            (key === 'app-private-key' && step.uses === 'epicflow/epicflow@v1');
+          expect([key, step.uses, allowed]).toEqual([key, step.uses, true]);
         }
         if (step.run !== undefined) expect(JSON.stringify(step.env ?? {})).not.toMatch(/secrets\./);
       }
@@ -115,6 +118,13 @@ describe('the story workflow', () => {
     expect(
       steps.some((s) => s.run === 'npm install -g @openai/codex @anthropic-ai/claude-code'),
     ).toBe(true);
+    // The App's credentials when the App is configured, else GITHUB_TOKEN: never both.
+    expect(action?.with).toMatchObject({
+      'app-id': '${{ vars.EPICFLOW_APP_CLIENT_ID }}',
+      'app-private-key':
+        "${{ vars.EPICFLOW_APP_CLIENT_ID != '' && secrets.EPICFLOW_APP_PRIVATE_KEY || '' }}",
+      'github-token': "${{ vars.EPICFLOW_APP_CLIENT_ID == '' && github.token || '' }}",
+    });
     // The parser sees the same steps.
     const job = template.jobs[0] as { steps?: unknown[] } | undefined;
     expect(job?.steps?.length).toBe(steps.length);
@@ -149,11 +159,18 @@ describe('action.yml', () => {
       'story',
       'attempt',
       'github-token',
+      'app-id',
+      'app-private-key',
       'config',
       'bot-login',
     ]);
     expect(doc.inputs['mode']?.required).toBe(true);
-    expect(doc.inputs['github-token']?.required).toBe(true);
+    // A token or the App's credentials: the action checks that exactly one is given.
+    for (const name of ['github-token', 'app-id', 'app-private-key']) {
+      expect(doc.inputs[name]?.required).toBe(false);
+    }
+    // The login follows the credentials (the App's own bot with app-id): no fixed default.
+    expect(doc.inputs['bot-login']?.default).toBeUndefined();
     expect(doc.inputs['config']?.default).toBe('.github/epicflow.yml');
     expect(Object.keys(doc.outputs)).toEqual(['status', 'merge-sha', 'executor', 'tokens', 'cost']);
   });

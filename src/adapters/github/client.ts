@@ -22,6 +22,11 @@ export interface OctokitLog {
 export interface CreateOctokitOptions {
   /** An installation token, a PAT or `GITHUB_TOKEN`. */
   readonly token?: string;
+  /**
+   * Asked for the token on every request instead: installation tokens that are
+   * minted again before they expire (see `appTokens`).
+   */
+  readonly tokenSource?: () => Promise<string>;
   /** Another auth strategy (e.g. `createAppAuth` of @octokit/auth-app) with its options. */
   readonly authStrategy?: unknown;
   readonly auth?: unknown;
@@ -47,6 +52,44 @@ function packageVersion(): string {
 
 export const USER_AGENT = `epicflow/${packageVersion()}`;
 
+interface HookRequest {
+  (options: unknown): Promise<unknown>;
+  endpoint: { merge(route: unknown, parameters?: unknown): { headers: Record<string, unknown> } };
+}
+
+/** Waits before asking again after a 401 (GitHub may not know a token minted a moment ago). */
+const NEW_TOKEN_RETRY_MS = [1000, 2000];
+
+/**
+ * An Octokit auth strategy that sets the token the source gives at the time of
+ * each request (as `@octokit/auth-token` does with a fixed one), so a client
+ * that lives longer than one token keeps working. A 401 is retried a little
+ * later with the token asked again, as @octokit/auth-app does for new tokens.
+ */
+function tokenSourceStrategy(source: () => Promise<string>) {
+  return () => {
+    const auth = async () => ({
+      type: 'token',
+      tokenType: 'installation',
+      token: await source(),
+    });
+    const hook = async (request: HookRequest, route: unknown, parameters?: unknown) => {
+      const endpoint = request.endpoint.merge(route, parameters);
+      for (let retry = 0; ; retry++) {
+        endpoint.headers['authorization'] = `token ${await source()}`;
+        try {
+          return await request(endpoint);
+        } catch (e) {
+          const wait = NEW_TOKEN_RETRY_MS[retry];
+          if ((e as { status?: unknown }).status !== 401 || wait === undefined) throw e;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      }
+    };
+    return Object.assign(auth, { hook });
+  };
+}
+
 const ProductionOctokit = Octokit.plugin(throttling, retry);
 
 export function createOctokit(options: CreateOctokitOptions): Octokit {
@@ -59,6 +102,8 @@ export function createOctokit(options: CreateOctokitOptions): Octokit {
   if (options.token !== undefined) common['auth'] = options.token;
   else if (options.auth !== undefined) common['auth'] = options.auth;
   if (options.authStrategy !== undefined) common['authStrategy'] = options.authStrategy;
+  else if (options.tokenSource !== undefined)
+    common['authStrategy'] = tokenSourceStrategy(options.tokenSource);
 
   if (!options.production) return new Octokit(common);
 

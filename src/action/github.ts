@@ -1,0 +1,142 @@
+/**
+ * The Action's way to GitHub, built once per run and shared by both modes: the
+ * repository port with its Octokit, the token source git uses, the login the
+ * credentials act as, and every credential to keep out of logs. With the App's
+ * id and key the action mints installation tokens itself and mints them again
+ * before they expire, for the API client and for each git network command
+ * alike, so a story that runs longer than one token still pushes and records.
+ */
+import * as core from '@actions/core';
+import { appTokens, type TokenSource } from '../adapters/github/app-auth.js';
+import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
+import { RemoteGit, type PushResult, type RemoteGitOptions } from '../engine/remote/remote-git.js';
+import type { GitHubAuth } from './inputs.js';
+import type { RunnerContext } from './runner.js';
+
+/** Who `GITHUB_TOKEN` acts as; the default login when a token is given. */
+export const TOKEN_BOT_LOGIN = 'github-actions[bot]';
+
+export interface ActionGitHub {
+  readonly repo: GitHubRepo;
+  /** A token with time left; ask again for every use. */
+  readonly token: TokenSource;
+  /** Whether tokens are minted (and refreshed) by the action. */
+  readonly minting: boolean;
+  /**
+   * Every credential so far, growing as tokens are minted: what summaries and
+   * annotations are redacted with. Other secrets of the run are added to it.
+   */
+  readonly secrets: string[];
+}
+
+/**
+ * What of a private key must never show: the whole text and each line of it (a
+ * log may print one line). The armor lines (`-----BEGIN …-----`) are no secret.
+ */
+export function privateKeySecrets(text: string): string[] {
+  const lines = text
+    .split(/\r?\n|\\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length >= 16 && !l.startsWith('-----'));
+  return text.trim() === '' ? [] : [text, ...lines];
+}
+
+/** The header form git sends (`Basic base64(x-access-token:<token>)`): masked like the token. */
+function basicCredential(token: string): string {
+  return Buffer.from(`x-access-token:${token}`).toString('base64');
+}
+
+export async function connectGitHub(input: {
+  readonly auth: GitHubAuth;
+  /** The `bot-login` input; unset means the App's own bot, or github-actions[bot] for a token. */
+  readonly botLogin: string | undefined;
+  readonly runner: RunnerContext;
+}): Promise<ActionGitHub> {
+  const { auth, runner } = input;
+  const secrets: string[] = [];
+  const conceal = (token: string): void => {
+    for (const s of [token, basicCredential(token)]) {
+      core.setSecret(s);
+      secrets.push(s);
+    }
+  };
+  const connect = (
+    token: TokenSource,
+    octokit: ReturnType<typeof createOctokit>,
+    botLogin: string,
+    minting: boolean,
+  ): ActionGitHub => ({
+    repo: new GitHubRepo({ owner: runner.owner, repo: runner.repo, botLogin, octokit }),
+    token,
+    minting,
+    secrets,
+  });
+
+  if (auth.kind === 'token') {
+    conceal(auth.token);
+    const octokit = createOctokit({
+      baseUrl: runner.apiUrl,
+      token: auth.token,
+      production: runner.throttle,
+    });
+    return connect(async () => auth.token, octokit, input.botLogin ?? TOKEN_BOT_LOGIN, false);
+  }
+  secrets.push(...privateKeySecrets(auth.privateKey));
+  const tokens = await appTokens({
+    appId: auth.appId,
+    privateKey: auth.privateKey,
+    owner: runner.owner,
+    repo: runner.repo,
+    baseUrl: runner.apiUrl,
+    production: runner.throttle,
+    onToken: conceal,
+  });
+  const octokit = createOctokit({
+    baseUrl: runner.apiUrl,
+    tokenSource: tokens.token,
+    production: runner.throttle,
+  });
+  return connect(tokens.token, octokit, input.botLogin ?? tokens.botLogin, true);
+}
+
+/**
+ * Git over HTTP that asks the token source before every network command, so a
+ * push after an hour-long agent run goes with a fresh token. Each command runs
+ * through a `RemoteGit` holding the token of the moment.
+ */
+class RefreshingRemoteGit extends RemoteGit {
+  constructor(
+    private readonly base: Omit<RemoteGitOptions, 'token'>,
+    private readonly source: TokenSource,
+    first: string,
+  ) {
+    super({ ...base, token: first });
+  }
+
+  private async now(): Promise<RemoteGit> {
+    return new RemoteGit({ ...this.base, token: await this.source() });
+  }
+
+  override async fetch(branches: readonly string[]): Promise<Map<string, string>> {
+    return (await this.now()).fetch(branches);
+  }
+
+  override async lsRemote(branches: readonly string[]): Promise<Map<string, string>> {
+    return (await this.now()).lsRemote(branches);
+  }
+
+  override async push(sha: string, branch: string, expected?: string | null): Promise<PushResult> {
+    return (await this.now()).push(sha, branch, expected);
+  }
+}
+
+/** Git over HTTP for the job checkout, with the connection's credentials. */
+export async function remoteGit(
+  gh: ActionGitHub,
+  options: Omit<RemoteGitOptions, 'token'>,
+): Promise<RemoteGit> {
+  const first = await gh.token();
+  return gh.minting
+    ? new RefreshingRemoteGit(options, gh.token, first)
+    : new RemoteGit({ ...options, token: first });
+}

@@ -140,6 +140,13 @@ describe('the orchestrate workflow', () => {
     const { doc: story } = await parsed(STORY);
     expect(story['name']).toBe('epicflow story');
   });
+
+  it('has no concurrency group, which would cancel pending runs and so drop events', async () => {
+    const { doc } = await parsed(ORCHESTRATE);
+    expect(doc['concurrency']).toBeUndefined();
+    const jobs = doc['jobs'] as Record<string, Record<string, unknown>>;
+    for (const job of Object.values(jobs)) expect(job['concurrency']).toBeUndefined();
+  });
 });
 
 describe('action.yml', () => {

@@ -46,6 +46,7 @@ beforeAll(async () => {
     owner: 'acme',
     number: 3,
     title: 'Epics',
+    bare: true,
     fields: [{ name: 'Wave', dataType: 'NUMBER' }],
   });
   octokit = octokitFor(gh, alice.token);
@@ -127,6 +128,98 @@ describe('Projects v2 over GraphQL', () => {
       content: { number: story.number },
     });
     expect(gh.stats.graphql['Add']).toBe(2);
+  });
+
+  it("gives a new board GitHub's default Status, whose options updateProjectV2Field overwrites", async () => {
+    gh.seed.project({ owner: 'acme', number: 4, title: 'Fresh' });
+    const board = await octokit.graphql<{
+      organization: {
+        projectV2: {
+          id: string;
+          fields: {
+            nodes: {
+              id: string;
+              name: string;
+              options?: { id: string; name: string; color: string; description: string }[];
+            }[];
+          };
+        };
+      };
+    }>(
+      `query Fresh { organization(login: "acme") { projectV2(number: 4) { id fields(first: 20) { nodes {
+        ... on ProjectV2FieldCommon { id name }
+        ... on ProjectV2SingleSelectField { options { id name color description } }
+      } } } } }`,
+    );
+    const project = board.organization.projectV2;
+    const [title, status] = project.fields.nodes;
+    expect(title?.name).toBe('Title');
+    expect(status?.name).toBe('Status');
+    expect(
+      status?.options?.map(({ name, color, description }) => [name, color, description]),
+    ).toEqual([
+      ['Todo', 'GREEN', "This item hasn't been started"],
+      ['In Progress', 'YELLOW', 'This is actively being worked on'],
+      ['Done', 'PURPLE', 'This has been completed'],
+    ]);
+    const todo = status?.options?.find((o) => o.name === 'Todo')?.id;
+    const done = status?.options?.find((o) => o.name === 'Done')?.id;
+
+    // Two items: one on Todo, one on Done.
+    const items = await Promise.all(
+      ['first', 'second'].map(async (title) => {
+        const issue = gh.seed.issue({ owner: 'acme', repo: 'shop', title });
+        const added = await octokit.graphql<{ addProjectV2ItemById: { item: { id: string } } }>(
+          `mutation AddFresh($p: ID!, $c: ID!) { addProjectV2ItemById(input: { projectId: $p, contentId: $c }) { item { id } } }`,
+          { p: project.id, c: issue.nodeId },
+        );
+        return added.addProjectV2ItemById.item.id;
+      }),
+    );
+    for (const [i, option] of [todo, done].entries()) {
+      await octokit.graphql(
+        `mutation SetFresh($p: ID!, $i: ID!, $f: ID!, $o: String!) {
+          updateProjectV2ItemFieldValue(input: { projectId: $p, itemId: $i, fieldId: $f, value: { singleSelectOptionId: $o } }) { projectV2Item { id } }
+        }`,
+        { p: project.id, i: items[i], f: status?.id, o: option },
+      );
+    }
+
+    const updated = await octokit.graphql<{
+      updateProjectV2Field: {
+        projectV2Field: { id: string; options: { id: string; name: string }[] };
+      };
+    }>(
+      `mutation Rewrite($f: ID!) {
+        updateProjectV2Field(input: { fieldId: $f, singleSelectOptions: [
+          { name: "Planned", color: GRAY, description: "" },
+          { name: "Done", color: GREEN, description: "finished" }
+        ] }) { projectV2Field { ... on ProjectV2SingleSelectField { id options { id name } } } }
+      }`,
+      { f: status?.id },
+    );
+    const field = updated.updateProjectV2Field.projectV2Field;
+    // The same field, a new option list: every option has a new id, even the one named alike.
+    expect(field.id).toBe(status?.id);
+    expect(field.options.map((o) => o.name)).toEqual(['Planned', 'Done']);
+    expect(field.options.map((o) => o.id)).not.toContain(done);
+    expect(field.options.map((o) => o.id)).not.toContain(todo);
+    // The values that pointed to the old options are gone.
+    const rec = gh.state.project('acme', 4);
+    expect(rec?.items.map((it) => it.values.has(status?.id ?? ''))).toEqual([false, false]);
+    expect(rec?.fields[1]?.options.map((o) => [o.name, o.color, o.description])).toEqual([
+      ['Planned', 'GRAY', ''],
+      ['Done', 'GREEN', 'finished'],
+    ]);
+
+    // Options only fit a single-select field, as GitHub answers.
+    const wrong = await octokit
+      .graphql(
+        `mutation RewriteTitle($f: ID!) { updateProjectV2Field(input: { fieldId: $f, singleSelectOptions: [{ name: "x", color: RED, description: "" }] }) { projectV2Field { ... on ProjectV2FieldCommon { id } } } }`,
+        { f: title?.id },
+      )
+      .catch((e: { errors: { type: string }[] }) => e.errors.map((x) => x.type));
+    expect(wrong).toEqual(['UNPROCESSABLE']);
   });
 
   it('answers an unknown board as GitHub does (NOT_FOUND), without a violation', async () => {

@@ -26,6 +26,7 @@ import {
   type IssueRec,
   type ProjectFieldRec,
   type ProjectItemRec,
+  type ProjectOptionRec,
   type ProjectRec,
   type RepoRec,
   type UserRec,
@@ -45,6 +46,19 @@ type View = Record<string, unknown>;
 type Args = Record<string, unknown>;
 
 const COLORS = ['GRAY', 'BLUE', 'GREEN', 'YELLOW', 'ORANGE', 'RED', 'PINK', 'PURPLE'];
+
+/** The Status options GitHub gives a new project (names, colours and descriptions as GitHub's). */
+export const DEFAULT_STATUS_OPTIONS: readonly OptionInput[] = [
+  { name: 'Todo', color: 'GREEN', description: "This item hasn't been started" },
+  { name: 'In Progress', color: 'YELLOW', description: 'This is actively being worked on' },
+  { name: 'Done', color: 'PURPLE', description: 'This has been completed' },
+];
+
+interface OptionInput {
+  readonly name: string;
+  readonly color?: string;
+  readonly description?: string;
+}
 
 function connection<T>(list: readonly T[], args: Args, name: string): View {
   const first = args['first'] as number | undefined;
@@ -231,6 +245,7 @@ export class GraphqlEndpoint {
       addProjectV2ItemById: ({ input }: Args) => this.addItem(input as Args),
       updateProjectV2ItemFieldValue: ({ input }: Args) => this.updateValue(input as Args),
       createProjectV2Field: ({ input }: Args) => this.createField(input as Args),
+      updateProjectV2Field: ({ input }: Args) => this.updateField(input as Args),
       markPullRequestReadyForReview: ({ input }: Args) => this.markReady(input as Args),
       addSubIssue: ({ input }: Args) => this.addSubIssue(input as Args, actor),
     };
@@ -739,6 +754,47 @@ export class GraphqlEndpoint {
     };
   }
 
+  /**
+   * Renames a field and/or replaces a single-select field's options. As on GitHub, a non-empty
+   * option list overwrites the old one whole: every option gets a new id, and the items' values
+   * that pointed to an option no longer there are cleared.
+   */
+  private updateField(input: Args): View {
+    const found = this.double.state.projects.flatMap((p) =>
+      p.fields.filter((f) => f.id === input['fieldId']).map((f) => ({ p, f })),
+    )[0];
+    const { p, f: field } = this.need(found, 'ProjectV2Field', input['fieldId']);
+    const options = (input['singleSelectOptions'] as OptionInput[] | null | undefined) ?? [];
+    if (options.length > 0 && field.dataType !== 'SINGLE_SELECT') {
+      throw new GitHubGraphqlError(
+        'UNPROCESSABLE',
+        `Single select options can only be set on a single select field; ${field.name} has type ${field.dataType}.`,
+      );
+    }
+    const name = input['name'];
+    if (typeof name === 'string' && name.toLowerCase() !== field.name.toLowerCase()) {
+      if (p.fields.some((f) => f.name.toLowerCase() === name.toLowerCase()))
+        throw new GitHubGraphqlError('UNPROCESSABLE', 'Name has already been taken');
+    }
+    if (typeof name === 'string') field.name = name;
+    if (options.length > 0) {
+      field.options = freshOptions(this.double, options);
+      const kept = new Set(field.options.map((o) => o.id));
+      for (const item of p.items) {
+        const v = item.values.get(field.id);
+        if (v && 'singleSelectOptionId' in v && !kept.has(v.singleSelectOptionId)) {
+          item.values.delete(field.id);
+          item.updatedAt = now();
+        }
+      }
+    }
+    p.updatedAt = now();
+    return {
+      clientMutationId: input['clientMutationId'] ?? null,
+      projectV2Field: this.fieldView(p, field),
+    };
+  }
+
   private markReady(input: Args): View {
     const found = this.need(
       this.findContent(input['pullRequestId']),
@@ -786,7 +842,7 @@ export function addField(
   p: ProjectRec,
   name: string,
   dataType: ProjectFieldRec['dataType'],
-  options: readonly { name: string; color?: string; description?: string }[],
+  options: readonly OptionInput[],
 ): ProjectFieldRec {
   const id = nextId(double.state);
   const field: ProjectFieldRec = {
@@ -794,15 +850,21 @@ export function addField(
     databaseId: id,
     name,
     dataType,
-    options: options.map((o, i) => ({
-      id: (id * 100 + i).toString(16).padStart(8, '0'),
-      name: o.name,
-      color: o.color ?? COLORS[i % COLORS.length] ?? 'GRAY',
-      description: o.description ?? '',
-    })),
+    options: freshOptions(double, options),
     createdAt: now(),
   };
   p.fields.push(field);
   p.updatedAt = now();
   return field;
+}
+
+/** Single-select options with ids never used before (GitHub's are 8 hex digits). */
+function freshOptions(double: Double, options: readonly OptionInput[]): ProjectOptionRec[] {
+  const base = nextId(double.state);
+  return options.map((o, i) => ({
+    id: (base * 100 + i).toString(16).padStart(8, '0'),
+    name: o.name,
+    color: o.color ?? COLORS[i % COLORS.length] ?? 'GRAY',
+    description: o.description ?? '',
+  }));
 }

@@ -16,7 +16,7 @@ import type { Json } from './context.js';
 import { Double, type DoubleOptions, type Violation } from './double.js';
 import type { FaultSpec, Stats } from './faults.js';
 import { GitStore } from './git.js';
-import { addField } from './graphql.js';
+import { addField, DEFAULT_STATUS_OPTIONS } from './graphql.js';
 import { addLabels, createComment, removeLabel } from './routes/issues.js';
 import { runJson } from './routes/actions.js';
 import {
@@ -118,10 +118,15 @@ export interface Seed {
     i: RepoRef & { title: string; body?: string; labels?: readonly string[]; author?: string },
   ): IssueRec;
   label(l: RepoRef & { name: string; color?: string; description?: string }): void;
+  /**
+   * A Projects (v2) board as GitHub creates it: Title and the default Status field (Todo,
+   * In Progress, Done). `bare` leaves Status out; a `fields` entry named Status replaces it.
+   */
   project(p: {
     owner: string;
     number?: number;
     title?: string;
+    bare?: boolean;
     fields?: readonly {
       name: string;
       dataType: ProjectFieldRec['dataType'];
@@ -276,7 +281,7 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     label: ({ owner, repo, name, color, description }) => {
       d.ensureLabel(repoOf(owner, repo), name, color, description ?? null);
     },
-    project: ({ owner, number, title = 'Board', fields = [] }) => {
+    project: ({ owner, number, title = 'Board', bare = false, fields = [] }) => {
       if (!d.state.users.has(owner.toLowerCase())) d.addUser(owner, 'Organization', 'none');
       const id = nextId(d.state);
       const t = now();
@@ -295,6 +300,8 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       };
       d.state.projects.push(p);
       addField(d, p, 'Title', 'TITLE', []);
+      if (!bare && !fields.some((f) => f.name.toLowerCase() === 'status'))
+        addField(d, p, 'Status', 'SINGLE_SELECT', DEFAULT_STATUS_OPTIONS);
       for (const f of fields)
         addField(
           d,

@@ -21,13 +21,16 @@ export const STATUS_OPTIONS: Readonly<Record<StoryStatus, string>> = {
   failed: 'Failed',
 };
 
-const STATUS_COLORS: Readonly<Record<StoryStatus, string>> = {
-  planned: 'GRAY',
-  active: 'BLUE',
-  waiting: 'YELLOW',
-  done: 'GREEN',
-  failed: 'RED',
-};
+/** The Status options epicflow creates, in board order; descriptions show on the board. */
+const STATUS_OPTION_INPUTS: readonly { name: string; color: string; description: string }[] = (
+  [
+    ['planned', 'GRAY', 'epicflow: waits for its dependencies or a free slot'],
+    ['active', 'BLUE', 'epicflow: an agent is working on it'],
+    ['waiting', 'YELLOW', 'epicflow: not started or held up; the epic comment says why'],
+    ['done', 'GREEN', 'epicflow: merged into the epic branch'],
+    ['failed', 'RED', 'epicflow: failed; /retry or /skip it on the epic'],
+  ] as const
+).map(([status, color, description]) => ({ name: STATUS_OPTIONS[status], color, description }));
 
 export const BOARD_FIELDS: readonly { readonly name: string; readonly type: FieldType }[] = [
   { name: 'Status', type: 'SINGLE_SELECT' },
@@ -149,13 +152,20 @@ export class ProjectBoard {
     const read = async (): Promise<{
       id: string;
       fields: Map<string, FieldInfo>;
+      itemCount: number;
       nodes: readonly (RawContent | null)[];
     }> => {
       const withContents = contents.length > 0;
       const data = await attempt<
         Record<
           string,
-          { projectV2: { id: string; fields: { nodes: RawField[] } } | null } | null
+          {
+            projectV2: {
+              id: string;
+              fields: { nodes: RawField[] };
+              items: { totalCount: number };
+            } | null;
+          } | null
         > & {
           nodes?: (RawContent | null)[];
         }
@@ -163,7 +173,11 @@ export class ProjectBoard {
         octokit.graphql(
           `query EpicflowBoard($login: String!, $number: Int!${withContents ? ', $ids: [ID!]!' : ''}) {
               owner: ${ref.ownerType}(login: $login) {
-                projectV2(number: $number) { id fields(first: 100) { nodes { ${FIELD_SELECTION} } } }
+                projectV2(number: $number) {
+                  id
+                  fields(first: 100) { nodes { ${FIELD_SELECTION} } }
+                  items(first: 1) { totalCount }
+                }
               }
               ${withContents ? CONTENT_ITEMS : ''}
             }`,
@@ -179,15 +193,31 @@ export class ProjectBoard {
         const f = fieldInfo(raw);
         if (f) fields.set(f.name.toLowerCase(), f);
       }
-      return { id: project.id, fields, nodes: data.nodes ?? [] };
+      return {
+        id: project.id,
+        fields,
+        itemCount: project.items.totalCount,
+        nodes: data.nodes ?? [],
+      };
     };
 
     const first = await read();
     const missing = BOARD_FIELDS.filter((f) => !first.fields.has(f.name.toLowerCase()));
-    if (missing.length > 0) {
-      await createFields(octokit, url, first.id, missing);
+    // A new project's own Status (Todo, In Progress, Done) is rewritten to epicflow's options
+    // while no item has a Status: the rewrite would clear the values already set.
+    const status = first.fields.get('status');
+    const rewrite =
+      status?.dataType === 'SINGLE_SELECT' &&
+      missingOptions(status).length > 0 &&
+      (first.itemCount === 0 || !(await statusInUse(octokit, url, first.id, status.name)))
+        ? status
+        : undefined;
+    // A board that cannot be used is left as it is: nothing is created on it.
+    checkFields(url, first.fields, { creating: missing, rewriting: rewrite !== undefined });
+    if (missing.length > 0 || rewrite) {
+      await setUpFields(octokit, url, first.id, missing, rewrite);
     }
-    const board = missing.length > 0 ? await read() : first;
+    const board = missing.length > 0 || rewrite ? await read() : first;
     checkFields(url, board.fields);
     const opened = new ProjectBoard(octokit, url, board.id, board.fields);
     opened.remember(contents, board.nodes);
@@ -440,64 +470,146 @@ function chunks<T>(list: readonly T[], size: number): T[][] {
   return out;
 }
 
-async function createFields(
+/** Status options epicflow needs that the field lacks. */
+function missingOptions(status: FieldInfo): string[] {
+  return Object.values(STATUS_OPTIONS).filter((o) => !status.options.has(o));
+}
+
+/** Item pages read before deciding a Status is unused; past them it is taken as used. */
+const STATUS_PAGES = 10;
+
+/**
+ * Whether any item on the board has a Status value. Only asked when Status lacks
+ * epicflow's options on a board with items: a board set up costs no read for it.
+ */
+async function statusInUse(
+  octokit: GitHubClient,
+  url: string,
+  projectId: string,
+  fieldName: string,
+): Promise<boolean> {
+  let after: string | null = null;
+  for (let page = 0; page < STATUS_PAGES; page++) {
+    const data: {
+      node: {
+        items?: {
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          nodes: ({ fieldValueByName: { optionId?: string | null } | null } | null)[];
+        };
+      } | null;
+    } = await attempt(
+      `read the Status values on the project board ${url}`,
+      PROJECT_PERMISSION,
+      () =>
+        octokit.graphql(
+          `query EpicflowStatusInUse($project: ID!, $field: String!, $after: String) {
+              node(id: $project) {
+                ... on ProjectV2 {
+                  items(first: 100, after: $after) {
+                    pageInfo { hasNextPage endCursor }
+                    nodes {
+                      fieldValueByName(name: $field) {
+                        ... on ProjectV2ItemFieldSingleSelectValue { optionId }
+                      }
+                    }
+                  }
+                }
+              }
+            }`,
+          { project: projectId, field: fieldName, after },
+        ),
+    );
+    const items = data.node?.items;
+    if (!items) return true;
+    if (items.nodes.some((n) => typeof n?.fieldValueByName?.optionId === 'string')) return true;
+    if (!items.pageInfo.hasNextPage) return false;
+    after = items.pageInfo.endCursor;
+  }
+  return true;
+}
+
+/**
+ * One mutation document: the Status options rewritten (when `status` is given) and the
+ * missing fields created.
+ */
+async function setUpFields(
   octokit: GitHubClient,
   url: string,
   projectId: string,
   missing: readonly { name: string; type: FieldType }[],
+  status: FieldInfo | undefined,
 ): Promise<void> {
   const vars: Record<string, unknown> = { project: projectId };
   const decls = ['$project: ID!'];
-  const body = missing.map((f, i) => {
+  const body: string[] = [];
+  if (status) {
+    vars['status'] = status.id;
+    vars['statusOptions'] = STATUS_OPTION_INPUTS;
+    decls.push('$status: ID!', '$statusOptions: [ProjectV2SingleSelectFieldOptionInput!]');
+    body.push(
+      'status: updateProjectV2Field(input: { fieldId: $status, singleSelectOptions: $statusOptions }) ' +
+        '{ projectV2Field { ... on ProjectV2FieldCommon { id } } }',
+    );
+  }
+  missing.forEach((f, i) => {
     vars[`n${i}`] = f.name;
     decls.push(`$n${i}: String!`);
     let options = '';
     if (f.type === 'SINGLE_SELECT') {
-      vars[`o${i}`] = (Object.keys(STATUS_OPTIONS) as StoryStatus[]).map((s) => ({
-        name: STATUS_OPTIONS[s],
-        color: STATUS_COLORS[s],
-        description: `epicflow: story ${s}`,
-      }));
+      vars[`o${i}`] = STATUS_OPTION_INPUTS;
       decls.push(`$o${i}: [ProjectV2SingleSelectFieldOptionInput!]`);
       options = `, singleSelectOptions: $o${i}`;
     }
-    return (
+    body.push(
       `f${i}: createProjectV2Field(input: { projectId: $project, dataType: ${f.type}, ` +
-      `name: $n${i}${options} }) { projectV2Field { ... on ProjectV2FieldCommon { id } } }`
+        `name: $n${i}${options} }) { projectV2Field { ... on ProjectV2FieldCommon { id } } }`,
     );
   });
-  await attempt(
-    `create the field(s) ${missing.map((f) => f.name).join(', ')} on the project board ${url}`,
-    PROJECT_PERMISSION,
-    () =>
-      octokit.graphql(
-        `mutation EpicflowCreateFields(${decls.join(', ')}) {\n${body.join('\n')}\n}`,
-        vars,
-      ),
+  const what = [
+    ...(status ? [`set the options of the field ${status.name}`] : []),
+    ...(missing.length > 0 ? [`create the field(s) ${missing.map((f) => f.name).join(', ')}`] : []),
+  ].join(' and ');
+  await attempt(`${what} on the project board ${url}`, PROJECT_PERMISSION, () =>
+    octokit.graphql(
+      `mutation EpicflowSetUpFields(${decls.join(', ')}) {\n${body.join('\n')}\n}`,
+      vars,
+    ),
   );
 }
 
 /**
  * Existing fields must have the right type, and Status every epicflow option. GitHub's
  * API can only replace a single-select field's whole option list (new option ids, so
- * values already set on items would be lost), so missing options are reported, not forced.
+ * values already set on items would be lost): once items have a Status, missing options
+ * are reported, not forced.
  */
-function checkFields(url: string, fields: ReadonlyMap<string, FieldInfo>): void {
+function checkFields(
+  url: string,
+  fields: ReadonlyMap<string, FieldInfo>,
+  setUp: { creating: readonly { name: string }[]; rewriting: boolean } = {
+    creating: [],
+    rewriting: false,
+  },
+): void {
   const problems: string[] = [];
   for (const want of BOARD_FIELDS) {
     const f = fields.get(want.name.toLowerCase());
-    if (!f) problems.push(`field ${want.name} is missing`);
-    else if (f.dataType !== want.type)
+    if (!f) {
+      if (!setUp.creating.some((c) => c.name === want.name)) {
+        problems.push(`field ${want.name} is missing`);
+      }
+    } else if (f.dataType !== want.type) {
       problems.push(`field ${f.name} has type ${f.dataType}; epicflow needs ${want.type}`);
+    }
   }
   const status = fields.get('status');
-  if (status?.dataType === 'SINGLE_SELECT') {
-    const missing = Object.values(STATUS_OPTIONS).filter((o) => !status.options.has(o));
+  if (status?.dataType === 'SINGLE_SELECT' && !setUp.rewriting) {
+    const missing = missingOptions(status);
     if (missing.length > 0) {
       problems.push(
         `field Status lacks the option(s) ${missing.join(', ')}: add them in the board's ` +
-          'field settings (epicflow does not rewrite an existing option list: GitHub would ' +
-          'drop the values already set)',
+          'field settings (items on the board already have a Status, and epicflow does not ' +
+          'rewrite an option list in use: GitHub would drop the values already set)',
       );
     }
   }

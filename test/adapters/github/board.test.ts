@@ -21,6 +21,18 @@ const delta = (before: Record<string, number>): Record<string, number> => {
   return out;
 };
 
+const octokitGraphql = (query: string, vars: Record<string, unknown>): Promise<unknown> =>
+  w.repo.octokit.graphql(query, vars);
+
+/** Adds an issue to a board as a person would; returns the item id. */
+async function addItem(projectId: string, contentId: string): Promise<string> {
+  const added = (await octokitGraphql(
+    `mutation AddByHand($p: ID!, $c: ID!) { addProjectV2ItemById(input: { projectId: $p, contentId: $c }) { item { id } } }`,
+    { p: projectId, c: contentId },
+  )) as { addProjectV2ItemById: { item: { id: string } } };
+  return added.addProjectV2ItemById.item.id;
+}
+
 describe('parseProjectUrl', () => {
   it('reads organization and user boards, and refuses anything else', () => {
     expect(parseProjectUrl('https://github.com/orgs/acme/projects/7')).toEqual({
@@ -41,13 +53,24 @@ describe('parseProjectUrl', () => {
 });
 
 describe('ProjectBoard', () => {
-  it('gives an empty board the five fields in one mutation, and creates nothing the second time', async () => {
+  it("turns a new board's default Status into epicflow's and adds the four fields in one mutation, and changes nothing the second time", async () => {
     w.gh.seed.project({ owner: OWNER, number: 7 });
+    const defaultStatus = w.gh.state.project(OWNER, 7)?.fields[1];
+    expect(defaultStatus?.options.map((o) => o.name)).toEqual(['Todo', 'In Progress', 'Done']);
     const url = 'https://github.com/orgs/acme/projects/7';
     const before = gql();
     await ProjectBoard.open(w.repo.octokit, url);
-    expect(delta(before)).toEqual({ EpicflowBoard: 2, EpicflowCreateFields: 1 });
+    expect(delta(before)).toEqual({ EpicflowBoard: 2, EpicflowSetUpFields: 1 });
     const project = w.gh.state.project(OWNER, 7);
+    // GitHub's own Status field, kept (same id) with epicflow's options.
+    expect(project?.fields[1]?.id).toBe(defaultStatus?.id);
+    expect(project?.fields[1]?.options.map((o) => o.color)).toEqual([
+      'GRAY',
+      'BLUE',
+      'YELLOW',
+      'GREEN',
+      'RED',
+    ]);
     expect(project?.fields.map((f) => [f.name, f.dataType])).toEqual([
       ['Title', 'TITLE'],
       ['Status', 'SINGLE_SELECT'],
@@ -148,14 +171,52 @@ describe('ProjectBoard', () => {
     expect(delta(later)).toEqual({ EpicflowBoard: 1, EpicflowFieldValues: 1 });
   });
 
-  it('reports a Status field without epicflow options instead of rewriting it', async () => {
-    w.gh.seed.project({
-      owner: OWNER,
-      number: 9,
-      fields: [
-        { name: 'Status', dataType: 'SINGLE_SELECT', options: ['Todo', 'In Progress', 'Done'] },
-      ],
+  it('rewrites the default Status of a board whose items have no Status yet', async () => {
+    // Someone put the epic issue on the new board before configuring epicflow.
+    w.gh.seed.project({ owner: OWNER, number: 10 });
+    const epic = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Epic: on the board' });
+    const project = w.gh.state.project(OWNER, 10);
+    await addItem(project?.id ?? '', epic.nodeId);
+    const before = gql();
+    const board = await ProjectBoard.open(
+      w.repo.octokit,
+      'https://github.com/orgs/acme/projects/10',
+    );
+    expect(delta(before)).toEqual({
+      EpicflowBoard: 2,
+      EpicflowStatusInUse: 1,
+      EpicflowSetUpFields: 1,
     });
+    expect(project?.fields[1]?.options.map((o) => o.name)).toEqual([
+      'Planned',
+      'Active',
+      'Waiting',
+      'Done',
+      'Failed',
+    ]);
+    const item = await board.ensureItem(epic.nodeId);
+    expect(await board.updateFields(item, { status: 'active' })).toBe(1);
+  });
+
+  it('refuses, naming the missing options, a default Status that an item already uses, and rewrites nothing', async () => {
+    w.gh.seed.project({ owner: OWNER, number: 9 });
+    const project = w.gh.state.project(OWNER, 9);
+    const status = project?.fields[1];
+    const todo = status?.options.find((o) => o.name === 'Todo')?.id ?? '';
+    // Another issue on the board, on Todo (and a first page of items without a Status).
+    const others = Array.from({ length: 101 }, (_, i) =>
+      w.gh.seed.issue({ owner: OWNER, repo: REPO, title: `other ${i}` }),
+    );
+    const items = await Promise.all(others.map((o) => addItem(project?.id ?? '', o.nodeId)));
+    const used = items[100] ?? '';
+    await octokitGraphql(
+      `mutation SetTodo($p: ID!, $i: ID!, $f: ID!, $o: String!) {
+        updateProjectV2ItemFieldValue(input: { projectId: $p, itemId: $i, fieldId: $f, value: { singleSelectOptionId: $o } }) { projectV2Item { id } }
+      }`,
+      { p: project?.id, i: used, f: status?.id, o: todo },
+    );
+    const fieldsBefore = project?.fields.length;
+    const before = gql();
     const err = await ProjectBoard.open(
       w.repo.octokit,
       'https://github.com/orgs/acme/projects/9',
@@ -163,25 +224,35 @@ describe('ProjectBoard', () => {
     expect(describeError(err)).toBe(
       'GitHub: the project board https://github.com/orgs/acme/projects/9 cannot be used as is\n' +
         '  field Status lacks the option(s) Planned, Active, Waiting, Failed: add them in the ' +
-        "board's field settings (epicflow does not rewrite an existing option list: GitHub would " +
-        'drop the values already set)',
+        "board's field settings (items on the board already have a Status, and epicflow does not " +
+        'rewrite an option list in use: GitHub would drop the values already set)',
     );
-    expect(w.gh.state.project(OWNER, 9)?.fields[1]?.options.map((o) => o.name)).toEqual([
-      'Todo',
-      'In Progress',
-      'Done',
-    ]);
+    // Both pages of items were looked at, and nothing was written to the board.
+    expect(delta(before)).toEqual({ EpicflowBoard: 1, EpicflowStatusInUse: 2 });
+    expect(project?.fields.length).toBe(fieldsBefore);
+    expect(status?.options.map((o) => o.name)).toEqual(['Todo', 'In Progress', 'Done']);
+    expect(project?.items.find((i) => i.id === used)?.values.get(status?.id ?? '')).toEqual({
+      singleSelectOptionId: todo,
+    });
   });
 
   it('resolves a user-owned board', async () => {
     w.gh.seed.user({ login: 'alice', permission: 'write' });
-    w.gh.seed.project({ owner: 'alice', number: 2 });
+    // A project without a Status field at all: epicflow creates it.
+    w.gh.seed.project({ owner: 'alice', number: 2, bare: true });
     const board = await ProjectBoard.open(
       w.repo.octokit,
       'https://github.com/users/alice/projects/2',
     );
     expect(board.projectId).toBe(w.gh.state.project('alice', 2)?.id);
-    expect(w.gh.state.project('alice', 2)?.fields.map((f) => f.name)).toContain('Status');
+    const status = w.gh.state.project('alice', 2)?.fields.find((f) => f.name === 'Status');
+    expect(status?.options.map((o) => o.name)).toEqual([
+      'Planned',
+      'Active',
+      'Waiting',
+      'Done',
+      'Failed',
+    ]);
   });
 
   it('says which permission is missing when the board cannot be found', async () => {

@@ -125,20 +125,22 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
   };
 
   const handle = async (context: Context, event: EpicEvent): Promise<void> => {
-    botLogin ??= readBotLogin().catch((e: unknown) => {
-      botLogin = undefined;
-      throw e;
-    });
-    const payload = context.payload as { repository?: { default_branch?: string } };
-    const { owner, repo } = context.repo();
-    const github = new GitHubRepo({
-      owner,
-      repo,
-      botLogin: await botLogin,
-      octokit: context.octokit as unknown as GitHubClient,
-      cache,
-    });
+    // Inside the `try`: a GitHub the App cannot reach or authenticate with (a wrong
+    // GHE_HOST, a revoked key) fails the first request here, and must be logged too.
     try {
+      botLogin ??= readBotLogin().catch((e: unknown) => {
+        botLogin = undefined;
+        throw e;
+      });
+      const payload = context.payload as { repository?: { default_branch?: string } };
+      const { owner, repo } = context.repo();
+      const github = new GitHubRepo({
+        owner,
+        repo,
+        botLogin: await botLogin,
+        octokit: context.octokit as unknown as GitHubClient,
+        cache,
+      });
       const result = await handleEpicEvent(
         {
           repo: github,

@@ -14,6 +14,8 @@ import {
   writeConfig,
   type AppWorld,
 } from './harness.js';
+import { octokitFor } from '../github-double/client.js';
+import type { CommentRec } from '../github-double/index.js';
 
 let w: AppWorld;
 beforeAll(async () => {
@@ -162,10 +164,31 @@ describe('commands', () => {
     await say(w, epic, '/skip db');
     expect(botComments(w, epic).at(-1)).toContain('`/skip db`: story `db` is done');
 
+    // The status comment is changed behind the App's back (its marker kept, so it is
+    // still the comment epicflow keeps): `/status` writes the current board over it, in place.
+    const current = status();
+    const statusRec = (): CommentRec | undefined =>
+      w.gh.state
+        .comments(OWNER, REPO, epic)
+        .find((c) => c.author === 'epicflow[bot]' && c.body.includes('<!-- epicflow:status -->'));
+    const id = statusRec()?.id ?? 0;
+    await octokitFor(w.gh, w.bot.token).rest.issues.updateComment({
+      owner: OWNER,
+      repo: REPO,
+      comment_id: id,
+      body: `Stale board.\n\n${current.slice(current.indexOf('<!-- epicflow:'))}`,
+    });
+    expect(status()).toBe('');
+    const bot = botComments(w, epic).length;
     const before = w.gh.stats.rest['issues/update-comment'] ?? 0;
     await say(w, epic, '/status');
-    expect(status()).toContain('Commands');
-    expect(w.gh.stats.rest['issues/update-comment'] ?? 0).toBeGreaterThanOrEqual(before);
+    // The board shows the time of the refresh (to the minute).
+    const untimed = (body: string): string =>
+      body.replace(/updated [\d-]+ [\d:]+ UTC/, 'updated <time>');
+    expect(statusRec()?.id).toBe(id);
+    expect(untimed(status())).toBe(untimed(current));
+    expect(botComments(w, epic)).toHaveLength(bot);
+    expect(w.gh.stats.rest['issues/update-comment'] ?? 0).toBeGreaterThan(before);
     await completeStory(w, epic, 'ui');
     expect(status()).toContain('all 3 stories done');
   });

@@ -90,7 +90,14 @@ export interface StoryRecord {
 }
 
 /** Why an epic stopped launching stories (PRODUCT §6). */
-export type HaltKind = 'roster-exhausted' | 'budget' | 'cancel' | 'outside-change' | 'interrupted';
+export type HaltKind =
+  | 'roster-exhausted'
+  | 'budget'
+  | 'cancel'
+  | 'outside-change'
+  | 'interrupted'
+  /** The plan differs from the one a user with write permission approved. */
+  | 'plan-unapproved';
 
 export interface Halt {
   readonly kind: HaltKind;

@@ -44,6 +44,11 @@ export interface ApplyContext {
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
+  /**
+   * The epic document as last read or written, with its blob sha (null: none yet):
+   * a plan approval is one compare-and-swap write against it.
+   */
+  epicDoc?: { value: EpicDoc; sha: string | null };
 }
 
 export type ApplyResult =
@@ -102,6 +107,9 @@ async function applyInOrder(
       await updateBoard(ctx, project, board.splice(0));
     }
     switch (action.kind) {
+      case 'approve-plan':
+        await approvePlan(ctx, action.plan);
+        break;
       case 'set-halt':
         await store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), halt: action.halt }));
         break;
@@ -291,6 +299,27 @@ async function unstart(
   } catch {
     // The refused dispatch is the error to report; a record left active shows it too.
   }
+}
+
+/**
+ * Records the plan a user with write permission approved: one write against the
+ * document this decision read, or a read and a write when it changed meanwhile
+ * (a halt or owner written by another decision must not be lost).
+ */
+async function approvePlan(ctx: ApplyContext, plan: string): Promise<void> {
+  const known = ctx.epicDoc;
+  if (known?.value.approvedPlan === plan) return;
+  if (known !== undefined) {
+    const value: EpicDoc = { ...known.value, approvedPlan: plan };
+    const written = await ctx.store.writeJson(EPIC_DOC, value, known.sha);
+    if (written.ok) {
+      ctx.epicDoc = { value, sha: written.sha };
+      return;
+    }
+  }
+  await ctx.store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), approvedPlan: plan }));
+  // The sha is unknown now: nothing else in this decision writes against it.
+  delete ctx.epicDoc;
 }
 
 /** `Start epic #12: Checkout` — one line, whatever the title holds. */

@@ -44,6 +44,7 @@ import { applyActions, type ApplyContext } from './apply.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { configFromText, loadConfig, loadPlan, rawEpicLabel, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
+import { claimEpic, epicDocOf, epicRepo } from './owner.js';
 import { findRun } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
@@ -313,11 +314,15 @@ async function notAnEpic(
 }
 
 async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleResult | 'conflict'> {
-  const { repo } = deps;
   const epicNumber = d.epic.number;
-  const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
-  const view = d.view ?? (await readView(repo, epicNumber, defaultBranch));
+  const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
+  const store = new GitHubStateStore({ repo: deps.repo, epic: String(epicNumber), defaultBranch });
+  // The epic's sub-issues and comments are its owner's as much as ours (another login
+  // may have opened it): found under either, created only when under neither.
+  const doc = epicDocOf(store, view);
+  const repo = epicRepo(deps.repo, doc);
   const planLoad = await loadPlan(
     repo,
     d.epic,
@@ -339,7 +344,6 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   }
   if (d.trigger.kind === 'edited') await clearViolations(repo, epicNumber);
 
-  const store = new GitHubStateStore({ repo, epic: String(epicNumber), defaultBranch });
   const branch = epicBranchName(String(epicNumber));
   // The merge walk reads only commits it has not seen.
   const state = stateFromView(store, plan, view);
@@ -356,6 +360,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     config: d.config,
     freeCoderSlots: coderSlots(d.config) - active,
     halt: state.halt,
+    approvedPlan: state.doc?.value.approvedPlan,
     subIssues: planLoad.subIssues,
     pr,
     now,
@@ -383,7 +388,22 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
     pr,
     board: d.config.board?.project,
+    ...(state.doc === undefined ? {} : { epicDoc: { ...state.doc } }),
   };
+  // A plan approval rides on the owner's claim when there is one (one write at the label).
+  const approvedPlan = actions.flatMap((a) => (a.kind === 'approve-plan' ? [a.plan] : []))[0];
+  if (actions.length > 0) {
+    const claimed = await claimEpic({
+      store,
+      view,
+      doc,
+      login: repo.botLogin,
+      trigger: d.trigger,
+      records: state.records,
+      approvedPlan,
+    });
+    if (claimed !== undefined) ctx.epicDoc = claimed;
+  }
   const applied = await applyActions(ctx, actions);
   if (applied.ok) {
     await ensureFullReport({
@@ -407,7 +427,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     deps.log?.info(`epic #${epicNumber}: a story record changed meanwhile; deciding again`);
     return 'conflict';
   }
-  await clearProblem(deps, epicNumber, d.trigger);
+  await clearProblem({ ...deps, repo }, epicNumber, d.trigger);
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
 }
 

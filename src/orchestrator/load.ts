@@ -14,6 +14,7 @@ import type {
 } from '../adapters/github/index.js';
 import { CONFIG_PATH } from '../adapters/github/index.js';
 import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
+import { EpicflowError } from '../core/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import { hasMarker, storyMarker } from '../core/epic/index.js';
 import type { SubIssueRef } from '../core/epic/index.js';
@@ -77,7 +78,7 @@ export async function loadPlan(
     const result = parsePlan(epic.body, options);
     if (!result.ok) return { ok: false, violations: result.violations };
     const mine = (id: string): IssueSummary | undefined =>
-      subs.find((s) => sameBot(s.author, repo.botLogin) && hasMarker(s.body, storyMarker(id)));
+      subs.find((s) => repo.isOurs(s.author) && hasMarker(s.body, storyMarker(id)));
     return {
       ok: true,
       plan: result.plan,
@@ -136,14 +137,16 @@ function refs(
   return out;
 }
 
-function sameBot(a: string, b: string): boolean {
-  const norm = (s: string): string => s.toLowerCase().replace(/\[bot\]$/, '');
-  return norm(a) === norm(b);
-}
-
 /** The persisted epic document (`epics/<n>/epic.json` on the state branch). */
 export interface EpicDoc {
   readonly halt?: Halt;
+  /** `planDigest` of the plan a user with write permission last approved (PRODUCT §11). */
+  readonly approvedPlan?: string;
+  /**
+   * The login that opened the epic (made its first decision): its sub-issues and sticky
+   * comments are the epic's, whoever decides later (story jobs may act as another login).
+   */
+  readonly owner?: string;
 }
 
 export const EPIC_DOC = 'epic';
@@ -153,6 +156,8 @@ export interface EpicState {
   /** Blob sha of each record as read: the compare-and-swap token (null: no record yet). */
   readonly shas: Readonly<Record<string, string | null>>;
   readonly halt: Halt | undefined;
+  /** The epic document as read, and its blob sha (the CAS token; null: none yet). */
+  readonly doc?: { readonly value: EpicDoc; readonly sha: string | null };
   /** Blob sha of `report.md` in the epic's folder; null when there is none. */
   readonly reportSha?: string | null;
 }
@@ -170,7 +175,13 @@ export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicVie
   }
   const doc =
     view.epicDoc === undefined ? undefined : store.parseJson<EpicDoc>(EPIC_DOC, view.epicDoc.text);
-  return { records, shas, halt: doc?.halt, reportSha: view.reportSha };
+  return {
+    records,
+    shas,
+    halt: doc?.halt,
+    doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: view.epicDoc?.sha ?? null },
+    reportSha: view.reportSha,
+  };
 }
 
 /**
@@ -192,6 +203,19 @@ export async function loadState(store: GitHubStateStore, plan: Plan): Promise<Ep
     records,
     shas,
     halt: doc?.halt,
+    doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: docSha ?? null },
     reportSha: snapshot.files.get(REPORT_FILE) ?? null,
   };
+}
+
+/** An approval hash someone edited by hand is a state error, never read as "none". */
+function checkDoc(doc: EpicDoc, path: string): EpicDoc {
+  const approved: unknown = doc.approvedPlan;
+  if (approved === undefined || (typeof approved === 'string' && /^[0-9a-f]{16}$/.test(approved))) {
+    return doc;
+  }
+  throw new EpicflowError(
+    'state',
+    `GitHub state: approvedPlan in ${path} on the state branch is not a plan hash (16 hex digits), got ${JSON.stringify(approved)}; fix it, or delete the field and comment /resume to approve the current plan`,
+  );
 }

@@ -61,8 +61,9 @@ describe('requests per story', () => {
     expect(Math.max(...perFinished)).toBeLessThanOrEqual(5);
     // The label: per story a sub-issue and its link, plus the epic's one-off setup (the
     // App's token, the configuration, permission, epic branch, draft pull request, the
-    // first records and dispatches, the comments). 32 today.
-    expect(atLabel).toBeLessThanOrEqual(32);
+    // first records and dispatches, the comments, the epic's owner recorded once so story
+    // jobs acting as another login find the same sub-issues and comments). 33 today.
+    expect(atLabel).toBeLessThanOrEqual(33);
     // 10.6 per story here, the label's one-off costs spread over only 5 stories; the same
     // costs come to 7.9 per story over the 20-story epic of `npm run bench -- app`, whose
     // goal is 8 (about 55 per story when every decision re-read each record, walked every

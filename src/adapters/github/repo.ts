@@ -1,8 +1,9 @@
 /**
  * One repository as epicflow sees it on GitHub. Every write is an idempotent
  * "ensure": find the thing again by state (hidden marker plus the bot's own
- * login, branch name, head branch), create it when missing, change it only when
- * it differs — so a redelivered webhook or a restarted App never duplicates work.
+ * login or the epic owner's, branch name, head branch), create it when missing,
+ * change it only when it differs — so a redelivered webhook or a restarted App
+ * never duplicates work.
  */
 import type { Octokit } from '@octokit/rest';
 import { EpicflowError } from '../../core/errors.js';
@@ -105,6 +106,12 @@ export interface GitHubRepoOptions {
   readonly botLogin: string;
   /** What a long-lived process remembers between events (default: nothing). */
   readonly cache?: GitHubCache;
+  /**
+   * Other logins whose marked comments and sub-issues count as ours: the epic's owner
+   * when another identity opened the epic (the App, while story jobs act as
+   * github-actions[bot]). Anyone else's marker is never trusted.
+   */
+  readonly peers?: readonly string[];
 }
 
 /** Every `<!-- epicflow:<name> -->` in a body. */
@@ -120,6 +127,7 @@ export class GitHubRepo {
   readonly octokit: GitHubClient;
   readonly botLogin: string;
   readonly cache: GitHubCache;
+  readonly peers: readonly string[];
 
   constructor(options: GitHubRepoOptions) {
     this.owner = options.owner;
@@ -127,6 +135,28 @@ export class GitHubRepo {
     this.octokit = options.octokit;
     this.botLogin = options.botLogin;
     this.cache = options.cache ?? new GitHubCache();
+    this.peers = options.peers ?? [];
+  }
+
+  /**
+   * The same repository (client and cache shared) that also recognises `login`'s marked
+   * comments and sub-issues as its own; itself when `login` is unset or already ours.
+   */
+  withPeer(login: string | undefined): GitHubRepo {
+    if (login === undefined || this.isOurs(login)) return this;
+    return new GitHubRepo({
+      owner: this.owner,
+      repo: this.repo,
+      octokit: this.octokit,
+      botLogin: this.botLogin,
+      cache: this.cache,
+      peers: [...this.peers, login],
+    });
+  }
+
+  /** Whether `login` wrote as epicflow here: our own login or a peer's. */
+  isOurs(login: string | undefined): boolean {
+    return sameLogin(login, this.botLogin) || this.peers.some((p) => sameLogin(login, p));
   }
 
   get fullName(): string {
@@ -174,19 +204,54 @@ export class GitHubRepo {
 
   // ------------------------------------------------------------ comments
 
+  /**
+   * The latest listing of each issue's comments by this port: our marked comments
+   * in it, and the markers asked about since. A listing answers once for each
+   * marker (one decision asks about several: the status, an error, the
+   * violations), so a second marker costs no request; asked again, a marker is
+   * looked up anew (a person may have deleted the comment since).
+   */
+  private readonly listings = new Map<
+    number,
+    { readonly found: Map<string, { id: number; body: string }>; readonly asked: Set<string> }
+  >();
+
   private commentKey(issueNumber: number, markerName: string): string {
     return `${this.fullName}#${issueNumber}:${markerName}`;
   }
 
+  /** Our marked comment as just written, wherever it is remembered. */
+  private rememberComment(
+    issueNumber: number,
+    markerName: string,
+    comment: { id: number; body: string },
+  ): void {
+    this.cache.comments.set(this.commentKey(issueNumber, markerName), comment);
+    this.listings.get(issueNumber)?.found.set(markerName, comment);
+  }
+
+  /** A comment found gone (deleted by someone): forgotten wherever it is remembered. */
+  private forgetComment(issueNumber: number, markerName: string, id: number): void {
+    this.cache.comments.delete(this.commentKey(issueNumber, markerName));
+    const found = this.listings.get(issueNumber)?.found;
+    if (found?.get(markerName)?.id === id) found.delete(markerName);
+  }
+
   /**
-   * Our comment carrying the marker (author = the bot: users cannot hijack a marker).
-   * A comment remembered from an earlier event is checked with one read of it; the
-   * comments of the issue are listed only when it is unknown or gone.
+   * Our comment carrying the marker (author = the bot or a peer: users cannot hijack a marker).
+   * A marker not yet asked about since this port listed the issue is answered from
+   * that listing; a comment remembered from an earlier event is checked with one
+   * read of it; the comments of the issue are listed only when it is unknown or gone.
    */
   async findComment(
     issueNumber: number,
     markerName: string,
   ): Promise<{ id: number; body: string } | null> {
+    const listing = this.listings.get(issueNumber);
+    if (listing !== undefined && !listing.asked.has(markerName)) {
+      listing.asked.add(markerName);
+      return listing.found.get(markerName) ?? null;
+    }
     const key = this.commentKey(issueNumber, markerName);
     const known = this.cache.comments.get(key);
     if (known !== undefined) {
@@ -200,11 +265,11 @@ export class GitHubRepo {
     return this.listForMarker(issueNumber, markerName);
   }
 
-  /** One comment by id; null when it was deleted. */
+  /** One comment of ours by id; null when it was deleted (or is not ours: remembered for a peer). */
   private async readComment(id: number): Promise<{ id: number; body: string } | null> {
     try {
       const { data } = await this.octokit.rest.issues.getComment({ ...this.base, comment_id: id });
-      return { id: data.id, body: data.body ?? '' };
+      return this.isOurs(data.user?.login) ? { id: data.id, body: data.body ?? '' } : null;
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw githubError(`read comment ${id} in ${this.fullName}`, e, 'Issues: read and write');
@@ -226,21 +291,21 @@ export class GitHubRepo {
           per_page: 100,
         }),
     );
-    let found: { id: number; body: string } | null = null;
+    const found = new Map<string, { id: number; body: string }>();
     for (const c of comments) {
-      if (!sameLogin(c.user?.login, this.botLogin)) continue;
+      if (!this.isOurs(c.user?.login)) continue;
       const body = c.body ?? '';
       for (const name of markerNames(body)) {
-        const key = this.commentKey(issueNumber, name);
         // The first comment per marker is the one epicflow keeps.
-        if (this.cache.comments.get(key) === undefined) {
-          this.cache.comments.set(key, { id: c.id, body });
-        }
+        if (found.has(name)) continue;
+        found.set(name, { id: c.id, body });
+        this.cache.comments.set(this.commentKey(issueNumber, name), { id: c.id, body });
       }
-      if (found === null && hasMarker(body, markerName)) found = { id: c.id, body };
     }
-    // "No such comment" is not remembered: another instance of the App may create it.
-    return found;
+    // "No such comment" is remembered for this listing only: another instance of the
+    // App may create it meanwhile.
+    this.listings.set(issueNumber, { found, asked: new Set([markerName]) });
+    return found.get(markerName) ?? null;
   }
 
   /**
@@ -255,14 +320,12 @@ export class GitHubRepo {
   }): Promise<{ id: number; action: EnsureAction }> {
     const body = withMarkers(input.body, [input.marker], input.fullTextUrl);
     const where = `${this.fullName}#${input.issueNumber}`;
-    const key = this.commentKey(input.issueNumber, input.marker);
-    const known = this.cache.comments.get(key);
+    const known = this.cache.comments.get(this.commentKey(input.issueNumber, input.marker));
     // A remembered comment whose body changes is written straight away (the write
     // itself tells when the comment is gone); an unchanged one is checked by `findComment`.
     if (known !== undefined && known.body !== body) {
       const updated = await this.updateComment(input.issueNumber, known.id, body, input.marker);
       if (updated) return { id: known.id, action: 'updated' };
-      this.cache.comments.delete(key);
     }
     const existing = await this.findComment(input.issueNumber, input.marker);
     if (existing && existing.body === body) return { id: existing.id, action: 'unchanged' };
@@ -270,7 +333,6 @@ export class GitHubRepo {
       if (await this.updateComment(input.issueNumber, existing.id, body, input.marker)) {
         return { id: existing.id, action: 'updated' };
       }
-      this.cache.comments.delete(key);
     }
     const { data } = await attempt(
       `create the ${input.marker} comment on ${where}`,
@@ -282,11 +344,11 @@ export class GitHubRepo {
           body,
         }),
     );
-    this.cache.comments.set(key, { id: data.id, body });
+    this.rememberComment(input.issueNumber, input.marker, { id: data.id, body });
     return { id: data.id, action: 'created' };
   }
 
-  /** Writes a comment's body; false when the comment no longer exists. */
+  /** Writes a comment's body; false (and forgotten) when the comment no longer exists. */
   private async updateComment(
     issueNumber: number,
     id: number,
@@ -296,14 +358,17 @@ export class GitHubRepo {
     try {
       await this.octokit.rest.issues.updateComment({ ...this.base, comment_id: id, body });
     } catch (e) {
-      if (statusOf(e) === 404) return false;
+      if (statusOf(e) === 404) {
+        this.forgetComment(issueNumber, markerName, id);
+        return false;
+      }
       throw githubError(
         `update the ${markerName} comment on ${this.fullName}#${issueNumber}`,
         e,
         'Issues: read and write',
       );
     }
-    this.cache.comments.set(this.commentKey(issueNumber, markerName), { id, body });
+    this.rememberComment(issueNumber, markerName, { id, body });
     return true;
   }
 
@@ -385,7 +450,7 @@ export class GitHubRepo {
     const epicMarker = `epic:${input.parent}`;
     const body = withMarkers(input.body, [storyMarker, epicMarker]);
     const ours = (i: IssueSummary): boolean =>
-      sameLogin(i.author, this.botLogin) && hasMarker(i.body, storyMarker);
+      this.isOurs(i.author) && hasMarker(i.body, storyMarker);
 
     const subs = input.known?.subIssues ?? (await this.listSubIssues(input.parent));
     const linked = subs.find(ours);

@@ -37,3 +37,11 @@ export {
   renderSubIssue,
   renderViolationsComment,
 } from './texts.js';
+export type { PlanApproval } from './approval.js';
+export {
+  approvesPlan,
+  PLAN_APPROVAL_MISSING_MESSAGE,
+  PLAN_UNAPPROVED_MESSAGE,
+  planApproval,
+  planDigest,
+} from './approval.js';

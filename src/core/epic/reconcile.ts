@@ -19,6 +19,7 @@ import { formatUtcTime } from '../report/format.js';
 import type { Hold, SchedulerDecision } from '../scheduler/index.js';
 import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
+import { planApproval } from './approval.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
@@ -46,7 +47,17 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
 export function reconcile(input: ReconcileInput): Action[] {
   const actions: Action[] = [];
   const replies: string[] = [];
+  const approval = planApproval({
+    plan: input.plan,
+    approvedPlan: input.approvedPlan,
+    trigger: input.trigger,
+  });
+  // First, before any dispatch it allows, so a start never runs ahead of its approval.
+  if (approval.kind === 'approve') actions.push({ kind: 'approve-plan', plan: approval.plan });
   let halt = haltFromTrigger(input, actions);
+  // A persisted halt still shows first; an unapproved plan starts nothing either way.
+  const held = approval.kind === 'hold' ? approval.halt : undefined;
+  halt ??= held;
 
   const waveOf = new Map<string, number>();
   input.plan.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
@@ -72,7 +83,7 @@ export function reconcile(input: ReconcileInput): Action[] {
 
   const decision = scheduleStories(input, entries, halt);
   for (const body of replies) actions.push({ kind: 'reply', body });
-  actions.push(...structureActions(input, entries));
+  actions.push(...structureActions(input, entries, held === undefined));
   actions.push(...launchActions(input, entries, new Set(decision.start)));
   actions.push(...subIssueActions(input, entries, decision.hold));
   if (input.config.board !== undefined) {
@@ -90,7 +101,14 @@ export function reconcile(input: ReconcileInput): Action[] {
     }
   }
   const allDone = entries.every((e) => statusOf(e) === 'done');
-  actions.push(...commentActions(input, entries, { halt, allDone, summary: decision.summary }));
+  actions.push(
+    ...commentActions(input, entries, {
+      halt,
+      allDone,
+      summary: decision.summary,
+      unapproved: held,
+    }),
+  );
   if (allDone) {
     if (input.pr?.draft !== false) actions.push({ kind: 'mark-pr-ready' });
     actions.push({ kind: 'finish' });
@@ -154,8 +172,16 @@ function scheduleStories(
   return decision;
 }
 
-/** The epic branch, the draft pull request and the sub-issues, when missing. */
-function structureActions(input: ReconcileInput, entries: readonly Entry[]): Action[] {
+/**
+ * The epic branch, the draft pull request and the sub-issues, when missing. A
+ * plan nobody with write permission approved gets no new sub-issues: their
+ * text would be the unapproved stories'.
+ */
+function structureActions(
+  input: ReconcileInput,
+  entries: readonly Entry[],
+  approved: boolean,
+): Action[] {
   const actions: Action[] = [];
   const branch = epicBranchName(String(input.epic.number));
   if (input.pr === undefined) {
@@ -163,7 +189,7 @@ function structureActions(input: ReconcileInput, entries: readonly Entry[]): Act
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
   }
   for (const e of entries) {
-    if (input.subIssues[e.story.id] !== undefined) continue;
+    if (!approved || input.subIssues[e.story.id] !== undefined) continue;
     const text = renderSubIssue(input.epic.number, e.story, e.wave);
     actions.push({
       kind: 'ensure-sub-issue',
@@ -268,13 +294,19 @@ function subIssueActions(
 function commentActions(
   input: ReconcileInput,
   entries: readonly Entry[],
-  facts: { readonly halt: Halt | undefined; readonly allDone: boolean; readonly summary: string },
+  facts: {
+    readonly halt: Halt | undefined;
+    readonly allDone: boolean;
+    readonly summary: string;
+    readonly unapproved: Halt | undefined;
+  },
 ): Action[] {
   const { halt, allDone } = facts;
   const stories = reportStories(entries, String(input.epic.number));
   const nextStep = nextStepText({
     allDone,
     halt,
+    unapproved: facts.unapproved,
     pr: input.pr,
     now: input.now,
     failed: entries.filter((e) => statusOf(e) === 'failed').map((e) => e.story.id),
@@ -365,6 +397,8 @@ function earliest(times: readonly (string | undefined)[]): string | undefined {
 interface NextStepFacts {
   readonly allDone: boolean;
   readonly halt: Halt | undefined;
+  /** Set when the plan is not the one a user with write permission approved. */
+  readonly unapproved: Halt | undefined;
   readonly pr: { readonly number: number } | undefined;
   readonly now: string;
   readonly failed: readonly string[];
@@ -377,6 +411,11 @@ function nextStepText(f: NextStepFacts): string {
   if (f.allDone) {
     const pr = f.pr === undefined ? 'The pull request' : `Pull request #${f.pr.number}`;
     return `Every story is done. ${pr} is ready for review.`;
+  }
+  if (f.unapproved !== undefined) {
+    // Another halt is shown instead: say here why /resume is needed besides.
+    const lead = f.halt === f.unapproved ? 'A' : `${capitalize(f.unapproved.message)}: a`;
+    return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on.`;
   }
   if (f.halt !== undefined) {
     const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;
@@ -398,4 +437,8 @@ function nextStepText(f: NextStepFacts): string {
   }
   if (f.changed) return 'Comment `/resume` to restart the stories whose plan entry changed.';
   return 'Nothing to do: running stories report here as they finish.';
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

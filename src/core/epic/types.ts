@@ -47,6 +47,12 @@ export interface ReconcileInput {
    * budget is computed here from the records.
    */
   readonly halt?: Halt | undefined;
+  /**
+   * Hash (`planDigest`) of the plan a user with write permission last approved,
+   * from the epic document; undefined when none is recorded. While the current
+   * plan differs, only a trigger that approves (see `approvesPlan`) starts stories.
+   */
+  readonly approvedPlan?: string | undefined;
   /** Sub-issues found by their story marker, by story id. */
   readonly subIssues: Readonly<Record<string, SubIssueRef>>;
   readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
@@ -60,6 +66,8 @@ export interface ReconcileInput {
 }
 
 export type Action =
+  /** Persist `plan` (a `planDigest`) as the plan a user with write permission approved. */
+  | { readonly kind: 'approve-plan'; readonly plan: string }
   /** Persist the epic's halt (a `/cancel`) so later decisions see it. */
   | { readonly kind: 'set-halt'; readonly halt: Halt }
   /** Forget the persisted halt (`/resume`). */

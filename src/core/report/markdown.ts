@@ -48,6 +48,7 @@ const HALT_LABELS: Readonly<Record<HaltKind, string>> = {
   cancel: 'Cancelled',
   'outside-change': 'Changed outside epicflow',
   interrupted: 'Interrupted',
+  'plan-unapproved': 'Plan not approved',
 };
 
 interface Facts {

@@ -6,7 +6,7 @@
 import { DEFAULT_CONFIG } from '../../../src/core/config/index.js';
 import type { EpicflowConfig } from '../../../src/core/config/index.js';
 import type { Action, ReconcileInput, SubIssueRef, Trigger } from '../../../src/core/epic/index.js';
-import { reconcile } from '../../../src/core/epic/index.js';
+import { planDigest, reconcile } from '../../../src/core/epic/index.js';
 import type { Halt, Plan, Story, StoryRecord } from '../../../src/core/model.js';
 import { buildPlan } from '../../../src/core/plan/index.js';
 
@@ -56,6 +56,8 @@ export class World {
   records: Record<string, StoryRecord> = {};
   merged = new Map<string, string>();
   halt: Halt | undefined;
+  /** The plan a user with write permission approved: the starting plan, unless a test says otherwise. */
+  approvedPlan: string | undefined;
   subIssues: Record<string, SubIssueRef> = {};
   pr: { number: number; draft: boolean } | undefined;
   branchEnsured = false;
@@ -69,6 +71,7 @@ export class World {
 
   constructor(plan: Plan = diamondPlan(), config: Partial<EpicflowConfig> = {}) {
     this.plan = plan;
+    this.approvedPlan = planDigest(plan);
     this.config = { ...DEFAULT_CONFIG, ...config };
   }
 
@@ -84,6 +87,7 @@ export class World {
         this.coderSlots - Object.values(this.records).filter((r) => r.status === 'active').length,
       ),
       halt: this.halt,
+      approvedPlan: this.approvedPlan,
       subIssues: { ...this.subIssues },
       pr: this.pr,
       now: this.now,
@@ -101,6 +105,9 @@ export class World {
   apply(actions: readonly Action[]): void {
     for (const a of actions) {
       switch (a.kind) {
+        case 'approve-plan':
+          this.approvedPlan = a.plan;
+          break;
         case 'set-halt':
           this.halt = a.halt;
           break;

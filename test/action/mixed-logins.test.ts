@@ -1,0 +1,148 @@
+/**
+ * The App hosts the orchestration while the story jobs run on another identity
+ * (the workflow's own token, `bot-login` left at its default): each job ends
+ * with the orchestrator's decision, which must find the App's sub-issues and
+ * sticky comments rather than open a second set.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
+import type { SeededUser } from '../github-double/index.js';
+import { OWNER, REPO, startApp, startEpic, type AppWorld } from '../app/harness.js';
+import {
+  buildBundle,
+  checkout,
+  configText,
+  dispatchOf,
+  dispatched,
+  planBody,
+  runJob,
+  CHECK_SCRIPT,
+  type ActionWorld,
+} from './support/world.js';
+
+let bundleDir: string;
+let bundle: string;
+let app: AppWorld;
+let w: ActionWorld;
+/** The identity of a workflow's own token. */
+let actions: SeededUser;
+
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
+  bundle = await buildBundle(bundleDir);
+  const dir = await mkdtemp(join(tmpdir(), 'epicflow-mixed-'));
+  const dumps = join(dir, 'dumps');
+  app = await startApp({
+    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': configText(dumps, {}) },
+  });
+  actions = app.gh.seed.user({ login: 'github-actions[bot]', type: 'Bot', permission: 'write' });
+  w = {
+    gh: app.gh,
+    bot: app.bot,
+    alice: app.alice,
+    repo: app.repo,
+    dir,
+    dumps,
+    close: async () => {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+afterAll(async () => {
+  await w.close();
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+const STORIES = ['cart', 'pay'] as const;
+
+describe('story jobs acting as another login than the App', () => {
+  it('reuse the sub-issues and comments the App made: one of each after the epic completes', async () => {
+    const epic = await startEpic(
+      app,
+      'Checkout',
+      planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]),
+    );
+    expect(dispatched(w, epic)).toEqual(['cart#1']);
+    // A marker in someone else's comment is never epicflow's.
+    const planted = 'Mine now.\n\n<!-- epicflow:status -->';
+    w.gh.act.comment('alice', { owner: OWNER, repo: REPO, number: epic, body: planted });
+    await w.gh.idle();
+    for (const story of STORIES) {
+      const { runId } = dispatchOf(w, epic, story);
+      w.gh.act.startWorkflowRun(runId);
+      await w.gh.idle();
+      const job = await runJob(w, bundle, {
+        name: story,
+        workspace: await checkout(w, story),
+        // The workflow's own token and no `bot-login`: the job acts as github-actions[bot].
+        inputs: {
+          mode: 'story',
+          epic: String(epic),
+          story,
+          attempt: '1',
+          'github-token': actions.token,
+        },
+        env: { GITHUB_TOKEN: actions.token },
+        runId,
+      });
+      expect({ code: job.code, stderr: job.stderr }).toEqual({ code: 0, stderr: '' });
+      w.gh.act.completeWorkflowRun(runId, 'success');
+      await w.gh.idle();
+    }
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
+    const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+    expect(pr?.draft).toBe(false);
+
+    // One sub-issue per story, all the App's, all closed.
+    const subs = w.gh.state
+      .issues(OWNER, REPO)
+      .filter((i) => /<!-- epicflow:story:/.test(i.body ?? ''));
+    expect(subs.map((s) => [s.title, s.author, s.state])).toEqual([
+      ['cart: Build cart', 'epicflow[bot]', 'closed'],
+      ['pay: Build pay', 'epicflow[bot]', 'closed'],
+    ]);
+    // One status comment on the epic, one report comment on the pull request.
+    const marked = (issue: number, marker: string): string[] =>
+      w.gh.state
+        .comments(OWNER, REPO, issue)
+        .filter((c) => c.body.includes(`<!-- epicflow:${marker} -->`))
+        .map((c) => c.author);
+    expect(marked(epic, 'status')).toEqual(['epicflow[bot]', 'alice']);
+    expect(marked(pr?.number ?? 0, 'report')).toEqual(['epicflow[bot]']);
+    // The jobs brought them up to date: the status tells the epic is complete.
+    const comments = w.gh.state.comments(OWNER, REPO, epic);
+    expect(comments.find((c) => c.author === 'alice')?.body).toBe(planted);
+    // The epic's first decision recorded who opened it.
+    const doc = await w.gh.state.file(OWNER, REPO, STATE_BRANCH, `epics/${epic}/epic.json`);
+    expect(JSON.parse(doc ?? '{}')).toMatchObject({ owner: 'epicflow[bot]' });
+    w.gh.assertNoViolations();
+  });
+});
+
+describe('the orchestrate template', () => {
+  it('gives the action the App credentials the way the story template does, the login left to them', async () => {
+    const withOf = async (file: string): Promise<Record<string, string>> => {
+      const doc = YAML.parse(await readFile(new URL(`../../${file}`, import.meta.url), 'utf8')) as {
+        jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }>;
+      };
+      const steps = Object.values(doc.jobs).flatMap((j) => j.steps);
+      return steps.find((s) => s.uses === 'epicflow/epicflow@v1')?.with ?? {};
+    };
+    const pick = (w: Record<string, string>): Record<string, string | undefined> => ({
+      'app-id': w['app-id'],
+      'app-private-key': w['app-private-key'],
+      'github-token': w['github-token'],
+      'bot-login': w['bot-login'],
+    });
+    const story = await withOf('examples/workflows/epicflow-story.yml');
+    const orchestrate = await withOf('examples/workflows/epicflow-orchestrate.yml');
+    expect(orchestrate['mode']).toBe('orchestrate');
+    expect(pick(orchestrate)).toEqual(pick(story));
+    expect(orchestrate['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
+  });
+});

@@ -9,7 +9,7 @@
 import * as core from '@actions/core';
 import { appTokens, type TokenSource } from '../adapters/github/app-auth.js';
 import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
-import { RemoteGit, type PushResult, type RemoteGitOptions } from '../engine/remote/remote-git.js';
+import { basicCredential, RemoteGit, type RemoteGitOptions } from '../engine/remote/remote-git.js';
 import type { GitHubAuth } from './inputs.js';
 import type { RunnerContext } from './runner.js';
 
@@ -20,8 +20,6 @@ export interface ActionGitHub {
   readonly repo: GitHubRepo;
   /** A token with time left; ask again for every use. */
   readonly token: TokenSource;
-  /** Whether tokens are minted (and refreshed) by the action. */
-  readonly minting: boolean;
   /**
    * Every credential so far, growing as tokens are minted: what summaries and
    * annotations are redacted with. Other secrets of the run are added to it.
@@ -41,11 +39,6 @@ export function privateKeySecrets(text: string): string[] {
   return text.trim() === '' ? [] : [text, ...lines];
 }
 
-/** The header form git sends (`Basic base64(x-access-token:<token>)`): masked like the token. */
-function basicCredential(token: string): string {
-  return Buffer.from(`x-access-token:${token}`).toString('base64');
-}
-
 export async function connectGitHub(input: {
   readonly auth: GitHubAuth;
   /** The `bot-login` input; unset means the App's own bot, or github-actions[bot] for a token. */
@@ -54,6 +47,7 @@ export async function connectGitHub(input: {
 }): Promise<ActionGitHub> {
   const { auth, runner } = input;
   const secrets: string[] = [];
+  // The header form git sends is masked like the token itself.
   const conceal = (token: string): void => {
     for (const s of [token, basicCredential(token)]) {
       core.setSecret(s);
@@ -64,11 +58,9 @@ export async function connectGitHub(input: {
     token: TokenSource,
     octokit: ReturnType<typeof createOctokit>,
     botLogin: string,
-    minting: boolean,
   ): ActionGitHub => ({
     repo: new GitHubRepo({ owner: runner.owner, repo: runner.repo, botLogin, octokit }),
     token,
-    minting,
     secrets,
   });
 
@@ -79,7 +71,7 @@ export async function connectGitHub(input: {
       token: auth.token,
       production: runner.throttle,
     });
-    return connect(async () => auth.token, octokit, input.botLogin ?? TOKEN_BOT_LOGIN, false);
+    return connect(async () => auth.token, octokit, input.botLogin ?? TOKEN_BOT_LOGIN);
   }
   secrets.push(...privateKeySecrets(auth.privateKey));
   const tokens = await appTokens({
@@ -96,47 +88,14 @@ export async function connectGitHub(input: {
     tokenSource: tokens.token,
     production: runner.throttle,
   });
-  return connect(tokens.token, octokit, input.botLogin ?? tokens.botLogin, true);
+  return connect(tokens.token, octokit, input.botLogin ?? tokens.botLogin);
 }
 
 /**
- * Git over HTTP that asks the token source before every network command, so a
- * push after an hour-long agent run goes with a fresh token. Each command runs
- * through a `RemoteGit` holding the token of the moment.
+ * Git over HTTP for the job checkout, with the connection's credentials: the token
+ * source is asked before every network command (each token it hands out is masked
+ * as it is minted), so a push after an hour-long agent run goes with a fresh token.
  */
-class RefreshingRemoteGit extends RemoteGit {
-  constructor(
-    private readonly base: Omit<RemoteGitOptions, 'token'>,
-    private readonly source: TokenSource,
-    first: string,
-  ) {
-    super({ ...base, token: first });
-  }
-
-  private async now(): Promise<RemoteGit> {
-    return new RemoteGit({ ...this.base, token: await this.source() });
-  }
-
-  override async fetch(branches: readonly string[]): Promise<Map<string, string>> {
-    return (await this.now()).fetch(branches);
-  }
-
-  override async lsRemote(branches: readonly string[]): Promise<Map<string, string>> {
-    return (await this.now()).lsRemote(branches);
-  }
-
-  override async push(sha: string, branch: string, expected?: string | null): Promise<PushResult> {
-    return (await this.now()).push(sha, branch, expected);
-  }
-}
-
-/** Git over HTTP for the job checkout, with the connection's credentials. */
-export async function remoteGit(
-  gh: ActionGitHub,
-  options: Omit<RemoteGitOptions, 'token'>,
-): Promise<RemoteGit> {
-  const first = await gh.token();
-  return gh.minting
-    ? new RefreshingRemoteGit(options, gh.token, first)
-    : new RemoteGit({ ...options, token: first });
+export function remoteGit(gh: ActionGitHub, options: Omit<RemoteGitOptions, 'token'>): RemoteGit {
+  return new RemoteGit({ ...options, token: gh.token });
 }

@@ -41,7 +41,7 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
   const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
   const { repo } = gh;
-  const remote = await remoteGit(gh, {
+  const remote = remoteGit(gh, {
     cwd: runner.workspace,
     serverUrl: runner.serverUrl,
     repository: `${runner.owner}/${runner.repo}`,
@@ -50,11 +50,14 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   // Grows as tokens are minted and executor secrets are read: what is written out is redacted with it.
   const { secrets } = gh;
   const childEnv = childEnvironment(env, secrets);
+  // From the event payload: neither the job nor its reconcile reads the repository for it.
+  const defaultBranch = await readDefaultBranch(runner);
   const job: StoryJobInput = {
     epic: Number(inputs.epic),
     story: inputs.story,
     attempt: inputs.attempt,
     configPath: inputs.config,
+    ...(defaultBranch === undefined ? {} : { defaultBranch }),
     repo,
     remote,
     workspace: runner.workspace,
@@ -136,6 +139,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   await reconcileAfter({
     repo,
     runner,
+    defaultBranch,
     title: runTitle(job),
     conclusion: record.status === 'done' ? 'success' : 'failure',
   });
@@ -179,17 +183,17 @@ async function refuse(
 async function reconcileAfter(input: {
   repo: GitHubRepo;
   runner: RunnerContext;
+  defaultBranch: string | undefined;
   /** This run's title, as the story workflow's `run-name` makes it. */
   title: string;
   conclusion: string;
 }): Promise<void> {
-  const { runner } = input;
+  const { runner, defaultBranch } = input;
   if (runner.runId === undefined || runner.workflowPath === undefined) {
     core.info('no run id or workflow path: the next stories start when this run completes');
     return;
   }
   try {
-    const defaultBranch = await readDefaultBranch(runner);
     const result = await handleEpicEvent(
       {
         repo: input.repo,

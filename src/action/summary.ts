@@ -58,12 +58,26 @@ export function failedGates(gates: readonly GateLog[]): GateLog[] {
   return finalGates(gates).filter((g) => !g.ok);
 }
 
+/** The engine's note when git's own configuration was put back (`describeGitConfigRestore`). */
+const GIT_CONFIG_RESTORE = /^restored .+: git's configuration was changed during /;
+
+/**
+ * What the perimeter check found, then whatever epicflow put back of git's own
+ * configuration (a filter, a hook path, a proxy the agent or a gate set).
+ */
 function perimeterVerdict(record: StoryRecord): string {
   const restored = record.notes.filter((n) => n.startsWith('restored outside its perimeter'));
-  if (record.reason?.startsWith('refused:') === true)
-    return `refused — ${record.reason.slice(8).trim()}`;
-  if (restored.length > 0) return restored.join('; ');
-  return record.status === 'done' ? 'clean: only owned paths changed' : 'not reached';
+  const gitConfig = record.notes.filter((n) => GIT_CONFIG_RESTORE.test(n));
+  const verdict =
+    record.reason?.startsWith('refused:') === true
+      ? `refused — ${record.reason.slice(8).trim()}`
+      : restored.length > 0
+        ? restored.join('; ')
+        : record.status === 'done'
+          ? 'clean: only owned paths changed'
+          : 'not reached';
+  if (verdict === 'not reached' && gitConfig.length > 0) return gitConfig.join('; ');
+  return [verdict, ...gitConfig].join('; ');
 }
 
 function judgeVerdict(

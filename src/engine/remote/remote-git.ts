@@ -1,9 +1,11 @@
 /**
  * Git over HTTPS with a token that never touches disk, argv or a URL: the
- * `Authorization` header is given to each fetch and push through git's
- * environment-scoped configuration (`GIT_CONFIG_COUNT/KEY/VALUE`), scoped to the
- * GitHub server. The job checkout's own config is scrubbed of any credential a
- * checkout step persisted, so the coding agent finds none while it runs.
+ * `Authorization` header is given to each fetch, ls-remote and push through
+ * git's environment-scoped configuration (`GIT_CONFIG_COUNT/KEY/VALUE`), scoped
+ * to the GitHub server. A token source is asked again for every network command,
+ * so a push after an agent ran longer than a token lives goes with a fresh one.
+ * The job checkout's own config is scrubbed of any credential a checkout step
+ * persisted, so the coding agent finds none while it runs.
  */
 import { readFile } from 'node:fs/promises';
 import { EpicflowError } from '../../core/errors.js';
@@ -17,8 +19,23 @@ export interface RemoteGitOptions {
   readonly serverUrl: string;
   /** `owner/name`. */
   readonly repository: string;
-  readonly token: string;
+  /**
+   * The token, or where to get one with time left: called before every network
+   * command. Whoever hands tokens out masks them in logs; this class also keeps
+   * every one it used out of its own error messages.
+   */
+  readonly token: string | (() => Promise<string>);
   readonly identity: GitIdentity;
+}
+
+/** What to do when GitHub refuses the credentials, whichever inputs gave them. */
+export const TOKEN_REFUSED_HINT =
+  'the github-token input is invalid or expired, or the app-id and app-private-key inputs do not ' +
+  'belong to an App installed on this repository (installation tokens live one hour)';
+
+/** The header form git sends: `Basic base64(x-access-token:<token>)`. */
+export function basicCredential(token: string): string {
+  return Buffer.from(`x-access-token:${token}`).toString('base64');
 }
 
 export type PushResult =
@@ -34,18 +51,25 @@ const NETWORK_TIMEOUT_MS = 10 * 60 * 1000;
 export class RemoteGit {
   readonly url: string;
   private readonly headerKey: string;
-  private readonly header: string;
+  private readonly token: () => Promise<string>;
+  /** Every token used so far and its header form: kept out of error messages. */
+  private readonly used = new Set<string>();
 
   constructor(private readonly options: RemoteGitOptions) {
     const server = options.serverUrl.replace(/\/+$/, '');
     this.url = `${server}/${options.repository}.git`;
     this.headerKey = `http.${server}/.extraheader`;
-    this.header = `Authorization: Basic ${Buffer.from(`x-access-token:${options.token}`).toString('base64')}`;
+    const { token } = options;
+    this.token = typeof token === 'string' ? () => Promise.resolve(token) : token;
   }
 
-  /** The header value, to be masked in logs like the token itself. */
-  get secrets(): string[] {
-    return [this.options.token, this.header.slice('Authorization: Basic '.length)];
+  /** The `Authorization` header of a fresh token, remembered for redaction. */
+  private async header(): Promise<string> {
+    const token = await this.token();
+    const basic = basicCredential(token);
+    this.used.add(token);
+    this.used.add(basic);
+    return `Authorization: Basic ${basic}`;
   }
 
   private async git(args: readonly string[], withAuth: boolean): Promise<ProcessResult> {
@@ -53,7 +77,7 @@ export class RemoteGit {
     if (withAuth) {
       env['GIT_CONFIG_COUNT'] = '1';
       env['GIT_CONFIG_KEY_0'] = this.headerKey;
-      env['GIT_CONFIG_VALUE_0'] = this.header;
+      env['GIT_CONFIG_VALUE_0'] = await this.header();
     }
     const result = await runProcess(gitArgv(args, this.options.identity), {
       cwd: this.options.cwd,
@@ -79,10 +103,7 @@ export class RemoteGit {
       /\b401\b|Authentication failed|could not read Username|Invalid username or token/i.test(text)
     ) {
       throw new EpicflowError('github', `GitHub refused the token while trying to ${what}`, {
-        details: [
-          'the github-token input is invalid or expired (installation tokens live one hour)',
-          ...lines,
-        ],
+        details: [TOKEN_REFUSED_HINT, ...lines],
       });
     }
     throw new EpicflowError('git', `cannot ${what}`, { details: lines });
@@ -91,7 +112,10 @@ export class RemoteGit {
   /** Never let a token through into an error message. */
   private redact(text: string): string {
     let out = text;
-    for (const s of this.secrets) out = out.split(s).join('***');
+    // Longest first: a token inside a longer secret leaves no tail of it behind.
+    for (const s of [...this.used].sort((a, b) => b.length - a.length)) {
+      if (s !== '') out = out.split(s).join('***');
+    }
     return out;
   }
 

@@ -9,7 +9,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONFIG_PATH, GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import {
+  CONFIG_PATH,
+  GitHubStateStore,
+  readEpicView,
+  STATE_BRANCH,
+  type EpicView,
+  type GitHubRepo,
+} from '../../adapters/github/index.js';
+import { statusOf } from '../../adapters/github/errors.js';
 import { createExecutor } from '../../adapters/executors/index.js';
 import { Git } from '../../adapters/git/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
@@ -28,6 +36,8 @@ import {
 import { describeGitConfigRestore } from '../../core/perimeter/index.js';
 import { persistableRosterState } from '../../core/roster/index.js';
 import { loadPlan } from '../../orchestrator/load.js';
+import { epicDocOf } from '../../orchestrator/owner.js';
+import { planDigest } from '../../core/epic/index.js';
 import type { EpicPorts, EpicSettings } from '../context.js';
 import { integrate } from '../integrate.js';
 import { gitPort, shellGates } from '../local.js';
@@ -35,8 +45,8 @@ import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
 import { openEpic } from '../run-epic.js';
 import { StoryStop } from '../stop.js';
 import { runStory } from '../story.js';
-import type { RemoteGit } from './remote-git.js';
-import { mergeRoster, ROSTER_DOC, startingRoster } from './roster-sync.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from './remote-git.js';
+import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from './roster-sync.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
 export const MAX_PUBLISH_ATTEMPTS = 5;
@@ -47,6 +57,8 @@ export interface StoryJobInput {
   readonly attempt: number;
   /** Path of the configuration on the default branch. */
   readonly configPath: string;
+  /** The repository's default branch when the caller knows it (spares a read). */
+  readonly defaultBranch?: string;
   readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
   /** The job checkout (`GITHUB_WORKSPACE`): the story's worktree. */
@@ -85,12 +97,18 @@ export interface PreparedStory {
   readonly story: Story;
   readonly prior: StoryRecord;
   readonly store: GitHubStateStore;
+  /** Blob sha of the record as read: the compare-and-swap token of the final write. */
+  readonly priorSha: string;
 }
 
-/** Reads the config, the plan and the dispatch record by id; refuses clearly on any mismatch. */
+/**
+ * Reads the config (from the default branch), the plan and the dispatch record by
+ * id in one GraphQL request; refuses clearly on any mismatch.
+ */
 export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
   const { repo, epic } = input;
-  const text = await repo.readFile(undefined, input.configPath);
+  const view = await readView(input);
+  const text = view.configText;
   if (text === null) {
     throw new EpicflowError(
       'config',
@@ -104,8 +122,12 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       details: ['executors: list at least one executor with the coder role'],
     });
   }
-  const issue = await readIssueBody(repo, epic);
-  const planLoad = await loadPlan(repo, { number: epic, body: issue }, config);
+  if (view.issue === undefined) {
+    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
+  }
+  const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
+    subIssues: view.issue.subIssues,
+  });
   if (!planLoad.ok) {
     throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
       details: planLoad.violations.map((v) => `${v.code}: ${v.message}`),
@@ -119,15 +141,15 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
     });
   }
   const store = new GitHubStateStore({ repo, epic: String(epic) });
-  const read = await store.read(story.id);
-  if (read === null) {
+  const file = view.stories.get(`${story.id}.json`);
+  if (file === undefined) {
     throw new EpicflowError(
       'state',
       `epic #${epic} has no record of story ${story.id}: epicflow did not dispatch this job`,
       { details: ['stories are started by labelling the epic issue or commenting /resume'] },
     );
   }
-  const prior = read.record;
+  const prior = store.parseStory(story.id, file.text);
   if (prior.attempt !== input.attempt) {
     throw new EpicflowError(
       'state',
@@ -141,6 +163,20 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       { details: ['epicflow restarts the story with the new entry; comment /resume on the epic'] },
     );
   }
+  // The prompt shows other stories of the plan too: none of them may carry text a
+  // writer did not approve (an issue's author may edit it without write permission).
+  const approved = epicDocOf(store, view)?.approvedPlan;
+  if (approved !== undefined && approved !== planDigest(plan)) {
+    throw new EpicflowError(
+      'plan',
+      `the plan of epic #${epic} changed since a user with write permission approved it`,
+      {
+        details: [
+          'a user with write permission must check the plan and comment /resume to accept it',
+        ],
+      },
+    );
+  }
   if (prior.status !== 'active') {
     throw new EpicflowError(
       'state',
@@ -148,31 +184,32 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       { details: [`comment /retry ${story.id} on the epic to run it again`] },
     );
   }
-  return { config, plan, story, prior, store };
+  return { config, plan, story, prior, store, priorSha: file.sha };
 }
 
-async function readIssueBody(repo: GitHubRepo, epic: number): Promise<string> {
+/**
+ * The configuration on the default branch, the epic issue with its sub-issues and
+ * every record with its blob sha, as the orchestrator reads them: one request.
+ */
+async function readView(input: StoryJobInput): Promise<EpicView> {
+  const { repo, epic } = input;
   try {
-    const { data } = await repo.octokit.rest.issues.get({
-      owner: repo.owner,
-      repo: repo.repo,
-      issue_number: epic,
+    return await readEpicView(repo, {
+      stateBranch: STATE_BRANCH,
+      folder: `epics/${epic}`,
+      epicBranch: epicBranchName(String(epic)),
+      baseBranch: input.defaultBranch ?? (await repo.defaultBranch()),
+      epic,
+      // A git object expression takes the path from the root: no `./`.
+      configPath: input.configPath.replace(/^\.\//, ''),
     });
-    return data.body ?? '';
   } catch (e) {
-    const status = (e as { status?: number }).status;
+    // `attempt` wraps Octokit's failure: GitHub's status is on its cause.
+    if ((statusOf(e) ?? statusOf((e as { cause?: unknown }).cause)) !== 401) throw e;
     throw new EpicflowError(
       'github',
-      status === 401
-        ? `GitHub refused the token while reading epic #${epic} of ${repo.fullName}`
-        : `GitHub: cannot read epic #${epic} of ${repo.fullName}${status === undefined ? '' : ` (HTTP ${status})`}`,
-      {
-        details:
-          status === 401
-            ? ['the github-token input is invalid or expired (installation tokens live one hour)']
-            : [],
-        cause: e,
-      },
+      `GitHub refused the token while reading epic #${epic} of ${repo.fullName}`,
+      { details: [TOKEN_REFUSED_HINT], cause: e },
     );
   }
 }
@@ -199,6 +236,23 @@ async function saveRecord(store: GitHubStateStore, record: StoryRecord): Promise
   return store.update(record.story, (current) =>
     current !== null && current.attempt > record.attempt ? current : record,
   );
+}
+
+/**
+ * Merges this job's roster into the shared one read at the start and writes it with
+ * a compare-and-swap on that read; another job's write meanwhile means read, merge
+ * and write again. Nothing new: nothing written.
+ */
+async function saveRoster(
+  store: GitHubStateStore,
+  shared: { readonly value: unknown; readonly sha: string } | null,
+  ours: SharedRoster,
+): Promise<void> {
+  const merged = mergeRoster(shared?.value ?? null, ours);
+  if (shared !== null && JSON.stringify(merged) === JSON.stringify(shared.value)) return;
+  const wrote = await store.writeJson(ROSTER_DOC, merged, shared?.sha ?? null);
+  if (!wrote.ok)
+    await store.updateJson(ROSTER_DOC, (current: unknown) => mergeRoster(current, ours));
 }
 
 /** Marks the dispatched record failed with a refusal's reason (same attempt only). */
@@ -356,20 +410,28 @@ export async function runStoryJob(
     // until the old branch is replaced there, or the next job would resume the old work.
     if (restart && !onGitHub) record = { ...record, restart: 'fresh' };
     if (record.status === 'done') {
-      const published = await publish(ctx, remote, { story, branch, chain: record.executors });
+      const restores: string[] = [];
+      const published = await publish(ctx, remote, {
+        story,
+        branch,
+        chain: record.executors,
+        restores,
+      });
       pushes = published.pushes;
+      const notes = [...record.notes, ...restores];
       record = published.ok
-        ? { ...record, mergeCommit: published.sha }
+        ? { ...record, notes, mergeCommit: published.sha }
         : (() => {
             const { mergeCommit: _m, ...rest } = record;
-            return { ...rest, status: 'failed' as const, reason: published.reason };
+            return { ...rest, notes, status: 'failed' as const, reason: published.reason };
           })();
     }
   }
-  const saved = await saveRecord(store, record);
-  await store.updateJson(ROSTER_DOC, (current: unknown) =>
-    mergeRoster(current, persistableRosterState(ctx.roster.snapshot)),
-  );
+  // Compare-and-swap on what this job read; only when someone wrote meanwhile is the
+  // record read again (and a newer attempt's record left alone).
+  const first = await store.write(record, prepared.priorSha);
+  const saved = first.ok ? record : await saveRecord(store, record);
+  await saveRoster(store, shared, persistableRosterState(ctx.roster.snapshot));
   return { record: saved, story, gates, events, pushes };
 }
 
@@ -385,7 +447,13 @@ type Published =
 async function publish(
   ctx: Awaited<ReturnType<typeof openEpic>>,
   remote: RemoteGit,
-  input: { story: Story; branch: string; chain: readonly string[] },
+  input: {
+    story: Story;
+    branch: string;
+    chain: readonly string[];
+    /** Collects a note for each time git's configuration was put back after a merge retry. */
+    restores: string[];
+  },
 ): Promise<Published> {
   const { epicBranch } = ctx.settings;
   for (let pushes = 1; ; pushes++) {
@@ -443,7 +511,9 @@ async function publish(
     } finally {
       const restored = await ctx.epicTree.restoreGitConfig(snapshot);
       if (restored.length > 0) {
-        ctx.emit('story', describeGitConfigRestore(restored, 'the merge retry'), input.story.id);
+        const note = describeGitConfigRestore(restored, 'the merge retry');
+        input.restores.push(note);
+        ctx.emit('story', note, input.story.id, { restored });
       }
     }
   }

@@ -1,18 +1,61 @@
+/**
+ * Four projects, so each kind of test gets what it needs (see docs/testing.md):
+ *
+ * - unit:    pure code (the core, plan check) — no processes, no servers; `npm run test:fast`
+ * - github:  the GitHub double, the GitHub adapter and the App (loopback HTTP)
+ * - process: real git, real agent CLIs, the local engine (child processes)
+ * - action:  the bundled Action run as a process (built once per run by its globalSetup)
+ *
+ * They share one worker pool. Most of the slow suites wait on child processes and
+ * loopback servers, not on the CPU, so the pool is larger than the core count.
+ */
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'es6' },
+    },
+  ],
+};
+
+/** @param {string} name @param {string[]} roots @param {object} [extra] */
+function project(name, roots, extra = {}) {
+  return {
+    displayName: name,
+    testEnvironment: 'node',
+    rootDir: '.',
+    testMatch: roots.map((r) => `<rootDir>/test/${r}/**/*.test.ts`),
+    extensionsToTreatAsEsm: ['.ts'],
+    moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    transform,
+    // After every test: each GitHub double still running is free of contract
+    // violations, each App under test logged no unexpected error.
+    setupFilesAfterEnv: ['<rootDir>/test/support/after-each.ts'],
+    ...extra,
+  };
+}
+
 /** @type {import('jest').Config} */
 export default {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-        module: { type: 'es6' },
-      },
-    ],
-  },
+  projects: [
+    project('unit', ['core', 'cli', 'examples']),
+    project('github', ['github-double', 'adapters/github', 'app']),
+    project('process', [
+      'engine',
+      'adapters/executors',
+      'adapters/git',
+      'adapters/process',
+      'adapters/state',
+      'adapters/config',
+      'support',
+    ]),
+    project('action', ['action'], {
+      globalSetup: '<rootDir>/test/action/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/action/support/global-teardown.ts',
+    }),
+  ],
+  maxWorkers: Number(process.env['EPICFLOW_TEST_WORKERS'] ?? 3),
   testTimeout: 60000,
+  reporters: ['default', ['<rootDir>/test/support/slowest-files.js', { count: 15 }]],
 };

@@ -13,7 +13,7 @@
  */
 import type { Context, Probot } from 'probot';
 import { GitHubCache, GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
-import { describeError } from '../core/errors.js';
+import { describeError, isEpicflowError } from '../core/errors.js';
 import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
 import { KeyedQueue } from './queue.js';
 
@@ -89,6 +89,12 @@ function queueKey(context: Context, event: EpicEvent): string {
   }
 }
 
+/** `issues.labeled`, `workflow_run.completed`: the event and its action, as GitHub names them. */
+function eventName(context: Context): string {
+  const action = (context.payload as { action?: unknown }).action;
+  return typeof action === 'string' ? `${context.name}.${action}` : context.name;
+}
+
 function register(app: Probot, { queue, cache, sync }: Runtime): void {
   // A redelivery carries the same id. Handling is idempotent by state anyway; this only
   // spares the requests of deciding again (and joins a redelivery still in flight).
@@ -151,7 +157,15 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
         },
         event,
       );
+      // One line per delivery, with the decision as fields (operators filter on them).
       context.log.info(
+        {
+          event: eventName(context),
+          delivery: context.id,
+          outcome: result.outcome,
+          ...(result.reason === undefined ? {} : { reason: result.reason }),
+          ...(result.epic === undefined ? {} : { epic: result.epic }),
+        },
         `${context.name} ${context.id}: ${result.outcome}` +
           (result.reason === undefined ? '' : ` (${result.reason})`) +
           (result.epic === undefined ? '' : ` on epic #${result.epic}`),
@@ -162,7 +176,15 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
       // idempotent); otherwise the next event on the epic, or `/resume`, picks it up.
       // A failure someone has to fix (a permission, a missing project) is also
       // commented on the epic by the orchestrator; this log is for operators.
-      context.log.error(`${context.name} ${context.id}: ${describeError(e)}`);
+      context.log.error(
+        {
+          event: eventName(context),
+          delivery: context.id,
+          // The error's stable tag; `internal` for a bug of ours.
+          tag: isEpicflowError(e) ? e.tag : 'internal',
+        },
+        `${context.name} ${context.id}: ${describeError(e)}`,
+      );
       throw e;
     }
   };

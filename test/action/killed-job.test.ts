@@ -120,6 +120,5 @@ describe('a story job killed during the coder turn', () => {
       attempt: 2,
       mergeCommit: head,
     });
-    w.gh.assertNoViolations();
   }, 120_000);
 });

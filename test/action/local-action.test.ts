@@ -15,17 +15,17 @@
  * The SOURCE (`src/action/run.ts`, through local-action's stubs) is the
  * developer's debugging loop; one check keeps it working.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import {
   OWNER,
   REPO,
+  buildBundle,
   checkout,
   dispatchOf,
   jobResult,
@@ -114,14 +114,9 @@ beforeAll(async () => {
     join(actionDir, 'package.json'),
     '{ "name": "epicflow-action", "private": true, "type": "module" }\n',
   );
-  await promisify(execFile)(
-    process.execPath,
-    [join(ROOT, 'scripts/build-action.mjs'), join(actionDir, 'dist'), '--module'],
-    { cwd: ROOT },
-  );
+  await buildBundle(join(actionDir, 'dist'), 'module');
   w = await startWorld();
 }, 120_000);
-afterEach(() => w.gh.assertNoViolations());
 afterAll(async () => {
   await w.close();
   await rm(scratch, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * machines); here the same bundle runs under a real Node 24 binary: bad
  * input, one story job end to end over HTTP git, and orchestrate mode.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ import {
   storyInputs,
   type ActionWorld,
 } from './support/world.js';
+import { deliveredPayload } from './support/epic.js';
 
 /**
  * Loaded into the job's process before the bundle: prints the version that
@@ -56,7 +57,6 @@ describe('the bundle on Node 24', () => {
   beforeAll(async () => {
     w = await startWorld();
   });
-  afterEach(() => w.gh.assertNoViolations());
   afterAll(async () => {
     await w.close();
   });
@@ -118,20 +118,11 @@ describe('the bundle on Node 24', () => {
       repo: REPO,
       title: 'Catalogue',
       body,
-      labels: ['epic'],
       author: 'alice',
     });
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
     const event = join(w.dir, 'labeled.json');
-    await writeFile(
-      event,
-      JSON.stringify({
-        action: 'labeled',
-        issue: { number: issue.number, title: 'Catalogue', body, labels: [{ name: 'epic' }] },
-        label: { name: 'epic' },
-        sender: { login: 'alice', type: 'User' },
-        repository: { full_name: `${OWNER}/${REPO}`, name: REPO, owner: { login: OWNER } },
-      }),
-    );
+    await writeFile(event, JSON.stringify(await deliveredPayload(w.gh, 'issues', 'labeled')));
     const job = await runJob(w, bundle, {
       name: 'labeled',
       workspace: w.dir,

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { deliveredPayload } from './support/epic.js';
 import {
   OWNER,
   REPO,
@@ -40,12 +41,9 @@ async function orchestrate(w: ActionWorld, name: string, event: string, payload:
   });
 }
 
-const repository = { full_name: `${OWNER}/${REPO}`, name: REPO, owner: { login: OWNER } };
-
 describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
   let w: ActionWorld;
   afterEach(async () => {
-    w.gh.assertNoViolations();
     await w.close();
   });
 
@@ -57,16 +55,15 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
       repo: REPO,
       title: 'Checkout',
       body,
-      labels: ['epic'],
       author: 'alice',
     });
-    const labeled = await orchestrate(w, 'labeled', 'issues', {
-      action: 'labeled',
-      issue: { number: issue.number, title: 'Checkout', body, labels: [{ name: 'epic' }] },
-      label: { name: 'epic' },
-      sender: { login: 'alice', type: 'User' },
-      repository,
-    });
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
+    const labeled = await orchestrate(
+      w,
+      'labeled',
+      'issues',
+      await deliveredPayload(w.gh, 'issues', 'labeled'),
+    );
     expect(labeled.code).toBe(0);
     expect(labeled.outputs['status']).toBe('reconciled');
     expect(dispatched(w, issue.number)).toEqual(['cart#1']);
@@ -87,17 +84,13 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
 
     // The run of `cart` completes: the orchestrate workflow hears of it and dispatches nothing again.
     const runId = dispatchOf(w, issue.number, 'cart').runId;
-    const done = await orchestrate(w, 'run-done', 'workflow_run', {
-      action: 'completed',
-      workflow_run: {
-        id: runId,
-        path: '.github/workflows/epicflow-story.yml',
-        display_title: `epicflow epic ${issue.number} story cart attempt 1`,
-        conclusion: 'success',
-      },
-      sender: { login: 'epicflow[bot]', type: 'Bot' },
-      repository,
-    });
+    w.gh.act.completeWorkflowRun(runId, 'success');
+    const done = await orchestrate(
+      w,
+      'run-done',
+      'workflow_run',
+      await deliveredPayload(w.gh, 'workflow_run', 'completed'),
+    );
     expect(done.code).toBe(0);
     expect(done.outputs['status']).toBe('reconciled');
     expect(dispatched(w, issue.number)).toEqual(['cart#1', 'pay#1']);
@@ -110,9 +103,16 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
 
   it('ignores events it does not handle and bots, and refuses a payload that is not GitHub’s', async () => {
     w = await startWorld();
-    const push = await orchestrate(w, 'push', 'push', { ref: 'refs/heads/main' });
-    expect(push.code).toBe(0);
-    expect(push.outputs['status']).toBe('ignored');
+    // An issue opened: an event the workflow may receive that epicflow does not act on.
+    w.gh.act.openIssue('alice', { owner: OWNER, repo: REPO, title: 'A bug' });
+    const opened = await orchestrate(
+      w,
+      'opened',
+      'issues',
+      await deliveredPayload(w.gh, 'issues', 'opened'),
+    );
+    expect(opened.code).toBe(0);
+    expect(opened.outputs['status']).toBe('ignored');
 
     const issue = w.gh.seed.issue({
       owner: OWNER,
@@ -122,16 +122,22 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
       labels: ['epic'],
       author: 'alice',
     });
-    const bot = await orchestrate(w, 'bot', 'issue_comment', {
-      action: 'created',
-      issue: { number: issue.number, title: 'Checkout', body: '', labels: [{ name: 'epic' }] },
-      comment: { body: '/resume' },
-      sender: { login: 'epicflow[bot]', type: 'Bot' },
-      repository,
+    w.gh.act.comment('epicflow[bot]', {
+      owner: OWNER,
+      repo: REPO,
+      number: issue.number,
+      body: '/resume',
     });
+    const bot = await orchestrate(
+      w,
+      'bot',
+      'issue_comment',
+      await deliveredPayload(w.gh, 'issue_comment', 'created'),
+    );
     expect(bot.code).toBe(0);
     expect(dispatched(w, issue.number)).toEqual([]);
 
+    // Hand-written on purpose: a payload GitHub would never send.
     const broken = await orchestrate(w, 'broken', 'issues', {
       action: 'labeled',
       issue: { number: 'one' },

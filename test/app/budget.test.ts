@@ -4,7 +4,7 @@
  * that a change which makes every decision re-read everything again shows here
  * as a failing count, never as a slow test.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import {
   completeStory,
@@ -22,7 +22,6 @@ let w: AppWorld;
 beforeAll(async () => {
   w = await startApp();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 const FIVE = [

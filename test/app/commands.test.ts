@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   botComments,
   completeStory,
@@ -23,7 +23,6 @@ beforeAll(async () => {
   w.gh.seed.user({ login: 'rita', permission: 'read' });
   w.gh.seed.user({ login: 'helper-bot[bot]', type: 'Bot', permission: 'write' });
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 const TWO = [{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }];
@@ -31,9 +30,19 @@ const TWO = [{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }];
 describe('who may steer', () => {
   it('does nothing at all for a label from a user without write permission', async () => {
     const before = w.gh.stats.contentCreating;
+    const decided = w.decisions().length;
     const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'E', body: planBody(TWO) });
     w.gh.act.labelIssue('rita', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
     await w.gh.idle();
+    // Decided, not crashed: the App logged why it did nothing.
+    expect(w.decisions().slice(decided)).toEqual([
+      {
+        event: 'issues.labeled',
+        outcome: 'ignored',
+        reason: 'no write permission',
+        epic: issue.number,
+      },
+    ]);
     expect(dispatched(w.gh, issue.number)).toEqual([]);
     expect(w.gh.state.comments(OWNER, REPO, issue.number)).toEqual([]);
     expect(w.gh.stats.contentCreating).toBe(before);
@@ -42,8 +51,12 @@ describe('who may steer', () => {
   it('ignores bots silently and answers people without permission once', async () => {
     const epic = await startEpic(w, 'Steering', planBody(TWO));
     const before = botComments(w, epic).length;
+    const decided = w.decisions().length;
     await say(w, epic, '/cancel', 'helper-bot[bot]');
     expect(botComments(w, epic)).toHaveLength(before);
+    expect(w.decisions().slice(decided)).toEqual([
+      { event: 'issue_comment.created', outcome: 'ignored', reason: 'sent by a bot' },
+    ]);
     await say(w, epic, '/cancel', 'rita');
     const replies = botComments(w, epic).slice(before);
     expect(replies).toEqual([
@@ -57,8 +70,12 @@ describe('who may steer', () => {
   it('answers an unknown command with the command list, and ignores plain comments', async () => {
     const epic = await startEpic(w, 'Help', planBody(TWO));
     const before = botComments(w, epic).length;
+    const decided = w.decisions().length;
     await say(w, epic, 'Looks good to me!');
     expect(botComments(w, epic)).toHaveLength(before);
+    expect(w.decisions().slice(decided)).toEqual([
+      { event: 'issue_comment.created', outcome: 'ignored', reason: 'not a command' },
+    ]);
     await say(w, epic, '/deploy now');
     const [reply] = botComments(w, epic).slice(before);
     expect(reply).toContain('Unknown command `/deploy`.');

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
@@ -17,7 +17,6 @@ let w: AppWorld;
 beforeAll(async () => {
   w = await startApp();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 const FIVE = [

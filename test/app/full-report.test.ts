@@ -3,7 +3,7 @@
  * the state branch, written when the comment links to it and only when its
  * text changed. Driven through the GitHub double with a real plan and records.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import type { Action } from '../../src/core/epic/index.js';
 import type { StoryRecord } from '../../src/core/model.js';
@@ -16,7 +16,6 @@ let w: AppWorld;
 beforeAll(async () => {
   w = await startApp();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 describe('the full report', () => {

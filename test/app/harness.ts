@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Bottleneck from 'bottleneck';
-import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
+import { pino } from 'pino';
+import { createNodeMiddleware, Probot, ProbotOctokit, type Logger } from 'probot';
 import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
@@ -24,6 +25,7 @@ import {
   type GitHubDouble,
   type SeededUser,
 } from '../github-double/index.js';
+import { registerCheck } from '../support/checks.js';
 
 export const OWNER = 'acme';
 export const REPO = 'shop';
@@ -41,7 +43,52 @@ export interface AppWorld {
   readonly jobRequests: { rest: number };
   /** Whether the App answers deliveries only after handling them. */
   readonly sync: boolean;
+  /** Everything the App logged through probot's logger, oldest first. */
+  readonly log: readonly LogEntry[];
+  /** What the App decided per delivery (its one info line each), oldest first. */
+  decisions(): Decision[];
+  /**
+   * Lets the current test pass although the App logs an error with this tag (an
+   * EpicflowError's stable tag, `internal` for a bug) or a message matching the pattern.
+   * After each test, any other `error` or `fatal` line fails it (see test/support/checks.ts).
+   */
+  expectError(match: string | RegExp): void;
   close(): Promise<void>;
+}
+
+/** One line of the App's log (pino's JSON), with the fields the App adds. */
+export interface LogEntry {
+  readonly level: number;
+  readonly msg: string;
+  readonly event?: string;
+  readonly delivery?: string;
+  readonly outcome?: string;
+  readonly reason?: string;
+  readonly epic?: number;
+  readonly tag?: string;
+}
+
+export interface Decision {
+  readonly event: string;
+  readonly outcome: string;
+  readonly reason?: string;
+  readonly epic?: number;
+}
+
+/** pino's level numbers: 50 error, 60 fatal. */
+const ERROR_LEVEL = 50;
+
+/** probot's logger writing JSON lines into `entries`, every level kept. */
+function capturingLogger(entries: LogEntry[]): Logger {
+  // pino's own type, as probot's `Logger` (the same pino major) names it.
+  return pino(
+    { level: 'trace' },
+    {
+      write(line: string): void {
+        entries.push(JSON.parse(line) as LogEntry);
+      },
+    },
+  ) as unknown as Logger;
 }
 
 export interface WorldOptions {
@@ -82,12 +129,13 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
       onSecondaryRateLimit: (_after: number, _o: unknown, _k: unknown, count: number) => count < 5,
     },
   });
+  const log: LogEntry[] = [];
   const probot = new Probot({
     appId: 777,
     privateKey: pem,
     secret: SECRET,
     baseUrl: gh.url,
-    logLevel: 'fatal',
+    log: capturingLogger(log),
     // Function form of defaults (probot's testing docs): retries and throttling off by default.
     Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
       ...o,
@@ -115,6 +163,30 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     botLogin: seeded.botLogin,
     octokit: createOctokit({ baseUrl: gh.url, token: bot.token, production: false }),
   });
+  // Errors the App logged, checked after each test: a handler that throws fails the test
+  // that triggered it, even when the test only looks at what did NOT happen.
+  let expected: (string | RegExp)[] = [];
+  let checked = 0;
+  const unexpectedErrors = (): LogEntry[] => {
+    const fresh = log.slice(checked).filter((e) => e.level >= ERROR_LEVEL);
+    return fresh.filter(
+      (e) => !expected.some((m) => (typeof m === 'string' ? e.tag === m : m.test(e.msg))),
+    );
+  };
+  const unregister = registerCheck({
+    name: 'App under test',
+    check: () => {
+      const bad = unexpectedErrors();
+      checked = log.length;
+      expected = [];
+      if (bad.length > 0) {
+        throw new Error(
+          `the App logged ${bad.length} unexpected error(s):\n` +
+            bad.map((e) => `- [${e.tag ?? 'no tag'}] ${e.msg}`).join('\n'),
+        );
+      }
+    },
+  });
   return {
     gh,
     bot,
@@ -122,10 +194,31 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     repo,
     jobRequests: { rest: 0 },
     sync: options.sync === true,
+    log,
+    decisions: () =>
+      log
+        .filter((e) => e.outcome !== undefined && e.event !== undefined)
+        .map((e) => ({
+          event: e.event as string,
+          outcome: e.outcome as string,
+          ...(e.reason === undefined ? {} : { reason: e.reason }),
+          ...(e.epic === undefined ? {} : { epic: e.epic }),
+        })),
+    expectError: (match) => {
+      expected.push(match);
+    },
     close: async () => {
       await gh.idle();
+      unregister();
       await new Promise((resolve) => server.close(resolve));
       await gh.close();
+      const bad = unexpectedErrors();
+      if (bad.length > 0) {
+        throw new Error(
+          `the App logged unexpected error(s) after the last test:\n` +
+            bad.map((e) => `- [${e.tag ?? 'no tag'}] ${e.msg}`).join('\n'),
+        );
+      }
     },
   };
 }

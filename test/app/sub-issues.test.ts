@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { octokitFor } from '../github-double/client.js';
 import {
@@ -17,7 +17,6 @@ let w: AppWorld;
 beforeAll(async () => {
   w = await startApp();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.close());
 
 function storyBlock(yaml: string): string {

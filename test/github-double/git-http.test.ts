@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,7 +33,6 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'github-double-git-'));
 });
 
-afterEach(() => gh.assertNoViolations());
 afterAll(async () => {
   await gh.close();
   await rm(work, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * travel real HTTP and the REST API reads refs and files from the same repositories.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,22 @@ export function runGit(
     );
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** Index changes in one `update-index -z --index-info` (mode 0 removes a path). */
+async function updateIndex(
+  dir: string,
+  env: Record<string, string>,
+  entries: readonly (
+    { path: string; remove: true } | { path: string; mode: string; sha: string }
+  )[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const zero = '0'.repeat(40);
+  const input = entries
+    .map((e) => ('remove' in e ? `0 ${zero}\t${e.path}` : `${e.mode} ${e.sha}\t${e.path}`))
+    .join('\0');
+  await git(dir, ['update-index', '-z', '--index-info'], { env, input: input + '\0' });
 }
 
 async function git(
@@ -231,6 +247,34 @@ export class GitStore {
   }
 
   /**
+   * Writes blobs and returns their shas in order: one `hash-object` for one blob, one
+   * `hash-object --stdin-paths` over temp files for more (one process, not one each).
+   */
+  private async writeBlobs(dir: string, contents: readonly (string | Buffer)[]): Promise<string[]> {
+    if (contents.length === 0) return [];
+    const [only] = contents;
+    if (contents.length === 1 && only !== undefined) {
+      return [await git(dir, ['hash-object', '-w', '--stdin'], { input: only })];
+    }
+    const tmp = await mkdtemp(join(this.root, 'blobs-'));
+    try {
+      const paths = await Promise.all(
+        contents.map(async (c, i) => {
+          const file = join(tmp, String(i));
+          await writeFile(file, c);
+          return file;
+        }),
+      );
+      const out = await git(dir, ['hash-object', '-w', '--stdin-paths'], {
+        input: paths.join('\n') + '\n',
+      });
+      return out.split('\n');
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }
+
+  /**
    * A tree like `POST /git/trees`: `base` (a tree sha) with blob entries replaced
    * (`content` is written as a new blob, `sha` names an existing one, `sha: null`
    * deletes the path). Returns the new tree's sha.
@@ -244,19 +288,20 @@ export class GitStore {
     const env = { GIT_INDEX_FILE: index };
     try {
       if (base) await git(dir, ['read-tree', base], { env });
-      for (const e of entries) {
-        if (e.sha === null) {
-          await git(dir, ['update-index', '--force-remove', '--', e.path], { env });
-          continue;
-        }
-        const blob =
-          e.content !== undefined
-            ? await git(dir, ['hash-object', '-w', '--stdin'], { input: e.content })
-            : (e.sha ?? '');
-        await git(dir, ['update-index', '--add', '--cacheinfo', `${e.mode},${blob},${e.path}`], {
-          env,
-        });
-      }
+      const written = await this.writeBlobs(
+        dir,
+        entries.flatMap((e) => (e.sha !== null && e.content !== undefined ? [e.content] : [])),
+      );
+      let next = 0;
+      await updateIndex(
+        dir,
+        env,
+        entries.map((e) => {
+          if (e.sha === null) return { path: e.path, remove: true };
+          const blob = e.content !== undefined ? (written[next++] ?? '') : (e.sha ?? '');
+          return { path: e.path, mode: e.mode, sha: blob };
+        }),
+      );
       return await git(dir, ['write-tree'], { env });
     } finally {
       await rm(index, { force: true });
@@ -295,17 +340,25 @@ export class GitStore {
     try {
       if (parent) await git(dir, ['read-tree', parent], { env });
       const blobs: Record<string, string> = {};
-      for (const [path, content] of Object.entries(files)) {
-        if (content === null) {
-          await git(dir, ['update-index', '--force-remove', '--', path], { env });
-          continue;
-        }
-        const blob = await git(dir, ['hash-object', '-w', '--stdin'], { input: content });
-        blobs[path] = blob;
-        await git(dir, ['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], {
-          env,
-        });
-      }
+      const kept = Object.entries(files).filter(
+        (e): e is [string, string | Buffer] => e[1] !== null,
+      );
+      const shas = await this.writeBlobs(
+        dir,
+        kept.map(([, content]) => content),
+      );
+      kept.forEach(([path], i) => {
+        blobs[path] = shas[i] ?? '';
+      });
+      await updateIndex(
+        dir,
+        env,
+        Object.entries(files).map(([path, content]) =>
+          content === null
+            ? { path, remove: true }
+            : { path, mode: '100644', sha: blobs[path] ?? '' },
+        ),
+      );
       const tree = await git(dir, ['write-tree'], { env });
       const commit = await git(
         dir,

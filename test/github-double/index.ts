@@ -6,12 +6,15 @@
  *   await gh.seed.repo({ owner: 'acme', name: 'shop' });
  *   const octokit = new Octokit({ baseUrl: gh.url, auth: alice.token });
  *   …
- *   gh.assertNoViolations();
  *   await gh.close();
+ *
+ * After every test, a running double is checked for contract violations on its own
+ * (test/support/after-each.ts); `close()` fails on violations raised after the last test.
  *
  * See docs/testing.md.
  */
 import { createPublicKey } from 'node:crypto';
+import { registerCheck } from '../support/checks.js';
 import type { Json } from './context.js';
 import { Double, type DoubleOptions, type Violation } from './double.js';
 import type { FaultSpec, Stats } from './faults.js';
@@ -444,15 +447,19 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       [...d.state.tokenExpiry].map(([token, expiresAt]) => ({ token, expiresAt })),
   };
 
+  const assertNoViolations = (): void => {
+    if (d.violations.length === 0) return;
+    const lines = d.violations.map((v) => `- [${v.kind}] ${v.operation}: ${v.message}`);
+    d.violations.length = 0;
+    throw new Error(`GitHub contract violations:\n${lines.join('\n')}`);
+  };
+  // Checked after every test by test/support/after-each.ts, until closed.
+  const unregister = registerCheck({ name: `GitHub double ${d.url}`, check: assertNoViolations });
+
   return {
     url: d.url,
     violations: d.violations,
-    assertNoViolations: () => {
-      if (d.violations.length === 0) return;
-      const lines = d.violations.map((v) => `- [${v.kind}] ${v.operation}: ${v.message}`);
-      d.violations.length = 0;
-      throw new Error(`GitHub contract violations:\n${lines.join('\n')}`);
-    },
+    assertNoViolations,
     takeViolations: () => d.violations.splice(0),
     stats: d.stats,
     faults: d.faults,
@@ -470,6 +477,11 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     seed,
     act,
     state,
-    close: () => d.close(),
+    close: async () => {
+      unregister();
+      await d.close();
+      // Violations raised after the last test (in afterAll, while shutting down) fail here.
+      assertNoViolations();
+    },
   };
 }

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Octokit } from '@octokit/rest';
 import { octokitFor } from './client.js';
 import { startGitHubDouble, type GitHubDouble } from './index.js';
@@ -37,7 +37,6 @@ beforeAll(async () => {
   });
   octokit = octokitFor(gh, alice.token);
 });
-afterEach(() => gh.assertNoViolations());
 afterAll(() => gh.close());
 
 async function dispatch(workflow: string, inputs?: Record<string, string>, ref = 'main') {

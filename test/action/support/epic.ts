@@ -21,7 +21,24 @@ import {
   type JobRun,
 } from './world.js';
 
-export const repository = { full_name: `${OWNER}/${REPO}`, name: REPO, owner: { login: OWNER } };
+/**
+ * The payload of the newest delivery of `event.action` the double sent (whether or not a
+ * webhook target listens): generated from GitHub's examples and the double's state, and
+ * checked against GitHub's webhook schema, as the runner would hand it to the workflow.
+ */
+export async function deliveredPayload(
+  gh: GitHubDouble,
+  event: string,
+  action: string,
+  match: (payload: Record<string, unknown>) => boolean = () => true,
+): Promise<Record<string, unknown>> {
+  await gh.idle();
+  const found = [...gh.deliveries]
+    .reverse()
+    .find((d) => d.event === event && d.action === action && match(d.payload));
+  if (found === undefined) throw new Error(`the double sent no ${event}.${action} delivery`);
+  return found.payload;
+}
 
 /** Runs the bundle in orchestrate mode with an event as the runner hands it over. */
 export async function orchestrate(
@@ -49,20 +66,14 @@ export async function commentAs(
   epic: number,
   body: string,
 ): Promise<JobRun> {
-  w.gh.act.comment(login, { owner: OWNER, repo: REPO, number: epic, body });
-  const issue = w.gh.state.issue(OWNER, REPO, epic);
-  return orchestrate(w, bundle, `comment-${Date.now()}`, 'issue_comment', {
-    action: 'created',
-    issue: {
-      number: epic,
-      title: issue?.title ?? '',
-      body: issue?.body ?? '',
-      labels: [{ name: 'epic' }],
-    },
-    comment: { body },
-    sender: { login, type: 'User' },
-    repository,
-  });
+  const comment = w.gh.act.comment(login, { owner: OWNER, repo: REPO, number: epic, body });
+  const payload = await deliveredPayload(
+    w.gh,
+    'issue_comment',
+    'created',
+    (p) => (p['comment'] as { id?: unknown }).id === comment['id'],
+  );
+  return orchestrate(w, bundle, `comment-${Date.now()}`, 'issue_comment', payload);
 }
 
 /** Alice opens and labels an epic; the label event goes to orchestrate mode. */
@@ -72,21 +83,12 @@ export async function labelEpic(
   title: string,
   body: string,
 ): Promise<{ epic: number; job: JobRun }> {
-  const issue = w.gh.seed.issue({
-    owner: OWNER,
-    repo: REPO,
-    title,
-    body,
-    labels: ['epic'],
-    author: 'alice',
+  const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title, body, author: 'alice' });
+  w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: issue.number, label: 'epic' });
+  const payload = await deliveredPayload(w.gh, 'issues', 'labeled', (p) => {
+    return (p['issue'] as { number?: unknown }).number === issue.number;
   });
-  const job = await orchestrate(w, bundle, 'labeled', 'issues', {
-    action: 'labeled',
-    issue: { number: issue.number, title, body, labels: [{ name: 'epic' }] },
-    label: { name: 'epic' },
-    sender: { login: 'alice', type: 'User' },
-    repository,
-  });
+  const job = await orchestrate(w, bundle, 'labeled', 'issues', payload);
   return { epic: issue.number, job };
 }
 
@@ -104,18 +106,10 @@ export async function runCompleted(
   conclusion: 'success' | 'failure' | 'cancelled',
 ): Promise<JobRun> {
   w.gh.act.completeWorkflowRun(runId, conclusion);
-  await w.gh.idle();
-  return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', {
-    action: 'completed',
-    workflow_run: {
-      id: runId,
-      path: '.github/workflows/epicflow-story.yml',
-      display_title: w.gh.state.runs(OWNER, REPO).find((r) => r.id === runId)?.displayTitle,
-      conclusion,
-    },
-    sender: { login: 'epicflow[bot]', type: 'Bot' },
-    repository,
+  const payload = await deliveredPayload(w.gh, 'workflow_run', 'completed', (p) => {
+    return (p['workflow_run'] as { id?: unknown }).id === runId;
   });
+  return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', payload);
 }
 
 /** How a finished story run reaches the orchestrator: the App's webhook, or orchestrate mode. */

@@ -5,7 +5,7 @@
  * orchestrator entry, the same one the App calls on a label.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,10 +43,26 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
-/** Builds the bundle the way a release does, into `dir`; returns the path of `index.js`. */
-export async function buildBundle(dir: string): Promise<string> {
-  await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir], { cwd: ROOT });
-  return join(dir, 'index.js');
+/**
+ * The bundle the way a release builds it, in `dir`; returns the path of its entry file.
+ * Built once per test run (global-setup.ts) and copied here; built on the spot when the
+ * tests run without that setup. `module`: `run.js`, exporting `run()` (`--module`).
+ */
+export async function buildBundle(dir: string, form: 'main' | 'module' = 'main'): Promise<string> {
+  const file = form === 'main' ? 'index.js' : 'run.js';
+  const built = process.env['EPICFLOW_TEST_BUNDLE_DIR'];
+  if (built === undefined) {
+    const flags = form === 'main' ? [] : ['--module'];
+    await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir, ...flags], {
+      cwd: ROOT,
+    });
+  } else {
+    await mkdir(dir, { recursive: true });
+    for (const name of [file, 'package.json']) {
+      await copyFile(join(built, form, name), join(dir, name));
+    }
+  }
+  return join(dir, file);
 }
 
 export interface WorldOptions {

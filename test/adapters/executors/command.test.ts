@@ -196,12 +196,13 @@ describe('CommandExecutor', () => {
     expect(r.missingBinary).toBe(true);
   });
 
-  it('kills a turn that runs past its timeout', async () => {
-    const script = await agent('slow.sh', 'echo started; sleep 100');
-    const r = await run(turn(executor([script]), { timeoutMs: 300 }));
+  it('kills a turn that runs past its timeout, with the last output in the detail', async () => {
+    // `started` comes at once; the deadline leaves a loaded machine ample time to print it.
+    const script = await agent('slow.sh', 'echo started; exec sleep 100');
+    const r = await run(turn(executor([script]), { timeoutMs: 2000 }));
     expect(r.outcome).toBe('failed');
     expect(r.timedOut).toBe(true);
-    expect(r.detail).toBe('timed out after 300ms\nstarted');
+    expect(r.detail).toBe('timed out after 2s\nstarted');
   });
 
   it('stops when aborted', async () => {

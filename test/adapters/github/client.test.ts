@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterEach(() => {
   w.gh.faults.clear();
-  w.gh.assertNoViolations();
 });
 afterAll(() => w.gh.close());
 

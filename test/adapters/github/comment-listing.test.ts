@@ -2,7 +2,7 @@
  * One listing of an issue's comments answers every marker a decision asks about:
  * the status, an error, the violations. Asked again, a marker is looked up anew.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { GitHubCache } from '../../../src/adapters/github/cache.js';
 import { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { OWNER, REPO, startWorld, type World } from './setup.js';
@@ -11,7 +11,6 @@ let w: World;
 beforeAll(async () => {
   w = await startWorld();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.gh.close());
 
 async function counting(fn: () => Promise<unknown>): Promise<Record<string, number>> {

@@ -3,7 +3,7 @@
  * and sub-issues (the epic's owner): found and updated in place under either, never
  * a user's planted marker.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOctokit } from '../../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import type { SeededUser } from '../../github-double/index.js';
@@ -25,7 +25,6 @@ beforeAll(async () => {
     octokit: createOctokit({ baseUrl: w.gh.url, token: actions.token, production: false }),
   });
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.gh.close());
 
 const marked = (n: number, marker: string): { author: string; body: string }[] =>

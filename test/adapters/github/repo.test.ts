@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildMergeMessage } from '../../../src/adapters/git/merge-message.js';
 import { describeError, EpicflowError } from '../../../src/core/errors.js';
 import { OWNER, REPO, startWorld, type World } from './setup.js';
@@ -8,7 +8,6 @@ let w: World;
 beforeAll(async () => {
   w = await startWorld({ '.github/epicflow.yml': 'board: {}\n' });
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.gh.close());
 
 describe('branches and files', () => {

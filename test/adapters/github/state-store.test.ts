@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../../src/adapters/github/state-store.js';
 import { describeError } from '../../../src/core/errors.js';
 import type { StoryRecord } from '../../../src/core/model.js';
@@ -9,7 +9,6 @@ let w: World;
 beforeAll(async () => {
   w = await startWorld();
 });
-afterEach(() => w.gh.assertNoViolations());
 afterAll(() => w.gh.close());
 
 function record(epic: string, story: string, over: Partial<StoryRecord> = {}): StoryRecord {

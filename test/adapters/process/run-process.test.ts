@@ -121,14 +121,27 @@ describe('runProcess', () => {
     expect(lines.sort()).toEqual(['stderr:c', 'stdout:a', 'stdout:b']);
   });
 
-  it('kills the whole process group on timeout, grandchildren included', async () => {
+  it('ends a child that runs past its timeout', async () => {
+    const r = await runShell('exec sleep 100', { cwd: dir, env, timeoutMs: 300 });
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).toBeNull();
+    expect(r.signal).toBe('SIGTERM');
+  });
+
+  it('kills the whole process group, grandchildren included, once the child has started', async () => {
     const pidFile = join(dir, 'grandchild.pid');
-    const r = await runShell(`sleep 100 & echo $! > '${pidFile}'; sleep 100; wait`, {
+    const stop = new AbortController();
+    const r = await runShell(`sleep 100 & echo $! > '${pidFile}'; echo started; sleep 100; wait`, {
       cwd: dir,
       env,
-      timeoutMs: 500,
+      timeoutMs: 60000,
+      signal: stop.signal,
+      // The clock starts once the child says it started: a loaded machine cannot fail this.
+      onLine: (_stream, line) => {
+        if (line === 'started') stop.abort();
+      },
     });
-    expect(r.timedOut).toBe(true);
+    expect(r.aborted).toBe(true);
     expect(r.exitCode).toBeNull();
     expect(r.signal).toBe('SIGTERM');
     const grandchild = Number((await readFile(pidFile, 'utf8')).trim());
@@ -158,8 +171,18 @@ describe('runProcess', () => {
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
-    const r = await runShell("trap '' TERM; sleep 100 & wait", { cwd: dir, env, timeoutMs: 300 });
-    expect(r.timedOut).toBe(true);
+    const stop = new AbortController();
+    const r = await runShell("trap '' TERM; echo started; sleep 100 & wait", {
+      cwd: dir,
+      env,
+      timeoutMs: 60000,
+      signal: stop.signal,
+      // Only once the trap is set: before it, SIGTERM would end the shell.
+      onLine: (_stream, line) => {
+        if (line === 'started') stop.abort();
+      },
+    });
+    expect(r.aborted).toBe(true);
     expect(r.signal).toBe('SIGKILL');
   });
 

@@ -59,6 +59,11 @@ export interface ModelServer {
   strayRequests(): RecordedRequest[];
   /** A readable dump of every request, for failure messages. */
   dump(): string;
+  /**
+   * Resolves once a model request is answered by a step of this kind (for a `hang`: once the
+   * CLI is waiting on it, so everything before it in the script has run).
+   */
+  reached(kind: Step['kind']): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,12 +75,21 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
   let idCounter = 0;
   const newId = (prefix: string): string => `${prefix}_${++idCounter}`;
 
+  const waiting: { kind: Step['kind']; resolve: () => void }[] = [];
+  const answered = new Set<Step['kind']>();
   const takeStep = (): { step: Step; index: number } => {
     const index = Math.min(nextStep, script.length - 1);
     nextStep += 1;
     const step = script[index];
     if (step === undefined) throw new Error('model server: empty script');
     return { step, index };
+  };
+  const announce = (kind: Step['kind']): void => {
+    answered.add(kind);
+    for (const w of waiting.filter((x) => x.kind === kind)) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
   };
 
   const server: Server = createServer((req, res) => {
@@ -108,6 +122,7 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
       requests.push({ method: 'POST', path, headers: req.headers, body, step: index });
       if (path.startsWith('/v1/responses')) sendOpenAi(res, step, newId);
       else sendAnthropic(res, step, newId);
+      announce(step.kind);
     });
   });
   server.on('connection', (socket: Socket) => {
@@ -139,6 +154,10 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
             JSON.stringify(r.body, null, 1)?.slice(0, 4000),
         )
         .join('\n'),
+    reached: (kind) =>
+      answered.has(kind)
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waiting.push({ kind, resolve })),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,14 +4,76 @@
  * GraphQL schema (@octokit/graphql-schema). Validators are compiled lazily per
  * operation and cached, because compiling the whole description would take seconds.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { fileURLToPath } from 'node:url';
+import { _, Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import { buildSchema, type GraphQLSchema } from 'graphql';
+import { testCacheDir } from '../support/cache-dir.js';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Compiled validators are kept on disk as ajv "standalone" code and reused by every
+ * later test file and run: compiling GitHub's large schemas costs a second or two per
+ * file that uses the double. An entry is named by a hash of the package versions, this
+ * file's own source (the reading rules) and the operation, so any change recompiles.
+ */
+const VALIDATORS = testCacheDir('double-validators');
+
+const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ??
+  standaloneModule) as unknown as (ajv: Ajv, validate: ValidateFunction) => string;
+
+function versionOf(pkg: string): string {
+  return (require(`${pkg}/package.json`) as { version: string }).version;
+}
+
+/** What every cache key starts with: the packages and the rules the schemas were read by. */
+const CACHE_SALT = createHash('sha256')
+  .update(
+    [
+      versionOf('ajv'),
+      versionOf('ajv-formats'),
+      versionOf('@octokit/openapi'),
+      versionOf('@octokit/openapi-webhooks'),
+      readFileSync(fileURLToPath(import.meta.url), 'utf8'),
+    ].join('\n'),
+  )
+  .digest('hex');
+
+/** A cached validator, or undefined when there is none (or it cannot be read). */
+function loadValidator(file: string): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const mod: { exports: unknown } = { exports: {} };
+  try {
+    // The code ajv generated for this very schema; it requires only ajv's own runtime.
+    new Function('require', 'module', 'exports', code)(require, mod, mod.exports);
+  } catch {
+    return undefined; // a cut or corrupt entry: compiled again and rewritten
+  }
+  return typeof mod.exports === 'function' ? (mod.exports as ValidateFunction) : undefined;
+}
+
+function storeValidator(file: string, code: string): void {
+  try {
+    mkdirSync(VALIDATORS, { recursive: true });
+    // Parallel workers may write the same entry: each writes its own file, then renames.
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, file);
+  } catch {
+    // A read-only or full disk only costs the next file a compile.
+  }
+}
 
 type Json = Record<string, unknown>;
 
@@ -87,9 +149,16 @@ class SchemaStore {
     private readonly base: string,
   ) {}
 
-  compile(schema: unknown): ValidateFunction {
+  /** The validator of `schema`, known to the disk cache as `key` (unique per description). */
+  compile(schema: unknown, key: string): ValidateFunction {
+    const name = createHash('sha256').update(`${CACHE_SALT}\n${this.base}\n${key}`).digest('hex');
+    const file = join(VALIDATORS, `${name.slice(0, 40)}.cjs`);
+    const cached = loadValidator(file);
+    if (cached !== undefined) return cached;
     const copy = this.prepare(schema);
-    return this.ajv.compile(copy as Json);
+    const validate = this.ajv.compile(copy as Json);
+    storeValidator(file, standaloneCode(this.ajv, validate));
+    return validate;
   }
 
   private prepare(schema: unknown): unknown {
@@ -237,7 +306,7 @@ class RestSpec {
       const json = content?.['application/json'];
       this.cache.set(
         key,
-        json?.['schema'] === undefined ? null : this.store.compile(json['schema']),
+        json?.['schema'] === undefined ? null : this.store.compile(json['schema'], key),
       );
     }
     return this.cache.get(key) ?? null;
@@ -268,7 +337,7 @@ class RestSpec {
       const json = content?.['application/json'] ?? content?.['application/scim+json'];
       this.cache.set(
         key,
-        json?.['schema'] === undefined ? null : this.store.compile(json['schema']),
+        json?.['schema'] === undefined ? null : this.store.compile(json['schema'], key),
       );
     }
     return this.cache.get(key) ?? null;
@@ -309,7 +378,7 @@ class WebhookSpec {
       const post = hooks[key]?.['post'];
       if (!post) throw new Error(`no webhook "${key}" in GitHub's webhook description`);
       const body = post['requestBody'] as { content: Record<string, { schema: unknown }> };
-      v = this.store.compile(body.content['application/json']?.schema);
+      v = this.store.compile(body.content['application/json']?.schema, key);
       this.cache.set(key, v);
     }
     return v;
@@ -325,6 +394,8 @@ function newAjv(): Ajv {
     validateSchema: false,
     logger: false,
     inlineRefs: false,
+    // Keeps the generated code, for the disk cache (formats come from ajv-formats at load).
+    code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
   });
   // ajv-formats ships CommonJS with a default export; under ESM interop it may be nested.
   const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??

@@ -7,24 +7,22 @@
  * devDependency: its `node` bin would land in node_modules/.bin and shadow the
  * project's Node for every npm script. Instead it is fetched once with the
  * ordinary npm client (`npm pack`, same registry and settings as `npm ci`)
- * into the user's cache folder, `$XDG_CACHE_HOME/epicflow/node24/<version>/`
- * (`~/.cache/...` by default; `EPICFLOW_NODE24_CACHE` overrides the folder),
- * and reused. Not under node_modules: `npm ci` deletes that on every run.
+ * into the tests' cache folder (`testCacheDir('node24')`: `~/.cache/epicflow/node24/<version>/`
+ * by default; `EPICFLOW_NODE24_CACHE` names another folder), and reused. Not under
+ * node_modules: `npm ci` deletes that on every run.
  */
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testCacheDir } from './cache-dir.js';
 
 /** The Node 24 release the tests run the bundle on (one place to bump it). */
 export const NODE24_VERSION = '24.22.3';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CACHE =
-  process.env['EPICFLOW_NODE24_CACHE'] ??
-  join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'epicflow', 'node24');
+const CACHE = process.env['EPICFLOW_NODE24_CACHE'] ?? testCacheDir('node24');
 
 /** Platforms the registry publishes a Node build for, as `process.platform-process.arch`. */
 const PACKAGES: Readonly<Record<string, string>> = {

@@ -5,7 +5,7 @@
  * orchestrator entry, the same one the App calls on a label.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,8 +43,20 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
-/** Builds the bundle the way a release does, into `dir`; returns the path of `index.js`. */
+/**
+ * Builds the bundle the way a release does, into `dir`; returns the path of `index.js`.
+ * With `EPICFLOW_ACTION_BUNDLE` set to a built `dist/` folder, that bundle is copied in
+ * instead: the release runs these tests against the very `dist/` it is about to commit.
+ */
 export async function buildBundle(dir: string): Promise<string> {
+  const prebuilt = process.env['EPICFLOW_ACTION_BUNDLE'];
+  if (prebuilt !== undefined && prebuilt !== '') {
+    await mkdir(dir, { recursive: true });
+    for (const file of ['index.js', 'package.json']) {
+      await copyFile(join(resolve(prebuilt), file), join(dir, file));
+    }
+    return join(dir, 'index.js');
+  }
   await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir], { cwd: ROOT });
   return join(dir, 'index.js');
 }

@@ -1,9 +1,11 @@
 /**
  * Four projects, so each kind of test gets what it needs (see docs/testing.md):
  *
- * - unit:    pure code (the core, plan check) — no processes, no servers; `npm run test:fast`
+ * - unit:    pure code (the core, the shipped examples) — no processes, no servers;
+ *            `npm run test:fast`
  * - github:  the GitHub double, the GitHub adapter and the App (loopback HTTP)
- * - process: real git, real agent CLIs, the local engine (child processes)
+ * - process: real git, real agent CLIs, the local engine, the CLI, the packed package and
+ *            the release scripts (child processes)
  * - action:  the bundled Action run as a process (built once per run by its globalSetup)
  *
  * They share one worker pool. Most of the slow suites wait on child processes and
@@ -39,7 +41,7 @@ function project(name, roots, extra = {}) {
 /** @type {import('jest').Config} */
 export default {
   projects: [
-    project('unit', ['core', 'cli', 'examples']),
+    project('unit', ['core', 'examples']),
     project('github', ['github-double', 'adapters/github', 'app']),
     project('process', [
       'engine',
@@ -49,6 +51,9 @@ export default {
       'adapters/state',
       'adapters/config',
       'support',
+      'cli',
+      'package',
+      'release',
     ]),
     project('action', ['action'], {
       globalSetup: '<rootDir>/test/action/support/global-setup.ts',

@@ -1,21 +1,28 @@
 /**
- * The GitHub App (PRODUCT §9.5): `probot run ./lib/app/index.js`, or probot's
- * own test and serverless setups, load this default export. Handlers only map
+ * The GitHub App: `probot run ./lib/app/index.js` (`npm start`, the container image), or
+ * probot's own test and serverless setups, load this default export. Handlers only map
  * the webhook to the orchestrator's event and report the outcome in the log;
  * every decision lives in `handleEpicEvent`.
  *
- * Deliveries are answered as soon as they are verified and queued (GitHub gives
- * up after 10 s; a decision takes a few requests), and handled after, one at a
- * time per epic, epics side by side. State lives in GitHub and every step is
- * idempotent, so a process that dies mid-work loses nothing a later event or
- * `/resume` does not redo. Serverless hosts stop a function once it answered:
- * there, `EPICFLOW_SYNC_WEBHOOKS=1` answers only after the work is done.
+ * Deliveries are answered as soon as they are verified and queued (GitHub gives up
+ * after 10 s; a decision takes a few requests), and handled after, one at a time per
+ * epic, epics side by side. State lives in GitHub and every step is idempotent, so a
+ * process that dies mid-work loses nothing a later event or `/resume` does not redo.
+ * Serverless hosts stop a function once it answered: there, `EPICFLOW_SYNC_WEBHOOKS=1`
+ * answers only after the work is done.
+ *
+ * Around that: the App refuses to start with probot's public default webhook secret,
+ * serves `GET /healthz` (see `health.ts`) and, as the process `probot run` starts,
+ * finishes its queued deliveries on SIGTERM before it exits (see `shutdown.ts`).
  */
-import type { Context, Probot } from 'probot';
+import { createHmac } from 'node:crypto';
+import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
 import { GitHubCache, GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
-import { describeError, isEpicflowError } from '../core/errors.js';
+import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
+import { health, healthHandler } from './health.js';
 import { KeyedQueue } from './queue.js';
+import { createShutdown, type Shutdown } from './shutdown.js';
 
 interface PayloadIssue {
   readonly number: number;
@@ -45,15 +52,84 @@ export interface EpicflowAppOptions {
    * (`1` or `true`), read when probot loads the App.
    */
   readonly sync?: boolean;
+  /**
+   * The App owns its process (`probot run`): SIGTERM and SIGINT finish the queued
+   * deliveries, then exit. The default export does; an App made here does not unless
+   * asked, so embedding it (tests, another server) leaves the process's signals alone.
+   */
+  readonly ownProcess?: boolean;
+  /** A delivery running longer is stuck (`/healthz` answers 503). Default: `EPICFLOW_STUCK_SECONDS`, else 600 s. */
+  readonly stuckAfterMs?: number;
+  /** How long a shutdown waits for queued deliveries. Default: `EPICFLOW_SHUTDOWN_SECONDS`, else 8 s. */
+  readonly shutdownDeadlineMs?: number;
 }
 
 /** The App function probot loads, with a handle on the work it still has queued. */
 export interface EpicflowApp {
-  (app: Probot): void;
+  (app: Probot, options?: Partial<ApplicationFunctionOptions>): Promise<void>;
   /** True while a delivery is still being handled. */
   busy(): boolean;
   /** Resolves once every accepted delivery has been handled (tests, graceful shutdown). */
   idle(): Promise<void>;
+}
+
+/** probot's built-in secret, used when `WEBHOOK_SECRET` is unset: public, so anyone could sign. */
+const PROBOT_DEFAULT_SECRET = 'development';
+const DEFAULT_STUCK_SECONDS = 600;
+/** Below Docker's 10 s between SIGTERM and SIGKILL, so the drop is logged before a kill. */
+const DEFAULT_SHUTDOWN_SECONDS = 8;
+
+/** A duration in seconds from the environment, or the default; anything else refuses to start. */
+function secondsFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback * 1000;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new EpicflowError('config', `invalid ${name}: ${JSON.stringify(raw)}`, {
+      details: ['expected a number of seconds greater than 0'],
+    });
+  }
+  return n * 1000;
+}
+
+/**
+ * Refuses probot's public default secret: with it anyone can sign deliveries, i.e. label
+ * epics and post commands as anyone. Probot falls back to it when `WEBHOOK_SECRET` is
+ * unset, so the secret actually in use is compared, by what it signs.
+ */
+async function checkWebhookSecret(app: Probot): Promise<void> {
+  await app.ready();
+  const probe = 'epicflow webhook secret probe';
+  const publicSignature = `sha256=${createHmac('sha256', PROBOT_DEFAULT_SECRET).update(probe).digest('hex')}`;
+  if ((await app.webhooks.sign(probe)) !== publicSignature) return;
+  const unset = (process.env['WEBHOOK_SECRET'] ?? '') === '';
+  throw new EpicflowError(
+    'config',
+    unset
+      ? 'refusing to start: WEBHOOK_SECRET is not set, so probot would accept deliveries signed with its public default secret "development"'
+      : 'refusing to start: the webhook secret is probot\'s public default "development"',
+    {
+      details: [
+        'set WEBHOOK_SECRET to the webhook secret of your GitHub App (App settings → Webhook secret)',
+      ],
+    },
+  );
+}
+
+/** Why the App's private key signs no JWT, or undefined when it signs one (no request is made). */
+async function signError(app: Probot): Promise<string | undefined> {
+  try {
+    const octokit = await app.auth();
+    await (octokit.auth as (o: { type: 'app' }) => Promise<unknown>)({ type: 'app' });
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** Lets the log line reach its output before the process ends (pino writes through a stream). */
+function exitAfterLog(code: number): void {
+  setTimeout(() => process.exit(code), 100);
 }
 
 export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
@@ -61,18 +137,78 @@ export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp
   // Blobs, trees, merged commits and comment ids remembered across events (and installs:
   // content-addressed entries are the same everywhere, the others are keyed by repository).
   const cache = new GitHubCache();
-  const fn = (app: Probot): void => {
-    const env = process.env['EPICFLOW_SYNC_WEBHOOKS'];
-    const sync = options.sync ?? (env === '1' || env === 'true');
-    register(app, { queue, cache, sync });
+  let shutdown: Shutdown | undefined;
+  const fn = async (
+    app: Probot,
+    loadOptions?: Partial<ApplicationFunctionOptions>,
+  ): Promise<void> => {
+    try {
+      const env = process.env['EPICFLOW_SYNC_WEBHOOKS'];
+      const sync = options.sync ?? (env === '1' || env === 'true');
+      const stuckAfterMs =
+        options.stuckAfterMs ?? secondsFromEnv('EPICFLOW_STUCK_SECONDS', DEFAULT_STUCK_SECONDS);
+      const deadlineMs =
+        options.shutdownDeadlineMs ??
+        secondsFromEnv('EPICFLOW_SHUTDOWN_SECONDS', DEFAULT_SHUTDOWN_SECONDS);
+      // Handlers first, synchronously: probot and its test setups expect them at once.
+      register(app, { queue, cache, sync, stopping: () => shutdown?.stopping() ?? false });
+      const check = async () =>
+        health({
+          signError: await signError(app),
+          jobs: queue.jobs(),
+          stopping: shutdown?.stopping() ?? false,
+          now: Date.now(),
+          stuckAfterMs,
+        });
+      addHandler(loadOptions, healthHandler(check));
+      if (options.ownProcess === true && shutdown === undefined) {
+        const own = createShutdown({
+          queue,
+          deadlineMs,
+          log: { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m) },
+          exit: exitAfterLog,
+        });
+        shutdown = own;
+        process.on('SIGTERM', () => own.begin('SIGTERM'));
+        process.on('SIGINT', () => own.begin('SIGINT'));
+      }
+      await checkWebhookSecret(app);
+    } catch (e) {
+      app.log.fatal(describeError(e));
+      if (options.ownProcess === true) {
+        // `probot run` would print the rejection with a stack trace, or start listening if
+        // loading went on: the process ends here, plainly, before it listens.
+        exitAfterLog(1);
+        return new Promise<never>(() => undefined);
+      }
+      throw e;
+    }
   };
   return Object.assign(fn, { busy: () => queue.busy(), idle: () => queue.idle() });
+}
+
+/**
+ * Adds a route to probot's server. `probot.load` without a server offers an `addHandler`
+ * that throws ("No server instance"): there is no HTTP server to serve it on, then.
+ */
+function addHandler(
+  loadOptions: Partial<ApplicationFunctionOptions> | undefined,
+  handler: Parameters<ApplicationFunctionOptions['addHandler']>[0],
+): void {
+  if (loadOptions?.addHandler === undefined) return;
+  try {
+    loadOptions.addHandler(handler);
+  } catch (e) {
+    if (!(e instanceof Error && e.message === 'No server instance')) throw e;
+  }
 }
 
 interface Runtime {
   readonly queue: KeyedQueue;
   readonly cache: GitHubCache;
   readonly sync: boolean;
+  /** True once the process is shutting down: new deliveries are refused. */
+  readonly stopping: () => boolean;
 }
 
 /** Which deliveries wait for each other: those of one issue (an epic), in arrival order. */
@@ -95,7 +231,7 @@ function eventName(context: Context): string {
   return typeof action === 'string' ? `${context.name}.${action}` : context.name;
 }
 
-function register(app: Probot, { queue, cache, sync }: Runtime): void {
+function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void {
   // A redelivery carries the same id. Handling is idempotent by state anyway; this only
   // spares the requests of deciding again (and joins a redelivery still in flight).
   const deliveries = new Map<string, Promise<void>>();
@@ -112,7 +248,12 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
     const key = `${context.name}:${context.id}`;
     const seen = deliveries.get(key);
     if (seen !== undefined) return seen;
-    const handled = queue.push(queueKey(context, event), () => handle(context, event));
+    const where = queueKey(context, event);
+    const handled = queue.push(
+      where,
+      () => handle(context, event),
+      `${context.name} ${context.id} (${where})`,
+    );
     deliveries.set(key, handled);
     // A failed delivery may be redelivered to try again; forget it.
     handled.catch(() => deliveries.delete(key));
@@ -124,6 +265,13 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
   };
 
   const run = async (context: Context, event: EpicEvent): Promise<void> => {
+    if (stopping()) {
+      // Answered 503: GitHub shows the delivery failed, and it can be redelivered.
+      context.log.warn(`${context.name} ${context.id}: refused, shutting down`);
+      throw Object.assign(new Error('epicflow is shutting down; redeliver this delivery'), {
+        status: 503,
+      });
+    }
     const handled = accept(context, event);
     if (sync) return handled;
     // Answered now; a failure is logged by `handle` (and recovered by the next event).
@@ -244,6 +392,6 @@ function register(app: Probot, { queue, cache, sync }: Runtime): void {
   });
 }
 
-/** The App as probot loads it (`probot run ./lib/app/index.js`). */
-const epicflowApp: EpicflowApp = createEpicflowApp();
+/** The App as probot loads it (`probot run ./lib/app/index.js`): it owns the process. */
+const epicflowApp: EpicflowApp = createEpicflowApp({ ownProcess: true });
 export default epicflowApp;

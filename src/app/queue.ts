@@ -3,18 +3,31 @@
  * order, jobs with different keys run at the same time. The App queues each
  * delivery under its epic, so it can answer GitHub as soon as the delivery is
  * verified and queued, and `idle()` lets tests (and a graceful shutdown) wait
- * until everything queued is done.
+ * until everything queued is done. `jobs()` tells what is queued or running and
+ * since when (the health check and the shutdown log read it).
  */
+
+/** A job as the queue knows it: its label, and when it started running (unset while it waits). */
+export interface QueuedJob {
+  readonly label: string;
+  /** `Date.now()` when the job started; undefined while it waits behind its key. */
+  readonly startedAt: number | undefined;
+}
+
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
-  private running = 0;
+  private readonly queued = new Set<{ label: string; startedAt: number | undefined }>();
   private waiters: (() => void)[] = [];
 
   /** Queues `job` behind the others of `key`; the promise settles with the job. */
-  push<T>(key: string, job: () => Promise<T>): Promise<T> {
-    this.running += 1;
+  push<T>(key: string, job: () => Promise<T>, label: string = key): Promise<T> {
+    const entry: { label: string; startedAt: number | undefined } = { label, startedAt: undefined };
+    this.queued.add(entry);
     const before = this.tails.get(key) ?? Promise.resolve();
-    const run = before.then(job);
+    const run = before.then(() => {
+      entry.startedAt = Date.now();
+      return job();
+    });
     const tail = run.then(
       () => undefined,
       () => undefined,
@@ -23,8 +36,8 @@ export class KeyedQueue {
     void tail.then(() => {
       // Forget the key once nobody queued behind this job, so the map does not grow.
       if (this.tails.get(key) === tail) this.tails.delete(key);
-      this.running -= 1;
-      if (this.running === 0) {
+      this.queued.delete(entry);
+      if (this.queued.size === 0) {
         const waiters = this.waiters;
         this.waiters = [];
         for (const w of waiters) w();
@@ -35,12 +48,17 @@ export class KeyedQueue {
 
   /** True while any job is queued or running. */
   busy(): boolean {
-    return this.running > 0;
+    return this.queued.size > 0;
+  }
+
+  /** The jobs queued or running, in the order they were pushed. */
+  jobs(): QueuedJob[] {
+    return [...this.queued].map((j) => ({ label: j.label, startedAt: j.startedAt }));
   }
 
   /** Resolves once no job is queued or running. */
   idle(): Promise<void> {
-    if (this.running === 0) return Promise.resolve();
+    if (this.queued.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 }

@@ -10,6 +10,8 @@ export interface CliIo {
   readonly cwd: string;
   /** Standard output is a terminal (enables the live board of `run`). */
   readonly isTTY?: boolean;
+  /** The environment commands read (`GITHUB_TOKEN` for `init`); default: the process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface CliContext {
@@ -18,7 +20,7 @@ export interface CliContext {
   readonly setExitCode: (code: number) => void;
 }
 
-/** Exit codes shared by all commands (PRODUCT §10). */
+/** Exit codes shared by all commands. */
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;

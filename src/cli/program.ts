@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { registerEngineCommands } from './commands/engine.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { registerRosterCommands } from './commands/roster.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
@@ -31,6 +32,7 @@ function buildProgram(ctx: CliContext): Command {
   registerPlanCommands(program, ctx);
   registerEngineCommands(program, ctx);
   registerRosterCommands(program, ctx);
+  registerInitCommand(program, ctx);
   return program;
 }
 

@@ -1,13 +1,15 @@
 /**
- * `npm start` as a user runs it: probot's own CLI (`probot run <entry>`) in its own
- * process, configured only by probot's environment variables (PRODUCT §9.5), talking to
- * a GitHub Enterprise host (`GHE_HOST`, `GHE_PROTOCOL`) played by the GitHub double.
+ * `npm start` as a user runs it, and as the container image runs it: probot's own CLI
+ * (`probot run <entry>`) in its own process, with the image's command (the Dockerfile's
+ * CMD) and environment (its ENV), configured only by probot's environment variables,
+ * talking to a GitHub Enterprise host (`GHE_HOST`, `GHE_PROTOCOL`) played by the GitHub
+ * double.
  *
- * The entry is the one `npm start` names, taken from its TypeScript source (a test must
- * not build into `lib/`): probot imports it through tsx's loader, the way it imports the
- * built file.
+ * The entry is the BUILT code `npm start` names (`./lib/app/index.js`), compiled by
+ * `tsc -p tsconfig.build.json` into a folder of its own (`test/support/built-package.ts`;
+ * a test must not build into the project's `lib/`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -19,13 +21,15 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { sign } from '@octokit/webhooks-methods';
 import { startGitHubDouble, type GitHubDouble } from '../github-double/index.js';
+import { builtPackage } from '../support/built-package.js';
+import { readDockerfile, type ParsedDockerfile } from '../support/dockerfile.js';
 import { OWNER, REPO } from './harness.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SECRET = 'start-test-secret';
 /** pino's `error` level. */
 const ERROR_LEVEL = 50;
@@ -162,8 +166,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The entry `npm start` runs, and the package export `epicflow/app`, as TypeScript source. */
-async function startEntry(): Promise<string> {
+/**
+ * The entry `npm start` runs, which is the package export `epicflow/app`, and the
+ * command the image runs (the Dockerfile's CMD): `node node_modules/probot/bin/probot.js
+ * run <entry>`, the same as `npm start` without npm in between.
+ */
+async function startEntry(): Promise<{ entry: string; argv: readonly string[] }> {
   const pkg = JSON.parse(
     await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
   ) as {
@@ -178,7 +186,9 @@ async function startEntry(): Promise<string> {
   // tsconfig.build.json compiles src/ into lib/, file for file.
   const source = built.replace(/^\.\/lib\//, './src/').replace(/\.js$/, '.ts');
   expect(existsSync(new URL(`../../${source}`, import.meta.url))).toBe(true);
-  return source;
+  expect(dockerfile.cmd).toEqual(['node', 'node_modules/probot/bin/probot.js', 'run', built]);
+  expect(existsSync(join(packageDir, built))).toBe(true);
+  return { entry: built, argv: dockerfile.cmd };
 }
 
 let gh: GitHubDouble;
@@ -235,16 +245,69 @@ async function post(
   return res.status;
 }
 
+interface HealthAnswer {
+  readonly status: number;
+  readonly body: { status?: string; reason?: string; deliveries?: unknown };
+}
+
+async function healthz(listenOn: number): Promise<HealthAnswer> {
+  const res = await fetch(`http://127.0.0.1:${listenOn}/healthz`);
+  return { status: res.status, body: (await res.json()) as HealthAnswer['body'] };
+}
+
+/** The image's HEALTHCHECK command run against a port, as Docker runs it: its exit code. */
+async function imageHealthcheck(listenOn: number): Promise<number> {
+  const [node, ...args] = dockerfile.healthcheck.cmd;
+  expect(node).toBe('node');
+  try {
+    await promisify(execFile)(process.execPath, args, {
+      env: { PATH: process.env['PATH'], PORT: String(listenOn) },
+    });
+    return 0;
+  } catch (e) {
+    return typeof (e as { code?: unknown }).code === 'number' ? (e as { code: number }).code : -1;
+  }
+}
+
+/** A `/help` comment delivery on the issue (answered with a new comment each time), signed. */
+async function helpDelivery(id: string, url: string): Promise<number> {
+  const real = gh.deliveries.find((d) => d.event === 'issue_comment');
+  const payload = structuredClone(real?.payload ?? {});
+  (payload['comment'] as { body: string }).body = '/help';
+  const body = JSON.stringify(payload);
+  return post(id, body, await sign(SECRET, body), url);
+}
+
+/** When the last slowed request of the double answers (it outlives a process that dropped it). */
+let slowUntil = 0;
+
+/** The next comment the double is asked to write takes `ms` to be answered. */
+function slowComment(ms: number): void {
+  gh.faults.add({ route: 'issues/create-comment', latencyMs: ms });
+  slowUntil = Math.max(slowUntil, Date.now() + ms + 200);
+}
+
 let pem: string;
 let appId: number;
+let dockerfile: ParsedDockerfile;
+/** The built package: `package.json`, `lib/`, `node_modules`. */
+let packageDir: string;
 /** Every probot started, stopped in `afterAll` should a test end before it stops one. */
 const processes: ProbotProcess[] = [];
 
-/** `npm start`'s command, with only what a deployment sets in its environment. */
-async function startProbot(listenOn: number, key = pem): Promise<ProbotProcess> {
-  const entry = await startEntry();
+/**
+ * The image's command in the built package, with only what a deployment sets in its
+ * environment: the image's ENV (`NODE_ENV=production`, `LOG_FORMAT=json`), probot's
+ * variables, and `extra` (unset a variable with `undefined`).
+ */
+function spawnProbot(
+  listenOn: number,
+  key = pem,
+  extra: Readonly<Record<string, string | undefined>> = {},
+): ProbotProcess {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
+    ...dockerfile.env,
     APP_ID: String(appId),
     PRIVATE_KEY: key,
     WEBHOOK_SECRET: SECRET,
@@ -252,21 +315,41 @@ async function startProbot(listenOn: number, key = pem): Promise<ProbotProcess> 
     HOST: '127.0.0.1',
     GHE_HOST: ghe.host,
     GHE_PROTOCOL: 'http',
-    LOG_FORMAT: 'json',
     LOG_LEVEL: 'info',
   };
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'node_modules/probot/bin/probot.js', 'run', entry],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const [node, ...args] = command;
+  expect(node).toBe('node');
+  const child = spawn(process.execPath, args, {
+    cwd: packageDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const started = new ProbotProcess(child);
   processes.push(started);
+  return started;
+}
+
+/** `spawnProbot`, resolved once it listens. */
+async function startProbot(
+  listenOn: number,
+  key = pem,
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Promise<ProbotProcess> {
+  const started = spawnProbot(listenOn, key, extra);
   await started.waitForLog('Listening on ');
   return started;
 }
 
+let command: readonly string[];
+
 beforeAll(async () => {
+  dockerfile = await readDockerfile();
+  packageDir = await builtPackage();
+  command = (await startEntry()).argv;
   gh = await startGitHubDouble();
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const app = gh.seed.app({
@@ -289,6 +372,10 @@ beforeAll(async () => {
   probot = await startProbot(port);
   gh.setWebhookTarget({ url: webhookUrl(), secret: SECRET });
   issue = gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Flaky login', author: 'alice' }).number;
+}, 120_000);
+
+afterEach(() => {
+  gh.faults.clear();
 });
 
 afterAll(async () => {
@@ -296,8 +383,39 @@ afterAll(async () => {
     if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     await p.exited;
   }
+  // A request a stopped process dropped is still being answered by the double: let it finish.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, slowUntil - Date.now())));
   await new Promise((resolve) => ghe.server.close(resolve));
   await gh.close();
+});
+
+describe('GET /healthz and the image HEALTHCHECK', () => {
+  it('answers 200 with a JSON status while the App can sign its JWT, and the image check passes', async () => {
+    expect(await healthz(port)).toEqual({
+      status: 200,
+      body: { status: 'ok', deliveries: { running: 0, waiting: 0 } },
+    });
+    expect(await imageHealthcheck(port)).toBe(0);
+  });
+
+  it('answers 503 naming PRIVATE_KEY when the key does not sign, and the image check fails', async () => {
+    const other = await freePort();
+    // A PEM frame around bytes that are no key: probot starts, nothing can be signed.
+    const broken = '-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n';
+    const p = await startProbot(other, broken);
+    try {
+      const answer = await healthz(other);
+      expect(answer.status).toBe(503);
+      expect(answer.body.status).toBe('unhealthy');
+      expect(answer.body.reason).toMatch(
+        /^cannot sign a JWT with the App's private key \(PRIVATE_KEY\): /,
+      );
+      expect(await imageHealthcheck(other)).toBe(1);
+    } finally {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+  });
 });
 
 describe('npm start (probot run)', () => {
@@ -367,5 +485,124 @@ describe('npm start (probot run)', () => {
     expect(signal === 'SIGTERM' || code === 0).toBe(true);
     expect(probot.stderr).toBe('');
     await expect(fetch(`http://127.0.0.1:${port}/ping`)).rejects.toThrow();
+  });
+});
+
+describe('GET /healthz while a delivery is stuck', () => {
+  it('answers 503 naming the delivery while one is stuck, and 200 again once it is done', async () => {
+    const other = await freePort();
+    const p = await startProbot(other, pem, { EPICFLOW_STUCK_SECONDS: '0.5' });
+    try {
+      // The reply's comment takes 2 s to be written: far past the 0.5 s limit.
+      slowComment(2000);
+      const url = `http://127.0.0.1:${other}/api/github/webhooks`;
+      expect(await helpDelivery('stuck-1', url)).toBe(200);
+      let answer = await healthz(other);
+      for (let i = 0; i < 80 && answer.status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        answer = await healthz(other);
+      }
+      expect(answer.status).toBe(503);
+      expect(answer.body.reason).toMatch(
+        /^delivery issue_comment stuck-1 \(acme\/shop#\d+\) has been running for \d+ s, longer than EPICFLOW_STUCK_SECONDS \(0\.5 s\)$/,
+      );
+      expect(await imageHealthcheck(other)).toBe(1);
+      await p.waitForLog('issue_comment stuck-1: ', 'stuck-1');
+      expect(await healthz(other)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    } finally {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+  });
+});
+
+describe('refusing to start', () => {
+  /** Starts probot with `extra`, which must make it exit before it listens. */
+  async function refused(extra: Record<string, string | undefined>): Promise<ProbotProcess> {
+    const p = spawnProbot(await freePort(), pem, extra);
+    const { code } = await p.exited;
+    expect(code).not.toBe(0);
+    expect(p.messages().some((m) => m.startsWith('Listening on '))).toBe(false);
+    // One clear log line, no stack trace.
+    expect(p.stderr).toBe('');
+    return p;
+  }
+
+  it('without WEBHOOK_SECRET (probot would accept its public default secret)', async () => {
+    const p = await refused({ WEBHOOK_SECRET: undefined });
+    expect(p.messages()).toContain(
+      'refusing to start: WEBHOOK_SECRET is not set, so probot would accept deliveries signed with its public default secret "development"\n' +
+        '  set WEBHOOK_SECRET to the webhook secret of your GitHub App (App settings → Webhook secret)',
+    );
+  });
+
+  it('with probot\'s public default secret "development"', async () => {
+    const p = await refused({ WEBHOOK_SECRET: 'development' });
+    expect(p.messages()).toContain(
+      'refusing to start: the webhook secret is probot\'s public default "development"\n' +
+        '  set WEBHOOK_SECRET to the webhook secret of your GitHub App (App settings → Webhook secret)',
+    );
+  });
+
+  it('with a shutdown deadline that is no number of seconds', async () => {
+    const p = await refused({ EPICFLOW_SHUTDOWN_SECONDS: 'soon' });
+    expect(p.messages()).toContain(
+      'invalid EPICFLOW_SHUTDOWN_SECONDS: "soon"\n  expected a number of seconds greater than 0',
+    );
+  });
+});
+
+describe('graceful shutdown', () => {
+  let other: number;
+  let url: string;
+  beforeEach(async () => {
+    other = await freePort();
+    url = `http://127.0.0.1:${other}/api/github/webhooks`;
+  });
+
+  it('on SIGTERM finishes the delivery in progress, refuses new ones with 503, then exits 0', async () => {
+    const p = await startProbot(other);
+    const before = botComments().length;
+    slowComment(1500);
+    expect(await helpDelivery('drain-1', url)).toBe(200);
+    p.child.kill('SIGTERM');
+    await p.waitForLog('shutting down (SIGTERM): finishing 1 delivery');
+    // Still listening, but taking nothing new: GitHub shows it failed, to redeliver.
+    expect(await helpDelivery('drain-2', url)).toBe(503);
+    const { code } = await p.exited;
+    expect(code).toBe(0);
+    expect(p.messages()).toContain('issue_comment drain-1: replied (not an epic)');
+    expect(p.messages()).toContain('shut down: every queued delivery was handled');
+    expect(p.messages().some((m) => m.startsWith('issue_comment drain-2: replied'))).toBe(false);
+    expect(botComments()).toHaveLength(before + 1);
+    expect(p.stderr).toBe('');
+  });
+
+  it('on a second SIGTERM stops at once and logs the delivery it dropped', async () => {
+    const p = await startProbot(other);
+    slowComment(3000);
+    expect(await helpDelivery('dropped-1', url)).toBe(200);
+    p.child.kill('SIGTERM');
+    await p.waitForLog('shutting down (SIGTERM): finishing 1 delivery');
+    p.child.kill('SIGTERM');
+    const { code } = await p.exited;
+    expect(code).toBe(1);
+    expect(p.messages()).toContain(
+      'shutting down now (a second SIGTERM): dropped 1 delivery: issue_comment dropped-1 ' +
+        `(${OWNER}/${REPO}#${issue}); their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone`,
+    );
+  });
+
+  it('at the deadline (EPICFLOW_SHUTDOWN_SECONDS) stops and logs the delivery it dropped', async () => {
+    const p = await startProbot(other, pem, { EPICFLOW_SHUTDOWN_SECONDS: '0.5' });
+    slowComment(3000);
+    expect(await helpDelivery('late-1', url)).toBe(200);
+    p.child.kill('SIGTERM');
+    const { code } = await p.exited;
+    expect(code).toBe(1);
+    expect(p.messages()).toContain(
+      'shutting down now (EPICFLOW_SHUTDOWN_SECONDS (0.5 s) passed): dropped 1 delivery: ' +
+        `issue_comment late-1 (${OWNER}/${REPO}#${issue}); their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone`,
+    );
   });
 });

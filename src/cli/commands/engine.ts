@@ -20,7 +20,7 @@ function engineIo(ctx: CliContext): Parameters<typeof runCommand>[1] {
   };
 }
 
-/** `epicflow run` and `epicflow status` (PRODUCT §10). */
+/** `epicflow run` and `epicflow status`. */
 export function registerEngineCommands(program: Command, ctx: CliContext): void {
   program
     .command('run')

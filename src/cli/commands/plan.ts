@@ -5,7 +5,7 @@ import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 
-/** `epicflow plan check FILE|- [--json]` (PRODUCT §10). */
+/** `epicflow plan check FILE|- [--json]`. */
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('work with plan files');
   plan

@@ -1,5 +1,5 @@
 /**
- * `epicflow run FILE` (PRODUCT §10): deliver the epic locally, one line per
+ * `epicflow run FILE`: deliver the epic locally, one line per
  * story event (a lane per story), then the paths of the board and reports.
  * Exit 0 when every story merged, 1 otherwise, 2 for usage/config/plan errors.
  */

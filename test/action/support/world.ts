@@ -45,22 +45,31 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
 
 /**
  * The bundle the way a release builds it, in `dir`; returns the path of its entry file.
- * Built once per test run (global-setup.ts) and copied here; built on the spot when the
- * tests run without that setup. `module`: `run.js`, exporting `run()` (`--module`).
+ * With `EPICFLOW_ACTION_BUNDLE` set to a built `dist/` folder, that bundle is copied in:
+ * the release runs these tests against the very `dist/` it is about to commit. Else the
+ * bundle built once per test run (global-setup.ts) is copied, or, when the tests run
+ * without that setup, it is built on the spot. `module`: `run.js`, exporting `run()`
+ * (`--module`, not part of a release).
  */
 export async function buildBundle(dir: string, form: 'main' | 'module' = 'main'): Promise<string> {
   const file = form === 'main' ? 'index.js' : 'run.js';
+  const release = process.env['EPICFLOW_ACTION_BUNDLE'];
   const built = process.env['EPICFLOW_TEST_BUNDLE_DIR'];
-  if (built === undefined) {
-    const flags = form === 'main' ? [] : ['--module'];
-    await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir, ...flags], {
-      cwd: ROOT,
-    });
-  } else {
+  if (form === 'main' && release !== undefined && release !== '') {
+    await mkdir(dir, { recursive: true });
+    for (const name of [file, 'package.json']) {
+      await copyFile(join(resolve(release), name), join(dir, name));
+    }
+  } else if (built !== undefined) {
     await mkdir(dir, { recursive: true });
     for (const name of [file, 'package.json']) {
       await copyFile(join(built, form, name), join(dir, name));
     }
+  } else {
+    const flags = form === 'main' ? [] : ['--module'];
+    await run(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), dir, ...flags], {
+      cwd: ROOT,
+    });
   }
   return join(dir, file);
 }

@@ -1,0 +1,314 @@
+/**
+ * What `epicflow init` writes, as pure functions of the templates and the choices: the
+ * roster entry of each known agent, the `.github/epicflow.yml` text, the workflow
+ * templates adapted to the chosen executors and the release tag, and the steps left to
+ * the user. The CLI (`src/cli/commands/init.ts`) reads the templates and writes files.
+ */
+import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
+import { EpicflowError } from '../errors.js';
+
+/** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
+export type InitMode = 'app' | 'appless';
+
+/**
+ * Which template becomes which file, per mode. The templates are the files in
+ * `examples/workflows/` of the package (the ones the project's tests validate); change
+ * the names here when they change.
+ */
+export const WORKFLOW_TEMPLATES: Readonly<
+  Record<InitMode, readonly { readonly template: string; readonly target: string }[]>
+> = {
+  app: [
+    {
+      template: 'examples/workflows/epicflow-story.yml',
+      target: '.github/workflows/epicflow-story.yml',
+    },
+  ],
+  appless: [
+    {
+      template: 'examples/workflows/epicflow-story.yml',
+      target: '.github/workflows/epicflow-story.yml',
+    },
+    {
+      template: 'examples/workflows/epicflow-orchestrate.yml',
+      target: '.github/workflows/epicflow-orchestrate.yml',
+    },
+  ],
+};
+
+export const CONFIG_TARGET = '.github/epicflow.yml';
+
+/** A known agent: its roster entry, the secret it needs and how a runner installs it. */
+export interface AgentPreset {
+  readonly id: string;
+  readonly harness: 'codex' | 'claude' | 'gemini' | 'opencode' | 'aider';
+  readonly model: string;
+  /** The repository secret holding its API key (handed to the agent as `${NAME}`). */
+  readonly secret: string;
+  /** An npm package the story job installs globally, or a shell command for others. */
+  readonly install: { readonly npm: string } | { readonly run: string };
+}
+
+export const AGENT_PRESETS: readonly AgentPreset[] = [
+  {
+    id: 'codex',
+    harness: 'codex',
+    model: 'gpt-5.6',
+    secret: 'OPENAI_API_KEY',
+    install: { npm: '@openai/codex' },
+  },
+  {
+    id: 'claude',
+    harness: 'claude',
+    model: 'claude-sonnet-4-5',
+    secret: 'ANTHROPIC_API_KEY',
+    install: { npm: '@anthropic-ai/claude-code' },
+  },
+  {
+    id: 'gemini',
+    harness: 'gemini',
+    model: 'gemini-2.5-pro',
+    secret: 'GEMINI_API_KEY',
+    install: { npm: '@google/gemini-cli' },
+  },
+  {
+    id: 'opencode',
+    harness: 'opencode',
+    model: 'anthropic/claude-sonnet-4-5',
+    secret: 'ANTHROPIC_API_KEY',
+    install: { npm: 'opencode-ai' },
+  },
+  {
+    id: 'aider',
+    harness: 'aider',
+    model: 'gpt-5.6',
+    secret: 'OPENAI_API_KEY',
+    install: { run: 'pipx install aider-chat' },
+  },
+];
+
+/** Without `--executor`: the pair the starter configuration uses. */
+export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
+
+/** The presets for these ids, in the order given; a usage error names an unknown or repeated id. */
+export function choosePresets(ids: readonly string[]): AgentPreset[] {
+  const known = AGENT_PRESETS.map((p) => p.id);
+  const chosen: AgentPreset[] = [];
+  for (const id of ids.length === 0 ? DEFAULT_AGENTS : ids) {
+    const preset = AGENT_PRESETS.find((p) => p.id === id);
+    if (preset === undefined) {
+      throw new EpicflowError('usage', `unknown executor "${id}"`, {
+        details: [`--executor takes one of: ${known.join(', ')}`],
+      });
+    }
+    if (chosen.includes(preset)) {
+      throw new EpicflowError('usage', `--executor ${id} is given twice`);
+    }
+    chosen.push(preset);
+  }
+  return chosen;
+}
+
+/** The secrets these agents need, each once, in order. */
+export function agentSecrets(presets: readonly AgentPreset[]): string[] {
+  return [...new Set(presets.map((p) => p.secret))];
+}
+
+export interface ConfigChoices {
+  readonly presets: readonly AgentPreset[];
+  /** The repository has a package.json: `npm ci` and `npm test` are its setup and gate. */
+  readonly node: boolean;
+  /** The package version, for the editor schema of that release. */
+  readonly version: string;
+}
+
+/** `.github/epicflow.yml` for these agents: a roster entry each, the repository's checks. */
+export function renderConfig(choices: ConfigChoices): string {
+  const lines = [
+    '# epicflow configuration, written by `epicflow init`. Every key is optional; the reference',
+    "# is docs/config.md of the epicflow package. Each executor's env names the repository secret",
+    '# the story workflow hands it (the same names in its `env:`).',
+    `# yaml-language-server: $schema=https://unpkg.com/epicflow@${choices.version}/schema.json`,
+    'executors:',
+  ];
+  choices.presets.forEach((p, index) => {
+    lines.push(
+      `  - id: ${p.id}`,
+      `    harness: ${p.harness}`,
+      `    model: ${p.model}`,
+      '    slots: 2',
+      `    priority: ${index + 1}`,
+      '    roles: [coder]',
+      `    env: { ${p.secret}: '\${${p.secret}}' }`,
+    );
+  });
+  if (choices.node) {
+    lines.push(
+      '# Run once per story job before the agent starts, then the gates after each agent turn.',
+      'setup: npm ci',
+      'gates: [npm test]',
+    );
+  } else {
+    lines.push(
+      '# The commands that must pass before a story merges, e.g. [make test]; and a setup command',
+      '# run once per story job before the agent starts (setup: make deps).',
+      'gates: []',
+    );
+  }
+  lines.push('fixRounds: 2', 'concurrency: 4', 'timeouts: { story: 60m, gate: 20m }', '');
+  return lines.join('\n');
+}
+
+interface TemplateStep {
+  readonly node: YAMLMap;
+  readonly uses: string | undefined;
+  readonly run: string | undefined;
+  readonly mode: string | undefined;
+}
+
+function steps(doc: Document): TemplateStep[] {
+  const jobs = doc.get('jobs');
+  if (!isMap(jobs)) return [];
+  const out: TemplateStep[] = [];
+  for (const job of jobs.items) {
+    const list = isMap(job.value) ? job.value.get('steps') : undefined;
+    if (!isSeq(list)) continue;
+    for (const item of list.items) {
+      if (!isMap(item)) continue;
+      const withNode = item.get('with');
+      const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+      out.push({
+        node: item,
+        uses: str(item.get('uses')),
+        run: str(item.get('run')),
+        mode: isMap(withNode) ? str(withNode.get('mode')) : undefined,
+      });
+    }
+  }
+  return out;
+}
+
+/** `owner/epicflow@ref`: the epicflow Action in a template. */
+const ACTION_USES = /^([A-Za-z0-9_.-]+\/epicflow)@\S+$/;
+
+/**
+ * A workflow template as `init` writes it: the epicflow Action at `ref` (`v<major>`); in
+ * the story workflow, the chosen agents' CLIs installed and exactly their secrets in the
+ * Action's `env`. Comments and layout are kept. A template without those steps is a
+ * broken package, named with its file.
+ */
+export function adaptWorkflow(
+  template: string,
+  text: string,
+  options: { readonly presets: readonly AgentPreset[]; readonly ref: string },
+): string {
+  const doc = YAML.parseDocument(text);
+  if (doc.errors.length > 0) {
+    throw new EpicflowError(
+      'internal',
+      `template ${template} is not valid YAML: ${doc.errors[0]?.message ?? ''}`,
+    );
+  }
+  const all = steps(doc);
+  const actions = all.filter((s) => s.uses !== undefined && ACTION_USES.test(s.uses));
+  if (actions.length === 0) {
+    throw new EpicflowError(
+      'internal',
+      `template ${template} has no step using the epicflow Action`,
+    );
+  }
+  for (const step of actions) {
+    const uses = step.node.get('uses', true);
+    if (isScalar(uses)) uses.value = String(uses.value).replace(ACTION_USES, `$1@${options.ref}`);
+  }
+  const story = actions.filter((s) => s.mode === 'story');
+  if (story.length === 0) return doc.toString({ lineWidth: 0 });
+
+  const install = all.filter((s) => s.run !== undefined && /\bnpm install -g\b/.test(s.run));
+  if (install.length !== 1) {
+    throw new EpicflowError(
+      'internal',
+      `template ${template} has ${install.length} agent install steps (a run: with "npm install -g"), expected 1`,
+    );
+  }
+  const npm = options.presets.flatMap((p) => ('npm' in p.install ? [p.install.npm] : []));
+  const others = options.presets.flatMap((p) => ('run' in p.install ? [p.install.run] : []));
+  const commands = [...(npm.length > 0 ? [`npm install -g ${npm.join(' ')}`] : []), ...others];
+  install[0]?.node.set('run', commands.length === 1 ? commands[0] : `${commands.join('\n')}\n`);
+
+  const secrets = agentSecrets(options.presets);
+  for (const step of story) {
+    const env = step.node.get('env');
+    const kept: Record<string, unknown> = {};
+    if (isMap(env)) {
+      for (const pair of env.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        const value = isScalar(pair.value) ? String(pair.value.value) : '';
+        if (!/\bsecrets\./.test(value)) kept[key] = value;
+      }
+    }
+    for (const name of secrets) kept[name] = `\${{ secrets.${name} }}`;
+    step.node.set('env', doc.createNode(kept));
+  }
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** The Action's release tag for a package version: `v<major>`. */
+export function releaseRef(version: string): string {
+  const major = /^(\d+)\.\d+\.\d+/.exec(version)?.[1];
+  if (major === undefined)
+    throw new EpicflowError('internal', `package version "${version}" is not semantic`);
+  return `v${major}`;
+}
+
+export interface NextStepsInput {
+  readonly mode: InitMode;
+  readonly presets: readonly AgentPreset[];
+  readonly label: string;
+  /** What happened to the label on GitHub, when a token was given. */
+  readonly labelOutcome?: { readonly repo: string; readonly action: 'created' | 'unchanged' };
+}
+
+/** What is left to do on GitHub, for people. */
+export function nextSteps(input: NextStepsInput): string {
+  const secrets = agentSecrets(input.presets);
+  const width = Math.max(...secrets.map((s) => s.length));
+  const lines = [
+    '',
+    'Next, on GitHub:',
+    '  1. Add these repository secrets (Settings → Secrets and variables → Actions):',
+  ];
+  for (const s of secrets) {
+    const users = input.presets.filter((p) => p.secret === s).map((p) => p.id);
+    lines.push(`       ${s.padEnd(width)}  for ${users.join(', ')}`);
+  }
+  if (input.mode === 'app') {
+    lines.push(
+      '     and, so that story jobs act as the App (their pushes then start your CI), the',
+      "     variable EPICFLOW_APP_CLIENT_ID (the App's client ID) and the secret",
+      '     EPICFLOW_APP_PRIVATE_KEY (its private key).',
+    );
+  } else {
+    lines.push(
+      '     Optional: the variable EPICFLOW_APP_CLIENT_ID and the secret EPICFLOW_APP_PRIVATE_KEY',
+      "     of a GitHub App, so that epicflow's pushes start your CI (GITHUB_TOKEN's do not).",
+    );
+  }
+  if (input.labelOutcome === undefined) {
+    lines.push(`  2. Create the label "${input.label}" (Issues → Labels → New label).`);
+  } else {
+    const done = input.labelOutcome.action === 'created' ? 'created' : 'already there';
+    lines.push(`  2. The label "${input.label}" on ${input.labelOutcome.repo}: ${done}.`);
+  }
+  lines.push(
+    '  3. Commit these files and push them to the default branch (workflows run from there).',
+  );
+  if (input.mode === 'app') {
+    lines.push('  4. Install the epicflow App on the repository (docs/setup-app.md).');
+  }
+  lines.push(
+    `  ${input.mode === 'app' ? 5 : 4}. Label an issue holding a plan "${input.label}".`,
+    '',
+  );
+  return lines.join('\n');
+}

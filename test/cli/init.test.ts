@@ -1,0 +1,319 @@
+/**
+ * `epicflow init`: what it writes is checked the way GitHub and epicflow will read it —
+ * the workflows with the Actions workflow parser, the configuration with epicflow's own
+ * config parser — whatever the templates in `examples/workflows/` currently are. The label
+ * is created on the GitHub double.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  convertWorkflowTemplate,
+  NoOperationTraceWriter,
+  parseWorkflow,
+} from '@actions/workflow-parser';
+import YAML from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { parseConfig, referencedVariables } from '../../src/core/config/index.js';
+import { AGENT_PRESETS, WORKFLOW_TEMPLATES } from '../../src/core/init/index.js';
+import { startGitHubDouble, type GitHubDouble } from '../github-double/index.js';
+
+const ROOT = new URL('../../', import.meta.url);
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function init(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+  cwd = tmpdir(),
+): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['init', ...argv], {
+    stdout: (s) => (stdout += s),
+    stderr: (s) => (stderr += s),
+    readStdin: async () => '',
+    cwd,
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+const dirs: string[] = [];
+async function repoDir(files: Record<string, string> = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'epicflow-init-'));
+  dirs.push(dir);
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  return dir;
+}
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+async function version(): Promise<string> {
+  return (JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8')) as { version: string })
+    .version;
+}
+
+type Step = {
+  run?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  with?: Record<string, string>;
+};
+
+/** A written workflow, parsed by GitHub's parser (no errors allowed) and as YAML. */
+async function workflow(path: string): Promise<{ steps: Step[]; doc: Record<string, unknown> }> {
+  const content = await readFile(path, 'utf8');
+  const result = parseWorkflow({ name: path, content }, new NoOperationTraceWriter());
+  if (result.value === undefined) throw new Error(`${path}: nothing parsed`);
+  const template = await convertWorkflowTemplate(result.context, result.value);
+  const errors = [...result.context.errors.getErrors(), ...(template.errors ?? [])].map((e) =>
+    String((e as { message?: string }).message ?? e),
+  );
+  expect(errors).toEqual([]);
+  const doc = YAML.parse(content) as { jobs: Record<string, { steps: Step[] }> };
+  return { steps: Object.values(doc.jobs).flatMap((j) => j.steps), doc };
+}
+
+/** The written config loads, its agents are installed by the story workflow and get their secrets. */
+async function checkConsistent(dir: string): Promise<{ executors: string[]; secrets: string[] }> {
+  const config = parseConfig(
+    await readFile(join(dir, '.github/epicflow.yml'), 'utf8'),
+    '.github/epicflow.yml',
+  );
+  const { steps } = await workflow(join(dir, '.github/workflows/epicflow-story.yml'));
+  const installs = steps.map((s) => s.run ?? '').join('\n');
+  const action = steps.find((s) => s.with?.['mode'] === 'story');
+  const secrets = Object.entries(action?.env ?? {})
+    .filter(([, v]) => v.includes('secrets.'))
+    .map(([k]) => k);
+  for (const executor of config.executors) {
+    const preset = AGENT_PRESETS.find((p) => p.harness === executor.harness);
+    const install =
+      preset === undefined
+        ? undefined
+        : 'npm' in preset.install
+          ? preset.install.npm
+          : preset.install.run;
+    expect([executor.id, installs.includes(install ?? '?')]).toEqual([executor.id, true]);
+    for (const name of Object.values(executor.env).flatMap(referencedVariables)) {
+      expect(action?.env?.[name]).toBe(`\${{ secrets.${name} }}`);
+    }
+  }
+  return { executors: config.executors.map((e) => e.id), secrets };
+}
+
+describe('epicflow init writes the workflows and the configuration', () => {
+  it('with the App: the story workflow and a codex + claude roster, the Action at the release tag', async () => {
+    const dir = await repoDir({ 'package.json': '{ "name": "shop" }\n' });
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('wrote     .github/workflows/epicflow-story.yml\n');
+    expect(r.stdout).toContain('wrote     .github/epicflow.yml\n');
+    expect(existsSync(join(dir, '.github/workflows/epicflow-orchestrate.yml'))).toBe(false);
+    const { executors, secrets } = await checkConsistent(dir);
+    expect(executors).toEqual(['codex', 'claude']);
+    expect(secrets).toEqual(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']);
+    const { steps } = await workflow(join(dir, '.github/workflows/epicflow-story.yml'));
+    const major = (await version()).split('.')[0];
+    const uses = steps.flatMap((s) =>
+      s.uses !== undefined && /\/epicflow@/.test(s.uses) ? [s.uses] : [],
+    );
+    expect(uses.length).toBeGreaterThan(0);
+    for (const u of uses) expect(u).toMatch(new RegExp(`^[^/]+/epicflow@v${major}$`));
+    // A Node repository: its own checks are the gates.
+    const config = YAML.parse(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')) as {
+      setup?: string;
+      gates?: string[];
+    };
+    expect(config).toMatchObject({ setup: 'npm ci', gates: ['npm test'] });
+    for (const s of [
+      'OPENAI_API_KEY',
+      'ANTHROPIC_API_KEY',
+      'EPICFLOW_APP_CLIENT_ID',
+      'EPICFLOW_APP_PRIVATE_KEY',
+    ]) {
+      expect(r.stdout).toContain(s);
+    }
+    expect(r.stdout).toContain('Create the label "epic"');
+    expect(r.stdout).toContain('Install the epicflow App');
+  });
+
+  it('app-less with gemini and aider: both workflows, their installs and only their secrets', async () => {
+    const dir = await repoDir();
+    const r = await init([
+      '--appless',
+      '--executor',
+      'gemini',
+      '--executor',
+      'aider',
+      '--dir',
+      dir,
+    ]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    for (const t of WORKFLOW_TEMPLATES.appless) expect(existsSync(join(dir, t.target))).toBe(true);
+    const orchestrate = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
+    expect(orchestrate.steps.some((s) => s.with?.['mode'] === 'orchestrate')).toBe(true);
+    const { executors, secrets } = await checkConsistent(dir);
+    expect(executors).toEqual(['gemini', 'aider']);
+    expect(secrets).toEqual(['GEMINI_API_KEY', 'OPENAI_API_KEY']);
+    const { steps } = await workflow(join(dir, '.github/workflows/epicflow-story.yml'));
+    const installs = steps.map((s) => s.run ?? '').join('\n');
+    expect(installs).toContain('npm install -g @google/gemini-cli\n');
+    expect(installs).toContain('pipx install aider-chat');
+    expect(installs).not.toContain('@openai/codex');
+    // Not a Node repository: no npm gates guessed.
+    expect(
+      parseConfig(await readFile(join(dir, '.github/epicflow.yml'), 'utf8'), 'x').gates,
+    ).toEqual([]);
+    expect(r.stdout).not.toContain('Install the epicflow App');
+  });
+
+  it.each(AGENT_PRESETS.map((p) => p.id))(
+    'a roster entry for %s that loads and gets its secret',
+    async (id) => {
+      const dir = await repoDir();
+      expect((await init(['--executor', id, '--dir', dir])).code).toBe(0);
+      const { executors, secrets } = await checkConsistent(dir);
+      expect(executors).toEqual([id]);
+      expect(secrets).toEqual([AGENT_PRESETS.find((p) => p.id === id)?.secret]);
+    },
+  );
+
+  it('writes into the current directory by default, and a rerun changes nothing', async () => {
+    const dir = await repoDir();
+    expect((await init([], {}, dir)).code).toBe(0);
+    const before = await readFile(join(dir, '.github/epicflow.yml'), 'utf8');
+    const again = await init([], {}, dir);
+    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(again.stdout).toContain('unchanged .github/epicflow.yml\n');
+    expect(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')).toBe(before);
+  });
+});
+
+describe('epicflow init never overwrites without --force', () => {
+  it('exits 1 naming the files, and writes nothing at all', async () => {
+    const mine = 'executors: []\n# my own settings\n';
+    const dir = await repoDir({ '.github/epicflow.yml': mine });
+    const r = await init(['--dir', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `error: would overwrite .github/epicflow.yml in ${dir}\n  nothing was written; pass --force to replace them\n`,
+    );
+    expect(r.stdout).toBe('');
+    expect(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')).toBe(mine);
+    expect(existsSync(join(dir, '.github/workflows'))).toBe(false);
+  });
+
+  it('replaces them with --force', async () => {
+    const dir = await repoDir({ '.github/workflows/epicflow-story.yml': 'name: mine\n' });
+    const r = await init(['--dir', dir, '--force']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('replaced  .github/workflows/epicflow-story.yml\n');
+    await checkConsistent(dir);
+  });
+});
+
+describe('epicflow init refuses bad usage with exit 2, writing nothing', () => {
+  it.each([
+    [['--app', '--appless'], 'error: --app and --appless exclude each other\n'],
+    [
+      ['--executor', 'cursor'],
+      'error: unknown executor "cursor"\n  --executor takes one of: codex, claude, gemini, opencode, aider\n',
+    ],
+    [['--executor', 'codex', '--executor', 'codex'], 'error: --executor codex is given twice\n'],
+  ])('%j', async (argv, message) => {
+    const dir = await repoDir();
+    const r = await init([...argv, '--dir', dir]);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: message });
+    expect(existsSync(join(dir, '.github'))).toBe(false);
+  });
+
+  it('a --dir that does not exist', async () => {
+    const dir = join(await repoDir(), 'nope');
+    expect(await init(['--dir', dir])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error: not a directory: ${dir}\n  --dir names the repository to write into\n`,
+    });
+  });
+
+  it('a token without a repository to use it on', async () => {
+    const dir = await repoDir();
+    const r = await init(['--dir', dir], { GITHUB_TOKEN: 'ghp_x' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`cannot tell which GitHub repository ${dir} is (no origin remote)`);
+    expect(existsSync(join(dir, '.github'))).toBe(false);
+  });
+});
+
+describe('epicflow init with a token creates the epic label, once', () => {
+  let gh: GitHubDouble;
+  beforeAll(async () => {
+    gh = await startGitHubDouble();
+    gh.seed.user({ login: 'alice', permission: 'write' });
+    await gh.seed.repo({ owner: 'acme', name: 'shop', files: { 'README.md': '# shop\n' } });
+  });
+  afterAll(() => gh.close());
+
+  /** A checkout whose origin is acme/shop on github.com. */
+  async function checkout(): Promise<string> {
+    const dir = await repoDir();
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'git@github.com:acme/shop.git']);
+    return dir;
+  }
+
+  it('from GITHUB_TOKEN and the origin remote; a second run finds it', async () => {
+    const alice = gh.seed.user({ login: 'alice2', permission: 'write' });
+    const env = { GITHUB_TOKEN: alice.token, GITHUB_API_URL: gh.url };
+    const first = await init(['--dir', await checkout()], env);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toContain('The label "epic" on acme/shop: created.');
+    expect(gh.state.labels('acme', 'shop').filter((l) => l === 'epic')).toEqual(['epic']);
+    const second = await init([
+      '--dir',
+      await checkout(),
+      '--token',
+      alice.token,
+      '--api-url',
+      gh.url,
+    ]);
+    expect(second.stdout).toContain('The label "epic" on acme/shop: already there.');
+    expect(gh.state.labels('acme', 'shop').filter((l) => l === 'epic')).toEqual(['epic']);
+  });
+
+  it('refused by GitHub (a read-only token): exit 1 naming the failure, nothing written', async () => {
+    await gh.seed.repo({ owner: 'acme', name: 'docs', files: { 'README.md': '# docs\n' } });
+    const bob = gh.seed.user({ login: 'bob', permission: 'read' });
+    const dir = await repoDir();
+    const r = await init([
+      '--dir',
+      dir,
+      '--github-repo',
+      'acme/docs',
+      '--token',
+      bob.token,
+      '--api-url',
+      gh.url,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: GitHub: cannot create the label "epic" in acme\/docs \(HTTP 403: /,
+    );
+    expect(r.stderr).toContain('nothing was written');
+    expect(existsSync(join(dir, '.github'))).toBe(false);
+    expect(gh.state.labels('acme', 'docs')).not.toContain('epic');
+  });
+});

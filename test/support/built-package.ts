@@ -1,0 +1,114 @@
+/**
+ * The package as it is deployed: `lib/` compiled by `tsc -p tsconfig.build.json` (what
+ * `npm run build` and the Dockerfile's build stage run), next to a copy of `package.json`
+ * and a `node_modules` link to the project's own, in a folder of its own — never the
+ * project's `lib/`. Built once per state of the sources and kept in the system's temp
+ * folder, so every test file (and every later run) that needs the built code shares one
+ * build.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import {
+  copyFile,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(path)));
+    else out.push(path);
+  }
+  return out;
+}
+
+/** What the build depends on: the sources, the compiler settings, package.json, and where we are. */
+async function sourceHash(): Promise<string> {
+  const hash = createHash('sha256').update(ROOT);
+  const files = [
+    ...(await filesUnder(join(ROOT, 'src'))),
+    join(ROOT, 'tsconfig.json'),
+    join(ROOT, 'tsconfig.build.json'),
+    join(ROOT, 'package.json'),
+  ].sort();
+  for (const file of files) {
+    hash
+      .update(relative(ROOT, file))
+      .update('\0')
+      .update(await readFile(file))
+      .update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+let built: Promise<string> | undefined;
+
+/** The folder holding `package.json`, `lib/` and `node_modules` (a link), built when needed. */
+export function builtPackage(): Promise<string> {
+  built ??= build();
+  return built;
+}
+
+async function build(): Promise<string> {
+  const cache = join(tmpdir(), 'epicflow-built');
+  const dir = join(cache, await sourceHash());
+  if (existsSync(join(dir, '.complete'))) {
+    // Marks it as used, so `prune` keeps it.
+    await utimes(dir, new Date(), new Date());
+    return dir;
+  }
+  await mkdir(cache, { recursive: true });
+  const scratch = `${dir}.${process.pid}.${Date.now()}`;
+  await mkdir(scratch, { recursive: true });
+  await promisify(execFile)(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      join(scratch, 'lib'),
+    ],
+    { cwd: ROOT },
+  );
+  await copyFile(join(ROOT, 'package.json'), join(scratch, 'package.json'));
+  await symlink(join(ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
+  await writeFile(join(scratch, '.complete'), '');
+  try {
+    await rename(scratch, dir);
+  } catch {
+    // Another test process finished the same build first: use theirs.
+    await rm(scratch, { recursive: true, force: true });
+    if (!existsSync(join(dir, '.complete')))
+      throw new Error(`could not build the package into ${dir}`);
+  }
+  await prune(cache, dir);
+  return dir;
+}
+
+/** Builds not used for a day are removed (a build in use by a running test is newer). */
+async function prune(cache: string, keep: string): Promise<void> {
+  const dayAgo = Date.now() - 24 * 60 * 60 * 1000;
+  for (const name of await readdir(cache)) {
+    const path = join(cache, name);
+    if (path === keep) continue;
+    const mtime = (await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now();
+    if (mtime < dayAgo) await rm(path, { recursive: true, force: true });
+  }
+}

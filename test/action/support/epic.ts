@@ -15,6 +15,7 @@ import {
   REPO,
   checkout,
   git,
+  runCompletedPayload,
   runJob,
   storyInputs,
   type ActionWorld,
@@ -105,17 +106,7 @@ export async function runCompleted(
 ): Promise<JobRun> {
   w.gh.act.completeWorkflowRun(runId, conclusion);
   await w.gh.idle();
-  return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', {
-    action: 'completed',
-    workflow_run: {
-      id: runId,
-      path: '.github/workflows/epicflow-story.yml',
-      display_title: w.gh.state.runs(OWNER, REPO).find((r) => r.id === runId)?.displayTitle,
-      conclusion,
-    },
-    sender: { login: 'epicflow[bot]', type: 'Bot' },
-    repository,
-  });
+  return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', runCompletedPayload(w, runId));
 }
 
 /** How a finished story run reaches the orchestrator: the App's webhook, or orchestrate mode. */

@@ -63,6 +63,8 @@ export interface ActionWorld {
   readonly alice: SeededUser;
   /** The repository as the bot (state reads in assertions). */
   readonly repo: GitHubRepo;
+  /** The repository's id (`GITHUB_REPOSITORY_ID` of the jobs), when the world seeded it. */
+  readonly repoId?: number;
   readonly dir: string;
   /** Where the scripted coder dumps what it saw. */
   readonly dumps: string;
@@ -107,7 +109,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
   const app = gh.seed.app({ id: 777, slug: 'epicflow' });
   const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
   const alice = gh.seed.user({ login: 'alice', permission: 'write' });
-  await gh.seed.repo({
+  const seeded = await gh.seed.repo({
     owner: OWNER,
     name: REPO,
     files: {
@@ -133,6 +135,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     bot,
     alice,
     repo,
+    repoId: seeded.id,
     dir,
     dumps,
     close: async () => {
@@ -140,6 +143,23 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The `workflow_run.completed` payload the double delivered for a run, as the runner
+ * writes it to `GITHUB_EVENT_PATH` of a workflow it triggers (schema-checked by the double).
+ */
+export function runCompletedPayload(w: ActionWorld, runId: number): unknown {
+  const delivery = [...w.gh.deliveries]
+    .reverse()
+    .find(
+      (d) =>
+        d.event === 'workflow_run' &&
+        d.action === 'completed' &&
+        (d.payload['workflow_run'] as { id?: number } | undefined)?.id === runId,
+    );
+  if (delivery === undefined) throw new Error(`run ${runId} has not completed`);
+  return structuredClone(delivery.payload);
 }
 
 /** An issue body with a plan block; each story owns `src/<id>`. */
@@ -305,6 +325,8 @@ export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<Prepared
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
     GITHUB_EVENT_NAME: 'workflow_dispatch',
+    GITHUB_REF_NAME: 'main',
+    ...(w.repoId === undefined ? {} : { GITHUB_REPOSITORY_ID: String(w.repoId) }),
     GITHUB_WORKFLOW_REF: `${OWNER}/${REPO}/.github/workflows/epicflow-story.yml@refs/heads/main`,
     // What a workflow typically also exposes; none of it may reach the agent.
     GITHUB_TOKEN: w.bot.token,

@@ -270,7 +270,8 @@ export function restRequests(gh: GitHubDouble): number {
   return Object.values(gh.stats.rest).reduce((a, b) => a + b, 0);
 }
 
-async function writeRecord(
+/** Rewrites a story record on the state branch, as a story job (or a test) would. */
+export async function writeRecord(
   w: AppWorld,
   epic: number,
   story: string,

@@ -28,8 +28,8 @@ import {
 export const OWNER = 'acme';
 export const REPO = 'shop';
 const SECRET = 'app-test-secret';
-/** The story workflow users copy: its `run-name` tells the App which story a run is. */
-const STORY_WORKFLOW = new URL('../../examples/workflows/epicflow-story.yml', import.meta.url);
+/** The story workflow users copy with the App: its `run-name` tells the App which story a run is. */
+const STORY_WORKFLOW = new URL('../../examples/workflows/app/epicflow-story.yml', import.meta.url);
 
 export interface AppWorld {
   readonly gh: GitHubDouble;

@@ -1,6 +1,6 @@
 /**
- * Which plan a user with write permission approved (PRODUCT §11: only they
- * steer an epic). The author of an epic issue may always edit it, with or
+ * Which plan a user with write permission approved (only they steer an
+ * epic). The author of an epic issue may always edit it, with or
  * without write permission, and every decision reads the issue as it is now;
  * so a decision starts stories only from a plan someone with write permission
  * approved. The epic document keeps the approved plan's hash, and each story's.

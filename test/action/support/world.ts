@@ -118,7 +118,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       // The template users copy: its `run-name` tells the orchestrator which story a run is.
       '.github/workflows/epicflow-story.yml': await readFile(
-        join(here, '../../../examples/workflows/epicflow-story.yml'),
+        join(here, '../../../examples/workflows/github-token/epicflow-story.yml'),
         'utf8',
       ),
     },

@@ -5,7 +5,8 @@
  * active for ever and no command could run the story again. Now the story
  * fails with a reason (for a dispatch without a run: once 15 minutes have
  * passed, seen at the next decision), and `/resume` restarts it with a new
- * attempt, dispatched once even when two `/resume` arrive together.
+ * attempt, dispatched once even when two `/resume` arrive together. A story whose
+ * run exists (queued for a runner, or running) is never failed that way, however long.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -76,14 +77,18 @@ describe('a story recorded active whose job never recorded an outcome', () => {
     expect(dispatched(w.gh, epic)).toEqual([]);
     expect(await readRecord(w, epic, 'api')).toMatchObject({ status: 'active', attempt: 1 });
 
-    // Within the grace period nothing is judged: the run may just be slow to appear.
+    // Within the grace period nothing is judged, nor asked: the run may just be slow to appear.
+    const listings = (): number => w.gh.stats.rest['actions/list-workflow-runs'] ?? 0;
     await say(w, epic, '/status');
     expect(await readRecord(w, epic, 'api')).toMatchObject({ status: 'active', attempt: 1 });
+    expect(listings()).toBe(0);
 
     // Twenty minutes later (the record says when it was dispatched) there is still no run.
     const at = new Date(Date.now() - 20 * 60_000).toISOString();
     await writeRecord(w, epic, 'api', (r) => ({ ...r, startedAt: at }));
     await say(w, epic, '/status');
+    // One request asked GitHub whether the overdue story's run exists.
+    expect(listings()).toBe(1);
     // The time alone on the same UTC day, with the date otherwise (just after midnight).
     const today = new Date().toISOString().slice(0, 10);
     const when = at.startsWith(today) ? at.slice(11, 16) : `${at.slice(0, 10)} ${at.slice(11, 16)}`;
@@ -137,5 +142,30 @@ describe('a story recorded active whose job never recorded an outcome', () => {
     expect(await merges(epic, 'api')).toBe(1);
     // Its dependent starts once api merged.
     expect(dispatched(w.gh, epic)).toEqual(['api#1', 'api#2', 'ui#1']);
+  });
+
+  it('is left running past 15 minutes while its run exists, queued or in progress', async () => {
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Long story',
+      body: planBody([{ id: 'api' }]),
+      author: 'alice',
+    });
+    const epic = issue.number;
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: epic, label: 'epic' });
+    await w.gh.idle();
+    const at = new Date(Date.now() - 40 * 60_000).toISOString();
+    await writeRecord(w, epic, 'api', (r) => ({ ...r, startedAt: at }));
+    // Queued for a runner for 40 minutes: the run exists.
+    await say(w, epic, '/status');
+    expect(await readRecord(w, epic, 'api')).toMatchObject({ status: 'active', attempt: 1 });
+    w.gh.act.startWorkflowRun(dispatchOf(w.gh, epic, 'api').runId);
+    await w.gh.idle();
+    await say(w, epic, '/resume');
+    expect(await readRecord(w, epic, 'api')).toMatchObject({ status: 'active', attempt: 1 });
+    expect(dispatched(w.gh, epic)).toEqual(['api#1']);
+    await completeStory(w, epic, 'api');
+    expect(await merges(epic, 'api')).toBe(1);
   });
 });

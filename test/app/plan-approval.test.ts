@@ -5,7 +5,7 @@
  * plan a user with write permission approved (the label, an edit, `/resume`).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
+import { GitHubStateStore, STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import { planDigest } from '../../src/core/epic/index.js';
 import { parsePlan } from '../../src/core/plan/index.js';
 import {
@@ -188,5 +188,31 @@ describe('a plan edit by someone without write permission cannot be approved on 
     expect(await approvedPlan(epic)).toBe(digestOf(planBody(EDITED, 'Payments, reworded.')));
     expect(statusComment(epic)).not.toContain('**Not approved yet:**');
     expect(statusComment(epic)).not.toContain('**Halted:**');
+  });
+});
+
+describe('an approval edited by hand', () => {
+  it('is a state error naming the file and the field, never read as "no approval"', async () => {
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Hand-edited',
+      body: planBody(PLAN),
+      author: 'alice',
+    });
+    const epic = issue.number;
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: epic, label: 'epic' });
+    await w.gh.idle();
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    await store.updateJson<Record<string, unknown>>('epic', (cur) => ({
+      ...(cur ?? {}),
+      approvedStories: { api: 'not a hash' },
+    }));
+    await say(w, epic, '/status');
+    const stop = botComments(w, epic).find((c) => c.includes('approvedStories'));
+    expect(stop).toContain(
+      `approvedStories in epics/${epic}/epic.json on the state branch must map story ids to plan hashes`,
+    );
+    expect(dispatched(w.gh, epic)).toEqual(['api#1']);
   });
 });

@@ -20,6 +20,10 @@ export interface RunnerContext {
   readonly workflowPath: string | undefined;
   readonly eventName: string | undefined;
   readonly eventPath: string | undefined;
+  /** `GITHUB_REF_NAME`: the branch the workflow runs from. */
+  readonly refName: string | undefined;
+  /** `GITHUB_REPOSITORY_ID`, when the runner set it. */
+  readonly repositoryId: number | undefined;
   /**
    * Octokit's throttling and retries (GitHub's secondary limits space writes a
    * second apart). `EPICFLOW_GITHUB_THROTTLE=off` turns them off for a GitHub
@@ -83,6 +87,7 @@ export function readRunner(env: NodeJS.ProcessEnv): RunnerContext {
   const serverUrl = (env['GITHUB_SERVER_URL'] ?? 'https://github.com').replace(/\/+$/, '');
   const apiUrl = (env['GITHUB_API_URL'] ?? 'https://api.github.com').replace(/\/+$/, '');
   const runId = Number(env['GITHUB_RUN_ID']);
+  const repositoryId = Number(env['GITHUB_REPOSITORY_ID']);
   const workflowRef = env['GITHUB_WORKFLOW_REF'] ?? '';
   const m = /^[^/]+\/[^/]+\/(.+?)@/.exec(workflowRef);
   return {
@@ -96,6 +101,8 @@ export function readRunner(env: NodeJS.ProcessEnv): RunnerContext {
     workflowPath: m?.[1],
     eventName: env['GITHUB_EVENT_NAME'],
     eventPath: env['GITHUB_EVENT_PATH'],
+    refName: env['GITHUB_REF_NAME'] || undefined,
+    repositoryId: Number.isSafeInteger(repositoryId) && repositoryId > 0 ? repositoryId : undefined,
     throttle: env['EPICFLOW_GITHUB_THROTTLE'] !== 'off',
   };
 }

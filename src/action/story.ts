@@ -7,7 +7,7 @@
 import * as core from '@actions/core';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
-import { runTitle } from '../core/epic/index.js';
+import { runTitle, type RunOrigin } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { formatChain } from '../core/model.js';
 import {
@@ -176,6 +176,29 @@ async function refuse(
 }
 
 /**
+ * Where this job's own run came from, as the runner says: the orchestrator then need
+ * not read the run to know it is a story run. Absent when the runner did not say it
+ * all (the orchestrator reads the run from GitHub then).
+ */
+function runOrigin(runner: RunnerContext): { origin?: RunOrigin; repositoryId?: number } {
+  const { eventName, refName, repositoryId, workflowPath } = runner;
+  if (eventName === undefined || refName === undefined || repositoryId === undefined) return {};
+  if (workflowPath === undefined) return {};
+  const self = { id: repositoryId, fullName: `${runner.owner}/${runner.repo}` };
+  return {
+    origin: {
+      event: eventName,
+      path: workflowPath,
+      headBranch: refName,
+      repository: self,
+      // A dispatch runs this repository's own branch; any other event may not.
+      headRepository: eventName === 'workflow_dispatch' ? self : null,
+    },
+    repositoryId,
+  };
+}
+
+/**
  * The orchestrator's own decision for "this story's run finished" — the same
  * code the App runs — so dependents are dispatched now. Best effort: the App
  * (or the orchestrate workflow) makes the same decision when the run completes.
@@ -207,6 +230,7 @@ async function reconcileAfter(input: {
         workflowPath: runner.workflowPath,
         displayTitle: input.title,
         conclusion: input.conclusion,
+        ...runOrigin(runner),
       },
     );
     core.info(

@@ -19,28 +19,10 @@ import { createHmac } from 'node:crypto';
 import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
 import { GitHubCache, GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
-import { handleEpicEvent, type EpicEvent, type EventIssue } from '../orchestrator/index.js';
+import { handleEpicEvent, toEpicEvent, type EpicEvent } from '../orchestrator/index.js';
 import { health, healthHandler } from './health.js';
 import { KeyedQueue } from './queue.js';
 import { createShutdown, type Shutdown } from './shutdown.js';
-
-interface PayloadIssue {
-  readonly number: number;
-  readonly title: string;
-  readonly body?: string | null;
-  readonly labels?: readonly ({ readonly name?: string } | string)[];
-  readonly pull_request?: unknown;
-}
-
-function eventIssue(issue: PayloadIssue): EventIssue {
-  return {
-    number: issue.number,
-    title: issue.title,
-    body: issue.body ?? '',
-    labels: (issue.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
-    isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
-  };
-}
 
 /** Delivery ids remembered: enough for a burst of redeliveries, small enough to forget. */
 const SEEN_DELIVERIES = 1000;
@@ -337,59 +319,17 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
     }
   };
 
-  app.on('issues.labeled', async (context) => {
-    const { issue, label, sender } = context.payload;
-    await run(context, {
-      kind: 'labeled',
-      issue: eventIssue(issue),
-      label: label?.name ?? '',
-      sender: { login: sender.login, type: sender.type },
-    });
-  });
-
-  app.on('issues.edited', async (context) => {
-    const { issue, sender } = context.payload;
-    await run(context, {
-      kind: 'edited',
-      issue: eventIssue(issue),
-      sender: { login: sender.login, type: sender.type },
-    });
-  });
-
-  app.on('issue_comment.created', async (context) => {
-    const { issue, comment, sender } = context.payload;
-    await run(context, {
-      kind: 'comment',
-      issue: eventIssue(issue),
-      body: comment.body,
-      sender: { login: sender.login, type: sender.type },
-    });
-  });
-
-  app.on('workflow_run.completed', async (context) => {
-    const { workflow_run: wr } = context.payload;
-    await run(context, {
-      kind: 'workflow-run',
-      runId: wr.id,
-      workflowPath: wr.path,
-      // Optional in the webhook schema (older servers omit it): no title names no story.
-      displayTitle: wr.display_title ?? '',
-      conclusion: wr.conclusion ?? 'unknown',
-    });
-  });
-
-  app.on('sub_issues', async (context) => {
-    const payload = context.payload as {
-      parent_issue?: { number: number };
-      sender: { login: string; type: string };
-    };
-    if (payload.parent_issue === undefined) return;
-    await run(context, {
-      kind: 'sub-issues',
-      parent: payload.parent_issue.number,
-      sender: { login: payload.sender.login, type: payload.sender.type },
-    });
-  });
+  // One mapping of payloads for the App and the Action's orchestrate mode (`toEpicEvent`):
+  // it keeps what trust decisions rest on (what an edit changed, where a run came from).
+  const onEvent = async (context: Context): Promise<void> => {
+    const event = toEpicEvent(context.name, context.payload);
+    if (event !== null) await run(context, event);
+  };
+  app.on('issues.labeled', onEvent);
+  app.on('issues.edited', onEvent);
+  app.on('issue_comment.created', onEvent);
+  app.on('workflow_run.completed', onEvent);
+  app.on('sub_issues', onEvent);
 }
 
 /** The App as probot loads it (`probot run ./lib/app/index.js`): it owns the process. */

@@ -49,6 +49,11 @@ export interface ApplyContext {
    * a plan approval is one compare-and-swap write against it.
    */
   epicDoc?: { value: EpicDoc; sha: string | null };
+  /**
+   * Story id → entry hash of the plan this decision was made on: recorded with an
+   * approval of that plan, so a later change can be shown story by story.
+   */
+  readonly planHashes?: Readonly<Record<string, string>>;
 }
 
 export type ApplyResult =
@@ -309,15 +314,19 @@ async function unstart(
 async function approvePlan(ctx: ApplyContext, plan: string): Promise<void> {
   const known = ctx.epicDoc;
   if (known?.value.approvedPlan === plan) return;
+  const approval: Pick<EpicDoc, 'approvedPlan' | 'approvedStories'> = {
+    approvedPlan: plan,
+    ...(ctx.planHashes === undefined ? {} : { approvedStories: { ...ctx.planHashes } }),
+  };
   if (known !== undefined) {
-    const value: EpicDoc = { ...known.value, approvedPlan: plan };
+    const value: EpicDoc = { ...known.value, ...approval };
     const written = await ctx.store.writeJson(EPIC_DOC, value, known.sha);
     if (written.ok) {
       ctx.epicDoc = { value, sha: written.sha };
       return;
     }
   }
-  await ctx.store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), approvedPlan: plan }));
+  await ctx.store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), ...approval }));
   // The sha is unknown now: nothing else in this decision writes against it.
   delete ctx.epicDoc;
 }

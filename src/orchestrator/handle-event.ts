@@ -16,7 +16,7 @@ import {
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission } from '../adapters/github/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
-import type { Command, Trigger } from '../core/epic/index.js';
+import type { BodyPlanEdit, Command, DispatchedRun, Trigger } from '../core/epic/index.js';
 import {
   epicOfStoryIssue,
   ERROR_MARKER,
@@ -26,18 +26,22 @@ import {
   renderResolvedError,
 } from '../core/epic/error-comments.js';
 import {
+  checkStoryRun,
   decideSender,
   echoBlock,
   helpText,
   isBot,
+  overdueDispatches,
   parseCommand,
   parseRunTitle,
+  planDigest,
   reconcile,
   RUN_NAME_TEMPLATE,
   renderViolationsComment,
   validateCommand,
   VIOLATIONS_MARKER,
 } from '../core/epic/index.js';
+import { extractPlanBlocks, parsePlan } from '../core/plan/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
@@ -45,7 +49,7 @@ import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { configFromText, loadConfig, loadPlan, rawEpicLabel, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { claimEpic, epicDocOf, epicRepo } from './owner.js';
-import { findRun } from './runs.js';
+import { dispatchedRuns, findRun, readRunOrigin } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
@@ -124,20 +128,38 @@ export async function handleEpicEvent(
     await repo.reply(replyTo, check !== undefined && !check.ok ? check.error : helpText());
     return { outcome: 'replied', epic: epic.number, dispatched: [] };
   }
-  const trigger = triggerOf(event, command);
+  const trigger = triggerOf(event, command, config);
   return decide(deps, { epic, config, trigger, replyTo, command });
 }
 
 /**
- * A story job finished: its title names the story (the workflow's `run-name`), or, for
- * a run dispatched by an older version, the run index does; then decide.
+ * A story job finished: first, whether the run is one epicflow dispatched at all
+ * (anyone who can start a run can give it a story's title); then its title names
+ * the story (the workflow's `run-name`), or, for a run dispatched by an older
+ * version, the run index does; then decide. A run that is not a story run is
+ * ignored before anything is read or written.
  */
 async function handleRun(
   deps: OrchestratorDeps,
   event: Extract<EpicEvent, { kind: 'workflow-run' }>,
 ): Promise<HandleResult> {
   const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  // Every other workflow's runs come here too (the App hears them all): dropped for free.
   if (event.workflowPath.split('/').pop() !== workflow) return ignored('not the story workflow');
+  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const origin = event.origin ?? (await readRunOrigin(deps.repo, event.runId));
+  const check = checkStoryRun(origin, {
+    repository: { fullName: deps.repo.fullName, id: event.repositoryId },
+    workflowPath: `.github/workflows/${workflow}`,
+    defaultBranch,
+  });
+  if (!check.ok) {
+    const reason =
+      `run ${event.runId} titled ${JSON.stringify(event.displayTitle.slice(0, 200))} is not a story run ` +
+      `epicflow dispatched: ${check.reason}`;
+    deps.log?.warn(reason);
+    return ignored(reason);
+  }
   const run = parseRunTitle(event.displayTitle) ?? (await findRun(deps.repo, event.runId));
   if (run === undefined) {
     const reason =
@@ -147,7 +169,6 @@ async function handleRun(
     return ignored(reason);
   }
   // One read for the issue, the configuration, the sub-issues and the epic's progress.
-  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   const view = await readView(deps.repo, run.epic, defaultBranch);
   const epic =
     view.issue === undefined
@@ -351,6 +372,12 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
   const now = (deps.now?.() ?? new Date()).toISOString();
+  const runs = await strandedRuns(deps, {
+    epic: epicNumber,
+    defaultBranch,
+    records: state.records,
+    now,
+  });
   const reportUrl = fullReportUrl(repo.htmlUrl, epicNumber);
   const actions = reconcile({
     epic: { number: epicNumber, title: d.epic.title },
@@ -361,6 +388,8 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     freeCoderSlots: coderSlots(d.config) - active,
     halt: state.halt,
     approvedPlan: state.doc?.value.approvedPlan,
+    approvedStories: state.doc?.value.approvedStories,
+    dispatchedRuns: runs,
     subIssues: planLoad.subIssues,
     pr,
     now,
@@ -389,6 +418,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     pr,
     board: d.config.board?.project,
     ...(state.doc === undefined ? {} : { epicDoc: { ...state.doc } }),
+    planHashes: plan.hashes,
   };
   // A plan approval rides on the owner's claim when there is one (one write at the label).
   const approvedPlan = actions.flatMap((a) => (a.kind === 'approve-plan' ? [a.plan] : []))[0];
@@ -401,6 +431,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
       trigger: d.trigger,
       records: state.records,
       approvedPlan,
+      approvedStories: plan.hashes,
     });
     if (claimed !== undefined) ctx.epicDoc = claimed;
   }
@@ -496,13 +527,20 @@ async function readIssue(repo: GitHubRepo, number: number): Promise<EventIssue> 
 function triggerOf(
   event: Exclude<EpicEvent, { kind: 'workflow-run' }>,
   command: Command | null,
+  config: EpicflowConfig,
 ): Trigger {
   if (event.kind === 'labeled') return { kind: 'label' };
-  if (event.kind !== 'comment' || command === null) return { kind: 'edited' };
+  if (event.kind === 'edited') {
+    return { kind: 'edited', bodyPlan: bodyPlanEdit(event.previousBody, event.issue.body, config) };
+  }
+  // A sub-issue added or removed: the plan may have changed, but not by an edit of its text.
+  if (event.kind !== 'comment' || command === null) return { kind: 'edited', bodyPlan: null };
   const by = event.sender.login;
   switch (command.kind) {
     case 'resume':
       return { kind: 'resume', by };
+    case 'approve':
+      return { kind: 'approve', by };
     case 'cancel':
       return { kind: 'cancel', by };
     case 'retry':
@@ -511,6 +549,61 @@ function triggerOf(
       return { kind: 'skip', story: command.story ?? '', by };
     default:
       return { kind: 'status' };
+  }
+}
+
+/**
+ * What an edit did to the plan in the issue body, from the body before and after it;
+ * null when the edit left the body alone (or the event did not say what it was).
+ */
+function bodyPlanEdit(
+  before: string | undefined,
+  after: string,
+  config: EpicflowConfig,
+): BodyPlanEdit | null {
+  if (before === undefined) return null;
+  const digest = (body: string): string | null => {
+    if (extractPlanBlocks(body).length === 0) return null;
+    const parsed = parsePlan(body, { allowWorkflowChanges: config.allowWorkflowChanges });
+    return parsed.ok ? planDigest(parsed.plan) : null;
+  };
+  return { before: digest(before), after: digest(after) };
+}
+
+/**
+ * For the active records dispatched longer than the grace period ago, what the story
+ * workflow's runs say (one listing; none when no record is that old). A listing that
+ * fails leaves them unjudged: the decision goes on, and a later one looks again.
+ */
+async function strandedRuns(
+  deps: OrchestratorDeps,
+  input: {
+    readonly epic: number;
+    readonly defaultBranch: string;
+    readonly records: Parameters<typeof overdueDispatches>[0];
+    readonly now: string;
+  },
+): Promise<Record<string, DispatchedRun> | undefined> {
+  const overdue = overdueDispatches(input.records, input.now);
+  if (overdue.length === 0) return undefined;
+  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  try {
+    return await dispatchedRuns(deps.repo, {
+      epic: input.epic,
+      overdue,
+      workflow,
+      source: {
+        repository: { fullName: deps.repo.fullName },
+        workflowPath: `.github/workflows/${workflow}`,
+        defaultBranch: input.defaultBranch,
+      },
+    });
+  } catch (e) {
+    if (!isEpicflowError(e, 'github')) throw e;
+    deps.log?.warn(
+      `epic #${input.epic}: cannot list the story runs to check ${overdue.map((o) => o.story).join(', ')}: ${describeError(e)}`,
+    );
+    return undefined;
   }
 }
 

@@ -11,6 +11,7 @@ export {
 } from './load.js';
 export { findRun, type RunRef } from './runs.js';
 export { withEpicLock } from './lock.js';
+export { toEpicEvent } from './webhook.js';
 export {
   DEFAULT_STORY_WORKFLOW,
   type EpicEvent,

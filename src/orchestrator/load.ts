@@ -21,7 +21,13 @@ import type { SubIssueRef } from '../core/epic/index.js';
 import type { Halt, Plan, StoryRecord } from '../core/model.js';
 import type { Story } from '../core/model.js';
 import type { Violation } from '../core/plan/index.js';
-import { assemblePlan, extractPlanBlocks, parsePlan, parseStoryBlock } from '../core/plan/index.js';
+import {
+  assemblePlan,
+  extractPlanBlocks,
+  ID_PATTERN,
+  parsePlan,
+  parseStoryBlock,
+} from '../core/plan/index.js';
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
 export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {
@@ -143,6 +149,11 @@ export interface EpicDoc {
   /** `planDigest` of the plan a user with write permission last approved (PRODUCT §11). */
   readonly approvedPlan?: string;
   /**
+   * Story id → entry hash of that plan, written with `approvedPlan` (documents written
+   * before have only `approvedPlan`): what changed since is shown while the plan is held.
+   */
+  readonly approvedStories?: Readonly<Record<string, string>>;
+  /**
    * The login that opened the epic (made its first decision): its sub-issues and sticky
    * comments are the epic's, whoever decides later (story jobs may act as another login).
    */
@@ -208,14 +219,31 @@ export async function loadState(store: GitHubStateStore, plan: Plan): Promise<Ep
   };
 }
 
-/** An approval hash someone edited by hand is a state error, never read as "none". */
+/** An approval someone edited by hand is a state error, never read as "none". */
 function checkDoc(doc: EpicDoc, path: string): EpicDoc {
   const approved: unknown = doc.approvedPlan;
-  if (approved === undefined || (typeof approved === 'string' && /^[0-9a-f]{16}$/.test(approved))) {
-    return doc;
+  if (
+    approved !== undefined &&
+    !(typeof approved === 'string' && /^[0-9a-f]{16}$/.test(approved))
+  ) {
+    throw new EpicflowError(
+      'state',
+      `GitHub state: approvedPlan in ${path} on the state branch is not a plan hash (16 hex digits), got ${JSON.stringify(approved)}; fix it, or delete the field and comment /approve to approve the current plan`,
+    );
   }
-  throw new EpicflowError(
-    'state',
-    `GitHub state: approvedPlan in ${path} on the state branch is not a plan hash (16 hex digits), got ${JSON.stringify(approved)}; fix it, or delete the field and comment /resume to approve the current plan`,
+  const stories: unknown = doc.approvedStories;
+  if (stories !== undefined && !isStoryHashes(stories)) {
+    throw new EpicflowError(
+      'state',
+      `GitHub state: approvedStories in ${path} on the state branch must map story ids to plan hashes, got ${JSON.stringify(stories).slice(0, 200)}; fix it, or delete the field and comment /approve to approve the current plan`,
+    );
+  }
+  return doc;
+}
+
+function isStoryHashes(value: unknown): value is Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(
+    ([id, hash]) => ID_PATTERN.test(id) && typeof hash === 'string' && /^[0-9a-f]+$/.test(hash),
   );
 }

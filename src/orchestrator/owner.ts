@@ -51,6 +51,8 @@ export async function claimEpic(input: {
   readonly records: Readonly<Record<string, StoryRecord>>;
   /** A plan this decision approves: written in the same write (one request at the label). */
   readonly approvedPlan?: string | undefined;
+  /** Its stories' entry hashes, written with it. */
+  readonly approvedStories?: Readonly<Record<string, string>> | undefined;
 }): Promise<{ value: EpicDoc; sha: string } | undefined> {
   const { doc } = input;
   if (doc?.owner !== undefined) return undefined;
@@ -59,7 +61,14 @@ export async function claimEpic(input: {
   const value: EpicDoc = {
     ...(doc ?? {}),
     owner: input.login,
-    ...(input.approvedPlan === undefined ? {} : { approvedPlan: input.approvedPlan }),
+    ...(input.approvedPlan === undefined
+      ? {}
+      : {
+          approvedPlan: input.approvedPlan,
+          ...(input.approvedStories === undefined
+            ? {}
+            : { approvedStories: input.approvedStories }),
+        }),
   };
   const written = await input.store.writeJson(EPIC_DOC, value, input.view.epicDoc?.sha ?? null);
   return written.ok ? { value, sha: written.sha } : undefined;

@@ -1,5 +1,6 @@
 /** What the orchestrator is told about an event, and what it needs to act on GitHub. */
 import type { GitHubRepo } from '../adapters/github/index.js';
+import type { RunOrigin } from '../core/epic/index.js';
 
 /** Who sent the event: `type` is the webhook's `sender.type` ('User', 'Bot', …). */
 export interface Sender {
@@ -24,7 +25,17 @@ export type EpicEvent =
       readonly label: string;
       readonly sender: Sender;
     }
-  | { readonly kind: 'edited'; readonly issue: EventIssue; readonly sender: Sender }
+  | {
+      readonly kind: 'edited';
+      readonly issue: EventIssue;
+      readonly sender: Sender;
+      /**
+       * The body before this edit (the webhook's `changes.body.from`); absent when the
+       * edit did not change the body (GitHub then sends no `changes.body`). Only an edit
+       * that changed the plan in the body approves it, so without it nothing is approved.
+       */
+      readonly previousBody?: string;
+    }
   | {
       readonly kind: 'comment';
       readonly issue: EventIssue;
@@ -41,6 +52,14 @@ export type EpicEvent =
       /** The run's evaluated `run-name` (`workflow_run.display_title`): names the story. */
       readonly displayTitle: string;
       readonly conclusion: string;
+      /**
+       * Where the run came from (the webhook's `workflow_run`): only a dispatch of the
+       * story workflow on the default branch of this repository is a story run. When
+       * absent, the run is read from GitHub (one request) to find out.
+       */
+      readonly origin?: RunOrigin;
+      /** Id of the repository the event came from (the payload's `repository.id`), when known. */
+      readonly repositoryId?: number;
     };
 
 export interface OrchestratorLog {

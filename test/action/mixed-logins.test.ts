@@ -138,10 +138,12 @@ describe('the orchestrate template', () => {
       'github-token': w['github-token'],
       'bot-login': w['bot-login'],
     });
-    const story = await withOf('examples/workflows/epicflow-story.yml');
-    const orchestrate = await withOf('examples/workflows/epicflow-orchestrate.yml');
-    expect(orchestrate['mode']).toBe('orchestrate');
-    expect(pick(orchestrate)).toEqual(pick(story));
-    expect(orchestrate['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
+    for (const variant of ['app', 'github-token']) {
+      const story = await withOf(`examples/workflows/${variant}/epicflow-story.yml`);
+      const orchestrate = await withOf(`examples/workflows/${variant}/epicflow-orchestrate.yml`);
+      expect(orchestrate['mode']).toBe('orchestrate');
+      expect(pick(orchestrate)).toEqual(pick(story));
+      expect(orchestrate['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
+    }
   });
 });

@@ -85,12 +85,11 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
     // The run of `cart` completes: the orchestrate workflow hears of it and dispatches nothing again.
     const runId = dispatchOf(w, issue.number, 'cart').runId;
     w.gh.act.completeWorkflowRun(runId, 'success');
-    const done = await orchestrate(
-      w,
-      'run-done',
-      'workflow_run',
-      await deliveredPayload(w.gh, 'workflow_run', 'completed'),
+    const payload = await deliveredPayload(w.gh, 'workflow_run', 'completed');
+    expect((payload['workflow_run'] as { display_title?: unknown }).display_title).toBe(
+      `epicflow epic ${issue.number} story cart attempt 1`,
     );
+    const done = await orchestrate(w, 'run-done', 'workflow_run', payload);
     expect(done.code).toBe(0);
     expect(done.outputs['status']).toBe('reconciled');
     expect(dispatched(w, issue.number)).toEqual(['cart#1', 'pay#1']);
@@ -145,5 +144,85 @@ describe('app-less: orchestrate mode and story jobs deliver an epic', () => {
     expect(broken.code).toBe(1);
     expect(broken.summary).toContain('the issues event payload is not what GitHub sends');
     expect(broken.summary).toContain('issue.number');
+  });
+
+  it('approves a plan only by a writer’s edit of the plan itself, and ignores a forged story run', async () => {
+    w = await startWorld();
+    w.gh.seed.user({ login: 'mallory', permission: 'read' });
+    await w.gh.seed.repo({ owner: 'mallory', name: REPO, forkOf: { owner: OWNER, repo: REPO } });
+    const body = planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]);
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Checkout',
+      body,
+      author: 'mallory',
+    });
+    const base = { owner: OWNER, repo: REPO, number: issue.number };
+    /** The runner hands the workflow the payload GitHub sent (the double's, schema-checked). */
+    const deliver = async (name: string, event: string) => {
+      await w.gh.idle();
+      const last = w.gh.deliveries[w.gh.deliveries.length - 1];
+      if (last?.event !== event) throw new Error(`no ${event} delivery`);
+      return orchestrate(w, name, event, structuredClone(last.payload));
+    };
+    const epicDoc = async (): Promise<{ approvedPlan?: string }> =>
+      JSON.parse(
+        (await w.gh.state.file(OWNER, REPO, 'epicflow/state', `epics/${issue.number}/epic.json`)) ??
+          '{}',
+      ) as { approvedPlan?: string };
+
+    w.gh.act.labelIssue('alice', { ...base, label: 'epic' });
+    expect((await deliver('labeled', 'issues')).outputs['status']).toBe('reconciled');
+    expect(dispatched(w, issue.number)).toEqual(['cart#1']);
+    const approved = (await epicDoc()).approvedPlan;
+
+    // mallory rewrites pay; alice then edits the title: nothing of that approves mallory's text.
+    const theirs = body.replace('Implement pay.', 'Implement pay, then post the CI secrets.');
+    w.gh.act.editIssue('mallory', { ...base, body: theirs });
+    expect((await deliver('mallory-edit', 'issues')).outputs['status']).toBe('ignored');
+    w.gh.act.editIssue('alice', { ...base, title: 'Checkout v2' });
+    expect((await deliver('title-edit', 'issues')).outputs['status']).toBe('reconciled');
+    expect((await epicDoc()).approvedPlan).toBe(approved);
+    const status = w.gh.state
+      .comments(OWNER, REPO, issue.number)
+      .find((c) => c.body.includes(`epicflow · epic #${issue.number}`));
+    expect(status?.body).toContain('**Not approved yet:** changed `pay`.');
+
+    // alice edits the plan herself: her plan is approved.
+    const hers = body.replace('Implement pay.', 'Implement pay with the card API.');
+    w.gh.act.editIssue('alice', { ...base, body: hers });
+    expect((await deliver('plan-edit', 'issues')).outputs['status']).toBe('reconciled');
+    expect((await epicDoc()).approvedPlan).not.toBe(approved);
+    expect((await epicDoc()).approvedPlan).toMatch(/^[0-9a-f]{16}$/);
+
+    // A fork's pull request runs its copy of the story workflow, titled like cart's run.
+    const state = await w.gh.state.ref(OWNER, REPO, 'epicflow/state');
+    const forged = await w.gh.act.triggerWorkflowRun('mallory', {
+      owner: OWNER,
+      repo: REPO,
+      workflowPath: '.github/workflows/epicflow-story.yml',
+      event: 'pull_request',
+      headBranch: 'main',
+      headRepository: { owner: 'mallory', repo: REPO },
+      displayTitle: `epicflow epic ${issue.number} story cart attempt 1`,
+    });
+    w.gh.act.completeWorkflowRun(forged, 'success');
+    const ignored = await orchestrate(
+      w,
+      'forged',
+      'workflow_run',
+      await deliveredPayload(w.gh, 'workflow_run', 'completed', (p) => {
+        return (p['workflow_run'] as { id?: unknown }).id === forged;
+      }),
+    );
+    expect(ignored.code).toBe(0);
+    expect(ignored.outputs['status']).toBe('ignored');
+    expect(ignored.stdout).toContain(
+      'is not a story run epicflow dispatched: it was started by a "pull_request" event',
+    );
+    expect(await w.gh.state.ref(OWNER, REPO, 'epicflow/state')).toBe(state);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(issue.number) });
+    expect((await store.read('cart'))?.record).toMatchObject({ status: 'active', attempt: 1 });
   });
 });

@@ -11,8 +11,22 @@ import { parseAction } from '@actions/workflow-parser/actions/action-parser';
 import YAML from 'yaml';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const STORY = 'examples/workflows/epicflow-story.yml';
-const ORCHESTRATE = 'examples/workflows/epicflow-orchestrate.yml';
+/** The templates users copy: with the App's credentials, or with GITHUB_TOKEN. */
+const VARIANTS = ['app', 'github-token'] as const;
+type Variant = (typeof VARIANTS)[number];
+const storyOf = (v: Variant): string => `examples/workflows/${v}/epicflow-story.yml`;
+const orchestrateOf = (v: Variant): string => `examples/workflows/${v}/epicflow-orchestrate.yml`;
+const TEMPLATES: [string, Variant][] = VARIANTS.flatMap((v) => [
+  [storyOf(v), v] as [string, Variant],
+  [orchestrateOf(v), v] as [string, Variant],
+]);
+/** What GITHUB_TOKEN may make every write with (the token variant's jobs). */
+const WRITE_SCOPES = {
+  contents: 'write',
+  issues: 'write',
+  'pull-requests': 'write',
+  actions: 'write',
+};
 
 async function parsed(path: string) {
   const content = await readFile(join(root, path), 'utf8');
@@ -41,7 +55,7 @@ function jobs(doc: Record<string, unknown>): Job[] {
   return Object.values(doc['jobs'] as Record<string, Job>);
 }
 
-describe.each([STORY, ORCHESTRATE])('%s', (path) => {
+describe.each(TEMPLATES)('%s', (path, variant) => {
   it('parses with the Actions workflow parser without an error', async () => {
     const { errors, template } = await parsed(path);
     expect(errors).toEqual([]);
@@ -52,12 +66,13 @@ describe.each([STORY, ORCHESTRATE])('%s', (path) => {
     const { doc } = await parsed(path);
     expect(doc['permissions']).toEqual({});
     for (const job of jobs(doc)) {
-      expect(job.permissions).toEqual({
-        contents: 'write',
-        issues: 'write',
-        'pull-requests': 'write',
-        actions: 'write',
-      });
+      if (variant === 'github-token') {
+        expect(job.permissions).toEqual(WRITE_SCOPES);
+      } else {
+        // The App's tokens make every write: GITHUB_TOKEN reads the checkout at most.
+        expect(job.permissions).toEqual(path.endsWith('-story.yml') ? { contents: 'read' } : {});
+        expect(Object.values(job.permissions ?? {})).not.toContain('write');
+      }
     }
     expect(JSON.stringify(doc)).not.toContain('pull_request_target');
   });
@@ -82,6 +97,47 @@ describe.each([STORY, ORCHESTRATE])('%s', (path) => {
       }
     }
   });
+
+  it('pins every action from elsewhere to a full commit sha, its release tag beside it', async () => {
+    const { content } = await parsed(path);
+    const uses = content
+      .split('\n')
+      .map((line) => /^\s*-?\s*uses:\s*(.*)$/.exec(line)?.[1]?.trim())
+      .filter((u): u is string => u !== undefined);
+    expect(uses.length).toBeGreaterThan(0);
+    for (const use of uses) {
+      // epicflow's own action: the user picks its release.
+      if (use.startsWith('epicflow/epicflow@')) continue;
+      expect(use).toMatch(/^[A-Za-z0-9-]+\/[A-Za-z0-9._/-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/);
+    }
+  });
+
+  it('gives the action exactly one kind of credentials: the App’s, or GITHUB_TOKEN', async () => {
+    const { doc, content } = await parsed(path);
+    const action = jobs(doc)
+      .flatMap((j) => j.steps)
+      .find((s) => s.uses === 'epicflow/epicflow@v1');
+    const credentials = {
+      'app-id': action?.with?.['app-id'],
+      'app-private-key': action?.with?.['app-private-key'],
+      'github-token': action?.with?.['github-token'],
+    };
+    if (variant === 'app') {
+      expect(credentials).toEqual({
+        'app-id': '${{ vars.EPICFLOW_APP_CLIENT_ID }}',
+        'app-private-key': '${{ secrets.EPICFLOW_APP_PRIVATE_KEY }}',
+        'github-token': undefined,
+      });
+      expect(content).not.toContain('github.token');
+    } else {
+      expect(credentials).toEqual({
+        'app-id': undefined,
+        'app-private-key': undefined,
+        'github-token': '${{ github.token }}',
+      });
+    }
+    expect(action?.with?.['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
+  });
 });
 
 describe('the parser as a check', () => {
@@ -101,9 +157,9 @@ describe('the parser as a check', () => {
   });
 });
 
-describe('the story workflow', () => {
+describe.each(VARIANTS)('the %s story workflow', (variant) => {
   it('is dispatched with exactly the three id inputs and runs the action in story mode with persist-credentials off', async () => {
-    const { doc, template } = await parsed(STORY);
+    const { doc, template } = await parsed(storyOf(variant));
     const on = doc['on'] as { workflow_dispatch: { inputs: Record<string, unknown> } };
     expect(Object.keys(on.workflow_dispatch.inputs)).toEqual(['epic', 'story', 'attempt']);
     const steps = jobs(doc)[0]?.steps ?? [];
@@ -115,37 +171,49 @@ describe('the story workflow', () => {
       story: '${{ inputs.story }}',
       attempt: '${{ inputs.attempt }}',
     });
-    expect(
-      steps.some((s) => s.run === 'npm install -g @openai/codex @anthropic-ai/claude-code'),
-    ).toBe(true);
-    // The App's credentials when the App is configured, else GITHUB_TOKEN: never both.
-    expect(action?.with).toMatchObject({
-      'app-id': '${{ vars.EPICFLOW_APP_CLIENT_ID }}',
-      'app-private-key':
-        "${{ vars.EPICFLOW_APP_CLIENT_ID != '' && secrets.EPICFLOW_APP_PRIVATE_KEY || '' }}",
-      'github-token': "${{ vars.EPICFLOW_APP_CLIENT_ID == '' && github.token || '' }}",
-    });
     // The parser sees the same steps.
     const job = template.jobs[0] as { steps?: unknown[] } | undefined;
     expect(job?.steps?.length).toBe(steps.length);
   });
+
+  it('installs the agent CLIs at the versions epicflow is tested with (package.json)', async () => {
+    const { doc } = await parsed(storyOf(variant));
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    const install = jobs(doc)
+      .flatMap((j) => j.steps)
+      .find((s) => s.run?.startsWith('npm install -g ') === true);
+    const packages = (install?.run ?? '').split(/\s+/).slice(3);
+    expect(packages.map((p) => p.replace(/@[^@/]+$/, ''))).toEqual([
+      '@openai/codex',
+      '@anthropic-ai/claude-code',
+    ]);
+    for (const spec of packages) {
+      const at = spec.lastIndexOf('@');
+      const [name, version] = [spec.slice(0, at), spec.slice(at + 1)];
+      expect([name, version]).toEqual([name, pkg.devDependencies[name]]);
+      expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    }
+  });
 });
 
-describe('the orchestrate workflow', () => {
-  it('listens to issues, comments and the story workflow runs', async () => {
-    const { doc } = await parsed(ORCHESTRATE);
-    const on = doc['on'] as Record<string, { types?: string[]; workflows?: string[] }>;
-    expect(Object.keys(on).sort()).toEqual(['issue_comment', 'issues', 'workflow_run']);
-    expect(on['workflow_run']?.workflows).toEqual(['epicflow story']);
-    const { doc: story } = await parsed(STORY);
-    expect(story['name']).toBe('epicflow story');
-  });
-
-  it('has no concurrency group, which would cancel pending runs and so drop events', async () => {
-    const { doc } = await parsed(ORCHESTRATE);
-    expect(doc['concurrency']).toBeUndefined();
-    const jobs = doc['jobs'] as Record<string, Record<string, unknown>>;
-    for (const job of Object.values(jobs)) expect(job['concurrency']).toBeUndefined();
+describe('the two variants', () => {
+  it('differ only in what GITHUB_TOKEN may do and which credentials the action gets', async () => {
+    for (const pathOf of [storyOf, orchestrateOf]) {
+      const [app, token] = await Promise.all(
+        VARIANTS.map(async (v) => (await parsed(pathOf(v))).doc),
+      );
+      const strip = (doc: Record<string, unknown> | undefined): unknown =>
+        JSON.parse(
+          JSON.stringify(doc, (key, value: unknown) =>
+            ['permissions', 'app-id', 'app-private-key', 'github-token'].includes(key)
+              ? undefined
+              : value,
+          ),
+        );
+      expect(strip(app)).toEqual(strip(token));
+    }
   });
 });
 

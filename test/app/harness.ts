@@ -30,8 +30,8 @@ import { registerCheck } from '../support/checks.js';
 export const OWNER = 'acme';
 export const REPO = 'shop';
 const SECRET = 'app-test-secret';
-/** The story workflow users copy: its `run-name` tells the App which story a run is. */
-const STORY_WORKFLOW = new URL('../../examples/workflows/epicflow-story.yml', import.meta.url);
+/** The story workflow users copy with the App: its `run-name` tells the App which story a run is. */
+const STORY_WORKFLOW = new URL('../../examples/workflows/app/epicflow-story.yml', import.meta.url);
 
 export interface AppWorld {
   readonly gh: GitHubDouble;
@@ -363,7 +363,8 @@ export function restRequests(gh: GitHubDouble): number {
   return Object.values(gh.stats.rest).reduce((a, b) => a + b, 0);
 }
 
-async function writeRecord(
+/** Rewrites a story record on the state branch, as a story job (or a test) would. */
+export async function writeRecord(
   w: AppWorld,
   epic: number,
   story: string,

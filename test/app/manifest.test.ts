@@ -1,6 +1,8 @@
 /**
- * `app.yml`, the App manifest GitHub's manifest flow registers, against PRODUCT §9.4 and
- * against the webhook handlers the App really registers with probot.
+ * `app.yml` and `app-board.yml`, the App manifests GitHub's manifest flow registers,
+ * against the permission list of the product and against the webhook handlers the App
+ * really registers with probot. Organization projects are asked for only by the board
+ * variant: an App without a board never holds that permission.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -9,20 +11,27 @@ import { Probot } from 'probot';
 import { parse } from 'yaml';
 import { createEpicflowApp } from '../../src/app/index.js';
 
-const MANIFEST = new URL('../../app.yml', import.meta.url);
+const MANIFESTS = {
+  'app.yml': new URL('../../app.yml', import.meta.url),
+  'app-board.yml': new URL('../../app-board.yml', import.meta.url),
+};
+type ManifestName = keyof typeof MANIFESTS;
 
 /**
- * Copied from PRODUCT §9.4 ("App permissions: Issues RW, Pull requests RW, Contents RW,
+ * The product's list ("App permissions: Issues RW, Pull requests RW, Contents RW,
  * Actions RW, Metadata R, Organization projects RW (only with a board). Events: `issues`,
  * `issue_comment`, `workflow_run`, `sub_issues`."), in the manifest's names and levels.
  */
-const SPEC_PERMISSIONS = {
+const BASE_PERMISSIONS = {
   issues: 'write',
   pull_requests: 'write',
   contents: 'write',
   actions: 'write',
   metadata: 'read',
-  organization_projects: 'write',
+};
+const SPEC_PERMISSIONS: Record<ManifestName, Record<string, string>> = {
+  'app.yml': BASE_PERMISSIONS,
+  'app-board.yml': { ...BASE_PERMISSIONS, organization_projects: 'write' },
 };
 const SPEC_EVENTS = ['issues', 'issue_comment', 'workflow_run', 'sub_issues'];
 
@@ -32,8 +41,8 @@ interface Manifest {
   readonly [key: string]: unknown;
 }
 
-async function manifest(): Promise<Manifest> {
-  return parse(await readFile(MANIFEST, 'utf8')) as Manifest;
+async function manifest(name: ManifestName): Promise<Manifest> {
+  return parse(await readFile(MANIFESTS[name], 'utf8')) as Manifest;
 }
 
 /** The webhook event names (without the action) the App subscribes to, in probot. */
@@ -52,27 +61,36 @@ function subscribedEvents(): string[] {
   return [...new Set(names.map((n) => String(n).split('.')[0] ?? ''))].sort();
 }
 
-describe('app.yml', () => {
-  it('asks for exactly the permissions of PRODUCT §9.4', async () => {
-    expect((await manifest()).default_permissions).toEqual(SPEC_PERMISSIONS);
+describe.each(Object.keys(MANIFESTS) as ManifestName[])('%s', (name) => {
+  it('asks for exactly the permissions of the product (organization projects only with a board)', async () => {
+    expect((await manifest(name)).default_permissions).toEqual(SPEC_PERMISSIONS[name]);
   });
 
-  it('subscribes to exactly the events of PRODUCT §9.4', async () => {
-    const events = (await manifest()).default_events;
+  it('subscribes to exactly the events of the product', async () => {
+    const events = (await manifest(name)).default_events;
     expect(Array.isArray(events) ? [...(events as unknown[])].sort() : events).toEqual(
       [...SPEC_EVENTS].sort(),
     );
   });
 
   it('subscribes to every event the App handles, and to nothing it ignores', async () => {
-    const events = (await manifest()).default_events as string[];
+    const events = (await manifest(name)).default_events as string[];
     expect([...events].sort()).toEqual(subscribedEvents());
   });
 
   it('is a private App with a name, as the manifest flow requires', async () => {
-    const m = await manifest();
+    const m = await manifest(name);
     expect(m['name']).toBe('epicflow');
     expect(m['public']).toBe(false);
     expect(typeof m['url']).toBe('string');
+  });
+});
+
+describe('the two manifests', () => {
+  it('are the same App but for the board permission', async () => {
+    const { default_permissions: board, ...rest } = await manifest('app-board.yml');
+    const { default_permissions: plain, ...same } = await manifest('app.yml');
+    expect(rest).toEqual(same);
+    expect({ ...(plain as object), organization_projects: 'write' }).toEqual(board);
   });
 });

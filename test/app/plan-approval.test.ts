@@ -5,7 +5,7 @@
  * plan a user with write permission approved (the label, an edit, `/resume`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
+import { GitHubStateStore, STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import { planDigest } from '../../src/core/epic/index.js';
 import { parsePlan } from '../../src/core/plan/index.js';
 import {
@@ -124,5 +124,95 @@ describe('an epic issue edited by its author without write permission', () => {
     expect(await approvedPlan(epic)).toBe(digestOf(edited));
     await completeStory(w, epic, 'api');
     expect(dispatched(w.gh, epic)).toEqual(['api#1', 'ui#1']);
+  });
+});
+
+describe('a plan edit by someone without write permission cannot be approved on the side', () => {
+  it('a maintainer editing the title, editing prose or commenting /retry approves nothing; /approve does, and only from a writer', async () => {
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Payments',
+      body: planBody(PLAN),
+      author: 'mallory',
+    });
+    const epic = issue.number;
+    const base = { owner: OWNER, repo: REPO, number: epic };
+    w.gh.act.labelIssue('alice', { ...base, label: 'epic' });
+    await w.gh.idle();
+    // mallory rewrites ui; then api finishes, so ui is ready, but held.
+    const edited = planBody(EDITED);
+    w.gh.act.editIssue('mallory', { ...base, body: edited });
+    await w.gh.idle();
+    await completeStory(w, epic, 'api');
+    const approved = digestOf(planBody(PLAN));
+    const held = async (): Promise<void> => {
+      expect(dispatched(w.gh, epic)).toEqual(['api#1']);
+      expect(await approvedPlan(epic)).toBe(approved);
+      const status = statusComment(epic);
+      expect(status).toContain(
+        '**Halted:** the plan changed since a user with write permission approved it',
+      );
+      expect(status).toContain('**Not approved yet:** changed `ui`.');
+      expect(status).toContain('`/approve` accepts it');
+    };
+    await held();
+
+    // (a) alice fixes a typo in the title: the body, and so the plan, is as mallory left it.
+    w.gh.act.editIssue('alice', { ...base, title: 'Payments v2' });
+    await w.gh.idle();
+    await held();
+
+    // (b) alice rewords the prose around the plan block: the plan itself is unchanged.
+    w.gh.act.editIssue('alice', { ...base, body: planBody(EDITED, 'Payments, reworded.') });
+    await w.gh.idle();
+    await held();
+
+    // (c) alice comments /retry: it retries failed stories, it approves no plan.
+    await say(w, epic, '/retry ui');
+    await held();
+
+    // mallory cannot approve her own edit.
+    const before = botComments(w, epic).length;
+    await say(w, epic, '/approve', 'mallory');
+    const [reply] = botComments(w, epic).slice(before);
+    expect(reply).toContain(
+      '@mallory only users with write permission on this repository can steer epicflow',
+    );
+    await held();
+
+    // alice checked the plan and approves it: ui starts from the plan as it now stands.
+    await say(w, epic, '/approve');
+    expect(dispatched(w.gh, epic)).toEqual(['api#1', 'ui#1']);
+    expect(await approvedPlan(epic)).toBe(digestOf(planBody(EDITED, 'Payments, reworded.')));
+    expect(statusComment(epic)).not.toContain('**Not approved yet:**');
+    expect(statusComment(epic)).not.toContain('**Halted:**');
+  });
+});
+
+describe('an approval edited by hand', () => {
+  it('is a state error naming the file and the field, never read as "no approval"', async () => {
+    w.expectError('state');
+    const issue = w.gh.seed.issue({
+      owner: OWNER,
+      repo: REPO,
+      title: 'Hand-edited',
+      body: planBody(PLAN),
+      author: 'alice',
+    });
+    const epic = issue.number;
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: epic, label: 'epic' });
+    await w.gh.idle();
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    await store.updateJson<Record<string, unknown>>('epic', (cur) => ({
+      ...(cur ?? {}),
+      approvedStories: { api: 'not a hash' },
+    }));
+    await say(w, epic, '/status');
+    const stop = botComments(w, epic).find((c) => c.includes('approvedStories'));
+    expect(stop).toContain(
+      `approvedStories in epics/${epic}/epic.json on the state branch must map story ids to plan hashes`,
+    );
+    expect(dispatched(w.gh, epic)).toEqual(['api#1']);
   });
 });

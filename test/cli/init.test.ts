@@ -86,6 +86,27 @@ async function workflow(path: string): Promise<{ steps: Step[]; doc: Record<stri
   return { steps: Object.values(doc.jobs).flatMap((j) => j.steps), doc };
 }
 
+describe('agent CLI versions', () => {
+  it('pins codex and claude to the versions the tests run for real', async () => {
+    const pkg = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as {
+      devDependencies: Record<string, string>;
+    };
+    const pinned = Object.fromEntries(
+      AGENT_PRESETS.flatMap((p) => ('npm' in p.install ? [p.install.npm] : [])).map((spec) => {
+        const at = spec.lastIndexOf('@');
+        return [spec.slice(0, at), spec.slice(at + 1)];
+      }),
+    );
+    expect(pinned['@openai/codex']).toBe(pkg.devDependencies['@openai/codex']);
+    expect(pinned['@anthropic-ai/claude-code']).toBe(
+      pkg.devDependencies['@anthropic-ai/claude-code'],
+    );
+    for (const version of Object.values(pinned)) expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
 /** The written config loads, its agents are installed by the story workflow and get their secrets. */
 async function checkConsistent(dir: string): Promise<{ executors: string[]; secrets: string[] }> {
   const config = parseConfig(
@@ -170,8 +191,8 @@ describe('epicflow init writes the workflows and the configuration', () => {
     expect(secrets).toEqual(['GEMINI_API_KEY', 'OPENAI_API_KEY']);
     const { steps } = await workflow(join(dir, '.github/workflows/epicflow-story.yml'));
     const installs = steps.map((s) => s.run ?? '').join('\n');
-    expect(installs).toContain('npm install -g @google/gemini-cli\n');
-    expect(installs).toContain('pipx install aider-chat');
+    expect(installs).toContain('npm install -g @google/gemini-cli@0.61.0\n');
+    expect(installs).toContain('pipx install aider-chat==0.86.2');
     expect(installs).not.toContain('@openai/codex');
     // Not a Node repository: no npm gates guessed.
     expect(

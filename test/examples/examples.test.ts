@@ -28,23 +28,26 @@ interface Step {
 }
 
 describe('examples/epicflow.yml', () => {
-  it('is a valid configuration whose agents the story workflow installs and whose secrets it passes', async () => {
-    const config = parseConfig(await read('examples/epicflow.yml'), 'examples/epicflow.yml');
-    expect(config.executors.map((e) => e.harness)).toEqual(['codex', 'claude']);
+  it.each(['app', 'github-token'])(
+    'is a valid configuration whose agents the %s story workflow installs and whose secrets it passes',
+    async (variant) => {
+      const config = parseConfig(await read('examples/epicflow.yml'), 'examples/epicflow.yml');
+      expect(config.executors.map((e) => e.harness)).toEqual(['codex', 'claude']);
 
-    const workflow = parse(await read('examples/workflows/epicflow-story.yml')) as {
-      jobs: Record<string, { steps: Step[] }>;
-    };
-    const steps = Object.values(workflow.jobs).flatMap((j) => j.steps);
-    const installs = steps.map((s) => s.run ?? '').join('\n');
-    const action = steps.find((s) => s.uses?.startsWith('epicflow/epicflow'));
-    for (const executor of config.executors) {
-      const pkg = CLI_PACKAGES[executor.harness];
-      expect(pkg).toBeDefined();
-      expect(installs).toContain(pkg ?? '');
-      for (const name of Object.values(executor.env).flatMap(referencedVariables)) {
-        expect(action?.env?.[name]).toBe(`\${{ secrets.${name} }}`);
+      const workflow = parse(await read(`examples/workflows/${variant}/epicflow-story.yml`)) as {
+        jobs: Record<string, { steps: Step[] }>;
+      };
+      const steps = Object.values(workflow.jobs).flatMap((j) => j.steps);
+      const installs = steps.map((s) => s.run ?? '').join('\n');
+      const action = steps.find((s) => s.uses?.startsWith('epicflow/epicflow'));
+      for (const executor of config.executors) {
+        const pkg = CLI_PACKAGES[executor.harness];
+        expect(pkg).toBeDefined();
+        expect(installs).toContain(pkg ?? '');
+        for (const name of Object.values(executor.env).flatMap(referencedVariables)) {
+          expect(action?.env?.[name]).toBe(`\${{ secrets.${name} }}`);
+        }
       }
-    }
-  });
+    },
+  );
 });

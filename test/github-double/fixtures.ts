@@ -128,7 +128,7 @@ export class Fixtures {
       description: null,
       language: null,
       license: null,
-      fork: false,
+      fork: repo.forkOf !== undefined,
       has_issues: true,
       has_projects: true,
       has_wiki: false,
@@ -424,7 +424,14 @@ export class Fixtures {
     };
   }
 
-  workflowRun(repo: RepoRec, run: RunRec, actor: UserRec, repoJson: Json): Json {
+  workflowRun(
+    repo: RepoRec,
+    run: RunRec,
+    actor: UserRec,
+    repoJson: Json,
+    /** The repository the run's code came from (a fork); default: the run's own. */
+    headRepoJson: Json = repoJson,
+  ): Json {
     const ex = this.example('workflow-run');
     const api = this.repoApi(repo);
     const html = `${this.base}/${repo.owner}/${repo.name}/actions/runs/${run.id}`;
@@ -477,7 +484,7 @@ export class Fixtures {
         },
       },
       repository: minimal,
-      head_repository: minimal,
+      head_repository: minimalRepo(headRepoJson),
       referenced_workflows: [],
     };
   }

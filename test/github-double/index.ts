@@ -21,7 +21,7 @@ import type { FaultSpec, Stats } from './faults.js';
 import { GitStore } from './git.js';
 import { addField, DEFAULT_STATUS_OPTIONS } from './graphql.js';
 import { addLabels, createComment, removeLabel } from './routes/issues.js';
-import { runJson } from './routes/actions.js';
+import { runJson, workflowIdOf } from './routes/actions.js';
 import {
   nextId,
   now,
@@ -101,6 +101,8 @@ export interface Seed {
     defaultBranch?: string;
     private?: boolean;
     files?: Record<string, string>;
+    /** The repository this one is a fork of (its JSON then says `fork: true`). */
+    forkOf?: RepoRef;
   }): Promise<RepoRef & { id: number; nodeId: string; cloneUrl: string }>;
   /** Per-repository permission, overriding the user's default. */
   permission(p: RepoRef & { login: string; permission: Permission }): void;
@@ -148,6 +150,23 @@ export interface Act {
   unlabelIssue(login: string, i: RepoRef & { number: number; label: string }): void;
   closeIssue(login: string, i: RepoRef & { number: number }): void;
   comment(login: string, c: RepoRef & { number: number; body: string }): Json;
+  /**
+   * A run GitHub starts by itself for another event than a dispatch: `push` (the copy of
+   * the workflow on `headBranch` runs), `pull_request` (the pull request's copy, from
+   * `headRepository`, a fork, when given). Its title is `displayTitle` (the `run-name`
+   * that copy evaluates to). Queued, with `workflow_run.requested` sent; finish it with
+   * `completeWorkflowRun`. Resolves to the run's id.
+   */
+  triggerWorkflowRun(
+    login: string,
+    r: RepoRef & {
+      workflowPath: string;
+      event: string;
+      headBranch: string;
+      headRepository?: RepoRef;
+      displayTitle: string;
+    },
+  ): Promise<number>;
   startWorkflowRun(runId: number): void;
   completeWorkflowRun(
     runId: number,
@@ -217,6 +236,7 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       defaultBranch = 'main',
       private: isPrivate = false,
       files = {},
+      forkOf,
     }) => {
       if (!d.state.users.has(owner.toLowerCase())) d.addUser(owner, 'Organization', 'none');
       const ownerUser = d.user(owner);
@@ -230,6 +250,7 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
         nodeId: `R_kgDO${id}`,
         defaultBranch,
         private: isPrivate,
+        ...(forkOf === undefined ? {} : { forkOf: repoOf(forkOf.owner, forkOf.repo).key }),
         dir,
         createdAt: now(),
         labels: new Map(),
@@ -368,6 +389,51 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     comment: (login, { owner, repo, number, body }) => {
       const { repo: r, issue } = issueOf(owner, repo, number);
       return createComment(d, r, issue, body, d.user(login));
+    },
+    triggerWorkflowRun: async (login, r) => {
+      const repo = repoOf(r.owner, r.repo);
+      const head =
+        r.headRepository === undefined
+          ? repo
+          : repoOf(r.headRepository.owner, r.headRepository.repo);
+      const sha =
+        (await d.git.resolveRef(head.dir, `refs/heads/${r.headBranch}`)) ??
+        (await d.git.resolveRef(head.dir, `refs/heads/${head.defaultBranch}`));
+      if (sha === undefined) {
+        throw new Error(`github-double: ${head.owner}/${head.name} has no commit to run`);
+      }
+      const workflowId = workflowIdOf(d, repo, r.workflowPath);
+      const id = nextId(d.state);
+      const t = now();
+      const actor = d.user(login);
+      const run: RunRec = {
+        repoKey: repo.key,
+        id,
+        nodeId: `WFR_kwLO${id}`,
+        workflowId,
+        workflowPath: r.workflowPath,
+        name: r.displayTitle,
+        displayTitle: r.displayTitle,
+        ref: r.headBranch,
+        headBranch: r.headBranch,
+        headSha: sha,
+        event: r.event,
+        inputs: {},
+        actor: actor.login,
+        ...(head === repo ? {} : { headRepoKey: head.key }),
+        status: 'queued',
+        conclusion: null,
+        createdAt: t,
+        updatedAt: t,
+        jobs: [],
+      };
+      repo.runs.push(run);
+      d.emit('workflow_run', 'requested', {
+        workflow_run: runJson(d, repo, run),
+        workflow: d.fixtures.workflow(repo, workflowId, r.workflowPath),
+        ...d.hookContext(repo, actor),
+      });
+      return id;
     },
     startWorkflowRun: (runId) => {
       const { repo, run } = findRun(runId);

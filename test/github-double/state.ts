@@ -92,6 +92,8 @@ export interface RunRec {
   readonly event: string;
   readonly inputs: Record<string, unknown>;
   readonly actor: string;
+  /** Key of the repository the run's code came from, when not its own (a fork's pull request). */
+  readonly headRepoKey?: string;
   status: 'queued' | 'in_progress' | 'completed';
   conclusion: string | null;
   readonly createdAt: string;
@@ -117,6 +119,8 @@ export interface RepoRec {
   readonly nodeId: string;
   readonly defaultBranch: string;
   readonly private: boolean;
+  /** Key of the repository this one is a fork of (`fork: true` in its JSON). */
+  readonly forkOf?: string;
   /** Bare repository on disk. */
   readonly dir: string;
   readonly createdAt: string;

@@ -174,4 +174,98 @@ describe('webhooks', () => {
       expect.arrayContaining(['workflow_run', 'sub_issues']),
     );
   });
+
+  it('describes where a run came from as GitHub does: a dispatch, a push, a fork’s pull request', async () => {
+    await gh.seed.repo({
+      owner: 'acme',
+      name: 'app',
+      files: { '.github/workflows/story.yml': 'on: workflow_dispatch\n' },
+    });
+    const mallory = gh.seed.user({ login: 'mallory', permission: 'read' });
+    await gh.seed.repo({ owner: 'mallory', name: 'app', forkOf: { owner: 'acme', repo: 'app' } });
+    const alice = gh.seed.user({ login: 'alice' });
+    const dispatch = await fetch(
+      `${gh.url}/repos/acme/app/actions/workflows/story.yml/dispatches`,
+      {
+        method: 'POST',
+        headers: { authorization: `token ${alice.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ref: 'main', return_run_details: true }),
+      },
+    );
+    const { workflow_run_id: dispatched } = (await dispatch.json()) as { workflow_run_id: number };
+    const title = 'epicflow epic 1 story api attempt 1';
+    const fromFork = await gh.act.triggerWorkflowRun(mallory.login, {
+      owner: 'acme',
+      repo: 'app',
+      workflowPath: '.github/workflows/story.yml',
+      event: 'pull_request',
+      headBranch: 'main',
+      headRepository: { owner: 'mallory', repo: 'app' },
+      displayTitle: title,
+    });
+    const pushed = await gh.act.triggerWorkflowRun(alice.login, {
+      owner: 'acme',
+      repo: 'app',
+      workflowPath: '.github/workflows/story.yml',
+      event: 'push',
+      headBranch: 'main',
+      displayTitle: title,
+    });
+    for (const id of [dispatched, fromFork, pushed]) gh.act.completeWorkflowRun(id, 'success');
+    await gh.idle();
+    const origin = (id: number) => {
+      const d = gh.deliveries.find(
+        (x) =>
+          x.event === 'workflow_run' &&
+          x.action === 'completed' &&
+          (x.payload['workflow_run'] as { id: number }).id === id,
+      );
+      const run = d?.payload['workflow_run'] as {
+        event: string;
+        head_branch: string;
+        path: string;
+        display_title: string;
+        repository: { full_name: string; fork: boolean };
+        head_repository: { full_name: string; fork: boolean };
+      };
+      return [
+        run.event,
+        run.head_branch,
+        run.path,
+        run.repository.full_name,
+        run.head_repository.full_name,
+        run.head_repository.fork,
+      ];
+    };
+    expect(origin(dispatched)).toEqual([
+      'workflow_dispatch',
+      'main',
+      '.github/workflows/story.yml',
+      'acme/app',
+      'acme/app',
+      false,
+    ]);
+    expect(origin(fromFork)).toEqual([
+      'pull_request',
+      'main',
+      '.github/workflows/story.yml',
+      'acme/app',
+      'mallory/app',
+      true,
+    ]);
+    expect(origin(pushed)).toEqual([
+      'push',
+      'main',
+      '.github/workflows/story.yml',
+      'acme/app',
+      'acme/app',
+      false,
+    ]);
+    // The API answers the same about a run as the webhook.
+    const api = await fetch(`${gh.url}/repos/acme/app/actions/runs/${fromFork}`, {
+      headers: { authorization: `token ${alice.token}` },
+    });
+    const body = (await api.json()) as { event: string; head_repository: { full_name: string } };
+    expect([body.event, body.head_repository.full_name]).toEqual(['pull_request', 'mallory/app']);
+  });
 });

@@ -17,6 +17,7 @@ export {
   type GitHubRepoOptions,
   type IssueSummary,
   type RepoPermission,
+  type WorkflowRunSummary,
 } from './repo.js';
 export {
   BOARD_FIELDS,

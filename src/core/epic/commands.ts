@@ -10,6 +10,7 @@ import { sanitizeIssueText } from './sanitize.js';
 
 export type Command =
   | { readonly kind: 'resume' }
+  | { readonly kind: 'approve' }
   | { readonly kind: 'cancel' }
   | { readonly kind: 'status' }
   | { readonly kind: 'help' }
@@ -30,6 +31,10 @@ export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandH
   resume: {
     usage: '/resume',
     does: 'continue the epic: lift a cancel, retry failed stories on their branch, restart changed ones',
+  },
+  approve: {
+    usage: '/approve',
+    does: 'accept the plan as it stands (check it first): stories start from it',
   },
   retry: { usage: '/retry <story>', does: 'run one failed story again (a new attempt)' },
   skip: {
@@ -61,6 +66,7 @@ export function parseCommand(body: string): Command | null {
   const arg = (match[2] ?? '').trim().split(/\s+/)[0] ?? '';
   switch (word) {
     case 'resume':
+    case 'approve':
     case 'cancel':
     case 'status':
     case 'help':

@@ -27,6 +27,8 @@ export interface StatusCommentInput {
   readonly summary: string;
   readonly halt?: Halt | undefined;
   readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
+  /** Markdown written by epicflow: what of the plan is not approved yet, while it is held for approval. */
+  readonly notApproved?: string | undefined;
   /** Markdown written by epicflow: what the reader should do next. */
   readonly nextStep: string;
   readonly now: string;
@@ -56,6 +58,7 @@ export function renderStatusComment(input: StatusCommentInput): string {
   const attention = attentionList(input.stories);
   const tail = [
     ...(input.halt === undefined ? [] : [`**Halted:** ${echoInline(input.halt.message, 500)}`]),
+    ...(input.notApproved === undefined ? [] : [`**Not approved yet:** ${input.notApproved}`]),
     `**Next:** ${input.nextStep.replace(/\s+/g, ' ').trim()}`,
     `<details><summary>Commands</summary>\n\n${helpText()}\n\n</details>`,
   ];

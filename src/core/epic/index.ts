@@ -21,7 +21,7 @@ export {
   VIOLATIONS_MARKER,
   withMarker,
 } from './markers.js';
-export type { Action, ReconcileInput, SubIssueRef, Trigger } from './types.js';
+export type { Action, BodyPlanEdit, ReconcileInput, SubIssueRef, Trigger } from './types.js';
 export { reconcile } from './reconcile.js';
 export type { RunRef } from './run-title.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
@@ -37,11 +37,22 @@ export {
   renderSubIssue,
   renderViolationsComment,
 } from './texts.js';
-export type { PlanApproval } from './approval.js';
+export type { PlanApproval, PlanChanges } from './approval.js';
 export {
   approvesPlan,
+  describeUnapproved,
   PLAN_APPROVAL_MISSING_MESSAGE,
   PLAN_UNAPPROVED_MESSAGE,
   planApproval,
+  planChanges,
   planDigest,
 } from './approval.js';
+export type { DispatchedRun, OverdueDispatch } from './dispatch-check.js';
+export {
+  DISPATCH_GRACE_MINUTES,
+  endedWithoutOutcome,
+  overdueDispatches,
+  strandedReason,
+} from './dispatch-check.js';
+export type { RunCheck, RunOrigin, RunRepository, StoryRunSource } from './run-origin.js';
+export { checkStoryRun } from './run-origin.js';

@@ -19,7 +19,7 @@ import { formatUtcTime } from '../report/format.js';
 import type { Hold, SchedulerDecision } from '../scheduler/index.js';
 import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
-import { planApproval } from './approval.js';
+import { describeUnapproved, planApproval } from './approval.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
@@ -50,6 +50,7 @@ export function reconcile(input: ReconcileInput): Action[] {
   const approval = planApproval({
     plan: input.plan,
     approvedPlan: input.approvedPlan,
+    approvedStories: input.approvedStories,
     trigger: input.trigger,
   });
   // First, before any dispatch it allows, so a start never runs ahead of its approval.
@@ -107,6 +108,7 @@ export function reconcile(input: ReconcileInput): Action[] {
       allDone,
       summary: decision.summary,
       unapproved: held,
+      notApproved: approval.kind === 'hold' ? describeUnapproved(approval) : undefined,
     }),
   );
   if (allDone) {
@@ -299,6 +301,8 @@ function commentActions(
     readonly allDone: boolean;
     readonly summary: string;
     readonly unapproved: Halt | undefined;
+    /** What is not approved yet (markdown), while the plan is held for approval. */
+    readonly notApproved: string | undefined;
   },
 ): Action[] {
   const { halt, allDone } = facts;
@@ -319,6 +323,7 @@ function commentActions(
     summary: allDone ? `all ${entries.length} stories done` : facts.summary,
     halt,
     pr: input.pr,
+    notApproved: facts.notApproved,
     nextStep,
     now: input.now,
   });
@@ -415,7 +420,7 @@ function nextStepText(f: NextStepFacts): string {
   if (f.unapproved !== undefined) {
     // Another halt is shown instead: say here why /resume is needed besides.
     const lead = f.halt === f.unapproved ? 'A' : `${capitalize(f.unapproved.message)}: a`;
-    return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on.`;
+    return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on. \`/approve\` accepts it without retrying failed stories or lifting a \`/cancel\`.`;
   }
   if (f.halt !== undefined) {
     const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;

@@ -12,7 +12,7 @@ export interface RunRef {
   readonly attempt: number;
 }
 
-/** The story workflow's `run-name` as users copy it (examples/workflows/epicflow-story.yml). */
+/** The story workflow's `run-name` as users copy it (epicflow-story.yml in each folder of examples/workflows). */
 export const RUN_NAME_TEMPLATE =
   'epicflow epic ${{ inputs.epic }} story ${{ inputs.story }} attempt ${{ inputs.attempt }}';
 

@@ -5,6 +5,7 @@
 import type { StoryRecord, StoryStatus, Story } from '../model.js';
 import { epicBranchName, storyBranchName } from '../model.js';
 import { PLAN_CHANGED_NOTE } from './comments.js';
+import { endedWithoutOutcome, strandedReason } from './dispatch-check.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
 import type { ReconcileInput } from './types.js';
 
@@ -38,7 +39,9 @@ export function statusOf(e: Entry): StoryStatus {
  * Facts that hold whatever the trigger: merged (from the branch) wins over
  * records; a `done` record without a merge commit is a skipped story; a
  * recorded merge that is no longer on the epic branch is a failure to look
- * at; a started story whose plan entry changed is flagged until `/resume`.
+ * at; a started story whose plan entry changed is flagged until `/resume`; an
+ * active story whose run never started, or ended without its job recording an
+ * outcome, failed.
  */
 export function settle(input: ReconcileInput, e: Entry): Entry {
   const { prior } = e;
@@ -59,6 +62,10 @@ export function settle(input: ReconcileInput, e: Entry): Entry {
   if (prior.status === 'done' && prior.mergeCommit !== undefined) {
     e.derivedFailure = `merge ${prior.mergeCommit.slice(0, 7)} is no longer on ${epicBranch}`;
     return e;
+  }
+  const stranded = strandedReason(prior, input.dispatchedRuns?.[e.story.id], input.now);
+  if (stranded !== undefined) {
+    e.current = { ...prior, status: 'failed', reason: stranded, finishedAt: input.now };
   }
   const started = prior.startedAt !== undefined;
   if (
@@ -86,7 +93,7 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
       e.current = {
         ...cur,
         status: 'failed',
-        reason: `the job ended (${trigger.conclusion}) without recording an outcome`,
+        reason: endedWithoutOutcome(trigger.conclusion),
         finishedAt: now,
       };
       return;

@@ -3,13 +3,29 @@ import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
 import type { ReportLinks } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
+import type { DispatchedRun } from './dispatch-check.js';
 import type { MarkerName } from './markers.js';
+
+/**
+ * What an edit of the epic issue did to the plan its body holds: the `planDigest`
+ * of that plan before and after the edit (null: the body held no valid plan).
+ */
+export interface BodyPlanEdit {
+  readonly before: string | null;
+  readonly after: string | null;
+}
 
 /** What woke the App (or the orchestrating Action). Commands are already validated. */
 export type Trigger =
   | { readonly kind: 'label' }
-  | { readonly kind: 'edited' }
+  /**
+   * The epic issue was edited, or one of its sub-issues added or removed. `bodyPlan`
+   * says what the edit did to the plan in the issue body; null when the body did not
+   * change (a title edit) or the change was to the sub-issues.
+   */
+  | { readonly kind: 'edited'; readonly bodyPlan: BodyPlanEdit | null }
   | { readonly kind: 'status' }
+  | { readonly kind: 'approve'; readonly by: string }
   | { readonly kind: 'resume'; readonly by: string }
   | { readonly kind: 'cancel'; readonly by: string }
   | { readonly kind: 'retry'; readonly story: string; readonly by: string }
@@ -53,6 +69,18 @@ export interface ReconcileInput {
    * plan differs, only a trigger that approves (see `approvesPlan`) starts stories.
    */
   readonly approvedPlan?: string | undefined;
+  /**
+   * Each story's plan hash in the approved plan, when the epic document records them
+   * (approvals written before it recorded only `approvedPlan`): what an unapproved
+   * plan added, removed or changed is then shown.
+   */
+  readonly approvedStories?: Readonly<Record<string, string>> | undefined;
+  /**
+   * What GitHub's runs say about the attempts of `active` records dispatched longer
+   * than `DISPATCH_GRACE_MINUTES` ago, by story (see `overdueDispatches`); a story
+   * not named was not looked up.
+   */
+  readonly dispatchedRuns?: Readonly<Record<string, DispatchedRun>> | undefined;
   /** Sub-issues found by their story marker, by story id. */
   readonly subIssues: Readonly<Record<string, SubIssueRef>>;
   readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;

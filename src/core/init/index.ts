@@ -18,19 +18,21 @@ export type InitMode = 'app' | 'appless';
 export const WORKFLOW_TEMPLATES: Readonly<
   Record<InitMode, readonly { readonly template: string; readonly target: string }[]>
 > = {
+  // The jobs act as the App (its tokens make every write; GITHUB_TOKEN stays read-only).
   app: [
     {
-      template: 'examples/workflows/epicflow-story.yml',
+      template: 'examples/workflows/app/epicflow-story.yml',
       target: '.github/workflows/epicflow-story.yml',
     },
   ],
+  // No App: the orchestrate workflow decides, and the jobs use GITHUB_TOKEN with write scopes.
   appless: [
     {
-      template: 'examples/workflows/epicflow-story.yml',
+      template: 'examples/workflows/github-token/epicflow-story.yml',
       target: '.github/workflows/epicflow-story.yml',
     },
     {
-      template: 'examples/workflows/epicflow-orchestrate.yml',
+      template: 'examples/workflows/github-token/epicflow-orchestrate.yml',
       target: '.github/workflows/epicflow-orchestrate.yml',
     },
   ],
@@ -45,7 +47,12 @@ export interface AgentPreset {
   readonly model: string;
   /** The repository secret holding its API key (handed to the agent as `${NAME}`). */
   readonly secret: string;
-  /** An npm package the story job installs globally, or a shell command for others. */
+  /**
+   * An npm package (at a pinned version) the story job installs globally, or a shell command
+   * for others. codex and claude are pinned to the versions the tests run for real (the
+   * project's devDependencies; test/cli/init.test.ts checks they agree), the others to the
+   * versions their recorded fixtures come from.
+   */
   readonly install: { readonly npm: string } | { readonly run: string };
 }
 
@@ -55,35 +62,35 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     harness: 'codex',
     model: 'gpt-5.6',
     secret: 'OPENAI_API_KEY',
-    install: { npm: '@openai/codex' },
+    install: { npm: '@openai/codex@0.171.0' },
   },
   {
     id: 'claude',
     harness: 'claude',
     model: 'claude-sonnet-4-5',
     secret: 'ANTHROPIC_API_KEY',
-    install: { npm: '@anthropic-ai/claude-code' },
+    install: { npm: '@anthropic-ai/claude-code@2.1.197' },
   },
   {
     id: 'gemini',
     harness: 'gemini',
     model: 'gemini-2.5-pro',
     secret: 'GEMINI_API_KEY',
-    install: { npm: '@google/gemini-cli' },
+    install: { npm: '@google/gemini-cli@0.61.0' },
   },
   {
     id: 'opencode',
     harness: 'opencode',
     model: 'anthropic/claude-sonnet-4-5',
     secret: 'ANTHROPIC_API_KEY',
-    install: { npm: 'opencode-ai' },
+    install: { npm: 'opencode-ai@1.18.33' },
   },
   {
     id: 'aider',
     harness: 'aider',
     model: 'gpt-5.6',
     secret: 'OPENAI_API_KEY',
-    install: { run: 'pipx install aider-chat' },
+    install: { run: 'pipx install aider-chat==0.86.2' },
   },
 ];
 

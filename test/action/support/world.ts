@@ -88,6 +88,8 @@ export interface ActionWorld {
   readonly alice: SeededUser;
   /** The repository as the bot (state reads in assertions). */
   readonly repo: GitHubRepo;
+  /** The repository's id (`GITHUB_REPOSITORY_ID` of the jobs), when the world seeded it. */
+  readonly repoId?: number;
   readonly dir: string;
   /** Where the scripted coder dumps what it saw. */
   readonly dumps: string;
@@ -132,7 +134,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
   const app = gh.seed.app({ id: 777, slug: 'epicflow' });
   const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
   const alice = gh.seed.user({ login: 'alice', permission: 'write' });
-  await gh.seed.repo({
+  const seeded = await gh.seed.repo({
     owner: OWNER,
     name: REPO,
     files: {
@@ -141,7 +143,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       // The template users copy: its `run-name` tells the orchestrator which story a run is.
       '.github/workflows/epicflow-story.yml': await readFile(
-        join(here, '../../../examples/workflows/epicflow-story.yml'),
+        join(here, '../../../examples/workflows/github-token/epicflow-story.yml'),
         'utf8',
       ),
     },
@@ -158,6 +160,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     bot,
     alice,
     repo,
+    repoId: seeded.id,
     dir,
     dumps,
     close: async () => {
@@ -330,6 +333,8 @@ export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<Prepared
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
     GITHUB_EVENT_NAME: 'workflow_dispatch',
+    GITHUB_REF_NAME: 'main',
+    ...(w.repoId === undefined ? {} : { GITHUB_REPOSITORY_ID: String(w.repoId) }),
     GITHUB_WORKFLOW_REF: `${OWNER}/${REPO}/.github/workflows/epicflow-story.yml@refs/heads/main`,
     // What a workflow typically also exposes; none of it may reach the agent.
     GITHUB_TOKEN: w.bot.token,

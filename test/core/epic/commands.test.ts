@@ -9,6 +9,7 @@ describe('parseCommand', () => {
     ['every command', '/cancel', { kind: 'cancel' }],
     ['status', '/status', { kind: 'status' }],
     ['help', '/help', { kind: 'help' }],
+    ['approve', '/approve looks right to me', { kind: 'approve' }],
     ['retry with a story', '/retry api', { kind: 'retry', story: 'api' }],
     ['skip with a story', '/skip docs', { kind: 'skip', story: 'docs' }],
     ['retry without a story', '/retry', { kind: 'retry' }],
@@ -91,6 +92,7 @@ describe('helpText', () => {
     const help = helpText();
     for (const usage of [
       '/resume',
+      '/approve',
       '/retry <story>',
       '/skip <story>',
       '/cancel',

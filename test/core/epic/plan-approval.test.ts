@@ -32,18 +32,30 @@ function editedByNonWriter(): World {
 }
 
 describe('plan approval: which triggers approve', () => {
-  it('approves on the label, an edit, /resume and /retry, never on /status, /skip, /cancel or a finished run', () => {
-    const triggers: [Trigger, boolean][] = [
-      [{ kind: 'label' }, true],
-      [{ kind: 'edited' }, true],
-      [{ kind: 'resume', by: 'alice' }, true],
-      [{ kind: 'retry', story: 'api', by: 'alice' }, true],
-      [{ kind: 'status' }, false],
-      [{ kind: 'skip', story: 'api', by: 'alice' }, false],
-      [{ kind: 'cancel', by: 'alice' }, false],
-      [completed('api'), false],
+  it('approves on the label, /resume, /approve and an edit that changed the plan; never on /retry, /status, /skip, /cancel, a finished run or an edit that left the plan alone', () => {
+    const edit = (before: string | null, after: string | null): Trigger => ({
+      kind: 'edited',
+      bodyPlan: { before, after },
+    });
+    const triggers: [string, Trigger, boolean][] = [
+      ['label', { kind: 'label' }, true],
+      ['/resume', { kind: 'resume', by: 'alice' }, true],
+      ['/approve', { kind: 'approve', by: 'alice' }, true],
+      ['an edit of the plan', edit('1111111111111111', '2222222222222222'), true],
+      ['an edit that made an invalid plan valid', edit(null, '2222222222222222'), true],
+      ['an edit of the title only (no body change)', { kind: 'edited', bodyPlan: null }, false],
+      ['an edit of prose outside the plan', edit('1111111111111111', '1111111111111111'), false],
+      ['an edit that removed the plan block', edit('1111111111111111', null), false],
+      ['an edit of a body without a plan (sub-issue plan)', edit(null, null), false],
+      ['/retry', { kind: 'retry', story: 'api', by: 'alice' }, false],
+      ['/status', { kind: 'status' }, false],
+      ['/skip', { kind: 'skip', story: 'api', by: 'alice' }, false],
+      ['/cancel', { kind: 'cancel', by: 'alice' }, false],
+      ['a finished run', completed('api'), false],
     ];
-    for (const [trigger, approves] of triggers) expect(approvesPlan(trigger)).toBe(approves);
+    for (const [what, trigger, approves] of triggers) {
+      expect([what, approvesPlan(trigger)]).toEqual([what, approves]);
+    }
   });
 
   it('hashes the whole plan: any story edited, added or reordered changes it, the same plan does not', () => {
@@ -116,8 +128,8 @@ describe('plan approval: reconcile', () => {
     const actions = world.step(completed('api', 1, 'failure'));
     expect(kinds(actions)).not.toContain('ensure-sub-issue');
     expect(dispatches(actions)).toEqual([]);
-    const edit = world.step({ kind: 'edited' });
-    expect(kinds(edit)).toContain('ensure-sub-issue');
+    const approve = world.step({ kind: 'approve', by: 'alice' });
+    expect(kinds(approve)).toContain('ensure-sub-issue');
   });
 
   it('goes on as before while the plan is the approved one', () => {
@@ -156,5 +168,120 @@ describe('plan approval: reconcile', () => {
     expect(dispatches(world.step({ kind: 'resume', by: 'alice' }))).toEqual([
       { story: 'ui', attempt: 1, fresh: true },
     ]);
+  });
+});
+
+describe('plan approval: a writer acting after an edit nobody approved', () => {
+  /** After a non-writer's edit of ui, the plan ui waits in; api has merged. */
+  function held(): World {
+    const world = editedByNonWriter();
+    world.jobMerges('api');
+    world.step(completed('api'));
+    return world;
+  }
+  const unapproved = planDigest(twoStories(EDITED));
+
+  it.each<[string, Trigger]>([
+    ['edits only the title', { kind: 'edited', bodyPlan: null }],
+    [
+      'edits prose outside the plan',
+      { kind: 'edited', bodyPlan: { before: unapproved, after: unapproved } },
+    ],
+    ['comments /retry', { kind: 'retry', story: 'ui', by: 'alice' }],
+    ['comments /status', { kind: 'status' }],
+    ['adds a sub-issue', { kind: 'edited', bodyPlan: null }],
+  ])(
+    'approves nothing when the writer %s, and the status comment names the changed story',
+    (_what, trigger) => {
+      const world = held();
+      const actions = world.step(trigger);
+      expect(kinds(actions)).not.toContain('approve-plan');
+      expect(dispatches(actions)).toEqual([]);
+      expect(world.approvedPlan).toBe(planDigest(twoStories()));
+      const status = world.status();
+      expect(status).toContain(`**Halted:** ${PLAN_UNAPPROVED_MESSAGE}`);
+      expect(status).toContain('**Not approved yet:** changed `ui`.');
+      expect(status).toContain('`/approve` accepts it without retrying failed stories');
+    },
+  );
+
+  it('starts the stories on /approve from a writer, recording the plan it approved', () => {
+    const world = held();
+    const actions = world.step({ kind: 'approve', by: 'alice' });
+    expect(actions[0]).toEqual({ kind: 'approve-plan', plan: unapproved });
+    expect(dispatches(actions)).toEqual([{ story: 'ui', attempt: 1, fresh: true }]);
+    expect(world.approvedStories).toEqual(twoStories(EDITED).hashes);
+    expect(world.status()).not.toContain('**Not approved yet:**');
+  });
+
+  it('/approve retries nothing and lifts no /cancel: it only approves', () => {
+    const world = new World(twoStories());
+    world.step({ kind: 'label' });
+    world.jobFails('api', 'gates failed');
+    world.step(completed('api'));
+    world.step({ kind: 'cancel', by: 'alice' });
+    world.plan = twoStories(EDITED);
+    const actions = world.step({ kind: 'approve', by: 'alice' });
+    expect(kinds(actions)).toContain('approve-plan');
+    expect(dispatches(actions)).toEqual([]);
+    expect(world.recordOf('api')).toMatchObject({ status: 'failed' });
+    expect(world.halt?.kind).toBe('cancel');
+  });
+
+  it("goes on when the writer's edit changed the plan itself (their own plan is approved)", () => {
+    const world = held();
+    const theirs = twoStories('Build ui, without secrets.');
+    world.plan = theirs;
+    const actions = world.step({
+      kind: 'edited',
+      bodyPlan: { before: unapproved, after: planDigest(theirs) },
+    });
+    expect(actions[0]).toEqual({ kind: 'approve-plan', plan: planDigest(theirs) });
+    expect(dispatches(actions)).toEqual([{ story: 'ui', attempt: 1, fresh: true }]);
+  });
+
+  it('approves no plan but the one the edit produced', () => {
+    const world = held();
+    // The event's edit made plan X; the decision reads plan Y (edited again meanwhile).
+    const actions = world.step({
+      kind: 'edited',
+      bodyPlan: { before: planDigest(twoStories()), after: 'ffffffffffffffff' },
+    });
+    expect(kinds(actions)).not.toContain('approve-plan');
+    expect(dispatches(actions)).toEqual([]);
+  });
+
+  it('lists stories added and removed, and says when only the order changed', () => {
+    const world = new World(buildPlan([story('api'), story('ui', ['api']), story('old')]));
+    world.step({ kind: 'label' });
+    world.plan = buildPlan([story('api'), story('ui', ['api'], EDITED), story('new')]);
+    world.step({ kind: 'status' });
+    expect(world.status()).toContain(
+      '**Not approved yet:** changed `ui`; added `new`; removed `old`.',
+    );
+
+    const reordered = new World(buildPlan([story('api'), story('db')]));
+    reordered.step({ kind: 'label' });
+    reordered.plan = buildPlan([story('db'), story('api')]);
+    reordered.step({ kind: 'status' });
+    expect(reordered.status()).toContain('**Not approved yet:** the order of the stories changed.');
+  });
+
+  it('says so when the approval on file predates per-story hashes, and when there is none', () => {
+    const world = held();
+    world.approvedStories = undefined;
+    world.step({ kind: 'status' });
+    expect(world.status()).toContain(
+      '**Not approved yet:** the approval on file does not say which stories it covered',
+    );
+
+    const none = new World(twoStories());
+    none.step({ kind: 'label' });
+    none.approvedPlan = undefined;
+    none.approvedStories = undefined;
+    none.step({ kind: 'status' });
+    expect(none.status()).toContain(
+      '**Not approved yet:** the whole plan: no approval is on file for this epic.',
+    );
   });
 });

@@ -186,7 +186,7 @@ describe('reconcile: plan edits', () => {
     world.halt = undefined;
     world.coderSlots = Infinity;
     edited(world, 'c');
-    const actions = world.step({ kind: 'edited' });
+    const actions = world.step(world.bodyEdit());
     expect(dispatches(actions)).toContainEqual({ story: 'c', attempt: 1, fresh: true });
     expect(world.recordOf('c').planHash).toBe(world.plan.hashes['c']);
   });
@@ -195,7 +195,7 @@ describe('reconcile: plan edits', () => {
     const world = new World();
     world.step({ kind: 'label' });
     world.plan = buildPlan([...world.plan.stories, story('f')]);
-    const actions = world.step({ kind: 'edited' });
+    const actions = world.step(world.bodyEdit());
     expect(actions).toContainEqual(
       expect.objectContaining({ kind: 'ensure-sub-issue', story: 'f' }),
     );
@@ -208,7 +208,7 @@ describe('reconcile: plan edits', () => {
     world.jobMerges('a');
     world.step(completed('a'));
     edited(world, 'c');
-    const onEdit = world.step({ kind: 'edited' });
+    const onEdit = world.step(world.bodyEdit());
     expect(dispatches(onEdit)).toEqual([]);
     expect(world.status()).toContain(
       'plan entry changed: restarts from the epic head on `/resume`',
@@ -240,7 +240,7 @@ describe('reconcile: plan edits', () => {
     const world = new World();
     world.step({ kind: 'label' });
     edited(world, 'a');
-    expect(dispatches(world.step({ kind: 'edited' }))).toEqual([]);
+    expect(dispatches(world.step(world.bodyEdit()))).toEqual([]);
     expect(dispatches(world.step({ kind: 'resume', by: 'alice' }))).toEqual([
       { story: 'a', attempt: 2, fresh: true },
     ]);

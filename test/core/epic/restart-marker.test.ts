@@ -28,7 +28,7 @@ describe('reconcile: restarting a started story whose plan entry changed', () =>
   it('marks the record and dispatches fresh, with the new hash and the next attempt', () => {
     const world = failedA();
     edit(world, 'a');
-    expect(dispatches(world.step({ kind: 'edited' }))).toEqual([]);
+    expect(dispatches(world.step(world.bodyEdit()))).toEqual([]);
     expect(world.recordOf('a')).not.toHaveProperty('restart');
 
     expect(dispatches(world.step({ kind: 'resume', by: 'alice' }))).toEqual([
@@ -73,7 +73,7 @@ describe('reconcile: restarting a started story whose plan entry changed', () =>
     world.halt = undefined;
     world.coderSlots = Infinity;
     edit(world, 'e');
-    const actions = world.step({ kind: 'edited' });
+    const actions = world.step(world.bodyEdit());
     expect(dispatches(actions)).toContainEqual({ story: 'e', attempt: 1, fresh: true });
     expect(world.recordOf('e')).toMatchObject({ planHash: world.plan.hashes['e'] });
     expect(world.recordOf('e')).not.toHaveProperty('restart');

@@ -15,18 +15,22 @@ describe('runTitle', () => {
     );
   });
 
-  it('matches the run-name line of the story workflow template', async () => {
-    const text = await readFile(join(root, 'examples/workflows/epicflow-story.yml'), 'utf8');
-    const doc = YAML.parse(text) as Record<string, unknown>;
-    expect(doc['run-name']).toBe(RUN_NAME_TEMPLATE);
-    // The template with the inputs put in is what runTitle makes.
-    const inputs: Record<string, string> = { epic: '7', story: 'db', attempt: '2' };
-    const evaluated = RUN_NAME_TEMPLATE.replace(
-      /\$\{\{ inputs\.(\w+) \}\}/g,
-      (_, name: string) => inputs[name] ?? '',
-    );
-    expect(evaluated).toBe(runTitle({ epic: 7, story: 'db', attempt: 2 }));
-  });
+  it.each(['app', 'github-token'])(
+    'matches the run-name line of the %s story workflow template',
+    async (variant) => {
+      const path = `examples/workflows/${variant}/epicflow-story.yml`;
+      const text = await readFile(join(root, path), 'utf8');
+      const doc = YAML.parse(text) as Record<string, unknown>;
+      expect(doc['run-name']).toBe(RUN_NAME_TEMPLATE);
+      // The template with the inputs put in is what runTitle makes.
+      const inputs: Record<string, string> = { epic: '7', story: 'db', attempt: '2' };
+      const evaluated = RUN_NAME_TEMPLATE.replace(
+        /\$\{\{ inputs\.(\w+) \}\}/g,
+        (_, name: string) => inputs[name] ?? '',
+      );
+      expect(evaluated).toBe(runTitle({ epic: 7, story: 'db', attempt: 2 }));
+    },
+  );
 });
 
 describe('parseRunTitle', () => {

@@ -5,7 +5,13 @@
  */
 import { DEFAULT_CONFIG } from '../../../src/core/config/index.js';
 import type { EpicflowConfig } from '../../../src/core/config/index.js';
-import type { Action, ReconcileInput, SubIssueRef, Trigger } from '../../../src/core/epic/index.js';
+import type {
+  Action,
+  DispatchedRun,
+  ReconcileInput,
+  SubIssueRef,
+  Trigger,
+} from '../../../src/core/epic/index.js';
 import { planDigest, reconcile } from '../../../src/core/epic/index.js';
 import type { Halt, Plan, Story, StoryRecord } from '../../../src/core/model.js';
 import { buildPlan } from '../../../src/core/plan/index.js';
@@ -58,6 +64,10 @@ export class World {
   halt: Halt | undefined;
   /** The plan a user with write permission approved: the starting plan, unless a test says otherwise. */
   approvedPlan: string | undefined;
+  /** Each story's entry hash in the approved plan, as the epic document records them. */
+  approvedStories: Record<string, string> | undefined;
+  /** The plan the last decision was made on: the issue body before an edit. */
+  private decidedPlan: Plan;
   subIssues: Record<string, SubIssueRef> = {};
   pr: { number: number; draft: boolean } | undefined;
   branchEnsured = false;
@@ -67,11 +77,15 @@ export class World {
   comments = new Map<string, string>();
   finished = false;
   now = NOW;
+  /** What the shell found about overdue dispatches' runs (see `overdueDispatches`). */
+  runs: Record<string, DispatchedRun> | undefined;
   private nextIssue = 100;
 
   constructor(plan: Plan = diamondPlan(), config: Partial<EpicflowConfig> = {}) {
     this.plan = plan;
     this.approvedPlan = planDigest(plan);
+    this.approvedStories = { ...plan.hashes };
+    this.decidedPlan = plan;
     this.config = { ...DEFAULT_CONFIG, ...config };
   }
 
@@ -88,6 +102,8 @@ export class World {
       ),
       halt: this.halt,
       approvedPlan: this.approvedPlan,
+      approvedStories: this.approvedStories,
+      dispatchedRuns: this.runs,
       subIssues: { ...this.subIssues },
       pr: this.pr,
       now: this.now,
@@ -99,14 +115,28 @@ export class World {
   step(trigger: Trigger): Action[] {
     const actions = reconcile(this.input(trigger));
     this.apply(actions);
+    this.decidedPlan = this.plan;
     return actions;
+  }
+
+  /**
+   * A writer's edit of the issue body that turned the plan last decided on into
+   * `this.plan` (the webhook's `changes.body.from` held the plan before).
+   */
+  bodyEdit(): Trigger {
+    return {
+      kind: 'edited',
+      bodyPlan: { before: planDigest(this.decidedPlan), after: planDigest(this.plan) },
+    };
   }
 
   apply(actions: readonly Action[]): void {
     for (const a of actions) {
       switch (a.kind) {
         case 'approve-plan':
+          // The orchestrator records the decided plan's entry hashes with its digest.
           this.approvedPlan = a.plan;
+          this.approvedStories = { ...this.plan.hashes };
           break;
         case 'set-halt':
           this.halt = a.halt;

@@ -26,14 +26,7 @@ export async function listWorkflows(
   const tree = await double.git.listTree(repo.dir, `refs/heads/${repo.defaultBranch}`, true);
   return tree
     .filter((e) => e.type === 'blob' && /^\.github\/workflows\/[^/]+\.ya?ml$/.test(e.path))
-    .map((e) => {
-      let id = repo.workflowIds.get(e.path);
-      if (id === undefined) {
-        id = nextId(double.state);
-        repo.workflowIds.set(e.path, id);
-      }
-      return { id, path: e.path };
-    });
+    .map((e) => ({ id: workflowIdOf(double, repo, e.path), path: e.path }));
 }
 
 async function workflowOf(ctx: RestContext, repo: RepoRec): Promise<{ id: number; path: string }> {
@@ -46,7 +39,25 @@ async function workflowOf(ctx: RestContext, repo: RepoRec): Promise<{ id: number
 }
 
 export function runJson(double: Double, repo: RepoRec, run: RunRec): Json {
-  return double.fixtures.workflowRun(repo, run, double.user(run.actor), double.repoJson(repo));
+  const own = double.repoJson(repo);
+  const head = run.headRepoKey === undefined ? undefined : double.state.repos.get(run.headRepoKey);
+  return double.fixtures.workflowRun(
+    repo,
+    run,
+    double.user(run.actor),
+    own,
+    head === undefined ? own : double.repoJson(head),
+  );
+}
+
+/** The id GitHub gives the workflow at `path` (one per path, whether or not it is on the default branch). */
+export function workflowIdOf(double: Double, repo: RepoRec, path: string): number {
+  let id = repo.workflowIds.get(path);
+  if (id === undefined) {
+    id = nextId(double.state);
+    repo.workflowIds.set(path, id);
+  }
+  return id;
 }
 
 function filterRuns(ctx: RestContext, runs: readonly RunRec[]): RunRec[] {

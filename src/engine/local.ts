@@ -242,15 +242,7 @@ export function gitPort(repo: Git): GitPort {
       return repo.worktree(path) as WorktreePort;
     },
     removeWorktree: (path) => repo.removeWorktree(path),
-    diff: (base, head) =>
-      repo.read(`cannot diff ${head} against ${base}`, [
-        'diff',
-        '--no-color',
-        '--no-ext-diff',
-        '--no-textconv',
-        `${base}...${head}`,
-        '--',
-      ]),
+    diff: (base, head) => repo.diff(base, head),
     mergedStories: (branch) => readMergedStories(repo, branch),
   };
 }

@@ -5,8 +5,9 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
   GitConfigGuard,
@@ -14,7 +15,7 @@ import {
   gitConfigPaths,
   type GitConfigPath,
 } from './config-guard.js';
-import { GitRunner, gitError, type GitIdentity } from './run-git.js';
+import { GitRunner, gitError, readConfiguredIdentity, type GitIdentity } from './run-git.js';
 
 export type { GitIdentity } from './run-git.js';
 
@@ -31,6 +32,24 @@ export interface ChangedPath {
 export const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
 
 const NUL = '\0';
+
+/**
+ * Before every diff epicflow reads: what changed, as git stores it, whatever
+ * the tree's `.gitattributes` (`-diff`, `diff=<driver>`), `.gitmodules`
+ * (`ignore = all`) or the config (a textconv, an external diff, colour, other
+ * prefixes) say. Those would hide changes from the perimeter, the judge and
+ * the oracle guard, or change the text they parse.
+ */
+const DIFF_AS_STORED = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--ignore-submodules=none',
+  '--no-relative',
+];
+
+/** A unified diff as people and the oracle guard read it: every file as text, `a/` and `b/`. */
+const PATCH_AS_TEXT = [...DIFF_AS_STORED, '--text', '--src-prefix=a/', '--dst-prefix=b/'];
 
 function splitNul(text: string): string[] {
   return text.split(NUL).filter((s) => s !== '');
@@ -152,7 +171,7 @@ export class Git {
     ]);
     const main = parseWorktreeList(list)[0];
     if (!main || main.bare) throw notRepo();
-    return new Git(main.path, commonDir, identity ?? (await configuredIdentity(probe)));
+    return new Git(main.path, commonDir, identity ?? (await configuredIdentity(dir)));
   }
 
   /** The commit a ref or sha names; null when missing. */
@@ -325,19 +344,31 @@ export class Git {
     return parseWorktreeList(out);
   }
 
+  /**
+   * The unified diff of `head` against its merge base with `base`: what the
+   * judge reads and the oracle guard checks. Every change shows as text lines,
+   * whatever the tree or the config would make git hide (`PATCH_AS_TEXT`).
+   */
+  async diff(base: string, head: string): Promise<string> {
+    checkRefName(base);
+    checkRefName(head);
+    return this.git.run(`cannot diff ${head} against ${base}`, [
+      'diff',
+      ...PATCH_AS_TEXT,
+      `${base}...${head}`,
+      '--',
+    ]);
+  }
+
   /** Runs a read-only git command in the main work tree (for small helpers). */
   async read(what: string, args: readonly string[]): Promise<string> {
     return this.git.run(what, args);
   }
 }
 
-async function configuredIdentity(git: GitRunner): Promise<GitIdentity> {
-  const get = async (key: string): Promise<string> => {
-    const r = await git.try(['config', '--get', key]);
-    return r.exitCode === 0 ? r.stdout.trim() : '';
-  };
-  const name = await get('user.name');
-  const email = await get('user.email');
+/** The identity the person running epicflow configured (see `readConfiguredIdentity`), or the default. */
+async function configuredIdentity(dir: string): Promise<GitIdentity> {
+  const { name, email } = await readConfiguredIdentity(dir);
   return { name: name || DEFAULT_IDENTITY.name, email: email || DEFAULT_IDENTITY.email };
 }
 
@@ -405,7 +436,7 @@ export class Worktree {
   /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
   async commitAll(message: string): Promise<string | null> {
     await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
-    const staged = await this.git.try(['diff', '--cached', '--quiet', '--no-ext-diff']);
+    const staged = await this.git.try(['diff', '--cached', '--quiet', ...DIFF_AS_STORED]);
     if (staged.exitCode === 0) return null;
     if (staged.exitCode !== 1) throw gitError(`cannot diff the index of ${this.path}`, staged);
     await this.git.run(`cannot commit in ${this.path}`, [
@@ -481,8 +512,7 @@ export class Worktree {
       '-z',
       '--no-renames',
       '--no-abbrev',
-      '--no-ext-diff',
-      '--no-textconv',
+      ...DIFF_AS_STORED,
       `${baseRef}...HEAD`,
       '--',
     ]);
@@ -511,7 +541,14 @@ export class Worktree {
 
   /**
    * Puts paths (files or directory prefixes) back as they are in `fromRef`:
-   * present there → restored, absent there → deleted. Committing is the caller's job.
+   * present there → restored, absent there → deleted; tracked files elsewhere
+   * (and their uncommitted changes) are left alone. Committing is the caller's job.
+   *
+   * Linear in the size of the repository, whatever the number of paths: the
+   * target tree is computed from two listings and put in place by one two-tree
+   * `read-tree` (git, never fs, writes and deletes: it refuses to follow a
+   * symlinked directory out of the tree). Pathspecs would be matched path by
+   * pathspec, hours for tens of thousands of paths.
    */
   async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
     checkRefName(fromRef);
@@ -521,20 +558,69 @@ export class Worktree {
         throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
       }
     }
-    // Through git, never fs: git refuses to follow a symlinked directory out of the tree.
-    await this.git.run(
-      `cannot remove paths in ${this.path}`,
-      ['rm', '-r', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
-      { input: paths.join(NUL), literalPathspecs: true },
-    );
-    const present = await this.existingIn(fromRef, paths);
-    if (present.length > 0) {
+    const wanted = new Set(paths);
+    const under = (file: string): boolean => {
+      for (let at = file.length; at > 0; at = file.lastIndexOf('/', at - 1)) {
+        if (wanted.has(file.slice(0, at))) return true;
+      }
+      return false;
+    };
+    const current = (
+      await this.git.run(`cannot read the index of ${this.path}`, ['write-tree'])
+    ).trim();
+    const restored = (await this.treeEntries(fromRef)).filter((e) => under(e.path));
+    const kept = (await this.treeEntries(current)).filter((e) => !under(e.path));
+    // Byte order is the index's order: each entry goes in at the end, no shuffling.
+    const target = [...kept, ...restored].sort((a, b) => Buffer.compare(a.key, b.key));
+    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
+    let tree: string;
+    try {
+      const indexFile = join(scratch, 'index');
+      await this.git.run(
+        `cannot build the restored tree in ${this.path}`,
+        // ls-tree's own records are what --index-info reads; --replace: a restored file wins over a folder.
+        ['update-index', '--add', '--replace', '-z', '--index-info'],
+        { input: target.map((e) => `${e.record}${NUL}`).join(''), indexFile },
+      );
+      tree = (
+        await this.git.run(`cannot write the restored tree in ${this.path}`, ['write-tree'], {
+          indexFile,
+        })
+      ).trim();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    // Two-tree merge from the index as it is: only paths that differ are written or deleted.
+    await this.git.run(`cannot restore paths from ${fromRef} in ${this.path}`, [
+      'read-tree',
+      '--reset',
+      '-u',
+      current,
+      tree,
+    ]);
+    if (restored.length > 0) {
+      // A restored file the index already had as wanted may still be edited on disk.
       await this.git.run(
         `cannot restore paths from ${fromRef} in ${this.path}`,
-        ['checkout', fromRef, '--pathspec-from-file=-', '--pathspec-file-nul'],
-        { input: present.join(NUL), literalPathspecs: true },
+        ['checkout-index', '-f', '-z', '--stdin'],
+        { input: restored.map((e) => `${e.path}${NUL}`).join('') },
       );
     }
+  }
+
+  /** Every file of a tree-ish as `ls-tree -r` writes it: the record, its path, the path's bytes. */
+  private async treeEntries(ref: string): Promise<{ record: string; path: string; key: Buffer }[]> {
+    const out = await this.git.run(`cannot list the files of ${ref}`, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--full-tree',
+      ref,
+    ]);
+    return splitNul(out).map((record) => {
+      const path = record.slice(record.indexOf('\t') + 1);
+      return { record, path, key: Buffer.from(path, 'utf8') };
+    });
   }
 
   /**
@@ -580,6 +666,7 @@ export class Worktree {
       '--name-only',
       '-z',
       '--diff-filter=U',
+      ...DIFF_AS_STORED,
     ]);
     return [...new Set(splitNul(out))];
   }

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Git, type Worktree } from '../../../src/adapters/git/git.js';
+import { spawnGit } from '../../../src/adapters/git/run-git.js';
+import { isEpicflowError } from '../../../src/core/errors.js';
 import { commitFiles, IDENTITY, makeRepo, storeBlob, type Fixture } from './repo-fixture.js';
 
 const OWNED = 12_000;
@@ -99,5 +101,26 @@ describe('a story of 12,000 changed files in a repository of 20,000', () => {
     expect(await story.changedPaths(base)).toEqual([]);
     expect(readFileSync(join(story.path, owned(OWNED - 1)), 'utf8')).toBe('before\n');
     expect(existsSync(join(story.path, owned(0)))).toBe(true);
+  });
+});
+
+describe('a git command past the output limit', () => {
+  it('fails with a git error naming the limit; its output is never cut', async () => {
+    const blob = storeBlob(f, 'x'.repeat(10_000));
+    const small = await spawnGit(['cat-file', 'blob', blob], {
+      cwd: f.dir,
+      identity: undefined,
+      outputLimitBytes: 10_000,
+    });
+    expect(small.stdout).toHaveLength(10_000);
+    const err = await spawnGit(['cat-file', 'blob', blob], {
+      cwd: f.dir,
+      identity: undefined,
+      outputLimitBytes: 9_999,
+    }).catch((e: unknown) => e);
+    expect(isEpicflowError(err, 'git')).toBe(true);
+    expect((err as Error).message).toBe(
+      `git cat-file in ${f.dir} wrote more than 9.8 KiB to stdout`,
+    );
   });
 });

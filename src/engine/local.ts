@@ -256,6 +256,8 @@ export function shellGates(env: NodeJS.ProcessEnv): GateRunner {
         cwd,
         env: childEnv,
         timeoutMs,
+        // For people (the coder's feedback, the report) and the triage of
+        // failure lines: the tail, which says so in its first line when cut.
         maxCaptureBytes: 256 * 1024,
         ...(signal === undefined ? {} : { signal }),
       });

@@ -386,6 +386,53 @@ const STATUSES: Record<string, ChangedPath['status']> = {
   T: 'type-changed',
 };
 
+interface TreeEntry {
+  /** `<mode> <type> <sha>\t<path>`, which `update-index --index-info` reads as it is. */
+  readonly record: string;
+  readonly path: string;
+}
+
+/**
+ * Orders paths as git's index does, by their UTF-8 bytes, which is code point
+ * order. UTF-16 code units differ only past U+FFFF: a surrogate (U+D800–DFFF)
+ * stands for a code point above every unit from U+E000 up.
+ */
+function compareIndexOrder(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const rank = (u: number): number => (u >= 0xd800 && u <= 0xdfff ? u + 0x2000 : u);
+    return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Two listings already in index order (a recursive tree walk is), merged into
+ * one. Out of order would still be right, only slower for `update-index`.
+ */
+function mergeInIndexOrder(a: readonly TreeEntry[], b: readonly TreeEntry[]): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as TreeEntry;
+    const y = b[j] as TreeEntry;
+    if (compareIndexOrder(x.path, y.path) <= 0) {
+      out.push(x);
+      i++;
+    } else {
+      out.push(y);
+      j++;
+    }
+  }
+  for (; i < a.length; i++) out.push(a[i] as TreeEntry);
+  for (; j < b.length; j++) out.push(b[j] as TreeEntry);
+  return out;
+}
+
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
   readonly path: string;
@@ -570,8 +617,8 @@ export class Worktree {
     ).trim();
     const restored = (await this.treeEntries(fromRef)).filter((e) => under(e.path));
     const kept = (await this.treeEntries(current)).filter((e) => !under(e.path));
-    // Byte order is the index's order: each entry goes in at the end, no shuffling.
-    const target = [...kept, ...restored].sort((a, b) => Buffer.compare(a.key, b.key));
+    // Both listings are in the index's order: merged, each entry goes in at the end, no shuffling.
+    const target = mergeInIndexOrder(kept, restored);
     const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
     let tree: string;
     try {
@@ -608,8 +655,8 @@ export class Worktree {
     }
   }
 
-  /** Every file of a tree-ish as `ls-tree -r` writes it: the record, its path, the path's bytes. */
-  private async treeEntries(ref: string): Promise<{ record: string; path: string; key: Buffer }[]> {
+  /** Every file of a tree-ish as `ls-tree -r` writes it (in the index's order): the record and its path. */
+  private async treeEntries(ref: string): Promise<TreeEntry[]> {
     const out = await this.git.run(`cannot list the files of ${ref}`, [
       'ls-tree',
       '-r',
@@ -618,8 +665,7 @@ export class Worktree {
       ref,
     ]);
     return splitNul(out).map((record) => {
-      const path = record.slice(record.indexOf('\t') + 1);
-      return { record, path, key: Buffer.from(path, 'utf8') };
+      return { record, path: record.slice(record.indexOf('\t') + 1) };
     });
   }
 

@@ -326,6 +326,23 @@ describe('Worktree', () => {
     expect((await story.changedPaths(base)).map((c) => c.path)).toEqual(['keep.txt']);
   });
 
+  it('restores paths with characters beyond ASCII among others', async () => {
+    const names = ['a.txt', 'ünï/x.txt', '😀.txt', '\uE000.txt', 'z/ß.txt', 'a b/c.txt'];
+    const { story, sf, base } = await storySetup(
+      Object.fromEntries(names.map((n) => [n, `${n}\n`])),
+    );
+    for (const n of names) sf.write(n, 'changed\n');
+    sf.write('😀/new.txt', 'new\n');
+    await story.commitAll('work');
+    await story.restorePaths(base, ['😀.txt', '\uE000.txt', 'ünï', '😀']);
+    await story.commitAll('restore');
+    expect((await story.changedPaths(base)).map((c) => c.path).sort()).toEqual(
+      ['a b/c.txt', 'a.txt', 'z/ß.txt'].sort(),
+    );
+    expect(readFileSync(join(story.path, '😀.txt'), 'utf8')).toBe('😀.txt\n');
+    expect(existsSync(join(story.path, '😀', 'new.txt'))).toBe(false);
+  });
+
   it('never writes through a symlink the story put where a restored folder was', async () => {
     const { story, sf, base } = await storySetup({ 'other/b.txt': 'b\n', 'lnk/x.txt': 'x\n' });
     const outside = mkdtempSync(join(tmpdir(), 'epicflow-outside-'));

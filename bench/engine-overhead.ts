@@ -17,9 +17,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Git } from '../src/adapters/git/git.js';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runLocalEpic } from '../src/engine/local.js';
+import { generateScaleRepo, SCALE_CHANGED, SCALE_FILES } from './perimeter-scale.js';
 import { median } from './support/stats.js';
 
 const FILES = 20_000;
@@ -113,115 +114,18 @@ async function engine(repo: string, root: string): Promise<number[]> {
   return merged;
 }
 
-const SCALE_FILES = 100_000;
-const SCALE_CHANGED = 50_000;
-
-function plumbing(cwd: string, args: string[], input: string, env: Record<string, string> = {}) {
-  return execFileSync('git', args, {
-    cwd,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    input,
-    maxBuffer: 1024 * 1024 * 1024,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  }).trim();
-}
-
-/** A commit of exactly `files` (path → blob), through a private index: no checkout, four processes. */
-function commitFiles(repo: string, files: ReadonlyMap<string, string>, parent?: string): string {
-  const index = join(repo, '.git', 'bench-index');
-  rmSync(index, { force: true });
-  const lines = [...files].map(([path, sha]) => `100644 ${sha}\t${path}\n`).join('');
-  plumbing(repo, ['update-index', '--add', '--index-info'], lines, { GIT_INDEX_FILE: index });
-  const tree = plumbing(repo, ['write-tree'], '', { GIT_INDEX_FILE: index });
-  rmSync(index, { force: true });
-  return plumbing(
-    repo,
-    ['commit-tree', tree, '-m', 'bench', ...(parent ? ['-p', parent] : [])],
-    '',
-  );
-}
-
-/** Wall time and the highest resident memory of this process seen while `work` ran (sampled). */
-async function measure<T>(
-  work: () => Promise<T>,
-): Promise<{ ms: number; rssMb: number; value: T }> {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 2);
-  const start = performance.now();
-  try {
-    const value = await work();
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return { ms: performance.now() - start, rssMb: peak / 1024 / 1024, value };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** `changedPaths` and `restorePaths` on a story of 50,000 changed files in 100,000. */
-async function scale(root: string): Promise<void> {
+/** The perimeter at scale: the repository is made here, measured in a fresh process. */
+function scale(root: string): void {
   const repo = join(root, 'scale');
-  mkdirSync(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  git(repo, 'config', 'user.name', 'Bench');
-  git(repo, 'config', 'user.email', 'bench@example.com');
-  const path = (i: number): string =>
-    `packages/p${Math.floor(i / 1000)}/src/generated/module-${String(i).padStart(6, '0')}.ts`;
-  const before = plumbing(repo, ['hash-object', '-w', '--stdin'], 'before\n');
-  const after = plumbing(repo, ['hash-object', '-w', '--stdin'], 'after\n');
-  const files = new Map<string, string>();
-  for (let i = 0; i < SCALE_FILES; i++) files.set(path(i), before);
-  const base = commitFiles(repo, files);
-  // Every other file changes; the perimeter owns the even ones, and one odd file changes too.
-  for (let i = 0; i < 2 * SCALE_CHANGED; i += 2) files.set(path(i), after);
-  const outside = path(SCALE_FILES / 2 + 1);
-  files.set(outside, after);
-  const head = commitFiles(repo, files, base);
-  git(repo, 'branch', 'story', head);
-  const rawBytes = git(repo, 'diff', '--raw', '-z', '--no-abbrev', `${base}...${head}`).length;
-  const lsTreeBytes = git(repo, 'ls-tree', '-r', '-z', '--full-tree', base).length;
-
-  const rssBefore = process.memoryUsage().rss / 1024 / 1024;
-  const g = await Git.open(repo, { name: 'Bench', email: 'bench@example.com' });
-  const tree = join(root, 'scale-story');
-  const checkout = await measure(() => g.addWorktree(tree, 'story'));
-  const story = g.worktree(tree);
-  const changed = await measure(() => story.changedPaths(base));
-  const strays = changed.value.filter((c) => !/module-\d*[02468]\.ts$/.test(c.path));
-  const one = await measure(() =>
-    story.restorePaths(
-      base,
-      strays.map((c) => c.path),
-    ),
-  );
-  await story.commitAll('put back the stray');
-  const owned = changed.value.filter((c) => c.path !== outside).map((c) => c.path);
-  const all = await measure(() => story.restorePaths(base, owned));
-  await story.commitAll('put everything back');
-  const left = await story.changedPaths(base);
-
+  const { base, rawBytes, lsTreeBytes } = generateScaleRepo(repo);
   console.log('');
   console.log(
-    `perimeter at scale: ${SCALE_FILES.toLocaleString('en')} files, ${changed.value.length.toLocaleString('en')} changed ` +
+    `perimeter at scale: ${SCALE_FILES.toLocaleString('en')} files, ${(SCALE_CHANGED + 1).toLocaleString('en')} changed ` +
       `(diff --raw ${(rawBytes / 1e6).toFixed(1)} MB, ls-tree ${(lsTreeBytes / 1e6).toFixed(1)} MB, all read)`,
   );
   console.log('');
-  console.log(`resident memory of this process before: ${rssBefore.toFixed(0)} MB`);
-  console.log('');
-  console.log('| operation | time | peak RSS (this process, sampled) |');
-  console.log('| --- | --- | --- |');
-  const row = (what: string, m: { ms: number; rssMb: number }): void =>
-    console.log(`| ${what} | ${(m.ms / 1000).toFixed(2)} s | ${m.rssMb.toFixed(0)} MB |`);
-  row('worktree add (checkout of 100,000 files, for reference)', checkout);
-  row(`changedPaths (${changed.value.length.toLocaleString('en')} paths)`, changed);
-  row(`restorePaths, the ${strays.length} path outside the perimeter`, one);
-  row(`restorePaths, all ${owned.length.toLocaleString('en')} changed paths`, all);
-  console.log('');
-  console.log(
-    `found outside the perimeter: ${strays.map((c) => c.path).join(', ')}; changed after restoring everything: ${left.length}`,
-  );
+  const child = join(dirname(fileURLToPath(import.meta.url)), 'perimeter-scale.ts');
+  execFileSync(process.execPath, ['--import', 'tsx', child, repo, base], { stdio: 'inherit' });
 }
 
 export async function run(): Promise<void> {
@@ -252,7 +156,7 @@ export async function run(): Promise<void> {
     console.log('');
     console.log(`ratio engine / git floor: ${(e / f).toFixed(2)}× (goal ≤ 2.0×)`);
     console.log(`peak RSS: ${rssMb.toFixed(0)} MB`);
-    await scale(root);
+    scale(root);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -1,6 +1,7 @@
 /**
  * Engine overhead benchmark: what the local engine costs per story beyond the
- * git work it cannot avoid, on a repository of 20,000 files.
+ * git work it cannot avoid, on a repository of 20,000 files; and the perimeter
+ * at scale: a story of 50,000 changed files in a repository of 100,000.
  *
  * - engine: `epicflow run` with a no-op coder (writes one file) and `true` as
  *   the only gate, one story at a time;
@@ -9,13 +10,17 @@
  *   into an integration tree and move the branch.
  *
  * Prints the per-story medians, their ratio (goal: at most 2.0×) and the peak
- * resident memory of this process. Printing only: noise never fails it.
+ * resident memory of this process. At scale: the time and the memory of
+ * `changedPaths` and `restorePaths`, whose git output is megabytes, all read.
+ * Printing only: noise never fails it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runLocalEpic } from '../src/engine/local.js';
+import { generateScaleRepo, SCALE_CHANGED, SCALE_FILES } from './perimeter-scale.js';
 import { median } from './support/stats.js';
 
 const FILES = 20_000;
@@ -26,6 +31,7 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', ...args], {
     cwd,
     encoding: 'utf8',
+    maxBuffer: 1024 * 1024 * 1024,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -108,6 +114,20 @@ async function engine(repo: string, root: string): Promise<number[]> {
   return merged;
 }
 
+/** The perimeter at scale: the repository is made here, measured in a fresh process. */
+function scale(root: string): void {
+  const repo = join(root, 'scale');
+  const { base, rawBytes, lsTreeBytes } = generateScaleRepo(repo);
+  console.log('');
+  console.log(
+    `perimeter at scale: ${SCALE_FILES.toLocaleString('en')} files, ${(SCALE_CHANGED + 1).toLocaleString('en')} changed ` +
+      `(diff --raw ${(rawBytes / 1e6).toFixed(1)} MB, ls-tree ${(lsTreeBytes / 1e6).toFixed(1)} MB, all read)`,
+  );
+  console.log('');
+  const child = join(dirname(fileURLToPath(import.meta.url)), 'perimeter-scale.ts');
+  execFileSync(process.execPath, ['--import', 'tsx', child, repo, base], { stdio: 'inherit' });
+}
+
 export async function run(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'epicflow-bench-engine-'));
   try {
@@ -136,6 +156,7 @@ export async function run(): Promise<void> {
     console.log('');
     console.log(`ratio engine / git floor: ${(e / f).toFixed(2)}× (goal ≤ 2.0×)`);
     console.log(`peak RSS: ${rssMb.toFixed(0)} MB`);
+    scale(root);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

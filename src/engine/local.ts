@@ -242,15 +242,7 @@ export function gitPort(repo: Git): GitPort {
       return repo.worktree(path) as WorktreePort;
     },
     removeWorktree: (path) => repo.removeWorktree(path),
-    diff: (base, head) =>
-      repo.read(`cannot diff ${head} against ${base}`, [
-        'diff',
-        '--no-color',
-        '--no-ext-diff',
-        '--no-textconv',
-        `${base}...${head}`,
-        '--',
-      ]),
+    diff: (base, head) => repo.diff(base, head),
     mergedStories: (branch) => readMergedStories(repo, branch),
   };
 }
@@ -264,6 +256,8 @@ export function shellGates(env: NodeJS.ProcessEnv): GateRunner {
         cwd,
         env: childEnv,
         timeoutMs,
+        // For people (the coder's feedback, the report) and the triage of
+        // failure lines: the tail, which says so in its first line when cut.
         maxCaptureBytes: 256 * 1024,
         ...(signal === undefined ? {} : { signal }),
       });

@@ -77,7 +77,9 @@ export class CliExecutor implements ExecutorPort {
       ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
       timeoutMs: request.timeoutMs,
       ...(signal === undefined ? {} : { signal }),
-      // Event streams carry whole command outputs; usage is summed over all of them.
+      // Event streams carry whole command outputs: the tail is kept, and a cut
+      // says so in its first line. Usage a CLI reports per step (opencode,
+      // aider) is summed over what is kept.
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
     });
     // Tools run in their own sessions escape the group kill: end what the turn left behind.

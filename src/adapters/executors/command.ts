@@ -22,6 +22,12 @@ import {
 /** Exit status of a command agent that is out of quota (EX_TEMPFAIL). */
 export const USAGE_LIMIT_EXIT = 75;
 const FINAL_MESSAGE_CAP = 8 * 1024;
+/**
+ * What is kept of the agent's output: the tail, for people (a cut says so in
+ * its first line). Nothing read from it needs more: usage comes line by line
+ * through `onLine`, a blocked claim is the last line.
+ */
+const OUTPUT_TAIL_BYTES = 1024 * 1024;
 const DETAIL_CAP = 2000;
 
 export interface CommandExecutorOptions {
@@ -102,6 +108,7 @@ export class CommandExecutor implements ExecutorPort {
       input: request.prompt,
       timeoutMs: request.timeoutMs,
       ...(signal ? { signal } : {}),
+      maxCaptureBytes: OUTPUT_TAIL_BYTES,
       onLine: (stream, line) => {
         if (stream !== 'stdout') return;
         stdoutChars += line.length + 1;

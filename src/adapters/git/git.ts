@@ -5,8 +5,9 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
   GitConfigGuard,
@@ -14,7 +15,7 @@ import {
   gitConfigPaths,
   type GitConfigPath,
 } from './config-guard.js';
-import { GitRunner, gitError, type GitIdentity } from './run-git.js';
+import { GitRunner, gitError, readConfiguredIdentity, type GitIdentity } from './run-git.js';
 
 export type { GitIdentity } from './run-git.js';
 
@@ -31,6 +32,24 @@ export interface ChangedPath {
 export const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
 
 const NUL = '\0';
+
+/**
+ * Before every diff epicflow reads: what changed, as git stores it, whatever
+ * the tree's `.gitattributes` (`-diff`, `diff=<driver>`), `.gitmodules`
+ * (`ignore = all`) or the config (a textconv, an external diff, colour, other
+ * prefixes) say. Those would hide changes from the perimeter, the judge and
+ * the oracle guard, or change the text they parse.
+ */
+const DIFF_AS_STORED = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--ignore-submodules=none',
+  '--no-relative',
+];
+
+/** A unified diff as people and the oracle guard read it: every file as text, `a/` and `b/`. */
+const PATCH_AS_TEXT = [...DIFF_AS_STORED, '--text', '--src-prefix=a/', '--dst-prefix=b/'];
 
 function splitNul(text: string): string[] {
   return text.split(NUL).filter((s) => s !== '');
@@ -152,7 +171,7 @@ export class Git {
     ]);
     const main = parseWorktreeList(list)[0];
     if (!main || main.bare) throw notRepo();
-    return new Git(main.path, commonDir, identity ?? (await configuredIdentity(probe)));
+    return new Git(main.path, commonDir, identity ?? (await configuredIdentity(dir)));
   }
 
   /** The commit a ref or sha names; null when missing. */
@@ -325,19 +344,31 @@ export class Git {
     return parseWorktreeList(out);
   }
 
+  /**
+   * The unified diff of `head` against its merge base with `base`: what the
+   * judge reads and the oracle guard checks. Every change shows as text lines,
+   * whatever the tree or the config would make git hide (`PATCH_AS_TEXT`).
+   */
+  async diff(base: string, head: string): Promise<string> {
+    checkRefName(base);
+    checkRefName(head);
+    return this.git.run(`cannot diff ${head} against ${base}`, [
+      'diff',
+      ...PATCH_AS_TEXT,
+      `${base}...${head}`,
+      '--',
+    ]);
+  }
+
   /** Runs a read-only git command in the main work tree (for small helpers). */
   async read(what: string, args: readonly string[]): Promise<string> {
     return this.git.run(what, args);
   }
 }
 
-async function configuredIdentity(git: GitRunner): Promise<GitIdentity> {
-  const get = async (key: string): Promise<string> => {
-    const r = await git.try(['config', '--get', key]);
-    return r.exitCode === 0 ? r.stdout.trim() : '';
-  };
-  const name = await get('user.name');
-  const email = await get('user.email');
+/** The identity the person running epicflow configured (see `readConfiguredIdentity`), or the default. */
+async function configuredIdentity(dir: string): Promise<GitIdentity> {
+  const { name, email } = await readConfiguredIdentity(dir);
   return { name: name || DEFAULT_IDENTITY.name, email: email || DEFAULT_IDENTITY.email };
 }
 
@@ -354,6 +385,53 @@ const STATUSES: Record<string, ChangedPath['status']> = {
   D: 'deleted',
   T: 'type-changed',
 };
+
+interface TreeEntry {
+  /** `<mode> <type> <sha>\t<path>`, which `update-index --index-info` reads as it is. */
+  readonly record: string;
+  readonly path: string;
+}
+
+/**
+ * Orders paths as git's index does, by their UTF-8 bytes, which is code point
+ * order. UTF-16 code units differ only past U+FFFF: a surrogate (U+D800–DFFF)
+ * stands for a code point above every unit from U+E000 up.
+ */
+function compareIndexOrder(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const rank = (u: number): number => (u >= 0xd800 && u <= 0xdfff ? u + 0x2000 : u);
+    return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Two listings already in index order (a recursive tree walk is), merged into
+ * one. Out of order would still be right, only slower for `update-index`.
+ */
+function mergeInIndexOrder(a: readonly TreeEntry[], b: readonly TreeEntry[]): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as TreeEntry;
+    const y = b[j] as TreeEntry;
+    if (compareIndexOrder(x.path, y.path) <= 0) {
+      out.push(x);
+      i++;
+    } else {
+      out.push(y);
+      j++;
+    }
+  }
+  for (; i < a.length; i++) out.push(a[i] as TreeEntry);
+  for (; j < b.length; j++) out.push(b[j] as TreeEntry);
+  return out;
+}
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
@@ -405,7 +483,7 @@ export class Worktree {
   /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
   async commitAll(message: string): Promise<string | null> {
     await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
-    const staged = await this.git.try(['diff', '--cached', '--quiet', '--no-ext-diff']);
+    const staged = await this.git.try(['diff', '--cached', '--quiet', ...DIFF_AS_STORED]);
     if (staged.exitCode === 0) return null;
     if (staged.exitCode !== 1) throw gitError(`cannot diff the index of ${this.path}`, staged);
     await this.git.run(`cannot commit in ${this.path}`, [
@@ -481,8 +559,7 @@ export class Worktree {
       '-z',
       '--no-renames',
       '--no-abbrev',
-      '--no-ext-diff',
-      '--no-textconv',
+      ...DIFF_AS_STORED,
       `${baseRef}...HEAD`,
       '--',
     ]);
@@ -511,7 +588,14 @@ export class Worktree {
 
   /**
    * Puts paths (files or directory prefixes) back as they are in `fromRef`:
-   * present there → restored, absent there → deleted. Committing is the caller's job.
+   * present there → restored, absent there → deleted; tracked files elsewhere
+   * (and their uncommitted changes) are left alone. Committing is the caller's job.
+   *
+   * Linear in the size of the repository, whatever the number of paths: the
+   * target tree is computed from two listings and put in place by one two-tree
+   * `read-tree` (git, never fs, writes and deletes: it refuses to follow a
+   * symlinked directory out of the tree). Pathspecs would be matched path by
+   * pathspec, hours for tens of thousands of paths.
    */
   async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
     checkRefName(fromRef);
@@ -521,20 +605,68 @@ export class Worktree {
         throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
       }
     }
-    // Through git, never fs: git refuses to follow a symlinked directory out of the tree.
-    await this.git.run(
-      `cannot remove paths in ${this.path}`,
-      ['rm', '-r', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
-      { input: paths.join(NUL), literalPathspecs: true },
-    );
-    const present = await this.existingIn(fromRef, paths);
-    if (present.length > 0) {
+    const wanted = new Set(paths);
+    const under = (file: string): boolean => {
+      for (let at = file.length; at > 0; at = file.lastIndexOf('/', at - 1)) {
+        if (wanted.has(file.slice(0, at))) return true;
+      }
+      return false;
+    };
+    const current = (
+      await this.git.run(`cannot read the index of ${this.path}`, ['write-tree'])
+    ).trim();
+    const restored = (await this.treeEntries(fromRef)).filter((e) => under(e.path));
+    const kept = (await this.treeEntries(current)).filter((e) => !under(e.path));
+    // Both listings are in the index's order: merged, each entry goes in at the end, no shuffling.
+    const target = mergeInIndexOrder(kept, restored);
+    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
+    let tree: string;
+    try {
+      const indexFile = join(scratch, 'index');
+      await this.git.run(
+        `cannot build the restored tree in ${this.path}`,
+        // ls-tree's own records are what --index-info reads; --replace: a restored file wins over a folder.
+        ['update-index', '--add', '--replace', '-z', '--index-info'],
+        { input: target.map((e) => `${e.record}${NUL}`).join(''), indexFile },
+      );
+      tree = (
+        await this.git.run(`cannot write the restored tree in ${this.path}`, ['write-tree'], {
+          indexFile,
+        })
+      ).trim();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    // Two-tree merge from the index as it is: only paths that differ are written or deleted.
+    await this.git.run(`cannot restore paths from ${fromRef} in ${this.path}`, [
+      'read-tree',
+      '--reset',
+      '-u',
+      current,
+      tree,
+    ]);
+    if (restored.length > 0) {
+      // A restored file the index already had as wanted may still be edited on disk.
       await this.git.run(
         `cannot restore paths from ${fromRef} in ${this.path}`,
-        ['checkout', fromRef, '--pathspec-from-file=-', '--pathspec-file-nul'],
-        { input: present.join(NUL), literalPathspecs: true },
+        ['checkout-index', '-f', '-z', '--stdin'],
+        { input: restored.map((e) => `${e.path}${NUL}`).join('') },
       );
     }
+  }
+
+  /** Every file of a tree-ish as `ls-tree -r` writes it (in the index's order): the record and its path. */
+  private async treeEntries(ref: string): Promise<TreeEntry[]> {
+    const out = await this.git.run(`cannot list the files of ${ref}`, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--full-tree',
+      ref,
+    ]);
+    return splitNul(out).map((record) => {
+      return { record, path: record.slice(record.indexOf('\t') + 1) };
+    });
   }
 
   /**
@@ -580,6 +712,7 @@ export class Worktree {
       '--name-only',
       '-z',
       '--diff-filter=U',
+      ...DIFF_AS_STORED,
     ]);
     return [...new Set(splitNul(out))];
   }

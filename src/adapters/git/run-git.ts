@@ -5,8 +5,19 @@
  * epicflow's rights, and no prompt can ever block a run. What `-c` cannot
  * switch off (filters, merge drivers, proxies planted in `.git/config`) is put
  * back by the `GitConfigGuard` each runner checks before a command.
+ *
+ * Configuration from outside the repository has no say either: the system
+ * config and the system attributes are switched off, and git's global config
+ * is `/dev/null`, so `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config` and
+ * `/etc/gitconfig` (aliases, `url.<x>.insteadOf`, `core.fsmonitor`,
+ * `credential.helper`, includes) are never read; the global ignore and
+ * attributes files are `/dev/null` too. What epicflow wants there instead is
+ * `PRIVATE_GLOBAL_CONFIG`.
+ *
+ * Output is read whole, never cut (`GIT_OUTPUT_LIMIT`).
  */
 import { EpicflowError } from '../../core/errors.js';
+import { formatBytes } from '../../core/cut-notice.js';
 import { baseEnv, runProcess, type ProcessResult } from '../process/run-process.js';
 
 export interface GitIdentity {
@@ -18,6 +29,8 @@ export interface RunGitOptions {
   readonly input?: string;
   /** Treat every pathspec literally (no globs, no magic). */
   readonly literalPathspecs?: boolean;
+  /** An index of epicflow's own (absolute path) instead of the tree's (`GIT_INDEX_FILE`). */
+  readonly indexFile?: string;
 }
 
 /** Options placed before every git subcommand. */
@@ -37,10 +50,38 @@ const SAFE_CONFIG = [
   'color.ui=false',
   'log.showSignature=false',
   'core.quotePath=false',
+  // Their defaults live in the home folder ($XDG_CONFIG_HOME/git/ignore and
+  // /attributes), read even without a global config: an ignore rule there would
+  // hide a file from `add -A` (and the perimeter), an attribute would run a filter.
+  'core.excludesFile=/dev/null',
+  'core.attributesFile=/dev/null',
 ];
+
+/**
+ * What epicflow's git reads in place of a global config: one `key=value` per
+ * entry, e.g. `'safe.directory=/path/of/a/tree'` (a multi-valued key may
+ * appear more than once). They are given as `-c` options (git's command scope,
+ * which, like the global scope, is protected configuration and wins over the
+ * repository's), not written to a file: an agent runs as the same user and
+ * could edit any file epicflow writes while it runs; `/dev/null` and argv
+ * cannot be edited.
+ */
+const PRIVATE_GLOBAL_CONFIG: readonly string[] = [];
+
+/**
+ * The most one git command may write to either stream. Every byte below it is
+ * read; past it the command is stopped and fails (`git`), it is never cut. Far
+ * above real repositories: `ls-tree -r` of 100,000 files is about 6 MB.
+ */
+export const GIT_OUTPUT_LIMIT = 256 * 1024 * 1024;
 
 const GIT_TIMEOUT_MS = 30 * 60 * 1000;
 
+/**
+ * The environment of every git command epicflow runs: the base environment
+ * (no GIT_* variable of the caller's, no token), no prompt, no pager, and no
+ * configuration from outside the repository (see the module comment).
+ */
 export function gitEnv(): Record<string, string> {
   return {
     ...baseEnv(process.env),
@@ -50,6 +91,9 @@ export function gitEnv(): Record<string, string> {
     PAGER: 'cat',
     GIT_EDITOR: 'true',
     GIT_OPTIONAL_LOCKS: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
   };
 }
 
@@ -60,11 +104,88 @@ export function gitArgv(
   options: RunGitOptions = {},
 ): string[] {
   const argv = ['git'];
-  for (const c of SAFE_CONFIG) argv.push('-c', c);
+  for (const c of [...SAFE_CONFIG, ...PRIVATE_GLOBAL_CONFIG]) argv.push('-c', c);
   if (identity) argv.push('-c', `user.name=${identity.name}`, '-c', `user.email=${identity.email}`);
   if (options.literalPathspecs) argv.push('--literal-pathspecs');
   argv.push(...args);
   return argv;
+}
+
+export interface SpawnGitOptions extends RunGitOptions {
+  readonly cwd: string;
+  readonly identity: GitIdentity | undefined;
+  readonly timeoutMs?: number;
+  /** Added to `gitEnv()` (the network commands' credential header). */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+  /** Defaults to `GIT_OUTPUT_LIMIT`; smaller only to prove the limit. */
+  readonly outputLimitBytes?: number;
+}
+
+/**
+ * Runs one git command the way epicflow runs all of them: `gitArgv`, `gitEnv`,
+ * both streams read whole. Returns the result whatever the exit code; a git
+ * that cannot start, or output past the limit, throws `EpicflowError('git')`.
+ */
+export async function spawnGit(
+  args: readonly string[],
+  options: SpawnGitOptions,
+): Promise<ProcessResult> {
+  const limit = options.outputLimitBytes ?? GIT_OUTPUT_LIMIT;
+  const runOptions: Parameters<typeof runProcess>[1] = {
+    cwd: options.cwd,
+    env: {
+      ...gitEnv(),
+      ...options.extraEnv,
+      ...(options.indexFile === undefined ? {} : { GIT_INDEX_FILE: options.indexFile }),
+    },
+    timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
+    wholeOutput: { limitBytes: limit },
+  };
+  if (options.input !== undefined) runOptions.input = options.input;
+  const result = await runProcess(gitArgv(args, options.identity, options), runOptions);
+  if (result.spawnError) {
+    throw new EpicflowError(
+      'git',
+      `cannot run git in ${options.cwd}: ${result.spawnError.message}`,
+    );
+  }
+  if (result.overflow) {
+    throw new EpicflowError(
+      'git',
+      `git ${args[0] ?? ''} in ${options.cwd} wrote more than ${formatBytes(limit)} to ${result.overflow}`,
+      {
+        details: [
+          'epicflow reads git output whole and never cuts it; the command was stopped',
+          `command: git ${args.join(' ').slice(0, 200)}`,
+        ],
+      },
+    );
+  }
+  return result;
+}
+
+/**
+ * The identity configured for `cwd` as the person running epicflow set it up
+ * (the repository's config, then their global and system config), for commits
+ * when no identity is given. The one read of configuration from outside the
+ * repository: two values, nothing run. Empty strings when unset.
+ */
+export async function readConfiguredIdentity(
+  cwd: string,
+): Promise<{ name: string; email: string }> {
+  const env = gitEnv();
+  delete env.GIT_CONFIG_NOSYSTEM;
+  delete env.GIT_CONFIG_GLOBAL;
+  const get = async (key: string): Promise<string> => {
+    const r = await runProcess(gitArgv(['config', '--get', key], undefined), {
+      cwd,
+      env,
+      timeoutMs: 60_000,
+      wholeOutput: { limitBytes: 64 * 1024 },
+    });
+    return r.exitCode === 0 && r.overflow === undefined ? r.stdout.trim() : '';
+  };
+  return { name: await get('user.name'), email: await get('user.email') };
 }
 
 /** The last lines of a process's output, for error details. */
@@ -85,21 +206,14 @@ export class GitRunner {
     private readonly guard?: GitCommandGuard,
   ) {}
 
-  /** Runs git; returns the result whatever the exit code (a missing git binary throws). */
+  /**
+   * Runs git; returns the result whatever the exit code (a missing git binary,
+   * or output past `GIT_OUTPUT_LIMIT`, throws).
+   */
   async try(args: readonly string[], options: RunGitOptions = {}): Promise<ProcessResult> {
     // Git's own configuration must be as trusted before git reads it.
     await this.guard?.check();
-    const runOptions: Parameters<typeof runProcess>[1] = {
-      cwd: this.cwd,
-      env: gitEnv(),
-      timeoutMs: GIT_TIMEOUT_MS,
-    };
-    if (options.input !== undefined) runOptions.input = options.input;
-    const result = await runProcess(gitArgv(args, this.identity, options), runOptions);
-    if (result.spawnError) {
-      throw new EpicflowError('git', `cannot run git in ${this.cwd}: ${result.spawnError.message}`);
-    }
-    return result;
+    return spawnGit(args, { ...options, cwd: this.cwd, identity: this.identity });
   }
 
   /** Runs git and returns stdout; a non-zero exit throws `EpicflowError('git', what)`. */

@@ -1,13 +1,21 @@
 /**
  * Child processes for agents, gates, setup and git: a complete explicit
- * environment, stdin closed or fed, output captured (tail-capped) and streamed
- * by line, and a wall-clock timeout that kills the whole process group, so a
- * runaway agent cannot leave grandchildren behind.
+ * environment, stdin closed or fed, output captured and streamed by line, and a
+ * wall-clock timeout that kills the whole process group, so a runaway agent
+ * cannot leave grandchildren behind.
+ *
+ * Output is captured one of two ways, chosen by the caller. Text only people
+ * read (gate and agent logs) keeps its tail, bounded, and says so in its first
+ * line when it was cut (`cutNotice`). Output a decision is read from (git
+ * plumbing) is kept whole: it is never cut; past a ceiling the process is
+ * killed and the result says `overflow`, which the caller turns into an error.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { cutNotice } from '../../core/cut-notice.js';
+import { EpicflowError } from '../../core/errors.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -20,8 +28,18 @@ export interface RunProcessOptions {
   /** Abort kills the group the same way. */
   signal?: AbortSignal;
   onLine?: (stream: 'stdout' | 'stderr', line: string) => void;
-  /** Keep at most this many bytes of each stream (the tail). Default 1 MiB. */
+  /**
+   * For text only people read: keep at most this many bytes of each stream,
+   * the tail. A cut stream's text starts with a line saying so (`cutNotice`),
+   * counted in the bytes kept. Default 1 MiB. Not together with `wholeOutput`.
+   */
   maxCaptureBytes?: number;
+  /**
+   * For output a decision is read from: keep every byte of both streams. A
+   * stream larger than `limitBytes` is never cut: the process group is killed
+   * and `overflow` names the stream (its text is then empty).
+   */
+  wholeOutput?: { readonly limitBytes: number };
 }
 
 export interface ProcessResult {
@@ -32,6 +50,10 @@ export interface ProcessResult {
   stdout: string;
   stderr: string;
   durationMs: number;
+  /** Bytes left out at the start of each stream (tail capture only); 0 when all was kept. */
+  cutBytes: { stdout: number; stderr: number };
+  /** With `wholeOutput`: the stream that went past the limit; the process was killed. */
+  overflow?: 'stdout' | 'stderr';
   /** The process could not start (binary missing, not executable, bad cwd). Never thrown. */
   spawnError?: { code: 'ENOENT' | 'EACCES' | string; message: string };
 }
@@ -41,11 +63,22 @@ const DEFAULT_CAPTURE = 1024 * 1024;
 const MAX_LINE_CHARS = 1024 * 1024;
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** Keeps the last `max` bytes written to it. */
-class TailBuffer {
+interface Capture {
+  push(chunk: Buffer): void;
+  text(): string;
+  /** Bytes left out at the start. */
+  readonly cut: number;
+}
+
+/**
+ * Keeps the last `max` bytes written to it. When it had to drop some, its text
+ * starts with a `cutNotice` line, and notice and tail together fit in `max`.
+ */
+class TailBuffer implements Capture {
   private chunks: Buffer[] = [];
   private size = 0;
-  private dropped = false;
+  private dropped = 0;
+  cut = 0;
 
   constructor(private readonly max: number) {}
 
@@ -55,21 +88,80 @@ class TailBuffer {
     while (this.size > this.max && this.chunks.length > 0) {
       const first = this.chunks[0] as Buffer;
       const excess = this.size - this.max;
-      this.dropped = true;
       if (first.length <= excess) {
         this.chunks.shift();
         this.size -= first.length;
+        this.dropped += first.length;
       } else {
         this.chunks[0] = first.subarray(excess);
         this.size -= excess;
+        this.dropped += excess;
       }
     }
   }
 
   text(): string {
-    const s = Buffer.concat(this.chunks).toString('utf8');
+    const kept = Buffer.concat(this.chunks);
+    if (this.dropped === 0) {
+      this.cut = 0;
+      return kept.toString('utf8');
+    }
+    const total = this.dropped + kept.length;
+    // The notice takes room from the tail, and its length depends on the numbers in it.
+    let noticeBytes = 0;
+    let start = 0;
+    let notice = '';
+    for (let i = 0; i < 5; i++) {
+      start = kept.length - Math.min(kept.length, Math.max(0, this.max - noticeBytes));
+      // Start at a line, unless the tail is one line: half a line reads as garbage.
+      const nl = kept.indexOf(0x0a, start);
+      if (nl >= 0 && nl + 1 < kept.length && (start === 0 || kept[start - 1] !== 0x0a)) {
+        start = nl + 1;
+      }
+      const shown = kept.length - start;
+      notice = `${cutNotice(total - shown, shown)}\n`;
+      const bytes = Buffer.byteLength(notice);
+      if (bytes <= noticeBytes) break;
+      noticeBytes = bytes;
+    }
+    this.cut = total - (kept.length - start);
     // A cut through a multi-byte character decodes to U+FFFD at the start: drop it.
-    return this.dropped ? s.replace(/^\uFFFD+/, '') : s;
+    return (
+      notice +
+      kept
+        .subarray(start)
+        .toString('utf8')
+        .replace(/^\uFFFD+/, '')
+    );
+  }
+}
+
+/** Keeps everything, up to `limit` bytes; past it, nothing, and `onOverflow` is called once. */
+class WholeBuffer implements Capture {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  overflow = false;
+  readonly cut = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly onOverflow: () => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (this.overflow) return;
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.overflow = true;
+      this.chunks = [];
+      this.onOverflow();
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  text(): string {
+    return this.overflow ? '' : Buffer.concat(this.chunks).toString('utf8');
   }
 }
 
@@ -150,15 +242,32 @@ export function runProcess(
       stdout: '',
       stderr: '',
       durationMs: 0,
+      cutBytes: { stdout: 0, stderr: 0 },
       spawnError: { code: 'ENOENT', message: 'command not found: (empty command)' },
     });
   }
-  const max = options.maxCaptureBytes ?? DEFAULT_CAPTURE;
+  if (options.wholeOutput !== undefined && options.maxCaptureBytes !== undefined) {
+    throw new EpicflowError(
+      'internal',
+      'runProcess: maxCaptureBytes and wholeOutput exclude each other',
+    );
+  }
   const started = performance.now();
 
   return new Promise<ProcessResult>((resolve) => {
-    const out = new TailBuffer(max);
-    const err = new TailBuffer(max);
+    let overflow: ProcessResult['overflow'];
+    const capture = (stream: 'stdout' | 'stderr'): Capture => {
+      const whole = options.wholeOutput;
+      if (whole === undefined) return new TailBuffer(options.maxCaptureBytes ?? DEFAULT_CAPTURE);
+      return new WholeBuffer(whole.limitBytes, () => {
+        // Never a cut: the output is dropped and the process stopped, and the caller is told.
+        if (overflow !== undefined) return;
+        overflow = stream;
+        terminate();
+      });
+    };
+    const out = capture('stdout');
+    const err = capture('stderr');
     const onLine = options.onLine;
     const outLines = onLine ? new LineSplitter((l) => onLine('stdout', l)) : undefined;
     const errLines = onLine ? new LineSplitter((l) => onLine('stderr', l)) : undefined;
@@ -180,6 +289,7 @@ export function runProcess(
         stdout: '',
         stderr: '',
         durationMs: 0,
+        cutBytes: { stdout: 0, stderr: 0 },
       });
       return;
     }
@@ -230,15 +340,19 @@ export function runProcess(
       options.signal?.removeEventListener('abort', onAbort);
       outLines?.end();
       errLines?.end();
+      const stdout = out.text();
+      const stderr = err.text();
       const result: ProcessResult = {
         exitCode,
         signal: exitSignal,
         timedOut,
         aborted,
-        stdout: out.text(),
-        stderr: err.text(),
+        stdout,
+        stderr,
         durationMs: Math.round(performance.now() - started),
+        cutBytes: { stdout: out.cut, stderr: err.cut },
       };
+      if (overflow) result.overflow = overflow;
       if (spawnError) result.spawnError = spawnError;
       resolve(result);
     };

@@ -4,13 +4,14 @@
  * compared as normalised lines, so timings and durations do not make an old
  * failure look new.
  */
+import { isCutNotice } from '../cut-notice.js';
 import { parsePassCount, stripAnsi } from './counts.js';
 
 /** What one gate command produced. */
 export interface GateRun {
   readonly command: string;
   readonly ok: boolean;
-  /** Combined stdout and stderr (tail-capped by the runner). */
+  /** Combined stdout and stderr (the runner may keep only the tail, and then says so: `cutNotice`). */
   readonly output: string;
   readonly timedOut?: boolean;
 }
@@ -49,10 +50,14 @@ export function failureLines(output: string): string[] {
 }
 
 function meaningfulLines(output: string): string[] {
-  return stripAnsi(output)
-    .split(/\r?\n/)
-    .map(normaliseLine)
-    .filter((l) => l.length > 0);
+  return (
+    stripAnsi(output)
+      .split(/\r?\n/)
+      // How much a runner cut differs from run to run: never a line the story added.
+      .filter((l) => !isCutNotice(l))
+      .map(normaliseLine)
+      .filter((l) => l.length > 0)
+  );
 }
 
 /** Compare a gate's run with the same command's run on the baseline. */

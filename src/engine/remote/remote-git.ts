@@ -9,8 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { EpicflowError } from '../../core/errors.js';
-import { gitArgv, gitEnv, type GitIdentity } from '../../adapters/git/run-git.js';
-import { runProcess, type ProcessResult } from '../../adapters/process/run-process.js';
+import { spawnGit, type GitIdentity } from '../../adapters/git/run-git.js';
+import type { ProcessResult } from '../../adapters/process/run-process.js';
 
 export interface RemoteGitOptions {
   /** The job checkout (`GITHUB_WORKSPACE`). */
@@ -73,24 +73,19 @@ export class RemoteGit {
   }
 
   private async git(args: readonly string[], withAuth: boolean): Promise<ProcessResult> {
-    const env: Record<string, string> = { ...gitEnv() };
+    const env: Record<string, string> = {};
     if (withAuth) {
       env['GIT_CONFIG_COUNT'] = '1';
       env['GIT_CONFIG_KEY_0'] = this.headerKey;
       env['GIT_CONFIG_VALUE_0'] = await this.header();
     }
-    const result = await runProcess(gitArgv(args, this.options.identity), {
+    // epicflow's git (no outside configuration, output read whole), plus the header.
+    return spawnGit(args, {
       cwd: this.options.cwd,
-      env,
+      identity: this.options.identity,
       timeoutMs: NETWORK_TIMEOUT_MS,
+      extraEnv: env,
     });
-    if (result.spawnError) {
-      throw new EpicflowError(
-        'git',
-        `cannot run git in ${this.options.cwd}: ${result.spawnError.message}`,
-      );
-    }
-    return result;
   }
 
   private fail(what: string, result: ProcessResult): never {

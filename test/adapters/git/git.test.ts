@@ -2,8 +2,10 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -300,6 +302,65 @@ describe('Worktree', () => {
     await expect(story.restorePaths(base, ['../x'])).rejects.toThrow(
       'refusing to restore an unsafe path',
     );
+  });
+
+  it('restores only what it is asked to: edits elsewhere stay, an edit on disk of a restored file goes', async () => {
+    const { story, sf, base } = await storySetup({
+      'keep.txt': 'k\n',
+      'back.txt': 'b\n',
+      'x/y.txt': 'y\n',
+    });
+    sf.write('back.txt', 'story\n');
+    // The story turned a folder into a file.
+    sf.git('rm', '-q', 'x/y.txt');
+    sf.write('x', 'a file now\n');
+    await story.commitAll('work');
+    // Left on disk by a gate, not committed.
+    sf.write('keep.txt', 'edited by a gate\n');
+    sf.write('back.txt', 'edited again\n');
+    await story.restorePaths(base, ['back.txt', 'x']);
+    expect(readFileSync(join(story.path, 'back.txt'), 'utf8')).toBe('b\n');
+    expect(readFileSync(join(story.path, 'x/y.txt'), 'utf8')).toBe('y\n');
+    expect(readFileSync(join(story.path, 'keep.txt'), 'utf8')).toBe('edited by a gate\n');
+    await story.commitAll('restored');
+    expect((await story.changedPaths(base)).map((c) => c.path)).toEqual(['keep.txt']);
+  });
+
+  it('restores paths with characters beyond ASCII among others', async () => {
+    const names = ['a.txt', 'ünï/x.txt', '😀.txt', '\uE000.txt', 'z/ß.txt', 'a b/c.txt'];
+    const { story, sf, base } = await storySetup(
+      Object.fromEntries(names.map((n) => [n, `${n}\n`])),
+    );
+    for (const n of names) sf.write(n, 'changed\n');
+    sf.write('😀/new.txt', 'new\n');
+    await story.commitAll('work');
+    await story.restorePaths(base, ['😀.txt', '\uE000.txt', 'ünï', '😀']);
+    await story.commitAll('restore');
+    expect((await story.changedPaths(base)).map((c) => c.path).sort()).toEqual(
+      ['a b/c.txt', 'a.txt', 'z/ß.txt'].sort(),
+    );
+    expect(readFileSync(join(story.path, '😀.txt'), 'utf8')).toBe('😀.txt\n');
+    expect(existsSync(join(story.path, '😀', 'new.txt'))).toBe(false);
+  });
+
+  it('never writes through a symlink the story put where a restored folder was', async () => {
+    const { story, sf, base } = await storySetup({ 'other/b.txt': 'b\n', 'lnk/x.txt': 'x\n' });
+    const outside = mkdtempSync(join(tmpdir(), 'epicflow-outside-'));
+    try {
+      sf.git('rm', '-q', '-r', 'other', 'lnk');
+      symlinkSync(outside, join(story.path, 'other'));
+      symlinkSync(outside, join(story.path, 'lnk'));
+      await story.commitAll('folders become links out of the tree');
+      // The folder itself, and a file under the other link.
+      await story.restorePaths(base, ['other', 'lnk/x.txt']);
+      expect(readdirSync(outside)).toEqual([]);
+      expect(lstatSync(join(story.path, 'other')).isDirectory()).toBe(true);
+      expect(readFileSync(join(story.path, 'other/b.txt'), 'utf8')).toBe('b\n');
+      expect(lstatSync(join(story.path, 'lnk')).isDirectory()).toBe(true);
+      expect(readFileSync(join(story.path, 'lnk/x.txt'), 'utf8')).toBe('x\n');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('merges with --no-ff and trailers visible in git log', async () => {

@@ -31,6 +31,7 @@ export function fixtureIn(dir: string): Fixture {
       cwd: dir,
       env: FIXTURE_ENV,
       encoding: 'utf8',
+      maxBuffer: 1024 * 1024 * 1024,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   return {
@@ -61,4 +62,43 @@ export function makeRepo(files: Record<string, string> = { 'README.md': 'hello\n
   for (const [path, text] of Object.entries(files)) f.write(path, text);
   f.commitAll('initial');
   return { ...f, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function plumbing(f: Fixture, args: string[], input: string, env: Record<string, string> = {}) {
+  return execFileSync('git', args, {
+    cwd: f.dir,
+    env: { ...FIXTURE_ENV, ...env },
+    encoding: 'utf8',
+    input,
+    maxBuffer: 1024 * 1024 * 1024,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }).trim();
+}
+
+/** Stores `text` as a blob; returns its sha. */
+export function storeBlob(f: Fixture, text: string): string {
+  return plumbing(f, ['hash-object', '-w', '--stdin'], text);
+}
+
+/**
+ * A commit whose tree holds exactly `files` (path → blob sha), written with
+ * `update-index --index-info` into a private index: tens of thousands of files
+ * in four git processes, nothing checked out.
+ */
+export function commitFiles(
+  f: Fixture,
+  files: ReadonlyMap<string, string>,
+  message: string,
+  parent?: string,
+): string {
+  const index = join(f.dir, '.git', `fixture-index-${process.pid}-${Date.now()}`);
+  try {
+    const lines = [...files].map(([path, sha]) => `100644 ${sha}\t${path}\n`).join('');
+    plumbing(f, ['update-index', '--add', '--index-info'], lines, { GIT_INDEX_FILE: index });
+    const tree = plumbing(f, ['write-tree'], '', { GIT_INDEX_FILE: index });
+    const args = ['commit-tree', tree, '-m', message, ...(parent ? ['-p', parent] : [])];
+    return plumbing(f, args, '');
+  } finally {
+    rmSync(index, { force: true });
+  }
 }

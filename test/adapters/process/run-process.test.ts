@@ -110,6 +110,68 @@ describe('runProcess', () => {
     expect(r.stdout.endsWith('line 2000\n')).toBe(true);
   });
 
+  it('says so in the first line when it keeps only the tail', async () => {
+    const r = await runShell('for i in $(seq 1 20000); do echo "line $i"; done; echo oops >&2', {
+      cwd: dir,
+      env,
+      timeoutMs: 30000,
+      maxCaptureBytes: 4096,
+    });
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^\[… \d+\.\d KiB cut; last \d+\.\d KiB shown\]$/);
+    // After the notice, whole lines only, up to the last one.
+    expect(lines[1]).toMatch(/^line \d+$/);
+    expect(r.stdout.endsWith('line 20000\n')).toBe(true);
+    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(4096);
+    const total = Array.from({ length: 20000 }, (_, i) => `line ${i + 1}\n`).join('').length;
+    const shown = Buffer.byteLength(r.stdout) - Buffer.byteLength(`${lines[0] as string}\n`);
+    expect(r.cutBytes.stdout).toBe(total - shown);
+    // A stream that fit is left alone.
+    expect(r.stderr).toBe('oops\n');
+    expect(r.cutBytes.stderr).toBe(0);
+  });
+
+  it('keeps output whole when asked, however large', async () => {
+    const r = await runShell('head -c 5000000 /dev/zero | tr "\\0" x; echo; echo end', {
+      cwd: dir,
+      env,
+      timeoutMs: 30000,
+      wholeOutput: { limitBytes: 8 * 1024 * 1024 },
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.length).toBe(5_000_000 + 'end\n'.length + 1);
+    expect(r.stdout.startsWith('xxxx')).toBe(true);
+    expect(r.stdout.endsWith('x\nend\n')).toBe(true);
+    expect(r.cutBytes).toEqual({ stdout: 0, stderr: 0 });
+    expect(r.overflow).toBeUndefined();
+  });
+
+  it('never cuts whole output: past the limit the process is stopped and the result says so', async () => {
+    // `yes` never ends by itself: only the overflow stops it.
+    const r = await runProcess(['yes', 'a line of output'], {
+      cwd: dir,
+      env,
+      timeoutMs: 60000,
+      wholeOutput: { limitBytes: 1024 * 1024 },
+    });
+    expect(r.overflow).toBe('stdout');
+    expect(r.stdout).toBe('');
+    expect(r.timedOut).toBe(false);
+    expect(r.exitCode).toBeNull();
+  });
+
+  it('refuses to be asked for the tail and the whole at once', () => {
+    expect(() =>
+      runProcess(['true'], {
+        cwd: dir,
+        env,
+        timeoutMs: 1000,
+        maxCaptureBytes: 10,
+        wholeOutput: { limitBytes: 10 },
+      }),
+    ).toThrow('maxCaptureBytes and wholeOutput exclude each other');
+  });
+
   it('streams lines of both streams to onLine', async () => {
     const lines: string[] = [];
     await runShell('printf "a\\nb"; echo c >&2', {

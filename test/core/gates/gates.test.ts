@@ -161,4 +161,19 @@ describe('triageGate', () => {
     expect(v.status).toBe('new');
     expect(v.newLines).toEqual(['src/a.js', '1:1 oops']);
   });
+  it('does not count how much a runner cut from a long output as a new line', () => {
+    const v = triageGate(
+      {
+        command: 'build',
+        ok: false,
+        output: '[… 3.4 MiB cut; last 256.0 KiB shown]\nstep 9 broke\n',
+      },
+      {
+        command: 'build',
+        ok: false,
+        output: '[… 2.9 MiB cut; last 255.9 KiB shown]\nstep 9 broke\n',
+      },
+    );
+    expect(v.status).toBe('inherited');
+  });
 });

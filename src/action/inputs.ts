@@ -26,8 +26,16 @@ const access = {
   appPrivateKey: z.string().optional(),
 };
 
+const USER = /^[a-z_][a-z0-9_-]{0,30}$/;
+
 const StoryFields = z.object({
   mode: z.literal('story'),
+  agentUser: z
+    .string()
+    .regex(USER, 'agent-user must be a user name: lower-case letters, digits, "_" or "-"'),
+  allowUnisolatedAgent: z.enum(['true', 'false'], {
+    error: () => 'allow-unisolated-agent must be "true" or "false"',
+  }),
   epic: id('epic').regex(/^[1-9][0-9]*$/, 'epic must be an issue number'),
   story: id('story'),
   attempt: z
@@ -72,10 +80,14 @@ const NAMES = {
   appPrivateKey: 'app-private-key',
   config: 'config',
   botLogin: 'bot-login',
+  agentUser: 'agent-user',
+  allowUnisolatedAgent: 'allow-unisolated-agent',
 } as const;
 
 const DEFAULTS: Partial<Record<keyof typeof NAMES, string>> = {
   config: '.github/epicflow.yml',
+  agentUser: 'epicflow-agent',
+  allowUnisolatedAgent: 'false',
 };
 
 /** Exactly one way to GitHub: the problems when not, as messages naming the inputs. */

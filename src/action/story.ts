@@ -5,6 +5,7 @@
  * for the App.
  */
 import * as core from '@actions/core';
+import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
 import { runTitle, type RunOrigin } from '../core/epic/index.js';
@@ -17,6 +18,7 @@ import {
   type StoryJobInput,
 } from '../engine/remote/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
+import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { connectGitHub, remoteGit } from './github.js';
 import type { StoryInputs } from './inputs.js';
 import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
@@ -69,8 +71,11 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   const title = `story \`${inputs.story}\` of epic #${inputs.epic} did not run`;
 
   let prepared;
+  let untrusted: Untrusted;
   try {
-    prepared = await prepareStoryJob(job);
+    // Before anything of the repository is read: no credential may be in reach of what runs.
+    untrusted = await isolateUntrusted(inputs, runner, childEnv);
+    prepared = await prepareStoryJob({ ...job, untrusted });
   } catch (e) {
     await refuse(e, { store, inputs, title, secrets });
     return;
@@ -91,7 +96,9 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   }
   let result;
   try {
-    result = await core.group(`epicflow: story ${inputs.story}`, () => runStoryJob(job, prepared));
+    result = await core.group(`epicflow: story ${inputs.story}`, () =>
+      runStoryJob({ ...job, untrusted }, prepared),
+    );
   } catch (e) {
     await refuse(e, {
       store,
@@ -114,6 +121,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
       result,
       judged: prepared.config.judge !== undefined,
       repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
+      isolation: untrusted,
     }),
     secrets,
   );
@@ -143,6 +151,37 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
     title: runTitle(job),
     conclusion: record.status === 'done' ? 'success' : 'failure',
   });
+}
+
+/**
+ * The agent, setup, gates and the judge's tools run as a separate unprivileged user
+ * (`agent-user`, created when missing): they cannot read this process's token or the
+ * App's key. Where that user cannot be had, the job refuses — unless the workflow says
+ * `allow-unisolated-agent: true`, and the summary then says what that means.
+ */
+async function isolateUntrusted(
+  inputs: StoryInputs,
+  runner: RunnerContext,
+  env: NodeJS.ProcessEnv,
+): Promise<Untrusted> {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
+  try {
+    const untrusted = await agentUser({
+      user: inputs.agentUser,
+      home: join(runner.tempDir, 'epicflow-agent-home'),
+      env: base,
+    });
+    core.info(`epicflow: untrusted code runs ${untrusted.description}`);
+    return untrusted;
+  } catch (e) {
+    if (!isEpicflowError(e, 'isolation') || inputs.allowUnisolatedAgent !== 'true') throw e;
+    core.warning(
+      `the agent runs as the runner's own user and can read this job's credentials: ${describeError(e)} (allow-unisolated-agent: true)`,
+      { title: 'epicflow: agent not isolated' },
+    );
+    return sameUser();
+  }
 }
 
 async function refuse(

@@ -96,6 +96,8 @@ export function renderStorySummary(input: {
   readonly result: StoryJobResult;
   readonly judged: boolean;
   readonly repoUrl: string;
+  /** How untrusted code ran (`Untrusted.description`), and whether it was kept from credentials. */
+  readonly isolation: { readonly isolated: boolean; readonly description: string };
 }): string {
   const { result } = input;
   const { record, story } = result;
@@ -117,6 +119,9 @@ export function renderStorySummary(input: {
     `| perimeter | ${cell(perimeterVerdict(record))} |`,
     `| judge | ${cell(judgeVerdict(record, result.events, input.judged))} |`,
   ];
+  lines.push(
+    `| untrusted code | ${cell(input.isolation.isolated ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
+  );
   if (record.reason !== undefined) lines.push(`| reason | ${cell(record.reason)} |`);
   lines.push('', '### Gates', '');
   const gates = finalGates(result.gates);

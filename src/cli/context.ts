@@ -1,3 +1,5 @@
+import { isEpicflowError } from '../core/errors.js';
+
 /**
  * What a command needs from the outside world. `main.ts` passes the process's
  * own; tests pass in-memory ones, so every command runs in-process.
@@ -24,3 +26,21 @@ export interface CliContext {
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
+
+/**
+ * The one mapping of a failure to an exit code: bad input (usage, config, plan) and an
+ * environment that cannot run untrusted code safely (isolation) are the caller's to fix
+ * (2); anything else is a failed run (1).
+ */
+export function exitCodeFor(e: unknown): number {
+  if (!isEpicflowError(e)) return EXIT_FAILED;
+  switch (e.tag) {
+    case 'usage':
+    case 'config':
+    case 'plan':
+    case 'isolation':
+      return EXIT_USAGE;
+    default:
+      return EXIT_FAILED;
+  }
+}

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { describeError, isEpicflowError } from '../core/errors.js';
+import { describeError } from '../core/errors.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { registerRosterCommands } from './commands/roster.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
+import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
 import type { CliContext, CliIo } from './context.js';
 
 export type { CliIo } from './context.js';
@@ -50,9 +50,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     // Commander has already printed its message (help, version or the usage error).
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     io.stderr(`error: ${describeError(e)}\n`);
-    if (isEpicflowError(e, 'usage') || isEpicflowError(e, 'config') || isEpicflowError(e, 'plan')) {
-      return EXIT_USAGE;
-    }
-    return EXIT_FAILED;
+    return exitCodeFor(e);
   }
 }

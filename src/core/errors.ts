@@ -3,7 +3,17 @@
  * people see them through `describeError`, the one place they are rendered.
  */
 export type ErrorTag =
-  'usage' | 'config' | 'plan' | 'git' | 'state' | 'executor' | 'github' | 'halt' | 'internal';
+  | 'usage'
+  | 'config'
+  | 'plan'
+  | 'git'
+  | 'state'
+  | 'executor'
+  | 'github'
+  | 'halt'
+  /** Untrusted code cannot be kept away from credentials (no user to run it as, a probe leaked). */
+  | 'isolation'
+  | 'internal';
 
 export class EpicflowError extends Error {
   readonly tag: ErrorTag;

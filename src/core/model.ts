@@ -81,6 +81,8 @@ export interface StoryRecord {
   /** Further notes for the report: restored paths, judge note. */
   readonly notes: readonly string[];
   readonly mergeCommit?: string;
+  /** The story commit every check judged and that was merged (the merge's second parent). */
+  readonly storyCommit?: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
   /** Milliseconds per lifecycle phase (setup, code, gates, perimeter, judge, integrate). */

@@ -35,6 +35,7 @@ export const StoryRecordSchema = z.object({
   reason: z.string().exactOptional(),
   notes: z.array(z.string()),
   mergeCommit: z.string().exactOptional(),
+  storyCommit: z.string().exactOptional(),
   startedAt: z.string().exactOptional(),
   finishedAt: z.string().exactOptional(),
   timings: z.record(z.string(), z.number()),

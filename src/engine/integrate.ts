@@ -19,7 +19,13 @@ function outsideChange(ctx: EpicContext, message: string): never {
 
 export async function integrate(
   ctx: EpicContext,
-  input: { story: Story; branch: string; chain: readonly string[] },
+  input: {
+    story: Story;
+    branch: string;
+    /** The story commit that was checked: merged by sha, or the story fails. */
+    commit: string;
+    chain: readonly string[];
+  },
 ): Promise<string> {
   const { git } = ctx.ports;
   const { epicBranch } = ctx.settings;
@@ -40,9 +46,18 @@ export async function integrate(
     const baseline = await ctx.baseline(head);
     if ((await tree.head()) !== head) await tree.resetHard(head);
 
+    // Only the commit the checks judged is merged: a branch that moved since (a process the
+    // agent left behind committed, a gate pushed) fails the story instead.
+    const branchHead = await git.revParse(`refs/heads/${input.branch}`);
+    if (branchHead !== input.commit) {
+      throw new StoryStop(
+        'failed',
+        `${input.branch} moved after it was checked (checked ${input.commit.slice(0, 12)}, now ${branchHead?.slice(0, 12) ?? 'gone'}): not merged`,
+      );
+    }
     ctx.emit('story', `merging into ${epicBranch}`, input.story.id);
     const merge = await tree.mergeNoFf(
-      input.branch,
+      input.commit,
       buildMergeMessage({ story: input.story.id, title: input.story.title, chain: input.chain }),
     );
     if (!merge.ok) {

@@ -10,7 +10,7 @@ import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
 import { createExecutor } from '../adapters/executors/index.js';
 import { Git, readMergedStories } from '../adapters/git/index.js';
-import { baseEnv, runShell } from '../adapters/process/run-process.js';
+import { shellGates } from '../adapters/process/shell-gates.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
@@ -18,7 +18,7 @@ import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
 import type { EpicPorts, EpicSettings } from './context.js';
-import type { CrashPoint, EngineEvent, GateRunner, GitPort, WorktreePort } from './ports.js';
+import type { CrashPoint, EngineEvent, GitPort, WorktreePort } from './ports.js';
 import { openEpic, runEpic, type EpicRunResult } from './run-epic.js';
 
 export interface LocalRunOptions {
@@ -244,33 +244,6 @@ export function gitPort(repo: Git): GitPort {
     removeWorktree: (path) => repo.removeWorktree(path),
     diff: (base, head) => repo.diff(base, head),
     mergedStories: (branch) => readMergedStories(repo, branch),
-  };
-}
-
-/** Gates and setup as shell commands with the base environment (no tokens). */
-export function shellGates(env: NodeJS.ProcessEnv): GateRunner {
-  const childEnv = baseEnv(env);
-  return {
-    async run(command, { cwd, timeoutMs, signal }) {
-      const r = await runShell(command, {
-        cwd,
-        env: childEnv,
-        timeoutMs,
-        // For people (the coder's feedback, the report) and the triage of
-        // failure lines: the tail, which says so in its first line when cut.
-        maxCaptureBytes: 256 * 1024,
-        ...(signal === undefined ? {} : { signal }),
-      });
-      const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']
-        .filter((s) => s !== '')
-        .join('\n');
-      return {
-        command,
-        ok: r.exitCode === 0 && !r.timedOut && !r.aborted,
-        output: r.timedOut ? `${output}\ntimed out after ${Math.round(timeoutMs / 1000)}s` : output,
-        ...(r.timedOut ? { timedOut: true } : {}),
-      };
-    },
   };
 }
 

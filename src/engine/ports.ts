@@ -29,14 +29,17 @@ export interface WorktreePort {
   commitAll(message: string): Promise<string | null>;
   /** Merges the epic head in; conflicting hunks take the epic side. */
   catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }>;
-  /** Committed changes of HEAD against its merge base with `baseRef`. */
-  changedPaths(baseRef: string): Promise<PerimeterChange[]>;
+  /** Committed changes of `head` (default HEAD) against its merge base with `baseRef`. */
+  changedPaths(baseRef: string, head?: string): Promise<PerimeterChange[]>;
   /** Puts paths back as in `fromRef` (absent there → deleted). */
   restorePaths(fromRef: string, paths: readonly string[]): Promise<void>;
-  mergeNoFf(branch: string, message: string): Promise<MergeResult>;
+  /** Merges a commit (by sha) or a branch with `--no-ff`. */
+  mergeNoFf(commit: string, message: string): Promise<MergeResult>;
   /** HEAD, index and tree to `sha`; untracked files removed. */
   resetHard(sha: string): Promise<void>;
   isClean(): Promise<boolean>;
+  /** Paths with uncommitted changes, and untracked files that are not ignored. */
+  dirtyPaths(): Promise<string[]>;
   /**
    * Before an agent (or code it wrote) runs in this tree: trusts git's own
    * configuration files as they are. Until the restore, every git command of the

@@ -190,6 +190,34 @@ async function guardGitConfig<T>(
   }
 }
 
+/**
+ * After code epicflow does not trust ran in the tree (gates, a judge's or verifier's
+ * tools): the story is checked and merged as the commit `sha`, so the tree is put back
+ * there, and whatever the code committed or left changed is discarded and noted.
+ */
+async function holdAt(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  sha: string,
+  during: string,
+): Promise<void> {
+  const head = await tree.head();
+  const dirty = await tree.dirtyPaths();
+  if (head === sha && dirty.length === 0) return;
+  const what = [
+    ...(head === sha ? [] : [`committed ${head.slice(0, 12)}`]),
+    ...(dirty.length === 0
+      ? []
+      : [`left changes in ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}`]),
+  ].join(' and ');
+  await tree.resetHard(sha);
+  const note = `${during} ${what}: discarded (checked as ${sha.slice(0, 12)})`;
+  await rec.save({ notes: [...rec.record.notes, note] });
+  ctx.emit('story', note, story.id);
+}
+
 interface TurnState {
   executor: ExecutorConfig;
   chain: string[];
@@ -223,6 +251,8 @@ async function askHelper<T>(
     readonly preferred?: string | undefined;
     readonly prompt: (repairError: string | undefined) => string;
     readonly schema: z.ZodType<T>;
+    /** The commit the helper looks at: the tree is held there (it only reads). */
+    readonly head: string;
   },
 ): Promise<HelperAnswer<T> | string> {
   const { role } = request;
@@ -262,8 +292,8 @@ async function askHelper<T>(
     await rec.save({
       usage: mergeUsage(rec.record.usage, priceUsage(result.usage, ctx.config.prices)),
     });
-    // A judge or verifier only reads: whatever it changed is put back.
-    if (!(await tree.isClean())) await tree.resetHard(await tree.head());
+    // A judge or verifier only reads: whatever it committed or changed is put back.
+    await holdAt(ctx, story, tree, rec, request.head, `the ${role} (${executor.id})`);
     if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
     if (result.outcome === 'ok') {
       const answer = extractAnswer(result.finalMessage, request.schema);
@@ -313,9 +343,11 @@ async function judgeStory(
   base: string,
   empty: boolean,
 ): Promise<JudgeResult> {
-  const diff = empty ? '' : await ctx.ports.git.diff(base, await tree.head());
+  const head = await tree.head();
+  const diff = empty ? '' : await ctx.ports.git.diff(base, head);
   const answer = await askHelper(ctx, story, tree, rec, turn, {
     role: 'judge',
+    head,
     preferred: ctx.config.judge?.executor,
     schema: judgeVerdictSchema,
     prompt: (repairError) =>
@@ -474,6 +506,8 @@ interface CheckResult {
   readonly perimeter: PerimeterResult;
   readonly runs: GateRun[];
   readonly empty: boolean;
+  /** The commit every check judged: the story is merged as this commit or not at all. */
+  readonly commit: string;
 }
 
 /** Gates against the baseline, the oracle guard and the perimeter of the branch as it is. */
@@ -485,7 +519,9 @@ async function checkStory(
   base: string,
   baseline: readonly GateRun[],
 ): Promise<CheckResult> {
-  const changes = await tree.changedPaths(base);
+  // What is judged is a commit, not the tree: the tree is held at it after the gates.
+  const commit = await tree.head();
+  const changes = await tree.changedPaths(base, commit);
   const perimeter = classifyChanges({
     changes,
     owns: story.owns,
@@ -493,13 +529,17 @@ async function checkStory(
     configPaths: ctx.settings.configPaths,
     allowWorkflowChanges: ctx.config.allowWorkflowChanges,
   });
-  if (changes.length === 0) return { verdicts: [], oracle: [], perimeter, runs: [], empty: true };
+  if (changes.length === 0) {
+    return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
+  }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
     rec.time('gates', () => ctx.runGates(tree.path)),
   );
   ctx.checkpoint('mid-gates', story.id);
   const runs = await pending;
+  // A gate that commits, or rewrites files, changes nothing that is merged.
+  await holdAt(ctx, story, tree, rec, commit, 'the gates');
   const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
   const counts = (
     list: readonly (number | null)[],
@@ -515,7 +555,7 @@ async function checkStory(
   const current = verdicts.map((v) => v.passCount);
   const before = baseline.map((b) => parsePassCount(b.output));
   const diff = changes.some((c) => c.status !== 'deleted')
-    ? await ctx.ports.git.diff(base, await tree.head())
+    ? await ctx.ports.git.diff(base, commit)
     : '';
   const oracle = oracleFindings({
     changes,
@@ -524,7 +564,7 @@ async function checkStory(
     currentPassed: counts(current, before),
     testsChange: story.testsChange,
   });
-  return { verdicts, oracle, perimeter, runs, empty: false };
+  return { verdicts, oracle, perimeter, runs, empty: false, commit };
 }
 
 export interface StoryRunInput {
@@ -615,6 +655,8 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       await rec.save({ notes });
     };
     let feedback: PromptFeedback | undefined;
+    /** The commit that passed every check: what is merged, or nothing. */
+    let checked = '';
     let fixRoundsLeft = ctx.config.fixRounds;
     let perimeterShown = false;
     let blockedPushback = false;
@@ -631,6 +673,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
           // The plan cannot settle this claim: a verifier decides whether it is real.
           const verdict = await askHelper(ctx, story, tree, rec, turn, {
             role: 'verifier',
+            head: await tree.head(),
             schema: verifierAnswerSchema,
             prompt: (repairError) =>
               buildVerifierPrompt({
@@ -729,6 +772,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
           `refused: ${check.perimeter.forbidden.map((f) => `${f.path} (${f.reason})`).join(', ')}`,
         );
       }
+      checked = check.commit;
       if (strays.length > 0) {
         const paths = strayPaths(check.perimeter);
         await rec.time('perimeter', async () => {
@@ -757,6 +801,18 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
             `gates failed after restoring paths outside the perimeter: ${blocking(again)}`,
           );
         }
+        // The perimeter is judged again on the commit that is now the story.
+        if (!isClean(again.perimeter)) {
+          const left = [
+            ...strayPaths(again.perimeter),
+            ...again.perimeter.forbidden.map((f) => f.path),
+          ];
+          throw new StoryStop(
+            'failed',
+            `still outside its perimeter after restoring: ${[...new Set(left)].join(', ')}`,
+          );
+        }
+        checked = again.commit;
       }
       if (judge !== undefined) {
         const result = await judgeStory(ctx, story, tree, rec, turn, base, false);
@@ -800,10 +856,13 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
         ctx.epicTree,
         rec,
         `the merge into ${ctx.settings.epicBranch}`,
-        () => integrate(ctx, { story, branch, chain: turn.chain }),
+        () => integrate(ctx, { story, branch, commit: checked, chain: turn.chain }),
       ),
     );
-    await rec.save({ status: 'done', mergeCommit: merged, finishedAt: now() }, ['reason']);
+    await rec.save(
+      { status: 'done', mergeCommit: merged, storyCommit: checked, finishedAt: now() },
+      ['reason'],
+    );
     ctx.emit(
       'status',
       `merged into ${ctx.settings.epicBranch} (${formatChain(turn.chain)})`,

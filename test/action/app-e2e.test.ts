@@ -4,13 +4,10 @@
  * bundle run as a process. The App hears every finished run and finishes the epic.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { startApp, startEpic, type AppWorld } from '../app/harness.js';
+import { startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
-  buildBundle,
   checkout,
   configText,
   dispatchOf,
@@ -18,40 +15,19 @@ import {
   planBody,
   runJob,
   storyInputs,
-  CHECK_SCRIPT,
   type ActionWorld,
 } from './support/world.js';
 
-let bundleDir: string;
+let world: AppActionWorld;
 let bundle: string;
 let app: AppWorld;
 let w: ActionWorld;
 
 beforeAll(async () => {
-  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
-  bundle = await buildBundle(bundleDir);
-  const dir = await mkdtemp(join(tmpdir(), 'epicflow-app-e2e-'));
-  const dumps = join(dir, 'dumps');
-  app = await startApp({
-    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': configText(dumps, {}) },
-  });
-  w = {
-    gh: app.gh,
-    bot: app.bot,
-    alice: app.alice,
-    repo: app.repo,
-    dir,
-    dumps,
-    close: async () => {
-      await app.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  world = await startAppActionWorld('app-e2e', (dumps) => configText(dumps, {}));
+  ({ app, w, bundle } = world);
 });
-afterAll(async () => {
-  await w.close();
-  await rm(bundleDir, { recursive: true, force: true });
-});
+afterAll(() => world.close());
 
 describe('the App and the story Action together', () => {
   it('label → jobs → merged epic with a ready pull request, each story dispatched once', async () => {

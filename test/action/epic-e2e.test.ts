@@ -6,51 +6,22 @@
  * fixes and a handover through exit 75.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { say, startApp, startEpic, type AppWorld } from '../app/harness.js';
+import { say, startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import { SIX, expectSixDelivered, runDispatched, sixStoryConfig, viaApp } from './support/epic.js';
-import {
-  OWNER,
-  buildBundle,
-  dispatched,
-  planBody,
-  CHECK_SCRIPT,
-  type ActionWorld,
-} from './support/world.js';
+import { OWNER, dispatched, planBody, type ActionWorld } from './support/world.js';
 
-let bundleDir: string;
+let world: AppActionWorld;
 let bundle: string;
 let app: AppWorld;
 let w: ActionWorld;
 
 beforeAll(async () => {
-  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
-  bundle = await buildBundle(bundleDir);
-  const dir = await mkdtemp(join(tmpdir(), 'epicflow-epic-e2e-'));
-  const dumps = join(dir, 'dumps');
-  app = await startApp({
-    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': sixStoryConfig(dumps) },
-  });
+  world = await startAppActionWorld('epic-e2e', sixStoryConfig);
+  ({ app, w, bundle } = world);
   app.gh.seed.project({ owner: OWNER, number: 1, title: 'Epics' });
-  w = {
-    gh: app.gh,
-    bot: app.bot,
-    alice: app.alice,
-    repo: app.repo,
-    dir,
-    dumps,
-    close: async () => {
-      await app.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 });
-afterAll(async () => {
-  await w.close();
-  await rm(bundleDir, { recursive: true, force: true });
-});
+afterAll(() => world.close());
 
 describe('a six-story epic with the App, from label to a ready pull request', () => {
   it('delivers every story through a stray, a fix round, /retry and a handover', async () => {

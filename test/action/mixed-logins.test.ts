@@ -5,26 +5,23 @@
  * sticky comments rather than open a second set.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import YAML from 'yaml';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import type { SeededUser } from '../github-double/index.js';
-import { OWNER, REPO, startApp, startEpic, type AppWorld } from '../app/harness.js';
+import { OWNER, REPO, startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
-  buildBundle,
   checkout,
   configText,
   dispatchOf,
   dispatched,
   planBody,
   runJob,
-  CHECK_SCRIPT,
   type ActionWorld,
 } from './support/world.js';
 
-let bundleDir: string;
+let world: AppActionWorld;
 let bundle: string;
 let app: AppWorld;
 let w: ActionWorld;
@@ -32,31 +29,11 @@ let w: ActionWorld;
 let actions: SeededUser;
 
 beforeAll(async () => {
-  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
-  bundle = await buildBundle(bundleDir);
-  const dir = await mkdtemp(join(tmpdir(), 'epicflow-mixed-'));
-  const dumps = join(dir, 'dumps');
-  app = await startApp({
-    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': configText(dumps, {}) },
-  });
+  world = await startAppActionWorld('mixed', (dumps: string) => configText(dumps, {}));
+  ({ app, w, bundle } = world);
   actions = app.gh.seed.user({ login: 'github-actions[bot]', type: 'Bot', permission: 'write' });
-  w = {
-    gh: app.gh,
-    bot: app.bot,
-    alice: app.alice,
-    repo: app.repo,
-    dir,
-    dumps,
-    close: async () => {
-      await app.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 });
-afterAll(async () => {
-  await w.close();
-  await rm(bundleDir, { recursive: true, force: true });
-});
+afterAll(() => world.close());
 
 const STORIES = ['cart', 'pay'] as const;
 

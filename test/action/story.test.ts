@@ -210,17 +210,18 @@ describe('story mode, run from the bundle against GitHub', () => {
     });
   });
 
-  it("puts back git's configuration the agent changed, and the job summary says so", async () => {
-    // An agent that sets a clean filter in its checkout's git config, then codes as usual.
+  it("keeps git's configuration out of the agent's reach: it runs as another user", async () => {
+    // An agent that tries to set a clean filter in its checkout's git config, then codes as usual.
     w = await startWorld({
       config: (dumps) =>
         configText(dumps, {}).replace(
           /command: .*/,
-          `command: ${JSON.stringify(['sh', '-c', 'git config filter.x.clean cat && exec node "$0" "$1"', CODER, dumps])}`,
+          `command: ${JSON.stringify(['sh', '-c', 'git config filter.x.clean cat 2> "$1/git-config.err"; exec node "$0" "$1"', CODER, dumps])}`,
         ),
     });
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
     const workspace = await checkout(w, 'cart');
+    const before = await readFile(join(workspace, '.git/config'), 'utf8');
     const job = await runJob(w, bundle, {
       name: 'cart',
       workspace,
@@ -228,12 +229,18 @@ describe('story mode, run from the bundle against GitHub', () => {
       runId: dispatchOf(w, epic, 'cart').runId,
     });
     expect(job.code).toBe(0);
-    const restore =
-      "restored .git/config: git's configuration was changed during round 1 (scripted coding)";
-    expect(job.summary).toContain(`| perimeter | clean: only owned paths changed; ${restore} |`);
+    // `.git` stays epicflow's: the agent's write is refused, nothing needs putting back.
+    expect(await readFile(join(w.dumps, 'git-config.err'), 'utf8')).toMatch(/Permission denied/);
     expect(await readFile(join(workspace, '.git/config'), 'utf8')).not.toContain('filter');
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('cart'))?.record.notes).toContain(restore);
+    expect(job.summary).toContain('| perimeter | clean: only owned paths changed |');
+    expect(job.summary).toMatch(
+      /\| untrusted code \| ran as the user epicflow-agent(-\d+)? \(uid \d+\), without sudo/,
+    );
+    expect(before).not.toContain('filter');
+    const dump = JSON.parse(await readFile(join(w.dumps, 'cart.json'), 'utf8')) as {
+      env: Record<string, string>;
+    };
+    expect(dump.env['USER']).toMatch(/^epicflow-agent(-\d+)?$/);
   });
 });
 

@@ -237,9 +237,14 @@ describe('action.yml', () => {
       'app-id',
       'app-private-key',
       'config',
+      'agent-user',
+      'allow-unisolated-agent',
       'bot-login',
     ]);
     expect(doc.inputs['mode']?.required).toBe(true);
+    // Isolated unless the workflow says otherwise, in so many words.
+    expect(doc.inputs['agent-user']?.default).toBe('epicflow-agent');
+    expect(doc.inputs['allow-unisolated-agent']?.default).toBe('false');
     // A token or the App's credentials: the action checks that exactly one is given.
     for (const name of ['github-token', 'app-id', 'app-private-key']) {
       expect(doc.inputs[name]?.required).toBe(false);

@@ -5,7 +5,8 @@ import { DEFAULT_CONFIG } from '../../src/core/config/schema.js';
 import type { Plan, Story } from '../../src/core/model.js';
 import type { EngineEvent } from '../../src/engine/ports.js';
 import { integrate } from '../../src/engine/integrate.js';
-import { gitPort, shellGates } from '../../src/engine/local.js';
+import { shellGates } from '../../src/adapters/process/shell-gates.js';
+import { gitPort } from '../../src/engine/local.js';
 import { openEpic } from '../../src/engine/run-epic.js';
 import { StoryStop } from '../../src/engine/stop.js';
 import { Git } from '../../src/adapters/git/index.js';
@@ -69,7 +70,8 @@ describe('integrate', () => {
     git(repo.dir, 'update-ref', 'refs/heads/epic/e', moved);
     ctx.epicHead = moved;
 
-    const attempt = integrate(ctx, { story, branch: 'story/e/s', chain: ['bot'] });
+    const commit = git(storyTree, 'rev-parse', 'HEAD');
+    const attempt = integrate(ctx, { story, branch: 'story/e/s', commit, chain: ['bot'] });
     await expect(attempt).rejects.toBeInstanceOf(StoryStop);
     await expect(attempt).rejects.toMatchObject({
       status: 'failed',

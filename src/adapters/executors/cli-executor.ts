@@ -4,7 +4,6 @@
  * the CLI with our own wall-clock timeout (the whole process group is killed),
  * parse its output (pure) and return one run record.
  */
-import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ExecutorConfig, ModelPrice } from '../../core/config/types.js';
@@ -17,8 +16,8 @@ import {
   runRecordOf,
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
-import { baseEnv, runProcess } from '../process/run-process.js';
-import { reapMarked, RUN_MARKER } from './reap.js';
+import { baseEnv } from '../process/run-process.js';
+import { sameUser, type Untrusted } from '../process/untrusted.js';
 
 const STREAM_CAPTURE_BYTES = 16 * 1024 * 1024;
 
@@ -33,6 +32,8 @@ export interface CliExecutorOptions {
   readonly prices?: Readonly<Record<string, ModelPrice>>;
   /** The clock, for relative reset times in limit messages. */
   readonly now?: () => Date;
+  /** Where the CLI runs (default: as epicflow's own user, its leftovers ended by marker). */
+  readonly untrusted?: Untrusted;
 }
 
 export class CliExecutor implements ExecutorPort {
@@ -65,15 +66,17 @@ export class CliExecutor implements ExecutorPort {
       await chmod(file.path, 0o600);
     }
 
-    const runId = randomUUID();
-    const result = await runProcess(invocation.argv, {
+    const untrusted = this.options.untrusted ?? sameUser();
+    // Tools run in sessions of their own escape the group kill: `untrusted` ends what the
+    // turn left behind (by uid when isolated, else by a marker in the environment).
+    const result = await untrusted.run(invocation.argv, {
       cwd: request.worktree,
       // The harness env wins over the base env (HOME, TZ); the base env has no GitHub token.
       env: {
         ...baseEnv(this.options.sourceEnv ?? process.env),
         ...invocation.env,
-        [RUN_MARKER]: runId,
       },
+      writable: [request.home],
       ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
       timeoutMs: request.timeoutMs,
       ...(signal === undefined ? {} : { signal }),
@@ -82,8 +85,6 @@ export class CliExecutor implements ExecutorPort {
       // aider) is summed over what is kept.
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
     });
-    // Tools run in their own sessions escape the group kill: end what the turn left behind.
-    await reapMarked(runId);
 
     // npm's placeholder for a CLI whose native binary was never copied (--ignore-scripts).
     const placeholder =

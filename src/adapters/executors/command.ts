@@ -9,7 +9,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { ExecutorPort, OutcomeClass, RunRecord, TurnRequest } from '../../core/executor.js';
-import { baseEnv, runProcess, type ProcessResult } from '../process/run-process.js';
+import { baseEnv, type ProcessResult } from '../process/run-process.js';
+import { sameUser, type Untrusted } from '../process/untrusted.js';
 import {
   blockedOnClaim,
   estimateUsage,
@@ -33,6 +34,8 @@ const DETAIL_CAP = 2000;
 export interface CommandExecutorOptions {
   /** Where the base environment comes from (default: this process's). Tests pass their own. */
   readonly sourceEnv?: NodeJS.ProcessEnv;
+  /** Where the agent runs (default: as epicflow's own user). */
+  readonly untrusted?: Untrusted;
 }
 
 function tail(text: string, cap: number): string {
@@ -65,9 +68,11 @@ function outcomeOf(result: ProcessResult): { outcome: OutcomeClass; why: string 
 
 export class CommandExecutor implements ExecutorPort {
   private readonly sourceEnv: NodeJS.ProcessEnv;
+  private readonly untrusted: Untrusted;
 
   constructor(options: CommandExecutorOptions = {}) {
     this.sourceEnv = options.sourceEnv ?? process.env;
+    this.untrusted = options.untrusted ?? sameUser();
   }
 
   async runTurn(request: TurnRequest, signal?: AbortSignal): Promise<RunRecord> {
@@ -102,9 +107,11 @@ export class CommandExecutor implements ExecutorPort {
     const usageLines: ParsedUsage[] = [];
     const malformed: string[] = [];
     let stdoutChars = 0;
-    const result = await runProcess([...command, ...executor.args], {
+    const result = await this.untrusted.run([...command, ...executor.args], {
       cwd: request.worktree,
       env,
+      // Its home holds the prompt file; the agent may write there too.
+      writable: [request.home],
       input: request.prompt,
       timeoutMs: request.timeoutMs,
       ...(signal ? { signal } : {}),

@@ -550,17 +550,22 @@ export class Worktree {
     return { merged: true, conflictsResolvedForEpic: conflicts };
   }
 
-  /** Committed changes of HEAD against its merge base with `baseRef` (renames split in two). */
-  async changedPaths(baseRef: string): Promise<ChangedPath[]> {
+  /**
+   * Committed changes of `head` (HEAD by default) against its merge base with `baseRef`
+   * (renames split in two): what merging `head` would bring, read from commits, never
+   * from the working tree.
+   */
+  async changedPaths(baseRef: string, head = 'HEAD'): Promise<ChangedPath[]> {
     checkRefName(baseRef);
-    const out = await this.git.run(`cannot diff ${this.path} against ${baseRef}`, [
+    checkRefName(head);
+    const out = await this.git.run(`cannot diff ${head} against ${baseRef} in ${this.path}`, [
       'diff',
       '--raw',
       '-z',
       '--no-renames',
       '--no-abbrev',
       ...DIFF_AS_STORED,
-      `${baseRef}...HEAD`,
+      `${baseRef}...${head}`,
       '--',
     ]);
     // Raw format: ":<old mode> <new mode> <old sha> <new sha> <status>" NUL "<path>" NUL.
@@ -694,6 +699,17 @@ export class Worktree {
     checkRefName(sha);
     await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
     await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+  }
+
+  /** Paths with uncommitted changes or untracked (not ignored) files, both sides of a rename. */
+  async dirtyPaths(): Promise<string[]> {
+    const out = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+    ]);
+    return parseStatusPaths(out);
   }
 
   async isClean(): Promise<boolean> {

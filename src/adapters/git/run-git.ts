@@ -66,7 +66,12 @@ const SAFE_CONFIG = [
  * could edit any file epicflow writes while it runs; `/dev/null` and argv
  * cannot be edited.
  */
-const PRIVATE_GLOBAL_CONFIG: readonly string[] = [];
+const PRIVATE_GLOBAL_CONFIG: readonly string[] = [
+  // Trees are handed to the untrusted user while it runs (see adapters/process/untrusted.ts):
+  // git's ownership check would refuse them. What that check protects against (a hostile
+  // `.git/config`, a redirected `.git` file) is what GitConfigGuard puts back first.
+  'safe.directory=*',
+];
 
 /**
  * The most one git command may write to either stream. Every byte below it is
@@ -94,6 +99,10 @@ export function gitEnv(): Record<string, string> {
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_ATTR_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
+    // Replace refs and a graft file (both writable by an agent that can write `.git`)
+    // would make git read one commit while another is merged and pushed.
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_GRAFT_FILE: '/dev/null',
   };
 }
 

@@ -40,6 +40,13 @@ export interface RunProcessOptions {
    * and `overflow` names the stream (its text is then empty).
    */
   wholeOutput?: { readonly limitBytes: number };
+  /** Start the child as this user and group (the caller must be allowed to: root). */
+  runAs?: { readonly uid: number; readonly gid: number };
+  /**
+   * Ends the child and everything it started, instead of signalling its process group:
+   * for a child started through `sudo` as another user, which this process may not signal.
+   */
+  kill?: (signal: NodeJS.Signals) => void;
 }
 
 export interface ProcessResult {
@@ -301,12 +308,17 @@ export function runProcess(
       detached: true,
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       windowsHide: true,
+      ...(options.runAs === undefined ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
     });
+    const kill = (sig: NodeJS.Signals): void => {
+      if (options.kill !== undefined) options.kill(sig);
+      else killGroup(child.pid, sig);
+    };
 
     const terminate = (): void => {
-      killGroup(child.pid, 'SIGTERM');
+      kill('SIGTERM');
       const t = setTimeout(() => {
-        killGroup(child.pid, 'SIGKILL');
+        kill('SIGKILL');
         // Grandchildren that ignored SIGTERM and hold our pipes open must not hang us.
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -382,9 +394,9 @@ export function runProcess(
       exitSignal = sig;
       // Background processes the child left behind (a dev server a gate started,
       // an agent's helper) belong to its group: end them too, so pipes close.
-      killGroup(child.pid, 'SIGTERM');
+      kill('SIGTERM');
       const t = setTimeout(() => {
-        killGroup(child.pid, 'SIGKILL');
+        kill('SIGKILL');
         child.stdout?.destroy();
         child.stderr?.destroy();
       }, KILL_GRACE_MS);
@@ -411,13 +423,18 @@ function which(name: string, env: Readonly<Record<string, string>>): string | nu
   return null;
 }
 
-/** Runs a command line with `bash -c` (or `sh -c` when bash is missing), for gates and setup. */
-export function runShell(command: string, options: RunProcessOptions): Promise<ProcessResult> {
-  const bash = which('bash', options.env);
+/** The argv that runs a command line: `bash -c` (or `sh -c` when bash is missing). */
+export function shellArgv(command: string, env: Readonly<Record<string, string>>): string[] {
+  const bash = which('bash', env);
   // --norc: node's stdin is a socket, and `bash -c` with a socket on stdin
   // believes it was started by rshd/sshd and would source ~/.bashrc.
-  if (bash) return runProcess([bash, '--norc', '-c', command], options);
-  return runProcess([which('sh', options.env) ?? '/bin/sh', '-c', command], options);
+  if (bash) return [bash, '--norc', '-c', command];
+  return [which('sh', env) ?? '/bin/sh', '-c', command];
+}
+
+/** Runs a command line with `bash -c` (or `sh -c` when bash is missing), for gates and setup. */
+export function runShell(command: string, options: RunProcessOptions): Promise<ProcessResult> {
+  return runProcess(shellArgv(command, options.env), options);
 }
 
 /** Variables a CLI needs to work normally; nothing that carries a credential. */

@@ -13,7 +13,7 @@ import { loadConfig } from '../../adapters/config/load-config.js';
 import { Git } from '../../adapters/git/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
-import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
+import { describeError, EpicflowError } from '../../core/errors.js';
 import {
   emptyRosterState,
   loadRosterState,
@@ -23,7 +23,7 @@ import {
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
 import { checkEpicId } from '../../engine/local.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliContext } from '../context.js';
+import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
 
 interface RosterOptions {
   readonly repo?: string;
@@ -143,9 +143,7 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
       ctx.setExitCode(EXIT_OK);
     } catch (e) {
       ctx.io.stderr(`error: ${describeError(e)}\n`);
-      ctx.setExitCode(
-        isEpicflowError(e, 'usage') || isEpicflowError(e, 'config') ? EXIT_USAGE : EXIT_FAILED,
-      );
+      ctx.setExitCode(exitCodeFor(e));
     }
   };
   const roster = addOptions(

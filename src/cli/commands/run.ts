@@ -3,7 +3,8 @@
  * story event (a lane per story), then the paths of the board and reports.
  * Exit 0 when every story merged, 1 otherwise, 2 for usage/config/plan errors.
  */
-import { describeError, isEpicflowError } from '../../core/errors.js';
+import { describeError } from '../../core/errors.js';
+import { exitCodeFor } from '../context.js';
 import type { CrashPoint, EngineEvent } from '../../engine/ports.js';
 import { runLocalEpic } from '../../engine/local.js';
 
@@ -110,10 +111,7 @@ export async function runCommand(
     return result.exitCode;
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);
-    if (isEpicflowError(e, 'usage') || isEpicflowError(e, 'config') || isEpicflowError(e, 'plan')) {
-      return 2;
-    }
-    return 1;
+    return exitCodeFor(e);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
-import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
+import { describeError, EpicflowError } from '../../core/errors.js';
+import { exitCodeFor } from '../context.js';
 import { checkEpicId, gitPort } from '../../engine/local.js';
 import { Git } from '../../adapters/git/index.js';
 import { renderEpicBoard } from '../../engine/status.js';
@@ -67,6 +68,6 @@ export async function statusCommand(
     return 0;
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);
-    return isEpicflowError(e, 'usage') || isEpicflowError(e, 'config') ? 2 : 1;
+    return exitCodeFor(e);
   }
 }

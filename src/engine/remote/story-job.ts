@@ -40,7 +40,9 @@ import { epicDocOf } from '../../orchestrator/owner.js';
 import { planDigest } from '../../core/epic/index.js';
 import type { EpicPorts, EpicSettings } from '../context.js';
 import { integrate } from '../integrate.js';
-import { gitPort, shellGates } from '../local.js';
+import { shellGates } from '../../adapters/process/shell-gates.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { gitPort } from '../local.js';
 import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
 import { openEpic } from '../run-epic.js';
 import { StoryStop } from '../stop.js';
@@ -67,6 +69,8 @@ export interface StoryJobInput {
   readonly tempDir: string;
   /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
   readonly env: NodeJS.ProcessEnv;
+  /** Where the agent, setup, gates and the judge's tools run (a separate user in the Action). */
+  readonly untrusted?: Untrusted;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -334,8 +338,13 @@ export async function runStoryJob(
       },
     },
     state: scratch,
-    gates: recordingGates(shellGates(input.env), gates, workspace),
-    executors: (e) => createExecutor(e, { sourceEnv: input.env, prices: config.prices }),
+    gates: recordingGates(shellGates(input.env, input.untrusted), gates, workspace),
+    executors: (e) =>
+      createExecutor(e, {
+        sourceEnv: input.env,
+        prices: config.prices,
+        ...(input.untrusted === undefined ? {} : { untrusted: input.untrusted }),
+      }),
     clock: { now: () => new Date() },
     events: {
       emit: (event) => {
@@ -409,11 +418,13 @@ export async function runStoryJob(
     // The engine's records drop the marker once it restarted; GitHub's record keeps it
     // until the old branch is replaced there, or the next job would resume the old work.
     if (restart && !onGitHub) record = { ...record, restart: 'fresh' };
-    if (record.status === 'done') {
+    if (record.status === 'done' && record.storyCommit !== undefined) {
       const restores: string[] = [];
       const published = await publish(ctx, remote, {
         story,
         branch,
+        // A merge retry merges the same checked commit again, never the branch as it is now.
+        commit: record.storyCommit,
         chain: record.executors,
         restores,
       });
@@ -450,6 +461,8 @@ async function publish(
   input: {
     story: Story;
     branch: string;
+    /** The checked story commit. */
+    commit: string;
     chain: readonly string[];
     /** Collects a note for each time git's configuration was put back after a merge retry. */
     restores: string[];

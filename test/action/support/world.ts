@@ -5,7 +5,7 @@
  * orchestrator entry, the same one the App calls on a label.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -129,7 +129,7 @@ export const CHECK_SCRIPT = [
 
 export async function startWorld(options: WorldOptions = {}): Promise<ActionWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'epicflow-action-'));
-  const dumps = join(dir, 'dumps');
+  const dumps = await agentDumps(dir);
   const gh = await startGitHubDouble();
   const app = gh.seed.app({ id: 777, slug: 'epicflow' });
   const bot = gh.seed.user({ login: app.botLogin, type: 'Bot', permission: 'admin' });
@@ -401,4 +401,15 @@ export function storyInputs(
     'github-token': w.bot.token,
     'bot-login': 'epicflow[bot]',
   };
+}
+
+/**
+ * The folder the scripted agent dumps what it saw into: writable by anyone, because the
+ * agent runs as the job's agent user, not as the tests' user.
+ */
+export async function agentDumps(dir: string): Promise<string> {
+  const dumps = join(dir, 'dumps');
+  await mkdir(dumps, { mode: 0o1777, recursive: true });
+  await chmod(dumps, 0o1777);
+  return dumps;
 }

@@ -1,0 +1,37 @@
+/**
+ * Setup and gates as shell commands: the repository's own checks, which run the
+ * code an agent wrote, so they are untrusted code — run through `Untrusted` (as
+ * the agent user when isolated, with its own home), with the base environment
+ * (no tokens). Every process a gate started is ended after it.
+ */
+import type { GateRunner } from '../../engine/ports.js';
+import { baseEnv } from './run-process.js';
+import { sameUser, type Untrusted } from './untrusted.js';
+
+export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUser()): GateRunner {
+  const base = baseEnv(env);
+  // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
+  const childEnv = untrusted.home === undefined ? base : { ...base, HOME: untrusted.home };
+  return {
+    async run(command, { cwd, timeoutMs, signal }) {
+      const r = await untrusted.runShell(command, {
+        cwd,
+        env: childEnv,
+        timeoutMs,
+        // For people (the coder's feedback, the report) and the triage of
+        // failure lines: the tail, which says so in its first line when cut.
+        maxCaptureBytes: 256 * 1024,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']
+        .filter((s) => s !== '')
+        .join('\n');
+      return {
+        command,
+        ok: r.exitCode === 0 && !r.timedOut && !r.aborted,
+        output: r.timedOut ? `${output}\ntimed out after ${Math.round(timeoutMs / 1000)}s` : output,
+        ...(r.timedOut ? { timedOut: true } : {}),
+      };
+    },
+  };
+}

@@ -67,20 +67,25 @@ function presentPaths(files: readonly string[]): Set<string> {
   return present;
 }
 
-/** Files of `files` within any of `prefixes`. */
-function filesWithin(files: readonly string[], prefixes: readonly string[]): number {
-  if (prefixes.includes('.')) return files.length;
-  const set = new Set(prefixes);
-  let n = 0;
+/**
+ * How many files each story owns, in one pass over the files: in a valid plan
+ * no two stories own overlapping paths, so a file's first owned ancestor is its
+ * only owner.
+ */
+function ownedCounts(stories: Plan['stories'], files: readonly string[]): number[] {
+  const owner = new Map<string, number>();
+  stories.forEach((s, i) => s.owns.forEach((p) => owner.set(p, i)));
+  const counts = stories.map(() => 0);
   for (const file of files) {
     for (let at = file.length; at > 0; at = file.lastIndexOf('/', at - 1)) {
-      if (set.has(file.slice(0, at))) {
-        n += 1;
+      const i = owner.get(file.slice(0, at));
+      if (i !== undefined) {
+        counts[i] = (counts[i] ?? 0) + 1;
         break;
       }
     }
   }
-  return n;
+  return counts;
 }
 
 function percent(share: number): string {
@@ -120,17 +125,18 @@ export function checkPlanQuality(plan: Plan, options: QualityOptions): QualityWa
   }
 
   const total = options.files.length;
-  for (const s of stories) {
+  const owned = total < BROAD_OWNS_MIN_FILES ? [] : ownedCounts(stories, options.files);
+  stories.forEach((s, i) => {
     if (s.owns.includes('.')) {
       add(
         'broad-owns',
         `story ${quote(s.id)}: owns ".", the whole repository: own only the paths it changes`,
         s.id,
       );
-      continue;
+      return;
     }
-    if (total < BROAD_OWNS_MIN_FILES) continue;
-    const share = filesWithin(options.files, s.owns) / total;
+    if (total < BROAD_OWNS_MIN_FILES) return;
+    const share = (owned[i] ?? 0) / total;
     if (share > BROAD_OWNS_SHARE) {
       add(
         'broad-owns',
@@ -138,7 +144,7 @@ export function checkPlanQuality(plan: Plan, options: QualityOptions): QualityWa
         s.id,
       );
     }
-  }
+  });
 
   const present = presentPaths(options.files);
   for (const s of stories) {

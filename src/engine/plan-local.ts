@@ -24,7 +24,6 @@ import {
 } from '../core/planner/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
 import { planEpic, plannerRoster, type PlanningOutcome, type PlanningTree } from './plan-epic.js';
-import type { GitConfigSnapshot } from './ports.js';
 
 export interface LocalDraftOptions {
   /** The epic's markdown file (its prose; a plan section in it is re-planned). */
@@ -217,15 +216,7 @@ export async function draftPlanLocally(
           checkout: async (sha): Promise<PlanningTree> => {
             await repo.removeWorktree(treePath);
             await repo.addWorktree(treePath, sha);
-            const tree = repo.worktree(treePath);
-            return {
-              path: tree.path,
-              head: () => tree.head(),
-              snapshotGitConfig: () => tree.snapshotGitConfig(),
-              restoreGitConfig: (s: GitConfigSnapshot) => tree.restoreGitConfig(s),
-              changedFrom: (b) => tree.changedFrom(b),
-              discardTo: (b) => tree.discardTo(b),
-            };
+            return repo.worktree(treePath);
           },
           release: () => repo.removeWorktree(treePath),
         },

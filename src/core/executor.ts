@@ -12,9 +12,9 @@ export type OutcomeClass = 'ok' | 'usage-limit' | 'rate-limited' | 'outage' | 'a
 export interface TurnRequest {
   readonly epic: string;
   readonly story: string;
-  /** 1 for the first coder turn, then 2, 3, … for fix and judge rounds. */
+  /** 1 for the first coder turn, then 2, 3, … for fix and judge rounds (a planner: its repair round). */
   readonly round: number;
-  readonly role: 'coder' | 'judge' | 'verifier';
+  readonly role: 'coder' | 'judge' | 'verifier' | 'planner';
   readonly prompt: string;
   /** Absolute path of the story worktree (the process's working directory). */
   readonly worktree: string;

@@ -22,7 +22,6 @@ import {
 
 /** Exit status of a command agent that is out of quota (EX_TEMPFAIL). */
 export const USAGE_LIMIT_EXIT = 75;
-const FINAL_MESSAGE_CAP = 8 * 1024;
 /**
  * What is kept of the agent's output: the tail, for people (a cut says so in
  * its first line). Nothing read from it needs more: usage comes line by line
@@ -150,7 +149,9 @@ export class CommandExecutor implements ExecutorPort {
     const need = blockedOnClaim(result.stdout);
     return {
       outcome,
-      finalMessage: tail(message, FINAL_MESSAGE_CAP),
+      // Answers are read from it (a planner's plan block, a judge's verdict): all of what was
+      // kept of stdout, never cut again (a cut of the capture itself says so at its start).
+      finalMessage: message,
       usage,
       exitCode: result.exitCode,
       timedOut: result.timedOut,

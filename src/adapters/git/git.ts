@@ -360,6 +360,20 @@ export class Git {
     ]);
   }
 
+  /** Every file of a commit, repository-relative, in git's order (what a planner may read). */
+  async listFiles(ref: string): Promise<string[]> {
+    checkRefName(ref);
+    const out = await this.git.run(`cannot list the files of ${ref}`, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--name-only',
+      '--full-tree',
+      ref,
+    ]);
+    return splitNul(out);
+  }
+
   /** Runs a read-only git command in the main work tree (for small helpers). */
   async read(what: string, args: readonly string[]): Promise<string> {
     return this.git.run(what, args);
@@ -710,6 +724,50 @@ export class Worktree {
       '--untracked-files=all',
     ]);
     return parseStatusPaths(out);
+  }
+
+  /**
+   * Every path that differs from `base` in this tree: in commits made on top of
+   * it (or on another HEAD altogether), staged, unstaged, untracked, and
+   * ignored files too. What a read-only run left behind, sorted.
+   */
+  async changedFrom(base: string): Promise<string[]> {
+    checkRefName(base);
+    const committed = await this.git.run(`cannot diff ${this.path} against ${base}`, [
+      'diff',
+      '--name-only',
+      '-z',
+      '--no-renames',
+      ...DIFF_AS_STORED,
+      base,
+      'HEAD',
+      '--',
+    ]);
+    const status = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignored=traditional',
+    ]);
+    return [...new Set([...splitNul(committed), ...parseStatusPaths(status)])].sort();
+  }
+
+  /**
+   * A detached HEAD at `sha` with index and tree as there, untracked and ignored
+   * files removed: the tree as checked out. No branch moves (one the run
+   * checked out here stays where it was).
+   */
+  async discardTo(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot put ${this.path} back at ${sha}`, [
+      'checkout',
+      '--quiet',
+      '--force',
+      '--detach',
+      sha,
+    ]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-x', '-q']);
   }
 
   async isClean(): Promise<boolean> {

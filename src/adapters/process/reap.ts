@@ -7,6 +7,7 @@
  * Linux only (/proc); elsewhere the process-group kill is all we do.
  */
 import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export const RUN_MARKER = 'EPICFLOW_RUN_ID';
 
@@ -35,9 +36,23 @@ async function markedPids(value: string): Promise<number[]> {
   return pids;
 }
 
-/** Kills every process whose environment carries this turn's marker; returns their pids. */
+/** Whether a process still runs: it exists and is not a zombie (dead, waiting to be reaped). */
+async function running(pid: number): Promise<boolean> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Kills every process whose environment carries this turn's marker, and returns once
+ * they are dead (a killed process ends when the kernel next schedules it); their pids.
+ */
 export async function reapMarked(value: string): Promise<number[]> {
-  const killed: number[] = [];
+  const killed = new Set<number>();
   // A process may fork between the scan and the kill: scan again until none is left.
   for (let round = 0; round < 5; round++) {
     const pids = await markedPids(value);
@@ -45,11 +60,18 @@ export async function reapMarked(value: string): Promise<number[]> {
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
-        killed.push(pid);
+        killed.add(pid);
       } catch {
         // already gone
       }
     }
   }
-  return killed;
+  for (let wait = 0; wait < 200; wait++) {
+    const left = (
+      await Promise.all([...killed].map(async (p) => ((await running(p)) ? p : 0)))
+    ).filter((p) => p !== 0);
+    if (left.length === 0) break;
+    await delay(10);
+  }
+  return [...killed];
 }

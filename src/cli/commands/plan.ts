@@ -4,8 +4,9 @@ import type { PlanResult } from '../../core/plan/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
+import { planDraftCommand } from './plan-draft.js';
 
-/** `epicflow plan check FILE|- [--json]`. */
+/** `epicflow plan check FILE|- [--json]` and `epicflow plan draft EPIC.md`. */
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('work with plan files');
   plan
@@ -21,6 +22,25 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
         options.json ? `${JSON.stringify(planCheckJson(result))}\n` : planCheckText(result),
       );
       ctx.setExitCode(result.ok ? EXIT_OK : EXIT_FAILED);
+    });
+  plan
+    .command('draft')
+    .description("let the planner turn an epic's prose into a validated plan")
+    .argument('<epic>', 'markdown file describing the epic in prose')
+    .option('--out <file>', 'where to write the prose and the plan (default: <EPIC>.plan.md)')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .action(async (file: string, o: { out?: string; repo?: string; config?: string }) => {
+      const code = await planDraftCommand(
+        { file, out: o.out, repo: o.repo, config: o.config },
+        {
+          stdout: (s) => ctx.io.stdout(s),
+          stderr: (s) => ctx.io.stderr(s),
+          cwd: ctx.io.cwd,
+        },
+        ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },
+      );
+      ctx.setExitCode(code);
     });
 }
 

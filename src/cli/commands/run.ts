@@ -3,10 +3,14 @@
  * story event (a lane per story), then the paths of the board and reports.
  * Exit 0 when every story merged, 1 otherwise, 2 for usage/config/plan errors.
  */
-import { describeError } from '../../core/errors.js';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { describeError, EpicflowError } from '../../core/errors.js';
+import { extractPlanBlocks } from '../../core/plan/index.js';
 import { exitCodeFor } from '../context.js';
 import type { CrashPoint, EngineEvent } from '../../engine/ports.js';
 import { runLocalEpic } from '../../engine/local.js';
+import { defaultOutFile } from '../../engine/plan-local.js';
 
 export interface RunCommandOptions {
   readonly file: string;
@@ -63,11 +67,37 @@ export class LiveBoard {
   }
 }
 
+/**
+ * An epic written in prose, not yet planned: the error saying to draft a plan
+ * first. Undefined when the file holds a block (or cannot be read: the run
+ * reports that itself).
+ */
+async function notPlannedYet(file: string, cwd: string): Promise<EpicflowError | undefined> {
+  let text: string;
+  try {
+    text = await readFile(resolve(cwd, file), 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (text.trim() === '' || extractPlanBlocks(text).length > 0) return undefined;
+  return new EpicflowError('plan', `${file} has no plan yet: no \`\`\`epicflow block`, {
+    details: [
+      `draft one from its prose first: epicflow plan draft ${file}`,
+      `then run the plan it writes: epicflow run ${defaultOutFile(file)}`,
+    ],
+  });
+}
+
 export async function runCommand(
   opts: RunCommandOptions,
   io: RunCommandIo,
   hooks: RunCommandHooks = {},
 ): Promise<number> {
+  const prose = await notPlannedYet(opts.file, io.cwd);
+  if (prose !== undefined) {
+    io.stderr(`error: ${describeError(prose)}\n`);
+    return exitCodeFor(prose);
+  }
   const live = io.isTTY ? new LiveBoard((t) => io.stdout(t)) : undefined;
   const interrupt = new AbortController();
   let signals = 0;

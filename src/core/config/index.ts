@@ -1,4 +1,11 @@
-export type { EpicflowConfig, ExecutorConfig, Harness, ModelPrice, Role } from './types.js';
+export type {
+  EpicflowConfig,
+  ExecutorConfig,
+  Harness,
+  ModelPrice,
+  PlannerConfig,
+  Role,
+} from './types.js';
 export { HARNESSES } from './types.js';
 export {
   DEFAULT_CONFIG,

@@ -10,11 +10,18 @@ import { EpicflowError } from '../errors.js';
 import { DURATION_PATTERN, durationToMs } from './duration.js';
 import { ENV_NAME_PATTERN, envValueProblem, isGithubTokenName } from './env.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
-import { HARNESSES, type EpicflowConfig, type ExecutorConfig, type ModelPrice } from './types.js';
+import { MAX_STORIES } from '../plan/types.js';
+import {
+  HARNESSES,
+  type EpicflowConfig,
+  type ExecutorConfig,
+  type ModelPrice,
+  type PlannerConfig,
+} from './types.js';
 
 export { resolveEnv, collectSecrets } from './env.js';
 
-const ROLES = ['coder', 'judge', 'verifier'] as const;
+const ROLES = ['coder', 'judge', 'verifier', 'planner'] as const;
 
 /** The error param of a leaf schema: every issue it raises says what was expected. */
 function expecting(what: string): { error: string } {
@@ -103,7 +110,9 @@ const Executor = mapping(
       )
       .min(1, expecting(`at least one role (${ROLES.join(', ')})`))
       .default(['coder'])
-      .describe('What this executor may do: coder, judge, verifier.'),
+      .describe(
+        'What this executor may do: coder, judge, verifier, planner (drafts plans from prose).',
+      ),
     env: z
       .record(
         z
@@ -229,6 +238,28 @@ const ConfigObject = mapping(
       )
       .default({})
       .describe('Price overrides by model name, merged over the shipped price table.'),
+    planner: mapping(
+      {
+        maxStories: z
+          .int(expecting(`an integer from 1 to ${MAX_STORIES}`))
+          .min(1, expecting(`an integer from 1 to ${MAX_STORIES}`))
+          .max(MAX_STORIES, expecting(`an integer from 1 to ${MAX_STORIES}`))
+          .default(30)
+          .describe(
+            `At most this many stories in a drafted plan (${MAX_STORIES} at most, GitHub's sub-issue limit).`,
+          ),
+        repairRounds: nonNegativeInt()
+          .default(2)
+          .describe('Rounds in which the planner repairs a plan that was refused.'),
+        subIssues: z
+          .boolean(expecting('true or false'))
+          .default(false)
+          .describe('GitHub: create the stories as sub-issues instead of a block.'),
+      },
+      'a mapping with maxStories, repairRounds and subIssues',
+    )
+      .prefault({})
+      .describe('How an epic written in prose becomes a plan (an executor with role planner).'),
   },
   'a mapping of settings',
 );
@@ -346,7 +377,8 @@ const schemaMatchesTypes: [
   SameKeys<Output['timeouts'], EpicflowConfig['timeouts']>,
   SameKeys<Output['labels'], EpicflowConfig['labels']>,
   SameKeys<Output['prices'][string], ModelPrice>,
-] = [true, true, true, true, true, true, true, true, true, true];
+  SameKeys<Output['planner'], PlannerConfig>,
+] = [true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesTypes;
 
 /** Every default applied to an empty file. */

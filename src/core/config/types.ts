@@ -4,7 +4,7 @@
  * stay unresolved here: they are resolved only when an executor runs.
  */
 export type Harness = 'codex' | 'claude' | 'gemini' | 'opencode' | 'aider' | 'command';
-export type Role = 'coder' | 'judge' | 'verifier';
+export type Role = 'coder' | 'judge' | 'verifier' | 'planner';
 
 export const HARNESSES: readonly Harness[] = [
   'codex',
@@ -60,4 +60,15 @@ export interface EpicflowConfig {
   readonly allowWorkflowChanges: boolean;
   /** Price overrides keyed by model name, merged over the shipped price table. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
+  /** How prose becomes a plan (`epicflow plan draft`, and on GitHub an epic without a plan). */
+  readonly planner: PlannerConfig;
+}
+
+export interface PlannerConfig {
+  /** At most this many stories in a drafted plan (default 30). */
+  readonly maxStories: number;
+  /** Rounds in which the planner repairs a refused plan (default 2). */
+  readonly repairRounds: number;
+  /** GitHub: create the stories as sub-issues instead of a block (default false). */
+  readonly subIssues: boolean;
 }

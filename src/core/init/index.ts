@@ -145,7 +145,7 @@ export function renderConfig(choices: ConfigChoices): string {
       `    model: ${p.model}`,
       '    slots: 2',
       `    priority: ${index + 1}`,
-      '    roles: [coder]',
+      '    roles: [coder, planner]',
       `    env: { ${p.secret}: '\${${p.secret}}' }`,
     );
   });

@@ -1,5 +1,11 @@
 /** Pure renderers of the epic report: markdown, Mermaid, board and report.json. */
-export type { ReportInput, ReportLinks, ReportOptions, ReportStory } from './types.js';
+export type {
+  ReportInput,
+  ReportLinks,
+  ReportOptions,
+  ReportPlanning,
+  ReportStory,
+} from './types.js';
 export { GITHUB_BODY_MAX, renderReport } from './markdown.js';
 export {
   escapeMermaidLabel,

@@ -51,6 +51,12 @@ export interface ReportJson {
   readonly stories: readonly ReportJsonStory[];
   readonly halts: readonly Halt[];
   readonly nextStep: string | null;
+  /** Only when the plan was drafted by a planner: what planning cost. */
+  readonly planning?: {
+    readonly executors: readonly string[];
+    readonly rounds: number | null;
+    readonly usage: ReportJsonUsage;
+  };
 }
 
 /** Reasons for stories that had not finished when the report was written. */
@@ -68,10 +74,19 @@ export function buildReportJson(input: ReportInput): ReportJson {
     startedAt: input.startedAt ?? null,
     counts: countStatuses(input.stories),
     totals: summarizeUsage(allUsage(input)),
-    byExecutor: summarizeExecutors(input.stories),
+    byExecutor: summarizeExecutors(input.stories, input.planning),
     stories: input.stories.map(storyJson),
     halts: input.halts.map((h) => ({ ...h })),
     nextStep: input.nextStep ?? null,
+    ...(input.planning === undefined
+      ? {}
+      : {
+          planning: {
+            executors: [...input.planning.executors],
+            rounds: input.planning.rounds ?? null,
+            usage: { ...summarizeUsage(input.planning.usage), entries: input.planning.usage },
+          },
+        }),
   };
 }
 

@@ -135,7 +135,7 @@ function gather(input: ReportInput): Facts {
     input,
     counts: countStatuses(input.stories),
     totals,
-    executors: summarizeExecutors(input.stories),
+    executors: summarizeExecutors(input.stories, input.planning),
     graph: buildMermaid(input.stories),
     rows: input.stories.map((s) => storyRow(input, s)),
     priority,
@@ -198,10 +198,12 @@ function storiesSection(facts: Facts, layout: Layout): string[] {
   const blocks = ['## Stories'];
   if (layout.rows > 0) {
     const rows = facts.rows.filter((_, i) => shown.has(i));
+    const planning = facts.input.planning === undefined ? [] : [planningRow(facts.input)];
     blocks.push(
       [
         '| Story | Status | Wave | Branch | Merge | Executor | Tokens | Cost | Note |',
         '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+        ...planning,
         ...rows,
       ].join('\n'),
     );
@@ -232,6 +234,27 @@ function storyRow(input: ReportInput, { story, wave, record }: ReportStory): str
     usageCell(usage, tokensText),
     usageCell(usage, costText),
     note.length === 0 ? '—' : cellText(capText(note.join('; '), NOTE_MAX)),
+  ];
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** The Planning row: the planner's turns that drafted the plan, above the stories. */
+function planningRow(input: ReportInput): string {
+  const planning = input.planning;
+  const usage = summarizeUsage(planning?.usage ?? []);
+  const rounds = planning?.rounds;
+  const cells = [
+    'Planning',
+    'done',
+    '—',
+    '—',
+    '—',
+    planning === undefined || planning.executors.length === 0
+      ? '—'
+      : cellText(formatChain(planning.executors)),
+    usageCell(usage, tokensText),
+    usageCell(usage, costText),
+    rounds === undefined ? '—' : `${rounds} ${rounds === 1 ? 'round' : 'rounds'}`,
   ];
   return `| ${cells.join(' | ')} |`;
 }
@@ -276,14 +299,15 @@ function totalsSection(totals: UsageSummary): string[] {
 }
 
 function executorsSection(executors: readonly ExecutorSummary[], layout: Layout): string[] {
-  const rows = executors.map(({ executor, finished, usage }) => {
+  const rows = executors.map(({ executor, finished, usage, planned }) => {
     const listed = layout.shortFinished ? finished.slice(0, FINISHED_SHORT) : finished;
     const names = listed.map(({ id, chain }) =>
       chain.length > 1 ? `${id} (${formatChain(chain)})` : id,
     );
     if (listed.length < finished.length)
       names.push(`… and ${finished.length - listed.length} more`);
-    const finishedCell = finished.length === 0 ? '0' : `${finished.length}: ${names.join(', ')}`;
+    const count = finished.length === 0 ? '0' : `${finished.length}: ${names.join(', ')}`;
+    const finishedCell = planned === true ? `${count}; planning` : count;
     return `| ${cellText(executor)} | ${cellText(finishedCell)} | ${cellText(figureText(usage.measured, false))} | ${cellText(figureText(usage.estimated, true))} |`;
   });
   return [

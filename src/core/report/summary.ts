@@ -5,7 +5,7 @@
  */
 import type { StoryStatus, UsageEntry } from '../model.js';
 import { totalTokens } from '../model.js';
-import type { ReportInput, ReportStory } from './types.js';
+import type { ReportInput, ReportPlanning, ReportStory } from './types.js';
 
 /** Tokens and cost of a set of usage entries that are all measured or all estimated. */
 export interface UsageFigure {
@@ -85,8 +85,10 @@ export interface FinishedStory {
 export interface ExecutorSummary {
   readonly executor: string;
   readonly finished: readonly FinishedStory[];
-  /** What this executor spent, over every story (finished or not). */
+  /** What this executor spent, over every story (finished or not) and the planning. */
   readonly usage: UsageSummary;
+  /** Set when this executor planned the epic. */
+  readonly planned?: true;
 }
 
 function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
@@ -96,13 +98,24 @@ function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
 }
 
 /**
- * One row per executor seen in any chain or usage entry, sorted by name. A
- * done story counts for the LAST executor of its chain (the one that finished it).
+ * One row per executor seen in any chain or usage entry (the planning's
+ * included), sorted by name. A done story counts for the LAST executor of its
+ * chain (the one that finished it).
  */
-export function summarizeExecutors(stories: readonly ReportStory[]): ExecutorSummary[] {
+export function summarizeExecutors(
+  stories: readonly ReportStory[],
+  planning?: ReportPlanning,
+): ExecutorSummary[] {
   const finished = new Map<string, FinishedStory[]>();
   const usage = new Map<string, UsageEntry[]>();
   const seen = new Set<string>();
+  const planners = new Set(planning?.executors ?? []);
+  for (const executor of planners) seen.add(executor);
+  for (const entry of planning?.usage ?? []) {
+    seen.add(entry.executor);
+    planners.add(entry.executor);
+    pushTo(usage, entry.executor, entry);
+  }
   for (const { story, record } of stories) {
     if (!record) continue;
     for (const executor of record.executors) seen.add(executor);
@@ -119,9 +132,11 @@ export function summarizeExecutors(stories: readonly ReportStory[]): ExecutorSum
     executor,
     finished: finished.get(executor) ?? [],
     usage: summarizeUsage(usage.get(executor) ?? []),
+    ...(planners.has(executor) ? { planned: true as const } : {}),
   }));
 }
 
+/** Every usage entry of the epic: the planning's, then each story's. */
 export function allUsage(input: ReportInput): UsageEntry[] {
-  return input.stories.flatMap((s) => s.record?.usage ?? []);
+  return [...(input.planning?.usage ?? []), ...input.stories.flatMap((s) => s.record?.usage ?? [])];
 }

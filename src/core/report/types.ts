@@ -1,4 +1,4 @@
-import type { Halt, Story, StoryRecord } from '../model.js';
+import type { Halt, Story, StoryRecord, UsageEntry } from '../model.js';
 
 /** One story as the report sees it: the plan entry, its wave, and its record once it has one. */
 export interface ReportStory {
@@ -6,6 +6,18 @@ export interface ReportStory {
   readonly wave: number;
   /** Absent while the story is only planned. */
   readonly record?: StoryRecord | undefined;
+}
+
+/**
+ * What planning the epic cost: the planner's turns that turned the prose into
+ * the plan (every round, repairs included). Shown as its own row.
+ */
+export interface ReportPlanning {
+  readonly usage: readonly UsageEntry[];
+  /** The planner executors that answered, in order. */
+  readonly executors: readonly string[];
+  /** Planner rounds (1 = accepted at once). */
+  readonly rounds?: number | undefined;
 }
 
 /**
@@ -34,6 +46,8 @@ export interface ReportInput {
   /** Linked from the truncation note when a body had to be shortened. */
   readonly fullReportUrl?: string | undefined;
   readonly links?: ReportLinks | undefined;
+  /** The planning's usage, when the plan was drafted by a planner. */
+  readonly planning?: ReportPlanning | undefined;
 }
 
 export interface ReportOptions {

@@ -398,16 +398,17 @@ export interface HelperPick {
 }
 
 /**
- * An executor for one judge or verifier call: one with the role that is not
- * excluded, avoiding the story's coders when another can serve (independence
- * beats priority); the preferred one (the configured judge) first, then the
- * lowest priority, ties to the least recently used. Null when none can serve.
+ * An executor for one judge, verifier or planner call: one with the role that
+ * is not excluded, avoiding the story's coders when another can serve
+ * (independence beats priority); the preferred one (the configured judge)
+ * first, then the lowest priority, ties to the least recently used. Null when
+ * none can serve. A planner call has no coders to avoid (`avoid: []`).
  */
 export function pickHelper(
   executors: readonly ExecutorConfig[],
   state: RosterState,
   request: {
-    readonly role: 'judge' | 'verifier';
+    readonly role: 'judge' | 'verifier' | 'planner';
     readonly preferred?: string | undefined;
     readonly avoid: readonly string[];
     readonly now: Date;

@@ -26,6 +26,7 @@ const DEFAULTS = {
   labels: { epic: 'epic' },
   allowWorkflowChanges: false,
   prices: {},
+  planner: { maxStories: 30, repairRounds: 2, subIssues: false },
 };
 
 /** PRODUCT §4, verbatim. */
@@ -98,6 +99,7 @@ describe('parseConfig', () => {
       labels: { epic: 'epic' },
       allowWorkflowChanges: false,
       prices: {},
+      planner: { maxStories: 30, repairRounds: 2, subIssues: false },
     });
   });
 
@@ -182,12 +184,12 @@ describe('parseConfig', () => {
     [
       'an unknown role',
       'executors: [{ id: a, harness: codex, roles: [coder, boss] }]',
-      'executors[0].roles[1]: expected one of coder, judge, verifier, got "boss"',
+      'executors[0].roles[1]: expected one of coder, judge, verifier, planner, got "boss"',
     ],
     [
       'no roles',
       'executors: [{ id: b, harness: codex }, { id: a, harness: codex, roles: [] }]',
-      'executors[1].roles: expected at least one role (coder, judge, verifier), got a list',
+      'executors[1].roles: expected at least one role (coder, judge, verifier, planner), got a list',
     ],
     [
       'a command harness without command',

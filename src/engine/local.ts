@@ -10,7 +10,9 @@ import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
 import { createExecutor } from '../adapters/executors/index.js';
 import { Git, readMergedStories } from '../adapters/git/index.js';
+import { baseEnv } from '../adapters/process/run-process.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
+import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
@@ -29,6 +31,8 @@ export interface LocalRunOptions {
   readonly concurrency?: number | undefined;
   readonly failFast?: boolean | undefined;
   readonly worktrees?: string | undefined;
+  /** Untrusted code runs as this unprivileged user; default: as epicflow's own user. */
+  readonly agentUser?: string | undefined;
 }
 
 export interface LocalRunHooks {
@@ -253,6 +257,15 @@ export async function runLocalEpic(
   hooks: LocalRunHooks,
 ): Promise<EpicRunResult & { stateDir: string; events: string }> {
   const local = await prepareLocalEpic(options, hooks);
+  // Checked before anything is created: a user that cannot be had is a usage problem (exit 2).
+  const untrusted =
+    options.agentUser === undefined
+      ? sameUser()
+      : await agentUser({
+          user: options.agentUser,
+          home: join(local.stateDir, 'agent-home'),
+          env: baseEnv(hooks.env),
+        });
   const store = new FileStateStore(local.stateDir);
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.
@@ -260,8 +273,9 @@ export async function runLocalEpic(
   const ports: EpicPorts = {
     git: gitPort(local.repo),
     state: store,
-    gates: shellGates(hooks.env),
-    executors: (e) => createExecutor(e, { sourceEnv: hooks.env, prices: local.config.prices }),
+    gates: shellGates(hooks.env, untrusted),
+    executors: (e) =>
+      createExecutor(e, { sourceEnv: hooks.env, prices: local.config.prices, untrusted }),
     clock: { now: () => new Date() },
     events: {
       emit: (event) => {

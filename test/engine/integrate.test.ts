@@ -28,33 +28,37 @@ const story: Story = {
 };
 const plan: Plan = { stories: [story], waves: [['s']], hashes: { s: 'h' } };
 
+async function epicContext(): Promise<Awaited<ReturnType<typeof openEpic>>> {
+  const events: EngineEvent[] = [];
+  const g = await Git.open(repo.dir);
+  return openEpic(
+    {
+      epic: 'e',
+      epicBranch: 'epic/e',
+      plan,
+      config: { ...DEFAULT_CONFIG, gates: ['true'] },
+      configPaths: [],
+      worktreesDir: join(repo.tmp, 'trees'),
+      homesDir: join(repo.tmp, 'homes'),
+      executorEnv: {},
+    },
+    {
+      git: gitPort(g),
+      state: new FileStateStore(join(repo.tmp, 'state')),
+      gates: shellGates(process.env),
+      executors: () => {
+        throw new Error('no executor in this test');
+      },
+      clock: { now: () => new Date() },
+      events: { emit: (e) => events.push(e) },
+    },
+  );
+}
+
 describe('integrate', () => {
   it('fails a story on a textual conflict, naming the paths, and leaves the epic branch as it was', async () => {
     repo = makeRepo({ 'shared.txt': 'one\n' });
-    const events: EngineEvent[] = [];
-    const g = await Git.open(repo.dir);
-    const ctx = await openEpic(
-      {
-        epic: 'e',
-        epicBranch: 'epic/e',
-        plan,
-        config: { ...DEFAULT_CONFIG, gates: ['true'] },
-        configPaths: [],
-        worktreesDir: join(repo.tmp, 'trees'),
-        homesDir: join(repo.tmp, 'homes'),
-        executorEnv: {},
-      },
-      {
-        git: gitPort(g),
-        state: new FileStateStore(join(repo.tmp, 'state')),
-        gates: shellGates(process.env),
-        executors: () => {
-          throw new Error('no executor in this test');
-        },
-        clock: { now: () => new Date() },
-        events: { emit: (e) => events.push(e) },
-      },
-    );
+    const ctx = await epicContext();
     // The story changes the line one way on its branch…
     git(repo.dir, 'branch', 'story/e/s', 'epic/e');
     const storyTree = join(repo.tmp, 'story');
@@ -80,5 +84,29 @@ describe('integrate', () => {
     expect(git(repo.dir, 'rev-parse', 'epic/e')).toBe(moved);
     expect(git(join(repo.tmp, 'trees', '_epic'), 'status', '--porcelain')).toBe('');
     expect(git(join(repo.tmp, 'trees', '_epic'), 'rev-parse', 'HEAD')).toBe(moved);
+  });
+
+  it('merges only the commit that was checked: a story branch that moved since fails the story', async () => {
+    repo = makeRepo({ 'shared.txt': 'one\n' });
+    const ctx = await epicContext();
+    git(repo.dir, 'branch', 'story/e/s', ctx.epicHead);
+    const storyTree = join(repo.tmp, 'story');
+    git(repo.dir, 'worktree', 'add', '-q', storyTree, 'story/e/s');
+    repo.write('../story/shared.txt', 'checked\n');
+    git(storyTree, 'commit', '-qam', 'the checked work');
+    const checked = git(storyTree, 'rev-parse', 'HEAD');
+    // After the check, something commits on the branch (a process the agent left behind).
+    repo.write('../story/OUTSIDE.md', 'pwned\n');
+    git(storyTree, 'add', '-A');
+    git(storyTree, 'commit', '-qm', 'unchecked');
+    const moved = git(storyTree, 'rev-parse', 'HEAD');
+    const before = ctx.epicHead;
+
+    const attempt = integrate(ctx, { story, branch: 'story/e/s', commit: checked, chain: ['bot'] });
+    await expect(attempt).rejects.toMatchObject({
+      status: 'failed',
+      reason: `story/e/s moved after it was checked (checked ${checked.slice(0, 12)}, now ${moved.slice(0, 12)}): not merged`,
+    });
+    expect(git(repo.dir, 'rev-parse', 'epic/e')).toBe(before);
   });
 });

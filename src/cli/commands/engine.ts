@@ -32,6 +32,10 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
     .option('--concurrency <n>', 'stories in flight (default: config concurrency)', positiveInteger)
     .option('--fail-fast', 'stop launching stories after the first failure')
     .option('--worktrees <dir>', 'where story worktrees go (default: inside the git folder)')
+    .option(
+      '--agent-user <user>',
+      'run agents, setup and gates as this unprivileged user (needs root or passwordless sudo)',
+    )
     .action(
       async (
         file: string,
@@ -42,6 +46,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
           concurrency?: number;
           failFast?: boolean;
           worktrees?: string;
+          agentUser?: string;
         },
       ) => {
         const code = await runCommand(
@@ -53,6 +58,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
             ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
             ...(o.failFast === true && { failFast: true }),
             ...(o.worktrees !== undefined && { worktrees: o.worktrees }),
+            ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
           },
           engineIo(ctx),
         );

@@ -20,6 +20,8 @@ export interface RunCommandOptions {
   readonly concurrency?: number;
   readonly failFast?: boolean;
   readonly worktrees?: string;
+  /** Run untrusted code as this user (see adapters/process/untrusted.ts). */
+  readonly agentUser?: string;
 }
 
 export interface RunCommandIo {

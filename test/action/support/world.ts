@@ -370,13 +370,24 @@ export async function runJob(
     readonly node?: string;
     /** Node options before the bundle's path (e.g. `--import` a probe); not inherited by children. */
     readonly nodeArgs?: readonly string[];
+    /** The runner's user, when not the tests' own (a self-hosted runner without root). */
+    readonly asUser?: { readonly uid: number; readonly gid: number };
   },
 ): Promise<JobRun> {
   const prepared = await prepareJob(w, job);
+  if (job.asUser !== undefined) {
+    // The runner's own folders are its own.
+    await run('chown', [
+      '-R',
+      `${job.asUser.uid}:${job.asUser.gid}`,
+      join(w.dir, 'jobs', job.name),
+    ]);
+  }
   const child = spawn(job.node ?? process.execPath, [...(job.nodeArgs ?? []), bundle], {
     cwd: job.workspace,
     env: prepared.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(job.asUser === undefined ? {} : { uid: job.asUser.uid, gid: job.asUser.gid }),
   });
   job.onSpawn?.(child);
   let stdout = '';

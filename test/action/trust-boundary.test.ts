@@ -257,6 +257,8 @@ describe('a runner where no separate user can be had (no root, no passwordless s
     expect(job.summary).toMatch(
       /\| untrusted code \| ⚠️ ran as epicflow's own user \(not isolated\): it could read this job's credentials \(allow-unisolated-agent\) \|/,
     );
-    expect(job.stdout).toContain('::warning title=epicflow%3A agent not isolated::the agent runs as the runner');
+    expect(job.stdout).toContain(
+      '::warning title=epicflow%3A agent not isolated::the agent runs as the runner',
+    );
   }, 120_000);
 });

@@ -13,6 +13,7 @@ const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   'engine-overhead': () => import('./engine-overhead.js'),
   app: () => import('./app.js'),
   action: () => import('./action.js'),
+  scale: () => import('./scale.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

@@ -22,6 +22,7 @@ import { octokitFor } from '../github-double/client.js';
 import {
   startGitHubDouble,
   type DispatchRec,
+  type DoubleOptions,
   type GitHubDouble,
   type SeededUser,
 } from '../github-double/index.js';
@@ -33,10 +34,17 @@ const SECRET = 'app-test-secret';
 /** The story workflow users copy with the App: its `run-name` tells the App which story a run is. */
 const STORY_WORKFLOW = new URL('../../examples/workflows/app/epicflow-story.yml', import.meta.url);
 
+/** The name the App's waits on the double's clock go by (see `gh.clock.track`). */
+export const APP_ACTOR = 'app';
+
 export interface AppWorld {
   readonly gh: GitHubDouble;
   readonly bot: SeededUser;
   readonly alice: SeededUser;
+  /** The App's private key (PEM), to mint installation tokens as a story job does. */
+  readonly privateKey: string;
+  /** The repository's id (`repository.id` in payloads, `GITHUB_REPOSITORY_ID` on a runner). */
+  readonly repoId: number;
   /** The state as the story jobs see it (the bot's token, plain client). */
   readonly repo: GitHubRepo;
   /** REST requests made by the simulated story jobs (not by the App). */
@@ -97,16 +105,23 @@ export interface WorldOptions {
   readonly retries?: boolean;
   /** Answer deliveries only after handling them (`EPICFLOW_SYNC_WEBHOOKS=1`). */
   readonly sync?: boolean;
+  /** Options of the GitHub double (rate limits, clock). */
+  readonly double?: DoubleOptions;
+  /**
+   * probot's throttling options (e.g. `throttleOnClock(gh.clock, { actor: APP_ACTOR })`),
+   * with its retry plugin on as in production; overrides `retries`.
+   */
+  readonly throttle?: (gh: GitHubDouble) => Record<string, unknown>;
 }
 
 export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
-  const gh = await startGitHubDouble();
+  const gh = await startGitHubDouble(options.double);
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const seeded = gh.seed.app({ id: 777, slug: 'epicflow', privateKey: pem });
   const bot = gh.seed.user({ login: seeded.botLogin, type: 'Bot', permission: 'admin' });
   const alice = gh.seed.user({ login: 'alice', permission: 'write' });
-  await gh.seed.repo({
+  const seededRepo = await gh.seed.repo({
     owner: OWNER,
     name: REPO,
     files: {
@@ -130,6 +145,7 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     },
   });
   const log: LogEntry[] = [];
+  const throttle = options.throttle?.(gh);
   const probot = new Probot({
     appId: 777,
     privateKey: pem,
@@ -139,14 +155,18 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     // Function form of defaults (probot's testing docs): retries and throttling off by default.
     Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
       ...o,
-      ...(options.retries === true
-        ? fast()
-        : { retry: { enabled: false }, throttle: { enabled: false } }),
+      ...(throttle !== undefined
+        ? { throttle }
+        : options.retries === true
+          ? fast()
+          : { retry: { enabled: false }, throttle: { enabled: false } }),
     })),
   });
   const app = createEpicflowApp(options.sync === undefined ? {} : { sync: options.sync });
-  // The App answers first and works after: `gh.idle()` waits for that work too.
+  // The App answers first and works after: `gh.idle()` waits for that work too, and the
+  // double's clock does not jump while the App works (unless it sleeps on the clock).
   gh.waitFor(app);
+  gh.clock.track(APP_ACTOR, () => app.busy());
   const middleware = await createNodeMiddleware(app, { probot });
   const server: Server = createServer((req, res) => {
     void middleware(req, res, () => {
@@ -191,6 +211,8 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     gh,
     bot,
     alice,
+    privateKey: pem,
+    repoId: seededRepo.id,
     repo,
     jobRequests: { rest: 0 },
     sync: options.sync === true,

@@ -7,14 +7,14 @@ import { createPublicKey, randomBytes, verify as verifySignature } from 'node:cr
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpError, type Json, type Reply, type RestContext, type RouteTable } from './context.js';
+import { createClock, type ClockImpl, type ClockOptions } from './clock.js';
 import {
   CONTENT_CREATING,
   Faults,
   newStats,
-  RateLimits,
-  SECONDARY_RATE_LIMIT_MESSAGE,
   type FaultSpec,
   type Stats,
+  type TokenStats,
 } from './faults.js';
 import { Fixtures } from './fixtures.js';
 import type { GitStore } from './git.js';
@@ -29,12 +29,22 @@ import {
   repoKey,
   type DoubleState,
   type IssueRec,
+  type DispatchRec,
   type Permission,
   type RepoRec,
   type UserRec,
 } from './state.js';
 import { Webhooks, type WebhookTarget } from './webhooks.js';
 import { isTolerated } from './exceptions.js';
+import {
+  githubRequestId,
+  Limits,
+  PRIMARY_DOC_URL,
+  secondaryBody,
+  type Account,
+  type LimitOptions,
+  type Refusal,
+} from './limits.js';
 
 export interface Violation {
   readonly kind: 'request' | 'response' | 'unknown-route' | 'graphql' | 'webhook';
@@ -48,10 +58,20 @@ export interface DoubleOptions {
   readonly contract?: boolean;
   /** Where webhooks go; can also be set later with `gh.setWebhookTarget`. */
   readonly webhook?: WebhookTarget;
-  /** Primary rate limit reported in `x-ratelimit-*` (default 5000). */
+  /** Primary rate limit reported in `x-ratelimit-*` while not enforced (default 5000). */
   readonly rateLimit?: number;
-  /** Enforce GitHub's content-creation cap (e.g. 80 per minute); off by default. */
+  /**
+   * Enforce a content-creation cap per minute (no hourly cap); off by default. Older form of
+   * `limits: { contentCreation: { perMinute, perHour: Infinity } }`.
+   */
   readonly contentCreationPerMinute?: number;
+  /**
+   * GitHub's rate limits, enforced and answered as GitHub answers them; each off unless
+   * given. `true` turns every one on with GitHub's numbers (see `limits.ts`).
+   */
+  readonly limits?: LimitOptions | true;
+  /** What the limits' windows and waits run on (default `real`; see `clock.ts`). */
+  readonly clock?: ClockOptions;
 }
 
 const DOC_URL = 'https://docs.github.com/rest';
@@ -66,16 +86,24 @@ export class Double {
   readonly contract: boolean;
   fixtures!: Fixtures;
   url = '';
+  readonly clock: ClockImpl;
+  readonly limits: Limits;
+  /** Called with each `workflow_dispatch` as it is recorded (benchmarks start jobs from it). */
+  readonly dispatchListeners: ((d: DispatchRec) => void)[] = [];
   private server: Server | undefined;
-  private readonly rates: RateLimits;
   private readonly table: RouteTable;
+  private inFlight = 0;
 
   constructor(
     readonly git: GitStore,
     options: DoubleOptions,
   ) {
     this.contract = options.contract ?? true;
-    this.rates = new RateLimits(options.rateLimit ?? 5000, options.contentCreationPerMinute);
+    this.limits = new Limits(options.limits, options.rateLimit ?? 5000, {
+      ...(options.contentCreationPerMinute === undefined
+        ? {}
+        : { contentCreationPerMinute: options.contentCreationPerMinute }),
+    });
     this.webhooks = new Webhooks(
       424242,
       () => this.state.app?.id ?? 0,
@@ -83,7 +111,11 @@ export class Double {
       () => {
         this.stats.webhookDeliveries += 1;
       },
+      () => this.clock.touch(),
     );
+    this.clock = createClock(options.clock, {
+      inFlight: () => this.inFlight + this.webhooks.inFlight,
+    });
     this.webhooks.target = options.webhook;
     this.graphql = new GraphqlEndpoint(this);
     this.table = routes;
@@ -113,6 +145,7 @@ export class Double {
 
   async close(): Promise<void> {
     await this.webhooks.idle();
+    this.clock.stop();
     const server = this.server;
     if (server) {
       server.closeAllConnections();
@@ -121,8 +154,75 @@ export class Double {
     await this.git.dispose();
   }
 
-  rateHeaders(key: string, resource: 'core' | 'graphql'): Record<string, string> {
-    return this.rates.headers(key, resource);
+  /** Whom GitHub counts a request against (see `limits.ts`). */
+  accountOf(auth: {
+    auth: RestContext['auth'];
+    actor: UserRec | undefined;
+    token?: string;
+  }): Account {
+    const open = (key: string): Account => ({
+      key,
+      kind: 'user',
+      id: 0,
+      actions: false,
+      limited: false,
+    });
+    if (auth.auth === 'anonymous' || !auth.actor) return open('anonymous');
+    if (auth.auth === 'app-jwt') return open('app-jwt');
+    const kind = auth.token === undefined ? undefined : this.state.tokenKinds.get(auth.token);
+    if (kind?.kind === 'installation') {
+      const id = kind.installationId;
+      return { key: `installation:${id}`, kind: 'installation', id, actions: false, limited: true };
+    }
+    if (kind?.kind === 'actions') {
+      const id = kind.installationId;
+      return {
+        key: `actions:${kind.repoKey}`,
+        kind: 'installation',
+        id,
+        actions: true,
+        limited: true,
+      };
+    }
+    const u = auth.actor;
+    return { key: `user:${u.id}`, kind: 'user', id: u.id, actions: false, limited: true };
+  }
+
+  /** The counters of one token (`anonymous`, `app-jwt`, `invalid` for requests without one). */
+  tokenStats(token: string, login: string, account: string): TokenStats {
+    let t = this.stats.byToken[token];
+    if (!t) {
+      t = {
+        login,
+        account,
+        rest: 0,
+        graphql: 0,
+        graphqlPoints: 0,
+        contentCreating: 0,
+        git: 0,
+        limitHits: 0,
+      };
+      this.stats.byToken[token] = t;
+    }
+    return t;
+  }
+
+  /** Sends a rate limit's answer and notes it in `gh.stats`. */
+  refuse(
+    res: ServerResponse,
+    r: Refusal,
+    who: { account: Account; token: string; route: string; ts: TokenStats },
+  ): void {
+    who.ts.limitHits += 1;
+    this.stats.limitHits.push({
+      limit: r.limit,
+      at: this.clock.now(),
+      account: who.account.key,
+      token: who.token,
+      route: who.route,
+      requestId: r.headers['x-github-request-id'] ?? '',
+    });
+    this.send(res, r.status, r.body, r.headers);
   }
 
   violation(kind: Violation['kind'], operation: string, message: string): void {
@@ -275,6 +375,17 @@ export class Double {
   // ---------------------------------------------------------------- HTTP
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.inFlight += 1;
+    this.clock.touch();
+    try {
+      await this.route(req, res);
+    } finally {
+      this.inFlight -= 1;
+      this.clock.touch();
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.stats.requests += 1;
     const url = new URL(req.url ?? '/', this.url);
     const gitMatch = /^\/([^/]+)\/([^/]+?\.git)(\/.*)$/.exec(url.pathname);
@@ -297,6 +408,11 @@ export class Double {
     const name = (m[2] ?? '').replace(/\.git$/, '');
     const repo = this.state.repos.get(repoKey(owner, name));
     const user = this.basicAuthUser(req.headers.authorization);
+    const token = user ? (this.tokenOf(req.headers.authorization) ?? 'invalid') : 'invalid';
+    const auth = user
+      ? { auth: 'token' as const, actor: user, token }
+      : { auth: 'anonymous' as const, actor: undefined };
+    this.tokenStats(token, user?.login ?? '', this.accountOf(auth).key).git += 1;
     const deny = (status: number, message: string): void => {
       res.statusCode = status;
       if (status === 401) res.setHeader('www-authenticate', 'Basic realm="GitHub"');
@@ -317,6 +433,17 @@ export class Double {
       this.git.serveHttp(req, res, pathInfo, url.search.replace(/^\?/, ''), user.login);
     // Pushes take the same lock as REST writes so ref updates never interleave.
     await (push && req.method === 'POST' ? this.withRepoLock(repo, run) : run());
+  }
+
+  /** The token of an `Authorization` header (Basic with the token as password, Bearer, token). */
+  private tokenOf(header: string | undefined): string | undefined {
+    if (!header) return undefined;
+    const [scheme = '', value = ''] = header.split(' ');
+    if (scheme.toLowerCase() === 'basic') {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      return decoded.slice(decoded.indexOf(':') + 1);
+    }
+    return /^(token|bearer)$/i.test(scheme) ? value : undefined;
   }
 
   private basicAuthUser(header: string | undefined): UserRec | undefined {
@@ -342,7 +469,7 @@ export class Double {
   /** Who is calling: a token's user, an app (JWT), anonymous, or an error answer. */
   authenticate(
     header: string | undefined,
-  ): { auth: RestContext['auth']; actor: UserRec | undefined } | HttpError {
+  ): { auth: RestContext['auth']; actor: UserRec | undefined; token?: string } | HttpError {
     if (!header) return { auth: 'anonymous', actor: undefined };
     const [scheme = '', value = ''] = header.split(' ');
     if (!/^(token|bearer)$/i.test(scheme)) return new HttpError(401, 'Bad credentials');
@@ -353,7 +480,7 @@ export class Double {
         : new HttpError(401, problem);
     }
     const actor = this.tokenUser(value);
-    return actor ? { auth: 'token', actor } : new HttpError(401, 'Bad credentials');
+    return actor ? { auth: 'token', actor, token: value } : new HttpError(401, 'Bad credentials');
   }
 
   /** Checks an app JWT (RS256, `iss` = app id, unexpired), as GitHub does. */
@@ -416,11 +543,38 @@ export class Double {
     this.stats.rest[id] = (this.stats.rest[id] ?? 0) + 1;
     const routeNames = [`${method} ${operation.template}`, id];
     const auth = this.authenticate(req.headers.authorization);
-    const rateHeaders = this.rates.headers(
-      auth instanceof HttpError ? 'invalid' : (auth.actor?.login ?? auth.auth),
-      'core',
+    const account =
+      auth instanceof HttpError
+        ? this.accountOf({ auth: 'anonymous', actor: undefined })
+        : this.accountOf(auth);
+    const token = auth instanceof HttpError ? 'invalid' : (auth.token ?? auth.auth);
+    const ts = this.tokenStats(
+      token,
+      auth instanceof HttpError ? '' : (auth.actor?.login ?? ''),
+      account.key,
     );
-    const fault = await this.applyFault(res, routeNames, rateHeaders);
+    ts.rest += 1;
+    const creates = CONTENT_CREATING.has(id);
+    if (creates) {
+      this.stats.contentCreating += 1;
+      this.stats.contentCreatingRequests += 1;
+      ts.contentCreating += 1;
+    }
+    // Secondary limits first: GitHub's answer to one carries no x-ratelimit-* headers.
+    const now = this.clock.now();
+    const route = `${method} ${operation.template}`;
+    const points = method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 1 : 5;
+    const secondary = this.limits.secondary(account, { resource: 'core', points, creates }, now);
+    const who = { account, token, route, ts };
+    if (secondary !== undefined) {
+      return this.refuse(res, this.limits.secondaryRefusal(secondary, 'core', now), who);
+    }
+    const charged = this.limits.charge(account, 'core', 1, now);
+    if (!charged.ok) {
+      return this.refuse(res, this.limits.primaryRefusal(account, charged.state, now), who);
+    }
+    const rateHeaders = Limits.headers(charged.state, 'core');
+    const fault = await this.applyFault(res, routeNames, rateHeaders, account);
     if (fault) return;
 
     let body: Json = {};
@@ -493,17 +647,6 @@ export class Double {
         rateHeaders,
       );
     }
-    if (CONTENT_CREATING.has(id)) {
-      this.stats.contentCreating += 1;
-      if (!this.rates.allowCreation(Date.now())) {
-        return this.send(
-          res,
-          403,
-          { message: SECONDARY_RATE_LIMIT_MESSAGE, documentation_url: DOC_URL, status: '403' },
-          { ...rateHeaders, 'retry-after': '60' },
-        );
-      }
-    }
     let reply: Reply;
     try {
       reply = await handler({
@@ -547,6 +690,7 @@ export class Double {
     res: ServerResponse,
     names: readonly string[],
     headers: Record<string, string>,
+    account: Account,
   ): Promise<boolean> {
     const f: FaultSpec | undefined = this.faults.take(names);
     if (!f) return false;
@@ -557,18 +701,43 @@ export class Double {
     }
     if (f.status === undefined && f.kind === undefined) return false;
     const status = f.status ?? 403;
-    const h: Record<string, string> = { ...headers };
-    let message = f.message ?? `github-double injected fault (${status})`;
+    const now = this.clock.now();
+    const id = githubRequestId(now);
     if (f.kind === 'secondary-rate-limit') {
-      h['retry-after'] = String(f.retryAfterSeconds ?? 60);
-      message = f.message ?? SECONDARY_RATE_LIMIT_MESSAGE;
-    } else if (f.kind === 'primary-rate-limit') {
-      h['x-ratelimit-remaining'] = '0';
-      h['x-ratelimit-used'] = h['x-ratelimit-limit'] ?? '5000';
-      message = f.message ?? 'API rate limit exceeded for installation.';
-    } else if (f.retryAfterSeconds !== undefined) {
-      h['retry-after'] = String(f.retryAfterSeconds);
+      // As GitHub answers one: retry-after, no x-ratelimit-* headers.
+      const body = secondaryBody(id);
+      this.send(res, status, f.message === undefined ? body : { ...body, message: f.message }, {
+        'retry-after': String(f.retryAfterSeconds ?? 60),
+        'x-github-request-id': id,
+      });
+      return true;
     }
+    if (f.kind === 'primary-rate-limit') {
+      const limit = headers['x-ratelimit-limit'] ?? '5000';
+      const who = account.limited ? `${account.kind} ID ${account.id}` : 'installation ID 1';
+      this.send(
+        res,
+        status,
+        {
+          message:
+            f.message ??
+            `API rate limit exceeded for ${who}. If you reach out to GitHub Support for help, ` +
+              `please include the request ID ${id} and timestamp ` +
+              `${new Date(now).toISOString().slice(0, 19).replace('T', ' ')} UTC.`,
+          documentation_url: PRIMARY_DOC_URL,
+        },
+        {
+          ...headers,
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-used': limit,
+          'x-github-request-id': id,
+        },
+      );
+      return true;
+    }
+    const h: Record<string, string> = { ...headers };
+    if (f.retryAfterSeconds !== undefined) h['retry-after'] = String(f.retryAfterSeconds);
+    const message = f.message ?? `github-double injected fault (${status})`;
     this.send(res, status, { message, documentation_url: DOC_URL, status: String(status) }, h);
     return true;
   }
@@ -601,8 +770,11 @@ export class Double {
       }
     }
     res.statusCode = outStatus;
+    this.stats.statuses[outStatus] = (this.stats.statuses[outStatus] ?? 0) + 1;
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.setHeader('x-github-request-id', randomBytes(8).toString('hex').toUpperCase());
+    if (headers['x-github-request-id'] === undefined) {
+      res.setHeader('x-github-request-id', githubRequestId(this.clock.now()));
+    }
     if (outBody === undefined) {
       res.end();
       return;

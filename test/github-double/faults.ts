@@ -1,4 +1,5 @@
-/** Fault injection, GitHub's rate-limit headers and per-operation counters. */
+/** Fault injection and the double's counters. */
+import type { LimitName } from './limits.js';
 
 export interface FaultSpec {
   /** `METHOD /openapi/template`, an operationId (`issues/create`), or `graphql:<operationName>`. */
@@ -42,16 +43,80 @@ export class Faults {
   }
 }
 
+/** One token's traffic (`gh.stats.byToken[token]`). */
+export interface TokenStats {
+  /** Who the token acts as. */
+  readonly login: string;
+  /** The account its requests count against (`user:<id>`, `installation:<id>`, `actions:<repo>`). */
+  readonly account: string;
+  rest: number;
+  graphql: number;
+  /** GraphQL points by GitHub's cost formula (primary limit). */
+  graphqlPoints: number;
+  /** Requests to content-creating operations (each REST call or GraphQL document once). */
+  contentCreating: number;
+  /** Git over smart HTTP (clone, fetch, push: each HTTP request). */
+  git: number;
+  /** Requests a rate limit refused. */
+  limitHits: number;
+}
+
+/** A request a rate limit refused, on the double's clock. */
+export interface LimitHit {
+  readonly limit: LimitName;
+  /** Milliseconds since the epoch, on `gh.clock`. */
+  readonly at: number;
+  readonly account: string;
+  readonly token: string;
+  /** `METHOD /template` or `graphql <operation>`. */
+  readonly route: string;
+  /** The refusal's `x-github-request-id` (GitHub's messages name it too). */
+  readonly requestId: string;
+}
+
+/** Moments the goals are measured from, on the double's clock. */
+export type TimelineEvent =
+  | {
+      readonly kind: 'labeled';
+      readonly at: number;
+      readonly repo: string;
+      readonly issue: number;
+      readonly label: string;
+    }
+  | {
+      readonly kind: 'dispatch';
+      readonly at: number;
+      readonly repo: string;
+      readonly workflow: string;
+      readonly inputs: Readonly<Record<string, unknown>>;
+      readonly runId: number;
+    };
+
 export interface Stats {
   requests: number;
   /** REST calls by operationId. */
   readonly rest: Record<string, number>;
   /** GraphQL documents by operation name (`anonymous` when unnamed). */
   readonly graphql: Record<string, number>;
-  /** Content-creating writes (issues, comments, pull requests, sub-issue links, board items). */
+  /**
+   * Content created: each REST call to a content-creating operation, and each
+   * content-creating field of a GraphQL mutation (an aliased batch counts each item).
+   */
   contentCreating: number;
+  /** Requests to content-creating operations (what GitHub's 80/minute and 500/hour count). */
+  contentCreatingRequests: number;
+  /** GraphQL points by GitHub's cost formula, all tokens. */
+  graphqlPoints: number;
   gitRequests: number;
   webhookDeliveries: number;
+  /** REST and GraphQL answers by HTTP status. */
+  readonly statuses: Record<number, number>;
+  /** Per token (`anonymous`, `app-jwt` and `invalid` for requests without one). */
+  readonly byToken: Record<string, TokenStats>;
+  /** Every request a rate limit refused, oldest first. */
+  readonly limitHits: LimitHit[];
+  /** Labels added and workflows dispatched, oldest first. */
+  readonly timeline: TimelineEvent[];
 }
 
 export function newStats(): Stats {
@@ -60,58 +125,41 @@ export function newStats(): Stats {
     rest: {},
     graphql: {},
     contentCreating: 0,
+    contentCreatingRequests: 0,
+    graphqlPoints: 0,
     gitRequests: 0,
     webhookDeliveries: 0,
+    statuses: {},
+    byToken: {},
+    limitHits: [],
+    timeline: [],
   };
 }
 
-/** Operations GitHub counts against the content-creation secondary limit. */
+/**
+ * Operations GitHub counts against the content-creation secondary limit: issues, comments,
+ * pull requests and reviews, discussions, sub-issue and dependency links, board items,
+ * fields and projects — by REST operationId or GraphQL mutation field.
+ */
 export const CONTENT_CREATING = new Set([
   'issues/create',
   'issues/create-comment',
   'issues/add-sub-issue',
   'issues/add-blocked-by-dependency',
   'pulls/create',
-  'graphql:addProjectV2ItemById',
-  'graphql:createProjectV2Field',
+  'pulls/create-review',
+  'pulls/create-review-comment',
+  'graphql:createIssue',
+  'graphql:addComment',
   'graphql:addSubIssue',
+  'graphql:createPullRequest',
+  'graphql:addPullRequestReview',
+  'graphql:addPullRequestReviewComment',
+  'graphql:addPullRequestReviewThread',
+  'graphql:createDiscussion',
+  'graphql:addDiscussionComment',
+  'graphql:createProjectV2',
+  'graphql:addProjectV2ItemById',
+  'graphql:addProjectV2DraftIssue',
+  'graphql:createProjectV2Field',
 ]);
-
-/** Primary rate-limit accounting per token, as `x-ratelimit-*` headers report it. */
-export class RateLimits {
-  private readonly used = new Map<string, number>();
-  private readonly resetAt = Math.floor(Date.now() / 1000) + 3600;
-  private readonly creations: number[] = [];
-
-  constructor(
-    private readonly limit: number,
-    private readonly contentPerMinute: number | undefined,
-  ) {}
-
-  headers(key: string, resource: 'core' | 'graphql'): Record<string, string> {
-    const id = `${resource}:${key}`;
-    const used = (this.used.get(id) ?? 0) + 1;
-    this.used.set(id, used);
-    return {
-      'x-ratelimit-limit': String(this.limit),
-      'x-ratelimit-remaining': String(Math.max(0, this.limit - used)),
-      'x-ratelimit-used': String(used),
-      'x-ratelimit-reset': String(this.resetAt),
-      'x-ratelimit-resource': resource,
-    };
-  }
-
-  /** Record a content-creating write; false when the per-minute cap is exceeded. */
-  allowCreation(nowMs: number): boolean {
-    if (this.contentPerMinute === undefined) return true;
-    while (this.creations.length > 0 && (this.creations[0] ?? 0) <= nowMs - 60_000) {
-      this.creations.shift();
-    }
-    if (this.creations.length >= this.contentPerMinute) return false;
-    this.creations.push(nowMs);
-    return true;
-  }
-}
-
-export const SECONDARY_RATE_LIMIT_MESSAGE =
-  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';

@@ -92,8 +92,41 @@ function identityEnv(author: Identity, committer: Identity = author): Record<str
   };
 }
 
+/** A full object name: what is read by it never changes. */
+const FULL_SHA = /^[0-9a-f]{40}$/;
+/** Objects remembered by name (types, commits, trees, small blobs), oldest forgotten first. */
+const MAX_REMEMBERED = 50_000;
+const MAX_REMEMBERED_BLOB = 256 * 1024;
+
 export class GitStore {
+  /**
+   * Reads by full object name, remembered: git objects are immutable, so a commit, tree or
+   * blob read once is the same next time (only found objects are kept: a missing one may be
+   * written later). Spares a git process per object on the GraphQL and REST read paths.
+   */
+  private readonly objects = new Map<string, unknown>();
+
   private constructor(readonly root: string) {}
+
+  private async remembered<T>(
+    kind: string,
+    dir: string,
+    sha: string,
+    read: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    if (!FULL_SHA.test(sha)) return read();
+    const key = `${kind}\0${dir}\0${sha}`;
+    if (this.objects.has(key)) return this.objects.get(key) as T;
+    const value = await read();
+    if (value === undefined) return value;
+    if (Buffer.isBuffer(value) && value.length > MAX_REMEMBERED_BLOB) return value;
+    if (this.objects.size >= MAX_REMEMBERED) {
+      const oldest = this.objects.keys().next().value;
+      if (oldest !== undefined) this.objects.delete(oldest);
+    }
+    this.objects.set(key, value);
+    return value;
+  }
 
   static async create(): Promise<GitStore> {
     return new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
@@ -159,8 +192,10 @@ export class GitStore {
   }
 
   async objectType(dir: string, sha: string): Promise<string | undefined> {
-    const r = await runGit(dir, ['cat-file', '-t', sha]);
-    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+    return this.remembered('type', dir, sha, async () => {
+      const r = await runGit(dir, ['cat-file', '-t', sha]);
+      return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+    });
   }
 
   async isAncestor(dir: string, ancestor: string, of: string): Promise<boolean> {
@@ -168,6 +203,10 @@ export class GitStore {
   }
 
   async readCommit(dir: string, sha: string): Promise<CommitInfo | undefined> {
+    return this.remembered('commit', dir, sha, () => this.readCommitNow(dir, sha));
+  }
+
+  private async readCommitNow(dir: string, sha: string): Promise<CommitInfo | undefined> {
     const r = await runGit(dir, ['cat-file', 'commit', sha]);
     if (r.code !== 0) return undefined;
     const text = r.stdout.toString('utf8');
@@ -225,10 +264,13 @@ export class GitStore {
   ): Promise<
     { mode: string; type: string; sha: string; size: number | undefined; path: string }[]
   > {
-    const args = ['ls-tree', '--long', ...(recursive ? ['-r', '-t'] : []), treeish];
-    const r = await runGit(dir, args);
-    if (r.code !== 0) return [];
-    return r.stdout
+    const list = await this.remembered(recursive ? 'tree-r' : 'tree', dir, treeish, async () => {
+      const args = ['ls-tree', '--long', ...(recursive ? ['-r', '-t'] : []), treeish];
+      const r = await runGit(dir, args);
+      return r.code === 0 ? r.stdout : undefined;
+    });
+    if (list === undefined) return [];
+    return list
       .toString('utf8')
       .split('\n')
       .filter((l) => l.length > 0)
@@ -242,8 +284,10 @@ export class GitStore {
   /** A blob's bytes by sha, or undefined when there is no such blob. */
   async readBlob(dir: string, sha: string): Promise<Buffer | undefined> {
     if ((await this.objectType(dir, sha)) !== 'blob') return undefined;
-    const r = await runGit(dir, ['cat-file', 'blob', sha]);
-    return r.code === 0 ? r.stdout : undefined;
+    return this.remembered('blob', dir, sha, async () => {
+      const r = await runGit(dir, ['cat-file', 'blob', sha]);
+      return r.code === 0 ? r.stdout : undefined;
+    });
   }
 
   /**

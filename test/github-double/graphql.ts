@@ -18,6 +18,8 @@ import {
 import type { Json } from './context.js';
 import type { Double } from './double.js';
 import { CONTENT_CREATING } from './faults.js';
+import { queryCost } from './graphql-cost.js';
+import { Limits } from './limits.js';
 import { githubGraphqlSchema } from './spec.js';
 import {
   nextId,
@@ -110,6 +112,13 @@ export class GraphqlEndpoint {
     const d = this.double;
     const auth = d.authenticate(req.headers.authorization);
     const actor = auth instanceof Error ? undefined : auth.actor;
+    const account =
+      auth instanceof Error
+        ? d.accountOf({ auth: 'anonymous', actor: undefined })
+        : d.accountOf(auth);
+    const token = auth instanceof Error ? 'invalid' : (auth.token ?? auth.auth);
+    const ts = d.tokenStats(token, actor?.login ?? '', account.key);
+    ts.graphql += 1;
     let request: { query?: unknown; variables?: unknown; operationName?: unknown };
     try {
       request = JSON.parse(raw.toString('utf8')) as typeof request;
@@ -141,8 +150,9 @@ export class GraphqlEndpoint {
       s.kind === Kind.FIELD ? [s.name.value] : [],
     );
     const names = ['POST /graphql', `graphql:${opName}`, ...topFields.map((f) => `graphql:${f}`)];
-    const rate = d.rateHeaders(actor?.login ?? 'anonymous', 'graphql');
-    if (await d.applyFault(res, names, rate)) return;
+    const now = d.clock.now();
+    const peek = Limits.headers(d.limits.peek(account, 'graphql', now), 'graphql');
+    if (await d.applyFault(res, names, peek, account)) return;
     if (auth instanceof Error || !actor) {
       return d.send(
         res,
@@ -152,12 +162,17 @@ export class GraphqlEndpoint {
           documentation_url:
             'https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql',
         },
-        rate,
+        peek,
       );
     }
-    if (op?.operation === 'mutation') {
-      for (const f of topFields)
-        if (CONTENT_CREATING.has(`graphql:${f}`)) d.stats.contentCreating += 1;
+    const mutation = op?.operation === 'mutation';
+    const created = mutation
+      ? topFields.filter((f) => CONTENT_CREATING.has(`graphql:${f}`)).length
+      : 0;
+    d.stats.contentCreating += created;
+    if (created > 0) {
+      d.stats.contentCreatingRequests += 1;
+      ts.contentCreating += 1;
     }
     const schema = githubGraphqlSchema();
     if (d.contract) {
@@ -175,15 +190,49 @@ export class GraphqlEndpoint {
               locations: e.locations,
             })),
           },
-          rate,
+          peek,
         );
       }
     }
+    const variables = (request.variables as Record<string, unknown> | undefined) ?? {};
+    const fragments = new Map(
+      document.definitions.flatMap((def) =>
+        def.kind === Kind.FRAGMENT_DEFINITION ? [[def.name.value, def] as const] : [],
+      ),
+    );
+    const cost = op
+      ? queryCost(schema, op, fragments, variables)
+      : { cost: 1, requests: 0, nodeCount: 0 };
+    // Secondary limits first (a 403 without x-ratelimit-* headers), then the points.
+    const secondary = d.limits.secondary(
+      account,
+      { resource: 'graphql', points: mutation ? 5 : 1, creates: created > 0 },
+      now,
+    );
+    const who = { account, token, route: label, ts };
+    if (secondary !== undefined) {
+      return d.refuse(res, d.limits.secondaryRefusal(secondary, 'graphql', now), who);
+    }
+    const charged = d.limits.charge(account, 'graphql', cost.cost, now);
+    if (!charged.ok) {
+      return d.refuse(res, d.limits.graphqlRefusal(account, charged.state, now), who);
+    }
+    d.stats.graphqlPoints += cost.cost;
+    ts.graphqlPoints += cost.cost;
+    const rateLimit = {
+      __typename: 'RateLimit',
+      cost: cost.cost,
+      nodeCount: cost.nodeCount,
+      limit: charged.state.limit,
+      remaining: charged.state.remaining,
+      used: charged.state.used,
+      resetAt: new Date(charged.state.resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
     const result = await execute({
       schema,
       document,
-      rootValue: this.root(actor),
-      variableValues: (request.variables as Record<string, unknown> | undefined) ?? {},
+      rootValue: { ...this.root(actor), rateLimit: () => rateLimit },
+      variableValues: variables,
       ...(typeof request.operationName === 'string'
         ? { operationName: request.operationName }
         : {}),
@@ -204,7 +253,7 @@ export class GraphqlEndpoint {
     const body: Json = {};
     if (result.data !== undefined) body['data'] = result.data;
     if (errors.length > 0) body['errors'] = errors;
-    return d.send(res, 200, body, rate);
+    return d.send(res, 200, body, Limits.headers(charged.state, 'graphql'));
   }
 
   // ---------------------------------------------------------------- views

@@ -13,15 +13,18 @@
  *
  * See docs/testing.md.
  */
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { registerCheck } from '../support/checks.js';
 import type { Json } from './context.js';
 import { Double, type DoubleOptions, type Violation } from './double.js';
-import type { FaultSpec, Stats } from './faults.js';
+import type { Clock, ClockMode, ClockOptions } from './clock.js';
+import type { FaultSpec, LimitHit, Stats, TimelineEvent, TokenStats } from './faults.js';
+import type { LimitName, LimitOptions } from './limits.js';
 import { GitStore } from './git.js';
 import { addField, DEFAULT_STATUS_OPTIONS } from './graphql.js';
 import { addLabels, createComment, removeLabel } from './routes/issues.js';
 import { runJson, workflowIdOf } from './routes/actions.js';
+import { mintInstallationToken } from './routes/repos.js';
 import {
   nextId,
   now,
@@ -40,6 +43,14 @@ import type { BackgroundWork, Delivery, WebhookTarget } from './webhooks.js';
 
 export type {
   BackgroundWork,
+  Clock,
+  ClockMode,
+  ClockOptions,
+  LimitHit,
+  LimitName,
+  LimitOptions,
+  TimelineEvent,
+  TokenStats,
   DoubleOptions,
   Violation,
   FaultSpec,
@@ -72,6 +83,10 @@ export interface GitHubDouble {
   /** Returns the violations so far and forgets them (for tests that provoke one on purpose). */
   takeViolations(): Violation[];
   readonly stats: Stats;
+  /** What the rate limits run on (`clock` option): `now()`, `sleep`, `advance` (see clock.ts). */
+  readonly clock: Clock;
+  /** Calls `listener` with each `workflow_dispatch` as GitHub records it; returns the unsubscribe. */
+  onDispatch(listener: (d: DispatchRec) => void): () => void;
   readonly faults: { add(fault: FaultSpec): void; clear(): void };
   readonly deliveries: readonly Delivery[];
   redeliver(deliveryId: string): Promise<Delivery>;
@@ -119,6 +134,18 @@ export interface Seed {
     slug: string;
     botLogin: string;
   };
+  /**
+   * An installation token of the App on `owner`'s installation, as
+   * `POST /app/installations/{id}/access_tokens` mints it (no request made): it acts as the
+   * App's bot and counts against the installation's limits.
+   */
+  installationToken(o: { owner: string }): { token: string; expiresAt: number };
+  /**
+   * A repository's `GITHUB_TOKEN`: acts as `github-actions[bot]` (with `permission`, default
+   * `write`) and counts against the repository's limits (1,000 requests and 1,000 GraphQL
+   * points an hour).
+   */
+  actionsToken(r: RepoRef & { permission?: Permission }): { token: string };
   issue(
     i: RepoRef & { title: string; body?: string; labels?: readonly string[]; author?: string },
   ): IssueRec;
@@ -219,6 +246,8 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     token: u.token,
   });
 
+  // The GitHub Actions app's installation on each repository (named in limit messages).
+  const actionsInstallation = new Map<string, number>();
   const seed: Seed = {
     user: ({ login, permission = 'write', type = 'User' }) => {
       const existing = d.state.users.get(login.toLowerCase());
@@ -293,6 +322,22 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
         ...(tokenLifetimeMs === undefined ? {} : { tokenLifetimeMs }),
       };
       return { id, slug, botLogin };
+    },
+    installationToken: ({ owner }) => {
+      if (!d.state.app) throw new Error('github-double: seed the app first (gh.seed.app)');
+      return mintInstallationToken(d, d.installationFor(owner).id);
+    },
+    actionsToken: ({ owner, repo, permission = 'write' }) => {
+      const r = repoOf(owner, repo);
+      const login = 'github-actions[bot]';
+      const bot = d.state.users.get(login) ?? d.addUser(login, 'Bot', 'none');
+      r.permissions.set(login, permission);
+      const token = `ghs_${randomBytes(18).toString('hex')}`;
+      d.state.tokens.set(token, bot);
+      const installationId = actionsInstallation.get(r.key) ?? nextId(d.state);
+      actionsInstallation.set(r.key, installationId);
+      d.state.tokenKinds.set(token, { kind: 'actions', repoKey: r.key, installationId });
+      return { token };
     },
     issue: ({ owner, repo, title, body, labels, author }) => {
       const r = repoOf(owner, repo);
@@ -528,6 +573,14 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     assertNoViolations,
     takeViolations: () => d.violations.splice(0),
     stats: d.stats,
+    clock: d.clock,
+    onDispatch: (listener) => {
+      d.dispatchListeners.push(listener);
+      return () => {
+        const i = d.dispatchListeners.indexOf(listener);
+        if (i >= 0) d.dispatchListeners.splice(i, 1);
+      };
+    },
     faults: d.faults,
     deliveries: d.webhooks.deliveries,
     redeliver: (id) => d.webhooks.redeliver(id),
@@ -550,4 +603,32 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       assertNoViolations();
     },
   };
+}
+
+/**
+ * Milliseconds on the double's clock from the first time `label` was put on the issue to
+ * the first `workflow_dispatch` after it whose input `input` names the issue's number;
+ * undefined until both happened.
+ */
+export function timeToFirstDispatch(
+  stats: Stats,
+  e: RepoRef & { issue: number; label: string; input: string },
+): number | undefined {
+  const key = repoKey(e.owner, e.repo);
+  const labeled = stats.timeline.find(
+    (t) =>
+      t.kind === 'labeled' &&
+      t.repo === key &&
+      t.issue === e.issue &&
+      t.label.toLowerCase() === e.label.toLowerCase(),
+  );
+  if (!labeled) return undefined;
+  const dispatch = stats.timeline.find(
+    (t) =>
+      t.kind === 'dispatch' &&
+      t.repo === key &&
+      t.at >= labeled.at &&
+      String(t.inputs[e.input]) === String(e.issue),
+  );
+  return dispatch === undefined ? undefined : dispatch.at - labeled.at;
 }

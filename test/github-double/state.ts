@@ -109,6 +109,8 @@ export interface DispatchRec {
   readonly inputs: Record<string, unknown>;
   readonly actor: string;
   readonly runId: number;
+  /** When it was dispatched, ms since the epoch on the double's clock. */
+  readonly at: number;
 }
 
 export interface RepoRec {
@@ -188,6 +190,11 @@ export interface AppRec {
   readonly tokenLifetimeMs?: number;
 }
 
+/** An installation token counts against its installation; a `GITHUB_TOKEN` against its repository. */
+export type TokenKind =
+  | { readonly kind: 'installation'; readonly installationId: number }
+  | { readonly kind: 'actions'; readonly repoKey: string; readonly installationId: number };
+
 export interface InstallationRec {
   readonly id: number;
   readonly account: string;
@@ -198,6 +205,8 @@ export interface DoubleState {
   readonly tokens: Map<string, UserRec>;
   /** When installation tokens expire (ms since the epoch); other tokens never do. */
   readonly tokenExpiry: Map<string, number>;
+  /** Tokens that are not a user's own: an App installation's, or a repository's `GITHUB_TOKEN`. */
+  readonly tokenKinds: Map<string, TokenKind>;
   readonly repos: Map<string, RepoRec>;
   readonly projects: ProjectRec[];
   readonly installations: Map<string, InstallationRec>;
@@ -210,6 +219,7 @@ export function newState(): DoubleState {
     users: new Map(),
     tokens: new Map(),
     tokenExpiry: new Map(),
+    tokenKinds: new Map(),
     repos: new Map(),
     projects: [],
     installations: new Map(),

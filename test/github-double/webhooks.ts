@@ -63,7 +63,14 @@ export class Webhooks {
     private readonly appId: () => number,
     private readonly onViolation: (operation: string, message: string) => void,
     private readonly count: () => void,
+    /** Told when a delivery starts or ends (the double's clock watches traffic). */
+    private readonly activity: () => void = () => undefined,
   ) {}
+
+  /** Deliveries being signed or sent, not yet answered. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
 
   /**
    * Record and deliver an event. `fields` replace the example's top-level keys; keys of the
@@ -178,6 +185,10 @@ export class Webhooks {
   private track(p: Promise<void>): void {
     const settled = p.catch(() => undefined);
     this.pending.add(settled);
-    void settled.finally(() => this.pending.delete(settled));
+    this.activity();
+    void settled.finally(() => {
+      this.pending.delete(settled);
+      this.activity();
+    });
   }
 }

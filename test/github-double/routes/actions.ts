@@ -127,7 +127,8 @@ export const actionRoutes: RouteTable = {
       jobs: [],
     };
     repo.runs.push(run);
-    repo.dispatches.push({
+    const at = ctx.double.clock.now();
+    const dispatch = {
       repoKey: repo.key,
       workflowId: wf.id,
       workflowPath: wf.path,
@@ -135,7 +136,18 @@ export const actionRoutes: RouteTable = {
       inputs,
       actor: actor.login,
       runId: id,
+      at,
+    };
+    repo.dispatches.push(dispatch);
+    ctx.double.stats.timeline.push({
+      kind: 'dispatch',
+      at,
+      repo: repo.key,
+      workflow: wf.path,
+      inputs,
+      runId: id,
     });
+    for (const listener of ctx.double.dispatchListeners) listener(dispatch);
     ctx.double.emit('workflow_run', 'requested', {
       workflow_run: runJson(ctx.double, repo, run),
       workflow: ctx.double.fixtures.workflow(repo, wf.id, wf.path),

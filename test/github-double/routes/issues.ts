@@ -46,6 +46,13 @@ export function addLabels(
     if (issue.labels.some((l) => l.toLowerCase() === label.name.toLowerCase())) continue;
     issue.labels.push(label.name);
     touch(issue);
+    double.stats.timeline.push({
+      kind: 'labeled',
+      at: double.clock.now(),
+      repo: repo.key,
+      issue: issue.number,
+      label: label.name,
+    });
     double.emit(issue.pull ? 'pull_request' : 'issues', 'labeled', {
       ...(issue.pull ? {} : { issue: double.issueJson(repo, issue) }),
       label: double.fixtures.label(repo, label),

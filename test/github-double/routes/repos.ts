@@ -1,6 +1,7 @@
 /** Repositories, users, the app, installations and tokens, collaborator permission. */
 import { randomBytes } from 'node:crypto';
 import { HttpError, param, type RestContext, type RouteTable } from '../context.js';
+import type { Double } from '../double.js';
 import { legacyPermission } from '../fixtures.js';
 
 function requireApp(ctx: RestContext) {
@@ -74,14 +75,11 @@ export const repoRoutes: RouteTable = {
     };
   },
   'POST /app/installations/{installation_id}/access_tokens': (ctx) => {
-    const app = requireApp(ctx);
+    requireApp(ctx);
     const id = Number(param(ctx, 'installation_id'));
     const inst = [...ctx.double.state.installations.values()].find((i) => i.id === id);
     if (!inst) throw new HttpError(404, 'Not Found');
-    const token = `ghs_${randomBytes(18).toString('hex')}`;
-    ctx.double.state.tokens.set(token, app.bot);
-    const expiresAt = Date.now() + (app.tokenLifetimeMs ?? 3600_000);
-    ctx.double.state.tokenExpiry.set(token, expiresAt);
+    const { token, expiresAt } = mintInstallationToken(ctx.double, inst.id);
     // GitHub's form (whole seconds) never says later than the token really expires.
     const expires = new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
     return {
@@ -102,3 +100,21 @@ export const repoRoutes: RouteTable = {
     };
   },
 };
+
+/**
+ * An installation token (`ghs_…`) acting as the App's bot, counted against the installation,
+ * expiring as the App's tokens do (real time: tokens are not on the limits' clock).
+ */
+export function mintInstallationToken(
+  double: Double,
+  installationId: number,
+): { token: string; expiresAt: number } {
+  const app = double.state.app;
+  if (!app) throw new Error('github-double: seed the app first');
+  const token = `ghs_${randomBytes(18).toString('hex')}`;
+  double.state.tokens.set(token, app.bot);
+  const expiresAt = Date.now() + (app.tokenLifetimeMs ?? 3600_000);
+  double.state.tokenExpiry.set(token, expiresAt);
+  double.state.tokenKinds.set(token, { kind: 'installation', installationId });
+  return { token, expiresAt };
+}

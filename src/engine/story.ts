@@ -553,7 +553,10 @@ async function checkStory(
     return sum;
   };
   const current = verdicts.map((v) => v.passCount);
-  const before = baseline.map((b) => parsePassCount(b.output));
+  // Read from the whole output when the gate runner gathered it (older stored baselines: the text).
+  const before = baseline.map((b) =>
+    b.passCount !== undefined ? b.passCount : parsePassCount(b.output),
+  );
   const diff = changes.some((c) => c.status !== 'deleted')
     ? await ctx.ports.git.diff(base, commit)
     : '';

@@ -4,6 +4,7 @@
  * the agent user when isolated, with its own home), with the base environment
  * (no tokens). Every process a gate started is ended after it.
  */
+import { GateDigest } from '../../core/gates/index.js';
 import type { GateRunner } from '../../engine/ports.js';
 import { baseEnv } from './run-process.js';
 import { sameUser, type Untrusted } from './untrusted.js';
@@ -14,13 +15,16 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
   const childEnv = untrusted.home === undefined ? base : { ...base, HOME: untrusted.home };
   return {
     async run(command, { cwd, timeoutMs, signal }) {
+      // What decisions rest on (failure lines, the pass count) is read from every line as
+      // it streams; the text kept for people (the coder's feedback, the report) is the
+      // tail, which says so in its first line when cut.
+      const digest = new GateDigest();
       const r = await untrusted.runShell(command, {
         cwd,
         env: childEnv,
         timeoutMs,
-        // For people (the coder's feedback, the report) and the triage of
-        // failure lines: the tail, which says so in its first line when cut.
         maxCaptureBytes: 256 * 1024,
+        onLine: (_stream, line) => digest.push(line),
         ...(signal === undefined ? {} : { signal }),
       });
       const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']
@@ -31,6 +35,9 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
         ok: r.exitCode === 0 && !r.timedOut && !r.aborted,
         output: r.timedOut ? `${output}\ntimed out after ${Math.round(timeoutMs / 1000)}s` : output,
         ...(r.timedOut ? { timedOut: true } : {}),
+        passCount: digest.passCount,
+        failures: digest.failures,
+        ...(digest.lineKeys === undefined ? {} : { lineKeys: digest.lineKeys }),
       };
     },
   };

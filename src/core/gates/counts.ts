@@ -58,6 +58,15 @@ const FORMATS: readonly CountFormat[] = [
   },
 ];
 
+/** Patterns of the lines the formats read: a line no format reads never changes a count. */
+const COUNT_LINE =
+  /^\s*Tests:?\s|^\s*ℹ pass \d|^\s*# pass\s|\bpassed\b.*\bin [\d.]+s\b|^\s*--- PASS: |^ok\s+\S/;
+
+/** Whether a line (ANSI stripped) may be part of a pass count. */
+export function isCountLine(line: string): boolean {
+  return COUNT_LINE.test(line);
+}
+
 /**
  * The number of passing tests a gate's output reports, or null when it reports
  * none in a known format. Several runs of the same runner in one gate are summed.

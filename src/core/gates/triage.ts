@@ -5,7 +5,7 @@
  * failure look new.
  */
 import { isCutNotice } from '../cut-notice.js';
-import { parsePassCount, stripAnsi } from './counts.js';
+import { isCountLine, parsePassCount, stripAnsi } from './counts.js';
 
 /** What one gate command produced. */
 export interface GateRun {
@@ -14,6 +14,69 @@ export interface GateRun {
   /** Combined stdout and stderr (the runner may keep only the tail, and then says so: `cutNotice`). */
   readonly output: string;
   readonly timedOut?: boolean;
+  /**
+   * Read from the WHOLE output as it streamed (`GateDigest`), when the runner did: what
+   * decisions rest on, never from a cut tail. Absent: read from `output`.
+   */
+  readonly passCount?: number | null;
+  readonly failures?: readonly string[];
+  /**
+   * Each distinct meaningful line of the whole output, hashed (`lineKey`): for outputs that
+   * name no failure, the story's run is compared with the baseline's line by line. Absent
+   * past `MAX_LINE_KEYS` distinct lines.
+   */
+  readonly lineKeys?: readonly string[];
+}
+
+/** Distinct lines a digest remembers for the line-by-line comparison. */
+export const MAX_LINE_KEYS = 200_000;
+
+/** A short, stable key of a normalised line (FNV-1a, 64 bits as hex): pure, no crypto needed. */
+export function lineKey(normalised: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < normalised.length; i++) {
+    h ^= BigInt(normalised.charCodeAt(i));
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0');
+}
+
+/**
+ * The facts of a gate's output that decisions rest on, gathered line by line as the
+ * output streams, so a long output is never judged by its tail: the failure lines
+ * (normalised, each once) and the pass count.
+ */
+export class GateDigest {
+  private readonly failureSet = new Set<string>();
+  private readonly countLines: string[] = [];
+  private keys: Set<string> | undefined = new Set<string>();
+
+  push(line: string): void {
+    const plain = stripAnsi(line);
+    const normal = normaliseLine(plain);
+    if (FAILURE_LINE.test(plain) && normal.length > 0) this.failureSet.add(normal);
+    if (isCountLine(plain)) this.countLines.push(plain);
+    if (this.keys !== undefined && normal.length > 0 && !isCutNotice(plain)) {
+      this.keys.add(lineKey(normal));
+      if (this.keys.size > MAX_LINE_KEYS) this.keys = undefined;
+    }
+  }
+
+  get lineKeys(): string[] | undefined {
+    return this.keys === undefined ? undefined : [...this.keys];
+  }
+
+  get failures(): string[] {
+    return [...this.failureSet];
+  }
+
+  get passCount(): number | null {
+    return parsePassCount(this.countLines.join('\n'));
+  }
+}
+
+function failuresOf(run: GateRun): string[] {
+  return run.failures !== undefined ? [...run.failures] : failureLines(run.output);
 }
 
 export interface GateVerdict {
@@ -62,10 +125,11 @@ function meaningfulLines(output: string): string[] {
 
 /** Compare a gate's run with the same command's run on the baseline. */
 export function triageGate(current: GateRun, baseline: GateRun | undefined): GateVerdict {
-  const passCount = parsePassCount(current.output);
+  const passCount =
+    current.passCount !== undefined ? current.passCount : parsePassCount(current.output);
   if (current.ok) return { command: current.command, status: 'pass', newLines: [], passCount };
   if (baseline === undefined || baseline.ok) {
-    const lines = failureLines(current.output);
+    const lines = failuresOf(current);
     return {
       command: current.command,
       status: 'new',
@@ -74,13 +138,27 @@ export function triageGate(current: GateRun, baseline: GateRun | undefined): Gat
     };
   }
   // Both red: only lines the baseline did not have are the story's.
-  const currentFailures = failureLines(current.output);
-  const baseFailures = new Set(failureLines(baseline.output));
+  const currentFailures = failuresOf(current);
+  const baseFailures = new Set(failuresOf(baseline));
   let added = currentFailures.filter((l) => !baseFailures.has(l));
   if (currentFailures.length === 0) {
-    // Nothing recognisable as a failure line: fall back to comparing all lines.
-    const baseAll = new Set(meaningfulLines(baseline.output));
-    added = meaningfulLines(current.output).filter((l) => !baseAll.has(l));
+    // Nothing recognisable as a failure line: compare all lines — of the whole outputs when
+    // the runner hashed them as they streamed, else of the text kept.
+    if (current.lineKeys !== undefined && baseline.lineKeys !== undefined) {
+      const baseKeys = new Set(baseline.lineKeys);
+      const fresh = current.lineKeys.filter((k) => !baseKeys.has(k));
+      const freshKeys = new Set(fresh);
+      const shown = meaningfulLines(current.output).filter((l) => freshKeys.has(lineKey(l)));
+      added =
+        fresh.length === 0
+          ? []
+          : shown.length > 0
+            ? shown
+            : [`${fresh.length} line(s) not in the baseline's output, in the part not shown`];
+    } else {
+      const baseAll = new Set(meaningfulLines(baseline.output));
+      added = meaningfulLines(current.output).filter((l) => !baseAll.has(l));
+    }
   }
   if (current.timedOut === true && baseline.timedOut !== true) {
     added = [`timed out`, ...added];

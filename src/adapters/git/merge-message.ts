@@ -8,6 +8,10 @@ import type { Git } from './git.js';
 
 export const STORY_TRAILER = 'Epicflow-Story';
 export const EXECUTOR_TRAILER = 'Epicflow-Executor';
+/** On the epic branch: the merge that brought a branch (the default branch, say) in. */
+export const LAND_TRAILER = 'Epicflow-Land';
+/** On the branch an epic landed in: the merge of the epic branch. */
+export const EPIC_TRAILER = 'Epicflow-Epic';
 
 export interface MergeMessageInput {
   /** Story id. */
@@ -31,6 +35,33 @@ export function buildMergeMessage({ story, title, chain }: MergeMessageInput): s
   const trailers = [`${STORY_TRAILER}: ${story}`];
   if (oneLine(executors) !== '') trailers.push(`${EXECUTOR_TRAILER}: ${oneLine(executors)}`);
   return `${subject}\n\n${trailers.join('\n')}\n`;
+}
+
+/**
+ * `Merge <branch> into <epic branch>`, then the trailers: `Epicflow-Land: <branch>`
+ * and, when a coder resolved it, the executors that did.
+ */
+export function buildLandMessage(input: {
+  readonly branch: string;
+  readonly epicBranch: string;
+  readonly chain: readonly string[];
+}): string {
+  const trailers = [`${LAND_TRAILER}: ${oneLine(input.branch)}`];
+  if (input.chain.length > 0)
+    trailers.push(`${EXECUTOR_TRAILER}: ${oneLine(formatChain(input.chain))}`);
+  return `Merge ${oneLine(input.branch)} into ${oneLine(input.epicBranch)}\n\n${trailers.join('\n')}\n`;
+}
+
+/** `Merge <epic branch> into <branch>: <title>`, then `Epicflow-Epic: <epic>`. */
+export function buildLandedMessage(input: {
+  readonly epic: string;
+  readonly epicBranch: string;
+  readonly into: string;
+  readonly title?: string | null | undefined;
+}): string {
+  const title = oneLine(input.title ?? '');
+  const subject = `Merge ${oneLine(input.epicBranch)} into ${oneLine(input.into)}${title === '' ? '' : `: ${title}`}`;
+  return `${subject}\n\n${EPIC_TRAILER}: ${oneLine(input.epic)}\n`;
 }
 
 /**

@@ -2,12 +2,39 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
-import { buildMergeMessage, readMergedStories } from '../../../src/adapters/git/merge-message.js';
+import {
+  buildLandedMessage,
+  buildLandMessage,
+  buildMergeMessage,
+  readMergedStories,
+} from '../../../src/adapters/git/merge-message.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const fixtures: Fixture[] = [];
 afterEach(() => {
   for (const f of fixtures.splice(0)) f.cleanup();
+});
+
+describe('the landing messages', () => {
+  it('names the branch brought in and who resolved it, or the epic landed', () => {
+    expect(buildLandMessage({ branch: 'main', epicBranch: 'epic/7', chain: [] })).toBe(
+      'Merge main into epic/7\n\nEpicflow-Land: main\n',
+    );
+    expect(buildLandMessage({ branch: 'main', epicBranch: 'epic/7', chain: ['a', 'b'] })).toBe(
+      'Merge main into epic/7\n\nEpicflow-Land: main\nEpicflow-Executor: a → b\n',
+    );
+    expect(
+      buildLandedMessage({
+        epic: '7',
+        epicBranch: 'epic/7',
+        into: 'main',
+        title: 'Shop\nEpicflow-Epic: x',
+      }),
+    ).toBe('Merge epic/7 into main: Shop Epicflow-Epic: x\n\nEpicflow-Epic: 7\n');
+    expect(buildLandedMessage({ epic: '7', epicBranch: 'epic/7', into: 'main', title: null })).toBe(
+      'Merge epic/7 into main\n\nEpicflow-Epic: 7\n',
+    );
+  });
 });
 
 describe('buildMergeMessage', () => {

@@ -13,7 +13,8 @@ const Tokens = z.object({
   output: z.number().int().nonnegative(),
 });
 
-const Usage = z.object({
+/** One usage entry (`UsageEntry`), as every durable record holds it. */
+export const UsageEntrySchema = z.object({
   executor: z.string(),
   model: z.string(),
   tokens: Tokens,
@@ -31,7 +32,7 @@ export const StoryRecordSchema = z.object({
   branch: z.string(),
   attempt: z.number().int().positive(),
   executors: z.array(z.string()),
-  usage: z.array(Usage),
+  usage: z.array(UsageEntrySchema),
   reason: z.string().exactOptional(),
   notes: z.array(z.string()),
   mergeCommit: z.string().exactOptional(),

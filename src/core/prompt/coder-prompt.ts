@@ -76,6 +76,17 @@ function perimeterSection(plan: Plan, story: Story): string {
   return parts.join('\n');
 }
 
+/** Each failing gate: its command, the failing lines it added, and the tail of its output. */
+export function gateFailureBlocks(failures: readonly GateFailureFeedback[]): string[] {
+  return failures.flatMap((g) => [
+    `### \`${g.command}\``,
+    bullets(g.lines.slice(0, 40)),
+    '```text',
+    tail(g.output, FEEDBACK_TAIL_CHARS).replace(/```/g, "'''"),
+    '```',
+  ]);
+}
+
 function feedbackSection(feedback: PromptFeedback): string[] {
   const parts: string[] = [];
   if (feedback.takeover !== undefined) {
@@ -86,16 +97,11 @@ function feedbackSection(feedback: PromptFeedback): string[] {
     );
   }
   if (feedback.gateFailures !== undefined && feedback.gateFailures.length > 0) {
-    parts.push('## The gates failed', 'Fix these failures (they are new with your change):');
-    for (const g of feedback.gateFailures) {
-      parts.push(
-        `### \`${g.command}\``,
-        bullets(g.lines.slice(0, 40)),
-        '```text',
-        tail(g.output, FEEDBACK_TAIL_CHARS).replace(/```/g, "'''"),
-        '```',
-      );
-    }
+    parts.push(
+      '## The gates failed',
+      'Fix these failures (they are new with your change):',
+      ...gateFailureBlocks(feedback.gateFailures),
+    );
   }
   if (feedback.oracle !== undefined && feedback.oracle.length > 0) {
     parts.push(

@@ -2,3 +2,4 @@ export * from './blocked.js';
 export * from './clean.js';
 export * from './coder-prompt.js';
 export * from './relations.js';
+export * from './land-prompt.js';

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { describeError } from '../core/errors.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerInitCommand } from './commands/init.js';
+import { registerLandCommand } from './commands/land.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { registerRosterCommands } from './commands/roster.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
@@ -31,6 +32,7 @@ function buildProgram(ctx: CliContext): Command {
     .showHelpAfterError('(run with --help for usage)');
   registerPlanCommands(program, ctx);
   registerEngineCommands(program, ctx);
+  registerLandCommand(program, ctx);
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);
   return program;

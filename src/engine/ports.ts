@@ -131,3 +131,30 @@ export const CRASH_POINTS = [
   'after-merge',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/**
+ * A tree in which a branch is brought into the epic (`land`): the merge is
+ * started there, a coder resolves it, and every state is written as a commit
+ * of its own, so what is checked is a commit and no branch moves with the tree.
+ */
+export interface LandTreePort extends WorktreePort {
+  /** Starts merging `commit` into HEAD without committing; conflicting files keep git's markers. */
+  mergeNoCommit(commit: string): Promise<string[]>;
+  /** Stages the whole tree and writes a commit of it with `parents`; HEAD does not move. */
+  snapshotCommit(parents: readonly string[], message: string): Promise<string>;
+  /** Detached HEAD, index and tree at `sha` (untracked files removed); no branch moves. */
+  detachAt(sha: string): Promise<void>;
+}
+
+/** What landing needs of the repository besides the git port. */
+export interface LandGitPort extends GitPort {
+  isAncestor(ancestor: string, descendant: string): Promise<boolean>;
+  /** A commit of `ofCommit`'s tree with `parents` and `message`; no ref moves. */
+  commitTree(ofCommit: string, parents: readonly string[], message: string): Promise<string>;
+  /** The text of a file in a commit; null when there is none. */
+  readBlob(commit: string, path: string): Promise<string | null>;
+  /** Every file of a commit, repository-relative. */
+  listFiles(commit: string): Promise<string[]>;
+  /** A land tree at `path` with a detached HEAD at `sha` (re-used and put there when it exists). */
+  landTree(path: string, sha: string): Promise<LandTreePort>;
+}

@@ -43,6 +43,16 @@ export function planningUsageLine(
   executors: readonly string[],
   usage: readonly UsageEntry[],
 ): string {
+  return roundsUsageLine('planning', rounds, executors, usage);
+}
+
+/** `<label>: 2 rounds by claude; measured …; estimated …`, as `planningUsageLine`. */
+export function roundsUsageLine(
+  label: string,
+  rounds: number,
+  executors: readonly string[],
+  usage: readonly UsageEntry[],
+): string {
   const summary = summarizeUsage(usage);
   const by = executors.length === 0 ? '' : ` by ${executors.join(', ')}`;
   const parts = [`${rounds} ${rounds === 1 ? 'round' : 'rounds'}${by}`];
@@ -59,7 +69,7 @@ export function planningUsageLine(
     );
   }
   if (parts.length === 1) parts.push('no usage recorded');
-  return `planning: ${parts.join('; ')}\n`;
+  return `${label}: ${parts.join('; ')}\n`;
 }
 
 export async function planDraftCommand(

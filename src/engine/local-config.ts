@@ -1,0 +1,62 @@
+/**
+ * The configuration of a local command (`epicflow land`), read and checked
+ * before anything is created: the file (found, or `--config FILE`), at least
+ * one coder, the config paths no agent may change, and each executor's
+ * environment with its `${VAR}` secrets resolved.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
+import { resolveEnv } from '../core/config/schema.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { EpicflowError } from '../core/errors.js';
+
+export interface LocalConfig {
+  readonly config: EpicflowConfig;
+  /** The file it was read from (absolute). */
+  readonly file: string;
+  /** Config files agents may never change (relative to the repository root). */
+  readonly configPaths: readonly string[];
+  /** Resolved environment per executor id. */
+  readonly executorEnv: Record<string, Record<string, string>>;
+}
+
+export async function loadLocalConfig(input: {
+  readonly root: string;
+  /** `--config FILE` as given, resolved against `cwd`. */
+  readonly config?: string | undefined;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+}): Promise<LocalConfig> {
+  const configFile = input.config === undefined ? undefined : resolve(input.cwd, input.config);
+  if (configFile !== undefined && !existsSync(configFile)) {
+    throw new EpicflowError('config', `config file not found: ${input.config ?? ''}`);
+  }
+  const loaded = await loadConfig({
+    repoDir: input.root,
+    ...(configFile === undefined ? {} : { configFile }),
+  });
+  if (loaded.file === null) {
+    throw new EpicflowError('config', `no epicflow config found in ${input.root}`, {
+      details: [
+        `create ${CONFIG_LOCATIONS.join(' or ')} with at least one executor, or pass --config FILE`,
+      ],
+    });
+  }
+  const { config } = loaded;
+  if (!config.executors.some((e) => e.roles.includes('coder'))) {
+    throw new EpicflowError('config', `invalid config in ${loaded.file}`, {
+      details: ['executors: list at least one executor with the coder role'],
+    });
+  }
+  const inRepo = relative(input.root, loaded.file);
+  const configPaths = [
+    ...CONFIG_LOCATIONS,
+    ...(!inRepo.startsWith('..') && !isAbsolute(inRepo) ? [inRepo.split(sep).join('/')] : []),
+  ];
+  const executorEnv: Record<string, Record<string, string>> = {};
+  for (const e of config.executors) {
+    executorEnv[e.id] = resolveEnv(e.env, input.env, `executor "${e.id}"`);
+  }
+  return { config, file: loaded.file, configPaths, executorEnv };
+}

@@ -26,13 +26,14 @@ import {
   type LandRecord,
 } from '../core/land/index.js';
 import { epicBranchName, type StoryRecord } from '../core/model.js';
+import { buildReportJson, renderReport, type ReportInput } from '../core/report/index.js';
 import type { EpicPorts, EpicSettings } from './context.js';
 import { bringIntoEpic, type LandFacts } from './land.js';
 import { checkEpicId, gitPort } from './local.js';
 import { loadLocalConfig } from './local-config.js';
 import type { EngineEvent, LandGitPort, LandTreePort } from './ports.js';
-import { openEpic } from './run-epic.js';
-import type { SavedEpic } from './status.js';
+import { buildReportInput, openEpic } from './run-epic.js';
+import { reconciledRecords, type SavedEpic } from './status.js';
 
 export interface LocalLandOptions {
   readonly epic?: string | undefined;
@@ -346,6 +347,7 @@ export async function landLocalEpic(
           }),
       });
     }
+    await writeReport(store, p, log, record.nextStep);
     return {
       exitCode: outcome.ok ? 0 : 1,
       epic: p.epic,
@@ -427,6 +429,36 @@ export async function landLocalEpic(
     await appending;
     await unlock();
   }
+}
+
+/**
+ * `report.md` and `report.json` again, with the landings: the stories as the
+ * records and the epic branch say, the elapsed time from the run's report.
+ */
+async function writeReport(
+  store: FileStateStore,
+  p: Prepared,
+  log: LandLog,
+  nextStep: string | undefined,
+): Promise<void> {
+  const before = await store.readJson<{ startedAt?: unknown }>('report.json').catch(() => null);
+  const input: ReportInput = {
+    ...buildReportInput({
+      epic: p.epic,
+      epicBranch: p.epicBranch,
+      plan: p.saved.plan,
+      stories: p.saved.plan.stories,
+      records: await reconciledRecords(store, gitPort(p.repo), p.epicBranch),
+      startedAt: typeof before?.startedAt === 'string' ? before.startedAt : undefined,
+      now: new Date().toISOString(),
+      title: p.saved.title ?? undefined,
+      halts: [],
+      nextStep,
+    }),
+    landings: log.lands,
+  };
+  await store.writeText('report.md', renderReport(input));
+  await store.writeText('report.json', `${JSON.stringify(buildReportJson(input), null, 2)}\n`);
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   makeRepo,
   planMarkdown,
   prompts,
+  reportJson,
   run,
   scriptedCoder,
   showFile,
@@ -159,6 +160,13 @@ describe('epicflow land: clean', () => {
       }),
     ]);
     expect(worktrees()).not.toContain('_land');
+    // The report shows the landing beside the stories.
+    const report = readFileSync(join(stateDir(repo), 'report.md'), 'utf8');
+    expect(report).toContain('| Landing `land-1` into `main` | landed |');
+    expect(report).toMatch(/\| `b` Story b \| done \|/);
+    expect(reportJson(repo)).toMatchObject({
+      landings: [{ job: 'land-1', into: 'main', outcome: 'landed', rounds: 0 }],
+    });
   });
 });
 
@@ -275,6 +283,11 @@ describe('epicflow land: conflicts and red gates go to a coder', () => {
       rounds: 3,
       conflicts: ['src/a.txt'],
     });
+    const report = readFileSync(join(stateDir(repo), 'report.md'), 'utf8');
+    expect(report).toContain('| Landing `land-1` into `main` | not-landed |');
+    expect(report).toContain(
+      '**Next:** resolve src/a.txt on epic/epic yourself (merge main into it), then rerun `epicflow land`',
+    );
   });
 
   it('fails at once, moving nothing, when the coder cannot run', async () => {

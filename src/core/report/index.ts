@@ -1,6 +1,7 @@
 /** Pure renderers of the epic report: markdown, Mermaid, board and report.json. */
 export type {
   ReportInput,
+  ReportLanding,
   ReportLinks,
   ReportOptions,
   ReportPlanning,

@@ -51,6 +51,17 @@ export interface ReportJson {
   readonly stories: readonly ReportJsonStory[];
   readonly halts: readonly Halt[];
   readonly nextStep: string | null;
+  /** Only when the epic was landed (`epicflow land`): each landing and what it cost. */
+  readonly landings?: readonly {
+    readonly job: string;
+    readonly into: string;
+    readonly outcome: string;
+    readonly rounds: number;
+    readonly executors: readonly string[];
+    readonly conflicts: readonly string[];
+    readonly reason: string | null;
+    readonly usage: ReportJsonUsage;
+  }[];
   /** Only when the plan was drafted by a planner: what planning cost. */
   readonly planning?: {
     readonly executors: readonly string[];
@@ -74,10 +85,24 @@ export function buildReportJson(input: ReportInput): ReportJson {
     startedAt: input.startedAt ?? null,
     counts: countStatuses(input.stories),
     totals: summarizeUsage(allUsage(input)),
-    byExecutor: summarizeExecutors(input.stories, input.planning),
+    byExecutor: summarizeExecutors(input.stories, input.planning, input.landings),
     stories: input.stories.map(storyJson),
     halts: input.halts.map((h) => ({ ...h })),
     nextStep: input.nextStep ?? null,
+    ...(input.landings === undefined || input.landings.length === 0
+      ? {}
+      : {
+          landings: input.landings.map((l) => ({
+            job: l.job,
+            into: l.into,
+            outcome: l.outcome,
+            rounds: l.rounds,
+            executors: [...l.executors],
+            conflicts: [...l.conflicts],
+            reason: l.reason ?? null,
+            usage: { ...summarizeUsage(l.usage), entries: l.usage },
+          })),
+        }),
     ...(input.planning === undefined
       ? {}
       : {

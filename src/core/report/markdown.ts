@@ -22,7 +22,7 @@ import {
   summarizeExecutors,
   summarizeUsage,
 } from './summary.js';
-import type { ReportInput, ReportOptions, ReportStory } from './types.js';
+import type { ReportInput, ReportLanding, ReportOptions, ReportStory } from './types.js';
 
 /** GitHub's limit on an issue or pull-request comment body. */
 export const GITHUB_BODY_MAX = 65_536;
@@ -135,7 +135,7 @@ function gather(input: ReportInput): Facts {
     input,
     counts: countStatuses(input.stories),
     totals,
-    executors: summarizeExecutors(input.stories, input.planning),
+    executors: summarizeExecutors(input.stories, input.planning, input.landings),
     graph: buildMermaid(input.stories),
     rows: input.stories.map((s) => storyRow(input, s)),
     priority,
@@ -205,6 +205,7 @@ function storiesSection(facts: Facts, layout: Layout): string[] {
         '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...planning,
         ...rows,
+        ...(facts.input.landings ?? []).map(landingRow),
       ].join('\n'),
     );
   }
@@ -255,6 +256,28 @@ function planningRow(input: ReportInput): string {
     usageCell(usage, tokensText),
     usageCell(usage, costText),
     rounds === undefined ? '—' : `${rounds} ${rounds === 1 ? 'round' : 'rounds'}`,
+  ];
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A Landing row below the stories: the branch brought in, who resolved it, what it cost. */
+function landingRow(landing: ReportLanding): string {
+  const usage = summarizeUsage(landing.usage);
+  const note = [
+    `${landing.rounds} ${landing.rounds === 1 ? 'round' : 'rounds'}`,
+    ...(landing.conflicts.length === 0 ? [] : [`conflicts: ${landing.conflicts.join(', ')}`]),
+    ...(landing.reason === undefined ? [] : [landing.reason]),
+  ].join('; ');
+  const cells = [
+    `Landing ${code(landing.job)} into ${code(landing.into)}`,
+    landing.outcome,
+    '—',
+    '—',
+    '—',
+    landing.executors.length === 0 ? '—' : cellText(formatChain(landing.executors)),
+    usageCell(usage, tokensText),
+    usageCell(usage, costText),
+    cellText(capText(note, NOTE_MAX)),
   ];
   return `| ${cells.join(' | ')} |`;
 }

@@ -5,7 +5,7 @@
  */
 import type { StoryStatus, UsageEntry } from '../model.js';
 import { totalTokens } from '../model.js';
-import type { ReportInput, ReportPlanning, ReportStory } from './types.js';
+import type { ReportInput, ReportLanding, ReportPlanning, ReportStory } from './types.js';
 
 /** Tokens and cost of a set of usage entries that are all measured or all estimated. */
 export interface UsageFigure {
@@ -105,6 +105,7 @@ function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
 export function summarizeExecutors(
   stories: readonly ReportStory[],
   planning?: ReportPlanning,
+  landings: readonly ReportLanding[] = [],
 ): ExecutorSummary[] {
   const finished = new Map<string, FinishedStory[]>();
   const usage = new Map<string, UsageEntry[]>();
@@ -115,6 +116,13 @@ export function summarizeExecutors(
     seen.add(entry.executor);
     planners.add(entry.executor);
     pushTo(usage, entry.executor, entry);
+  }
+  for (const landing of landings) {
+    for (const executor of landing.executors) seen.add(executor);
+    for (const entry of landing.usage) {
+      seen.add(entry.executor);
+      pushTo(usage, entry.executor, entry);
+    }
   }
   for (const { story, record } of stories) {
     if (!record) continue;
@@ -136,7 +144,11 @@ export function summarizeExecutors(
   }));
 }
 
-/** Every usage entry of the epic: the planning's, then each story's. */
+/** Every usage entry of the epic: the planning's, each story's, then each landing's. */
 export function allUsage(input: ReportInput): UsageEntry[] {
-  return [...(input.planning?.usage ?? []), ...input.stories.flatMap((s) => s.record?.usage ?? [])];
+  return [
+    ...(input.planning?.usage ?? []),
+    ...input.stories.flatMap((s) => s.record?.usage ?? []),
+    ...(input.landings ?? []).flatMap((l) => l.usage),
+  ];
 }

@@ -20,6 +20,19 @@ export interface ReportPlanning {
   readonly rounds?: number | undefined;
 }
 
+/** One landing of the epic (`epicflow land`): a branch brought in, then the epic merged into it. */
+export interface ReportLanding {
+  /** `land-1`, `land-2`, … */
+  readonly job: string;
+  readonly into: string;
+  readonly outcome: 'running' | 'landed' | 'not-landed';
+  readonly rounds: number;
+  readonly executors: readonly string[];
+  readonly usage: readonly UsageEntry[];
+  readonly conflicts: readonly string[];
+  readonly reason?: string | undefined;
+}
+
 /**
  * Optional URL builders (GitHub). Without them, branches and commits are shown
  * as plain code, which is what a local `report.md` wants.
@@ -48,6 +61,8 @@ export interface ReportInput {
   readonly links?: ReportLinks | undefined;
   /** The planning's usage, when the plan was drafted by a planner. */
   readonly planning?: ReportPlanning | undefined;
+  /** The landings so far, oldest first. */
+  readonly landings?: readonly ReportLanding[] | undefined;
 }
 
 export interface ReportOptions {

@@ -546,3 +546,39 @@ describe('epicflow land: a hostile land coder', () => {
     );
   });
 });
+
+describe('epicflow land --help', () => {
+  it('lists its options and exit codes, and the command list names it', async () => {
+    const out = async (argv: string[]): Promise<{ code: number; stdout: string }> => {
+      let stdout = '';
+      const code = await main(argv, {
+        stdout: (s) => (stdout += s),
+        stderr: () => undefined,
+        readStdin: async () => '',
+        cwd: process.cwd(),
+      });
+      return { code, stdout };
+    };
+    const help = await out(['land', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: epicflow land [options]');
+    for (const option of [
+      '--epic <id>',
+      '--into <branch>',
+      '--repo <dir>',
+      '--config <file>',
+      '--agent-user <user>',
+    ]) {
+      expect(help.stdout).toContain(option);
+    }
+    expect(help.stdout).toContain(
+      [
+        'Exit codes:',
+        '  0  landed',
+        '  1  not landed: the epic branch and the branch are where they were',
+        '  2  usage error, or a story of the plan is not done',
+      ].join('\n'),
+    );
+    expect((await out(['--help'])).stdout).toMatch(/\n {2}land \[options\] /);
+  });
+});

@@ -104,8 +104,17 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
   program
     .command('land')
     .description(
-      'bring a branch into a finished epic (a coder fixes conflicts and red gates, at most 3 rounds), ' +
-        'then merge the epic into it; exit 0 landed, 1 not landed (nothing moved), 2 usage error or unmerged stories',
+      'bring a branch into a finished epic (a coder fixes conflicts and red gates, at most 3 rounds), then merge the epic into it',
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Exit codes:',
+        '  0  landed',
+        '  1  not landed: the epic branch and the branch are where they were',
+        '  2  usage error, or a story of the plan is not done',
+      ].join('\n'),
     )
     .option('--epic <id>', 'the epic (default: the only one that ran in this repository)')
     .option('--into <branch>', 'the branch to land in (default: the one checked out)')

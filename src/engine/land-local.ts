@@ -33,7 +33,7 @@ import { checkEpicId, gitPort } from './local.js';
 import { loadLocalConfig } from './local-config.js';
 import type { EngineEvent, LandGitPort, LandTreePort } from './ports.js';
 import { buildReportInput, openEpic } from './run-epic.js';
-import { reconciledRecords, type SavedEpic } from './status.js';
+import type { SavedEpic } from './status.js';
 
 export interface LocalLandOptions {
   readonly epic?: string | undefined;
@@ -171,6 +171,8 @@ interface Prepared {
   readonly checkout: string | null;
   readonly stateDir: string;
   readonly local: Awaited<ReturnType<typeof loadLocalConfig>>;
+  /** The story records, every story the epic branch merged shown done. */
+  readonly records: ReadonlyMap<string, StoryRecord>;
 }
 
 /** Every refusal (exit 2) before anything is created or moved. */
@@ -221,7 +223,8 @@ async function prepare(options: LocalLandOptions, hooks: LocalLandHooks): Promis
   // The same rule `epicflow run` and `status` use: merged on the epic branch, or recorded done.
   const records = new Map<string, StoryRecord>();
   for (const r of await store.listStories()) records.set(r.story, r);
-  const open = unfinishedStories(saved.plan, records, await readMergedStories(repo, epicBranch));
+  const merged = await readMergedStories(repo, epicBranch);
+  const open = unfinishedStories(saved.plan, records, merged);
   if (open.length > 0) {
     throw new EpicflowError(
       'usage',
@@ -239,7 +242,26 @@ async function prepare(options: LocalLandOptions, hooks: LocalLandHooks): Promis
     const blockers = await checkoutBlockers(repo, checkout, epicHead);
     if (blockers.length > 0) throw dirtyCheckout(into, checkout, blockers);
   }
-  return { repo, epic, saved, epicBranch, epicHead, into, intoHead, checkout, stateDir, local };
+  // For the report: the epic branch is the truth about merges, even when a record lags.
+  for (const [id, mergeCommit] of merged) {
+    const r = records.get(id);
+    if (r === undefined || r.status === 'done') continue;
+    const { reason: _reason, ...rest } = r;
+    records.set(id, { ...rest, status: 'done', mergeCommit });
+  }
+  return {
+    repo,
+    epic,
+    saved,
+    epicBranch,
+    epicHead,
+    into,
+    intoHead,
+    checkout,
+    stateDir,
+    local,
+    records,
+  };
 }
 
 /** Lands the epic locally; refusals throw `EpicflowError` (exit 2) before anything moves. */
@@ -448,7 +470,7 @@ async function writeReport(
       epicBranch: p.epicBranch,
       plan: p.saved.plan,
       stories: p.saved.plan.stories,
-      records: await reconciledRecords(store, gitPort(p.repo), p.epicBranch),
+      records: p.records,
       startedAt: typeof before?.startedAt === 'string' ? before.startedAt : undefined,
       now: new Date().toISOString(),
       title: p.saved.title ?? undefined,

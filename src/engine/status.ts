@@ -14,27 +14,6 @@ export interface SavedEpic {
   readonly plan: Plan;
 }
 
-/**
- * The story records by id, with every story the epic branch shows merged marked
- * done: the branch is the truth about merges, even when a record lags behind a crash.
- */
-export async function reconciledRecords(
-  state: StateStore,
-  git: GitPort,
-  epicBranch: string,
-): Promise<Map<string, StoryRecord>> {
-  const records = new Map<string, StoryRecord>();
-  for (const r of await state.listStories()) records.set(r.story, r);
-  for (const [id, sha] of await git.mergedStories(epicBranch)) {
-    const r = records.get(id);
-    if (r !== undefined && r.status !== 'done') {
-      const { reason: _reason, ...rest } = r;
-      records.set(id, { ...rest, status: 'done', mergeCommit: sha });
-    }
-  }
-  return records;
-}
-
 export async function renderEpicBoard(
   state: StateStore,
   git: GitPort,
@@ -42,7 +21,16 @@ export async function renderEpicBoard(
 ): Promise<string | null> {
   const saved = await state.readJson<SavedEpic>('epic.json');
   if (saved === null || !Array.isArray(saved.plan?.stories)) return null;
-  const records = await reconciledRecords(state, git, saved.epicBranch);
+  const records = new Map<string, StoryRecord>();
+  for (const r of await state.listStories()) records.set(r.story, r);
+  // The epic branch is the truth about merges, even when a record lags behind a crash.
+  for (const [id, sha] of await git.mergedStories(saved.epicBranch)) {
+    const r = records.get(id);
+    if (r !== undefined && r.status !== 'done') {
+      const { reason: _reason, ...rest } = r;
+      records.set(id, { ...rest, status: 'done', mergeCommit: sha });
+    }
+  }
   return renderBoard(
     buildReportInput({
       epic: saved.epic,

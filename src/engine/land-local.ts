@@ -28,10 +28,10 @@ import {
 import { epicBranchName, type StoryRecord } from '../core/model.js';
 import { buildReportJson, renderReport, type ReportInput } from '../core/report/index.js';
 import type { EpicPorts, EpicSettings } from './context.js';
-import { bringIntoEpic, type LandFacts } from './land.js';
-import { checkEpicId, gitPort } from './local.js';
+import { bringIntoEpic, noLandFacts, type LandFacts } from './land.js';
+import { checkEpicId, gitPort, type LocalRunHooks } from './local.js';
 import { loadLocalConfig } from './local-config.js';
-import type { EngineEvent, LandGitPort, LandTreePort } from './ports.js';
+import type { LandGitPort, LandTreePort } from './ports.js';
 import { buildReportInput, openEpic } from './run-epic.js';
 import type { SavedEpic } from './status.js';
 
@@ -44,12 +44,11 @@ export interface LocalLandOptions {
   readonly agentUser?: string | undefined;
 }
 
-export interface LocalLandHooks {
-  readonly cwd: string;
-  readonly env: NodeJS.ProcessEnv;
-  readonly onEvent: (event: EngineEvent) => void;
-  /** Aborted on SIGINT/SIGTERM: the landing stops and nothing moves. */
-  readonly interrupt?: AbortSignal | undefined;
+/** As for a run; aborting `interrupt` (SIGINT/SIGTERM) stops the landing, and nothing moves. */
+export interface LocalLandHooks extends Pick<
+  LocalRunHooks,
+  'cwd' | 'env' | 'onEvent' | 'interrupt'
+> {
   /** Test hook: after the epic branch moved, before the branch landed in moves. */
   readonly beforeInto?: (() => void | Promise<void>) | undefined;
 }
@@ -328,12 +327,7 @@ export async function landLocalEpic(
     outcome: 'running',
     epicHeadBefore: p.epicHead,
     intoHeadBefore: p.intoHead,
-    conflicts: [],
-    failingGates: [],
-    rounds: 0,
-    executors: [],
-    usage: [],
-    notes: [],
+    ...noLandFacts(),
   };
   const save = async (next: LandRecord): Promise<void> => {
     record = next;
@@ -390,14 +384,7 @@ export async function landLocalEpic(
       ctx.emit('epic', `${job}: landing ${epicBranch} in ${into}`);
       if (await repo.isAncestor(p.epicHead, p.intoHead)) {
         ctx.emit('epic', `${into} already contains ${epicBranch}: nothing to land`);
-        const facts: LandFacts = {
-          conflicts: [],
-          failingGates: [],
-          rounds: 0,
-          executors: [],
-          usage: [],
-          notes: ['already landed'],
-        };
+        const facts: LandFacts = { ...noLandFacts(), notes: ['already landed'] };
         return await finish(facts, { ok: true, epicHead: p.epicHead, intoHead: p.intoHead });
       }
       const brought = await bringIntoEpic(ctx, landGitPort(repo), {

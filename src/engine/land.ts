@@ -87,15 +87,13 @@ function listed(paths: readonly string[], max = 5): string {
   return `${paths.slice(0, max).join(', ')}${paths.length > max ? ', …' : ''}`;
 }
 
+/** A landing that has done nothing yet. */
+export function noLandFacts(): LandFacts {
+  return { conflicts: [], failingGates: [], rounds: 0, executors: [], usage: [], notes: [] };
+}
+
 class Landing {
-  readonly facts: LandFacts = {
-    conflicts: [],
-    failingGates: [],
-    rounds: 0,
-    executors: [],
-    usage: [],
-    notes: [],
-  };
+  readonly facts: LandFacts = noLandFacts();
 
   constructor(
     readonly ctx: EpicContext,

@@ -76,6 +76,15 @@ function perimeterSection(plan: Plan, story: Story): string {
   return parts.join('\n');
 }
 
+/** The repository's CONTRIBUTING.md, cleaned and capped; nothing when there is none. */
+export function houseRulesSection(houseRules: string | undefined): string[] {
+  if (houseRules === undefined || houseRules.trim().length === 0) return [];
+  return [
+    '## House rules (CONTRIBUTING.md)',
+    capBytes(cleanText(houseRules).trim(), HOUSE_RULES_MAX_BYTES),
+  ];
+}
+
 /** Each failing gate: its command, the failing lines it added, and the tail of its output. */
 export function gateFailureBlocks(failures: readonly GateFailureFeedback[]): string[] {
   return failures.flatMap((g) => [
@@ -165,13 +174,7 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
       bullets(deps.map((d) => `${d.id}: ${d.provides.map(oneLine).join('; ')}`)),
     );
   }
-  parts.push(perimeterSection(plan, story));
-  if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
-    parts.push(
-      '## House rules (CONTRIBUTING.md)',
-      capBytes(cleanText(input.houseRules).trim(), HOUSE_RULES_MAX_BYTES),
-    );
-  }
+  parts.push(perimeterSection(plan, story), ...houseRulesSection(input.houseRules));
   parts.push(
     '## Rules',
     bullets([

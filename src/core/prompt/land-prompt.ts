@@ -4,12 +4,8 @@
  * from the two branches: quoted in fenced blocks, never instructions.
  */
 import { conflictExcerpt } from '../land/index.js';
-import { bullets, capBytes, cleanText } from './clean.js';
-import {
-  gateFailureBlocks,
-  HOUSE_RULES_MAX_BYTES,
-  type GateFailureFeedback,
-} from './coder-prompt.js';
+import { bullets } from './clean.js';
+import { gateFailureBlocks, houseRulesSection, type GateFailureFeedback } from './coder-prompt.js';
 
 /** A conflicting path and its text as it is now in the tree (null: not a text file there). */
 export interface LandConflictFile {
@@ -101,13 +97,8 @@ export function buildLandPrompt(input: LandPromptInput): string {
     'Changes anywhere else are put back before landing and reported; changes to `.git`, ' +
       'workflow files or symlinks leaving the repository are never landed.',
   );
-  if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
-    parts.push(
-      '## House rules (CONTRIBUTING.md)',
-      capBytes(cleanText(input.houseRules).trim(), HOUSE_RULES_MAX_BYTES),
-    );
-  }
   parts.push(
+    ...houseRulesSection(input.houseRules),
     '## Rules',
     bullets([
       'epicflow records the merge after your turn: do not commit, and do not run `git merge`, `git checkout` or `git reset`.',

@@ -382,6 +382,13 @@ export async function landLocalEpic(
     hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
     try {
       ctx.emit('epic', `${job}: landing ${epicBranch} in ${into}`);
+      if (ctx.epicHead !== p.epicHead) {
+        return await finish(noLandFacts(), {
+          ok: false,
+          reason: `${epicBranch} moved meanwhile (it was at ${p.epicHead.slice(0, 12)})`,
+          nextStep: 'rerun `epicflow land`',
+        });
+      }
       if (await repo.isAncestor(p.epicHead, p.intoHead)) {
         ctx.emit('epic', `${into} already contains ${epicBranch}: nothing to land`);
         const facts: LandFacts = { ...noLandFacts(), notes: ['already landed'] };

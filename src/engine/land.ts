@@ -346,9 +346,9 @@ export async function bringIntoEpic(
           gates: ctx.config.gates,
           houseRules: ctx.settings.houseRules,
         });
+        facts.rounds = round;
         const result = await landing.turn(tree, coder, round, prompt, deadline);
         if (typeof result === 'string') return fail(result);
-        facts.rounds = round;
         let work = await tree.snapshotCommit([current], `${req.job}: round ${round}`);
         await tree.detachAt(work);
         // Only the perimeter may change: against the merge as it came, whatever else moved.

@@ -301,6 +301,11 @@ describe('epicflow land: conflicts and red gates go to a coder', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('epicflow: not landed: coder turn failed (lander)');
     expect(prompts(repo, 'lander')).toHaveLength(1);
+    expect(landLog().lands[0]).toMatchObject({
+      outcome: 'not-landed',
+      rounds: 1,
+      executors: ['lander'],
+    });
     expect(sha('main')).toBe(mainBefore);
     expect(sha('epic/epic')).toBe(epicBefore);
   });
@@ -580,5 +585,35 @@ describe('epicflow land --help', () => {
       ].join('\n'),
     );
     expect((await out(['--help'])).stdout).toMatch(/\n {2}land \[options\] /);
+  });
+});
+
+describe('epicflow land --agent-user', () => {
+  it('runs the land coder and the gates as that user; the merges are epicflow’s', async () => {
+    await deliveredEpic();
+    repo.write('src/a.txt', 'a from main\n');
+    repo.commit('main: a');
+    const config = landConfig({
+      gates: ['test "$(id -un)" != root'],
+      // Not the scripted coder: it logs its prompts to a folder that user may not write.
+      executors: [
+        {
+          id: 'lander',
+          command: [
+            'sh',
+            '-c',
+            'printf "a from the epic\\na from main\\n" > src/a.txt; id -un >> src/a.txt',
+          ],
+        },
+      ],
+    });
+    const result = await land({ config, agentUser: 'epicflow-agent' });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(showFile(repo, 'main', 'src/a.txt')).toMatch(
+      /^a from the epic\na from main\nepicflow-agent(-\d+)?$/,
+    );
+    expect(git(repo.dir, 'log', '-2', '--format=%an', 'main')).not.toMatch(/agent/);
+    expect(worktrees()).not.toContain('_land');
   });
 });

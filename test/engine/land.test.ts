@@ -170,6 +170,20 @@ describe('epicflow land: clean', () => {
   });
 });
 
+describe('epicflow land: the baseline', () => {
+  it('lands when a gate fails on the merged tree only as it already failed on the epic head', async () => {
+    await deliveredEpic();
+    repo.write('docs/main.txt', 'main moved on\n');
+    repo.commit('main: docs');
+    const config = landConfig({ gates: ['echo "error: the known flaky check"; exit 1'] });
+    const result = await land({ config });
+    expect(result.code).toBe(0);
+    expect(prompts(repo, 'lander')).toEqual([]);
+    expect(showFile(repo, 'main', 'docs/main.txt')).toBe('main moved on');
+    expect(landLog().lands[0]).toMatchObject({ outcome: 'landed', rounds: 0, failingGates: [] });
+  });
+});
+
 describe('epicflow land: conflicts and red gates go to a coder', () => {
   it('resolves a conflict in round 2 after a round that left a marker', async () => {
     await deliveredEpic();

@@ -213,7 +213,7 @@ async function prepare(options: LocalLandOptions, hooks: LocalLandHooks): Promis
     throw new EpicflowError('usage', `--into ${into} is the epic branch itself`);
   }
   into = into.replace(/^refs\/heads\//, '');
-  const intoHead = /^[-\0\n]/.test(into) ? null : await repo.revParse(`refs/heads/${into}`);
+  const intoHead = /^-|[\0\n]/.test(into) ? null : await repo.revParse(`refs/heads/${into}`);
   if (intoHead === null) {
     throw new EpicflowError('usage', `no branch ${JSON.stringify(into)} in ${repo.root}`, {
       details: ['--into names a local branch'],

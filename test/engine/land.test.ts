@@ -460,7 +460,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     expect(stderr).toBe('error: no epic "nope" has run in this repository\n  known epics: epic\n');
   });
 
-  it('asks for --epic when several epics ran, and for --into on a detached HEAD', async () => {
+  it('asks for --epic when several epics ran, for --into on a detached HEAD, and for a branch that exists', async () => {
     await deliveredEpic();
     expect(
       (await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), { epic: 'other' })).code,
@@ -475,6 +475,16 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     expect(detached.code).toBe(2);
     expect(detached.stderr).toBe(
       `error: HEAD of ${repo.dir} is detached\n  name the branch to land in: --into BRANCH\n`,
+    );
+    for (const into of ['nope', '--force', 'a\nb']) {
+      const missing = await land({ epic: 'epic', into });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toBe(
+        `error: no branch ${JSON.stringify(into)} in ${repo.dir}\n  --into names a local branch\n`,
+      );
+    }
+    expect((await land({ epic: 'epic', into: 'epic/epic' })).stderr).toBe(
+      'error: --into epic/epic is the epic branch itself\n',
     );
   });
 });

@@ -47,8 +47,13 @@ import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
 import { openEpic } from '../run-epic.js';
 import { StoryStop } from '../stop.js';
 import { runStory } from '../story.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from './remote-git.js';
-import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from './roster-sync.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../../adapters/git/remote-git.js';
+import {
+  mergeRoster,
+  ROSTER_DOC,
+  startingRoster,
+  type SharedRoster,
+} from '../../core/roster/sync.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
 export const MAX_PUBLISH_ATTEMPTS = 5;

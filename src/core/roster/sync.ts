@@ -4,8 +4,8 @@
  * a compare-and-swap write. Exclusions "for this run" (no end time) stay with
  * the job: across jobs they would never end.
  */
-import type { Exclusion, RosterState } from '../../core/roster/index.js';
-import { emptyRosterState, restoreRosterState } from '../../core/roster/index.js';
+import type { Exclusion, RosterState } from './index.js';
+import { emptyRosterState, restoreRosterState } from './index.js';
 
 export type SharedRoster = Omit<RosterState, 'leases'>;
 

@@ -9,7 +9,7 @@ import { EpicflowError } from '../core/errors.js';
 import { triageGate } from '../core/gates/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext } from './context.js';
-import { buildMergeMessage } from '../adapters/git/merge-message.js';
+import { buildMergeMessage } from '../core/merge-message.js';
 import { StoryStop } from './stop.js';
 
 function outsideChange(ctx: EpicContext, message: string): never {

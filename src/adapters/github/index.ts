@@ -9,7 +9,6 @@ export {
   CONFIG_PATH,
   DISPATCH_INPUT,
   GitHubRepo,
-  trailerValues,
   type DispatchResult,
   type EnsureAction,
   type EnsurePrResult,

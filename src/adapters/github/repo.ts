@@ -7,7 +7,7 @@
  */
 import type { Octokit } from '@octokit/rest';
 import { EpicflowError } from '../../core/errors.js';
-import { STORY_TRAILER } from '../git/merge-message.js';
+import { STORY_TRAILER, trailerValues } from '../../core/merge-message.js';
 import { GitHubCache, type FolderEntry } from './cache.js';
 import type { HeadCommit } from './epic-view.js';
 import { attempt, githubError, statusOf } from './errors.js';
@@ -130,18 +130,6 @@ function summary(i: RawIssue): IssueSummary {
     state: i.state === 'closed' ? 'closed' : 'open',
     author: i.user?.login ?? '',
   };
-}
-
-/** Values of `key:` trailers in the last paragraph of a commit message. */
-export function trailerValues(message: string, key: string): string[] {
-  const paragraphs = message.trim().split(/\n\s*\n/);
-  const last = paragraphs[paragraphs.length - 1] ?? '';
-  const prefix = `${key.toLowerCase()}:`;
-  return last
-    .split('\n')
-    .filter((line) => line.toLowerCase().startsWith(prefix))
-    .map((line) => line.slice(prefix.length).trim())
-    .filter((v) => v !== '');
 }
 
 export interface GitHubRepoOptions {

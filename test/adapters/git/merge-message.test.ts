@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
-import { buildMergeMessage, readMergedStories } from '../../../src/adapters/git/merge-message.js';
+import { buildMergeMessage } from '../../../src/core/merge-message.js';
+import { readMergedStories } from '../../../src/adapters/git/merged-stories.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const fixtures: Fixture[] = [];

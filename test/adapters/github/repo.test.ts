@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { buildMergeMessage } from '../../../src/adapters/git/merge-message.js';
+import { buildMergeMessage } from '../../../src/core/merge-message.js';
 import { describeError, EpicflowError } from '../../../src/core/errors.js';
 import { OWNER, REPO, startWorld, type World } from './setup.js';
 

@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
 import { createExecutor } from '../adapters/executors/index.js';
-import { Git, readMergedStories } from '../adapters/git/index.js';
+import { Git } from '../adapters/git/index.js';
+import { gitPort } from '../adapters/git/port.js';
 import { baseEnv } from '../adapters/process/run-process.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
@@ -20,7 +21,7 @@ import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
 import type { EpicPorts, EpicSettings } from './context.js';
-import type { CrashPoint, EngineEvent, GitPort, WorktreePort } from './ports.js';
+import type { CrashPoint, EngineEvent } from './ports.js';
 import { openEpic, runEpic, type EpicRunResult } from './run-epic.js';
 
 export interface LocalRunOptions {
@@ -218,36 +219,6 @@ export async function prepareLocalEpic(
     configPaths,
     executorEnv,
     title: planTitle(markdown),
-  };
-}
-
-/** The git port over the git adapter. */
-export function gitPort(repo: Git): GitPort {
-  return {
-    root: repo.root,
-    gitDir: repo.gitDir,
-    revParse: (ref) => repo.revParse(ref),
-    defaultBase: () => repo.defaultBase(),
-    createBranch: (name, sha) => repo.createBranch(name, sha),
-    deleteBranch: (name) => repo.deleteBranch(name),
-    updateRef: (ref, next, expected) => repo.updateRef(ref, next, expected),
-    addWorktree: async (path, branch) => {
-      await repo.addWorktree(path, branch);
-      return repo.worktree(path) as WorktreePort;
-    },
-    detachedWorktree: async (path, sha) => {
-      if (existsSync(join(path, '.git'))) {
-        const tree = repo.worktree(path);
-        await tree.resetHard(sha);
-        return tree as WorktreePort;
-      }
-      await repo.removeWorktree(path);
-      await repo.addWorktree(path, sha);
-      return repo.worktree(path) as WorktreePort;
-    },
-    removeWorktree: (path) => repo.removeWorktree(path),
-    diff: (base, head) => repo.diff(base, head),
-    mergedStories: (branch) => readMergedStories(repo, branch),
   };
 }
 

@@ -42,7 +42,7 @@ import type { EpicPorts, EpicSettings } from '../context.js';
 import { integrate } from '../integrate.js';
 import { shellGates } from '../../adapters/process/shell-gates.js';
 import type { Untrusted } from '../../adapters/process/untrusted.js';
-import { gitPort } from '../local.js';
+import { gitPort } from '../../adapters/git/port.js';
 import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
 import { openEpic } from '../run-epic.js';
 import { StoryStop } from '../stop.js';

@@ -16,7 +16,7 @@ import {
   recordRefusal,
   runStoryJob,
   type StoryJobInput,
-} from '../engine/remote/story-job.js';
+} from '../orchestrator/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { connectGitHub, remoteGit } from './github.js';

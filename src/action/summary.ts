@@ -6,7 +6,7 @@
  */
 import { formatChain, totalTokens, type StoryRecord } from '../core/model.js';
 import type { EngineEvent } from '../engine/ports.js';
-import type { GateLog, StoryJobResult } from '../engine/remote/story-job.js';
+import type { GateLog, StoryJobResult } from '../orchestrator/story-job.js';
 
 /** GitHub keeps at most 1 MiB per step summary; stay far below it. */
 export const SUMMARY_BUDGET = 512 * 1024;

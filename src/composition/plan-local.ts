@@ -23,7 +23,12 @@ import {
   withPlanSection,
 } from '../core/planner/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster, type PlanningOutcome, type PlanningTree } from './plan-epic.js';
+import {
+  planEpic,
+  plannerRoster,
+  type PlanningOutcome,
+  type PlanningTree,
+} from '../engine/plan-epic.js';
 
 export interface LocalDraftOptions {
   /** The epic's markdown file (its prose; a plan section in it is re-planned). */

@@ -16,44 +16,39 @@ import {
   STATE_BRANCH,
   type EpicView,
   type GitHubRepo,
-} from '../../adapters/github/index.js';
-import { statusOf } from '../../adapters/github/errors.js';
-import { createExecutor } from '../../adapters/executors/index.js';
-import { Git } from '../../adapters/git/index.js';
-import { FileStateStore } from '../../adapters/state/file-store.js';
-import { parseConfig } from '../../core/config/index.js';
-import { resolveEnv } from '../../core/config/schema.js';
-import type { EpicflowConfig } from '../../core/config/types.js';
-import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
-import type { GateRun } from '../../core/gates/index.js';
+} from '../adapters/github/index.js';
+import { statusOf } from '../adapters/github/errors.js';
+import { createExecutor } from '../adapters/executors/index.js';
+import { Git } from '../adapters/git/index.js';
+import { FileStateStore } from '../adapters/state/file-store.js';
+import { parseConfig } from '../core/config/index.js';
+import { resolveEnv } from '../core/config/schema.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import type { GateRun } from '../core/gates/index.js';
 import {
   epicBranchName,
   storyBranchName,
   type Plan,
   type Story,
   type StoryRecord,
-} from '../../core/model.js';
-import { describeGitConfigRestore } from '../../core/perimeter/index.js';
-import { persistableRosterState } from '../../core/roster/index.js';
-import { loadPlan } from '../../orchestrator/load.js';
-import { epicDocOf } from '../../orchestrator/owner.js';
-import { planDigest } from '../../core/epic/index.js';
-import type { EpicPorts, EpicSettings } from '../context.js';
-import { integrate } from '../integrate.js';
-import { shellGates } from '../../adapters/process/shell-gates.js';
-import type { Untrusted } from '../../adapters/process/untrusted.js';
-import { gitPort } from '../../adapters/git/port.js';
-import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
-import { openEpic } from '../run-epic.js';
-import { StoryStop } from '../stop.js';
-import { runStory } from '../story.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../../adapters/git/remote-git.js';
-import {
-  mergeRoster,
-  ROSTER_DOC,
-  startingRoster,
-  type SharedRoster,
-} from '../../core/roster/sync.js';
+} from '../core/model.js';
+import { describeGitConfigRestore } from '../core/perimeter/index.js';
+import { persistableRosterState } from '../core/roster/index.js';
+import { loadPlan } from './load.js';
+import { epicDocOf } from './owner.js';
+import { planDigest } from '../core/epic/index.js';
+import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import { integrate } from '../engine/integrate.js';
+import { shellGates } from '../adapters/process/shell-gates.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import { gitPort } from '../adapters/git/port.js';
+import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
+import { openEpic } from '../engine/run-epic.js';
+import { StoryStop } from '../engine/stop.js';
+import { runStory } from '../engine/story.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
+import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
 export const MAX_PUBLISH_ATTEMPTS = 5;

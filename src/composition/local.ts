@@ -20,9 +20,9 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
-import type { EpicPorts, EpicSettings } from './context.js';
-import type { CrashPoint, EngineEvent } from './ports.js';
-import { openEpic, runEpic, type EpicRunResult } from './run-epic.js';
+import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import type { CrashPoint, EngineEvent } from '../engine/ports.js';
+import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
 
 export interface LocalRunOptions {
   readonly file: string;

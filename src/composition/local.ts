@@ -1,28 +1,25 @@
 /**
  * The local composition root: `epicflow run` on one machine. Reads the plan
- * and config, checks everything before creating anything, then wires git
- * worktrees, the file state store, shell gates and the executor adapters into
- * the engine's ports.
+ * and config and checks everything before creating anything; then the epic is
+ * wired (`composeEpic`) with what is local about it: the state in files under
+ * `.git/epicflow/<epic>`, the worktrees beside them, events appended to
+ * `events.jsonl`, and the epic branch in the user's own repository.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
-import { createExecutor } from '../adapters/executors/index.js';
 import { Git } from '../adapters/git/index.js';
-import { gitPort } from '../adapters/git/port.js';
 import { baseEnv } from '../adapters/process/run-process.js';
-import { shellGates } from '../adapters/process/shell-gates.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
-import { parsePlan } from '../core/plan/index.js';
-import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import { parsePlan, planOptionsFor } from '../core/plan/index.js';
 import type { CrashPoint, EngineEvent } from '../engine/ports.js';
 import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
+import { composeEpic, resolveExecutorEnvs } from './epic.js';
 
 export interface LocalRunOptions {
   readonly file: string;
@@ -137,14 +134,11 @@ export async function prepareLocalEpic(
     });
   }
   const inRepo = relative(repo.root, loaded.file);
-  const configPaths = [
-    ...CONFIG_LOCATIONS,
-    ...(!inRepo.startsWith('..') && !isAbsolute(inRepo) ? [inRepo.split(sep).join('/')] : []),
-  ];
-  const parsed = parsePlan(markdown, {
-    allowWorkflowChanges: config.allowWorkflowChanges,
-    configPaths,
-  });
+  const planOptions = planOptionsFor(
+    config,
+    !inRepo.startsWith('..') && !isAbsolute(inRepo) ? inRepo.split(sep).join('/') : undefined,
+  );
+  const parsed = parsePlan(markdown, planOptions);
   if (!parsed.ok) {
     throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
       details: parsed.violations.map((v) => `${v.code}: ${v.message}`),
@@ -162,10 +156,7 @@ export async function prepareLocalEpic(
       ),
     });
   }
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of config.executors) {
-    executorEnv[e.id] = resolveEnv(e.env, hooks.env, `executor "${e.id}"`);
-  }
+  const executorEnv = resolveExecutorEnvs(config.executors, hooks.env);
   const epic = options.epic ?? basename(planPath, extname(planPath));
   checkEpicId(
     epic,
@@ -216,7 +207,7 @@ export async function prepareLocalEpic(
     epic,
     stateDir,
     worktreesDir,
-    configPaths,
+    configPaths: planOptions.configPaths,
     executorEnv,
     title: planTitle(markdown),
   };
@@ -241,39 +232,24 @@ export async function runLocalEpic(
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.
   let appending: Promise<void> = Promise.resolve();
-  const ports: EpicPorts = {
-    git: gitPort(local.repo),
-    state: store,
-    gates: shellGates(hooks.env, untrusted),
-    executors: (e) =>
-      createExecutor(e, { sourceEnv: hooks.env, prices: local.config.prices, untrusted }),
-    clock: { now: () => new Date() },
-    events: {
-      emit: (event) => {
+  try {
+    const { ports, settings } = await composeEpic({
+      repo: local.repo,
+      epic: local.epic,
+      plan: local.plan,
+      config: local.config,
+      configPaths: local.configPaths,
+      executorEnv: local.executorEnv,
+      env: hooks.env,
+      untrusted,
+      state: store,
+      folders: { worktrees: local.worktreesDir, homes: join(local.stateDir, 'homes') },
+      onEvent: (event) => {
         hooks.onEvent(event);
         appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
       },
-    },
-  };
-  let houseRules: string | undefined;
-  try {
-    houseRules = await readFile(join(local.repo.root, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
-    houseRules = undefined; // no house rules: fine
-  }
-  const settings: EpicSettings = {
-    epic: local.epic,
-    epicBranch: epicBranchName(local.epic),
-    plan: local.plan,
-    config: local.config,
-    configPaths: local.configPaths,
-    worktreesDir: local.worktreesDir,
-    homesDir: join(local.stateDir, 'homes'),
-    executorEnv: local.executorEnv,
-    houseRules,
-    onCheckpoint: hooks.onCheckpoint,
-  };
-  try {
+      onCheckpoint: hooks.onCheckpoint,
+    });
     await store.writeJson('epic.json', {
       epic: local.epic,
       epicBranch: settings.epicBranch,

@@ -41,7 +41,7 @@ import {
   validateCommand,
   VIOLATIONS_MARKER,
 } from '../core/epic/index.js';
-import { extractPlanBlocks, parsePlan } from '../core/plan/index.js';
+import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
@@ -564,7 +564,7 @@ function bodyPlanEdit(
   if (before === undefined) return null;
   const digest = (body: string): string | null => {
     if (extractPlanBlocks(body).length === 0) return null;
-    const parsed = parsePlan(body, { allowWorkflowChanges: config.allowWorkflowChanges });
+    const parsed = parsePlan(body, planOptionsFor(config));
     return parsed.ok ? planDigest(parsed.plan) : null;
   };
   return { before: digest(before), after: digest(after) };

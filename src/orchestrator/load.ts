@@ -27,6 +27,7 @@ import {
   ID_PATTERN,
   parsePlan,
   parseStoryBlock,
+  planOptionsFor,
 } from '../core/plan/index.js';
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
@@ -75,10 +76,14 @@ export async function loadPlan(
   repo: GitHubRepo,
   epic: { readonly number: number; readonly body: string },
   config: EpicflowConfig,
-  /** The epic's sub-issues when the caller already read them (spares the listing). */
-  known?: { readonly subIssues: readonly IssueSummary[] },
+  known?: {
+    /** The epic's sub-issues when the caller already read them (spares the listing). */
+    readonly subIssues?: readonly IssueSummary[];
+    /** The configuration file read, when not the default (`.github/epicflow.yml`). */
+    readonly configFile?: string;
+  },
 ): Promise<PlanLoad> {
-  const options = { allowWorkflowChanges: config.allowWorkflowChanges };
+  const options = planOptionsFor(config, known?.configFile);
   const subs = known?.subIssues ?? (await repo.listSubIssues(epic.number));
   if (extractPlanBlocks(epic.body).length > 0) {
     const result = parsePlan(epic.body, options);

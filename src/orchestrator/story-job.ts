@@ -7,10 +7,8 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  CONFIG_PATH,
   GitHubStateStore,
   readEpicView,
   STATE_BRANCH,
@@ -18,11 +16,9 @@ import {
   type GitHubRepo,
 } from '../adapters/github/index.js';
 import { statusOf } from '../adapters/github/errors.js';
-import { createExecutor } from '../adapters/executors/index.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { parseConfig } from '../core/config/index.js';
-import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
@@ -34,19 +30,18 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import { describeGitConfigRestore } from '../core/perimeter/index.js';
+import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
 import { loadPlan } from './load.js';
 import { epicDocOf } from './owner.js';
 import { planDigest } from '../core/epic/index.js';
-import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { integrate } from '../engine/integrate.js';
-import { shellGates } from '../adapters/process/shell-gates.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
-import { gitPort } from '../adapters/git/port.js';
 import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { StoryStop } from '../engine/stop.js';
 import { runStory } from '../engine/story.js';
+import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
 import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
 import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
@@ -131,6 +126,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   }
   const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
     subIssues: view.issue.subIssues,
+    configFile: input.configPath,
   });
   if (!planLoad.ok) {
     throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
@@ -327,53 +323,36 @@ export async function runStoryJob(
   const shared = await store.readJson<unknown>(ROSTER_DOC);
   await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
 
-  const base = gitPort(repo);
-  const ports: EpicPorts = {
-    // The job checkout is the story's worktree (tools a setup step installed are there).
-    git: {
-      ...base,
-      addWorktree: async (_path, name): Promise<WorktreePort> => {
-        await repo.read(`cannot check out ${name}`, ['checkout', '--quiet', '--force', name]);
-        return repo.worktree(workspace) as WorktreePort;
-      },
-    },
-    state: scratch,
-    gates: recordingGates(shellGates(input.env, input.untrusted), gates, workspace),
-    executors: (e) =>
-      createExecutor(e, {
-        sourceEnv: input.env,
-        prices: config.prices,
-        ...(input.untrusted === undefined ? {} : { untrusted: input.untrusted }),
-      }),
-    clock: { now: () => new Date() },
-    events: {
-      emit: (event) => {
-        events.push(event);
-        input.onEvent?.(event);
-      },
-    },
-  };
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of config.executors) {
-    executorEnv[e.id] = resolveEnv(e.env, input.env, `executor "${e.id}"`);
-  }
-  let houseRules: string | undefined;
-  try {
-    houseRules = await readFile(join(workspace, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
-    houseRules = undefined; // no house rules: fine
-  }
-  const settings: EpicSettings = {
+  const { ports, settings } = await composeEpic({
+    repo,
     epic,
-    epicBranch,
     plan,
     config,
-    configPaths: [...new Set([CONFIG_PATH, input.configPath.replace(/^\.\//, '')])],
-    worktreesDir: join(input.tempDir, 'epicflow', epic, 'worktrees'),
-    homesDir: join(input.tempDir, 'epicflow', epic, 'homes'),
-    executorEnv,
-    houseRules,
-  };
+    configPaths: planOptionsFor(config, input.configPath).configPaths,
+    executorEnv: resolveExecutorEnvs(config.executors, input.env),
+    env: input.env,
+    untrusted: input.untrusted,
+    state: scratch,
+    folders: {
+      worktrees: join(input.tempDir, 'epicflow', epic, 'worktrees'),
+      homes: join(input.tempDir, 'epicflow', epic, 'homes'),
+    },
+    onEvent: (event) => {
+      events.push(event);
+      input.onEvent?.(event);
+    },
+    adapt: {
+      // The job checkout is the story's worktree (tools a setup step installed are there).
+      git: (base) => ({
+        ...base,
+        addWorktree: async (_path, name): Promise<WorktreePort> => {
+          await repo.read(`cannot check out ${name}`, ['checkout', '--quiet', '--force', name]);
+          return repo.worktree(workspace) as WorktreePort;
+        },
+      }),
+      gates: (inner) => recordingGates(inner, gates, workspace),
+    },
+  });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {
     ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);

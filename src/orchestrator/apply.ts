@@ -7,7 +7,7 @@
 import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
   CONFIG_PATH,
-  ProjectBoard,
+  type ProjectBoard,
   type BoardValues as BoardCells,
   type GitHubStateStore,
 } from '../adapters/github/index.js';
@@ -252,7 +252,7 @@ async function openBoard(
   if (ctx.board === undefined || !actions.some((a) => a.kind === 'update-board')) return undefined;
   try {
     // The known sub-issues' items and cells come with the board, in the same read.
-    return await ProjectBoard.open(ctx.repo.octokit, ctx.board, {
+    return await ctx.repo.openBoard(ctx.board, {
       contents: [...ctx.subIssues.values()].map((s) => s.nodeId),
     });
   } catch (e) {

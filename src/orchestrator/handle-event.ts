@@ -172,7 +172,7 @@ async function handleRun(
   const view = await readView(deps.repo, run.epic, defaultBranch);
   const epic =
     view.issue === undefined
-      ? await readIssue(deps.repo, run.epic)
+      ? await deps.repo.labelledIssue(run.epic)
       : {
           number: view.issue.number,
           title: view.issue.title,
@@ -482,45 +482,18 @@ async function epicOf(
     case 'edited':
       return isEpic(event.issue) ? event.issue : undefined;
     case 'sub-issues': {
-      const parent = await readIssue(repo, event.parent);
+      const parent = await repo.labelledIssue(event.parent);
       return isEpic(parent) ? parent : undefined;
     }
     case 'comment': {
       if (!event.issue.isPullRequest) return isEpic(event.issue) ? event.issue : undefined;
       // A comment on the epic's pull request steers the epic its head branch names.
-      const { data } = await repo.octokit.rest.pulls.get({
-        owner: repo.owner,
-        repo: repo.repo,
-        pull_number: event.issue.number,
-      });
-      const m = /^epic\/(\d+)$/.exec(data.head.ref);
-      if (m === null || data.head.repo?.full_name !== repo.fullName) return undefined;
-      const epic = await readIssue(repo, Number(m[1]));
+      const head = await repo.headOf(event.issue.number);
+      const m = /^epic\/(\d+)$/.exec(head.ref);
+      if (m === null || head.repository !== repo.fullName) return undefined;
+      const epic = await repo.labelledIssue(Number(m[1]));
       return isEpic(epic) ? epic : undefined;
     }
-  }
-}
-
-/** An issue with its labels (the adapter's summary has none). */
-async function readIssue(repo: GitHubRepo, number: number): Promise<EventIssue> {
-  try {
-    const { data } = await repo.octokit.rest.issues.get({
-      owner: repo.owner,
-      repo: repo.repo,
-      issue_number: number,
-    });
-    return {
-      number: data.number,
-      title: data.title,
-      body: data.body ?? '',
-      labels: data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
-      isPullRequest: data.pull_request !== undefined,
-    };
-  } catch (e) {
-    if (e instanceof EpicflowError) throw e;
-    throw new EpicflowError('github', `GitHub: cannot read ${repo.fullName}#${number}`, {
-      cause: e,
-    });
   }
 }
 

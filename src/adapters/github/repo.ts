@@ -10,6 +10,7 @@
  * workflows, permissions, the epic branch's history) and is reached through the
  * methods below.
  */
+import { ProjectBoard } from './board.js';
 import { GitHubCache } from './cache.js';
 import { Branches } from './resources/branches.js';
 import { Comments } from './resources/comments.js';
@@ -22,7 +23,7 @@ import type { GitHubClient, RepoScope } from './resources/resource.js';
 import { Workflows } from './resources/workflows.js';
 
 export { CONFIG_PATH } from './resources/contents.js';
-export type { IssueSummary } from './resources/issues.js';
+export type { IssueSummary, LabelledIssue } from './resources/issues.js';
 export type { RepoPermission } from './resources/permissions.js';
 export type { EnsurePrResult } from './resources/pulls.js';
 export type { EnsureAction, GitHubClient } from './resources/resource.js';
@@ -81,6 +82,24 @@ export class GitHubRepo implements RepoScope {
   }
 
   /**
+   * The repository a webhook delivery is about, acting as the installation: `delivery`
+   * is probot's context, which carries the installation's client.
+   */
+  static ofDelivery(
+    delivery: { readonly octokit: unknown; repo(): { owner: string; repo: string } },
+    options: { readonly botLogin: string; readonly cache?: GitHubCache },
+  ): GitHubRepo {
+    const { owner, repo } = delivery.repo();
+    return new GitHubRepo({
+      owner,
+      repo,
+      botLogin: options.botLogin,
+      octokit: delivery.octokit as GitHubClient,
+      ...(options.cache === undefined ? {} : { cache: options.cache }),
+    });
+  }
+
+  /**
    * The same repository (client and cache shared) that also recognises `login`'s marked
    * comments and sub-issues as its own; itself when `login` is unset or already ours.
    */
@@ -118,6 +137,11 @@ export class GitHubRepo implements RepoScope {
 
   // Each method below is its resource's: see the module named for its documentation.
 
+  /** The Projects (v2) board at `url`, read with this repository's client (see board.ts). */
+  openBoard(url: string, options?: Parameters<typeof ProjectBoard.open>[2]): Promise<ProjectBoard> {
+    return ProjectBoard.open(this.octokit, url, options);
+  }
+
   // resources/permissions.ts
   readonly permissionOf: Permissions['permissionOf'] = (...a) =>
     this.permissions.permissionOf(...a);
@@ -130,6 +154,7 @@ export class GitHubRepo implements RepoScope {
 
   // resources/issues.ts
   readonly getIssue: Issues['getIssue'] = (...a) => this.issues.getIssue(...a);
+  readonly labelledIssue: Issues['labelledIssue'] = (...a) => this.issues.labelledIssue(...a);
   readonly listSubIssues: Issues['listSubIssues'] = (...a) => this.issues.listSubIssues(...a);
   readonly blockedBy: Issues['blockedBy'] = (...a) => this.issues.blockedBy(...a);
   readonly ensureSubIssue: Issues['ensureSubIssue'] = (...a) => this.issues.ensureSubIssue(...a);
@@ -156,6 +181,7 @@ export class GitHubRepo implements RepoScope {
     this.contents.loadConfigText(...a);
 
   // resources/pulls.ts
+  readonly headOf: Pulls['headOf'] = (...a) => this.pulls.headOf(...a);
   readonly findOpenPr: Pulls['findOpenPr'] = (...a) => this.pulls.findOpenPr(...a);
   readonly ensureDraftPr: Pulls['ensureDraftPr'] = (...a) => this.pulls.ensureDraftPr(...a);
   readonly markReadyForReview: Pulls['markReadyForReview'] = (...a) =>

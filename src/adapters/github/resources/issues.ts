@@ -1,4 +1,5 @@
 /** Issues and sub-issues: the epic, its stories' sub-issues and their dependencies. */
+import { EpicflowError } from '../../../core/errors.js';
 import { attempt } from '../errors.js';
 import { hasMarker, withMarkers } from '../markers.js';
 import { Resource, type EnsureAction } from './resource.js';
@@ -37,7 +38,35 @@ function summary(i: RawIssue): IssueSummary {
   };
 }
 
+/** An issue or pull request with its labels, as a webhook payload carries one. */
+export interface LabelledIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body: string;
+  readonly labels: readonly string[];
+  readonly isPullRequest: boolean;
+}
+
 export class Issues extends Resource {
+  /** An issue (or pull request) with its labels (the summary has none). */
+  async labelledIssue(number: number): Promise<LabelledIssue> {
+    try {
+      const { data } = await this.octokit.rest.issues.get({ ...this.base, issue_number: number });
+      return {
+        number: data.number,
+        title: data.title,
+        body: data.body ?? '',
+        labels: data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
+        isPullRequest: data.pull_request !== undefined,
+      };
+    } catch (e) {
+      if (e instanceof EpicflowError) throw e;
+      throw new EpicflowError('github', `GitHub: cannot read ${this.fullName}#${number}`, {
+        cause: e,
+      });
+    }
+  }
+
   async getIssue(issueNumber: number): Promise<IssueSummary> {
     const { data } = await attempt(
       `read ${this.fullName}#${issueNumber}`,

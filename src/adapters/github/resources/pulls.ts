@@ -14,6 +14,12 @@ export type EnsurePrResult =
   | { readonly action: 'no-commits' };
 
 export class Pulls extends Resource {
+  /** A pull request's head: its branch, and the repository it lives in (null: deleted). */
+  async headOf(prNumber: number): Promise<{ ref: string; repository: string | null }> {
+    const { data } = await this.octokit.rest.pulls.get({ ...this.base, pull_number: prNumber });
+    return { ref: data.head.ref, repository: data.head.repo?.full_name ?? null };
+  }
+
   /** The open pull request from `head` (a branch of this repository) into `base`. */
   async findOpenPr(head: string, base: string) {
     const { data } = await attempt(

@@ -42,7 +42,7 @@ import { openEpic } from '../engine/run-epic.js';
 import { StoryStop } from '../engine/stop.js';
 import { runStory } from '../engine/story.js';
 import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
+import { TOKEN_REFUSED_HINT, type PushResult, type RemoteGit } from '../adapters/git/remote-git.js';
 import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
@@ -87,7 +87,12 @@ export interface StoryJobResult {
   readonly events: readonly EngineEvent[];
   /** Pushes of the epic head (1 when nobody else merged meanwhile). */
   readonly pushes: number;
+  /** Why GitHub refused the push of the merged epic head, when it did (the story then failed). */
+  readonly refusedPush?: PushRefusal;
 }
+
+/** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
+export type PushRefusal = Exclude<Extract<PushResult, { ok: false }>['reason'], 'stale'>;
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
@@ -369,6 +374,7 @@ export async function runStoryJob(
   const executor = await ctx.roster.lease(story.id, preferred);
   let record: StoryRecord;
   let pushes = 0;
+  let refusedPush: PushRefusal | undefined;
   if (executor === null) {
     const exhausted = ctx.roster.exhausted();
     record = {
@@ -408,6 +414,7 @@ export async function runStoryJob(
         restores,
       });
       pushes = published.pushes;
+      if (!published.ok) refusedPush = published.refused;
       const notes = [...record.notes, ...restores];
       record = published.ok
         ? { ...record, notes, mergeCommit: published.sha }
@@ -422,12 +429,25 @@ export async function runStoryJob(
   const first = await store.write(record, prepared.priorSha);
   const saved = first.ok ? record : await saveRecord(store, record);
   await saveRoster(store, shared, persistableRosterState(ctx.roster.snapshot));
-  return { record: saved, story, gates, events, pushes };
+  return {
+    record: saved,
+    story,
+    gates,
+    events,
+    pushes,
+    ...(refusedPush === undefined ? {} : { refusedPush }),
+  };
 }
 
 type Published =
   | { readonly ok: true; readonly sha: string; readonly pushes: number }
-  | { readonly ok: false; readonly reason: string; readonly pushes: number };
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      readonly pushes: number;
+      /** Set when GitHub refused the push itself (not a merge retry that failed). */
+      readonly refused?: PushRefusal;
+    };
 
 /**
  * Publishes the merged epic head. The push is the commit point: a rejected
@@ -458,6 +478,7 @@ async function publish(
       return {
         ok: false,
         pushes,
+        refused: 'protected',
         reason: `GitHub refused the push to ${epicBranch}: the branch is protected; allow the epicflow App (or the token's user) as a bypass actor in the branch's ruleset, or leave epic branches unprotected (${oneLine(pushed.detail)})`,
       };
     }
@@ -465,6 +486,7 @@ async function publish(
       return {
         ok: false,
         pushes,
+        refused: pushed.reason,
         reason: `GitHub refused the push to ${epicBranch} (${pushed.reason === 'auth' ? 'token rejected or without Contents: write' : 'push failed'}): ${oneLine(pushed.detail)}`,
       };
     }

@@ -1,5 +1,6 @@
 /**
- * Applies `reconcile`'s actions on GitHub, in order, each one idempotent.
+ * Applies `reconcile`'s actions on GitHub, in order, each one idempotent (the
+ * epic document's are written before, in one write: see epic-doc.ts).
  * `record` is a compare-and-swap against the version the decision read: when
  * someone wrote the record in between, the decision is stale, so the rest of
  * it (its dispatches above all) is dropped and the caller decides again.
@@ -16,8 +17,6 @@ import type { Action, BoardValues, MarkerName } from '../core/epic/index.js';
 import { markerComment } from '../core/epic/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { StoryRecord, StoryStatus } from '../core/model.js';
-import type { EpicDoc } from './load.js';
-import { EPIC_DOC } from './load.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -44,16 +43,6 @@ export interface ApplyContext {
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
-  /**
-   * The epic document as last read or written, with its blob sha (null: none yet):
-   * a plan approval is one compare-and-swap write against it.
-   */
-  epicDoc?: { value: EpicDoc; sha: string | null };
-  /**
-   * Story id → entry hash of the plan this decision was made on: recorded with an
-   * approval of that plan, so a later change can be shown story by story.
-   */
-  readonly planHashes?: Readonly<Record<string, string>>;
 }
 
 export type ApplyResult =
@@ -113,16 +102,10 @@ async function applyInOrder(
     }
     switch (action.kind) {
       case 'approve-plan':
-        await approvePlan(ctx, action.plan);
-        break;
       case 'set-halt':
-        await store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), halt: action.halt }));
-        break;
       case 'clear-halt':
-        await store.updateJson<EpicDoc>(EPIC_DOC, (cur) => {
-          const { halt: _h, ...rest } = cur ?? {};
-          return rest;
-        });
+        // Written before, with the decision's other changes of the epic document, in
+        // one write (see epic-doc.ts).
         break;
       case 'reply':
         await repo.reply(ctx.replyTo, action.body);
@@ -304,31 +287,6 @@ async function unstart(
   } catch {
     // The refused dispatch is the error to report; a record left active shows it too.
   }
-}
-
-/**
- * Records the plan a user with write permission approved: one write against the
- * document this decision read, or a read and a write when it changed meanwhile
- * (a halt or owner written by another decision must not be lost).
- */
-async function approvePlan(ctx: ApplyContext, plan: string): Promise<void> {
-  const known = ctx.epicDoc;
-  if (known?.value.approvedPlan === plan) return;
-  const approval: Pick<EpicDoc, 'approvedPlan' | 'approvedStories'> = {
-    approvedPlan: plan,
-    ...(ctx.planHashes === undefined ? {} : { approvedStories: { ...ctx.planHashes } }),
-  };
-  if (known !== undefined) {
-    const value: EpicDoc = { ...known.value, ...approval };
-    const written = await ctx.store.writeJson(EPIC_DOC, value, known.sha);
-    if (written.ok) {
-      ctx.epicDoc = { value, sha: written.sha };
-      return;
-    }
-  }
-  await ctx.store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), ...approval }));
-  // The sha is unknown now: nothing else in this decision writes against it.
-  delete ctx.epicDoc;
 }
 
 /** `Start epic #12: Checkout` — one line, whatever the title holds. */

@@ -48,7 +48,9 @@ import { applyActions, type ApplyContext } from './apply.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { configFromText, loadConfig, loadPlan, rawEpicLabel, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
-import { claimEpic, epicDocOf, epicRepo } from './owner.js';
+import { epicDocPatch } from '../core/epic/epic-doc.js';
+import { updateEpicDoc } from './epic-doc.js';
+import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { dispatchedRuns, findRun, readRunOrigin } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
@@ -417,24 +419,16 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
     pr,
     board: d.config.board?.project,
-    ...(state.doc === undefined ? {} : { epicDoc: { ...state.doc } }),
-    planHashes: plan.hashes,
   };
-  // A plan approval rides on the owner's claim when there is one (one write at the label).
-  const approvedPlan = actions.flatMap((a) => (a.kind === 'approve-plan' ? [a.plan] : []))[0];
-  if (actions.length > 0) {
-    const claimed = await claimEpic({
-      store,
-      view,
-      doc,
-      login: repo.botLogin,
-      trigger: d.trigger,
-      records: state.records,
-      approvedPlan,
-      approvedStories: plan.hashes,
-    });
-    if (claimed !== undefined) ctx.epicDoc = claimed;
-  }
+  // The epic document's changes, the owner's claim with them: one write (one request at the label).
+  const patch = epicDocPatch(actions, {
+    claim:
+      actions.length === 0
+        ? undefined
+        : ownerClaim({ doc, login: repo.botLogin, trigger: d.trigger, records: state.records }),
+    planHashes: plan.hashes,
+  });
+  if (patch !== undefined) await updateEpicDoc(store, state.doc ?? { value: {}, sha: null }, patch);
   const applied = await applyActions(ctx, actions);
   if (applied.ok) {
     await ensureFullReport({

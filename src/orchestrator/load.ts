@@ -21,6 +21,8 @@ import type { SubIssueRef } from '../core/epic/index.js';
 import type { Halt, Plan, StoryRecord } from '../core/model.js';
 import type { Story } from '../core/model.js';
 import type { Violation } from '../core/plan/index.js';
+import type { EpicDoc } from '../core/epic/epic-doc.js';
+import { EPIC_DOC } from './epic-doc.js';
 import {
   assemblePlan,
   extractPlanBlocks,
@@ -147,25 +149,6 @@ function refs(
   }
   return out;
 }
-
-/** The persisted epic document (`epics/<n>/epic.json` on the state branch). */
-export interface EpicDoc {
-  readonly halt?: Halt;
-  /** `planDigest` of the plan a user with write permission last approved (PRODUCT §11). */
-  readonly approvedPlan?: string;
-  /**
-   * Story id → entry hash of that plan, written with `approvedPlan` (documents written
-   * before have only `approvedPlan`): what changed since is shown while the plan is held.
-   */
-  readonly approvedStories?: Readonly<Record<string, string>>;
-  /**
-   * The login that opened the epic (made its first decision): its sub-issues and sticky
-   * comments are the epic's, whoever decides later (story jobs may act as another login).
-   */
-  readonly owner?: string;
-}
-
-export const EPIC_DOC = 'epic';
 
 export interface EpicState {
   readonly records: Readonly<Record<string, StoryRecord>>;

@@ -58,9 +58,6 @@ import { DEFAULT_STORY_WORKFLOW } from './types.js';
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
 
-/** One comment per epic says what stops it: an invalid configuration or a failed decision. */
-const CONFIG_ERROR_MARKER = ERROR_MARKER;
-
 const ignored = (reason: string, epic?: number): HandleResult => ({
   outcome: 'ignored',
   reason,
@@ -118,7 +115,7 @@ export async function handleEpicEvent(
   if (configError !== undefined || config === undefined) {
     await repo.ensureComment({
       issueNumber: epic.number,
-      marker: CONFIG_ERROR_MARKER,
+      marker: ERROR_MARKER,
       body: configComment(configError),
     });
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
@@ -189,7 +186,7 @@ async function handleRun(
     if (!isEpicflowError(e, 'config')) throw e;
     await deps.repo.ensureComment({
       issueNumber: epic.number,
-      marker: CONFIG_ERROR_MARKER,
+      marker: ERROR_MARKER,
       body: configComment(e),
     });
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };

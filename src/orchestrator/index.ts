@@ -1,5 +1,5 @@
 /** The GitHub orchestration use case: an event in, reconcile actions applied on GitHub. */
-export { handleEpicEvent } from './handle-event.js';
+export { handleEpicEvent } from './intake.js';
 export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
 export { loadConfig, loadPlan, loadState, type EpicState, type PlanLoad } from './load.js';
 export type { EpicDoc } from '../core/epic/epic-doc.js';

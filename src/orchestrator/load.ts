@@ -12,13 +12,13 @@ import type {
   IssueSummary,
   GitHubStateStore,
 } from '../adapters/github/index.js';
-import { CONFIG_PATH } from '../adapters/github/index.js';
+import { CONFIG_PATH, readEpicView, STATE_BRANCH } from '../adapters/github/index.js';
 import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import { hasMarker, storyMarker } from '../core/epic/index.js';
 import type { SubIssueRef } from '../core/epic/index.js';
-import type { Halt, Plan, StoryRecord } from '../core/model.js';
+import { epicBranchName, type Halt, type Plan, type StoryRecord } from '../core/model.js';
 import type { Story } from '../core/model.js';
 import type { Violation } from '../core/plan/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
@@ -31,6 +31,29 @@ import {
   parseStoryBlock,
   planOptionsFor,
 } from '../core/plan/index.js';
+
+/**
+ * The configuration on the default branch, the epic issue with its sub-issues, the
+ * epic branch's head, its pull request and every record of the epic with its blob
+ * sha: one GraphQL request.
+ */
+export function readView(
+  repo: GitHubRepo,
+  epic: number,
+  defaultBranch: string,
+  /** Where the configuration is (a story job's `config` input); default `.github/epicflow.yml`. */
+  configPath: string = CONFIG_PATH,
+): Promise<EpicView> {
+  return readEpicView(repo, {
+    stateBranch: STATE_BRANCH,
+    folder: `epics/${epic}`,
+    epicBranch: epicBranchName(String(epic)),
+    baseBranch: defaultBranch,
+    epic,
+    // A git object expression takes the path from the root: no `./`.
+    configPath: configPath.replace(/^\.\//, ''),
+  });
+}
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
 export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {

@@ -8,13 +8,7 @@
  * there first, fetch, merge again, re-run the gates and push again.
  */
 import { join } from 'node:path';
-import {
-  GitHubStateStore,
-  readEpicView,
-  STATE_BRANCH,
-  type EpicView,
-  type GitHubRepo,
-} from '../adapters/github/index.js';
+import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
 import { statusOf } from '../adapters/github/errors.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
@@ -32,7 +26,7 @@ import {
 import { describeGitConfigRestore } from '../core/perimeter/index.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { loadPlan } from './load.js';
+import { loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
 import { planDigest } from '../core/epic/index.js';
 import { integrate } from '../engine/integrate.js';
@@ -111,7 +105,7 @@ export interface PreparedStory {
  */
 export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
   const { repo, epic } = input;
-  const view = await readView(input);
+  const view = await readJobView(input);
   const text = view.configText;
   if (text === null) {
     throw new EpicflowError(
@@ -194,20 +188,18 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
 
 /**
  * The configuration on the default branch, the epic issue with its sub-issues and
- * every record with its blob sha, as the orchestrator reads them: one request.
+ * every record with its blob sha, as the orchestrator reads them (one request); a
+ * token GitHub refuses is said to be one.
  */
-async function readView(input: StoryJobInput): Promise<EpicView> {
+async function readJobView(input: StoryJobInput): Promise<EpicView> {
   const { repo, epic } = input;
   try {
-    return await readEpicView(repo, {
-      stateBranch: STATE_BRANCH,
-      folder: `epics/${epic}`,
-      epicBranch: epicBranchName(String(epic)),
-      baseBranch: input.defaultBranch ?? (await repo.defaultBranch()),
+    return await readView(
+      repo,
       epic,
-      // A git object expression takes the path from the root: no `./`.
-      configPath: input.configPath.replace(/^\.\//, ''),
-    });
+      input.defaultBranch ?? (await repo.defaultBranch()),
+      input.configPath,
+    );
   } catch (e) {
     // `attempt` wraps Octokit's failure: GitHub's status is on its cause.
     if ((statusOf(e) ?? statusOf((e as { cause?: unknown }).cause)) !== 401) throw e;

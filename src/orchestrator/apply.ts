@@ -8,15 +8,16 @@
 import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
   CONFIG_PATH,
+  cellsOf,
   type ProjectBoard,
-  type BoardValues as BoardCells,
   type GitHubStateStore,
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
-import type { Action, BoardValues, MarkerName } from '../core/epic/index.js';
-import { markerComment } from '../core/epic/index.js';
+import type { Action, BoardValues } from '../core/epic/index.js';
+// The core renders bodies with their marker; the adapter adds it again when it writes.
+import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
-import type { StoryRecord, StoryStatus } from '../core/model.js';
+import type { StoryRecord } from '../core/model.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -138,7 +139,7 @@ async function applyInOrder(
           parent: epic,
           storyId: action.story,
           title: action.title,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
           ...(listed === undefined ? {} : { known: { subIssues: listed, recent } }),
         });
         ctx.subIssues.set(action.story, {
@@ -166,7 +167,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: sub.number,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       }
@@ -197,7 +198,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: epic,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       case 'ensure-report-comment':
@@ -206,7 +207,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: ctx.pr.number,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       case 'mark-pr-ready':
@@ -295,22 +296,6 @@ function startMessage(epic: number, title: string | undefined): string {
   return line === '' ? `Start epic #${epic}` : `Start epic #${epic}: ${line}`;
 }
 
-/**
- * The core renders bodies with their marker; the adapter adds it again when it
- * writes, so it is taken off here (one marker per body, found the same way).
- */
-function bodyWithout(body: string, marker: MarkerName): string {
-  return body.split(markerComment(marker)).join('').trimEnd();
-}
-
-const STATUS_OF: Readonly<Record<BoardValues['Status'], StoryStatus>> = {
-  Planned: 'planned',
-  Active: 'active',
-  Waiting: 'waiting',
-  Done: 'done',
-  Failed: 'failed',
-};
-
 /** All of a decision's board cells at once: one read of the items, batched writes. */
 async function updateBoard(
   ctx: ApplyContext,
@@ -325,18 +310,7 @@ async function updateBoard(
   const items = await board.ensureItems(withIssue.map((u) => u.nodeId));
   const writes = withIssue.flatMap((u) => {
     const itemId = items.get(u.nodeId);
-    return itemId === undefined ? [] : [{ itemId, values: cells(u.values) }];
+    return itemId === undefined ? [] : [{ itemId, values: cellsOf(u.values) }];
   });
   await board.updateMany(writes);
-}
-
-function cells(v: BoardValues): BoardCells {
-  return {
-    status: STATUS_OF[v.Status],
-    wave: v.Wave,
-    tokens: v.Tokens,
-    // An empty cell stays empty: writing '' or clearing again would cost a write each time.
-    ...(v.Executor === '' ? {} : { executor: v.Executor }),
-    ...(v.Cost === null ? {} : { cost: v.Cost }),
-  };
 }

@@ -10,11 +10,8 @@
  */
 import type { GitHubRepo } from '../adapters/github/index.js';
 import type { EpicflowConfig } from '../core/config/index.js';
-import {
-  epicOfStoryIssue,
-  NOT_AN_EPIC_MARKER,
-  renderNotAnEpic,
-} from '../core/epic/error-comments.js';
+import { renderNotAnEpic } from '../core/epic/error-comments.js';
+import { epicOfStoryIssue, NOT_AN_EPIC_MARKER } from '../core/epic/markers.js';
 import type { BodyPlanEdit, Command, Trigger } from '../core/epic/index.js';
 import {
   checkStoryRun,

@@ -7,12 +7,9 @@
 import type { GitHubRepo } from '../adapters/github/index.js';
 import { isTransient, lackingPermission } from '../adapters/github/errors.js';
 import type { Trigger } from '../core/epic/index.js';
-import {
-  ERROR_MARKER,
-  renderErrorComment,
-  renderResolvedError,
-} from '../core/epic/error-comments.js';
-import { echoBlock, renderViolationsComment, VIOLATIONS_MARKER } from '../core/epic/index.js';
+import { renderErrorComment, renderResolvedError } from '../core/epic/error-comments.js';
+import { echoBlock, renderViolationsComment } from '../core/epic/index.js';
+import { ERROR_MARKER, VIOLATIONS_MARKER, withoutMarker } from '../core/epic/markers.js';
 import type { EpicflowError } from '../core/errors.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import type { Violation } from '../core/plan/index.js';
@@ -101,11 +98,7 @@ export async function commentViolations(
   violations: readonly Violation[],
 ): Promise<void> {
   const { marker, body } = renderViolationsComment(violations);
-  await repo.ensureComment({ issueNumber: epic, marker, body: stripMarker(body, marker) });
-}
-
-function stripMarker(body: string, marker: string): string {
-  return body.split(`<!-- epicflow:${marker} -->`).join('').trimEnd();
+  await repo.ensureComment({ issueNumber: epic, marker, body: withoutMarker(body, marker) });
 }
 
 /** A fixed plan: say so in the violations comment, if one was written. */

@@ -4,7 +4,6 @@ export { BoundedMap, GitHubCache, type FolderEntry } from './cache.js';
 export { readEpicView, type EpicView, type HeadCommit } from './epic-view.js';
 export { githubError, type AppPermission } from './errors.js';
 export { ensureLabel, type LabelSpec } from './labels.js';
-export { GITHUB_BODY_LIMIT, marker, hasMarker, withMarkers } from './markers.js';
 export {
   CONFIG_PATH,
   DISPATCH_INPUT,
@@ -20,10 +19,10 @@ export {
 } from './repo.js';
 export {
   BOARD_FIELDS,
+  cellsOf,
   ProjectBoard,
-  STATUS_OPTIONS,
   parseProjectUrl,
-  type BoardValues,
+  type BoardCells,
   type ProjectRef,
 } from './board.js';
 export {

@@ -1,6 +1,6 @@
 /** The App's and the orchestrating Action's pure core: commands, senders, markers, texts and the reconcile decision. */
 export type { BoardStatus, BoardStoryInput, BoardValues } from './board-values.js';
-export { BOARD_STATUSES, boardStatusOf, boardValues, diffBoard } from './board-values.js';
+export { BOARD_STATUSES, boardStatusOf, boardValues, storyStatusOf } from './board-values.js';
 export type { Command, CommandCheck, CommandKind } from './commands.js';
 export { COMMANDS, helpText, parseCommand, validateCommand } from './commands.js';
 export type { ReportCommentInput, StatusCommentInput } from './comments.js';

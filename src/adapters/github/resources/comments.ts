@@ -3,15 +3,8 @@
  * found again by marker and author and updated in place; plain replies.
  */
 import { attempt, githubError, statusOf } from '../errors.js';
-import { hasMarker, withMarkers } from '../markers.js';
+import { hasMarker, markerNames, withMarkers } from '../../../core/epic/markers.js';
 import { Resource, type EnsureAction } from './resource.js';
-
-/** Every `<!-- epicflow:<name> -->` in a body. */
-function markerNames(body: string): string[] {
-  return [...body.matchAll(/<!-- epicflow:([A-Za-z0-9][A-Za-z0-9:._=/-]*) -->/g)].map(
-    (m) => m[1] ?? '',
-  );
-}
 
 export class Comments extends Resource {
   /**

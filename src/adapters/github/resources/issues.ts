@@ -1,7 +1,12 @@
 /** Issues and sub-issues: the epic, its stories' sub-issues and their dependencies. */
 import { EpicflowError } from '../../../core/errors.js';
 import { attempt } from '../errors.js';
-import { hasMarker, withMarkers } from '../markers.js';
+import {
+  epicMarker,
+  hasMarker,
+  storyMarker as storyMarkerOf,
+  withMarkers,
+} from '../../../core/epic/markers.js';
 import { Resource, type EnsureAction } from './resource.js';
 
 export interface IssueSummary {
@@ -124,9 +129,9 @@ export class Issues extends Resource {
       readonly recent: () => Promise<readonly IssueSummary[]>;
     };
   }): Promise<IssueSummary & { action: EnsureAction | 'linked' }> {
-    const storyMarker = `story:${input.storyId}`;
-    const epicMarker = `epic:${input.parent}`;
-    const body = withMarkers(input.body, [storyMarker, epicMarker]);
+    const storyMarker = storyMarkerOf(input.storyId);
+    const epicOf = epicMarker(input.parent);
+    const body = withMarkers(input.body, [storyMarker, epicOf]);
     const ours = (i: IssueSummary): boolean =>
       this.isOurs(i.author) && hasMarker(i.body, storyMarker);
 
@@ -135,7 +140,7 @@ export class Issues extends Resource {
     if (linked) return this.syncIssue(linked, input.title, body);
 
     const recent = await (input.known?.recent ?? (() => this.recentIssues()))();
-    const orphan = recent.find((i) => ours(i) && hasMarker(i.body, epicMarker)) ?? null;
+    const orphan = recent.find((i) => ours(i) && hasMarker(i.body, epicOf)) ?? null;
     const issue =
       orphan ??
       (await this.createIssue(

@@ -116,7 +116,7 @@ function exitAfterLog(code: number): void {
 
 export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
   const queue = new KeyedQueue();
-  // Blobs, trees, merged commits and comment ids remembered across events (and installs:
+  // Merged stories and comment ids remembered across events (and installs:
   // content-addressed entries are the same everywhere, the others are keyed by repository).
   const cache = new GitHubCache();
   let shutdown: Shutdown | undefined;

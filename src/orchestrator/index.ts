@@ -1,7 +1,7 @@
 /** The GitHub orchestration use case: an event in, reconcile actions applied on GitHub. */
 export { handleEpicEvent } from './intake.js';
 export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
-export { loadConfig, loadPlan, loadState, type EpicState, type PlanLoad } from './load.js';
+export { loadConfig, loadPlan, type EpicState, type PlanLoad } from './load.js';
 export type { EpicDoc } from '../core/epic/epic-doc.js';
 export { findRun, type RunRef } from './runs.js';
 export { withEpicLock } from './lock.js';

@@ -1,8 +1,8 @@
 /**
  * Reading an epic's inputs from GitHub: the configuration on the default
  * branch, the plan (issue body or sub-issues), the story records and the
- * persisted halt. Only content-addressed facts (blobs, trees, commits) are
- * remembered between events, in the repository's cache: the App may restart
+ * persisted halt. Only content-addressed facts (the merged stories below a
+ * commit) are remembered between events, in the repository's cache: the App may restart
  * between any two events and then simply reads again.
  */
 import YAML from 'yaml';
@@ -203,30 +203,6 @@ export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicVie
     halt: doc?.halt,
     doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: view.epicDoc?.sha ?? null },
     reportSha: view.reportSha,
-  };
-}
-
-/**
- * The records of the plan's stories (with their CAS tokens) and the persisted halt,
- * in O(1) requests plus one per record changed since the last decision.
- */
-export async function loadState(store: GitHubStateStore, plan: Plan): Promise<EpicState> {
-  const snapshot = await store.snapshot();
-  const records: Record<string, StoryRecord> = {};
-  const shas: Record<string, string | null> = {};
-  for (const s of plan.stories) {
-    const read = snapshot.stories.get(s.id);
-    shas[s.id] = read?.sha ?? null;
-    if (read) records[s.id] = read.record;
-  }
-  const docSha = snapshot.files.get(`${EPIC_DOC}.json`);
-  const doc = docSha === undefined ? undefined : await store.readJsonAt<EpicDoc>(EPIC_DOC, docSha);
-  return {
-    records,
-    shas,
-    halt: doc?.halt,
-    doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: docSha ?? null },
-    reportSha: snapshot.files.get(REPORT_FILE) ?? null,
   };
 }
 

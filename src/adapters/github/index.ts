@@ -1,6 +1,6 @@
 /** epicflow on GitHub: the Octokit factory, the repository port, the board and the state store. */
 export { createOctokit, USER_AGENT, type CreateOctokitOptions, type OctokitLog } from './client.js';
-export { BoundedMap, GitHubCache, type FolderEntry } from './cache.js';
+export { BoundedMap, GitHubCache } from './cache.js';
 export { readEpicView, type EpicView, type HeadCommit } from './epic-view.js';
 export { githubError, type AppPermission } from './errors.js';
 export { ensureLabel, type LabelSpec } from './labels.js';
@@ -29,7 +29,6 @@ export {
   GitHubStateStore,
   gitBlobSha,
   STATE_BRANCH,
-  type EpicSnapshot,
   type GitHubStateStoreOptions,
   type WriteResult,
 } from './state-store.js';

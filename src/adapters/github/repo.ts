@@ -171,9 +171,6 @@ export class GitHubRepo implements RepoScope {
     this.branches.ensureBranchWithCommit(...a);
 
   // resources/contents.ts
-  readonly listFolder: Contents['listFolder'] = (...a) => this.contents.listFolder(...a);
-  readonly readTree: Contents['readTree'] = (...a) => this.contents.readTree(...a);
-  readonly readBlob: Contents['readBlob'] = (...a) => this.contents.readBlob(...a);
   readonly readFile: Contents['readFile'] = (...a) => this.contents.readFile(...a);
   readonly readFileWithSha: Contents['readFileWithSha'] = (...a) =>
     this.contents.readFileWithSha(...a);

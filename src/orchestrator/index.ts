@@ -3,7 +3,6 @@ export { handleEpicEvent } from './intake.js';
 export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
 export { loadConfig, loadPlan, type EpicState, type PlanLoad } from './load.js';
 export type { EpicDoc } from '../core/epic/epic-doc.js';
-export { findRun, type RunRef } from './runs.js';
 export { withEpicLock } from './lock.js';
 export { toEpicEvent } from './webhook.js';
 export {

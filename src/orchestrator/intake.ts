@@ -29,7 +29,7 @@ import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index
 import { decide } from './decide.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
 import { commentInvalidConfig } from './problems.js';
-import { findRun, readRunOrigin } from './runs.js';
+import { readRunOrigin } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
@@ -105,9 +105,8 @@ export async function handleEpicEvent(
 /**
  * A story job finished: first, whether the run is one epicflow dispatched at all
  * (anyone who can start a run can give it a story's title); then its title names
- * the story (the workflow's `run-name`), or, for a run dispatched by an older
- * version, the run index does; then decide. A run that is not a story run is
- * ignored before anything is read or written.
+ * the story (the workflow's `run-name`); then decide. A run that is not a story
+ * run is ignored before anything is read or written.
  */
 async function handleRun(
   deps: OrchestratorDeps,
@@ -130,8 +129,8 @@ async function handleRun(
     deps.log?.warn(reason);
     return ignored(reason);
   }
-  const run = parseRunTitle(event.displayTitle) ?? (await findRun(deps.repo, event.runId));
-  if (run === undefined) {
+  const run = parseRunTitle(event.displayTitle);
+  if (run === null) {
     const reason =
       `run ${event.runId} of ${event.workflowPath}, titled ${JSON.stringify(event.displayTitle)}, ` +
       `names no story: the story workflow needs the top-level line \`run-name: ${RUN_NAME_TEMPLATE}\``;

@@ -1,9 +1,9 @@
-/** The GitHub orchestration use case: an event in, reconcile actions applied on GitHub. */
+/**
+ * The GitHub side's use case, as the entries (the App, the Action) call it: an event
+ * in (`toEpicEvent` maps a webhook), reconcile actions applied on GitHub. The story
+ * job (story-job.ts) is imported from its own module by the Action.
+ */
 export { handleEpicEvent } from './intake.js';
-export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
-export { loadConfig, loadPlan, type EpicState, type PlanLoad } from './load.js';
-export type { EpicDoc } from '../core/epic/epic-doc.js';
-export { withEpicLock } from './lock.js';
 export { toEpicEvent } from './webhook.js';
 export {
   DEFAULT_STORY_WORKFLOW,

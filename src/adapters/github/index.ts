@@ -14,7 +14,6 @@ export {
   type GitHubClient,
   type GitHubRepoOptions,
   type IssueSummary,
-  type RepoPermission,
   type WorkflowRunSummary,
 } from './repo.js';
 export {

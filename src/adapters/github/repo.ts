@@ -24,7 +24,6 @@ import { Workflows } from './resources/workflows.js';
 
 export { CONFIG_PATH } from './resources/contents.js';
 export type { IssueSummary, LabelledIssue } from './resources/issues.js';
-export type { RepoPermission } from './resources/permissions.js';
 export type { EnsurePrResult } from './resources/pulls.js';
 export type { EnsureAction, GitHubClient } from './resources/resource.js';
 export {
@@ -145,7 +144,6 @@ export class GitHubRepo implements RepoScope {
   // resources/permissions.ts
   readonly permissionOf: Permissions['permissionOf'] = (...a) =>
     this.permissions.permissionOf(...a);
-  readonly canWrite: Permissions['canWrite'] = (...a) => this.permissions.canWrite(...a);
 
   // resources/comments.ts
   readonly findComment: Comments['findComment'] = (...a) => this.comments.findComment(...a);

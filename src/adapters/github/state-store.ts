@@ -348,16 +348,10 @@ export class GitHubStateStore {
   }
 
   /**
-   * The state branch, created from the default branch's head when missing (the
+   * Creates the state branch, known to be missing, from the default branch's head (the
    * contents API cannot start an orphan branch; the state files live in their own
-   * `epics/` folder and this branch is never merged).
+   * `epics/` folder and this branch is never merged). Someone racing us to it is fine.
    */
-  async ensureBranch(): Promise<void> {
-    if ((await this.repo.getBranchSha(this.branch)) !== null) return;
-    await this.createBranch();
-  }
-
-  /** Creates the state branch known to be missing (someone racing us to it is fine). */
   private async createBranch(): Promise<void> {
     const defaultBranch = this.defaultBranch ?? (await this.repo.defaultBranch());
     const head = await this.repo.getBranchSha(defaultBranch);

@@ -1,14 +1,16 @@
-/** Collaborators: who may steer an epic (write, maintain or admin on the repository). */
+/**
+ * Collaborators: a user's role on the repository. Who may steer an epic with it is
+ * the core's decision (`decideSender`, core/epic/sender.ts).
+ */
+import type { Permission } from '../../../core/epic/sender.js';
 import { githubError, statusOf } from '../errors.js';
 import { Resource } from './resource.js';
 
-export type RepoPermission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-
-const ROLES: readonly RepoPermission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
+const ROLES: readonly Permission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
 
 export class Permissions extends Resource {
   /** The user's role on this repository; `none` for unknown users and outsiders. */
-  async permissionOf(login: string): Promise<RepoPermission> {
+  async permissionOf(login: string): Promise<Permission> {
     try {
       const { data } = await this.octokit.rest.repos.getCollaboratorPermissionLevel({
         ...this.base,
@@ -21,11 +23,5 @@ export class Permissions extends Resource {
       if (statusOf(e) === 404) return 'none';
       throw githubError(`read the permission of ${login} on ${this.fullName}`, e, 'Metadata: read');
     }
-  }
-
-  /** Write, maintain or admin: who may start, resume or steer an epic. */
-  async canWrite(login: string): Promise<boolean> {
-    const p = await this.permissionOf(login);
-    return p === 'write' || p === 'maintain' || p === 'admin';
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The job summary of a story job (PRODUCT §9.2): story, outcome, gates,
+ * The job summary of a story job (docs/setup-actions.md): story, outcome, gates,
  * perimeter, judge, usage and handover chain, as markdown for the step
  * summary. Kept well under GitHub's 1 MiB per step, and with every secret
  * replaced before it is written.

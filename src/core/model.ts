@@ -4,7 +4,7 @@
  * Nothing here does I/O.
  */
 
-/** One story of a plan, after parsing and path normalisation (PRODUCT §3). */
+/** One story of a plan, after parsing and path normalisation (docs/plan-format.md). */
 export interface Story {
   readonly id: string;
   readonly title: string;
@@ -91,7 +91,7 @@ export interface StoryRecord {
   readonly restart?: 'fresh';
 }
 
-/** Why an epic stopped launching stories (PRODUCT §6). */
+/** Why an epic stopped launching stories (docs/commands.md). */
 export type HaltKind =
   | 'roster-exhausted'
   | 'budget'
@@ -114,7 +114,7 @@ export function formatChain(executors: readonly string[]): string {
   return executors.join(' → ');
 }
 
-/** Branch names (PRODUCT §2). */
+/** Branch names: `epic/<epic>` and `story/<epic>/<story>`. */
 export function epicBranchName(epic: string): string {
   return `epic/${epic}`;
 }

@@ -1,5 +1,5 @@
 /**
- * The epic run (PRODUCT §6): skip what the epic branch already merged, start
+ * The epic run (docs/architecture.md): skip what the epic branch already merged, start
  * ready stories in parallel within concurrency and coder slots (critical path
  * first), hold the dependents of a failed story, stop launching on a halt, and
  * write the board and the report. Rerunning resumes: the epic branch says what
@@ -39,7 +39,7 @@ export interface EpicRunOptions {
 }
 
 export interface EpicRunResult {
-  /** 0 when every story merged, 1 otherwise (PRODUCT §10). */
+  /** 0 when every story merged, 1 otherwise (README.md). */
   readonly exitCode: 0 | 1;
   readonly records: readonly StoryRecord[];
   readonly halts: readonly Halt[];
@@ -84,7 +84,7 @@ function spent(records: Iterable<StoryRecord>): { usd: number; tokens: number } 
 }
 
 /**
- * The budget halt (PRODUCT §4): measured and estimated usage alike, priced
+ * The budget halt (docs/config.md): measured and estimated usage alike, priced
  * (usage without a known price counts $0 towards `budget.usd`). Spend is
  * cumulative over every run of the epic, so a rerun needs a raised budget.
  */

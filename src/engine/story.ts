@@ -1,5 +1,5 @@
 /**
- * The story lifecycle (PRODUCT §5): branch, catch up, setup, coder rounds,
+ * The story lifecycle (docs/architecture.md): branch, catch up, setup, coder rounds,
  * gates against the baseline with the oracle guard, perimeter, then integrate
  * into the epic branch, recording the outcome after every step. Nothing here
  * throws for a story's own failure: the outcome is a record.
@@ -48,7 +48,7 @@ import { priceUsage } from '../core/usage/index.js';
 /** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
 export const INTERRUPTED = 'interrupted; rerun to continue';
 
-/** At most this many handovers per story (PRODUCT §7.3). */
+/** At most this many handovers per story (docs/executors.md). */
 export const MAX_HANDOVERS = 2;
 
 /** Waits before retrying a rate-limited turn: 1 s, then 2 s (the third one excludes). */
@@ -718,7 +718,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
       if (check.empty) {
         if (judge === undefined) throw new StoryStop('failed', 'no changes');
-        // Only the judge can say the work is already in place (PRODUCT §5).
+        // Only the judge can say the work is already in place.
         const result = await judgeStory(ctx, story, tree, rec, turn, base, true);
         if (result.verdict.cleared) {
           await judged(result);

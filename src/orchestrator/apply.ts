@@ -179,7 +179,7 @@ async function applyInOrder(
         break;
       }
       case 'dispatch': {
-        // Inputs are ids only (PRODUCT §9.2): the job reads everything else from the
+        // Inputs are ids only (docs/security.md): the job reads everything else from the
         // record just written (a fresh start shows as a record without a story branch
         // of the current plan hash). The run needs no note of its story: the workflow's
         // `run-name` carries these ids into the run's title, which `handleRun` reads back.

@@ -93,7 +93,7 @@ export type PlanLoad =
   | { readonly ok: false; readonly violations: readonly Violation[] };
 
 /**
- * The plan of an epic (PRODUCT §3): the issue body's `epicflow` block, or,
+ * The plan of an epic (docs/plan-format.md): the issue body's `epicflow` block, or,
  * when the body has none, the one-story blocks of its sub-issues with their
  * "blocked by" relations added to `dependsOn`.
  */

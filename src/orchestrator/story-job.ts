@@ -1,5 +1,5 @@
 /**
- * One story in one Actions job (PRODUCT §1, §5, §9.2): the job checkout is the
+ * One story in one Actions job (docs/setup-actions.md): the job checkout is the
  * story's worktree and the epic branch lives on GitHub. Everything the job
  * needs is read from GitHub by id (config, plan, the record written at
  * dispatch) and checked before anything is changed; then the engine's own

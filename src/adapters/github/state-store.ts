@@ -1,5 +1,5 @@
 /**
- * Durable epic state in GitHub (PRODUCT §9.2, ADR 0004): one pretty-printed JSON
+ * Durable epic state in GitHub (ADR 0004): one pretty-printed JSON
  * file per story and one for the roster, on the branch `epicflow/state`, written
  * through the contents API with the file's blob sha as a compare-and-swap token.
  * A stale sha is a typed conflict; `update` re-reads and retries, so parallel

@@ -1,5 +1,5 @@
 /**
- * The pure decision at the heart of the App and the Action (PRODUCT §6, §9):
+ * The pure decision at the heart of the App and the Action (docs/commands.md):
  * given everything durable about an epic and the event that woke us, say what
  * to do, as a list of actions the adapter applies in order. Nothing here
  * remembers anything: state lives in GitHub (epic branch, story records,

@@ -1,5 +1,5 @@
 /**
- * `report.json` (PRODUCT §10, fixed contract): at least
+ * `report.json` (a fixed contract, README.md): at least
  * `{epic, epicBranch, stories: [{id, status, branch, executor, reason, usage}]}`
  * where status is `done`, `failed` or `waiting`. Stories not finished when the
  * report was written (planned, active) are `waiting` with a reason saying why;

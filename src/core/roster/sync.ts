@@ -1,5 +1,5 @@
 /**
- * Roster exclusions are shared by every job of an epic (PRODUCT §7.3): a job
+ * Roster exclusions are shared by every job of an epic (docs/executors.md): a job
  * starts from the exclusions on the state branch and merges its own back with
  * a compare-and-swap write. Exclusions "for this run" (no end time) stay with
  * the job: across jobs they would never end.

@@ -56,7 +56,7 @@ function runSummary(r: RawRun): WorkflowRunSummary {
   };
 }
 
-/** Dispatch inputs are ids only: issue text never reaches a workflow (PRODUCT §11). */
+/** Dispatch inputs are ids only: issue text never reaches a workflow (docs/security.md). */
 export const DISPATCH_INPUT = /^[A-Za-z0-9._-]{1,100}$/;
 const WORKFLOW_FILE = /^[A-Za-z0-9._-]+\.ya?ml$/;
 

@@ -7,10 +7,16 @@
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { EpicflowConfig } from '../core/config/types.js';
 import {
-  storyBranchName,
-  totalTokens,
+  blankRecord,
+  budgetHalt,
+  doneWithoutMerge,
+  heldRecord,
+  mergedRecord,
+  preferredExecutor,
+} from '../core/epic/rules.js';
+import { reportRow } from '../core/epic/report-rows.js';
+import {
   type Halt,
   type Plan,
   type Story,
@@ -71,40 +77,7 @@ export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promis
   return new EpicContext(settings, ports, roster, tree, head);
 }
 
-function spent(records: Iterable<StoryRecord>): { usd: number; tokens: number } {
-  let usd = 0;
-  let tokens = 0;
-  for (const r of records) {
-    for (const u of r.usage) {
-      usd += u.costUsd ?? 0;
-      tokens += totalTokens(u.tokens);
-    }
-  }
-  return { usd, tokens };
-}
-
-/**
- * The budget halt (PRODUCT §4): measured and estimated usage alike, priced
- * (usage without a known price counts $0 towards `budget.usd`). Spend is
- * cumulative over every run of the epic, so a rerun needs a raised budget.
- */
-export function budgetHalt(config: EpicflowConfig, records: Iterable<StoryRecord>): Halt | null {
-  const budget = config.budget;
-  if (budget === undefined) return null;
-  const { usd, tokens } = spent(records);
-  if (budget.usd !== undefined && usd >= budget.usd) {
-    return {
-      kind: 'budget',
-      message: `budget of $${budget.usd.toFixed(2)} spent ($${usd.toFixed(2)})`,
-    };
-  }
-  if (budget.tokens !== undefined && tokens >= budget.tokens) {
-    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
-  }
-  return null;
-}
-
-/** A record for a story that has none yet but must be shown as waiting. */
+/** A record for a story that must be shown as waiting (a blank one when it has none yet). */
 function waitingRecord(
   ctx: EpicContext,
   story: Story,
@@ -112,22 +85,7 @@ function waitingRecord(
   reason: string,
 ): StoryRecord {
   const { epic, plan } = ctx.settings;
-  return {
-    ...(prior ?? {
-      version: 1 as const,
-      epic,
-      story: story.id,
-      planHash: plan.hashes[story.id] ?? '',
-      branch: storyBranchName(epic, story.id),
-      attempt: 1,
-      executors: [],
-      usage: [],
-      notes: [],
-      timings: {},
-    }),
-    status: 'waiting',
-    reason,
-  };
+  return heldRecord(prior ?? blankRecord(epic, story.id, plan.hashes[story.id] ?? ''), reason);
 }
 
 export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promise<EpicRunResult> {
@@ -144,26 +102,17 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   for (const s of stories) {
     const mergeCommit = merged.get(s.id);
     const prior = records.get(s.id);
+    const hash = plan.hashes[s.id] ?? '';
     if (mergeCommit !== undefined) {
       status[s.id] = 'done';
-      if (prior?.status !== 'done' || prior.mergeCommit !== mergeCommit) {
-        const base = prior ?? waitingRecord(ctx, s, undefined, '');
-        const { reason: _r, ...rest } = base;
-        const done: StoryRecord = {
-          ...rest,
-          status: 'done',
-          mergeCommit,
-          notes: [...rest.notes, 'merged on a previous run'],
-        };
+      const base = prior ?? blankRecord(ctx.settings.epic, s.id, hash);
+      const done = mergedRecord(base, mergeCommit, startedAt);
+      if (done !== prior) {
         records.set(s.id, done);
         await state.writeStory(done);
       }
       ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
-    } else if (
-      prior?.status === 'done' &&
-      prior.mergeCommit === undefined &&
-      prior.planHash === plan.hashes[s.id]
-    ) {
+    } else if (doneWithoutMerge(prior, hash)) {
       // The judge found the work already in place: done without a merge.
       status[s.id] = 'done';
     } else {
@@ -186,8 +135,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
     // Running stories save their usage after every turn: the budget sees it at once.
     const over =
-      ctx.config.budget === undefined ? null : budgetHalt(ctx.config, await state.listStories());
-    if (over !== null) ctx.setHalt(over);
+      ctx.config.budget === undefined
+        ? undefined
+        : budgetHalt(ctx.config, await state.listStories());
+    if (over !== undefined) ctx.setHalt(over);
     let decision = schedule({
       stories,
       status,
@@ -232,10 +183,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       const story = byId.get(id);
       if (story === undefined) continue;
       const prior = records.get(id) ?? null;
-      const sameEntry = prior !== null && prior.planHash === plan.hashes[id];
-      const preferred =
-        (sameEntry ? prior.executors[prior.executors.length - 1] : undefined) ?? story.executor;
-      const executor = await ctx.roster.lease(id, preferred);
+      const executor = await ctx.roster.lease(
+        id,
+        preferredExecutor(story, prior, plan.hashes[id] ?? ''),
+      );
       if (executor === null) break;
       status[id] = 'active';
       startedNow.add(id);
@@ -320,12 +271,14 @@ async function untilChange(ctx: EpicContext, running: Iterable<Promise<void>>): 
   }
 }
 
-function budgetStep(ctx: EpicContext, halt: Halt): string {
-  const { usd, tokens } = ctx.config.budget ?? {};
+function budgetStep(halt: Halt): string {
+  const facts = halt.budget;
   const key =
-    usd !== undefined && halt.message.startsWith('budget of $')
-      ? `\`budget.usd\` (now ${usd})`
-      : `\`budget.tokens\` (now ${tokens ?? ''})`;
+    facts === undefined
+      ? '`budget`'
+      : facts.unit === 'usd'
+        ? `\`budget.usd\` (now ${facts.limit})`
+        : `\`budget.tokens\` (now ${facts.limit})`;
   return `raise ${key} above what is spent (${halt.message}), then rerun \`epicflow run\``;
 }
 
@@ -337,7 +290,7 @@ function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): 
   if (halt?.kind === 'roster-exhausted') {
     return 'make an executor available again (see the reasons above: install, sign in, or `epicflow roster resume <id>`), then rerun `epicflow run`';
   }
-  if (halt?.kind === 'budget') return budgetStep(ctx, halt);
+  if (halt?.kind === 'budget') return budgetStep(halt);
   if (halt?.kind === 'outside-change') {
     return `put \`${ctx.settings.epicBranch}\` back where epicflow left it (${ctx.epicHead.slice(0, 12)}), then rerun \`epicflow run\``;
   }
@@ -390,11 +343,16 @@ export function buildReportInput(input: {
     epicBranch: input.epicBranch,
     ...(input.startedAt === undefined ? {} : { startedAt: input.startedAt }),
     now: input.now,
-    stories: input.stories.map((story) => ({
-      story,
-      wave: waveOf(story.id),
-      record: input.records.get(story.id),
-    })),
+    // The one row rule of every report (the pull request's comment shows the same).
+    stories: input.stories.map((story) =>
+      reportRow({
+        epic: input.epic,
+        story,
+        wave: waveOf(story.id),
+        hash: input.plan.hashes[story.id] ?? '',
+        record: input.records.get(story.id),
+      }),
+    ),
     halts: input.halts,
     ...(input.nextStep === undefined ? {} : { nextStep: input.nextStep }),
   };

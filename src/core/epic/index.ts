@@ -56,3 +56,5 @@ export {
 } from './dispatch-check.js';
 export type { RunCheck, RunOrigin, RunRepository, StoryRunSource } from './run-origin.js';
 export { checkStoryRun } from './run-origin.js';
+export * from './report-rows.js';
+export * from './rules.js';

@@ -10,20 +10,19 @@
  * N (a `record` action) right before its `dispatch`, so the next decision sees
  * it running and never dispatches attempt N again.
  */
-import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, HaltKind, StoryRecord, StoryStatus } from '../model.js';
-import { epicBranchName, totalTokens } from '../model.js';
+import { epicBranchName } from '../model.js';
 import type { ReportStory } from '../report/index.js';
-import { formatUsd } from '../report/index.js';
 import { formatUtcTime } from '../report/format.js';
 import type { Hold, SchedulerDecision } from '../scheduler/index.js';
 import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
+import { reportRow } from './report-rows.js';
+import { attemptOf, budgetHalt, heldRecord, releasedRecord } from './rules.js';
 import { describeUnapproved, planApproval } from './approval.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
-import { sanitizeIssueText } from './sanitize.js';
 import type { Entry } from './story-state.js';
 import {
   applyTrigger,
@@ -32,7 +31,6 @@ import {
   sameRecord,
   settle,
   statusOf,
-  withoutReason,
 } from './story-state.js';
 import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts.js';
 import type { Action, ReconcileInput } from './types.js';
@@ -158,18 +156,12 @@ function scheduleStories(
   const byId = new Map(entries.map((e) => [e.story.id, e]));
   for (const { id, reason } of decision.hold) {
     const e = byId.get(id);
-    if (e === undefined || (e.current?.status === 'waiting' && e.current.reason === reason))
-      continue;
-    e.current = {
-      ...(e.current ?? newRecord(String(input.epic.number), e)),
-      status: 'waiting',
-      reason,
-    };
+    if (e === undefined) continue;
+    e.current = heldRecord(e.current ?? newRecord(String(input.epic.number), e), reason);
   }
   for (const id of decision.release) {
     const e = byId.get(id);
-    if (e?.current?.status !== 'waiting') continue;
-    e.current = withoutReason({ ...e.current, status: 'planned' });
+    if (e?.current !== undefined) e.current = releasedRecord(e.current);
   }
   return decision;
 }
@@ -229,7 +221,7 @@ function launchActions(
     if (!starting.has(e.story.id)) continue;
     const prior = e.current;
     const started = prior?.startedAt !== undefined;
-    const attempt = prior === undefined ? 1 : started ? prior.attempt + 1 : prior.attempt;
+    const attempt = attemptOf(prior, e.hash);
     const restart =
       prior !== undefined &&
       (prior.restart === 'fresh' || (prior.planHash !== e.hash && hadStarted(prior)));
@@ -339,59 +331,24 @@ function commentActions(
   });
   return [
     { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },
-    { kind: 'ensure-report-comment', marker: REPORT_MARKER, body: report },
+    { kind: 'ensure-report-comment', marker: REPORT_MARKER, body: report, rows: stories },
   ];
 }
 
-function budgetHalt(config: EpicflowConfig, records: readonly StoryRecord[]): Halt | undefined {
-  const budget = config.budget;
-  if (budget === undefined) return undefined;
-  let usd = 0;
-  let tokens = 0;
-  for (const r of records) {
-    for (const u of r.usage) {
-      usd += u.costUsd ?? 0;
-      tokens += totalTokens(u.tokens);
-    }
-  }
-  if (budget.usd !== undefined && usd >= budget.usd) {
-    return {
-      kind: 'budget',
-      message: `budget of ${formatUsd(budget.usd)} spent (${formatUsd(usd)})`,
-    };
-  }
-  if (budget.tokens !== undefined && tokens >= budget.tokens) {
-    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
-  }
-  return undefined;
-}
-
-/**
- * The stories as the comments show them: effective statuses, derived notes
- * added, hidden text removed. Mentions are made inert by each renderer, after
- * it cuts the text to length.
- */
+/** The stories as the comments show them (one row rule for every report: `reportRow`). */
 function reportStories(entries: readonly Entry[], epic: string): ReportStory[] {
-  const clean = sanitizeIssueText;
-  return entries.map((e) => {
-    const story = { ...e.story, title: clean(e.story.title) };
-    const status = statusOf(e);
-    if (e.current === undefined && status === 'planned') return { story, wave: e.wave };
-    const base = e.current ?? newRecord(epic, e);
-    const reason = e.derivedFailure ?? base.reason;
-    const { reason: _r, ...rest } = base;
-    // A skipped story was finished by nobody: no executor is credited with it.
-    const skipped = status === 'done' && e.mergeCommit === undefined;
-    const record: StoryRecord = {
-      ...rest,
-      status,
-      ...(skipped ? { executors: [] } : {}),
-      ...(reason === undefined ? {} : { reason: clean(reason) }),
-      ...(e.mergeCommit === undefined ? {} : { mergeCommit: e.mergeCommit }),
-      notes: [...base.notes.map(clean), ...e.display],
-    };
-    return { story, wave: e.wave, record };
-  });
+  return entries.map((e) =>
+    reportRow({
+      epic,
+      story: e.story,
+      wave: e.wave,
+      hash: e.hash,
+      record: e.current,
+      mergeCommit: e.mergeCommit ?? null,
+      derivedFailure: e.derivedFailure,
+      display: e.display,
+    }),
+  );
 }
 
 function earliest(times: readonly (string | undefined)[]): string | undefined {

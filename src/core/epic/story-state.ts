@@ -3,7 +3,8 @@
  * and what the trigger (a command, a finished job run) changes about it.
  */
 import type { StoryRecord, StoryStatus, Story } from '../model.js';
-import { epicBranchName, storyBranchName } from '../model.js';
+import { epicBranchName } from '../model.js';
+import { blankRecord, effectiveStatus, mergedRecord, withoutReason } from './rules.js';
 import { PLAN_CHANGED_NOTE } from './comments.js';
 import { endedWithoutOutcome, strandedReason } from './dispatch-check.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
@@ -30,9 +31,11 @@ export interface Entry {
 
 /** Where a story stands for scheduling and display: the branch first, then derived facts, then the record. */
 export function statusOf(e: Entry): StoryStatus {
-  if (e.mergeCommit !== undefined) return 'done';
-  if (e.derivedFailure !== undefined) return 'failed';
-  return e.current?.status ?? 'planned';
+  return effectiveStatus({
+    mergeCommit: e.mergeCommit,
+    derivedFailure: e.derivedFailure,
+    record: e.current,
+  });
 }
 
 /**
@@ -47,15 +50,9 @@ export function settle(input: ReconcileInput, e: Entry): Entry {
   const { prior } = e;
   const epicBranch = epicBranchName(String(input.epic.number));
   if (e.mergeCommit !== undefined) {
-    if (prior?.status !== 'done' || prior.mergeCommit !== e.mergeCommit) {
-      const base = prior ?? newRecord(String(input.epic.number), e);
-      e.current = {
-        ...withoutReason(base),
-        status: 'done',
-        mergeCommit: e.mergeCommit,
-        finishedAt: base.finishedAt ?? input.now,
-      };
-    }
+    const base = prior ?? newRecord(String(input.epic.number), e);
+    const merged = mergedRecord(base, e.mergeCommit, input.now);
+    if (merged !== prior) e.current = merged;
     return e;
   }
   if (prior === undefined) return e;
@@ -183,25 +180,10 @@ function notApplicable(
 }
 
 export function newRecord(epic: string, e: Pick<Entry, 'story' | 'hash'>): StoryRecord {
-  return {
-    version: 1,
-    epic,
-    story: e.story.id,
-    planHash: e.hash,
-    status: 'planned',
-    branch: storyBranchName(epic, e.story.id),
-    attempt: 1,
-    executors: [],
-    usage: [],
-    notes: [],
-    timings: {},
-  };
+  return blankRecord(epic, e.story.id, e.hash);
 }
 
-export function withoutReason(record: StoryRecord): StoryRecord {
-  const { reason: _r, ...rest } = record;
-  return rest;
-}
+export { withoutReason };
 
 export function sameRecord(a: StoryRecord | undefined, b: StoryRecord): boolean {
   return a !== undefined && JSON.stringify(a) === JSON.stringify(b);

@@ -1,4 +1,5 @@
 /** The input and output vocabulary of `reconcile`. */
+import type { ReportStory } from '../report/index.js';
 import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
 import type { ReportLinks } from '../report/index.js';
@@ -140,7 +141,13 @@ export type Action =
     }
   | { readonly kind: 'update-board'; readonly story: string; readonly values: BoardValues }
   | { readonly kind: 'ensure-status-comment'; readonly marker: MarkerName; readonly body: string }
-  | { readonly kind: 'ensure-report-comment'; readonly marker: MarkerName; readonly body: string }
+  | {
+      readonly kind: 'ensure-report-comment';
+      readonly marker: MarkerName;
+      readonly body: string;
+      /** The rows the comment shows (the full report on the state branch shows the same). */
+      readonly rows?: readonly ReportStory[];
+    }
   | { readonly kind: 'mark-pr-ready' }
   /** Every story is done: the epic is delivered. */
   | { readonly kind: 'finish' };

@@ -37,7 +37,7 @@ import { describeGitConfigRestore } from '../../core/perimeter/index.js';
 import { persistableRosterState } from '../../core/roster/index.js';
 import { loadPlan } from '../../orchestrator/load.js';
 import { epicDocOf } from '../../orchestrator/owner.js';
-import { planDigest } from '../../core/epic/index.js';
+import { planDigest, preferredExecutor } from '../../core/epic/index.js';
 import type { EpicPorts, EpicSettings } from '../context.js';
 import { integrate } from '../integrate.js';
 import { shellGates } from '../../adapters/process/shell-gates.js';
@@ -385,9 +385,10 @@ export async function runStoryJob(
       story.id,
     );
   }
-  const preferred =
-    (restart ? undefined : prior.executors[prior.executors.length - 1]) ?? story.executor;
-  const executor = await ctx.roster.lease(story.id, preferred);
+  const executor = await ctx.roster.lease(
+    story.id,
+    preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+  );
   let record: StoryRecord;
   let pushes = 0;
   if (executor === null) {

@@ -7,22 +7,10 @@
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  blankRecord,
-  budgetHalt,
-  doneWithoutMerge,
-  heldRecord,
-  mergedRecord,
-  preferredExecutor,
-} from '../core/epic/rules.js';
+import { decideStories, planDigest, sameRecord, type Trigger } from '../core/epic/index.js';
+import { blankRecord, preferredExecutor } from '../core/epic/rules.js';
 import { reportRow } from '../core/epic/report-rows.js';
-import {
-  type Halt,
-  type Plan,
-  type Story,
-  type StoryRecord,
-  type StoryStatus,
-} from '../core/model.js';
+import { type Halt, type Plan, type Story, type StoryRecord } from '../core/model.js';
 import {
   buildReportJson,
   renderBoard,
@@ -30,7 +18,7 @@ import {
   type ReportInput,
 } from '../core/report/index.js';
 import { loadRosterState, type RosterState } from '../core/roster/index.js';
-import { LaunchSummary, schedule } from '../core/scheduler/index.js';
+import { LaunchSummary } from '../core/scheduler/index.js';
 import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
 import { runStory } from './story.js';
 
@@ -77,77 +65,81 @@ export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promis
   return new EpicContext(settings, ports, roster, tree, head);
 }
 
-/** A record for a story that must be shown as waiting (a blank one when it has none yet). */
-function waitingRecord(
-  ctx: EpicContext,
-  story: Story,
-  prior: StoryRecord | undefined,
-  reason: string,
-): StoryRecord {
-  const { epic, plan } = ctx.settings;
-  return heldRecord(prior ?? blankRecord(epic, story.id, plan.hashes[story.id] ?? ''), reason);
+/**
+ * The records as the epic's state machine must see them locally: only stories this
+ * process runs are active (an `active` record left by a crash is a story to start again,
+ * on its branch, at the same attempt), and a story being started is active at once.
+ */
+function localView(
+  records: ReadonlyMap<string, StoryRecord>,
+  running: ReadonlySet<string>,
+  planned: (id: string) => StoryRecord,
+): Record<string, StoryRecord> {
+  const view: Record<string, StoryRecord> = {};
+  for (const [id, r] of records) {
+    if (running.has(id)) view[id] = { ...r, status: 'active' };
+    else if (r.status === 'active') view[id] = { ...r, status: 'planned' };
+    else view[id] = r;
+  }
+  for (const id of running) view[id] ??= { ...planned(id), status: 'active' };
+  return view;
 }
 
 export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promise<EpicRunResult> {
-  const { plan, epicBranch } = ctx.settings;
+  const { plan, epicBranch, epic } = ctx.settings;
   const { git, state } = ctx.ports;
   const startedAt = ctx.ports.clock.now().toISOString();
   const stories = plan.stories;
+  const byId = new Map(stories.map((s) => [s.id, s]));
   const records = new Map<string, StoryRecord>();
   for (const r of await state.listStories()) records.set(r.story, r);
-  const merged = await git.mergedStories(epicBranch);
-
-  // Merged-ness comes from the epic branch; everything else starts as planned.
-  const status: Record<string, StoryStatus> = {};
+  const merged = new Map(await git.mergedStories(epicBranch));
   for (const s of stories) {
-    const mergeCommit = merged.get(s.id);
-    const prior = records.get(s.id);
-    const hash = plan.hashes[s.id] ?? '';
-    if (mergeCommit !== undefined) {
-      status[s.id] = 'done';
-      const base = prior ?? blankRecord(ctx.settings.epic, s.id, hash);
-      const done = mergedRecord(base, mergeCommit, startedAt);
-      if (done !== prior) {
-        records.set(s.id, done);
-        await state.writeStory(done);
-      }
-      ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
-    } else if (doneWithoutMerge(prior, hash)) {
-      // The judge found the work already in place: done without a merge.
-      status[s.id] = 'done';
-    } else {
-      status[s.id] = 'planned';
-    }
+    if (merged.has(s.id)) ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
   }
 
   const running = new Map<string, Promise<void>>();
+  /** Stories started in this run: a waiting one keeps the reason its own run gave. */
   const startedNow = new Set<string>();
   const summary = new LaunchSummary();
-  const byId = new Map(stories.map((s) => [s.id, s]));
   const writeBoard = async (): Promise<void> => {
     await state.writeText(
       'board.md',
       renderBoard(reportInput(ctx, stories, records, startedAt, options)),
     );
   };
+  const blank = (id: string): StoryRecord => blankRecord(epic, id, plan.hashes[id] ?? '');
+  // The first decision reruns what a rerun should (as `/resume` would); later ones only
+  // see stories finish.
+  let trigger: Trigger = { kind: 'rerun' };
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
     // Running stories save their usage after every turn: the budget sees it at once.
-    const over =
-      ctx.config.budget === undefined
-        ? undefined
-        : budgetHalt(ctx.config, await state.listStories());
-    if (over !== undefined) ctx.setHalt(over);
-    let decision = schedule({
-      stories,
-      status,
-      concurrency: options.concurrency,
+    for (const r of await state.listStories()) if (running.has(r.story)) records.set(r.story, r);
+    const view = localView(records, new Set(running.keys()), blank);
+    const d = decideStories({
+      epic: { number: 0, title: options.title ?? epic },
+      epicId: epic,
+      plan,
+      records: view,
+      merged,
+      config: ctx.config,
       freeCoderSlots: ctx.roster.freeSlots(),
-      ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
+      halt: ctx.halt,
       failFast: options.failFast,
+      ownWaitingReasons: startedNow,
+      // Locally the plan file is the user's own: approved as it is.
+      approvedPlan: planDigest(plan),
+      subIssues: {},
+      pr: undefined,
+      now: ctx.ports.clock.now().toISOString(),
+      trigger,
     });
-    if (decision.start.length > 0) {
+    trigger = { kind: 'status' };
+    if (d.halt?.kind === 'budget') ctx.setHalt(d.halt);
+    const starting = new Set(d.decision.start);
+    if (starting.size > 0) {
       const exhausted = ctx.roster.exhausted();
       if (exhausted !== null) {
         ctx.setHalt({
@@ -158,45 +150,46 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
         continue;
       }
     }
-    for (const hold of decision.hold) {
-      const prior = records.get(hold.id);
-      if (prior?.status === 'waiting' && prior.reason === hold.reason) continue;
-      // A story that ran in this run and stopped waiting keeps its own reason.
-      if (prior?.status === 'waiting' && startedNow.has(hold.id)) continue;
-      const story = byId.get(hold.id);
-      if (story === undefined) continue;
-      const record = waitingRecord(ctx, story, prior, hold.reason);
-      records.set(hold.id, record);
-      status[hold.id] = 'waiting';
-      await state.writeStory(record);
-      ctx.emit('status', `waiting: ${hold.reason}`, hold.id, {
-        status: 'waiting',
-        reason: hold.reason,
-      });
+    // What the decision changed (merges found, holds, releases, reruns) is written now.
+    let written = 0;
+    for (const e of d.entries) {
+      const id = e.story.id;
+      if (starting.has(id) || running.has(id) || e.current === undefined) continue;
+      if (sameRecord(view[id], e.current)) continue;
+      records.set(id, e.current);
+      await state.writeStory(e.current);
+      written += 1;
+      if (e.current.status === 'waiting' && e.current.reason !== undefined) {
+        ctx.emit('status', `waiting: ${e.current.reason}`, id, {
+          status: 'waiting',
+          reason: e.current.reason,
+        });
+      }
     }
-    for (const id of decision.release) status[id] = 'planned';
-    const line = summary.update(decision.summary);
+    const line = summary.update(d.decision.summary);
     if (line !== undefined) ctx.emit('summary', line);
 
     let launched = 0;
-    for (const id of decision.start) {
+    for (const id of d.decision.start) {
       const story = byId.get(id);
       if (story === undefined) continue;
+      // The story runs from its record as it is durable (a crash resumes its attempt).
       const prior = records.get(id) ?? null;
       const executor = await ctx.roster.lease(
         id,
         preferredExecutor(story, prior, plan.hashes[id] ?? ''),
       );
       if (executor === null) break;
-      status[id] = 'active';
-      startedNow.add(id);
       launched += 1;
+      startedNow.add(id);
       running.set(
         id,
         runStory(ctx, { story, executor, prior })
           .then(async (record) => {
             records.set(id, record);
-            status[id] = record.status;
+            if (record.status === 'done' && record.mergeCommit !== undefined) {
+              merged.set(id, record.mergeCommit);
+            }
           })
           .finally(async () => {
             running.delete(id);
@@ -207,22 +200,8 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     }
     if (launched > 0) await writeBoard();
     if (running.size === 0) {
-      if (launched === 0) {
-        // Settled: apply the final holds once more (a halt may have come last).
-        decision = schedule({
-          stories,
-          status,
-          concurrency: options.concurrency,
-          freeCoderSlots: ctx.roster.freeSlots(),
-          ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
-          failFast: options.failFast,
-        });
-        const settled = decision.hold.every((h) => {
-          const r = records.get(h.id);
-          return r?.reason === h.reason || (r?.status === 'waiting' && startedNow.has(h.id));
-        });
-        if (settled) break;
-      }
+      // Settled: nothing runs, nothing started, and the last decision changed nothing.
+      if (launched === 0 && written === 0) break;
       continue;
     }
     await untilChange(ctx, running.values());
@@ -235,7 +214,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     'report.json',
     `${JSON.stringify(buildReportJson(input), null, 2)}\n`,
   );
-  const allDone = stories.every((s) => status[s.id] === 'done');
+  const allDone = stories.every((s) => {
+    const r = records.get(s.id);
+    return merged.has(s.id) || r?.status === 'done';
+  });
   return {
     exitCode: allDone ? 0 : 1,
     records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),

@@ -19,13 +19,14 @@ import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
 import { reportRow } from './report-rows.js';
 import { attemptOf, budgetHalt, heldRecord, releasedRecord } from './rules.js';
-import { describeUnapproved, planApproval } from './approval.js';
+import { describeUnapproved, planApproval, type PlanApproval } from './approval.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
 import type { Entry } from './story-state.js';
 import {
   applyTrigger,
+  epicIdOf,
   login,
   newRecord,
   sameRecord,
@@ -42,8 +43,28 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
   'interrupted',
 ]);
 
-export function reconcile(input: ReconcileInput): Action[] {
-  const actions: Action[] = [];
+/**
+ * The one epic state machine, shared by the GitHub reconcile and the local run: every
+ * story settled against the epic branch (merged wins), the trigger applied (commands, a
+ * finished run, a rerun), the halt (persisted, from the trigger, an unapproved plan, a
+ * spent budget), and the scheduler's holds, releases and starts. The entries carry each
+ * story's record as it must be after the decision; launches are not applied yet.
+ */
+export interface StoryDecision {
+  readonly entries: Entry[];
+  readonly decision: SchedulerDecision;
+  readonly halt: Halt | undefined;
+  /** The hold of a plan nobody with write permission approved (it is also `halt`, or behind it). */
+  readonly held: Halt | undefined;
+  readonly approval: PlanApproval;
+  /** Short answers to the command that triggered the decision. */
+  readonly replies: readonly string[];
+  /** Approval and halt changes to persist, in order: before any start they allow. */
+  readonly stateActions: readonly Action[];
+}
+
+export function decideStories(input: ReconcileInput): StoryDecision {
+  const stateActions: Action[] = [];
   const replies: string[] = [];
   const approval = planApproval({
     plan: input.plan,
@@ -52,8 +73,10 @@ export function reconcile(input: ReconcileInput): Action[] {
     trigger: input.trigger,
   });
   // First, before any dispatch it allows, so a start never runs ahead of its approval.
-  if (approval.kind === 'approve') actions.push({ kind: 'approve-plan', plan: approval.plan });
-  let halt = haltFromTrigger(input, actions);
+  if (approval.kind === 'approve') {
+    stateActions.push({ kind: 'approve-plan', plan: approval.plan });
+  }
+  let halt = haltFromTrigger(input, stateActions);
   // A persisted halt still shows first; an unapproved plan starts nothing either way.
   const held = approval.kind === 'hold' ? approval.halt : undefined;
   halt ??= held;
@@ -79,8 +102,13 @@ export function reconcile(input: ReconcileInput): Action[] {
     if (!check.ok) replies.push(check.error);
   }
   halt ??= budgetHalt(input.config, Object.values(input.records));
-
   const decision = scheduleStories(input, entries, halt);
+  return { entries, decision, halt, held, approval, replies, stateActions };
+}
+
+export function reconcile(input: ReconcileInput): Action[] {
+  const { entries, decision, halt, held, approval, replies, stateActions } = decideStories(input);
+  const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
   actions.push(...structureActions(input, entries, held === undefined));
   actions.push(...launchActions(input, entries, new Set(decision.start)));
@@ -152,12 +180,14 @@ function scheduleStories(
     concurrency: input.config.concurrency,
     freeCoderSlots: input.freeCoderSlots + released,
     ...(halt === undefined ? {} : { halt }),
+    ...(input.failFast === true ? { failFast: true } : {}),
   });
   const byId = new Map(entries.map((e) => [e.story.id, e]));
   for (const { id, reason } of decision.hold) {
     const e = byId.get(id);
     if (e === undefined) continue;
-    e.current = heldRecord(e.current ?? newRecord(String(input.epic.number), e), reason);
+    if (e.current?.status === 'waiting' && input.ownWaitingReasons?.has(id) === true) continue;
+    e.current = heldRecord(e.current ?? newRecord(epicIdOf(input), e), reason);
   }
   for (const id of decision.release) {
     const e = byId.get(id);
@@ -177,7 +207,7 @@ function structureActions(
   approved: boolean,
 ): Action[] {
   const actions: Action[] = [];
-  const branch = epicBranchName(String(input.epic.number));
+  const branch = epicBranchName(epicIdOf(input));
   if (input.pr === undefined) {
     actions.push({ kind: 'ensure-epic-branch', branch });
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
@@ -226,7 +256,7 @@ function launchActions(
       prior !== undefined &&
       (prior.restart === 'fresh' || (prior.planHash !== e.hash && hadStarted(prior)));
     const fresh = !started || restart;
-    const base = prior ?? newRecord(String(input.epic.number), e);
+    const base = prior ?? newRecord(epicIdOf(input), e);
     const { reason: _r, finishedAt: _f, mergeCommit: _m, restart: _s, ...rest } = base;
     e.current = {
       ...rest,
@@ -298,7 +328,7 @@ function commentActions(
   },
 ): Action[] {
   const { halt, allDone } = facts;
-  const stories = reportStories(entries, String(input.epic.number));
+  const stories = reportStories(entries, epicIdOf(input));
   const nextStep = nextStepText({
     allDone,
     halt,

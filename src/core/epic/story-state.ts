@@ -10,6 +10,11 @@ import { endedWithoutOutcome, strandedReason } from './dispatch-check.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
 import type { ReconcileInput } from './types.js';
 
+/** The epic's id in branch names and records. */
+export function epicIdOf(input: Pick<ReconcileInput, 'epic' | 'epicId'>): string {
+  return input.epicId ?? String(input.epic.number);
+}
+
 /** Statuses `/skip` applies to: a running story is left to finish first. */
 const SKIPPABLE: ReadonlySet<StoryStatus> = new Set(['planned', 'waiting', 'failed']);
 
@@ -48,9 +53,9 @@ export function statusOf(e: Entry): StoryStatus {
  */
 export function settle(input: ReconcileInput, e: Entry): Entry {
   const { prior } = e;
-  const epicBranch = epicBranchName(String(input.epic.number));
+  const epicBranch = epicBranchName(epicIdOf(input));
   if (e.mergeCommit !== undefined) {
-    const base = prior ?? newRecord(String(input.epic.number), e);
+    const base = prior ?? newRecord(epicIdOf(input), e);
     const merged = mergedRecord(base, e.mergeCommit, input.now);
     if (merged !== prior) e.current = merged;
     return e;
@@ -121,7 +126,7 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
         );
         return;
       }
-      const base = withoutReason(cur ?? newRecord(String(input.epic.number), e));
+      const base = withoutReason(cur ?? newRecord(epicIdOf(input), e));
       const { mergeCommit: _m, ...rest } = base;
       e.current = {
         ...rest,
@@ -140,6 +145,15 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
       }
       return;
     }
+    case 'rerun': {
+      if (cur === undefined || e.mergeCommit !== undefined) return;
+      const changed = cur.planHash !== e.hash;
+      const doneWithoutMerge = effective === 'done' && cur.mergeCommit === undefined;
+      if (effective === 'failed' || (changed && (effective === 'active' || doneWithoutMerge))) {
+        e.current = again(e, cur, undefined);
+      }
+      return;
+    }
     default:
       return;
   }
@@ -150,21 +164,26 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
  * when its plan entry changed, restart from the epic head with a new attempt
  * right away, so a job still running the old attempt knows it is superseded.
  */
-function again(e: Entry, cur: StoryRecord, note: string): StoryRecord {
+function again(e: Entry, cur: StoryRecord, note: string | undefined): StoryRecord {
   delete e.derivedFailure;
   const { mergeCommit: _m, ...rest } = withoutReason(cur);
   const started = cur.startedAt !== undefined;
   if (started && cur.planHash !== e.hash) {
     const { startedAt: _s, finishedAt: _f, ...restart } = rest;
     e.display.length = 0;
+    const changed = 'plan entry changed: restarted from the epic head';
     return {
       ...restart,
       status: 'planned',
       attempt: cur.attempt + 1,
-      notes: [...rest.notes, `${note}; plan entry changed: restarted from the epic head`],
+      notes: [...rest.notes, note === undefined ? changed : `${note}; ${changed}`],
     };
   }
-  return { ...rest, status: 'planned', notes: [...rest.notes, note] };
+  return {
+    ...rest,
+    status: 'planned',
+    notes: note === undefined ? rest.notes : [...rest.notes, note],
+  };
 }
 
 function notApplicable(

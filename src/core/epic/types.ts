@@ -31,6 +31,12 @@ export type Trigger =
   | { readonly kind: 'cancel'; readonly by: string }
   | { readonly kind: 'retry'; readonly story: string; readonly by: string }
   | { readonly kind: 'skip'; readonly story: string; readonly by: string }
+  /**
+   * `epicflow run` again (locally): what `/resume` does, with nobody to name — failed
+   * stories run again, a story whose plan entry changed restarts, and one done without a
+   * merge whose entry changed is done no more.
+   */
+  | { readonly kind: 'rerun' }
   /** A story job's workflow run completed (any conclusion). */
   | {
       readonly kind: 'workflow_run';
@@ -46,6 +52,15 @@ export interface SubIssueRef {
 
 export interface ReconcileInput {
   readonly epic: { readonly number: number; readonly title: string };
+  /** The epic's id in branch names and records (local epics have names); default the number. */
+  readonly epicId?: string;
+  /** Start nothing new once a story failed (`epicflow run --fail-fast`). */
+  readonly failFast?: boolean;
+  /**
+   * Stories that stopped waiting in a run of this decision's caller (interrupted, out of
+   * executors): their own reason says more than a hold's, and is kept.
+   */
+  readonly ownWaitingReasons?: ReadonlySet<string>;
   /** A valid plan (plan hashes come from `plan.hashes`). */
   readonly plan: Plan;
   /** Durable story records by story id; a story may have none yet. */

@@ -7,8 +7,8 @@
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { decideStories, planDigest, sameRecord, type Trigger } from '../core/epic/index.js';
-import { blankRecord, preferredExecutor } from '../core/epic/rules.js';
+import { decideLocal, type Trigger } from '../core/epic/index.js';
+import { preferredExecutor } from '../core/epic/rules.js';
 import { reportRow } from '../core/epic/report-rows.js';
 import { type Halt, type Plan, type Story, type StoryRecord } from '../core/model.js';
 import {
@@ -65,26 +65,6 @@ export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promis
   return new EpicContext(settings, ports, roster, tree, head);
 }
 
-/**
- * The records as the epic's state machine must see them locally: only stories this
- * process runs are active (an `active` record left by a crash is a story to start again,
- * on its branch, at the same attempt), and a story being started is active at once.
- */
-function localView(
-  records: ReadonlyMap<string, StoryRecord>,
-  running: ReadonlySet<string>,
-  planned: (id: string) => StoryRecord,
-): Record<string, StoryRecord> {
-  const view: Record<string, StoryRecord> = {};
-  for (const [id, r] of records) {
-    if (running.has(id)) view[id] = { ...r, status: 'active' };
-    else if (r.status === 'active') view[id] = { ...r, status: 'planned' };
-    else view[id] = r;
-  }
-  for (const id of running) view[id] ??= { ...planned(id), status: 'active' };
-  return view;
-}
-
 export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promise<EpicRunResult> {
   const { plan, epicBranch, epic } = ctx.settings;
   const { git, state } = ctx.ports;
@@ -108,7 +88,6 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       renderBoard(reportInput(ctx, stories, records, startedAt, options)),
     );
   };
-  const blank = (id: string): StoryRecord => blankRecord(epic, id, plan.hashes[id] ?? '');
   // The first decision reruns what a rerun should (as `/resume` would); later ones only
   // see stories finish.
   let trigger: Trigger = { kind: 'rerun' };
@@ -117,29 +96,25 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
     // Running stories save their usage after every turn: the budget sees it at once.
     for (const r of await state.listStories()) if (running.has(r.story)) records.set(r.story, r);
-    const view = localView(records, new Set(running.keys()), blank);
-    const d = decideStories({
-      epic: { number: 0, title: options.title ?? epic },
-      epicId: epic,
+    const d = decideLocal({
+      epic,
+      title: options.title ?? epic,
       plan,
-      records: view,
-      merged,
       config: ctx.config,
-      freeCoderSlots: ctx.roster.freeSlots(),
+      records,
+      merged,
+      running: new Set(running.keys()),
+      startedNow,
       halt: ctx.halt,
+      freeCoderSlots: ctx.roster.freeSlots(),
       failFast: options.failFast,
-      ownWaitingReasons: startedNow,
-      // Locally the plan file is the user's own: approved as it is.
-      approvedPlan: planDigest(plan),
-      subIssues: {},
-      pr: undefined,
-      now: ctx.ports.clock.now().toISOString(),
       trigger,
+      now: ctx.ports.clock.now().toISOString(),
     });
     trigger = { kind: 'status' };
+    for (const a of d.stateActions) if (a.kind === 'set-halt') ctx.setHalt(a.halt);
     if (d.halt?.kind === 'budget') ctx.setHalt(d.halt);
-    const starting = new Set(d.decision.start);
-    if (starting.size > 0) {
+    if (d.starts.length > 0) {
       const exhausted = ctx.roster.exhausted();
       if (exhausted !== null) {
         ctx.setHalt({
@@ -151,26 +126,21 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       }
     }
     // What the decision changed (merges found, holds, releases, reruns) is written now.
-    let written = 0;
-    for (const e of d.entries) {
-      const id = e.story.id;
-      if (starting.has(id) || running.has(id) || e.current === undefined) continue;
-      if (sameRecord(view[id], e.current)) continue;
-      records.set(id, e.current);
-      await state.writeStory(e.current);
-      written += 1;
-      if (e.current.status === 'waiting' && e.current.reason !== undefined) {
-        ctx.emit('status', `waiting: ${e.current.reason}`, id, {
+    for (const record of d.writes) {
+      records.set(record.story, record);
+      await state.writeStory(record);
+      if (record.status === 'waiting' && record.reason !== undefined) {
+        ctx.emit('status', `waiting: ${record.reason}`, record.story, {
           status: 'waiting',
-          reason: e.current.reason,
+          reason: record.reason,
         });
       }
     }
-    const line = summary.update(d.decision.summary);
+    const line = summary.update(d.summary);
     if (line !== undefined) ctx.emit('summary', line);
 
     let launched = 0;
-    for (const id of d.decision.start) {
+    for (const id of d.starts) {
       const story = byId.get(id);
       if (story === undefined) continue;
       // The story runs from its record as it is durable (a crash resumes its attempt).
@@ -201,7 +171,7 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     if (launched > 0) await writeBoard();
     if (running.size === 0) {
       // Settled: nothing runs, nothing started, and the last decision changed nothing.
-      if (launched === 0 && written === 0) break;
+      if (launched === 0 && d.writes.length === 0) break;
       continue;
     }
     await untilChange(ctx, running.values());

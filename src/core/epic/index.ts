@@ -59,3 +59,4 @@ export type { RunCheck, RunOrigin, RunRepository, StoryRunSource } from './run-o
 export { checkStoryRun } from './run-origin.js';
 export * from './report-rows.js';
 export * from './rules.js';
+export * from './local.js';

@@ -173,12 +173,6 @@ const graphs = fc.integer({ min: 1, max: 7 }).chain((n) =>
   ),
 );
 
-type Event =
-  | { kind: 'merge' | 'fail'; pick: number }
-  | { kind: 'edit'; pick: number }
-  | { kind: 'cancel' | 'resume' }
-  | { kind: 'skip' | 'retry'; pick: number };
-
 const events = fc.array(
   fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constant('merge' as const), pick: fc.nat(9) }) },

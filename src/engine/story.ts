@@ -9,7 +9,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { ExecutorConfig } from '../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
-import type { RunRecord } from '../core/executor.js';
 import {
   oracleFindings,
   parsePassCount,
@@ -21,23 +20,38 @@ import {
   buildJudgePrompt,
   buildVerifierPrompt,
   extractAnswer,
-  formatScores,
   judgeVerdictSchema,
-  verdictFindings,
   verifierAnswerSchema,
-  type JudgeVerdict,
 } from '../core/judge/index.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../core/model.js';
 import {
   classifyChanges,
   describeGitConfigRestore,
-  describeStrays,
-  isClean,
-  strayPaths,
   type PerimeterResult,
 } from '../core/perimeter/index.js';
 import { answerBlocked, buildCoderPrompt, type PromptFeedback } from '../core/prompt/index.js';
-import type { Exclusion } from '../core/roster/index.js';
+import {
+  decideAfterCheck,
+  decideAfterExclusion,
+  decideAfterHandover,
+  decideAfterJudge,
+  decideAfterTurn,
+  decideAfterVerifier,
+  INTERRUPTED,
+  RATE_LIMIT_BACKOFF_MS,
+  setupFailedReason,
+  shortDetail,
+  startRounds,
+  type BlockedClaim,
+  type CheckFacts,
+  type Decision,
+  type JudgeFacts,
+  type StoryAction,
+  type StoryEffect,
+  type StoryRounds,
+  type TurnFacts,
+  type VerifierFacts,
+} from '../core/story/index.js';
 import type { EpicContext } from './context.js';
 import { integrate } from './integrate.js';
 import type { WorktreePort } from './ports.js';
@@ -45,14 +59,7 @@ import { StoryStop } from './stop.js';
 import { mergeUsage } from './usage.js';
 import { priceUsage } from '../core/usage/index.js';
 
-/** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
-export const INTERRUPTED = 'interrupted; rerun to continue';
-
-/** At most this many handovers per story (PRODUCT §7.3). */
-export const MAX_HANDOVERS = 2;
-
-/** Waits before retrying a rate-limited turn: 1 s, then 2 s (the third one excludes). */
-export const RATE_LIMIT_BACKOFF_MS = 1000;
+export { INTERRUPTED, MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from '../core/story/index.js';
 
 /** A judge or verifier call moves to another executor at most this many times. */
 const HELPER_ATTEMPTS = 3;
@@ -93,28 +100,6 @@ class Recorder {
       await this.save({ timings });
     }
   }
-}
-
-/** A process detail in one line: its first line and the last lines of output. */
-function shortDetail(detail: string): string {
-  const lines = detail
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-  if (lines.length === 0) return 'no detail';
-  const rest = lines.slice(1).slice(-3);
-  return [lines[0], ...rest].join(' | ');
-}
-
-function tailLines(lines: readonly string[], n: number): string {
-  return lines.slice(0, n).join('; ');
-}
-
-function describeVerdicts(verdicts: readonly GateVerdict[], lines = 3): string {
-  return verdicts
-    .filter((v) => v.status === 'new')
-    .map((v) => `${v.command}: ${tailLines(v.newLines, lines) || 'failed'}`)
-    .join(' | ');
 }
 
 /**
@@ -218,12 +203,9 @@ async function holdAt(
   ctx.emit('story', note, story.id);
 }
 
-interface TurnState {
-  executor: ExecutorConfig;
-  chain: string[];
-  handovers: number;
+/** Turns of a story so far: coder, judge and verifier turns count alike. */
+interface TurnCounter {
   round: number;
-  rateRetries: number;
 }
 
 interface HelperAnswer<T> {
@@ -245,7 +227,9 @@ async function askHelper<T>(
   story: Story,
   tree: WorktreePort,
   rec: Recorder,
-  turn: TurnState,
+  turn: TurnCounter,
+  /** The story's coders, whom the helper avoids when another can serve. */
+  coders: readonly string[],
   request: {
     readonly role: 'judge' | 'verifier';
     readonly preferred?: string | undefined;
@@ -260,7 +244,7 @@ async function askHelper<T>(
   let why = `no executor can take the ${role} role`;
   for (let attempt = 0; attempt < HELPER_ATTEMPTS;) {
     if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
-    const pick = ctx.roster.helper(role, request.preferred, turn.chain);
+    const pick = ctx.roster.helper(role, request.preferred, coders);
     if (pick === null) return why;
     const executor = pick.executor;
     ctx.emit(
@@ -327,25 +311,20 @@ async function askHelper<T>(
   return why;
 }
 
-interface JudgeResult {
-  readonly verdict: JudgeVerdict;
-  readonly executor: string;
-  readonly independent: boolean;
-}
-
 /** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */
 async function judgeStory(
   ctx: EpicContext,
   story: Story,
   tree: WorktreePort,
   rec: Recorder,
-  turn: TurnState,
+  turn: TurnCounter,
+  coders: readonly string[],
   base: string,
   empty: boolean,
-): Promise<JudgeResult> {
+): Promise<JudgeFacts> {
   const head = await tree.head();
   const diff = empty ? '' : await ctx.ports.git.diff(base, head);
-  const answer = await askHelper(ctx, story, tree, rec, turn, {
+  const answer = await askHelper(ctx, story, tree, rec, turn, coders, {
     role: 'judge',
     head,
     preferred: ctx.config.judge?.executor,
@@ -360,154 +339,129 @@ async function judgeStory(
         repairError,
       }),
   });
-  if (typeof answer === 'string') throw new StoryStop('failed', `judge unavailable: ${answer}`);
-  const findings = verdictFindings(answer.value);
-  ctx.emit(
-    'story',
-    `judge ${answer.executor}: ${answer.value.cleared ? 'cleared' : 'not cleared'} (${formatScores(answer.value)})` +
-      (findings.length > 0 && !answer.value.cleared ? `: ${findings.join('; ')}` : ''),
-    story.id,
-  );
-  return { verdict: answer.value, executor: answer.executor, independent: answer.independent };
+  if (typeof answer === 'string') return { kind: 'unavailable', why: answer };
+  return {
+    kind: 'verdict',
+    verdict: answer.value,
+    executor: answer.executor,
+    independent: answer.independent,
+  };
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+/** A verifier's answer on a BLOCKED_ON claim the plan cannot settle. */
+async function verifyClaim(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  turn: TurnCounter,
+  coders: readonly string[],
+  claim: BlockedClaim,
+): Promise<VerifierFacts> {
+  const verdict = await askHelper(ctx, story, tree, rec, turn, coders, {
+    role: 'verifier',
+    head: await tree.head(),
+    schema: verifierAnswerSchema,
+    prompt: (repairError) =>
+      buildVerifierPrompt({
+        epic: ctx.settings.epic,
+        plan: ctx.settings.plan,
+        story,
+        claim: claim.claim,
+        planAnswer: claim.answer,
+        repairError,
+      }),
+  });
+  if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict };
+  return {
+    kind: 'answer',
+    executor: verdict.executor,
+    real: verdict.value.real,
+    reason: verdict.value.reason,
+  };
 }
 
-/**
- * Runs one coder turn and handles infrastructure outcomes: a usage limit, auth
- * failure or outage hands the story to the next executor (at most twice); a
- * rate limit below the exclusion threshold retries. Returns the ok record.
- */
+/** A BLOCKED_ON claim with what the plan answers it. */
+function blockedClaim(ctx: EpicContext, story: Story, claim: string): BlockedClaim {
+  const answer = answerBlocked(ctx.settings.plan, story, claim);
+  return {
+    claim,
+    answer: answer.answer,
+    suggestedEdit: answer.suggestedEdit,
+    decided: answer.decided,
+  };
+}
+
+/** Waits `ms` (returning early when interrupted), then runs one coder turn and commits it. */
 async function coderTurn(
   ctx: EpicContext,
   story: Story,
   tree: WorktreePort,
   rec: Recorder,
-  turn: TurnState,
-  feedback: PromptFeedback | undefined,
-): Promise<{ record: RunRecord; feedback: PromptFeedback | undefined }> {
-  let fb = feedback;
-  for (;;) {
-    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
-    const prompt = buildCoderPrompt({
-      epic: ctx.settings.epic,
-      plan: ctx.settings.plan,
-      story,
-      round: turn.round,
-      gates: ctx.config.gates,
-      houseRules: ctx.settings.houseRules,
-      ...(fb === undefined ? {} : { feedback: fb }),
-    });
-    ctx.emit('story', `round ${turn.round}: ${turn.executor.id} coding`, story.id);
-    const started = rec.record.startedAt
-      ? Date.parse(rec.record.startedAt)
-      : ctx.ports.clock.now().getTime();
-    const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
-    const doing = `round ${turn.round} (${turn.executor.id} coding)`;
-    const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
-      const pending = ctx.ports.executors(turn.executor).runTurn(
-        {
-          epic: ctx.settings.epic,
-          story: story.id,
-          round: turn.round,
-          role: 'coder',
-          prompt,
-          worktree: tree.path,
-          executor: turn.executor,
-          env: ctx.settings.executorEnv[turn.executor.id] ?? {},
-          home: join(ctx.settings.homesDir, story.id, turn.executor.id),
-          timeoutMs: Math.max(1000, left),
-        },
-        ctx.interrupt.signal,
-      );
-      ctx.checkpoint('mid-coder', story.id);
-      return rec.time('code', () => pending);
-    });
-    // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
-    const priced = priceUsage(result.usage, ctx.config.prices);
-    await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
-    const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${turn.executor.id}`);
-    if (sha !== null) ctx.checkpoint('after-commit', story.id);
-    turn.round += 1;
-    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
-
-    if (result.outcome === 'ok') return { record: result, feedback: fb };
-    let exclusion: Exclusion | null;
-    if (result.missingBinary === true) {
-      // Not the story's fault: the executor is out for the run and the story moves on.
-      exclusion = await ctx.roster.missingBinary(turn.executor.id, result.detail);
-    } else if (result.outcome === 'failed') {
-      throw new StoryStop(
-        'failed',
-        `coder turn failed (${turn.executor.id}): ${shortDetail(result.detail)}`,
-      );
-    } else {
-      exclusion = await ctx.roster.signal(
-        turn.executor.id,
-        result.outcome,
-        result.resetAt,
-        result.detail,
-      );
-    }
-    if (exclusion === null) {
-      // A rate limit below the threshold: the same executor tries again after a short
-      // backoff; the roster's threshold (3 in 10 minutes) bounds the retries.
-      turn.rateRetries += 1;
-      ctx.emit('story', `${turn.executor.id} was rate limited; trying again`, story.id);
-      await backoff(RATE_LIMIT_BACKOFF_MS * turn.rateRetries, ctx.interrupt.signal);
-      continue;
-    }
-    turn.rateRetries = 0;
-    const why = exclusion.reason;
-    ctx.emit('story', `${turn.executor.id} stopped: ${why}`, story.id);
-    const exhausted = ctx.roster.exhausted();
-    if (exhausted !== null) {
-      ctx.setHalt({
-        kind: 'roster-exhausted',
-        message: exhausted.message,
-        ...(exhausted.until === undefined ? {} : { until: exhausted.until }),
-      });
-    }
-    if (turn.handovers >= MAX_HANDOVERS) {
-      throw new StoryStop(
-        'failed',
-        `${turn.executor.id} stopped (${why}) after ${MAX_HANDOVERS} handovers`,
-      );
-    }
-    const next = await ctx.roster.handover(story.id, turn.chain);
-    if (next === null) {
-      // Infrastructure, not the story's work: with the roster exhausted it waits for an executor.
-      throw new StoryStop(
-        exhausted === null ? 'failed' : 'waiting',
-        `${turn.executor.id} stopped (${why}) and no other executor can take over`,
-      );
-    }
-    ctx.emit('story', `handed over from ${turn.executor.id} to ${next.id}`, story.id);
-    fb = { ...(fb ?? {}), takeover: { from: turn.executor.id, reason: why } };
-    turn.executor = next;
-    turn.chain.push(next.id);
-    turn.handovers += 1;
-    await rec.save({ executors: [...turn.chain] });
-  }
+  turn: TurnCounter,
+  executor: ExecutorConfig,
+  action: { readonly feedback: PromptFeedback | undefined; readonly waitMs: number },
+): Promise<TurnFacts> {
+  if (action.waitMs > 0) await backoff(action.waitMs, ctx.interrupt.signal);
+  if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+  const { feedback } = action;
+  const prompt = buildCoderPrompt({
+    epic: ctx.settings.epic,
+    plan: ctx.settings.plan,
+    story,
+    round: turn.round,
+    gates: ctx.config.gates,
+    houseRules: ctx.settings.houseRules,
+    ...(feedback === undefined ? {} : { feedback }),
+  });
+  ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
+  const started = rec.record.startedAt
+    ? Date.parse(rec.record.startedAt)
+    : ctx.ports.clock.now().getTime();
+  const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
+  const doing = `round ${turn.round} (${executor.id} coding)`;
+  const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
+    const pending = ctx.ports.executors(executor).runTurn(
+      {
+        epic: ctx.settings.epic,
+        story: story.id,
+        round: turn.round,
+        role: 'coder',
+        prompt,
+        worktree: tree.path,
+        executor,
+        env: ctx.settings.executorEnv[executor.id] ?? {},
+        home: join(ctx.settings.homesDir, story.id, executor.id),
+        timeoutMs: Math.max(1000, left),
+      },
+      ctx.interrupt.signal,
+    );
+    ctx.checkpoint('mid-coder', story.id);
+    return rec.time('code', () => pending);
+  });
+  // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
+  const priced = priceUsage(result.usage, ctx.config.prices);
+  await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
+  const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
+  if (sha !== null) ctx.checkpoint('after-commit', story.id);
+  turn.round += 1;
+  return {
+    interrupted: ctx.interrupt.signal.aborted,
+    outcome: result.outcome,
+    missingBinary: result.missingBinary === true,
+    detail: result.detail,
+    resetAt: result.resetAt,
+    blocked:
+      result.blockedOn === undefined ? undefined : blockedClaim(ctx, story, result.blockedOn),
+  };
 }
 
-/** Why a checked branch may not merge yet ('' when nothing blocks): new gate failures, weakened tests. */
-function blocking(check: CheckResult): string {
-  return [describeVerdicts(check.verdicts), check.oracle.join('; ')]
-    .filter((p) => p !== '')
-    .join(' | ');
-}
-
-interface CheckResult {
+/** The checks of one commit: the story is merged as this commit or not at all. */
+interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
   readonly oracle: string[];
   readonly perimeter: PerimeterResult;
   readonly runs: GateRun[];
-  readonly empty: boolean;
-  /** The commit every check judged: the story is merged as this commit or not at all. */
-  readonly commit: string;
 }
 
 /** Gates against the baseline, the oracle guard and the perimeter of the branch as it is. */
@@ -570,6 +524,55 @@ async function checkStory(
   return { verdicts, oracle, perimeter, runs, empty: false, commit };
 }
 
+/** Tells and records what a decision says, in its order. */
+async function perform(
+  ctx: EpicContext,
+  story: Story,
+  rec: Recorder,
+  effects: readonly StoryEffect[],
+): Promise<void> {
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case 'say':
+        ctx.emit('story', effect.message, story.id);
+        break;
+      case 'note':
+        await rec.save({ notes: [...rec.record.notes, ...effect.notes] });
+        break;
+      case 'executors':
+        await rec.save({ executors: [...effect.executors] });
+        break;
+      case 'halt':
+        ctx.setHalt(effect.halt);
+        break;
+    }
+  }
+}
+
+/** Puts paths outside the perimeter back as on the epic base, as a commit of the story. */
+async function restoreStrays(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  base: string,
+  paths: readonly string[],
+): Promise<void> {
+  await rec.time('perimeter', async () => {
+    await tree.restorePaths(base, paths);
+    await tree.commitAll(`${story.id}: put paths outside the perimeter back`);
+  });
+  ctx.checkpoint('after-restore', story.id);
+  await rec.save({
+    notes: [...rec.record.notes, `restored outside its perimeter: ${paths.join(', ')}`],
+  });
+  ctx.emit(
+    'story',
+    `restored ${paths.length} path(s) outside its perimeter from ${ctx.settings.epicBranch}: ${paths.join(', ')}`,
+    story.id,
+  );
+}
+
 export interface StoryRunInput {
   readonly story: Story;
   readonly executor: ExecutorConfig;
@@ -624,258 +627,128 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
       rec.time('setup', () => ctx.runSetup(tree.path)),
     );
-    if (setupFailure !== null) {
-      throw new StoryStop(
-        'failed',
-        `setup failed: ${setupFailure.output.trim().split('\n').slice(-5).join(' | ')}`,
-      );
-    }
+    if (setupFailure !== null)
+      throw new StoryStop('failed', setupFailedReason(setupFailure.output));
     ctx.checkpoint('after-setup', story.id);
     // Baseline gates run the epic's code: earlier stories' agents wrote it.
     const baseline = await ctx.merge.run(() =>
       guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
     );
 
-    const turn: TurnState = {
-      executor: input.executor,
-      chain,
-      handovers: 0,
-      round: 1,
-      rateRetries: 0,
-    };
-    const judge = ctx.config.judge;
-    let judgeRevisions = 0;
-    let inPlace = false;
-    const judged = async (result: JudgeResult): Promise<void> => {
-      const note =
-        `judge ${result.executor} cleared` +
-        (judgeRevisions > 0 ? ` after ${plural(judgeRevisions, 'revision')}` : '') +
-        ` (${formatScores(result.verdict)})`;
-      const notes = [...rec.record.notes, note];
-      if (!result.independent) {
-        notes.push(`judge was not independent: ${result.executor} also coded the story`);
-      }
-      await rec.save({ notes });
-    };
-    let feedback: PromptFeedback | undefined;
-    /** The commit that passed every check: what is merged, or nothing. */
-    let checked = '';
-    let fixRoundsLeft = ctx.config.fixRounds;
-    let perimeterShown = false;
-    let blockedPushback = false;
-    for (;;) {
-      const { record, feedback: used } = await coderTurn(ctx, story, tree, rec, turn, feedback);
-      feedback = used;
-      if (record.blockedOn !== undefined) {
-        const claim = record.blockedOn;
-        const answer = answerBlocked(ctx.settings.plan, story, claim);
-        const missing = `missing dependency: ${claim} (suggested plan edit: ${answer.suggestedEdit})`;
-        if (blockedPushback) throw new StoryStop('failed', missing);
-        let rebuttal = answer.answer;
-        if (!answer.decided && ctx.config.executors.some((e) => e.roles.includes('verifier'))) {
-          // The plan cannot settle this claim: a verifier decides whether it is real.
-          const verdict = await askHelper(ctx, story, tree, rec, turn, {
-            role: 'verifier',
-            head: await tree.head(),
-            schema: verifierAnswerSchema,
-            prompt: (repairError) =>
-              buildVerifierPrompt({
-                epic: ctx.settings.epic,
-                plan: ctx.settings.plan,
-                story,
-                claim,
-                planAnswer: answer.answer,
-                repairError,
-              }),
-          });
-          if (typeof verdict === 'string') {
-            ctx.emit(
-              'story',
-              `verifier unavailable (${verdict}); answering from the plan`,
-              story.id,
-            );
-          } else if (verdict.value.real) {
-            ctx.emit(
-              'story',
-              `BLOCKED_ON confirmed by ${verdict.executor}: ${verdict.value.reason}`,
-              story.id,
-            );
-            throw new StoryStop(
-              'failed',
-              `${missing}; confirmed by ${verdict.executor}: ${verdict.value.reason}`,
-            );
-          } else {
-            rebuttal = `${answer.answer}\nA verifier checked your claim and found it is not real: ${verdict.value.reason}`;
-          }
-        }
-        blockedPushback = true;
-        ctx.emit('story', `BLOCKED_ON rejected once: ${claim}`, story.id);
-        feedback = { blocked: { claim, answer: rebuttal } };
-        continue;
-      }
+    const turn: TurnCounter = { round: 1 };
+    const checks = async (): Promise<CheckFacts> => {
       const check = await checkStory(ctx, story, tree, rec, base, baseline);
       // Gates killed by an interrupt prove nothing either way.
-      if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
-      if (check.empty) {
-        if (judge === undefined) throw new StoryStop('failed', 'no changes');
-        // Only the judge can say the work is already in place (PRODUCT §5).
-        const result = await judgeStory(ctx, story, tree, rec, turn, base, true);
-        if (result.verdict.cleared) {
-          await judged(result);
-          inPlace = true;
-          break;
-        }
-        const findings = verdictFindings(result.verdict);
-        if (judgeRevisions >= judge.rounds) {
-          throw new StoryStop(
-            'failed',
-            `no changes, and the judge did not find the story in place after ${plural(judgeRevisions, 'revision')}: ${findings.join('; ')}`,
+      return { ...check, interrupted: ctx.interrupt.signal.aborted };
+    };
+    /** Performs one step that does not end the story and decides on its result. */
+    const step = async (
+      state: StoryRounds,
+      action: Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>,
+    ): Promise<Decision> => {
+      switch (action.kind) {
+        case 'code':
+          return decideAfterTurn(
+            state,
+            await coderTurn(ctx, story, tree, rec, turn, state.executor, action),
           );
+        case 'exclude': {
+          const { signal } = action;
+          const exclusion =
+            signal.kind === 'missing-binary'
+              ? await ctx.roster.missingBinary(action.executor, signal.detail)
+              : await ctx.roster.signal(
+                  action.executor,
+                  signal.outcome,
+                  signal.resetAt,
+                  signal.detail,
+                );
+          return decideAfterExclusion(state, {
+            exclusion: exclusion?.reason ?? null,
+            exhausted: ctx.roster.exhausted(),
+          });
         }
-        judgeRevisions += 1;
-        feedback = { noChanges: true, judge: { findings } };
-        continue;
-      }
-      const failing = check.verdicts.filter((v) => v.status === 'new');
-      const strays = isClean(check.perimeter) ? [] : describeStrays(check.perimeter);
-      if (failing.length > 0 || check.oracle.length > 0) {
-        if (fixRoundsLeft <= 0) throw new StoryStop('failed', `gates failed: ${blocking(check)}`);
-        fixRoundsLeft -= 1;
-        ctx.emit(
-          'story',
-          `gates failed: ${describeVerdicts(check.verdicts, 1) || check.oracle.join('; ')}`,
-          story.id,
-        );
-        feedback = {
-          gateFailures: failing.map((v) => ({
-            command: v.command,
-            lines: v.newLines,
-            output: check.runs.find((r) => r.command === v.command)?.output ?? '',
-          })),
-          oracle: check.oracle,
-          ...(strays.length > 0 && !perimeterShown ? { perimeter: strays } : {}),
-        };
-        if (strays.length > 0) perimeterShown = true;
-        continue;
-      }
-      ctx.emit('story', 'gates passed', story.id);
-      if (strays.length > 0 && !perimeterShown) {
-        perimeterShown = true;
-        ctx.emit(
-          'story',
-          `changes outside its perimeter: ${strayPaths(check.perimeter).join(', ')}`,
-          story.id,
-        );
-        feedback = { perimeter: strays };
-        continue;
-      }
-      if (check.perimeter.forbidden.length > 0) {
-        throw new StoryStop(
-          'failed',
-          `refused: ${check.perimeter.forbidden.map((f) => `${f.path} (${f.reason})`).join(', ')}`,
-        );
-      }
-      checked = check.commit;
-      if (strays.length > 0) {
-        const paths = strayPaths(check.perimeter);
-        await rec.time('perimeter', async () => {
-          await tree.restorePaths(base, paths);
-          await tree.commitAll(`${story.id}: put paths outside the perimeter back`);
-        });
-        ctx.checkpoint('after-restore', story.id);
-        await rec.save({
-          notes: [...rec.record.notes, `restored outside its perimeter: ${paths.join(', ')}`],
-        });
-        ctx.emit(
-          'story',
-          `restored ${paths.length} path(s) outside its perimeter from ${ctx.settings.epicBranch}: ${paths.join(', ')}`,
-          story.id,
-        );
-        // The gates must hold without the restored paths.
-        const again = await checkStory(ctx, story, tree, rec, base, baseline);
-        if (again.empty)
-          throw new StoryStop(
-            'failed',
-            'no changes (everything it changed was outside its perimeter)',
+        case 'hand-over':
+          return decideAfterHandover(state, {
+            next: await ctx.roster.handover(story.id, state.chain),
+          });
+        case 'verify':
+          return decideAfterVerifier(
+            state,
+            await verifyClaim(ctx, story, tree, rec, turn, state.chain, action.claim),
           );
-        if (blocking(again) !== '') {
-          throw new StoryStop(
-            'failed',
-            `gates failed after restoring paths outside the perimeter: ${blocking(again)}`,
+        case 'check':
+          return decideAfterCheck(state, await checks());
+        case 'restore':
+          await restoreStrays(ctx, story, tree, rec, base, action.paths);
+          // The gates must hold without the restored paths, the perimeter is judged again.
+          return decideAfterCheck(state, await checks());
+        case 'judge':
+          return decideAfterJudge(
+            state,
+            await judgeStory(ctx, story, tree, rec, turn, state.chain, base, action.inPlace),
           );
-        }
-        // The perimeter is judged again on the commit that is now the story.
-        if (!isClean(again.perimeter)) {
-          const left = [
-            ...strayPaths(again.perimeter),
-            ...again.perimeter.forbidden.map((f) => f.path),
-          ];
-          throw new StoryStop(
-            'failed',
-            `still outside its perimeter after restoring: ${[...new Set(left)].join(', ')}`,
-          );
-        }
-        checked = again.commit;
       }
-      if (judge !== undefined) {
-        const result = await judgeStory(ctx, story, tree, rec, turn, base, false);
-        if (!result.verdict.cleared) {
-          const findings = verdictFindings(result.verdict);
-          if (judgeRevisions >= judge.rounds) {
-            throw new StoryStop(
-              'failed',
-              `judge did not clear the story after ${plural(judgeRevisions, 'revision')}: ${findings.join('; ')}`,
-            );
-          }
-          judgeRevisions += 1;
-          feedback = { judge: { findings } };
-          continue;
-        }
-        await judged(result);
-      }
-      break;
-    }
+    };
 
-    if (inPlace) {
-      await rec.save(
-        {
-          status: 'done',
-          executors: [...turn.chain],
-          notes: [...rec.record.notes, 'already in place'],
-          finishedAt: now(),
-        },
-        ['reason'],
-      );
-      ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
-      return rec.record;
-    }
-
-    await rec.save({ executors: [...turn.chain] });
-    // The epic's gates run the merged code; the epic tree shares the repository's configuration.
-    const merged = await rec.time('integrate', () =>
-      guardGitConfig(
-        ctx,
-        story,
-        ctx.epicTree,
-        rec,
-        `the merge into ${ctx.settings.epicBranch}`,
-        () => integrate(ctx, { story, branch, commit: checked, chain: turn.chain }),
-      ),
-    );
-    await rec.save(
-      { status: 'done', mergeCommit: merged, storyCommit: checked, finishedAt: now() },
-      ['reason'],
-    );
-    ctx.emit(
-      'status',
-      `merged into ${ctx.settings.epicBranch} (${formatChain(turn.chain)})`,
-      story.id,
+    let decision = startRounds(
       {
-        status: 'done',
-        mergeCommit: merged,
+        fixRounds: ctx.config.fixRounds,
+        judgeRounds: ctx.config.judge?.rounds,
+        verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       },
+      input.executor,
+      chain,
     );
-    return rec.record;
+    for (;;) {
+      await perform(ctx, story, rec, decision.effects);
+      const { state, next } = decision;
+      if (next.kind === 'stop') throw new StoryStop(next.status, next.reason);
+      if (next.kind === 'in-place') {
+        await rec.save(
+          {
+            status: 'done',
+            executors: [...state.chain],
+            notes: [...rec.record.notes, 'already in place'],
+            finishedAt: now(),
+          },
+          ['reason'],
+        );
+        ctx.emit('status', 'done: already in place; nothing to merge', story.id, {
+          status: 'done',
+        });
+        return rec.record;
+      }
+      if (next.kind === 'integrate') {
+        await rec.save({ executors: [...state.chain] });
+        // The epic's gates run the merged code; the epic tree shares the repository's configuration.
+        const merged = await rec.time('integrate', () =>
+          guardGitConfig(
+            ctx,
+            story,
+            ctx.epicTree,
+            rec,
+            `the merge into ${ctx.settings.epicBranch}`,
+            () => integrate(ctx, { story, branch, commit: next.commit, chain: state.chain }),
+          ),
+        );
+        await rec.save(
+          { status: 'done', mergeCommit: merged, storyCommit: next.commit, finishedAt: now() },
+          ['reason'],
+        );
+        ctx.emit(
+          'status',
+          `merged into ${ctx.settings.epicBranch} (${formatChain(state.chain)})`,
+          story.id,
+          {
+            status: 'done',
+            mergeCommit: merged,
+          },
+        );
+        return rec.record;
+      }
+      decision = await step(state, next);
+    }
   } catch (e) {
     const stop =
       e instanceof StoryStop

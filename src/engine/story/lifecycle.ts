@@ -21,7 +21,6 @@ import {
   type CheckFacts,
   type Decision,
   type StoryAction,
-  type StoryEffect,
   type StoryRounds,
 } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
@@ -29,7 +28,7 @@ import { integrate } from '../integrate.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
-import { Recorder } from './recorder.js';
+import { performEffects, Recorder } from './recorder.js';
 import { coderTurn, judgeStory, verifyClaim, type TurnCounter } from './turns.js';
 
 /**
@@ -76,31 +75,6 @@ async function prepareBranch(
   }
   ctx.checkpoint('after-branch', story.id);
   return git.addWorktree(worktreePath, branch);
-}
-
-/** Tells and records what a decision says, in its order. */
-async function perform(
-  ctx: EpicContext,
-  story: Story,
-  rec: Recorder,
-  effects: readonly StoryEffect[],
-): Promise<void> {
-  for (const effect of effects) {
-    switch (effect.kind) {
-      case 'say':
-        ctx.emit('story', effect.message, story.id);
-        break;
-      case 'note':
-        await rec.save({ notes: [...rec.record.notes, ...effect.notes] });
-        break;
-      case 'executors':
-        await rec.save({ executors: [...effect.executors] });
-        break;
-      case 'halt':
-        ctx.setHalt(effect.halt);
-        break;
-    }
-  }
 }
 
 export interface StoryRunInput {
@@ -231,7 +205,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       chain,
     );
     for (;;) {
-      await perform(ctx, story, rec, decision.effects);
+      await performEffects(ctx, story, rec, decision.effects);
       const { state, next } = decision;
       if (next.kind === 'stop') throw new StoryStop(next.status, next.reason);
       if (next.kind === 'in-place') {

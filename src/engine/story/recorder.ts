@@ -1,5 +1,6 @@
-/** A story's record as it is written: after every step. */
-import type { StoryRecord } from '../../core/model.js';
+/** A story's record as it is written after every step, and the effects of decisions. */
+import type { Story, StoryRecord } from '../../core/model.js';
+import type { StoryEffect } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
 
 /** The record writer of one story: every change is saved at once, atomically. */
@@ -27,6 +28,31 @@ export class Recorder {
       const ms = this.ctx.ports.clock.now().getTime() - start;
       const timings = { ...this.record.timings, [phase]: (this.record.timings[phase] ?? 0) + ms };
       await this.save({ timings });
+    }
+  }
+}
+
+/** Tells and records what a decision says, in its order. */
+export async function performEffects(
+  ctx: EpicContext,
+  story: Story,
+  rec: Recorder,
+  effects: readonly StoryEffect[],
+): Promise<void> {
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case 'say':
+        ctx.emit('story', effect.message, story.id);
+        break;
+      case 'note':
+        await rec.save({ notes: [...rec.record.notes, ...effect.notes] });
+        break;
+      case 'executors':
+        await rec.save({ executors: [...effect.executors] });
+        break;
+      case 'halt':
+        ctx.setHalt(effect.halt);
+        break;
     }
   }
 }

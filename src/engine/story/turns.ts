@@ -17,10 +17,13 @@ import {
 import type { Story } from '../../core/model.js';
 import { answerBlocked, buildCoderPrompt, type PromptFeedback } from '../../core/prompt/index.js';
 import {
+  decideAfterHelperExclusion,
+  decideAfterHelperTurn,
   INTERRUPTED,
-  RATE_LIMIT_BACKOFF_MS,
-  shortDetail,
+  startHelperCall,
   type BlockedClaim,
+  type HelperFacts,
+  type HelperRole,
   type JudgeFacts,
   type TurnFacts,
   type VerifierFacts,
@@ -31,10 +34,7 @@ import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
-import type { Recorder } from './recorder.js';
-
-/** A judge or verifier call moves to another executor at most this many times. */
-const HELPER_ATTEMPTS = 3;
+import { performEffects, type Recorder } from './recorder.js';
 
 /** Sleeps, returning early (without throwing) when the run is interrupted. */
 async function backoff(ms: number, signal: AbortSignal): Promise<void> {
@@ -60,9 +60,9 @@ interface HelperAnswer<T> {
 /**
  * One judge or verifier call: picks an executor for the role away from the
  * story's coders when another can serve, records its usage under that executor,
- * puts back anything it changed, and reads its JSON answer (one repair re-ask
- * when the answer does not fit the schema). Infrastructure signals exclude the
- * executor and move the call to another one. Returns the answer, or why there is none.
+ * puts back anything it changed, and reads its JSON answer. What follows each
+ * turn (a repair re-ask, another executor, no answer) is `core/story`'s decision.
+ * Returns the answer, or why there is none.
  */
 async function askHelper<T>(
   ctx: EpicContext,
@@ -73,7 +73,7 @@ async function askHelper<T>(
   /** The story's coders, whom the helper avoids when another can serve. */
   coders: readonly string[],
   request: {
-    readonly role: 'judge' | 'verifier';
+    readonly role: HelperRole;
     readonly preferred?: string | undefined;
     readonly prompt: (repairError: string | undefined) => string;
     readonly schema: z.ZodType<T>;
@@ -82,12 +82,11 @@ async function askHelper<T>(
   },
 ): Promise<HelperAnswer<T> | string> {
   const { role } = request;
-  let repairError: string | undefined;
-  let why = `no executor can take the ${role} role`;
-  for (let attempt = 0; attempt < HELPER_ATTEMPTS;) {
+  /** Runs one turn of the executor the roster picks. */
+  const helperTurn = async (repairError: string | undefined): Promise<HelperFacts<T>> => {
     if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
     const pick = ctx.roster.helper(role, request.preferred, coders);
-    if (pick === null) return why;
+    if (pick === null) return { kind: 'no-executor' };
     const executor = pick.executor;
     ctx.emit(
       'story',
@@ -120,37 +119,53 @@ async function askHelper<T>(
     });
     // A judge or verifier only reads: whatever it committed or changed is put back.
     await holdAt(ctx, story, tree, rec, request.head, `the ${role} (${executor.id})`);
-    if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
+    const interrupted = ctx.interrupt.signal.aborted;
     if (result.outcome === 'ok') {
-      const answer = extractAnswer(result.finalMessage, request.schema);
-      if (answer.ok)
-        return { value: answer.value, executor: executor.id, independent: pick.independent };
-      if (repairError !== undefined) return `${executor.id} gave no valid answer: ${answer.error}`;
-      repairError = answer.error;
-      ctx.emit(
-        'story',
-        `${role} answer of ${executor.id} unreadable (${answer.error}); asking once more`,
-        story.id,
-      );
-      continue;
+      return {
+        kind: 'answered',
+        executor: executor.id,
+        independent: pick.independent,
+        interrupted,
+        answer: extractAnswer(result.finalMessage, request.schema),
+      };
     }
-    attempt += 1;
-    if (result.missingBinary === true) {
-      await ctx.roster.missingBinary(executor.id, result.detail);
-      why = `${executor.id}: ${shortDetail(result.detail)}`;
-      continue;
+    return {
+      kind: 'stopped',
+      executor: executor.id,
+      interrupted,
+      outcome: result.outcome,
+      missingBinary: result.missingBinary === true,
+      detail: result.detail,
+      resetAt: result.resetAt,
+    };
+  };
+
+  let decision = startHelperCall<T>(role);
+  for (;;) {
+    await performEffects(ctx, story, rec, decision.effects);
+    if (decision.waitMs > 0) await backoff(decision.waitMs, ctx.interrupt.signal);
+    const { call, next } = decision;
+    switch (next.kind) {
+      case 'answer':
+        return { value: next.value, executor: next.executor, independent: next.independent };
+      case 'unavailable':
+        return next.why;
+      case 'stop':
+        throw new StoryStop(next.status, next.reason);
+      case 'ask':
+        decision = decideAfterHelperTurn(call, await helperTurn(next.repairError));
+        break;
+      case 'exclude': {
+        const { signal } = next;
+        const exclusion =
+          signal.kind === 'missing-binary'
+            ? await ctx.roster.missingBinary(next.executor, signal.detail)
+            : await ctx.roster.signal(next.executor, signal.outcome, signal.resetAt, signal.detail);
+        decision = decideAfterHelperExclusion(call, { exclusion: exclusion?.reason ?? null });
+        break;
+      }
     }
-    if (result.outcome === 'failed') return `${executor.id} failed: ${shortDetail(result.detail)}`;
-    const exclusion = await ctx.roster.signal(
-      executor.id,
-      result.outcome,
-      result.resetAt,
-      result.detail,
-    );
-    why = `${executor.id} stopped: ${exclusion?.reason ?? result.outcome}`;
-    if (exclusion === null) await backoff(RATE_LIMIT_BACKOFF_MS * attempt, ctx.interrupt.signal);
   }
-  return why;
 }
 
 /** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
+import type { GateRun } from '../../core/gates/index.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
   decideAfterCheck,
@@ -29,7 +30,7 @@ import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
-import { coderTurn, judgeStory, verifyClaim, type TurnCounter } from './turns.js';
+import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnCounter } from './turns.js';
 
 /**
  * A story whose plan entry changed since its branch was created starts over:
@@ -75,6 +76,151 @@ async function prepareBranch(
   }
   ctx.checkpoint('after-branch', story.id);
   return git.addWorktree(worktreePath, branch);
+}
+
+/** A story in its rounds: its tree at the epic base it caught up with, gated against `baseline`. */
+interface StoryRun {
+  readonly story: Story;
+  readonly branch: string;
+  readonly tree: WorktreePort;
+  readonly rec: Recorder;
+  readonly base: string;
+  readonly baseline: readonly GateRun[];
+  /** The coder it starts with, the last of `chain`. */
+  readonly executor: ExecutorConfig;
+  readonly chain: readonly string[];
+}
+
+type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
+
+/** Performs one step that does not end the story, and decides on its result. */
+async function perform(
+  ctx: EpicContext,
+  run: StoryRun,
+  turn: TurnCounter,
+  state: StoryRounds,
+  action: Step,
+): Promise<Decision> {
+  const { story, tree, rec, base } = run;
+  const checks = async (): Promise<CheckFacts> => {
+    const check = await checkStory(ctx, story, tree, rec, base, run.baseline);
+    // Gates killed by an interrupt prove nothing either way.
+    return { ...check, interrupted: ctx.interrupt.signal.aborted };
+  };
+  switch (action.kind) {
+    case 'code':
+      return decideAfterTurn(
+        state,
+        await coderTurn(ctx, story, tree, rec, turn, state.executor, action),
+      );
+    case 'exclude': {
+      const exclusion = await signalRoster(ctx, action.executor, action.signal);
+      return decideAfterExclusion(state, {
+        exclusion: exclusion?.reason ?? null,
+        exhausted: ctx.roster.exhausted(),
+      });
+    }
+    case 'hand-over':
+      return decideAfterHandover(state, {
+        next: await ctx.roster.handover(story.id, state.chain),
+      });
+    case 'verify':
+      return decideAfterVerifier(
+        state,
+        await verifyClaim(ctx, story, tree, rec, turn, state.chain, action.claim),
+      );
+    case 'check':
+      return decideAfterCheck(state, await checks());
+    case 'restore':
+      await restoreStrays(ctx, story, tree, rec, base, action.paths);
+      // The gates must hold without the restored paths, the perimeter is judged again.
+      return decideAfterCheck(state, await checks());
+    case 'judge':
+      return decideAfterJudge(
+        state,
+        await judgeStory(ctx, story, tree, rec, turn, state.chain, base, action.inPlace),
+      );
+  }
+}
+
+/** The rounds: steps performed as the reducer decides, until the story ends. */
+async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
+  const { story, rec } = run;
+  const turn: TurnCounter = { round: 1 };
+  let decision = startRounds(
+    {
+      fixRounds: ctx.config.fixRounds,
+      judgeRounds: ctx.config.judge?.rounds,
+      verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
+    },
+    run.executor,
+    run.chain,
+  );
+  for (;;) {
+    await performEffects(ctx, story, rec, decision.effects);
+    const { state, next } = decision;
+    switch (next.kind) {
+      case 'stop':
+        throw new StoryStop(next.status, next.reason);
+      case 'in-place':
+        return finishInPlace(ctx, run, state.chain);
+      case 'integrate':
+        return merge(ctx, run, next.commit, state.chain);
+      default:
+        decision = await perform(ctx, run, turn, state, next);
+    }
+  }
+}
+
+/** Done without a merge: the judge found the work already in place. */
+async function finishInPlace(
+  ctx: EpicContext,
+  run: StoryRun,
+  chain: readonly string[],
+): Promise<StoryRecord> {
+  const { story, rec } = run;
+  await rec.save(
+    {
+      status: 'done',
+      executors: [...chain],
+      notes: [...rec.record.notes, 'already in place'],
+      finishedAt: ctx.ports.clock.now().toISOString(),
+    },
+    ['reason'],
+  );
+  ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
+  return rec.record;
+}
+
+/** Integrates the checked commit into the epic branch. */
+async function merge(
+  ctx: EpicContext,
+  run: StoryRun,
+  commit: string,
+  chain: readonly string[],
+): Promise<StoryRecord> {
+  const { story, rec, branch } = run;
+  await rec.save({ executors: [...chain] });
+  // The epic's gates run the merged code; the epic tree shares the repository's configuration.
+  const merged = await rec.time('integrate', () =>
+    guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
+      integrate(ctx, { story, branch, commit, chain }),
+    ),
+  );
+  await rec.save(
+    {
+      status: 'done',
+      mergeCommit: merged,
+      storyCommit: commit,
+      finishedAt: ctx.ports.clock.now().toISOString(),
+    },
+    ['reason'],
+  );
+  ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
+    status: 'done',
+    mergeCommit: merged,
+  });
+  return rec.record;
 }
 
 export interface StoryRunInput {
@@ -139,120 +285,16 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
     );
 
-    const turn: TurnCounter = { round: 1 };
-    const checks = async (): Promise<CheckFacts> => {
-      const check = await checkStory(ctx, story, tree, rec, base, baseline);
-      // Gates killed by an interrupt prove nothing either way.
-      return { ...check, interrupted: ctx.interrupt.signal.aborted };
-    };
-    /** Performs one step that does not end the story and decides on its result. */
-    const step = async (
-      state: StoryRounds,
-      action: Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>,
-    ): Promise<Decision> => {
-      switch (action.kind) {
-        case 'code':
-          return decideAfterTurn(
-            state,
-            await coderTurn(ctx, story, tree, rec, turn, state.executor, action),
-          );
-        case 'exclude': {
-          const { signal } = action;
-          const exclusion =
-            signal.kind === 'missing-binary'
-              ? await ctx.roster.missingBinary(action.executor, signal.detail)
-              : await ctx.roster.signal(
-                  action.executor,
-                  signal.outcome,
-                  signal.resetAt,
-                  signal.detail,
-                );
-          return decideAfterExclusion(state, {
-            exclusion: exclusion?.reason ?? null,
-            exhausted: ctx.roster.exhausted(),
-          });
-        }
-        case 'hand-over':
-          return decideAfterHandover(state, {
-            next: await ctx.roster.handover(story.id, state.chain),
-          });
-        case 'verify':
-          return decideAfterVerifier(
-            state,
-            await verifyClaim(ctx, story, tree, rec, turn, state.chain, action.claim),
-          );
-        case 'check':
-          return decideAfterCheck(state, await checks());
-        case 'restore':
-          await restoreStrays(ctx, story, tree, rec, base, action.paths);
-          // The gates must hold without the restored paths, the perimeter is judged again.
-          return decideAfterCheck(state, await checks());
-        case 'judge':
-          return decideAfterJudge(
-            state,
-            await judgeStory(ctx, story, tree, rec, turn, state.chain, base, action.inPlace),
-          );
-      }
-    };
-
-    let decision = startRounds(
-      {
-        fixRounds: ctx.config.fixRounds,
-        judgeRounds: ctx.config.judge?.rounds,
-        verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
-      },
-      input.executor,
+    return await runRounds(ctx, {
+      story,
+      branch,
+      tree,
+      rec,
+      base,
+      baseline,
+      executor: input.executor,
       chain,
-    );
-    for (;;) {
-      await performEffects(ctx, story, rec, decision.effects);
-      const { state, next } = decision;
-      if (next.kind === 'stop') throw new StoryStop(next.status, next.reason);
-      if (next.kind === 'in-place') {
-        await rec.save(
-          {
-            status: 'done',
-            executors: [...state.chain],
-            notes: [...rec.record.notes, 'already in place'],
-            finishedAt: now(),
-          },
-          ['reason'],
-        );
-        ctx.emit('status', 'done: already in place; nothing to merge', story.id, {
-          status: 'done',
-        });
-        return rec.record;
-      }
-      if (next.kind === 'integrate') {
-        await rec.save({ executors: [...state.chain] });
-        // The epic's gates run the merged code; the epic tree shares the repository's configuration.
-        const merged = await rec.time('integrate', () =>
-          guardGitConfig(
-            ctx,
-            story,
-            ctx.epicTree,
-            rec,
-            `the merge into ${ctx.settings.epicBranch}`,
-            () => integrate(ctx, { story, branch, commit: next.commit, chain: state.chain }),
-          ),
-        );
-        await rec.save(
-          { status: 'done', mergeCommit: merged, storyCommit: next.commit, finishedAt: now() },
-          ['reason'],
-        );
-        ctx.emit(
-          'status',
-          `merged into ${ctx.settings.epicBranch} (${formatChain(state.chain)})`,
-          story.id,
-          {
-            status: 'done',
-            mergeCommit: merged,
-          },
-        );
-        return rec.record;
-      }
-      decision = await step(state, next);
-    }
+    });
   } catch (e) {
     const stop =
       e instanceof StoryStop

@@ -22,12 +22,14 @@ import {
   INTERRUPTED,
   startHelperCall,
   type BlockedClaim,
+  type ExecutorSignal,
   type HelperFacts,
   type HelperRole,
   type JudgeFacts,
   type TurnFacts,
   type VerifierFacts,
 } from '../../core/story/index.js';
+import type { Exclusion } from '../../core/roster/index.js';
 import { priceUsage } from '../../core/usage/index.js';
 import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
@@ -55,6 +57,17 @@ interface HelperAnswer<T> {
   readonly executor: string;
   /** False when the helper is also one of the story's coders. */
   readonly independent: boolean;
+}
+
+/** Tells the roster an executor stopped; its exclusion, or none (a rate limit below the threshold). */
+export async function signalRoster(
+  ctx: EpicContext,
+  executor: string,
+  signal: ExecutorSignal,
+): Promise<Exclusion | null> {
+  return signal.kind === 'missing-binary'
+    ? ctx.roster.missingBinary(executor, signal.detail)
+    : ctx.roster.signal(executor, signal.outcome, signal.resetAt, signal.detail);
 }
 
 /**
@@ -156,11 +169,7 @@ async function askHelper<T>(
         decision = decideAfterHelperTurn(call, await helperTurn(next.repairError));
         break;
       case 'exclude': {
-        const { signal } = next;
-        const exclusion =
-          signal.kind === 'missing-binary'
-            ? await ctx.roster.missingBinary(next.executor, signal.detail)
-            : await ctx.roster.signal(next.executor, signal.outcome, signal.resetAt, signal.detail);
+        const exclusion = await signalRoster(ctx, next.executor, next.signal);
         decision = decideAfterHelperExclusion(call, { exclusion: exclusion?.reason ?? null });
         break;
       }

@@ -9,7 +9,7 @@
 import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
 import type { Extracted } from '../judge/index.js';
-import type { ExecutorSignal, StoryEffect } from './lifecycle.js';
+import type { ExecutorSignal, StoryEffect, Unavailable } from './lifecycle.js';
 import { RATE_LIMIT_BACKOFF_MS } from './lifecycle.js';
 import { INTERRUPTED, shortDetail } from './texts.js';
 
@@ -66,7 +66,7 @@ export type HelperStep<T> =
       readonly executor: string;
       readonly independent: boolean;
     }
-  | { readonly kind: 'unavailable'; readonly why: string }
+  | Unavailable
   | { readonly kind: 'stop'; readonly status: 'waiting'; readonly reason: string };
 
 export interface HelperDecision<T> {

@@ -152,9 +152,15 @@ export interface TurnFacts {
   readonly blocked?: BlockedClaim | undefined;
 }
 
+/** No answer from a judge or verifier, and why. */
+export interface Unavailable {
+  readonly kind: 'unavailable';
+  readonly why: string;
+}
+
 /** The verifier's answer on a claim, or why there is none. */
 export type VerifierFacts =
-  | { readonly kind: 'unavailable'; readonly why: string }
+  | Unavailable
   | {
       readonly kind: 'answer';
       readonly executor: string;
@@ -177,7 +183,7 @@ export interface CheckFacts {
 
 /** The judge's verdict, or why there is none. */
 export type JudgeFacts =
-  | { readonly kind: 'unavailable'; readonly why: string }
+  | Unavailable
   | {
       readonly kind: 'verdict';
       readonly verdict: JudgeVerdict;

@@ -30,7 +30,7 @@ import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
-import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnCounter } from './turns.js';
+import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnScope } from './turns.js';
 
 /**
  * A story whose plan entry changed since its branch was created starts over:
@@ -97,7 +97,7 @@ type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
 async function perform(
   ctx: EpicContext,
   run: StoryRun,
-  turn: TurnCounter,
+  scope: TurnScope,
   state: StoryRounds,
   action: Step,
 ): Promise<Decision> {
@@ -109,10 +109,7 @@ async function perform(
   };
   switch (action.kind) {
     case 'code':
-      return decideAfterTurn(
-        state,
-        await coderTurn(ctx, story, tree, rec, turn, state.executor, action),
-      );
+      return decideAfterTurn(state, await coderTurn(scope, state.executor, action));
     case 'exclude': {
       const exclusion = await signalRoster(ctx, action.executor, action.signal);
       return decideAfterExclusion(state, {
@@ -125,10 +122,7 @@ async function perform(
         next: await ctx.roster.handover(story.id, state.chain),
       });
     case 'verify':
-      return decideAfterVerifier(
-        state,
-        await verifyClaim(ctx, story, tree, rec, turn, state.chain, action.claim),
-      );
+      return decideAfterVerifier(state, await verifyClaim(scope, state.chain, action.claim));
     case 'check':
       return decideAfterCheck(state, await checks());
     case 'restore':
@@ -136,17 +130,14 @@ async function perform(
       // The gates must hold without the restored paths, the perimeter is judged again.
       return decideAfterCheck(state, await checks());
     case 'judge':
-      return decideAfterJudge(
-        state,
-        await judgeStory(ctx, story, tree, rec, turn, state.chain, base, action.inPlace),
-      );
+      return decideAfterJudge(state, await judgeStory(scope, state.chain, base, action.inPlace));
   }
 }
 
 /** The rounds: steps performed as the reducer decides, until the story ends. */
 async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
-  const { story, rec } = run;
-  const turn: TurnCounter = { round: 1 };
+  const { story, tree, rec } = run;
+  const scope: TurnScope = { ctx, story, tree, rec, turn: { round: 1 } };
   let decision = startRounds(
     {
       fixRounds: ctx.config.fixRounds,
@@ -167,7 +158,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
       case 'integrate':
         return merge(ctx, run, next.commit, state.chain);
       default:
-        decision = await perform(ctx, run, turn, state, next);
+        decision = await perform(ctx, run, scope, state, next);
     }
   }
 }

@@ -48,8 +48,17 @@ async function backoff(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Turns of a story so far: coder, judge and verifier turns count alike. */
-export interface TurnCounter {
+interface TurnCounter {
   round: number;
+}
+
+/** Where a story's turns run and are recorded. */
+export interface TurnScope {
+  readonly ctx: EpicContext;
+  readonly story: Story;
+  readonly tree: WorktreePort;
+  readonly rec: Recorder;
+  readonly turn: TurnCounter;
 }
 
 interface HelperAnswer<T> {
@@ -78,11 +87,7 @@ export async function signalRoster(
  * Returns the answer, or why there is none.
  */
 async function askHelper<T>(
-  ctx: EpicContext,
-  story: Story,
-  tree: WorktreePort,
-  rec: Recorder,
-  turn: TurnCounter,
+  scope: TurnScope,
   /** The story's coders, whom the helper avoids when another can serve. */
   coders: readonly string[],
   request: {
@@ -94,6 +99,7 @@ async function askHelper<T>(
     readonly head: string;
   },
 ): Promise<HelperAnswer<T> | string> {
+  const { ctx, story, tree, rec, turn } = scope;
   const { role } = request;
   /** Runs one turn of the executor the roster picks. */
   const helperTurn = async (repairError: string | undefined): Promise<HelperFacts<T>> => {
@@ -179,18 +185,15 @@ async function askHelper<T>(
 
 /** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */
 export async function judgeStory(
-  ctx: EpicContext,
-  story: Story,
-  tree: WorktreePort,
-  rec: Recorder,
-  turn: TurnCounter,
+  scope: TurnScope,
   coders: readonly string[],
   base: string,
   empty: boolean,
 ): Promise<JudgeFacts> {
+  const { ctx, story, tree } = scope;
   const head = await tree.head();
   const diff = empty ? '' : await ctx.ports.git.diff(base, head);
-  const answer = await askHelper(ctx, story, tree, rec, turn, coders, {
+  const answer = await askHelper(scope, coders, {
     role: 'judge',
     head,
     preferred: ctx.config.judge?.executor,
@@ -216,15 +219,12 @@ export async function judgeStory(
 
 /** A verifier's answer on a BLOCKED_ON claim the plan cannot settle. */
 export async function verifyClaim(
-  ctx: EpicContext,
-  story: Story,
-  tree: WorktreePort,
-  rec: Recorder,
-  turn: TurnCounter,
+  scope: TurnScope,
   coders: readonly string[],
   claim: BlockedClaim,
 ): Promise<VerifierFacts> {
-  const verdict = await askHelper(ctx, story, tree, rec, turn, coders, {
+  const { ctx, story, tree } = scope;
+  const verdict = await askHelper(scope, coders, {
     role: 'verifier',
     head: await tree.head(),
     schema: verifierAnswerSchema,
@@ -260,14 +260,11 @@ function blockedClaim(ctx: EpicContext, story: Story, claim: string): BlockedCla
 
 /** Waits `ms` (returning early when interrupted), then runs one coder turn and commits it. */
 export async function coderTurn(
-  ctx: EpicContext,
-  story: Story,
-  tree: WorktreePort,
-  rec: Recorder,
-  turn: TurnCounter,
+  scope: TurnScope,
   executor: ExecutorConfig,
   action: { readonly feedback: PromptFeedback | undefined; readonly waitMs: number },
 ): Promise<TurnFacts> {
+  const { ctx, story, tree, rec, turn } = scope;
   if (action.waitMs > 0) await backoff(action.waitMs, ctx.interrupt.signal);
   if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
   const { feedback } = action;

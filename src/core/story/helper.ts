@@ -10,7 +10,7 @@ import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
 import type { Extracted } from '../judge/index.js';
 import type { ExecutorSignal, StoryEffect, Unavailable } from './lifecycle.js';
-import { RATE_LIMIT_BACKOFF_MS } from './lifecycle.js';
+import { executorSignal, RATE_LIMIT_BACKOFF_MS } from './lifecycle.js';
 import { INTERRUPTED, shortDetail } from './texts.js';
 
 /** A judge or verifier call moves to another executor at most this many times. */
@@ -137,24 +137,10 @@ export function decideAfterHelperTurn<T>(
     ]);
   }
   const counted = { ...call, attempts: call.attempts + 1 };
-  if (facts.missingBinary) {
-    const signal: ExecutorSignal = { kind: 'missing-binary', detail: facts.detail };
-    return {
-      call: { ...counted, excluding: { executor: id, signal } },
-      effects: [],
-      waitMs: 0,
-      next: { kind: 'exclude', executor: id, signal },
-    };
-  }
-  if (facts.outcome === 'failed') {
+  if (facts.outcome === 'failed' && !facts.missingBinary) {
     return unavailable(counted, `${id} failed: ${shortDetail(facts.detail)}`);
   }
-  const signal: ExecutorSignal = {
-    kind: 'signal',
-    outcome: facts.outcome,
-    resetAt: facts.resetAt,
-    detail: facts.detail,
-  };
+  const signal = executorSignal(facts);
   return {
     call: { ...counted, excluding: { executor: id, signal } },
     effects: [],

@@ -207,6 +207,18 @@ export interface HandoverFacts {
 
 const say = (message: string): StoryEffect => ({ kind: 'say', message });
 
+/** How a turn that stopped on infrastructure is reported to the roster. */
+export function executorSignal(turn: {
+  readonly outcome: OutcomeClass;
+  readonly missingBinary: boolean;
+  readonly detail: string;
+  readonly resetAt?: string | undefined;
+}): ExecutorSignal {
+  return turn.missingBinary
+    ? { kind: 'missing-binary', detail: turn.detail }
+    : { kind: 'signal', outcome: turn.outcome, resetAt: turn.resetAt, detail: turn.detail };
+}
+
 function stop(
   state: StoryRounds,
   status: 'failed' | 'waiting',
@@ -315,34 +327,14 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
     }
     return pushBack(state, claim, claim.answer);
   }
-  // Not the story's fault: a missing CLI puts the executor out for the run and the story moves on.
-  if (facts.missingBinary) {
-    return {
-      state: { ...state, awaiting: { step: 'exclusion' } },
-      effects: [],
-      next: {
-        kind: 'exclude',
-        executor: id,
-        signal: { kind: 'missing-binary', detail: facts.detail },
-      },
-    };
-  }
-  if (facts.outcome === 'failed') {
+  if (facts.outcome === 'failed' && !facts.missingBinary) {
     return stop(state, 'failed', `coder turn failed (${id}): ${shortDetail(facts.detail)}`);
   }
+  // Not the story's work: the roster hears of it (a missing CLI puts the executor out for the run).
   return {
     state: { ...state, awaiting: { step: 'exclusion' } },
     effects: [],
-    next: {
-      kind: 'exclude',
-      executor: id,
-      signal: {
-        kind: 'signal',
-        outcome: facts.outcome,
-        resetAt: facts.resetAt,
-        detail: facts.detail,
-      },
-    },
+    next: { kind: 'exclude', executor: id, signal: executorSignal(facts) },
   };
 }
 

@@ -513,7 +513,7 @@ async function publish(
     }
     ctx.epicHead = head;
     // The merge runs the gates on code the agent wrote: git's configuration is put
-    // back before the next push carries the token (see guardGitConfig in story.ts).
+    // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
     const snapshot = await ctx.epicTree.snapshotGitConfig();
     try {
       await integrate(ctx, input);

@@ -4,7 +4,8 @@
  * summary. Kept well under GitHub's 1 MiB per step, and with every secret
  * replaced before it is written.
  */
-import { formatChain, totalTokens, type StoryRecord } from '../core/model.js';
+import { usageTotals } from '../core/epic/rules.js';
+import { formatChain, type StoryRecord } from '../core/model.js';
 import type { EngineEvent } from '../engine/ports.js';
 import type { GateLog, StoryJobResult } from '../orchestrator/story-job.js';
 
@@ -22,17 +23,8 @@ export interface StoryTotals {
 }
 
 export function storyTotals(record: StoryRecord): StoryTotals {
-  let tokens = 0;
-  let costUsd = 0;
-  let estimated = false;
-  let priced = false;
-  for (const u of record.usage) {
-    tokens += totalTokens(u.tokens);
-    if (u.costUsd !== undefined && u.costUsd !== null) priced = true;
-    costUsd += u.costUsd ?? 0;
-    if (!u.measured) estimated = true;
-  }
-  return { tokens, costUsd, estimated, priced };
+  const { usd, tokens, estimated, priced } = usageTotals([record]);
+  return { tokens, costUsd: usd, estimated, priced };
 }
 
 function cell(text: string): string {

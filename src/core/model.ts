@@ -107,6 +107,22 @@ export interface Halt {
   readonly message: string;
   /** When the halt may lift (ISO time), e.g. an executor's usage-limit reset. */
   readonly until?: string;
+  /** A budget halt's facts: which limit, its value, what was spent (decisions read these, never the message). */
+  readonly budget?: {
+    readonly unit: 'usd' | 'tokens';
+    readonly limit: number;
+    readonly spent: number;
+  };
+}
+
+/** The halt of a spent budget. */
+export interface BudgetHalt extends Halt {
+  readonly kind: 'budget';
+  readonly budget: {
+    readonly unit: 'usd' | 'tokens';
+    readonly limit: number;
+    readonly spent: number;
+  };
 }
 
 /** Renders an executor chain the way trailers and reports show it: `codex → claude`. */

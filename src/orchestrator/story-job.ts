@@ -28,7 +28,7 @@ import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
 import { loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
-import { planDigest } from '../core/epic/index.js';
+import { planDigest, preferredExecutor } from '../core/epic/index.js';
 import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
@@ -361,9 +361,10 @@ export async function runStoryJob(
       story.id,
     );
   }
-  const preferred =
-    (restart ? undefined : prior.executors[prior.executors.length - 1]) ?? story.executor;
-  const executor = await ctx.roster.lease(story.id, preferred);
+  const executor = await ctx.roster.lease(
+    story.id,
+    preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+  );
   let record: StoryRecord;
   let pushes = 0;
   let refusedPush: PushRefusal | undefined;
@@ -505,7 +506,7 @@ async function publish(
     }
     ctx.epicHead = head;
     // The merge runs the gates on code the agent wrote: git's configuration is put
-    // back before the next push carries the token (see guardGitConfig in story.ts).
+    // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
     const snapshot = await ctx.epicTree.snapshotGitConfig();
     try {
       await integrate(ctx, input);

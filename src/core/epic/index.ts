@@ -22,7 +22,8 @@ export {
   withMarker,
 } from './markers.js';
 export type { Action, BodyPlanEdit, ReconcileInput, SubIssueRef, Trigger } from './types.js';
-export { reconcile } from './reconcile.js';
+export { decideStories, reconcile, type StoryDecision } from './reconcile.js';
+export { epicIdOf, sameRecord } from './story-state.js';
 export type { RunRef } from './run-title.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
 export { fenceBlock, neutralizeMentions, quoteForPrompt, sanitizeIssueText } from './sanitize.js';
@@ -56,3 +57,6 @@ export {
 } from './dispatch-check.js';
 export type { RunCheck, RunOrigin, RunRepository, StoryRunSource } from './run-origin.js';
 export { checkStoryRun } from './run-origin.js';
+export * from './report-rows.js';
+export * from './rules.js';
+export * from './local.js';

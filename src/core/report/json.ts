@@ -76,7 +76,12 @@ export function buildReportJson(input: ReportInput): ReportJson {
     totals: summarizeUsage(allUsage(input)),
     byExecutor: summarizeExecutors(input.stories, input.planning),
     stories: input.stories.map(storyJson),
-    halts: input.halts.map((h) => ({ ...h })),
+    // What people read about a halt; its facts (a budget's numbers) stay internal.
+    halts: input.halts.map((h) => ({
+      kind: h.kind,
+      message: h.message,
+      ...(h.until === undefined ? {} : { until: h.until }),
+    })),
     nextStep: input.nextStep ?? null,
     ...(input.planning === undefined
       ? {}

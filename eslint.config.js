@@ -2,6 +2,12 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+/**
+ * The layers (docs/architecture.md): entries (cli, app, action) → composition and the
+ * GitHub use cases (orchestrator) → use cases (engine) → core; adapters implement the
+ * engine's ports. Each folder below may import only what its rule leaves out.
+ */
+
 /** Modules the pure core must never reach: I/O, processes, GitHub, Actions. */
 const ioModules = [
   'node:fs',
@@ -24,7 +30,32 @@ const ioPatterns = [
   '**/app/**',
   '**/action/**',
   '**/cli/**',
+  '**/engine/**',
+  '**/orchestrator/**',
+  '**/composition/**',
 ];
+
+/** The entries: nothing below them imports one. */
+const entryPatterns = ['**/app/**', '**/action/**', '**/cli/**'];
+
+/**
+ * `no-restricted-imports` for one layer: the import patterns it may not use, and why.
+ * (One rule per folder: ESLint takes a rule's options from the last block that sets it.)
+ */
+function layer(files, message, patterns, paths = []) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: paths.map((name) => ({ name, message })),
+          patterns: [{ group: patterns, message }],
+        },
+      ],
+    },
+  };
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'lib/**', 'dist/**', 'coverage/**'] },
@@ -61,6 +92,60 @@ export default tseslint.config(
       'no-restricted-globals': [
         'error',
         { name: 'process', message: 'src/core is pure: pass what you need in.' },
+      ],
+    },
+  },
+  layer(
+    ['src/engine/**/*.ts'],
+    'src/engine holds the use cases: it imports its ports and src/core only; adapters are wired in src/composition.',
+    [
+      '**/adapters/**',
+      '**/composition/**',
+      '**/orchestrator/**',
+      ...entryPatterns,
+      '@octokit/*',
+      '@actions/*',
+    ],
+    ['execa', 'simple-git', 'probot'],
+  ),
+  layer(
+    ['src/adapters/**/*.ts'],
+    'src/adapters implement ports: they import src/core, other adapters and the port types of src/engine/ports.ts, never a use case, the composition or an entry.',
+    [
+      '**/engine/*',
+      '!**/engine/ports.js',
+      '**/composition/**',
+      '**/orchestrator/**',
+      ...entryPatterns,
+    ],
+  ),
+  layer(
+    ['src/composition/**/*.ts'],
+    'src/composition wires adapters into the engine for the entries: it imports no GitHub use case and no entry.',
+    ['**/orchestrator/**', ...entryPatterns],
+  ),
+  layer(
+    ['src/orchestrator/**/*.ts'],
+    'src/orchestrator is the GitHub side of the use cases: it imports no entry (cli, app, action).',
+    entryPatterns,
+  ),
+  {
+    // GitHub's API is called in one place: the GitHub adapter's resources.
+    files: ['src/**/*.ts'],
+    ignores: ['src/adapters/github/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='octokit']",
+          message:
+            'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of using .octokit.',
+        },
+        {
+          selector: "ObjectPattern > Property[key.name='octokit']",
+          message:
+            'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of taking its octokit.',
+        },
       ],
     },
   },

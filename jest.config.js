@@ -1,7 +1,8 @@
 /**
  * Four projects, so each kind of test gets what it needs (see docs/testing.md):
  *
- * - unit:    pure code (the core, the shipped examples) — no processes, no servers;
+ * - unit:    pure code (the core, the shipped examples, the lint rules) — no processes,
+ *            no servers;
  *            `npm run test:fast`
  * - github:  the GitHub double, the GitHub adapter and the App (loopback HTTP)
  * - process: real git, real agent CLIs, the local engine, the CLI, the packed package and
@@ -41,7 +42,7 @@ function project(name, roots, extra = {}) {
 /** @type {import('jest').Config} */
 export default {
   projects: [
-    project('unit', ['core', 'examples']),
+    project('unit', ['core', 'examples', 'lint']),
     project('github', ['github-double', 'adapters/github', 'app']),
     project('process', [
       'engine',

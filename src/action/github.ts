@@ -9,7 +9,7 @@
 import * as core from '@actions/core';
 import { appTokens, type TokenSource } from '../adapters/github/app-auth.js';
 import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
-import { basicCredential, RemoteGit, type RemoteGitOptions } from '../engine/remote/remote-git.js';
+import { basicCredential, RemoteGit, type RemoteGitOptions } from '../adapters/git/remote-git.js';
 import type { GitHubAuth } from './inputs.js';
 import type { RunnerContext } from './runner.js';
 

@@ -16,7 +16,7 @@ import {
   recordRefusal,
   runStoryJob,
   type StoryJobInput,
-} from '../engine/remote/story-job.js';
+} from '../orchestrator/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { connectGitHub, remoteGit } from './github.js';
@@ -27,6 +27,7 @@ import {
   redact,
   renderFailureSummary,
   renderStorySummary,
+  storyHint,
   storyTotals,
 } from './summary.js';
 
@@ -122,6 +123,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
       judged: prepared.config.judge !== undefined,
       repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
       isolation: untrusted,
+      hint: storyHint(result),
     }),
     secrets,
   );
@@ -198,17 +200,7 @@ async function refuse(
   } catch (w) {
     core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
   }
-  const protectedHint = /protected/i.test(message)
-    ? 'Allow the epicflow App as a bypass actor in the ruleset protecting epic branches, or leave `epic/*` unprotected.'
-    : undefined;
-  await writeSummary(
-    renderFailureSummary({
-      title: ctx.title,
-      message,
-      ...(protectedHint === undefined ? {} : { hint: protectedHint }),
-    }),
-    ctx.secrets,
-  );
+  await writeSummary(renderFailureSummary({ title: ctx.title, message }), ctx.secrets);
   core.setOutput('status', 'failed');
   core.setFailed(message);
   if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));

@@ -1,12 +1,13 @@
 /**
- * The job summary of a story job (PRODUCT §9.2): story, outcome, gates,
+ * The job summary of a story job (docs/setup-actions.md): story, outcome, gates,
  * perimeter, judge, usage and handover chain, as markdown for the step
  * summary. Kept well under GitHub's 1 MiB per step, and with every secret
  * replaced before it is written.
  */
-import { formatChain, totalTokens, type StoryRecord } from '../core/model.js';
+import { usageTotals } from '../core/epic/rules.js';
+import { formatChain, type StoryRecord } from '../core/model.js';
 import type { EngineEvent } from '../engine/ports.js';
-import type { GateLog, StoryJobResult } from '../engine/remote/story-job.js';
+import type { GateLog, StoryJobResult } from '../orchestrator/story-job.js';
 
 /** GitHub keeps at most 1 MiB per step summary; stay far below it. */
 export const SUMMARY_BUDGET = 512 * 1024;
@@ -22,17 +23,8 @@ export interface StoryTotals {
 }
 
 export function storyTotals(record: StoryRecord): StoryTotals {
-  let tokens = 0;
-  let costUsd = 0;
-  let estimated = false;
-  let priced = false;
-  for (const u of record.usage) {
-    tokens += totalTokens(u.tokens);
-    if (u.costUsd !== undefined && u.costUsd !== null) priced = true;
-    costUsd += u.costUsd ?? 0;
-    if (!u.measured) estimated = true;
-  }
-  return { tokens, costUsd, estimated, priced };
+  const { usd, tokens, estimated, priced } = usageTotals([record]);
+  return { tokens, costUsd: usd, estimated, priced };
 }
 
 function cell(text: string): string {
@@ -98,6 +90,8 @@ export function renderStorySummary(input: {
   readonly repoUrl: string;
   /** How untrusted code ran (`Untrusted.description`), and whether it was kept from credentials. */
   readonly isolation: { readonly isolated: boolean; readonly description: string };
+  /** What to do about why the story failed, when epicflow knows (see `storyHint`). */
+  readonly hint?: string | undefined;
 }): string {
   const { result } = input;
   const { record, story } = result;
@@ -123,6 +117,7 @@ export function renderStorySummary(input: {
     `| untrusted code | ${cell(input.isolation.isolated ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
   );
   if (record.reason !== undefined) lines.push(`| reason | ${cell(record.reason)} |`);
+  if (input.hint !== undefined) lines.push('', input.hint);
   lines.push('', '### Gates', '');
   const gates = finalGates(result.gates);
   if (gates.length === 0) lines.push('No gate ran.');
@@ -175,19 +170,23 @@ export function renderStorySummary(input: {
   return lines.join('\n');
 }
 
+/**
+ * What to do about a story that failed for a reason a person must fix, chosen from
+ * what the job knows as data (the git adapter's verdict on the push), never from
+ * the wording of a message.
+ */
+export function storyHint(result: Pick<StoryJobResult, 'refusedPush'>): string | undefined {
+  return result.refusedPush === 'protected'
+    ? 'Allow the epicflow App as a bypass actor in the ruleset protecting epic branches, or leave `epic/*` unprotected.'
+    : undefined;
+}
+
 /** The summary of a job that refused to run, or failed before the story could. */
 export function renderFailureSummary(input: {
   readonly title: string;
   readonly message: string;
-  readonly hint?: string;
 }): string {
-  return [
-    `## ❌ epicflow: ${input.title}`,
-    '',
-    fence(input.message),
-    ...(input.hint === undefined ? [] : ['', input.hint]),
-    '',
-  ].join('\n');
+  return [`## ❌ epicflow: ${input.title}`, '', fence(input.message), ''].join('\n');
 }
 
 function escapeHtml(text: string): string {

@@ -17,7 +17,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
-import { GitHubCache, GitHubRepo, type GitHubClient } from '../adapters/github/index.js';
+import { GitHubCache, GitHubRepo } from '../adapters/github/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import { handleEpicEvent, toEpicEvent, type EpicEvent } from '../orchestrator/index.js';
 import { health, healthHandler } from './health.js';
@@ -116,7 +116,7 @@ function exitAfterLog(code: number): void {
 
 export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
   const queue = new KeyedQueue();
-  // Blobs, trees, merged commits and comment ids remembered across events (and installs:
+  // Merged stories and comment ids remembered across events (and installs:
   // content-addressed entries are the same everywhere, the others are keyed by repository).
   const cache = new GitHubCache();
   let shutdown: Shutdown | undefined;
@@ -269,14 +269,7 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
         throw e;
       });
       const payload = context.payload as { repository?: { default_branch?: string } };
-      const { owner, repo } = context.repo();
-      const github = new GitHubRepo({
-        owner,
-        repo,
-        botLogin: await botLogin,
-        octokit: context.octokit as unknown as GitHubClient,
-        cache,
-      });
+      const github = GitHubRepo.ofDelivery(context, { botLogin: await botLogin, cache });
       const result = await handleEpicEvent(
         {
           repo: github,

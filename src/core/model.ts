@@ -4,7 +4,7 @@
  * Nothing here does I/O.
  */
 
-/** One story of a plan, after parsing and path normalisation (PRODUCT §3). */
+/** One story of a plan, after parsing and path normalisation (docs/plan-format.md). */
 export interface Story {
   readonly id: string;
   readonly title: string;
@@ -91,7 +91,7 @@ export interface StoryRecord {
   readonly restart?: 'fresh';
 }
 
-/** Why an epic stopped launching stories (PRODUCT §6). */
+/** Why an epic stopped launching stories (docs/commands.md). */
 export type HaltKind =
   | 'roster-exhausted'
   | 'budget'
@@ -107,6 +107,22 @@ export interface Halt {
   readonly message: string;
   /** When the halt may lift (ISO time), e.g. an executor's usage-limit reset. */
   readonly until?: string;
+  /** A budget halt's facts: which limit, its value, what was spent (decisions read these, never the message). */
+  readonly budget?: {
+    readonly unit: 'usd' | 'tokens';
+    readonly limit: number;
+    readonly spent: number;
+  };
+}
+
+/** The halt of a spent budget. */
+export interface BudgetHalt extends Halt {
+  readonly kind: 'budget';
+  readonly budget: {
+    readonly unit: 'usd' | 'tokens';
+    readonly limit: number;
+    readonly spent: number;
+  };
 }
 
 /** Renders an executor chain the way trailers and reports show it: `codex → claude`. */
@@ -114,7 +130,7 @@ export function formatChain(executors: readonly string[]): string {
   return executors.join(' → ');
 }
 
-/** Branch names (PRODUCT §2). */
+/** Branch names: `epic/<epic>` and `story/<epic>/<story>`. */
 export function epicBranchName(epic: string): string {
   return `epic/${epic}`;
 }

@@ -1,10 +1,10 @@
 /**
- * Path prefixes as the plan and the perimeter speak them (PRODUCT §3): a path is
+ * Path prefixes as the plan and the perimeter speak them (docs/plan-format.md): a path is
  * a prefix, not a glob, compared after normalisation. Pure string functions; they
  * never touch the file system.
  */
 
-/** The config file locations epicflow reads (PRODUCT §4); stories may not own them. */
+/** The config file locations epicflow reads (docs/config.md); stories may not own them. */
 export const DEFAULT_CONFIG_PATHS: readonly string[] = ['.github/epicflow.yml', 'epicflow.yml'];
 
 const WORKFLOWS_DIR = '.github/workflows';

@@ -1,5 +1,5 @@
 /**
- * Integrate (PRODUCT §5 step 8): one merge at a time. Before merging, the epic
+ * Integrate (docs/architecture.md, the story lifecycle): one merge at a time. Before merging, the epic
  * branch must be where epicflow left it, or the epic halts (an agent or a
  * person moved it). The merge happens in the epic's own integration tree (a
  * detached HEAD), the gates run on the merged tree against the epic baseline,
@@ -9,7 +9,7 @@ import { EpicflowError } from '../core/errors.js';
 import { triageGate } from '../core/gates/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext } from './context.js';
-import { buildMergeMessage } from '../adapters/git/merge-message.js';
+import { buildMergeMessage } from '../core/merge-message.js';
 import { StoryStop } from './stop.js';
 
 function outsideChange(ctx: EpicContext, message: string): never {

@@ -9,12 +9,12 @@
  * started from: never a force. Anything less and nothing moves.
  *
  * Written against the ports, so a GitHub `land-<n>` job can run it on its own
- * checkout, state store and executors (the local entry is `land-local.ts`).
+ * checkout, state store and executors (the local entry is `composition/land-local.ts`).
  */
 import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { buildLandMessage } from '../adapters/git/merge-message.js';
+import { buildLandMessage } from '../core/merge-message.js';
 import type { ExecutorConfig } from '../core/config/types.js';
 import type { RunRecord } from '../core/executor.js';
 import { triageGate, type GateRun } from '../core/gates/index.js';

@@ -1,5 +1,5 @@
 /**
- * The epic run (PRODUCT §6): skip what the epic branch already merged, start
+ * The epic run (docs/architecture.md): skip what the epic branch already merged, start
  * ready stories in parallel within concurrency and coder slots (critical path
  * first), hold the dependents of a failed story, stop launching on a halt, and
  * write the board and the report. Rerunning resumes: the epic branch says what
@@ -7,16 +7,10 @@
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { EpicflowConfig } from '../core/config/types.js';
-import {
-  storyBranchName,
-  totalTokens,
-  type Halt,
-  type Plan,
-  type Story,
-  type StoryRecord,
-  type StoryStatus,
-} from '../core/model.js';
+import { decideLocal, type Trigger } from '../core/epic/index.js';
+import { preferredExecutor } from '../core/epic/rules.js';
+import { reportRow } from '../core/epic/report-rows.js';
+import { type Halt, type Plan, type Story, type StoryRecord } from '../core/model.js';
 import {
   buildReportJson,
   renderBoard,
@@ -24,7 +18,7 @@ import {
   type ReportInput,
 } from '../core/report/index.js';
 import { loadRosterState, type RosterState } from '../core/roster/index.js';
-import { LaunchSummary, schedule } from '../core/scheduler/index.js';
+import { LaunchSummary } from '../core/scheduler/index.js';
 import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
 import { runStory } from './story.js';
 
@@ -39,7 +33,7 @@ export interface EpicRunOptions {
 }
 
 export interface EpicRunResult {
-  /** 0 when every story merged, 1 otherwise (PRODUCT §10). */
+  /** 0 when every story merged, 1 otherwise (README.md). */
   readonly exitCode: 0 | 1;
   readonly records: readonly StoryRecord[];
   readonly halts: readonly Halt[];
@@ -71,132 +65,56 @@ export async function openEpic(settings: EpicSettings, ports: EpicPorts): Promis
   return new EpicContext(settings, ports, roster, tree, head);
 }
 
-function spent(records: Iterable<StoryRecord>): { usd: number; tokens: number } {
-  let usd = 0;
-  let tokens = 0;
-  for (const r of records) {
-    for (const u of r.usage) {
-      usd += u.costUsd ?? 0;
-      tokens += totalTokens(u.tokens);
-    }
-  }
-  return { usd, tokens };
-}
-
-/**
- * The budget halt (PRODUCT §4): measured and estimated usage alike, priced
- * (usage without a known price counts $0 towards `budget.usd`). Spend is
- * cumulative over every run of the epic, so a rerun needs a raised budget.
- */
-export function budgetHalt(config: EpicflowConfig, records: Iterable<StoryRecord>): Halt | null {
-  const budget = config.budget;
-  if (budget === undefined) return null;
-  const { usd, tokens } = spent(records);
-  if (budget.usd !== undefined && usd >= budget.usd) {
-    return {
-      kind: 'budget',
-      message: `budget of $${budget.usd.toFixed(2)} spent ($${usd.toFixed(2)})`,
-    };
-  }
-  if (budget.tokens !== undefined && tokens >= budget.tokens) {
-    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
-  }
-  return null;
-}
-
-/** A record for a story that has none yet but must be shown as waiting. */
-function waitingRecord(
-  ctx: EpicContext,
-  story: Story,
-  prior: StoryRecord | undefined,
-  reason: string,
-): StoryRecord {
-  const { epic, plan } = ctx.settings;
-  return {
-    ...(prior ?? {
-      version: 1 as const,
-      epic,
-      story: story.id,
-      planHash: plan.hashes[story.id] ?? '',
-      branch: storyBranchName(epic, story.id),
-      attempt: 1,
-      executors: [],
-      usage: [],
-      notes: [],
-      timings: {},
-    }),
-    status: 'waiting',
-    reason,
-  };
-}
-
 export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promise<EpicRunResult> {
-  const { plan, epicBranch } = ctx.settings;
+  const { plan, epicBranch, epic } = ctx.settings;
   const { git, state } = ctx.ports;
   const startedAt = ctx.ports.clock.now().toISOString();
   const stories = plan.stories;
+  const byId = new Map(stories.map((s) => [s.id, s]));
   const records = new Map<string, StoryRecord>();
   for (const r of await state.listStories()) records.set(r.story, r);
-  const merged = await git.mergedStories(epicBranch);
-
-  // Merged-ness comes from the epic branch; everything else starts as planned.
-  const status: Record<string, StoryStatus> = {};
+  const merged = new Map(await git.mergedStories(epicBranch));
   for (const s of stories) {
-    const mergeCommit = merged.get(s.id);
-    const prior = records.get(s.id);
-    if (mergeCommit !== undefined) {
-      status[s.id] = 'done';
-      if (prior?.status !== 'done' || prior.mergeCommit !== mergeCommit) {
-        const base = prior ?? waitingRecord(ctx, s, undefined, '');
-        const { reason: _r, ...rest } = base;
-        const done: StoryRecord = {
-          ...rest,
-          status: 'done',
-          mergeCommit,
-          notes: [...rest.notes, 'merged on a previous run'],
-        };
-        records.set(s.id, done);
-        await state.writeStory(done);
-      }
-      ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
-    } else if (
-      prior?.status === 'done' &&
-      prior.mergeCommit === undefined &&
-      prior.planHash === plan.hashes[s.id]
-    ) {
-      // The judge found the work already in place: done without a merge.
-      status[s.id] = 'done';
-    } else {
-      status[s.id] = 'planned';
-    }
+    if (merged.has(s.id)) ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
   }
 
   const running = new Map<string, Promise<void>>();
+  /** Stories started in this run: a waiting one keeps the reason its own run gave. */
   const startedNow = new Set<string>();
   const summary = new LaunchSummary();
-  const byId = new Map(stories.map((s) => [s.id, s]));
   const writeBoard = async (): Promise<void> => {
     await state.writeText(
       'board.md',
       renderBoard(reportInput(ctx, stories, records, startedAt, options)),
     );
   };
+  // The first decision reruns what a rerun should (as `/resume` would); later ones only
+  // see stories finish.
+  let trigger: Trigger = { kind: 'rerun' };
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
     // Running stories save their usage after every turn: the budget sees it at once.
-    const over =
-      ctx.config.budget === undefined ? null : budgetHalt(ctx.config, await state.listStories());
-    if (over !== null) ctx.setHalt(over);
-    let decision = schedule({
-      stories,
-      status,
-      concurrency: options.concurrency,
+    for (const r of await state.listStories()) if (running.has(r.story)) records.set(r.story, r);
+    const d = decideLocal({
+      epic,
+      title: options.title ?? epic,
+      plan,
+      config: ctx.config,
+      records,
+      merged,
+      running: new Set(running.keys()),
+      startedNow,
+      halt: ctx.halt,
       freeCoderSlots: ctx.roster.freeSlots(),
-      ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
       failFast: options.failFast,
+      trigger,
+      now: ctx.ports.clock.now().toISOString(),
     });
-    if (decision.start.length > 0) {
+    trigger = { kind: 'status' };
+    for (const a of d.stateActions) if (a.kind === 'set-halt') ctx.setHalt(a.halt);
+    if (d.halt?.kind === 'budget') ctx.setHalt(d.halt);
+    if (d.starts.length > 0) {
       const exhausted = ctx.roster.exhausted();
       if (exhausted !== null) {
         ctx.setHalt({
@@ -207,45 +125,41 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
         continue;
       }
     }
-    for (const hold of decision.hold) {
-      const prior = records.get(hold.id);
-      if (prior?.status === 'waiting' && prior.reason === hold.reason) continue;
-      // A story that ran in this run and stopped waiting keeps its own reason.
-      if (prior?.status === 'waiting' && startedNow.has(hold.id)) continue;
-      const story = byId.get(hold.id);
-      if (story === undefined) continue;
-      const record = waitingRecord(ctx, story, prior, hold.reason);
-      records.set(hold.id, record);
-      status[hold.id] = 'waiting';
+    // What the decision changed (merges found, holds, releases, reruns) is written now.
+    for (const record of d.writes) {
+      records.set(record.story, record);
       await state.writeStory(record);
-      ctx.emit('status', `waiting: ${hold.reason}`, hold.id, {
-        status: 'waiting',
-        reason: hold.reason,
-      });
+      if (record.status === 'waiting' && record.reason !== undefined) {
+        ctx.emit('status', `waiting: ${record.reason}`, record.story, {
+          status: 'waiting',
+          reason: record.reason,
+        });
+      }
     }
-    for (const id of decision.release) status[id] = 'planned';
-    const line = summary.update(decision.summary);
+    const line = summary.update(d.summary);
     if (line !== undefined) ctx.emit('summary', line);
 
     let launched = 0;
-    for (const id of decision.start) {
+    for (const id of d.starts) {
       const story = byId.get(id);
       if (story === undefined) continue;
+      // The story runs from its record as it is durable (a crash resumes its attempt).
       const prior = records.get(id) ?? null;
-      const sameEntry = prior !== null && prior.planHash === plan.hashes[id];
-      const preferred =
-        (sameEntry ? prior.executors[prior.executors.length - 1] : undefined) ?? story.executor;
-      const executor = await ctx.roster.lease(id, preferred);
+      const executor = await ctx.roster.lease(
+        id,
+        preferredExecutor(story, prior, plan.hashes[id] ?? ''),
+      );
       if (executor === null) break;
-      status[id] = 'active';
-      startedNow.add(id);
       launched += 1;
+      startedNow.add(id);
       running.set(
         id,
         runStory(ctx, { story, executor, prior })
           .then(async (record) => {
             records.set(id, record);
-            status[id] = record.status;
+            if (record.status === 'done' && record.mergeCommit !== undefined) {
+              merged.set(id, record.mergeCommit);
+            }
           })
           .finally(async () => {
             running.delete(id);
@@ -256,22 +170,8 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     }
     if (launched > 0) await writeBoard();
     if (running.size === 0) {
-      if (launched === 0) {
-        // Settled: apply the final holds once more (a halt may have come last).
-        decision = schedule({
-          stories,
-          status,
-          concurrency: options.concurrency,
-          freeCoderSlots: ctx.roster.freeSlots(),
-          ...(ctx.halt === undefined ? {} : { halt: ctx.halt }),
-          failFast: options.failFast,
-        });
-        const settled = decision.hold.every((h) => {
-          const r = records.get(h.id);
-          return r?.reason === h.reason || (r?.status === 'waiting' && startedNow.has(h.id));
-        });
-        if (settled) break;
-      }
+      // Settled: nothing runs, nothing started, and the last decision changed nothing.
+      if (launched === 0 && d.writes.length === 0) break;
       continue;
     }
     await untilChange(ctx, running.values());
@@ -284,7 +184,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     'report.json',
     `${JSON.stringify(buildReportJson(input), null, 2)}\n`,
   );
-  const allDone = stories.every((s) => status[s.id] === 'done');
+  const allDone = stories.every((s) => {
+    const r = records.get(s.id);
+    return merged.has(s.id) || r?.status === 'done';
+  });
   return {
     exitCode: allDone ? 0 : 1,
     records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),
@@ -320,12 +223,14 @@ async function untilChange(ctx: EpicContext, running: Iterable<Promise<void>>): 
   }
 }
 
-function budgetStep(ctx: EpicContext, halt: Halt): string {
-  const { usd, tokens } = ctx.config.budget ?? {};
+function budgetStep(halt: Halt): string {
+  const facts = halt.budget;
   const key =
-    usd !== undefined && halt.message.startsWith('budget of $')
-      ? `\`budget.usd\` (now ${usd})`
-      : `\`budget.tokens\` (now ${tokens ?? ''})`;
+    facts === undefined
+      ? '`budget`'
+      : facts.unit === 'usd'
+        ? `\`budget.usd\` (now ${facts.limit})`
+        : `\`budget.tokens\` (now ${facts.limit})`;
   return `raise ${key} above what is spent (${halt.message}), then rerun \`epicflow run\``;
 }
 
@@ -337,7 +242,7 @@ function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): 
   if (halt?.kind === 'roster-exhausted') {
     return 'make an executor available again (see the reasons above: install, sign in, or `epicflow roster resume <id>`), then rerun `epicflow run`';
   }
-  if (halt?.kind === 'budget') return budgetStep(ctx, halt);
+  if (halt?.kind === 'budget') return budgetStep(halt);
   if (halt?.kind === 'outside-change') {
     return `put \`${ctx.settings.epicBranch}\` back where epicflow left it (${ctx.epicHead.slice(0, 12)}), then rerun \`epicflow run\``;
   }
@@ -390,11 +295,16 @@ export function buildReportInput(input: {
     epicBranch: input.epicBranch,
     ...(input.startedAt === undefined ? {} : { startedAt: input.startedAt }),
     now: input.now,
-    stories: input.stories.map((story) => ({
-      story,
-      wave: waveOf(story.id),
-      record: input.records.get(story.id),
-    })),
+    // The one row rule of every report (the pull request's comment shows the same).
+    stories: input.stories.map((story) =>
+      reportRow({
+        epic: input.epic,
+        story,
+        wave: waveOf(story.id),
+        hash: input.plan.hashes[story.id] ?? '',
+        record: input.records.get(story.id),
+      }),
+    ),
     halts: input.halts,
     ...(input.nextStep === undefined ? {} : { nextStep: input.nextStep }),
   };

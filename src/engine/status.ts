@@ -2,6 +2,7 @@
  * `epicflow status`: the board of an epic from what is durable: the plan saved
  * at the run's start, the story records, and the epic branch's merge trailers.
  */
+import { mergedRecord } from '../core/epic/rules.js';
 import type { Plan, StoryRecord } from '../core/model.js';
 import { renderBoard } from '../core/report/index.js';
 import type { Clock, GitPort, StateStore } from './ports.js';
@@ -26,10 +27,7 @@ export async function renderEpicBoard(
   // The epic branch is the truth about merges, even when a record lags behind a crash.
   for (const [id, sha] of await git.mergedStories(saved.epicBranch)) {
     const r = records.get(id);
-    if (r !== undefined && r.status !== 'done') {
-      const { reason: _reason, ...rest } = r;
-      records.set(id, { ...rest, status: 'done', mergeCommit: sha });
-    }
+    if (r !== undefined) records.set(id, mergedRecord(r, sha, undefined));
   }
   return renderBoard(
     buildReportInput({

@@ -1,5 +1,6 @@
 /**
- * Applies `reconcile`'s actions on GitHub, in order, each one idempotent.
+ * Applies `reconcile`'s actions on GitHub, in order, each one idempotent (the
+ * epic document's are written before, in one write: see epic-doc.ts).
  * `record` is a compare-and-swap against the version the decision read: when
  * someone wrote the record in between, the decision is stale, so the rest of
  * it (its dispatches above all) is dropped and the caller decides again.
@@ -7,17 +8,16 @@
 import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
   CONFIG_PATH,
-  ProjectBoard,
-  type BoardValues as BoardCells,
+  cellsOf,
+  type ProjectBoard,
   type GitHubStateStore,
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
-import type { Action, BoardValues, MarkerName } from '../core/epic/index.js';
-import { markerComment } from '../core/epic/index.js';
+import type { Action, BoardValues } from '../core/epic/index.js';
+// The core renders bodies with their marker; the adapter adds it again when it writes.
+import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
-import type { StoryRecord, StoryStatus } from '../core/model.js';
-import type { EpicDoc } from './load.js';
-import { EPIC_DOC } from './load.js';
+import type { StoryRecord } from '../core/model.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -44,16 +44,6 @@ export interface ApplyContext {
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
-  /**
-   * The epic document as last read or written, with its blob sha (null: none yet):
-   * a plan approval is one compare-and-swap write against it.
-   */
-  epicDoc?: { value: EpicDoc; sha: string | null };
-  /**
-   * Story id → entry hash of the plan this decision was made on: recorded with an
-   * approval of that plan, so a later change can be shown story by story.
-   */
-  readonly planHashes?: Readonly<Record<string, string>>;
 }
 
 export type ApplyResult =
@@ -113,16 +103,10 @@ async function applyInOrder(
     }
     switch (action.kind) {
       case 'approve-plan':
-        await approvePlan(ctx, action.plan);
-        break;
       case 'set-halt':
-        await store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), halt: action.halt }));
-        break;
       case 'clear-halt':
-        await store.updateJson<EpicDoc>(EPIC_DOC, (cur) => {
-          const { halt: _h, ...rest } = cur ?? {};
-          return rest;
-        });
+        // Written before, with the decision's other changes of the epic document, in
+        // one write (see epic-doc.ts).
         break;
       case 'reply':
         await repo.reply(ctx.replyTo, action.body);
@@ -155,7 +139,7 @@ async function applyInOrder(
           parent: epic,
           storyId: action.story,
           title: action.title,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
           ...(listed === undefined ? {} : { known: { subIssues: listed, recent } }),
         });
         ctx.subIssues.set(action.story, {
@@ -183,7 +167,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: sub.number,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       }
@@ -195,7 +179,7 @@ async function applyInOrder(
         break;
       }
       case 'dispatch': {
-        // Inputs are ids only (PRODUCT §9.2): the job reads everything else from the
+        // Inputs are ids only (docs/security.md): the job reads everything else from the
         // record just written (a fresh start shows as a record without a story branch
         // of the current plan hash). The run needs no note of its story: the workflow's
         // `run-name` carries these ids into the run's title, which `handleRun` reads back.
@@ -214,7 +198,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: epic,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       case 'ensure-report-comment':
@@ -223,7 +207,7 @@ async function applyInOrder(
         await repo.ensureComment({
           issueNumber: ctx.pr.number,
           marker: action.marker,
-          body: bodyWithout(action.body, action.marker),
+          body: withoutMarker(action.body, action.marker),
         });
         break;
       case 'mark-pr-ready':
@@ -252,7 +236,7 @@ async function openBoard(
   if (ctx.board === undefined || !actions.some((a) => a.kind === 'update-board')) return undefined;
   try {
     // The known sub-issues' items and cells come with the board, in the same read.
-    return await ProjectBoard.open(ctx.repo.octokit, ctx.board, {
+    return await ctx.repo.openBoard(ctx.board, {
       contents: [...ctx.subIssues.values()].map((s) => s.nodeId),
     });
   } catch (e) {
@@ -306,52 +290,11 @@ async function unstart(
   }
 }
 
-/**
- * Records the plan a user with write permission approved: one write against the
- * document this decision read, or a read and a write when it changed meanwhile
- * (a halt or owner written by another decision must not be lost).
- */
-async function approvePlan(ctx: ApplyContext, plan: string): Promise<void> {
-  const known = ctx.epicDoc;
-  if (known?.value.approvedPlan === plan) return;
-  const approval: Pick<EpicDoc, 'approvedPlan' | 'approvedStories'> = {
-    approvedPlan: plan,
-    ...(ctx.planHashes === undefined ? {} : { approvedStories: { ...ctx.planHashes } }),
-  };
-  if (known !== undefined) {
-    const value: EpicDoc = { ...known.value, ...approval };
-    const written = await ctx.store.writeJson(EPIC_DOC, value, known.sha);
-    if (written.ok) {
-      ctx.epicDoc = { value, sha: written.sha };
-      return;
-    }
-  }
-  await ctx.store.updateJson<EpicDoc>(EPIC_DOC, (cur) => ({ ...(cur ?? {}), ...approval }));
-  // The sha is unknown now: nothing else in this decision writes against it.
-  delete ctx.epicDoc;
-}
-
 /** `Start epic #12: Checkout` — one line, whatever the title holds. */
 function startMessage(epic: number, title: string | undefined): string {
   const line = (title ?? '').replace(/\s+/g, ' ').trim();
   return line === '' ? `Start epic #${epic}` : `Start epic #${epic}: ${line}`;
 }
-
-/**
- * The core renders bodies with their marker; the adapter adds it again when it
- * writes, so it is taken off here (one marker per body, found the same way).
- */
-function bodyWithout(body: string, marker: MarkerName): string {
-  return body.split(markerComment(marker)).join('').trimEnd();
-}
-
-const STATUS_OF: Readonly<Record<BoardValues['Status'], StoryStatus>> = {
-  Planned: 'planned',
-  Active: 'active',
-  Waiting: 'waiting',
-  Done: 'done',
-  Failed: 'failed',
-};
 
 /** All of a decision's board cells at once: one read of the items, batched writes. */
 async function updateBoard(
@@ -367,18 +310,7 @@ async function updateBoard(
   const items = await board.ensureItems(withIssue.map((u) => u.nodeId));
   const writes = withIssue.flatMap((u) => {
     const itemId = items.get(u.nodeId);
-    return itemId === undefined ? [] : [{ itemId, values: cells(u.values) }];
+    return itemId === undefined ? [] : [{ itemId, values: cellsOf(u.values) }];
   });
   await board.updateMany(writes);
-}
-
-function cells(v: BoardValues): BoardCells {
-  return {
-    status: STATUS_OF[v.Status],
-    wave: v.Wave,
-    tokens: v.Tokens,
-    // An empty cell stays empty: writing '' or clearing again would cost a write each time.
-    ...(v.Executor === '' ? {} : { executor: v.Executor }),
-    ...(v.Cost === null ? {} : { cost: v.Cost }),
-  };
 }

@@ -7,7 +7,7 @@
 import type { GitHubStateStore } from '../adapters/github/index.js';
 import { STATE_BRANCH } from '../adapters/github/index.js';
 import type { Action } from '../core/epic/index.js';
-import { sanitizeIssueText } from '../core/epic/index.js';
+import { reportRow, sanitizeIssueText } from '../core/epic/index.js';
 import type { Halt, Plan, StoryRecord } from '../core/model.js';
 import { epicBranchName } from '../core/model.js';
 import type { ReportStory } from '../core/report/index.js';
@@ -51,28 +51,27 @@ export async function ensureFullReport(input: FullReportInput): Promise<boolean>
 }
 
 function renderFullReport(input: FullReportInput): string {
+  const comment = input.actions.find((a) => a.kind === 'ensure-report-comment');
   // The decision's own record writes are the newest state of each story.
   const records: Record<string, StoryRecord> = { ...input.records };
   for (const a of input.actions) if (a.kind === 'record') records[a.record.story] = a.record;
   const waveOf = new Map<string, number>();
   input.plan.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
-  const stories: ReportStory[] = input.plan.stories.map((story) => {
-    const wave = waveOf.get(story.id) ?? 1;
-    const clean = { ...story, title: sanitizeIssueText(story.title) };
-    const record = records[story.id];
-    const merge = input.merged.get(story.id);
-    if (record === undefined) return { story: clean, wave };
-    return {
-      story: clean,
-      wave,
-      record: {
-        ...record,
-        ...(merge === undefined ? {} : { status: 'done' as const, mergeCommit: merge }),
-        ...(record.reason === undefined ? {} : { reason: sanitizeIssueText(record.reason) }),
-        notes: record.notes.map(sanitizeIssueText),
-      },
-    };
-  });
+  // The same row rule as the comments (a derived failure, a skip, hidden text), so the full
+  // report and the comment never disagree; the decision's rows when it gave them.
+  const stories: ReportStory[] =
+    comment?.kind === 'ensure-report-comment' && comment.rows !== undefined
+      ? [...comment.rows]
+      : input.plan.stories.map((story) =>
+          reportRow({
+            epic: String(input.epic.number),
+            story,
+            wave: waveOf.get(story.id) ?? 1,
+            hash: input.plan.hashes[story.id] ?? '',
+            record: records[story.id],
+            mergeCommit: input.merged.get(story.id) ?? null,
+          }),
+        );
   const started = Object.values(records)
     .map((r) => r.startedAt)
     .filter((t): t is string => t !== undefined)

@@ -1,16 +1,9 @@
-/** The GitHub orchestration use case: an event in, reconcile actions applied on GitHub. */
-export { handleEpicEvent } from './handle-event.js';
-export { applyActions, type ApplyContext, type ApplyResult } from './apply.js';
-export {
-  loadConfig,
-  loadPlan,
-  loadState,
-  type EpicDoc,
-  type EpicState,
-  type PlanLoad,
-} from './load.js';
-export { findRun, type RunRef } from './runs.js';
-export { withEpicLock } from './lock.js';
+/**
+ * The GitHub side's use case, as the entries (the App, the Action) call it: an event
+ * in (`toEpicEvent` maps a webhook), reconcile actions applied on GitHub. The story
+ * job (story-job.ts) is imported from its own module by the Action.
+ */
+export { handleEpicEvent } from './intake.js';
 export { toEpicEvent } from './webhook.js';
 export {
   DEFAULT_STORY_WORKFLOW,

@@ -1,8 +1,8 @@
 /**
  * Reading an epic's inputs from GitHub: the configuration on the default
  * branch, the plan (issue body or sub-issues), the story records and the
- * persisted halt. Only content-addressed facts (blobs, trees, commits) are
- * remembered between events, in the repository's cache: the App may restart
+ * persisted halt. Only content-addressed facts (the merged stories below a
+ * commit) are remembered between events, in the repository's cache: the App may restart
  * between any two events and then simply reads again.
  */
 import YAML from 'yaml';
@@ -12,22 +12,48 @@ import type {
   IssueSummary,
   GitHubStateStore,
 } from '../adapters/github/index.js';
-import { CONFIG_PATH } from '../adapters/github/index.js';
+import { CONFIG_PATH, readEpicView, STATE_BRANCH } from '../adapters/github/index.js';
 import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import { hasMarker, storyMarker } from '../core/epic/index.js';
 import type { SubIssueRef } from '../core/epic/index.js';
-import type { Halt, Plan, StoryRecord } from '../core/model.js';
+import { epicBranchName, type Halt, type Plan, type StoryRecord } from '../core/model.js';
 import type { Story } from '../core/model.js';
 import type { Violation } from '../core/plan/index.js';
+import type { EpicDoc } from '../core/epic/epic-doc.js';
+import { EPIC_DOC } from './epic-doc.js';
 import {
   assemblePlan,
   extractPlanBlocks,
   ID_PATTERN,
   parsePlan,
   parseStoryBlock,
+  planOptionsFor,
 } from '../core/plan/index.js';
+
+/**
+ * The configuration on the default branch, the epic issue with its sub-issues, the
+ * epic branch's head, its pull request and every record of the epic with its blob
+ * sha: one GraphQL request.
+ */
+export function readView(
+  repo: GitHubRepo,
+  epic: number,
+  defaultBranch: string,
+  /** Where the configuration is (a story job's `config` input); default `.github/epicflow.yml`. */
+  configPath: string = CONFIG_PATH,
+): Promise<EpicView> {
+  return readEpicView(repo, {
+    stateBranch: STATE_BRANCH,
+    folder: `epics/${epic}`,
+    epicBranch: epicBranchName(String(epic)),
+    baseBranch: defaultBranch,
+    epic,
+    // A git object expression takes the path from the root: no `./`.
+    configPath: configPath.replace(/^\.\//, ''),
+  });
+}
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
 export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {
@@ -67,7 +93,7 @@ export type PlanLoad =
   | { readonly ok: false; readonly violations: readonly Violation[] };
 
 /**
- * The plan of an epic (PRODUCT §3): the issue body's `epicflow` block, or,
+ * The plan of an epic (docs/plan-format.md): the issue body's `epicflow` block, or,
  * when the body has none, the one-story blocks of its sub-issues with their
  * "blocked by" relations added to `dependsOn`.
  */
@@ -75,10 +101,14 @@ export async function loadPlan(
   repo: GitHubRepo,
   epic: { readonly number: number; readonly body: string },
   config: EpicflowConfig,
-  /** The epic's sub-issues when the caller already read them (spares the listing). */
-  known?: { readonly subIssues: readonly IssueSummary[] },
+  known?: {
+    /** The epic's sub-issues when the caller already read them (spares the listing). */
+    readonly subIssues?: readonly IssueSummary[];
+    /** The configuration file read, when not the default (`.github/epicflow.yml`). */
+    readonly configFile?: string;
+  },
 ): Promise<PlanLoad> {
-  const options = { allowWorkflowChanges: config.allowWorkflowChanges };
+  const options = planOptionsFor(config, known?.configFile);
   const subs = known?.subIssues ?? (await repo.listSubIssues(epic.number));
   if (extractPlanBlocks(epic.body).length > 0) {
     const result = parsePlan(epic.body, options);
@@ -143,25 +173,6 @@ function refs(
   return out;
 }
 
-/** The persisted epic document (`epics/<n>/epic.json` on the state branch). */
-export interface EpicDoc {
-  readonly halt?: Halt;
-  /** `planDigest` of the plan a user with write permission last approved (PRODUCT §11). */
-  readonly approvedPlan?: string;
-  /**
-   * Story id → entry hash of that plan, written with `approvedPlan` (documents written
-   * before have only `approvedPlan`): what changed since is shown while the plan is held.
-   */
-  readonly approvedStories?: Readonly<Record<string, string>>;
-  /**
-   * The login that opened the epic (made its first decision): its sub-issues and sticky
-   * comments are the epic's, whoever decides later (story jobs may act as another login).
-   */
-  readonly owner?: string;
-}
-
-export const EPIC_DOC = 'epic';
-
 export interface EpicState {
   readonly records: Readonly<Record<string, StoryRecord>>;
   /** Blob sha of each record as read: the compare-and-swap token (null: no record yet). */
@@ -192,30 +203,6 @@ export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicVie
     halt: doc?.halt,
     doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: view.epicDoc?.sha ?? null },
     reportSha: view.reportSha,
-  };
-}
-
-/**
- * The records of the plan's stories (with their CAS tokens) and the persisted halt,
- * in O(1) requests plus one per record changed since the last decision.
- */
-export async function loadState(store: GitHubStateStore, plan: Plan): Promise<EpicState> {
-  const snapshot = await store.snapshot();
-  const records: Record<string, StoryRecord> = {};
-  const shas: Record<string, string | null> = {};
-  for (const s of plan.stories) {
-    const read = snapshot.stories.get(s.id);
-    shas[s.id] = read?.sha ?? null;
-    if (read) records[s.id] = read.record;
-  }
-  const docSha = snapshot.files.get(`${EPIC_DOC}.json`);
-  const doc = docSha === undefined ? undefined : await store.readJsonAt<EpicDoc>(EPIC_DOC, docSha);
-  return {
-    records,
-    shas,
-    halt: doc?.halt,
-    doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: docSha ?? null },
-    reportSha: snapshot.files.get(REPORT_FILE) ?? null,
   };
 }
 

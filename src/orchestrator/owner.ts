@@ -10,7 +10,8 @@ import type { EpicView, GitHubRepo, GitHubStateStore } from '../adapters/github/
 import type { Trigger } from '../core/epic/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { StoryRecord } from '../core/model.js';
-import { EPIC_DOC, type EpicDoc } from './load.js';
+import type { EpicDoc } from '../core/epic/epic-doc.js';
+import { EPIC_DOC } from './epic-doc.js';
 
 /** A GitHub login, users' or apps' (`name[bot]`). */
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
@@ -36,40 +37,20 @@ export function epicRepo(repo: GitHubRepo, doc: EpicDoc | undefined): GitHubRepo
 }
 
 /**
- * Records this decision's login as the epic's owner when none is recorded yet: at the
- * epic's first decision, or at a decision people caused on an epic opened before owners
- * were recorded (a story job's decision then cannot tell who opened it, so it does not
- * claim). One write, once per epic; a document written meanwhile leaves the claim to
- * the next decision.
+ * The login this decision records as the epic's owner, when none is recorded yet: at
+ * the epic's first decision, or at a decision people caused on an epic opened before
+ * owners were recorded (a story job's decision then cannot tell who opened it, so it
+ * does not claim). Written with the decision's other changes of the epic document
+ * (`updateEpicDoc`), once per epic.
  */
-export async function claimEpic(input: {
-  readonly store: GitHubStateStore;
-  readonly view: EpicView;
+export function ownerClaim(input: {
   readonly doc: EpicDoc | undefined;
   readonly login: string;
   readonly trigger: Trigger;
   readonly records: Readonly<Record<string, StoryRecord>>;
-  /** A plan this decision approves: written in the same write (one request at the label). */
-  readonly approvedPlan?: string | undefined;
-  /** Its stories' entry hashes, written with it. */
-  readonly approvedStories?: Readonly<Record<string, string>> | undefined;
-}): Promise<{ value: EpicDoc; sha: string } | undefined> {
-  const { doc } = input;
-  if (doc?.owner !== undefined) return undefined;
+}): string | undefined {
+  if (input.doc?.owner !== undefined) return undefined;
   const started = Object.keys(input.records).length > 0;
   if (started && input.trigger.kind === 'workflow_run') return undefined;
-  const value: EpicDoc = {
-    ...(doc ?? {}),
-    owner: input.login,
-    ...(input.approvedPlan === undefined
-      ? {}
-      : {
-          approvedPlan: input.approvedPlan,
-          ...(input.approvedStories === undefined
-            ? {}
-            : { approvedStories: input.approvedStories }),
-        }),
-  };
-  const written = await input.store.writeJson(EPIC_DOC, value, input.view.epicDoc?.sha ?? null);
-  return written.ok ? { value, sha: written.sha } : undefined;
+  return input.login;
 }

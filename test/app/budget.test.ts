@@ -1,5 +1,5 @@
 /**
- * The App's GitHub request budget over a whole small epic (PRODUCT §9): counted
+ * The App's GitHub request budget over a whole small epic (docs/benchmarks.md): counted
  * from the double's stats, the simulated story jobs' own requests left out. So
  * that a change which makes every decision re-read everything again shows here
  * as a failing count, never as a slow test.

@@ -9,7 +9,7 @@ import type { Action } from '../../src/core/epic/index.js';
 import type { StoryRecord } from '../../src/core/model.js';
 import { parsePlan } from '../../src/core/plan/index.js';
 import { ensureFullReport, fullReportUrl } from '../../src/orchestrator/full-report.js';
-import { loadState } from '../../src/orchestrator/load.js';
+import { readView, stateFromView } from '../../src/orchestrator/load.js';
 import { OWNER, planBody, REPO, startApp, type AppWorld } from './harness.js';
 
 let w: AppWorld;
@@ -47,7 +47,7 @@ describe('the full report', () => {
     await store.write(api, null);
     const url = fullReportUrl(w.repo.htmlUrl, 9);
     const run = async (body: string): Promise<boolean> => {
-      const state = await loadState(store, plan);
+      const state = stateFromView(store, plan, await readView(w.repo, 9, 'main'));
       const actions: Action[] = [{ kind: 'ensure-report-comment', marker: 'report', body }];
       return ensureFullReport({
         store,

@@ -1,5 +1,5 @@
 /**
- * Only users with write permission steer an epic (PRODUCT §11), and the author of
+ * Only users with write permission steer an epic (docs/security.md), and the author of
  * an epic issue may edit it without that permission. The App ignores such an edit,
  * but later decisions read the issue as it is; so they start stories only from a
  * plan a user with write permission approved (the label, an edit, `/resume`).

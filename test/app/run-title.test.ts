@@ -1,11 +1,9 @@
 /**
  * How the App knows which story a finished run was: the story workflow's `run-name`
  * puts the ids into the run's title. A workflow without it names no story; the run is
- * left alone with a warning that says which line is missing, unless the run index of
- * an older epicflow knows the run.
+ * left alone with a warning that says which line is missing.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { handleEpicEvent } from '../../src/orchestrator/index.js';
 import {
   completeStory,
@@ -31,7 +29,7 @@ const RUN_NAME_LINE =
   '`run-name: epicflow epic ${{ inputs.epic }} story ${{ inputs.story }} attempt ${{ inputs.attempt }}`';
 
 describe('runs of a story workflow without run-name', () => {
-  it('are left alone with a warning naming the missing line; a run the old run index knows still counts', async () => {
+  it('are left alone with a warning naming the missing line', async () => {
     w = await startApp({ files: { '.github/workflows/epicflow-story.yml': NO_RUN_NAME } });
     const epic = await startEpic(w, 'Checkout', planBody(TWO));
     await completeStory(w, epic, 'cart');
@@ -56,13 +54,5 @@ describe('runs of a story workflow without run-name', () => {
       `the story workflow needs the top-level line ${RUN_NAME_LINE}`;
     expect(ignored).toEqual({ outcome: 'ignored', reason, dispatched: [] });
     expect(warnings).toEqual([reason]);
-
-    // An older epicflow noted its runs in an index on the state branch.
-    const index = new GitHubStateStore({ repo: w.repo, epic: 'runs' });
-    const noted = { runs: { [String(runId)]: { epic, story: 'cart', attempt: 1 } } };
-    expect((await index.writeJson('index', noted, null)).ok).toBe(true);
-    const found = await handleEpicEvent({ repo: w.repo, log }, event);
-    expect(found).toEqual({ outcome: 'reconciled', epic, dispatched: ['pay#1'] });
-    expect(dispatched(w.gh, epic)).toEqual(['cart#1', 'pay#1']);
   });
 });

@@ -6,7 +6,7 @@ import type { Plan, Story } from '../../src/core/model.js';
 import type { EngineEvent } from '../../src/engine/ports.js';
 import { integrate } from '../../src/engine/integrate.js';
 import { shellGates } from '../../src/adapters/process/shell-gates.js';
-import { gitPort } from '../../src/engine/local.js';
+import { gitPort } from '../../src/adapters/git/port.js';
 import { openEpic } from '../../src/engine/run-epic.js';
 import { StoryStop } from '../../src/engine/stop.js';
 import { Git } from '../../src/adapters/git/index.js';

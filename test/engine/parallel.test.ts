@@ -20,7 +20,7 @@ afterEach(() => repo?.cleanup());
 function barrier(dir: string, mine: string, other: string): string {
   const a = join(dir, mine);
   const b = join(dir, other);
-  return `touch '${a}'; i=0; while [ ! -f '${b}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; [ -f '${b}' ]`;
+  return `touch '${a}'; i=0; while [ ! -f '${b}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; [ -f '${b}' ]`;
 }
 
 describe('parallel stories', () => {

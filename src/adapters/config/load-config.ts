@@ -1,5 +1,5 @@
 /**
- * Finds and reads the config file of a repository (PRODUCT §4): `--config
+ * Finds and reads the config file of a repository (docs/config.md): `--config
  * FILE` if given, else `.github/epicflow.yml`, else `epicflow.yml`; none means
  * every default. Validation is the core's `parseConfig`.
  */

@@ -1,5 +1,5 @@
 /**
- * The `command` harness (PRODUCT §7.2, fixed contract): any program as an
+ * The `command` harness (a fixed contract, docs/executors.md): any program as an
  * agent. It runs in the story worktree with the prompt on stdin and in
  * `EPICFLOW_PROMPT_FILE`; exit 0 finished the turn, exit 75 means out of quota,
  * anything else failed. `EPICFLOW_USAGE {json}` lines report usage and a last

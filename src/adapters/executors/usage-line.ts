@@ -1,5 +1,5 @@
 /**
- * `EPICFLOW_USAGE {json}` lines of the `command` harness (PRODUCT §7.2) and the
+ * `EPICFLOW_USAGE {json}` lines of the `command` harness (docs/executors.md) and the
  * `BLOCKED_ON: <need>` claim, parsed from an agent's stdout. Pure functions.
  */
 import { z } from 'zod';

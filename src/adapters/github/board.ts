@@ -5,21 +5,18 @@
  * is already set, because board writes count toward GitHub's content-creation
  * and secondary rate limits.
  */
+import {
+  BOARD_STATUSES,
+  boardStatusOf,
+  storyStatusOf,
+  type BoardValues,
+} from '../../core/epic/board-values.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryStatus } from '../../core/model.js';
 import { attempt } from './errors.js';
 import type { GitHubClient } from './repo.js';
 
 type FieldType = 'SINGLE_SELECT' | 'NUMBER' | 'TEXT';
-
-/** Board column names of the story statuses, in board order. */
-export const STATUS_OPTIONS: Readonly<Record<StoryStatus, string>> = {
-  planned: 'Planned',
-  active: 'Active',
-  waiting: 'Waiting',
-  done: 'Done',
-  failed: 'Failed',
-};
 
 /** The Status options epicflow creates, in board order; descriptions show on the board. */
 const STATUS_OPTION_INPUTS: readonly { name: string; color: string; description: string }[] = (
@@ -30,7 +27,7 @@ const STATUS_OPTION_INPUTS: readonly { name: string; color: string; description:
     ['done', 'GREEN', 'epicflow: merged into the epic branch'],
     ['failed', 'RED', 'epicflow: failed; /retry or /skip it on the epic'],
   ] as const
-).map(([status, color, description]) => ({ name: STATUS_OPTIONS[status], color, description }));
+).map(([status, color, description]) => ({ name: boardStatusOf(status), color, description }));
 
 export const BOARD_FIELDS: readonly { readonly name: string; readonly type: FieldType }[] = [
   { name: 'Status', type: 'SINGLE_SELECT' },
@@ -40,14 +37,28 @@ export const BOARD_FIELDS: readonly { readonly name: string; readonly type: Fiel
   { name: 'Cost', type: 'NUMBER' },
 ];
 
-/** What a story shows on the board; omitted values are left as they are. */
-export interface BoardValues {
+/**
+ * The cells one write sets on a story's item; omitted cells are left as they are.
+ * What a story shows is `BoardValues` (core/epic/board-values.ts): see `cellsOf`.
+ */
+export interface BoardCells {
   readonly status?: StoryStatus;
   readonly wave?: number;
   readonly executor?: string;
   readonly tokens?: number;
   /** US dollars. */
   readonly cost?: number;
+}
+
+/** The cells that show a story's values; an empty cell stays empty (no write to clear it again). */
+export function cellsOf(v: BoardValues): BoardCells {
+  return {
+    status: storyStatusOf(v.Status),
+    wave: v.Wave,
+    tokens: v.Tokens,
+    ...(v.Executor === '' ? {} : { executor: v.Executor }),
+    ...(v.Cost === null ? {} : { cost: v.Cost }),
+  };
 }
 
 export interface ProjectRef {
@@ -304,7 +315,7 @@ export class ProjectBoard {
   }
 
   /** Sets one item's fields; see `updateMany`. */
-  updateFields(itemId: string, values: BoardValues): Promise<number> {
+  updateFields(itemId: string, values: BoardCells): Promise<number> {
     return this.updateMany([{ itemId, values }]);
   }
 
@@ -314,7 +325,7 @@ export class ProjectBoard {
    * written.
    */
   async updateMany(
-    updates: readonly { readonly itemId: string; readonly values: BoardValues }[],
+    updates: readonly { readonly itemId: string; readonly values: BoardCells }[],
   ): Promise<number> {
     const wanted: {
       itemId: string;
@@ -367,12 +378,12 @@ export class ProjectBoard {
 
   /** Field → the GraphQL value to set and its comparable form. */
   private fieldValues(
-    values: BoardValues,
+    values: BoardCells,
   ): [FieldInfo, { value: Record<string, unknown>; current: CurrentValue }][] {
     const out: [FieldInfo, { value: Record<string, unknown>; current: CurrentValue }][] = [];
     if (values.status !== undefined) {
       const status = this.field('Status');
-      const optionId = status.options.get(STATUS_OPTIONS[values.status]);
+      const optionId = status.options.get(boardStatusOf(values.status));
       if (!optionId) throw new EpicflowError('internal', `no Status option for ${values.status}`);
       out.push([status, { value: { singleSelectOptionId: optionId }, current: optionId }]);
     }
@@ -472,7 +483,7 @@ function chunks<T>(list: readonly T[], size: number): T[][] {
 
 /** Status options epicflow needs that the field lacks. */
 function missingOptions(status: FieldInfo): string[] {
-  return Object.values(STATUS_OPTIONS).filter((o) => !status.options.has(o));
+  return BOARD_STATUSES.filter((o) => !status.options.has(o));
 }
 
 /** Item pages read before deciding a Status is unused; past them it is taken as used. */

@@ -1,8 +1,7 @@
 /**
  * What a long-lived process (the App) may remember between events to spare
  * GitHub requests. Only facts that cannot go stale are kept without checking:
- * blobs and trees by sha and the merged stories below a commit (content
- * addressed). Comment ids are hints: a write through a stale id fails and falls
+ * the merged stories below a commit (content addressed). Comment ids are hints: a write through a stale id fails and falls
  * back to finding the comment again. A process that restarts starts empty and
  * just reads again; a fresh `GitHubCache` per run (the default) remembers nothing.
  */
@@ -41,19 +40,7 @@ export class BoundedMap<K, V> {
   }
 }
 
-/** One entry of a git tree or a contents listing. */
-export interface FolderEntry {
-  readonly name: string;
-  readonly type: 'file' | 'dir';
-  /** Blob sha for a file, tree sha for a directory. */
-  readonly sha: string;
-}
-
 export class GitHubCache {
-  /** Blob text by blob sha. */
-  readonly blobs = new BoundedMap<string, string>(5000);
-  /** Tree entries by tree sha. */
-  readonly trees = new BoundedMap<string, readonly FolderEntry[]>(500);
   /** Story id → merge commit found walking first parents from a commit, by commit sha. */
   readonly merged = new BoundedMap<string, ReadonlyMap<string, string>>(500);
   /** Our sticky comments by `<repo>#<issue>:<marker>`: id and body as last written or read. */

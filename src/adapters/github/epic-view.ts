@@ -147,8 +147,6 @@ export async function readEpicView(
     const text = e.object?.text;
     if (e.type !== 'blob' || typeof text !== 'string') continue;
     stories.set(e.name, { sha: e.oid, text });
-    // Remembered like any blob read: REST reads of the same record are then free.
-    repo.cache.blobs.set(e.oid, text);
   }
   const doc = r?.doc;
   const target = r?.epic?.target;

@@ -1,37 +1,33 @@
 /** epicflow on GitHub: the Octokit factory, the repository port, the board and the state store. */
 export { createOctokit, USER_AGENT, type CreateOctokitOptions, type OctokitLog } from './client.js';
-export { BoundedMap, GitHubCache, type FolderEntry } from './cache.js';
+export { BoundedMap, GitHubCache } from './cache.js';
 export { readEpicView, type EpicView, type HeadCommit } from './epic-view.js';
 export { githubError, type AppPermission } from './errors.js';
 export { ensureLabel, type LabelSpec } from './labels.js';
-export { GITHUB_BODY_LIMIT, marker, hasMarker, withMarkers } from './markers.js';
 export {
   CONFIG_PATH,
   DISPATCH_INPUT,
   GitHubRepo,
-  trailerValues,
   type DispatchResult,
   type EnsureAction,
   type EnsurePrResult,
   type GitHubClient,
   type GitHubRepoOptions,
   type IssueSummary,
-  type RepoPermission,
   type WorkflowRunSummary,
 } from './repo.js';
 export {
   BOARD_FIELDS,
+  cellsOf,
   ProjectBoard,
-  STATUS_OPTIONS,
   parseProjectUrl,
-  type BoardValues,
+  type BoardCells,
   type ProjectRef,
 } from './board.js';
 export {
   GitHubStateStore,
   gitBlobSha,
   STATE_BRANCH,
-  type EpicSnapshot,
   type GitHubStateStoreOptions,
   type WriteResult,
 } from './state-store.js';

@@ -1,5 +1,5 @@
 /**
- * Durable epic state in GitHub (PRODUCT §9.2, ADR 0004): one pretty-printed JSON
+ * Durable epic state in GitHub (ADR 0004): one pretty-printed JSON
  * file per story and one for the roster, on the branch `epicflow/state`, written
  * through the contents API with the file's blob sha as a compare-and-swap token.
  * A stale sha is a typed conflict; `update` re-reads and retries, so parallel
@@ -13,14 +13,6 @@ import { attempt, githubError, statusOf } from './errors.js';
 import type { GitHubRepo } from './repo.js';
 
 export const STATE_BRANCH = 'epicflow/state';
-
-/** Everything of one epic on the state branch, as one consistent-enough read. */
-export interface EpicSnapshot {
-  /** Story records with their blob sha (the compare-and-swap token), by story id. */
-  readonly stories: ReadonlyMap<string, { readonly record: StoryRecord; readonly sha: string }>;
-  /** Blob sha of every other file in the epic's folder, by file name (`epic.json`, `report.md`). */
-  readonly files: ReadonlyMap<string, string>;
-}
 
 export type WriteResult =
   { readonly ok: true; readonly sha: string } | { readonly ok: false; readonly conflict: true };
@@ -135,36 +127,6 @@ export class GitHubStateStore {
     );
   }
 
-  /**
-   * Every story record and document of the epic in O(1) requests: the epic's folder is
-   * listed (one request), its `stories` tree read only when it changed, and only the
-   * records whose blob changed are fetched (blobs and trees are remembered by sha in
-   * the repository's cache).
-   */
-  async snapshot(): Promise<EpicSnapshot> {
-    const folder = await this.repo.listFolder(this.branch, `epics/${this.epic}`);
-    const stories = new Map<string, { record: StoryRecord; sha: string }>();
-    const files = new Map<string, string>();
-    if (folder === null) return { stories, files };
-    for (const e of folder) if (e.type === 'file') files.set(e.name, e.sha);
-    const dir = folder.find((e) => e.type === 'dir' && e.name === 'stories');
-    if (dir === undefined) return { stories, files };
-    const entries = (await this.repo.readTree(dir.sha)).filter(
-      (e) => e.type === 'file' && e.name.endsWith('.json'),
-    );
-    const reads = await Promise.all(
-      entries.map(async (e) => {
-        const id = e.name.slice(0, -'.json'.length);
-        if (!STORY_ID.test(id)) return undefined;
-        const path = this.storyPath(id);
-        const value = this.parseDoc(path, await this.repo.readBlob(e.sha));
-        return { id, record: this.checkRecord(path, id, value), sha: e.sha };
-      }),
-    );
-    for (const r of reads) if (r !== undefined) stories.set(r.id, { record: r.record, sha: r.sha });
-    return { stories, files };
-  }
-
   /** A story record from its file's text (as a GraphQL read returns it), checked like `read`. */
   parseStory(id: string, text: string): StoryRecord {
     const path = this.storyPath(id);
@@ -174,12 +136,6 @@ export class GitHubStateStore {
   /** A JSON document (`name` without `.json`) from its text. */
   parseJson<T>(name: string, text: string): T {
     return this.parseDoc(this.docPath(name), text) as T;
-  }
-
-  /** A JSON document of the snapshot (`name` without `.json`), read by its blob sha. */
-  async readJsonAt<T>(name: string, sha: string): Promise<T> {
-    const path = this.docPath(name);
-    return this.parseDoc(path, await this.repo.readBlob(sha)) as T;
   }
 
   /**
@@ -331,8 +287,6 @@ export class GitHubStateStore {
   private async readDoc(path: string): Promise<{ value: unknown; sha: string } | null> {
     const file = await this.repo.readFileWithSha(this.branch, path);
     if (!file) return null;
-    // Remembered for snapshots: the blob is the same content wherever it is read from.
-    this.repo.cache.blobs.set(file.sha, file.text);
     return { value: this.parseDoc(path, file.text), sha: file.sha };
   }
 
@@ -386,9 +340,7 @@ export class GitHubStateStore {
         await this.createBranch();
         return put();
       });
-      const sha = data.content?.sha ?? '';
-      if (sha !== '') this.repo.cache.blobs.set(sha, text);
-      return { ok: true, sha };
+      return { ok: true, sha: data.content?.sha ?? '' };
     } catch (e) {
       if (isConflict(e)) return { ok: false, conflict: true };
       throw githubError(action, e, 'Contents: read and write');
@@ -396,16 +348,10 @@ export class GitHubStateStore {
   }
 
   /**
-   * The state branch, created from the default branch's head when missing (the
+   * Creates the state branch, known to be missing, from the default branch's head (the
    * contents API cannot start an orphan branch; the state files live in their own
-   * `epics/` folder and this branch is never merged).
+   * `epics/` folder and this branch is never merged). Someone racing us to it is fine.
    */
-  async ensureBranch(): Promise<void> {
-    if ((await this.repo.getBranchSha(this.branch)) !== null) return;
-    await this.createBranch();
-  }
-
-  /** Creates the state branch known to be missing (someone racing us to it is fine). */
   private async createBranch(): Promise<void> {
     const defaultBranch = this.defaultBranch ?? (await this.repo.defaultBranch());
     const head = await this.repo.getBranchSha(defaultBranch);

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { describeError } from '../../core/errors.js';
-import { landLocalEpic } from '../../engine/land-local.js';
+import { landLocalEpic } from '../../composition/land-local.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';

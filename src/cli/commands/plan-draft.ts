@@ -10,7 +10,7 @@ import type { ExecutorDeps } from '../../adapters/executors/index.js';
 import { describeError } from '../../core/errors.js';
 import type { UsageEntry } from '../../core/model.js';
 import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index.js';
-import { draftPlanLocally, type LocalDraftOptions } from '../../engine/plan-local.js';
+import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan-local.js';
 import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
 import { planCheckText } from './plan.js';
 

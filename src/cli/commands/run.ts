@@ -9,8 +9,8 @@ import { describeError, EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
 import { exitCodeFor } from '../context.js';
 import type { CrashPoint, EngineEvent } from '../../engine/ports.js';
-import { runLocalEpic } from '../../engine/local.js';
-import { defaultOutFile } from '../../engine/plan-local.js';
+import { runLocalEpic } from '../../composition/local.js';
+import { defaultOutFile } from '../../composition/plan-local.js';
 
 export interface RunCommandOptions {
   readonly file: string;

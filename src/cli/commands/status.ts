@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
 import { exitCodeFor } from '../context.js';
-import { checkEpicId, gitPort } from '../../engine/local.js';
+import { gitPort } from '../../adapters/git/port.js';
+import { checkEpicId } from '../../composition/local.js';
 import { Git } from '../../adapters/git/index.js';
 import { renderEpicBoard } from '../../engine/status.js';
 

@@ -16,7 +16,7 @@ const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  */
 const RAW_SECRET = /(?:^|\s)(?:sk-|gh[pousr]_|github_pat_|xox[abpors]-|A[KS]IA[0-9A-Z]{4}|AIza)/;
 
-/** The agent never sees a GitHub token (PRODUCT §9.4): these names are refused. */
+/** The agent never sees a GitHub token (docs/security.md): these names are refused. */
 const GITHUB_TOKEN_NAME =
   /^(?:(?:GITHUB|GH)_\w*(?:TOKEN|PAT|SECRET|KEY|PASSWORD)\w*|ACTIONS_\w*TOKEN\w*)$/i;
 

@@ -1,5 +1,5 @@
 /**
- * The configuration schema (PRODUCT §4): one zod schema gives validation,
+ * The configuration schema (docs/config.md): one zod schema gives validation,
  * defaults, the `EpicflowConfig` type and the JSON Schema shipped for editors.
  * Every field carries the phrase its errors use ("expected …") and a
  * description for the JSON Schema and docs/config.md.

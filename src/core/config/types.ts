@@ -1,5 +1,5 @@
 /**
- * The validated configuration (PRODUCT §4), after defaults. The zod schema in
+ * The validated configuration (docs/config.md), after defaults. The zod schema in
  * `schema.ts` produces exactly this shape. `${VAR}` references in executor `env`
  * stay unresolved here: they are resolved only when an executor runs.
  */

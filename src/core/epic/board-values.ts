@@ -1,7 +1,8 @@
 /**
- * The Projects (v2) fields of one story (PRODUCT §9.2): Status, Wave,
- * Executor, Tokens, Cost. The adapter reads the current values of all items
- * in one query and writes only what `diffBoard` returns.
+ * The Projects (v2) fields of one story: Status, Wave, Executor, Tokens, Cost
+ * (docs/setup-app.md). The one description of a story's row and of the Status
+ * options; the adapter (adapters/github/board.ts) reads the board's current
+ * values and writes only the cells that differ.
  */
 import type { StoryRecord, StoryStatus } from '../model.js';
 import { formatChain, totalTokens } from '../model.js';
@@ -40,6 +41,15 @@ export function boardStatusOf(status: StoryStatus): BoardStatus {
   return STATUS_NAMES[status];
 }
 
+const STATUS_OF_OPTION = Object.fromEntries(
+  Object.entries(STATUS_NAMES).map(([status, option]) => [option, status]),
+) as Readonly<Record<BoardStatus, StoryStatus>>;
+
+/** The story status a board option shows. */
+export function storyStatusOf(option: BoardStatus): StoryStatus {
+  return STATUS_OF_OPTION[option];
+}
+
 export interface BoardStoryInput {
   readonly wave: number;
   readonly record?: StoryRecord | undefined;
@@ -59,26 +69,4 @@ export function boardValues({ wave, record, merged = false }: BoardStoryInput): 
     // Rounded to cents' hundredths so float noise never counts as a change.
     Cost: priced.length === 0 ? null : Math.round(cost * 10_000) / 10_000,
   };
-}
-
-/**
- * The fields of `desired` that differ from `current`. An empty cell (missing,
- * null or '') equals an empty desired value, so clearing is never repeated.
- */
-export function diffBoard(
-  current: Partial<BoardValues>,
-  desired: BoardValues,
-): Partial<BoardValues> {
-  const changed: Partial<Record<keyof BoardValues, unknown>> = {};
-  for (const key of Object.keys(desired) as (keyof BoardValues)[]) {
-    const have = current[key];
-    const want = desired[key];
-    if (have === want || (isEmpty(have) && isEmpty(want))) continue;
-    changed[key] = want;
-  }
-  return changed as Partial<BoardValues>;
-}
-
-function isEmpty(value: unknown): boolean {
-  return value === undefined || value === null || value === '';
 }

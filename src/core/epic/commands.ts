@@ -1,5 +1,5 @@
 /**
- * Comment commands (PRODUCT §9.1). A command is the first non-empty line of a
+ * Comment commands (docs/commands.md). A command is the first non-empty line of a
  * comment, so a command quoted (`> /resume`), fenced or indented as code, or
  * hidden in an HTML comment is never one: it would have to come after the
  * quote or fence opener, which already is the first line.

@@ -1,5 +1,5 @@
 /**
- * The two sticky comments (PRODUCT §9.2): a short status on the epic issue and
+ * The two sticky comments (docs/commands.md): a short status on the epic issue and
  * the full report on the epic pull request. Each carries its marker and stays
  * under GitHub's 65,536-character limit.
  */

@@ -2,14 +2,11 @@
  * What epicflow says on an issue when it cannot act: a decision that failed
  * for a reason someone has to fix (a missing project, a missing App
  * permission, a corrupt record), and a command on an issue that is not an
- * epic. Each is one comment, found again by its marker and edited in place.
+ * epic. Each is one comment, found again by its marker (`ERROR_MARKER`,
+ * `NOT_AN_EPIC_MARKER`: markers.ts) and edited in place.
  */
 import { helpText } from './commands.js';
 import { echoBlock, echoInline } from './texts.js';
-
-/** Marker names (`<!-- epicflow:<name> -->`) of these comments. */
-export const ERROR_MARKER = 'error';
-export const NOT_AN_EPIC_MARKER = 'not-an-epic';
 
 /** Characters of the problem quoted: enough for GitHub's answer and our hints. */
 const PROBLEM_MAX = 8_000;
@@ -41,12 +38,6 @@ export function renderErrorComment(input: ErrorCommentInput): string {
  */
 export function renderResolvedError(): string {
   return '~~epicflow had stopped on this epic.~~ Resolved: it goes on again.';
-}
-
-/** The epic a story sub-issue of ours belongs to, from its `epic:<n>` marker. */
-export function epicOfStoryIssue(body: string): number | undefined {
-  const m = /<!-- epicflow:epic:(\d+) -->/.exec(body);
-  return m === null ? undefined : Number(m[1]);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The App's and the orchestrating Action's pure core: commands, senders, markers, texts and the reconcile decision. */
 export type { BoardStatus, BoardStoryInput, BoardValues } from './board-values.js';
-export { BOARD_STATUSES, boardStatusOf, boardValues, diffBoard } from './board-values.js';
+export { BOARD_STATUSES, boardStatusOf, boardValues, storyStatusOf } from './board-values.js';
 export type { Command, CommandCheck, CommandKind } from './commands.js';
 export { COMMANDS, helpText, parseCommand, validateCommand } from './commands.js';
 export type { ReportCommentInput, StatusCommentInput } from './comments.js';
@@ -22,7 +22,8 @@ export {
   withMarker,
 } from './markers.js';
 export type { Action, BodyPlanEdit, ReconcileInput, SubIssueRef, Trigger } from './types.js';
-export { reconcile } from './reconcile.js';
+export { decideStories, reconcile, type StoryDecision } from './reconcile.js';
+export { epicIdOf, sameRecord } from './story-state.js';
 export type { RunRef } from './run-title.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
 export { fenceBlock, neutralizeMentions, quoteForPrompt, sanitizeIssueText } from './sanitize.js';
@@ -56,3 +57,6 @@ export {
 } from './dispatch-check.js';
 export type { RunCheck, RunOrigin, RunRepository, StoryRunSource } from './run-origin.js';
 export { checkStoryRun } from './run-origin.js';
+export * from './report-rows.js';
+export * from './rules.js';
+export * from './local.js';

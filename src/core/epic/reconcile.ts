@@ -1,5 +1,5 @@
 /**
- * The pure decision at the heart of the App and the Action (PRODUCT §6, §9):
+ * The pure decision at the heart of the App and the Action (docs/commands.md):
  * given everything durable about an epic and the event that woke us, say what
  * to do, as a list of actions the adapter applies in order. Nothing here
  * remembers anything: state lives in GitHub (epic branch, story records,
@@ -10,29 +10,28 @@
  * N (a `record` action) right before its `dispatch`, so the next decision sees
  * it running and never dispatches attempt N again.
  */
-import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, HaltKind, StoryRecord, StoryStatus } from '../model.js';
-import { epicBranchName, totalTokens } from '../model.js';
+import { epicBranchName } from '../model.js';
 import type { ReportStory } from '../report/index.js';
-import { formatUsd } from '../report/index.js';
 import { formatUtcTime } from '../report/format.js';
 import type { Hold, SchedulerDecision } from '../scheduler/index.js';
 import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
-import { describeUnapproved, planApproval } from './approval.js';
+import { reportRow } from './report-rows.js';
+import { attemptOf, budgetHalt, heldRecord, releasedRecord } from './rules.js';
+import { describeUnapproved, planApproval, type PlanApproval } from './approval.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
-import { sanitizeIssueText } from './sanitize.js';
 import type { Entry } from './story-state.js';
 import {
   applyTrigger,
+  epicIdOf,
   login,
   newRecord,
   sameRecord,
   settle,
   statusOf,
-  withoutReason,
 } from './story-state.js';
 import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts.js';
 import type { Action, ReconcileInput } from './types.js';
@@ -44,8 +43,28 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
   'interrupted',
 ]);
 
-export function reconcile(input: ReconcileInput): Action[] {
-  const actions: Action[] = [];
+/**
+ * The one epic state machine, shared by the GitHub reconcile and the local run: every
+ * story settled against the epic branch (merged wins), the trigger applied (commands, a
+ * finished run, a rerun), the halt (persisted, from the trigger, an unapproved plan, a
+ * spent budget), and the scheduler's holds, releases and starts. The entries carry each
+ * story's record as it must be after the decision; launches are not applied yet.
+ */
+export interface StoryDecision {
+  readonly entries: Entry[];
+  readonly decision: SchedulerDecision;
+  readonly halt: Halt | undefined;
+  /** The hold of a plan nobody with write permission approved (it is also `halt`, or behind it). */
+  readonly held: Halt | undefined;
+  readonly approval: PlanApproval;
+  /** Short answers to the command that triggered the decision. */
+  readonly replies: readonly string[];
+  /** Approval and halt changes to persist, in order: before any start they allow. */
+  readonly stateActions: readonly Action[];
+}
+
+export function decideStories(input: ReconcileInput): StoryDecision {
+  const stateActions: Action[] = [];
   const replies: string[] = [];
   const approval = planApproval({
     plan: input.plan,
@@ -54,8 +73,10 @@ export function reconcile(input: ReconcileInput): Action[] {
     trigger: input.trigger,
   });
   // First, before any dispatch it allows, so a start never runs ahead of its approval.
-  if (approval.kind === 'approve') actions.push({ kind: 'approve-plan', plan: approval.plan });
-  let halt = haltFromTrigger(input, actions);
+  if (approval.kind === 'approve') {
+    stateActions.push({ kind: 'approve-plan', plan: approval.plan });
+  }
+  let halt = haltFromTrigger(input, stateActions);
   // A persisted halt still shows first; an unapproved plan starts nothing either way.
   const held = approval.kind === 'hold' ? approval.halt : undefined;
   halt ??= held;
@@ -81,8 +102,13 @@ export function reconcile(input: ReconcileInput): Action[] {
     if (!check.ok) replies.push(check.error);
   }
   halt ??= budgetHalt(input.config, Object.values(input.records));
-
   const decision = scheduleStories(input, entries, halt);
+  return { entries, decision, halt, held, approval, replies, stateActions };
+}
+
+export function reconcile(input: ReconcileInput): Action[] {
+  const { entries, decision, halt, held, approval, replies, stateActions } = decideStories(input);
+  const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
   actions.push(...structureActions(input, entries, held === undefined));
   actions.push(...launchActions(input, entries, new Set(decision.start)));
@@ -154,22 +180,18 @@ function scheduleStories(
     concurrency: input.config.concurrency,
     freeCoderSlots: input.freeCoderSlots + released,
     ...(halt === undefined ? {} : { halt }),
+    ...(input.failFast === true ? { failFast: true } : {}),
   });
   const byId = new Map(entries.map((e) => [e.story.id, e]));
   for (const { id, reason } of decision.hold) {
     const e = byId.get(id);
-    if (e === undefined || (e.current?.status === 'waiting' && e.current.reason === reason))
-      continue;
-    e.current = {
-      ...(e.current ?? newRecord(String(input.epic.number), e)),
-      status: 'waiting',
-      reason,
-    };
+    if (e === undefined) continue;
+    if (e.current?.status === 'waiting' && input.ownWaitingReasons?.has(id) === true) continue;
+    e.current = heldRecord(e.current ?? newRecord(epicIdOf(input), e), reason);
   }
   for (const id of decision.release) {
     const e = byId.get(id);
-    if (e?.current?.status !== 'waiting') continue;
-    e.current = withoutReason({ ...e.current, status: 'planned' });
+    if (e?.current !== undefined) e.current = releasedRecord(e.current);
   }
   return decision;
 }
@@ -185,7 +207,7 @@ function structureActions(
   approved: boolean,
 ): Action[] {
   const actions: Action[] = [];
-  const branch = epicBranchName(String(input.epic.number));
+  const branch = epicBranchName(epicIdOf(input));
   if (input.pr === undefined) {
     actions.push({ kind: 'ensure-epic-branch', branch });
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
@@ -229,12 +251,12 @@ function launchActions(
     if (!starting.has(e.story.id)) continue;
     const prior = e.current;
     const started = prior?.startedAt !== undefined;
-    const attempt = prior === undefined ? 1 : started ? prior.attempt + 1 : prior.attempt;
+    const attempt = attemptOf(prior, e.hash);
     const restart =
       prior !== undefined &&
       (prior.restart === 'fresh' || (prior.planHash !== e.hash && hadStarted(prior)));
     const fresh = !started || restart;
-    const base = prior ?? newRecord(String(input.epic.number), e);
+    const base = prior ?? newRecord(epicIdOf(input), e);
     const { reason: _r, finishedAt: _f, mergeCommit: _m, restart: _s, ...rest } = base;
     e.current = {
       ...rest,
@@ -306,7 +328,7 @@ function commentActions(
   },
 ): Action[] {
   const { halt, allDone } = facts;
-  const stories = reportStories(entries, String(input.epic.number));
+  const stories = reportStories(entries, epicIdOf(input));
   const nextStep = nextStepText({
     allDone,
     halt,
@@ -339,59 +361,24 @@ function commentActions(
   });
   return [
     { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },
-    { kind: 'ensure-report-comment', marker: REPORT_MARKER, body: report },
+    { kind: 'ensure-report-comment', marker: REPORT_MARKER, body: report, rows: stories },
   ];
 }
 
-function budgetHalt(config: EpicflowConfig, records: readonly StoryRecord[]): Halt | undefined {
-  const budget = config.budget;
-  if (budget === undefined) return undefined;
-  let usd = 0;
-  let tokens = 0;
-  for (const r of records) {
-    for (const u of r.usage) {
-      usd += u.costUsd ?? 0;
-      tokens += totalTokens(u.tokens);
-    }
-  }
-  if (budget.usd !== undefined && usd >= budget.usd) {
-    return {
-      kind: 'budget',
-      message: `budget of ${formatUsd(budget.usd)} spent (${formatUsd(usd)})`,
-    };
-  }
-  if (budget.tokens !== undefined && tokens >= budget.tokens) {
-    return { kind: 'budget', message: `budget of ${budget.tokens} tokens spent (${tokens})` };
-  }
-  return undefined;
-}
-
-/**
- * The stories as the comments show them: effective statuses, derived notes
- * added, hidden text removed. Mentions are made inert by each renderer, after
- * it cuts the text to length.
- */
+/** The stories as the comments show them (one row rule for every report: `reportRow`). */
 function reportStories(entries: readonly Entry[], epic: string): ReportStory[] {
-  const clean = sanitizeIssueText;
-  return entries.map((e) => {
-    const story = { ...e.story, title: clean(e.story.title) };
-    const status = statusOf(e);
-    if (e.current === undefined && status === 'planned') return { story, wave: e.wave };
-    const base = e.current ?? newRecord(epic, e);
-    const reason = e.derivedFailure ?? base.reason;
-    const { reason: _r, ...rest } = base;
-    // A skipped story was finished by nobody: no executor is credited with it.
-    const skipped = status === 'done' && e.mergeCommit === undefined;
-    const record: StoryRecord = {
-      ...rest,
-      status,
-      ...(skipped ? { executors: [] } : {}),
-      ...(reason === undefined ? {} : { reason: clean(reason) }),
-      ...(e.mergeCommit === undefined ? {} : { mergeCommit: e.mergeCommit }),
-      notes: [...base.notes.map(clean), ...e.display],
-    };
-    return { story, wave: e.wave, record };
-  });
+  return entries.map((e) =>
+    reportRow({
+      epic,
+      story: e.story,
+      wave: e.wave,
+      hash: e.hash,
+      record: e.current,
+      mergeCommit: e.mergeCommit ?? null,
+      derivedFailure: e.derivedFailure,
+      display: e.display,
+    }),
+  );
 }
 
 function earliest(times: readonly (string | undefined)[]): string | undefined {

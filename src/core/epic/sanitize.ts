@@ -1,5 +1,5 @@
 /**
- * Issue and comment text is data (PRODUCT §11). Before it reaches a prompt or
+ * Issue and comment text is data (docs/security.md). Before it reaches a prompt or
  * is echoed into one of epicflow's own comments it is cleaned: nothing hidden
  * from the people reading the issue may reach an agent, and nothing echoed may
  * notify people who never asked to be involved.

@@ -1,5 +1,5 @@
 /**
- * Who may steer an epic (PRODUCT §9.1, §11): people with write permission.
+ * Who may steer an epic (docs/commands.md, docs/security.md): people with write permission.
  * Bots — epicflow included — are ignored without a word, so two bots can never
  * answer each other forever; people without permission get one short reply.
  */

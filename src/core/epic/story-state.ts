@@ -3,11 +3,17 @@
  * and what the trigger (a command, a finished job run) changes about it.
  */
 import type { StoryRecord, StoryStatus, Story } from '../model.js';
-import { epicBranchName, storyBranchName } from '../model.js';
+import { epicBranchName } from '../model.js';
+import { blankRecord, effectiveStatus, mergedRecord, withoutReason } from './rules.js';
 import { PLAN_CHANGED_NOTE } from './comments.js';
 import { endedWithoutOutcome, strandedReason } from './dispatch-check.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
 import type { ReconcileInput } from './types.js';
+
+/** The epic's id in branch names and records. */
+export function epicIdOf(input: Pick<ReconcileInput, 'epic' | 'epicId'>): string {
+  return input.epicId ?? String(input.epic.number);
+}
 
 /** Statuses `/skip` applies to: a running story is left to finish first. */
 const SKIPPABLE: ReadonlySet<StoryStatus> = new Set(['planned', 'waiting', 'failed']);
@@ -30,9 +36,11 @@ export interface Entry {
 
 /** Where a story stands for scheduling and display: the branch first, then derived facts, then the record. */
 export function statusOf(e: Entry): StoryStatus {
-  if (e.mergeCommit !== undefined) return 'done';
-  if (e.derivedFailure !== undefined) return 'failed';
-  return e.current?.status ?? 'planned';
+  return effectiveStatus({
+    mergeCommit: e.mergeCommit,
+    derivedFailure: e.derivedFailure,
+    record: e.current,
+  });
 }
 
 /**
@@ -45,17 +53,11 @@ export function statusOf(e: Entry): StoryStatus {
  */
 export function settle(input: ReconcileInput, e: Entry): Entry {
   const { prior } = e;
-  const epicBranch = epicBranchName(String(input.epic.number));
+  const epicBranch = epicBranchName(epicIdOf(input));
   if (e.mergeCommit !== undefined) {
-    if (prior?.status !== 'done' || prior.mergeCommit !== e.mergeCommit) {
-      const base = prior ?? newRecord(String(input.epic.number), e);
-      e.current = {
-        ...withoutReason(base),
-        status: 'done',
-        mergeCommit: e.mergeCommit,
-        finishedAt: base.finishedAt ?? input.now,
-      };
-    }
+    const base = prior ?? newRecord(epicIdOf(input), e);
+    const merged = mergedRecord(base, e.mergeCommit, input.now);
+    if (merged !== prior) e.current = merged;
     return e;
   }
   if (prior === undefined) return e;
@@ -124,7 +126,7 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
         );
         return;
       }
-      const base = withoutReason(cur ?? newRecord(String(input.epic.number), e));
+      const base = withoutReason(cur ?? newRecord(epicIdOf(input), e));
       const { mergeCommit: _m, ...rest } = base;
       e.current = {
         ...rest,
@@ -143,6 +145,15 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
       }
       return;
     }
+    case 'rerun': {
+      if (cur === undefined || e.mergeCommit !== undefined) return;
+      const changed = cur.planHash !== e.hash;
+      const doneWithoutMerge = effective === 'done' && cur.mergeCommit === undefined;
+      if (effective === 'failed' || (changed && (effective === 'active' || doneWithoutMerge))) {
+        e.current = again(e, cur, undefined);
+      }
+      return;
+    }
     default:
       return;
   }
@@ -153,21 +164,26 @@ export function applyTrigger(input: ReconcileInput, e: Entry, replies: string[])
  * when its plan entry changed, restart from the epic head with a new attempt
  * right away, so a job still running the old attempt knows it is superseded.
  */
-function again(e: Entry, cur: StoryRecord, note: string): StoryRecord {
+function again(e: Entry, cur: StoryRecord, note: string | undefined): StoryRecord {
   delete e.derivedFailure;
   const { mergeCommit: _m, ...rest } = withoutReason(cur);
   const started = cur.startedAt !== undefined;
   if (started && cur.planHash !== e.hash) {
     const { startedAt: _s, finishedAt: _f, ...restart } = rest;
     e.display.length = 0;
+    const changed = 'plan entry changed: restarted from the epic head';
     return {
       ...restart,
       status: 'planned',
       attempt: cur.attempt + 1,
-      notes: [...rest.notes, `${note}; plan entry changed: restarted from the epic head`],
+      notes: [...rest.notes, note === undefined ? changed : `${note}; ${changed}`],
     };
   }
-  return { ...rest, status: 'planned', notes: [...rest.notes, note] };
+  return {
+    ...rest,
+    status: 'planned',
+    notes: note === undefined ? rest.notes : [...rest.notes, note],
+  };
 }
 
 function notApplicable(
@@ -183,25 +199,10 @@ function notApplicable(
 }
 
 export function newRecord(epic: string, e: Pick<Entry, 'story' | 'hash'>): StoryRecord {
-  return {
-    version: 1,
-    epic,
-    story: e.story.id,
-    planHash: e.hash,
-    status: 'planned',
-    branch: storyBranchName(epic, e.story.id),
-    attempt: 1,
-    executors: [],
-    usage: [],
-    notes: [],
-    timings: {},
-  };
+  return blankRecord(epic, e.story.id, e.hash);
 }
 
-export function withoutReason(record: StoryRecord): StoryRecord {
-  const { reason: _r, ...rest } = record;
-  return rest;
-}
+export { withoutReason };
 
 export function sameRecord(a: StoryRecord | undefined, b: StoryRecord): boolean {
   return a !== undefined && JSON.stringify(a) === JSON.stringify(b);

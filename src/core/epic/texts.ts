@@ -41,7 +41,7 @@ export function echoBlock(text: string, max: number): string {
   return fenceBlock(capText(sanitizeIssueText(text).trim(), max), 'text');
 }
 
-/** The draft pull request from the epic branch (PRODUCT §9.2: `Epic #<n>: <title>`). */
+/** The draft pull request from the epic branch: `Epic #<n>: <title>`. */
 export function renderPullRequest(epic: { number: number; title: string }): IssueText {
   const title = `Epic #${epic.number}: ${inlineText(sanitizeIssueText(epic.title))}`;
   const body = [

@@ -1,4 +1,5 @@
 /** The input and output vocabulary of `reconcile`. */
+import type { ReportStory } from '../report/index.js';
 import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
 import type { ReportLinks } from '../report/index.js';
@@ -30,6 +31,12 @@ export type Trigger =
   | { readonly kind: 'cancel'; readonly by: string }
   | { readonly kind: 'retry'; readonly story: string; readonly by: string }
   | { readonly kind: 'skip'; readonly story: string; readonly by: string }
+  /**
+   * `epicflow run` again (locally): what `/resume` does, with nobody to name — failed
+   * stories run again, a story whose plan entry changed restarts, and one done without a
+   * merge whose entry changed is done no more.
+   */
+  | { readonly kind: 'rerun' }
   /** A story job's workflow run completed (any conclusion). */
   | {
       readonly kind: 'workflow_run';
@@ -45,6 +52,15 @@ export interface SubIssueRef {
 
 export interface ReconcileInput {
   readonly epic: { readonly number: number; readonly title: string };
+  /** The epic's id in branch names and records (local epics have names); default the number. */
+  readonly epicId?: string;
+  /** Start nothing new once a story failed (`epicflow run --fail-fast`). */
+  readonly failFast?: boolean;
+  /**
+   * Stories that stopped waiting in a run of this decision's caller (interrupted, out of
+   * executors): their own reason says more than a hold's, and is kept.
+   */
+  readonly ownWaitingReasons?: ReadonlySet<string>;
   /** A valid plan (plan hashes come from `plan.hashes`). */
   readonly plan: Plan;
   /** Durable story records by story id; a story may have none yet. */
@@ -140,7 +156,13 @@ export type Action =
     }
   | { readonly kind: 'update-board'; readonly story: string; readonly values: BoardValues }
   | { readonly kind: 'ensure-status-comment'; readonly marker: MarkerName; readonly body: string }
-  | { readonly kind: 'ensure-report-comment'; readonly marker: MarkerName; readonly body: string }
+  | {
+      readonly kind: 'ensure-report-comment';
+      readonly marker: MarkerName;
+      readonly body: string;
+      /** The rows the comment shows (the full report on the state branch shows the same). */
+      readonly rows?: readonly ReportStory[];
+    }
   | { readonly kind: 'mark-pr-ready' }
   /** Every story is done: the epic is delivered. */
   | { readonly kind: 'finish' };

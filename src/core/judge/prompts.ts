@@ -1,5 +1,5 @@
 /**
- * Prompts of the judge (PRODUCT §5 step 7) and the BLOCKED_ON verifier (§8).
+ * Prompts of the judge and the BLOCKED_ON verifier (docs/executors.md).
  * Story text is data from a plan or an issue: cleaned and quoted, never
  * instructions to epicflow.
  */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-/** The judge's rubric (PRODUCT §5 step 7): each dimension scored 0–2. */
+/** The judge's rubric (docs/executors.md): each dimension scored 0–2. */
 export const JUDGE_DIMENSIONS = ['provides', 'scope', 'style', 'tests'] as const;
 export type JudgeDimension = (typeof JUDGE_DIMENSIONS)[number];
 

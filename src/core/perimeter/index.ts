@@ -102,7 +102,7 @@ export function describeStrays(result: PerimeterResult): string[] {
   return [
     ...result.readOnly.map((p) => `${p}: read-only for this story (context, never change)`),
     ...result.outside.map((p) => `${p}: not in this story's owned paths`),
-    ...result.forbidden.map((p) => `${p}: never merged (${p.reason})`),
+    ...result.forbidden.map((p) => `${p.path}: never merged (${p.reason})`),
   ];
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Story } from '../model.js';
 
 /**
- * Stable hash of a story's normalised entry (PRODUCT §3: a changed entry restarts
+ * Stable hash of a story's normalised entry (docs/plan-format.md: a changed entry restarts
  * the story). It is computed from the parsed value, never from YAML text, so
  * formatting, key order and written-out defaults (`reads: []`) do not change it.
  * `owns`, `reads` and `dependsOn` are sets, so their order does not count either;

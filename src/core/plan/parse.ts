@@ -10,7 +10,7 @@ import { validateStories, validateStory } from './validate.js';
 import type { Locate } from './validate.js';
 
 /**
- * Reading a plan from markdown (PRODUCT §3): find the one ` ```epicflow ` block,
+ * Reading a plan from markdown (docs/plan-format.md): find the one ` ```epicflow ` block,
  * parse its YAML, then hand the entries to the shared validation.
  */
 
@@ -173,7 +173,7 @@ export function parsePlan(markdown: string, options: PlanOptions = {}): PlanResu
 }
 
 /**
- * Reads a sub-issue's story (PRODUCT §3, "Alternative source"): one epicflow
+ * Reads a sub-issue's story (docs/plan-format.md, plans from sub-issues): one epicflow
  * block holding a single story mapping; `id` defaults to `defaultId`
  * (e.g. `issue-12`). Checks the entry on its own; `assemblePlan` checks the
  * stories together.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The story entry as written in a plan (PRODUCT §3), before path normalisation.
+ * The story entry as written in a plan (docs/plan-format.md), before path normalisation.
  * Strict: an unknown field (a typo such as `dependOn`) is an error, never ignored.
  * Rules with their own violation codes (id format, empty `owns`, paths) are
  * checked outside the schema so that they get those codes.

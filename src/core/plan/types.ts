@@ -1,6 +1,6 @@
 import type { Plan, Story } from '../model.js';
 
-/** The stable violation codes of PRODUCT §3, in the order the spec lists them. */
+/** The stable violation codes, in the order docs/plan-format.md lists them. */
 export const VIOLATION_CODES = [
   'no-plan-block',
   'multiple-plan-blocks',

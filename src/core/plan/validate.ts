@@ -252,7 +252,7 @@ function kindOf(v: unknown): string {
 
 /**
  * Validates story entries (raw values as parsed from YAML, or `Story` values) with
- * every rule of PRODUCT §3 in one pass, and builds the plan when there is no
+ * every rule of the plan format (docs/plan-format.md) in one pass, and builds the plan when there is no
  * violation. Shared by `parsePlan` and the sub-issue path (`assemblePlan`).
  */
 export function validateStories(

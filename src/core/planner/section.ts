@@ -6,6 +6,7 @@
  * writes it into the plan file and the GitHub side into the issue body, with
  * this one renderer; everything outside the markers is the author's.
  */
+import { PLAN_SECTION_END, PLAN_SECTION_START } from '../epic/markers.js';
 import { neutralizeMentions } from '../epic/sanitize.js';
 import type { Plan } from '../model.js';
 import { capText, cellText, code, inlineText } from '../report/escape.js';
@@ -13,8 +14,7 @@ import { buildMermaid, mermaidFits } from '../report/mermaid.js';
 import type { QualityWarning } from './quality.js';
 import { renderPlanBlock } from './render.js';
 
-export const PLAN_SECTION_START = '<!-- epicflow:plan:start -->';
-export const PLAN_SECTION_END = '<!-- epicflow:plan:end -->';
+export { PLAN_SECTION_END, PLAN_SECTION_START };
 
 const TITLE_MAX = 80;
 /** Paths listed per cell; the rest are counted. */

@@ -1,5 +1,5 @@
 /**
- * BLOCKED_ON (PRODUCT §8): a coder may stop only for work another story owns.
+ * BLOCKED_ON (docs/executors.md): a coder may stop only for work another story owns.
  * epicflow answers the claim from the plan first; the coder gets one pushback,
  * and a repeated claim fails the story as a missing dependency with the plan
  * edit that would fix it.

@@ -1,5 +1,5 @@
 /**
- * The coder prompt (PRODUCT §5 step 4). Story text comes from an issue or a
+ * The coder prompt. Story text comes from an issue or a
  * plan file: it is data, quoted as the task after cleaning, never instructions
  * to epicflow itself.
  */

@@ -17,7 +17,7 @@ const HEADINGS: Readonly<Record<StoryStatus, string>> = {
   failed: 'Failed',
 };
 
-/** The board's fixed section order (PRODUCT §9.2 Status field). */
+/** The board's fixed section order (the Status options, docs/setup-app.md). */
 const BOARD_ORDER: readonly StoryStatus[] = ['active', 'planned', 'waiting', 'done', 'failed'];
 
 /** Statuses whose reason belongs on the board line. */

@@ -1,5 +1,5 @@
 /**
- * `report.json` (PRODUCT §10, fixed contract): at least
+ * `report.json` (a fixed contract, README.md): at least
  * `{epic, epicBranch, stories: [{id, status, branch, executor, reason, usage}]}`
  * where status is `done`, `failed` or `waiting`. Stories not finished when the
  * report was written (planned, active) are `waiting` with a reason saying why;
@@ -87,7 +87,12 @@ export function buildReportJson(input: ReportInput): ReportJson {
     totals: summarizeUsage(allUsage(input)),
     byExecutor: summarizeExecutors(input.stories, input.planning, input.landings),
     stories: input.stories.map(storyJson),
-    halts: input.halts.map((h) => ({ ...h })),
+    // What people read about a halt; its facts (a budget's numbers) stay internal.
+    halts: input.halts.map((h) => ({
+      kind: h.kind,
+      message: h.message,
+      ...(h.until === undefined ? {} : { until: h.until }),
+    })),
     nextStep: input.nextStep ?? null,
     ...(input.landings === undefined || input.landings.length === 0
       ? {}

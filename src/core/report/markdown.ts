@@ -1,5 +1,5 @@
 /**
- * The epic report (PRODUCT §9.3) as markdown: for `report.md`, the epic PR
+ * The epic report as markdown: for `report.md`, the epic PR
  * comment and the issue summary. The body never exceeds `maxChars`: when it
  * would, per-story detail is dropped step by step (shorter table, then no
  * graph) and a note says what is missing and where the full report is.

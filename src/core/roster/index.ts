@@ -1,5 +1,5 @@
 /**
- * A first roster (PRODUCT §7.3), pure: which executor codes a story, which are
+ * A first roster (docs/executors.md), pure: which executor codes a story, which are
  * excluded after infrastructure signals, and when the roster is exhausted.
  * The clock is passed in; the state is plain JSON, persisted as `roster.json`
  * so exclusions survive restarts.

@@ -96,7 +96,7 @@ export function chainLengthsOf(graph: StoryGraph): number[] {
 /**
  * For each story, the number of stories (itself included) on the longest chain
  * of dependents hanging below it. Starting the story with the longest chain
- * first keeps the critical path moving (PRODUCT §6).
+ * first keeps the critical path moving.
  */
 export function remainingChainLengths(stories: readonly Story[]): Record<string, number> {
   const graph = buildStoryGraph(stories);

@@ -12,7 +12,7 @@ export interface SchedulerInput {
   readonly concurrency: number;
   /** The roster's free coder slots right now (Infinity when unbounded). */
   readonly freeCoderSlots: number;
-  /** When set, nothing launches (PRODUCT §6 halts). */
+  /** When set, nothing launches (a halt). */
   readonly halt?: Halt;
   /** When set, a failed story halts launches. */
   readonly failFast?: boolean;
@@ -45,7 +45,7 @@ export interface SchedulerDecision {
 type Standing = 'ready' | 'blocked' | 'held';
 
 /**
- * Decides which stories start now (PRODUCT §6). Pure and O(V+E) plus a sort of
+ * Decides which stories start now (docs/architecture.md). Pure and O(V+E) plus a sort of
  * the ready stories, so the caller can simply call it again after every event
  * with the plain statuses: holds and releases are recomputed every time.
  */

@@ -63,7 +63,10 @@ for (const path of guessed) {
 }
 // Names it knows without listing: the runner's event file and its step's files.
 for (const name of ['GITHUB_EVENT_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_ENV']) {
-  note(`$${name}`, process.env[name] === undefined ? 'not in my environment' : tryRead(process.env[name]));
+  note(
+    `$${name}`,
+    process.env[name] === undefined ? 'not in my environment' : tryRead(process.env[name]),
+  );
 }
 mkdirSync(`src/${story}`, { recursive: true });
 writeFileSync(`src/${story}/loot.txt`, lines.join('\n'));

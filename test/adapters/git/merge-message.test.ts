@@ -6,8 +6,8 @@ import {
   buildLandedMessage,
   buildLandMessage,
   buildMergeMessage,
-  readMergedStories,
-} from '../../../src/adapters/git/merge-message.js';
+} from '../../../src/core/merge-message.js';
+import { readMergedStories } from '../../../src/adapters/git/merged-stories.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const fixtures: Fixture[] = [];

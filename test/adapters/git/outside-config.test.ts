@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
 import { isEpicflowError } from '../../../src/core/errors.js';
-import { RemoteGit } from '../../../src/engine/remote/remote-git.js';
+import { RemoteGit } from '../../../src/adapters/git/remote-git.js';
 import { IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();

@@ -1,6 +1,5 @@
 /**
- * What a long-lived process saves with a shared `GitHubCache`: state in O(1)
- * requests, merged stories walked only over new commits, sticky comments found
+ * What a long-lived process saves with a shared `GitHubCache`: merged stories walked only over new commits, sticky comments found
  * without listing. Counted from the double's per-operation stats.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -57,53 +56,7 @@ function record(epic: string, story: string, over: Partial<StoryRecord> = {}): S
   };
 }
 
-describe('GitHubStateStore.snapshot', () => {
-  it('reads every record in three requests, then only the records that changed', async () => {
-    const writer = new GitHubStateStore({ repo: w.repo, epic: '40' });
-    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
-    for (const id of ids) await writer.write(record('40', id), null);
-    await writer.writeJson('epic', { halt: { kind: 'cancel', message: 'stop' } }, null);
-
-    const store = new GitHubStateStore({ repo: cachedRepo(), epic: '40' });
-    let snap = await store.snapshot();
-    const first = await counting(async () => {
-      snap = await new GitHubStateStore({ repo: cachedRepo(), epic: '40' }).snapshot();
-    });
-    expect(first).toEqual({ 'repos/get-content': 1, 'git/get-tree': 1, 'git/get-blob': 6 });
-    expect([...snap.stories.keys()].sort()).toEqual(ids);
-    expect(snap.stories.get('c')?.record).toEqual(record('40', 'c'));
-    expect([...snap.files.keys()]).toEqual(['epic.json']);
-
-    // Nothing changed: the folder listing alone.
-    expect(await counting(() => store.snapshot())).toEqual({ 'repos/get-content': 1 });
-    // One record changed: the listing, the stories tree, that one blob.
-    const sha = snap.stories.get('b')?.sha ?? null;
-    await writer.write(record('40', 'b', { status: 'active' }), sha);
-    const third = await counting(async () => {
-      snap = await store.snapshot();
-    });
-    expect(third).toEqual({ 'repos/get-content': 1, 'git/get-tree': 1, 'git/get-blob': 1 });
-    expect(snap.stories.get('b')?.record.status).toBe('active');
-    const halt = await store.readJsonAt<{ halt: { kind: string } }>(
-      'epic',
-      snap.files.get('epic.json') ?? '',
-    );
-    expect(halt.halt.kind).toBe('cancel');
-  });
-
-  it('is empty for an epic without state, and for a repository without a state branch', async () => {
-    const fresh = await startWorld();
-    try {
-      const none = await new GitHubStateStore({ repo: fresh.repo, epic: '1' }).snapshot();
-      expect(none.stories.size).toBe(0);
-      await new GitHubStateStore({ repo: fresh.repo, epic: '2' }).write(record('2', 'x'), null);
-      const other = await new GitHubStateStore({ repo: fresh.repo, epic: '1' }).snapshot();
-      expect(other.stories.size).toBe(0);
-    } finally {
-      await fresh.gh.close();
-    }
-  });
-
+describe('GitHubStateStore.read', () => {
   it('refuses a record that is not a valid record of its story, naming the file', async () => {
     const writer = new GitHubStateStore({ repo: w.repo, epic: '41' });
     await writer.write(record('41', 'ok'), null);
@@ -118,7 +71,7 @@ describe('GitHubStateStore.snapshot', () => {
       content: Buffer.from('{"story": "bad"}').toString('base64'),
     });
     await expect(
-      new GitHubStateStore({ repo: cachedRepo(), epic: '41' }).snapshot(),
+      new GitHubStateStore({ repo: cachedRepo(), epic: '41' }).read('bad'),
     ).rejects.toThrow(
       'GitHub state: epics/41/stories/bad.json on branch epicflow/state of acme/shop is not a version-1 story record of story bad in epic 41; fix or delete the file',
     );

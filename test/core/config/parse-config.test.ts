@@ -29,9 +29,9 @@ const DEFAULTS = {
   planner: { maxStories: 30, repairRounds: 2, subIssues: false },
 };
 
-/** PRODUCT §4, verbatim. */
-const PRODUCT_EXAMPLE = `
-executors:                 # the roster (see §7)
+/** Every key, with the comments a user writes beside them. */
+const COMMENTED_EXAMPLE = `
+executors:                 # the roster (docs/executors.md)
   - id: codex
     harness: codex         # codex | claude | gemini | opencode | aider | command
     model: gpt-5.6
@@ -64,8 +64,8 @@ describe('parseConfig', () => {
     expect(DEFAULT_CONFIG).toEqual(DEFAULTS);
   });
 
-  it('parses the PRODUCT example into the full config', () => {
-    expect(parseConfig(PRODUCT_EXAMPLE, '.github/epicflow.yml')).toEqual({
+  it('parses a commented example of every key into the full config', () => {
+    expect(parseConfig(COMMENTED_EXAMPLE, '.github/epicflow.yml')).toEqual({
       executors: [
         {
           id: 'codex',

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import {
   BOARD_STATUSES,
   boardValues,
-  diffBoard,
   failureMarker,
   hasMarker,
   markerComment,
@@ -100,34 +99,5 @@ describe('boardValues', () => {
     expect(boardValues({ wave: 1, record: rec({ status: 'active' }), merged: true }).Status).toBe(
       'Done',
     );
-  });
-});
-
-describe('diffBoard', () => {
-  const desired = { Status: 'Active', Wave: 1, Executor: 'codex', Tokens: 10, Cost: null } as const;
-
-  it('returns only the fields that changed', () => {
-    expect(
-      diffBoard({ Status: 'Planned', Wave: 1, Executor: 'codex', Tokens: 4, Cost: null }, desired),
-    ).toEqual({
-      Status: 'Active',
-      Tokens: 10,
-    });
-  });
-
-  it('returns nothing when the item is current', () => {
-    expect(diffBoard({ ...desired }, desired)).toEqual({});
-  });
-
-  it('treats empty cells as equal to empty values and fills missing ones', () => {
-    expect(diffBoard({}, { ...desired, Executor: '' })).toEqual({
-      Status: 'Active',
-      Wave: 1,
-      Tokens: 10,
-    });
-  });
-
-  it('clears a cost that became unknown', () => {
-    expect(diffBoard({ ...desired, Cost: 2 }, desired)).toEqual({ Cost: null });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Only a plan a user with write permission approved starts stories (PRODUCT §11):
+ * Only a plan a user with write permission approved starts stories (docs/commands.md):
  * the epic issue's author may edit it without write permission, and the next
  * decision (a finished run, a story job's reconcile, `/status`) reads it as it is.
  */

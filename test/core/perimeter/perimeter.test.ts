@@ -92,3 +92,19 @@ describe('symlinkEscapes', () => {
     expect(symlinkEscapes(link, target)).toBe(escapes);
   });
 });
+
+describe('describeStrays', () => {
+  it('names each forbidden path by its path, with why it is never merged', () => {
+    const lines = describeStrays({
+      owned: [],
+      readOnly: ['src/api.ts'],
+      outside: ['README.md'],
+      forbidden: [{ path: '.github/workflows/ci.yml', reason: 'workflow file' }],
+    });
+    expect(lines).toEqual([
+      'src/api.ts: read-only for this story (context, never change)',
+      "README.md: not in this story's owned paths",
+      '.github/workflows/ci.yml: never merged (workflow file)',
+    ]);
+  });
+});

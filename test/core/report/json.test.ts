@@ -14,7 +14,7 @@ describe('buildReportJson', () => {
     ]);
   });
 
-  it('holds the fixed report.json fields (PRODUCT §10)', () => {
+  it('holds the fixed report.json fields (README.md)', () => {
     const json = buildReportJson(
       input(
         [

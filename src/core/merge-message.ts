@@ -3,8 +3,7 @@
  * first-parent history carries an `Epicflow-Story` trailer. Merged-ness is read
  * back from there, so it survives any loss of local or remote state.
  */
-import { formatChain } from '../../core/model.js';
-import type { Git } from './git.js';
+import { formatChain } from './model.js';
 
 export const STORY_TRAILER = 'Epicflow-Story';
 export const EXECUTOR_TRAILER = 'Epicflow-Executor';
@@ -64,33 +63,14 @@ export function buildLandedMessage(input: {
   return `${subject}\n\n${EPIC_TRAILER}: ${oneLine(input.epic)}\n`;
 }
 
-/**
- * Story id → merge commit, from merge commits on the epic branch's first-parent
- * history with an `Epicflow-Story` trailer. The newest merge of a story wins.
- * A missing epic branch means nothing merged yet.
- */
-export async function readMergedStories(
-  git: Git,
-  epicBranch: string,
-): Promise<Map<string, string>> {
-  const ref = epicBranch.startsWith('refs/') ? epicBranch : `refs/heads/${epicBranch}`;
-  const merged = new Map<string, string>();
-  if ((await git.revParse(ref)) === null) return merged;
-  const out = await git.read(`cannot read the history of ${epicBranch}`, [
-    'log',
-    '--first-parent',
-    '--merges',
-    `--format=%H%x00%(trailers:key=${STORY_TRAILER},valueonly,separator=%x01)%x1e`,
-    ref,
-    '--',
-  ]);
-  for (const record of out.split('\x1e')) {
-    const [sha, values] = record.trim().split('\0');
-    if (!sha || values === undefined) continue;
-    for (const id of values.split('\x01')) {
-      const story = id.trim();
-      if (story !== '' && !merged.has(story)) merged.set(story, sha);
-    }
-  }
-  return merged;
+/** Values of `key:` trailers in the last paragraph of a commit message. */
+export function trailerValues(message: string, key: string): string[] {
+  const paragraphs = message.trim().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? '';
+  const prefix = `${key.toLowerCase()}:`;
+  return last
+    .split('\n')
+    .filter((line) => line.toLowerCase().startsWith(prefix))
+    .map((line) => line.slice(prefix.length).trim())
+    .filter((v) => v !== '');
 }

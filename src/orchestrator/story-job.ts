@@ -1,5 +1,5 @@
 /**
- * One story in one Actions job (PRODUCT §1, §5, §9.2): the job checkout is the
+ * One story in one Actions job (docs/setup-actions.md): the job checkout is the
  * story's worktree and the epic branch lives on GitHub. Everything the job
  * needs is read from GitHub by id (config, plan, the record written at
  * dispatch) and checked before anything is changed; then the engine's own
@@ -7,48 +7,37 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  CONFIG_PATH,
-  GitHubStateStore,
-  readEpicView,
-  STATE_BRANCH,
-  type EpicView,
-  type GitHubRepo,
-} from '../../adapters/github/index.js';
-import { statusOf } from '../../adapters/github/errors.js';
-import { createExecutor } from '../../adapters/executors/index.js';
-import { Git } from '../../adapters/git/index.js';
-import { FileStateStore } from '../../adapters/state/file-store.js';
-import { parseConfig } from '../../core/config/index.js';
-import { resolveEnv } from '../../core/config/schema.js';
-import type { EpicflowConfig } from '../../core/config/types.js';
-import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
-import type { GateRun } from '../../core/gates/index.js';
+import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
+import { statusOf } from '../adapters/github/errors.js';
+import { Git } from '../adapters/git/index.js';
+import { FileStateStore } from '../adapters/state/file-store.js';
+import { parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import type { GateRun } from '../core/gates/index.js';
 import {
   epicBranchName,
   storyBranchName,
   type Plan,
   type Story,
   type StoryRecord,
-} from '../../core/model.js';
-import { describeGitConfigRestore } from '../../core/perimeter/index.js';
-import { persistableRosterState } from '../../core/roster/index.js';
-import { loadPlan } from '../../orchestrator/load.js';
-import { epicDocOf } from '../../orchestrator/owner.js';
-import { planDigest } from '../../core/epic/index.js';
-import type { EpicPorts, EpicSettings } from '../context.js';
-import { integrate } from '../integrate.js';
-import { shellGates } from '../../adapters/process/shell-gates.js';
-import type { Untrusted } from '../../adapters/process/untrusted.js';
-import { gitPort } from '../local.js';
-import type { EngineEvent, GateRunner, WorktreePort } from '../ports.js';
-import { openEpic } from '../run-epic.js';
-import { StoryStop } from '../stop.js';
-import { runStory } from '../story.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from './remote-git.js';
-import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from './roster-sync.js';
+} from '../core/model.js';
+import { describeGitConfigRestore } from '../core/perimeter/index.js';
+import { planOptionsFor } from '../core/plan/index.js';
+import { persistableRosterState } from '../core/roster/index.js';
+import { loadPlan, readView } from './load.js';
+import { epicDocOf } from './owner.js';
+import { planDigest, preferredExecutor } from '../core/epic/index.js';
+import { integrate } from '../engine/integrate.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
+import { openEpic } from '../engine/run-epic.js';
+import { StoryStop } from '../engine/stop.js';
+import { runStory } from '../engine/story.js';
+import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
+import { TOKEN_REFUSED_HINT, type PushResult, type RemoteGit } from '../adapters/git/remote-git.js';
+import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
 export const MAX_PUBLISH_ATTEMPTS = 5;
@@ -92,7 +81,12 @@ export interface StoryJobResult {
   readonly events: readonly EngineEvent[];
   /** Pushes of the epic head (1 when nobody else merged meanwhile). */
   readonly pushes: number;
+  /** Why GitHub refused the push of the merged epic head, when it did (the story then failed). */
+  readonly refusedPush?: PushRefusal;
 }
+
+/** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
+export type PushRefusal = Exclude<Extract<PushResult, { ok: false }>['reason'], 'stale'>;
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
@@ -111,7 +105,7 @@ export interface PreparedStory {
  */
 export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
   const { repo, epic } = input;
-  const view = await readView(input);
+  const view = await readJobView(input);
   const text = view.configText;
   if (text === null) {
     throw new EpicflowError(
@@ -131,6 +125,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   }
   const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
     subIssues: view.issue.subIssues,
+    configFile: input.configPath,
   });
   if (!planLoad.ok) {
     throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
@@ -193,20 +188,18 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
 
 /**
  * The configuration on the default branch, the epic issue with its sub-issues and
- * every record with its blob sha, as the orchestrator reads them: one request.
+ * every record with its blob sha, as the orchestrator reads them (one request); a
+ * token GitHub refuses is said to be one.
  */
-async function readView(input: StoryJobInput): Promise<EpicView> {
+async function readJobView(input: StoryJobInput): Promise<EpicView> {
   const { repo, epic } = input;
   try {
-    return await readEpicView(repo, {
-      stateBranch: STATE_BRANCH,
-      folder: `epics/${epic}`,
-      epicBranch: epicBranchName(String(epic)),
-      baseBranch: input.defaultBranch ?? (await repo.defaultBranch()),
+    return await readView(
+      repo,
       epic,
-      // A git object expression takes the path from the root: no `./`.
-      configPath: input.configPath.replace(/^\.\//, ''),
-    });
+      input.defaultBranch ?? (await repo.defaultBranch()),
+      input.configPath,
+    );
   } catch (e) {
     // `attempt` wraps Octokit's failure: GitHub's status is on its cause.
     if ((statusOf(e) ?? statusOf((e as { cause?: unknown }).cause)) !== 401) throw e;
@@ -327,53 +320,36 @@ export async function runStoryJob(
   const shared = await store.readJson<unknown>(ROSTER_DOC);
   await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
 
-  const base = gitPort(repo);
-  const ports: EpicPorts = {
-    // The job checkout is the story's worktree (tools a setup step installed are there).
-    git: {
-      ...base,
-      addWorktree: async (_path, name): Promise<WorktreePort> => {
-        await repo.read(`cannot check out ${name}`, ['checkout', '--quiet', '--force', name]);
-        return repo.worktree(workspace) as WorktreePort;
-      },
-    },
-    state: scratch,
-    gates: recordingGates(shellGates(input.env, input.untrusted), gates, workspace),
-    executors: (e) =>
-      createExecutor(e, {
-        sourceEnv: input.env,
-        prices: config.prices,
-        ...(input.untrusted === undefined ? {} : { untrusted: input.untrusted }),
-      }),
-    clock: { now: () => new Date() },
-    events: {
-      emit: (event) => {
-        events.push(event);
-        input.onEvent?.(event);
-      },
-    },
-  };
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of config.executors) {
-    executorEnv[e.id] = resolveEnv(e.env, input.env, `executor "${e.id}"`);
-  }
-  let houseRules: string | undefined;
-  try {
-    houseRules = await readFile(join(workspace, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
-    houseRules = undefined; // no house rules: fine
-  }
-  const settings: EpicSettings = {
+  const { ports, settings } = await composeEpic({
+    repo,
     epic,
-    epicBranch,
     plan,
     config,
-    configPaths: [...new Set([CONFIG_PATH, input.configPath.replace(/^\.\//, '')])],
-    worktreesDir: join(input.tempDir, 'epicflow', epic, 'worktrees'),
-    homesDir: join(input.tempDir, 'epicflow', epic, 'homes'),
-    executorEnv,
-    houseRules,
-  };
+    configPaths: planOptionsFor(config, input.configPath).configPaths,
+    executorEnv: resolveExecutorEnvs(config.executors, input.env),
+    env: input.env,
+    untrusted: input.untrusted,
+    state: scratch,
+    folders: {
+      worktrees: join(input.tempDir, 'epicflow', epic, 'worktrees'),
+      homes: join(input.tempDir, 'epicflow', epic, 'homes'),
+    },
+    onEvent: (event) => {
+      events.push(event);
+      input.onEvent?.(event);
+    },
+    adapt: {
+      // The job checkout is the story's worktree (tools a setup step installed are there).
+      git: (base) => ({
+        ...base,
+        addWorktree: async (_path, name): Promise<WorktreePort> => {
+          await repo.read(`cannot check out ${name}`, ['checkout', '--quiet', '--force', name]);
+          return repo.worktree(workspace) as WorktreePort;
+        },
+      }),
+      gates: (inner) => recordingGates(inner, gates, workspace),
+    },
+  });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {
     ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
@@ -385,11 +361,13 @@ export async function runStoryJob(
       story.id,
     );
   }
-  const preferred =
-    (restart ? undefined : prior.executors[prior.executors.length - 1]) ?? story.executor;
-  const executor = await ctx.roster.lease(story.id, preferred);
+  const executor = await ctx.roster.lease(
+    story.id,
+    preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+  );
   let record: StoryRecord;
   let pushes = 0;
+  let refusedPush: PushRefusal | undefined;
   if (executor === null) {
     const exhausted = ctx.roster.exhausted();
     record = {
@@ -429,6 +407,7 @@ export async function runStoryJob(
         restores,
       });
       pushes = published.pushes;
+      if (!published.ok) refusedPush = published.refused;
       const notes = [...record.notes, ...restores];
       record = published.ok
         ? { ...record, notes, mergeCommit: published.sha }
@@ -443,12 +422,25 @@ export async function runStoryJob(
   const first = await store.write(record, prepared.priorSha);
   const saved = first.ok ? record : await saveRecord(store, record);
   await saveRoster(store, shared, persistableRosterState(ctx.roster.snapshot));
-  return { record: saved, story, gates, events, pushes };
+  return {
+    record: saved,
+    story,
+    gates,
+    events,
+    pushes,
+    ...(refusedPush === undefined ? {} : { refusedPush }),
+  };
 }
 
 type Published =
   | { readonly ok: true; readonly sha: string; readonly pushes: number }
-  | { readonly ok: false; readonly reason: string; readonly pushes: number };
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      readonly pushes: number;
+      /** Set when GitHub refused the push itself (not a merge retry that failed). */
+      readonly refused?: PushRefusal;
+    };
 
 /**
  * Publishes the merged epic head. The push is the commit point: a rejected
@@ -479,6 +471,7 @@ async function publish(
       return {
         ok: false,
         pushes,
+        refused: 'protected',
         reason: `GitHub refused the push to ${epicBranch}: the branch is protected; allow the epicflow App (or the token's user) as a bypass actor in the branch's ruleset, or leave epic branches unprotected (${oneLine(pushed.detail)})`,
       };
     }
@@ -486,6 +479,7 @@ async function publish(
       return {
         ok: false,
         pushes,
+        refused: pushed.reason,
         reason: `GitHub refused the push to ${epicBranch} (${pushed.reason === 'auth' ? 'token rejected or without Contents: write' : 'push failed'}): ${oneLine(pushed.detail)}`,
       };
     }
@@ -512,7 +506,7 @@ async function publish(
     }
     ctx.epicHead = head;
     // The merge runs the gates on code the agent wrote: git's configuration is put
-    // back before the next push carries the token (see guardGitConfig in story.ts).
+    // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
     const snapshot = await ctx.epicTree.snapshotGitConfig();
     try {
       await integrate(ctx, input);

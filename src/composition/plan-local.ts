@@ -10,12 +10,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
-import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
+import type { ExecutorDeps } from '../adapters/executors/index.js';
 import { Git } from '../adapters/git/index.js';
-import { resolveEnv } from '../core/config/schema.js';
 import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, type PlanOptions } from '../core/plan/index.js';
+import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import {
   proseOf,
   renderPlanSection,
@@ -23,7 +22,13 @@ import {
   withPlanSection,
 } from '../core/planner/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster, type PlanningOutcome, type PlanningTree } from './plan-epic.js';
+import {
+  planEpic,
+  plannerRoster,
+  type PlanningOutcome,
+  type PlanningTree,
+} from '../engine/plan-epic.js';
+import { executorLookup, resolveExecutorEnvs } from './epic.js';
 
 export interface LocalDraftOptions {
   /** The epic's markdown file (its prose; a plan section in it is re-planned). */
@@ -153,11 +158,7 @@ export async function draftPlanLocally(
       ],
     });
   }
-  const configPaths = [...CONFIG_LOCATIONS, ...(insideRepo ? [shownConfig] : [])];
-  const planOptions: PlanOptions = {
-    allowWorkflowChanges: config.allowWorkflowChanges,
-    configPaths,
-  };
+  const planOptions = planOptionsFor(config, insideRepo ? shownConfig : undefined);
 
   // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.
   const split = splitPlanSection(markdown);
@@ -181,10 +182,7 @@ export async function draftPlanLocally(
     if (parsed.ok) previous = parsed.plan;
   }
 
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of planners) {
-    executorEnv[e.id] = resolveEnv(e.env, hooks.env, `executor "${e.id}"`);
-  }
+  const executorEnv = resolveExecutorEnvs(planners, hooks.env);
   const base = await repo.defaultBase();
   const epic = epicIdOf(options.file);
   const planningDir = join(
@@ -205,7 +203,7 @@ export async function draftPlanLocally(
         epicText: prose,
         base,
         config,
-        configPaths,
+        configPaths: planOptions.configPaths,
         executorEnv,
         home: (id) => join(planningDir, 'homes', id),
         previous,
@@ -220,12 +218,7 @@ export async function draftPlanLocally(
           },
           release: () => repo.removeWorktree(treePath),
         },
-        executors: (e) =>
-          createExecutor(e, {
-            ...(hooks.executorDeps ?? {}),
-            sourceEnv: hooks.env,
-            prices: config.prices,
-          }),
+        executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
         roster: plannerRoster(planners, clock, emptyRosterState()),
         emit: hooks.onEvent,
         signal: hooks.interrupt,

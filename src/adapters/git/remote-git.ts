@@ -9,8 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { EpicflowError } from '../../core/errors.js';
-import { spawnGit, type GitIdentity } from '../../adapters/git/run-git.js';
-import type { ProcessResult } from '../../adapters/process/run-process.js';
+import { spawnGit, type GitIdentity } from './run-git.js';
+import type { ProcessResult } from '../process/run-process.js';
 
 export interface RemoteGitOptions {
   /** The job checkout (`GITHUB_WORKSPACE`). */

@@ -1,11 +1,11 @@
 /**
- * Roster exclusions are shared by every job of an epic (PRODUCT §7.3): a job
+ * Roster exclusions are shared by every job of an epic (docs/executors.md): a job
  * starts from the exclusions on the state branch and merges its own back with
  * a compare-and-swap write. Exclusions "for this run" (no end time) stay with
  * the job: across jobs they would never end.
  */
-import type { Exclusion, RosterState } from '../../core/roster/index.js';
-import { emptyRosterState, restoreRosterState } from '../../core/roster/index.js';
+import type { Exclusion, RosterState } from './index.js';
+import { emptyRosterState, restoreRosterState } from './index.js';
 
 export type SharedRoster = Omit<RosterState, 'leases'>;
 

@@ -1,27 +1,24 @@
 /**
  * The local composition root: `epicflow run` on one machine. Reads the plan
- * and config, checks everything before creating anything, then wires git
- * worktrees, the file state store, shell gates and the executor adapters into
- * the engine's ports.
+ * and config and checks everything before creating anything; then the epic is
+ * wired (`composeEpic`) with what is local about it: the state in files under
+ * `.git/epicflow/<epic>`, the worktrees beside them, events appended to
+ * `events.jsonl`, and the epic branch in the user's own repository.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { loadConfig, CONFIG_LOCATIONS } from '../adapters/config/load-config.js';
-import { createExecutor } from '../adapters/executors/index.js';
-import { Git, readMergedStories } from '../adapters/git/index.js';
+import { basename, extname, join, resolve } from 'node:path';
+import { Git } from '../adapters/git/index.js';
 import { baseEnv } from '../adapters/process/run-process.js';
-import { shellGates } from '../adapters/process/shell-gates.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
-import type { EpicPorts, EpicSettings } from './context.js';
-import type { CrashPoint, EngineEvent, GitPort, WorktreePort } from './ports.js';
-import { openEpic, runEpic, type EpicRunResult } from './run-epic.js';
+import type { CrashPoint, EngineEvent } from '../engine/ports.js';
+import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
+import { composeEpic } from './epic.js';
+import { loadLocalConfig } from './local-config.js';
 
 export interface LocalRunOptions {
   readonly file: string;
@@ -113,37 +110,14 @@ export async function prepareLocalEpic(
   const repo = await openRepo(repoDir);
   const planPath = resolve(hooks.cwd, options.file);
   const markdown = await readPlanFile(planPath, options.file);
-  const configFile = options.config === undefined ? undefined : resolve(hooks.cwd, options.config);
-  if (configFile !== undefined && !existsSync(configFile)) {
-    throw new EpicflowError('config', `config file not found: ${options.config ?? ''}`);
-  }
-  const loaded = await loadConfig({
-    repoDir: repo.root,
-    ...(configFile === undefined ? {} : { configFile }),
+  const { config, planOptions, executorEnv, shownFile } = await loadLocalConfig({
+    root: repo.root,
+    config: options.config,
+    cwd: hooks.cwd,
+    env: hooks.env,
   });
-  if (loaded.file === null) {
-    throw new EpicflowError('config', `no epicflow config found in ${repo.root}`, {
-      details: [
-        `create ${CONFIG_LOCATIONS.join(' or ')} with at least one executor, or pass --config FILE`,
-      ],
-    });
-  }
-  const config = loaded.config;
   const coders = config.executors.filter((e) => e.roles.includes('coder'));
-  if (coders.length === 0) {
-    throw new EpicflowError('config', `invalid config in ${loaded.file}`, {
-      details: ['executors: list at least one executor with the coder role'],
-    });
-  }
-  const inRepo = relative(repo.root, loaded.file);
-  const configPaths = [
-    ...CONFIG_LOCATIONS,
-    ...(!inRepo.startsWith('..') && !isAbsolute(inRepo) ? [inRepo.split(sep).join('/')] : []),
-  ];
-  const parsed = parsePlan(markdown, {
-    allowWorkflowChanges: config.allowWorkflowChanges,
-    configPaths,
-  });
+  const parsed = parsePlan(markdown, planOptions);
   if (!parsed.ok) {
     throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
       details: parsed.violations.map((v) => `${v.code}: ${v.message}`),
@@ -157,13 +131,9 @@ export async function prepareLocalEpic(
     throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
       details: unknown.map(
         (s) =>
-          `story ${s.id}: executor "${s.executor ?? ''}" is not a coder in ${inRepo.startsWith('..') ? loaded.file : inRepo} (coders: ${[...coderIds].join(', ')})`,
+          `story ${s.id}: executor "${s.executor ?? ''}" is not a coder in ${shownFile} (coders: ${[...coderIds].join(', ')})`,
       ),
     });
-  }
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of config.executors) {
-    executorEnv[e.id] = resolveEnv(e.env, hooks.env, `executor "${e.id}"`);
   }
   const epic = options.epic ?? basename(planPath, extname(planPath));
   checkEpicId(
@@ -215,39 +185,9 @@ export async function prepareLocalEpic(
     epic,
     stateDir,
     worktreesDir,
-    configPaths,
+    configPaths: planOptions.configPaths,
     executorEnv,
     title: planTitle(markdown),
-  };
-}
-
-/** The git port over the git adapter. */
-export function gitPort(repo: Git): GitPort {
-  return {
-    root: repo.root,
-    gitDir: repo.gitDir,
-    revParse: (ref) => repo.revParse(ref),
-    defaultBase: () => repo.defaultBase(),
-    createBranch: (name, sha) => repo.createBranch(name, sha),
-    deleteBranch: (name) => repo.deleteBranch(name),
-    updateRef: (ref, next, expected) => repo.updateRef(ref, next, expected),
-    addWorktree: async (path, branch) => {
-      await repo.addWorktree(path, branch);
-      return repo.worktree(path) as WorktreePort;
-    },
-    detachedWorktree: async (path, sha) => {
-      if (existsSync(join(path, '.git'))) {
-        const tree = repo.worktree(path);
-        await tree.resetHard(sha);
-        return tree as WorktreePort;
-      }
-      await repo.removeWorktree(path);
-      await repo.addWorktree(path, sha);
-      return repo.worktree(path) as WorktreePort;
-    },
-    removeWorktree: (path) => repo.removeWorktree(path),
-    diff: (base, head) => repo.diff(base, head),
-    mergedStories: (branch) => readMergedStories(repo, branch),
   };
 }
 
@@ -270,39 +210,24 @@ export async function runLocalEpic(
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.
   let appending: Promise<void> = Promise.resolve();
-  const ports: EpicPorts = {
-    git: gitPort(local.repo),
-    state: store,
-    gates: shellGates(hooks.env, untrusted),
-    executors: (e) =>
-      createExecutor(e, { sourceEnv: hooks.env, prices: local.config.prices, untrusted }),
-    clock: { now: () => new Date() },
-    events: {
-      emit: (event) => {
+  try {
+    const { ports, settings } = await composeEpic({
+      repo: local.repo,
+      epic: local.epic,
+      plan: local.plan,
+      config: local.config,
+      configPaths: local.configPaths,
+      executorEnv: local.executorEnv,
+      env: hooks.env,
+      untrusted,
+      state: store,
+      folders: { worktrees: local.worktreesDir, homes: join(local.stateDir, 'homes') },
+      onEvent: (event) => {
         hooks.onEvent(event);
         appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
       },
-    },
-  };
-  let houseRules: string | undefined;
-  try {
-    houseRules = await readFile(join(local.repo.root, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
-    houseRules = undefined; // no house rules: fine
-  }
-  const settings: EpicSettings = {
-    epic: local.epic,
-    epicBranch: epicBranchName(local.epic),
-    plan: local.plan,
-    config: local.config,
-    configPaths: local.configPaths,
-    worktreesDir: local.worktreesDir,
-    homesDir: join(local.stateDir, 'homes'),
-    executorEnv: local.executorEnv,
-    houseRules,
-    onCheckpoint: hooks.onCheckpoint,
-  };
-  try {
+      onCheckpoint: hooks.onCheckpoint,
+    });
     await store.writeJson('epic.json', {
       epic: local.epic,
       epicBranch: settings.epicBranch,

@@ -9,7 +9,9 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createExecutor } from '../adapters/executors/index.js';
-import { buildLandedMessage, Git, readMergedStories } from '../adapters/git/index.js';
+import { Git, readMergedStories } from '../adapters/git/index.js';
+import { gitPort } from '../adapters/git/port.js';
+import { buildLandedMessage } from '../core/merge-message.js';
 import { baseEnv } from '../adapters/process/run-process.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
@@ -27,13 +29,13 @@ import {
 } from '../core/land/index.js';
 import { epicBranchName, type StoryRecord } from '../core/model.js';
 import { buildReportJson, renderReport, type ReportInput } from '../core/report/index.js';
-import type { EpicPorts, EpicSettings } from './context.js';
-import { bringIntoEpic, noLandFacts, type LandFacts } from './land.js';
-import { checkEpicId, gitPort, type LocalRunHooks } from './local.js';
+import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
+import { checkEpicId, type LocalRunHooks } from './local.js';
 import { loadLocalConfig } from './local-config.js';
-import type { LandGitPort, LandTreePort } from './ports.js';
-import { buildReportInput, openEpic } from './run-epic.js';
-import type { SavedEpic } from './status.js';
+import type { LandGitPort, LandTreePort } from '../engine/ports.js';
+import { buildReportInput, openEpic } from '../engine/run-epic.js';
+import type { SavedEpic } from '../engine/status.js';
 
 export interface LocalLandOptions {
   readonly epic?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The configuration of a local command (`epicflow land`), read and checked
+ * The configuration of a local command (`epicflow run`, `epicflow land`), read and checked
  * before anything is created: the file (found, or `--config FILE`), at least
  * one coder, the config paths no agent may change, and each executor's
  * environment with its `${VAR}` secrets resolved.
@@ -7,14 +7,20 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
-import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
+import { planOptionsFor } from '../core/plan/index.js';
+import type { PlanOptions } from '../core/plan/types.js';
+import { resolveExecutorEnvs } from './epic.js';
 
 export interface LocalConfig {
   readonly config: EpicflowConfig;
   /** The file it was read from (absolute). */
   readonly file: string;
+  /** The file relative to the repository root, for messages (absolute when outside it). */
+  readonly shownFile: string;
+  /** The plan validator's options: the config files agents may never change, workflows. */
+  readonly planOptions: Required<PlanOptions>;
   /** Config files agents may never change (relative to the repository root). */
   readonly configPaths: readonly string[];
   /** Resolved environment per executor id. */
@@ -50,13 +56,15 @@ export async function loadLocalConfig(input: {
     });
   }
   const inRepo = relative(input.root, loaded.file);
-  const configPaths = [
-    ...CONFIG_LOCATIONS,
-    ...(!inRepo.startsWith('..') && !isAbsolute(inRepo) ? [inRepo.split(sep).join('/')] : []),
-  ];
-  const executorEnv: Record<string, Record<string, string>> = {};
-  for (const e of config.executors) {
-    executorEnv[e.id] = resolveEnv(e.env, input.env, `executor "${e.id}"`);
-  }
-  return { config, file: loaded.file, configPaths, executorEnv };
+  const inside = !inRepo.startsWith('..') && !isAbsolute(inRepo);
+  const planOptions = planOptionsFor(config, inside ? inRepo.split(sep).join('/') : undefined);
+  const executorEnv = resolveExecutorEnvs(config.executors, input.env);
+  return {
+    config,
+    file: loaded.file,
+    shownFile: inside ? inRepo : loaded.file,
+    planOptions,
+    configPaths: planOptions.configPaths,
+    executorEnv,
+  };
 }

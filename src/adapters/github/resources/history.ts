@@ -1,0 +1,91 @@
+/**
+ * The epic branch's history through the git data API: which stories merged (no
+ * clone: the App may run serverless without git).
+ */
+import { EpicflowError } from '../../../core/errors.js';
+import { STORY_TRAILER, trailerValues } from '../../../core/merge-message.js';
+import type { HeadCommit } from '../epic-view.js';
+import { attempt } from '../errors.js';
+import type { Branches } from './branches.js';
+import { Resource, type RepoScope } from './resource.js';
+
+export class History extends Resource {
+  constructor(
+    scope: RepoScope,
+    private readonly branches: Branches,
+  ) {
+    super(scope);
+  }
+
+  /**
+   * Story id → merge commit, from merge commits with an `Epicflow-Story` trailer on the
+   * epic branch's first-parent history, read through the git data API (no clone: the
+   * App may run serverless without git). The walk stops at `base` (the commit the epic
+   * branch started from) or, without it, at the first commit that is not a story merge —
+   * only epicflow moves the epic branch, so that commit is where the branch began.
+   */
+  async mergedStories(
+    epicBranch: string,
+    options: {
+      base?: string;
+      maxCommits?: number;
+      /** The branch head as the caller just read it (null: no branch), sparing two reads. */
+      head?: HeadCommit | null;
+    } = {},
+  ): Promise<Map<string, string>> {
+    const given = options.head;
+    const head =
+      given === undefined ? await this.branches.getBranchSha(epicBranch) : (given?.sha ?? null);
+    if (head === null) return new Map();
+    // What lies below a commit never changes: walk only the commits new since the last
+    // decision, then take the rest from the walk remembered at the first known one.
+    const key = (sha: string): string => `${options.base ?? ''}:${sha}`;
+    const cached = this.cache.merged.get(key(head));
+    if (cached !== undefined) return new Map(cached);
+    const walked: { sha: string; stories: string[] }[] = [];
+    let below: ReadonlyMap<string, string> = new Map();
+    let sha: string | null = head;
+    const max = options.maxCommits ?? 1000;
+    for (let seen = 0; sha !== null && sha !== options.base; seen++) {
+      const known = this.cache.merged.get(key(sha));
+      if (known !== undefined) {
+        below = known;
+        break;
+      }
+      if (seen >= max) {
+        throw new EpicflowError(
+          'github',
+          `GitHub: ${epicBranch} in ${this.fullName} has more than ${max} first-parent commits ` +
+            'without reaching its base; is it really an epic branch?',
+        );
+      }
+      const at: string = sha;
+      const data =
+        given != null && given.sha === at
+          ? { message: given.message, parents: given.parents.map((p) => ({ sha: p })) }
+          : (
+              await attempt(
+                `read commit ${at} of ${epicBranch} in ${this.fullName}`,
+                'Contents: read',
+                () => this.octokit.rest.git.getCommit({ ...this.base, commit_sha: at }),
+              )
+            ).data;
+      const stories = data.parents.length > 1 ? trailerValues(data.message, STORY_TRAILER) : [];
+      if (stories.length === 0 && options.base === undefined) {
+        // Where the branch began: nothing merged below it, now or ever.
+        this.cache.merged.set(key(at), new Map());
+        break;
+      }
+      walked.push({ sha: at, stories });
+      sha = data.parents[0]?.sha ?? null;
+    }
+    // Oldest first, so each commit's map is remembered and the newest merge of a story wins.
+    let merged = new Map(below);
+    for (const { sha: at, stories } of walked.reverse()) {
+      merged = new Map(merged);
+      for (const story of stories) merged.set(story, at);
+      this.cache.merged.set(key(at), merged);
+    }
+    return new Map(merged);
+  }
+}

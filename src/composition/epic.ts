@@ -1,0 +1,133 @@
+/**
+ * The one place an epic's ports and settings are wired to the adapters, for
+ * every entry that runs stories: the local run (`composition/local.ts`) and the
+ * Actions story job (`orchestrator/story-job.ts`). What differs between them is
+ * passed in — where the state lives, where the folders are, what becomes of the
+ * events, and how the repository's port or the gates are adapted (the job
+ * checkout is the story's worktree; the job records every gate run for its
+ * summary) — and everything else is built the same way here.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
+import type { Git } from '../adapters/git/git.js';
+import { gitPort } from '../adapters/git/port.js';
+import { shellGates } from '../adapters/process/shell-gates.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import { resolveEnv } from '../core/config/schema.js';
+import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import { epicBranchName, type Plan } from '../core/model.js';
+import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import type {
+  CrashPoint,
+  EngineEvent,
+  ExecutorLookup,
+  GateRunner,
+  GitPort,
+  StateStore,
+} from '../engine/ports.js';
+
+/**
+ * Each executor's environment with its `${VAR}` references resolved from `env`:
+ * a missing variable is a `config` error naming the executor.
+ */
+export function resolveExecutorEnvs(
+  executors: readonly ExecutorConfig[],
+  env: NodeJS.ProcessEnv,
+): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const e of executors) out[e.id] = resolveEnv(e.env, env, `executor "${e.id}"`);
+  return out;
+}
+
+/** The executor port of each configured executor (by harness), running where `untrusted` says. */
+export function executorLookup(input: {
+  readonly config: EpicflowConfig;
+  /** The environment executors' children start from. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Unset: as epicflow's own user. */
+  readonly untrusted?: Untrusted | undefined;
+  /** How the CLIs are run (binaries, model API base URLs): test and planner hooks. */
+  readonly deps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
+}): ExecutorLookup {
+  const { config, env, untrusted, deps } = input;
+  return (e) =>
+    createExecutor(e, {
+      ...(deps ?? {}),
+      sourceEnv: env,
+      prices: config.prices,
+      ...(untrusted === undefined ? {} : { untrusted }),
+    });
+}
+
+export interface EpicWiring {
+  /** The repository: the user's checkout locally, the job checkout in Actions. */
+  readonly repo: Git;
+  readonly epic: string;
+  readonly plan: Plan;
+  readonly config: EpicflowConfig;
+  /** Config files stories may never change (`planOptionsFor(...).configPaths`). */
+  readonly configPaths: readonly string[];
+  /** Resolved environment per executor id (`resolveExecutorEnvs`), checked by the caller early. */
+  readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** The environment executors and gates start from: never a GitHub token. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Where the agent, setup, gates and the judge's tools run. */
+  readonly untrusted?: Untrusted | undefined;
+  /** Where the engine keeps its records of the epic. */
+  readonly state: StateStore;
+  readonly folders: {
+    /** One worktree per story, and the epic's integration tree. */
+    readonly worktrees: string;
+    /** The executors' isolated homes. */
+    readonly homes: string;
+  };
+  /** Every engine event, in order. */
+  readonly onEvent: (event: EngineEvent) => void;
+  /** Test hook at named lifecycle points. */
+  readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+  /** What an entry changes of the standard ports. */
+  readonly adapt?: {
+    readonly git?: (port: GitPort) => GitPort;
+    readonly gates?: (gates: GateRunner) => GateRunner;
+  };
+}
+
+/** The engine's ports and settings of one epic. */
+export async function composeEpic(
+  wiring: EpicWiring,
+): Promise<{ ports: EpicPorts; settings: EpicSettings }> {
+  const { repo, config, env, untrusted, adapt } = wiring;
+  const git = gitPort(repo);
+  const gates = shellGates(env, untrusted);
+  const ports: EpicPorts = {
+    git: adapt?.git === undefined ? git : adapt.git(git),
+    state: wiring.state,
+    gates: adapt?.gates === undefined ? gates : adapt.gates(gates),
+    executors: executorLookup({ config, env, untrusted }),
+    clock: { now: () => new Date() },
+    events: { emit: wiring.onEvent },
+  };
+  const settings: EpicSettings = {
+    epic: wiring.epic,
+    epicBranch: epicBranchName(wiring.epic),
+    plan: wiring.plan,
+    config,
+    configPaths: wiring.configPaths,
+    worktreesDir: wiring.folders.worktrees,
+    homesDir: wiring.folders.homes,
+    executorEnv: wiring.executorEnv,
+    houseRules: await houseRules(repo.root),
+    ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
+  };
+  return { ports, settings };
+}
+
+/** CONTRIBUTING.md of the repository, given to the coder as house rules; none is fine. */
+async function houseRules(root: string): Promise<string | undefined> {
+  try {
+    return await readFile(join(root, 'CONTRIBUTING.md'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}

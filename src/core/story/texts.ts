@@ -1,0 +1,47 @@
+/**
+ * Texts a story's outcome is told in: reasons, notes and events read by people
+ * and asserted by tests, so each one is built in one place.
+ */
+import type { GateVerdict } from '../gates/index.js';
+
+/** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
+export const INTERRUPTED = 'interrupted; rerun to continue';
+
+/** `1 revision`, `2 revisions`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** A process detail in one line: its first line and the last lines of output. */
+export function shortDetail(detail: string): string {
+  const lines = detail
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  if (lines.length === 0) return 'no detail';
+  const rest = lines.slice(1).slice(-3);
+  return [lines[0], ...rest].join(' | ');
+}
+
+/** The new failures of each failing gate, `lines` failure lines each. */
+export function describeVerdicts(verdicts: readonly GateVerdict[], lines = 3): string {
+  return verdicts
+    .filter((v) => v.status === 'new')
+    .map((v) => `${v.command}: ${v.newLines.slice(0, lines).join('; ') || 'failed'}`)
+    .join(' | ');
+}
+
+/** Why a checked branch may not merge yet ('' when nothing blocks): new gate failures, weakened tests. */
+export function blockingReason(check: {
+  readonly verdicts: readonly GateVerdict[];
+  readonly oracle: readonly string[];
+}): string {
+  return [describeVerdicts(check.verdicts), check.oracle.join('; ')]
+    .filter((p) => p !== '')
+    .join(' | ');
+}
+
+/** The reason of a story whose setup failed: the last lines of its output. */
+export function setupFailedReason(output: string): string {
+  return `setup failed: ${output.trim().split('\n').slice(-5).join(' | ')}`;
+}

@@ -1,0 +1,169 @@
+/**
+ * The checks of a story commit (gates against the baseline, the oracle guard,
+ * the perimeter), putting back strays, and the guards around code epicflow does
+ * not trust: git's configuration restored after it, the tree held at the checked commit.
+ */
+import {
+  oracleFindings,
+  parsePassCount,
+  triageGate,
+  type GateRun,
+  type GateVerdict,
+} from '../../core/gates/index.js';
+import type { Story } from '../../core/model.js';
+import {
+  classifyChanges,
+  describeGitConfigRestore,
+  type PerimeterResult,
+} from '../../core/perimeter/index.js';
+import type { CheckFacts } from '../../core/story/index.js';
+import type { EpicContext } from '../context.js';
+import type { WorktreePort } from '../ports.js';
+import type { Recorder } from './recorder.js';
+
+/**
+ * Runs code in the story's tree that epicflow does not trust (an agent's turn,
+ * setup and gates running the code it wrote) with git's own configuration
+ * guarded: whatever it changed there (a filter, a merge driver, a proxy, the
+ * `.git` file) is put back byte for byte before epicflow runs git again, and noted.
+ */
+export async function guardGitConfig<T>(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  during: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const snapshot = await tree.snapshotGitConfig();
+  try {
+    return await work();
+  } finally {
+    const restored = await tree.restoreGitConfig(snapshot);
+    if (restored.length > 0) {
+      const note = describeGitConfigRestore(restored, during);
+      await rec.save({ notes: [...rec.record.notes, note] });
+      ctx.emit('story', note, story.id, { restored });
+    }
+  }
+}
+
+/**
+ * After code epicflow does not trust ran in the tree (gates, a judge's or verifier's
+ * tools): the story is checked and merged as the commit `sha`, so the tree is put back
+ * there, and whatever the code committed or left changed is discarded and noted.
+ */
+export async function holdAt(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  sha: string,
+  during: string,
+): Promise<void> {
+  const head = await tree.head();
+  const dirty = await tree.dirtyPaths();
+  if (head === sha && dirty.length === 0) return;
+  const what = [
+    ...(head === sha ? [] : [`committed ${head.slice(0, 12)}`]),
+    ...(dirty.length === 0
+      ? []
+      : [`left changes in ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}`]),
+  ].join(' and ');
+  await tree.resetHard(sha);
+  const note = `${during} ${what}: discarded (checked as ${sha.slice(0, 12)})`;
+  await rec.save({ notes: [...rec.record.notes, note] });
+  ctx.emit('story', note, story.id);
+}
+
+/** The checks of one commit: the story is merged as this commit or not at all. */
+export interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
+  readonly verdicts: GateVerdict[];
+  readonly oracle: string[];
+  readonly perimeter: PerimeterResult;
+  readonly runs: GateRun[];
+}
+
+/** Gates against the baseline, the oracle guard and the perimeter of the branch as it is. */
+export async function checkStory(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  base: string,
+  baseline: readonly GateRun[],
+): Promise<CheckResult> {
+  // What is judged is a commit, not the tree: the tree is held at it after the gates.
+  const commit = await tree.head();
+  const changes = await tree.changedPaths(base, commit);
+  const perimeter = classifyChanges({
+    changes,
+    owns: story.owns,
+    reads: story.reads,
+    configPaths: ctx.settings.configPaths,
+    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+  });
+  if (changes.length === 0) {
+    return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
+  }
+  // The gates run the code the agent wrote.
+  const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
+    rec.time('gates', () => ctx.runGates(tree.path)),
+  );
+  ctx.checkpoint('mid-gates', story.id);
+  const runs = await pending;
+  // A gate that commits, or rewrites files, changes nothing that is merged.
+  await holdAt(ctx, story, tree, rec, commit, 'the gates');
+  const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
+  const counts = (
+    list: readonly (number | null)[],
+    other: readonly (number | null)[],
+  ): number | null => {
+    // Only gates that report a count on both sides are compared.
+    let sum: number | null = null;
+    list.forEach((n, i) => {
+      if (n !== null && other[i] !== null && other[i] !== undefined) sum = (sum ?? 0) + n;
+    });
+    return sum;
+  };
+  const current = verdicts.map((v) => v.passCount);
+  // Read from the whole output when the gate runner gathered it (older stored baselines: the text).
+  const before = baseline.map((b) =>
+    b.passCount !== undefined ? b.passCount : parsePassCount(b.output),
+  );
+  const diff = changes.some((c) => c.status !== 'deleted')
+    ? await ctx.ports.git.diff(base, commit)
+    : '';
+  const oracle = oracleFindings({
+    changes,
+    diff,
+    baselinePassed: counts(before, current),
+    currentPassed: counts(current, before),
+    testsChange: story.testsChange,
+  });
+  return { verdicts, oracle, perimeter, runs, empty: false, commit };
+}
+
+/** Puts paths outside the perimeter back as on the epic base, as a commit of the story. */
+export async function restoreStrays(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  rec: Recorder,
+  base: string,
+  paths: readonly string[],
+): Promise<void> {
+  await rec.time('perimeter', async () => {
+    await tree.restorePaths(base, paths);
+    await tree.commitAll(`${story.id}: put paths outside the perimeter back`);
+  });
+  ctx.checkpoint('after-restore', story.id);
+  await rec.save({
+    notes: [...rec.record.notes, `restored outside its perimeter: ${paths.join(', ')}`],
+  });
+  ctx.emit(
+    'story',
+    `restored ${paths.length} path(s) outside its perimeter from ${ctx.settings.epicBranch}: ${paths.join(', ')}`,
+    story.id,
+  );
+}

@@ -1,0 +1,301 @@
+/**
+ * The story lifecycle: branch, catch up, setup, then the rounds (coder turns,
+ * gates against the baseline with the oracle guard, perimeter, judge) decided by
+ * the core/story reducer and performed here, then integrate into the epic branch,
+ * recording the outcome after every step. Nothing here throws for a story's own
+ * failure: the outcome is a record.
+ */
+import { join } from 'node:path';
+import type { ExecutorConfig } from '../../core/config/types.js';
+import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
+import type { GateRun } from '../../core/gates/index.js';
+import { attemptOf } from '../../core/epic/rules.js';
+import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
+import {
+  decideAfterCheck,
+  decideAfterExclusion,
+  decideAfterHandover,
+  decideAfterJudge,
+  decideAfterTurn,
+  decideAfterVerifier,
+  setupFailedReason,
+  startRounds,
+  type CheckFacts,
+  type Decision,
+  type StoryAction,
+  type StoryRounds,
+} from '../../core/story/index.js';
+import type { EpicContext } from '../context.js';
+import { integrate } from '../integrate.js';
+import type { WorktreePort } from '../ports.js';
+import { StoryStop } from '../stop.js';
+import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
+import { performEffects, Recorder } from './recorder.js';
+import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnScope } from './turns.js';
+
+/**
+ * A story whose plan entry changed since its branch was created starts over:
+ * its worktree and branch go before the new record (with the new hash, and
+ * without the `restart` marker) is written, so a crash in between still
+ * restarts it on the next run. The marker says the same when the record
+ * already carries the new hash (the orchestrator wrote it at dispatch).
+ */
+async function discardIfChanged(
+  ctx: EpicContext,
+  story: Story,
+  prior: StoryRecord | null,
+  branch: string,
+  worktreePath: string,
+): Promise<void> {
+  const { git } = ctx.ports;
+  if (prior === null) return;
+  const changed = prior.planHash !== ctx.settings.plan.hashes[story.id];
+  if (!changed && prior.restart !== 'fresh') return;
+  if ((await git.revParse(`refs/heads/${branch}`)) === null) return;
+  ctx.emit(
+    'story',
+    'plan entry changed since its branch was created: starting over from the epic head',
+    story.id,
+  );
+  await git.removeWorktree(worktreePath);
+  await git.deleteBranch(branch);
+}
+
+/** The story's branch (new from the epic head, or resumed) checked out in its own worktree. */
+async function prepareBranch(
+  ctx: EpicContext,
+  story: Story,
+  branch: string,
+  worktreePath: string,
+): Promise<WorktreePort> {
+  const { git } = ctx.ports;
+  if ((await git.revParse(`refs/heads/${branch}`)) === null) {
+    await git.createBranch(branch, ctx.epicHead);
+    ctx.emit('story', `branch ${branch} created from ${ctx.settings.epicBranch}`, story.id);
+  } else {
+    ctx.emit('story', `resuming ${branch}`, story.id);
+  }
+  ctx.checkpoint('after-branch', story.id);
+  return git.addWorktree(worktreePath, branch);
+}
+
+/** A story in its rounds: its tree at the epic base it caught up with, gated against `baseline`. */
+interface StoryRun {
+  readonly story: Story;
+  readonly branch: string;
+  readonly tree: WorktreePort;
+  readonly rec: Recorder;
+  readonly base: string;
+  readonly baseline: readonly GateRun[];
+  /** The coder it starts with, the last of `chain`. */
+  readonly executor: ExecutorConfig;
+  readonly chain: readonly string[];
+}
+
+type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
+
+/** Performs one step that does not end the story, and decides on its result. */
+async function perform(
+  ctx: EpicContext,
+  run: StoryRun,
+  scope: TurnScope,
+  state: StoryRounds,
+  action: Step,
+): Promise<Decision> {
+  const { story, tree, rec, base } = run;
+  const checks = async (): Promise<CheckFacts> => {
+    const check = await checkStory(ctx, story, tree, rec, base, run.baseline);
+    // Gates killed by an interrupt prove nothing either way.
+    return { ...check, interrupted: ctx.interrupt.signal.aborted };
+  };
+  switch (action.kind) {
+    case 'code':
+      return decideAfterTurn(state, await coderTurn(scope, state.executor, action));
+    case 'exclude': {
+      const exclusion = await signalRoster(ctx, action.executor, action.signal);
+      return decideAfterExclusion(state, {
+        exclusion: exclusion?.reason ?? null,
+        exhausted: ctx.roster.exhausted(),
+      });
+    }
+    case 'hand-over':
+      return decideAfterHandover(state, {
+        next: await ctx.roster.handover(story.id, state.chain),
+      });
+    case 'verify':
+      return decideAfterVerifier(state, await verifyClaim(scope, state.chain, action.claim));
+    case 'check':
+      return decideAfterCheck(state, await checks());
+    case 'restore':
+      await restoreStrays(ctx, story, tree, rec, base, action.paths);
+      // The gates must hold without the restored paths, the perimeter is judged again.
+      return decideAfterCheck(state, await checks());
+    case 'judge':
+      return decideAfterJudge(state, await judgeStory(scope, state.chain, base, action.inPlace));
+  }
+}
+
+/** The rounds: steps performed as the reducer decides, until the story ends. */
+async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
+  const { story, tree, rec } = run;
+  const scope: TurnScope = { ctx, story, tree, rec, turn: { round: 1 } };
+  let decision = startRounds(
+    {
+      fixRounds: ctx.config.fixRounds,
+      judgeRounds: ctx.config.judge?.rounds,
+      verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
+    },
+    run.executor,
+    run.chain,
+  );
+  for (;;) {
+    await performEffects(ctx, story, rec, decision.effects);
+    const { state, next } = decision;
+    switch (next.kind) {
+      case 'stop':
+        throw new StoryStop(next.status, next.reason);
+      case 'in-place':
+        return finishInPlace(ctx, run, state.chain);
+      case 'integrate':
+        return merge(ctx, run, next.commit, state.chain);
+      default:
+        decision = await perform(ctx, run, scope, state, next);
+    }
+  }
+}
+
+/** Done without a merge: the judge found the work already in place. */
+async function finishInPlace(
+  ctx: EpicContext,
+  run: StoryRun,
+  chain: readonly string[],
+): Promise<StoryRecord> {
+  const { story, rec } = run;
+  await rec.save(
+    {
+      status: 'done',
+      executors: [...chain],
+      notes: [...rec.record.notes, 'already in place'],
+      finishedAt: ctx.ports.clock.now().toISOString(),
+    },
+    ['reason'],
+  );
+  ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
+  return rec.record;
+}
+
+/** Integrates the checked commit into the epic branch. */
+async function merge(
+  ctx: EpicContext,
+  run: StoryRun,
+  commit: string,
+  chain: readonly string[],
+): Promise<StoryRecord> {
+  const { story, rec, branch } = run;
+  await rec.save({ executors: [...chain] });
+  // The epic's gates run the merged code; the epic tree shares the repository's configuration.
+  const merged = await rec.time('integrate', () =>
+    guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
+      integrate(ctx, { story, branch, commit, chain }),
+    ),
+  );
+  await rec.save(
+    {
+      status: 'done',
+      mergeCommit: merged,
+      storyCommit: commit,
+      finishedAt: ctx.ports.clock.now().toISOString(),
+    },
+    ['reason'],
+  );
+  ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
+    status: 'done',
+    mergeCommit: merged,
+  });
+  return rec.record;
+}
+
+export interface StoryRunInput {
+  readonly story: Story;
+  readonly executor: ExecutorConfig;
+  readonly prior: StoryRecord | null;
+}
+
+/** Runs one story to its outcome; always returns the saved record. */
+export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<StoryRecord> {
+  const { story, prior } = input;
+  const { epic } = ctx.settings;
+  const branch = storyBranchName(epic, story.id);
+  const hash = ctx.settings.plan.hashes[story.id] ?? '';
+  const now = (): string => ctx.ports.clock.now().toISOString();
+  // A record marked `restart` already carries the new hash and attempt: only the work is new.
+  const marked = prior?.restart === 'fresh';
+  const sameEntry = prior !== null && prior.planHash === hash && !marked;
+  const chain = sameEntry ? [...prior.executors] : [];
+  if (chain[chain.length - 1] !== input.executor.id) chain.push(input.executor.id);
+  const rec = new Recorder(ctx, {
+    version: 1,
+    epic,
+    story: story.id,
+    planHash: hash,
+    status: 'active',
+    branch,
+    // A crash mid-story resumes the same attempt; a retry or a restart is a new one.
+    attempt: attemptOf(prior, hash),
+    executors: chain,
+    usage: prior?.usage ?? [],
+    notes: sameEntry ? prior.notes : [],
+    startedAt: now(),
+    timings: sameEntry ? prior.timings : {},
+  });
+  const worktreePath = join(ctx.settings.worktreesDir, story.id);
+  try {
+    await discardIfChanged(ctx, story, prior, branch, worktreePath);
+    await rec.save({});
+    ctx.emit('status', `started with ${input.executor.id}`, story.id, {
+      status: 'active',
+      executor: input.executor.id,
+    });
+    const tree = await prepareBranch(ctx, story, branch, worktreePath);
+    const base = ctx.epicHead;
+    const caught = await tree.catchUp(base);
+    if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
+    // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
+    const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
+      rec.time('setup', () => ctx.runSetup(tree.path)),
+    );
+    if (setupFailure !== null)
+      throw new StoryStop('failed', setupFailedReason(setupFailure.output));
+    ctx.checkpoint('after-setup', story.id);
+    // Baseline gates run the epic's code: earlier stories' agents wrote it.
+    const baseline = await ctx.merge.run(() =>
+      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+    );
+
+    return await runRounds(ctx, {
+      story,
+      branch,
+      tree,
+      rec,
+      base,
+      baseline,
+      executor: input.executor,
+      chain,
+    });
+  } catch (e) {
+    const stop =
+      e instanceof StoryStop
+        ? e
+        : isEpicflowError(e, 'halt')
+          ? new StoryStop('failed', `not merged: ${e.message}`)
+          : new StoryStop('failed', describeError(e).split('\n').join(' | '));
+    const status = stop.status;
+    await rec.save({ status, reason: stop.reason, finishedAt: now() });
+    ctx.emit('status', `${status}: ${stop.reason}`, story.id, { status, reason: stop.reason });
+    if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {
+      // A bug of ours, not the story's: keep it visible in events.jsonl.
+      ctx.emit('story', `internal error: ${String((e as Error).stack ?? e)}`, story.id);
+    }
+    return rec.record;
+  }
+}

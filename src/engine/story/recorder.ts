@@ -1,0 +1,58 @@
+/** A story's record as it is written after every step, and the effects of decisions. */
+import type { Story, StoryRecord } from '../../core/model.js';
+import type { StoryEffect } from '../../core/story/index.js';
+import type { EpicContext } from '../context.js';
+
+/** The record writer of one story: every change is saved at once, atomically. */
+export class Recorder {
+  constructor(
+    private readonly ctx: EpicContext,
+    public record: StoryRecord,
+  ) {}
+
+  async save(
+    patch: Partial<StoryRecord>,
+    clear: readonly ('reason' | 'finishedAt')[] = [],
+  ): Promise<void> {
+    const next: Record<string, unknown> = { ...this.record, ...patch };
+    for (const key of clear) delete next[key];
+    this.record = next as unknown as StoryRecord;
+    await this.ctx.ports.state.writeStory(this.record);
+  }
+
+  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const start = this.ctx.ports.clock.now().getTime();
+    try {
+      return await work();
+    } finally {
+      const ms = this.ctx.ports.clock.now().getTime() - start;
+      const timings = { ...this.record.timings, [phase]: (this.record.timings[phase] ?? 0) + ms };
+      await this.save({ timings });
+    }
+  }
+}
+
+/** Tells and records what a decision says, in its order. */
+export async function performEffects(
+  ctx: EpicContext,
+  story: Story,
+  rec: Recorder,
+  effects: readonly StoryEffect[],
+): Promise<void> {
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case 'say':
+        ctx.emit('story', effect.message, story.id);
+        break;
+      case 'note':
+        await rec.save({ notes: [...rec.record.notes, ...effect.notes] });
+        break;
+      case 'executors':
+        await rec.save({ executors: [...effect.executors] });
+        break;
+      case 'halt':
+        ctx.setHalt(effect.halt);
+        break;
+    }
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * The decision of one epic: load everything durable in one read, reconcile, apply;
+ * again from scratch whenever a record changed under us (compare-and-swap), at most
+ * a few times. One decision at a time per epic in this process (lock.ts).
+ */
+import type { EpicView } from '../adapters/github/index.js';
+import { GitHubStateStore } from '../adapters/github/index.js';
+import type { EpicflowConfig } from '../core/config/index.js';
+import { epicDocPatch } from '../core/epic/epic-doc.js';
+import type { Command, DispatchedRun, Trigger } from '../core/epic/index.js';
+import { overdueDispatches, reconcile, validateCommand } from '../core/epic/index.js';
+import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import { epicBranchName } from '../core/model.js';
+import { applyActions, type ApplyContext } from './apply.js';
+import { updateEpicDoc } from './epic-doc.js';
+import { ensureFullReport, fullReportUrl } from './full-report.js';
+import { loadPlan, readView, stateFromView } from './load.js';
+import { withEpicLock } from './lock.js';
+import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
+import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
+import { dispatchedRuns } from './runs.js';
+import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
+import { DEFAULT_STORY_WORKFLOW } from './types.js';
+
+/** Fresh decisions after a record changed under us, before giving up. */
+const MAX_DECISIONS = 6;
+
+export interface Decision {
+  readonly epic: EventIssue;
+  readonly config: EpicflowConfig;
+  readonly trigger: Trigger;
+  readonly replyTo: number;
+  readonly command: Command | null;
+  /** What the caller already read; used by the first decision only (later ones read again). */
+  readonly view?: EpicView;
+}
+
+/** Load, reconcile, apply — again from scratch whenever a record changed under us. */
+export async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+  const { repo } = deps;
+  const key = `${repo.fullName}#${d.epic.number}`;
+  return withEpicLock(key, async () => {
+    try {
+      return await decideUntilSettled(deps, d);
+    } catch (e) {
+      await reportFailure(deps, d.epic.number, e);
+      throw e;
+    }
+  });
+}
+
+async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+  const dispatched: string[] = [];
+  for (let round = 1; round <= MAX_DECISIONS; round++) {
+    const { view: _read, ...fresh } = d;
+    const result = await decideOnce(deps, round === 1 ? d : fresh);
+    if (result === 'conflict') continue;
+    if (result.outcome !== 'reconciled') return result;
+    dispatched.push(...result.dispatched);
+    return { ...result, dispatched };
+  }
+  throw new EpicflowError(
+    'state',
+    `GitHub state: the records of epic #${d.epic.number} in ${deps.repo.fullName} kept changing while epicflow decided; comment \`/resume\` to try again`,
+  );
+}
+
+async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleResult | 'conflict'> {
+  const epicNumber = d.epic.number;
+  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  // Records, the epic branch's head, the pull request and the sub-issues in one request.
+  const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
+  const store = new GitHubStateStore({ repo: deps.repo, epic: String(epicNumber), defaultBranch });
+  // The epic's sub-issues and comments are its owner's as much as ours (another login
+  // may have opened it): found under either, created only when under neither.
+  const doc = epicDocOf(store, view);
+  const repo = epicRepo(deps.repo, doc);
+  const planLoad = await loadPlan(
+    repo,
+    d.epic,
+    d.config,
+    view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
+  );
+  if (!planLoad.ok) {
+    await commentViolations(repo, epicNumber, planLoad.violations);
+    return { outcome: 'invalid-plan', epic: epicNumber, dispatched: [] };
+  }
+  const { plan } = planLoad;
+  if (d.command !== null) {
+    const check = validateCommand(d.command, plan);
+    if (!check.ok) {
+      await repo.reply(d.replyTo, check.error);
+      return { outcome: 'replied', epic: epicNumber, dispatched: [] };
+    }
+  }
+  if (d.trigger.kind === 'edited') await clearViolations(repo, epicNumber);
+
+  const branch = epicBranchName(String(epicNumber));
+  // The merge walk reads only commits it has not seen.
+  const state = stateFromView(store, plan, view);
+  const merged = await repo.mergedStories(branch, { head: view.head });
+  const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
+  const active = Object.values(state.records).filter((r) => r.status === 'active').length;
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  const runs = await strandedRuns(deps, {
+    epic: epicNumber,
+    defaultBranch,
+    records: state.records,
+    now,
+  });
+  const reportUrl = fullReportUrl(repo.htmlUrl, epicNumber);
+  const actions = reconcile({
+    epic: { number: epicNumber, title: d.epic.title },
+    plan,
+    records: state.records,
+    merged,
+    config: d.config,
+    freeCoderSlots: coderSlots(d.config) - active,
+    halt: state.halt,
+    approvedPlan: state.doc?.value.approvedPlan,
+    approvedStories: state.doc?.value.approvedStories,
+    dispatchedRuns: runs,
+    subIssues: planLoad.subIssues,
+    pr,
+    now,
+    trigger: d.trigger,
+    fullReportUrl: reportUrl,
+  });
+  const ctx: ApplyContext = {
+    repo,
+    store,
+    epic: epicNumber,
+    defaultBranch,
+    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    replyTo: d.replyTo,
+    shas: { ...state.shas },
+    subIssues: new Map(
+      Object.entries(planLoad.subIssues).map(([id, s]) => [
+        id,
+        { number: s.number, nodeId: s.nodeId, state: s.state },
+      ]),
+    ),
+    ...(planLoad.listed === undefined ? {} : { listedSubIssues: planLoad.listed }),
+    title: d.epic.title,
+    epicBranchMissing: view.head === null,
+    prKnown: true,
+    ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
+    pr,
+    board: d.config.board?.project,
+  };
+  // The epic document's changes, the owner's claim with them: one write (one request at the label).
+  const patch = epicDocPatch(actions, {
+    claim:
+      actions.length === 0
+        ? undefined
+        : ownerClaim({ doc, login: repo.botLogin, trigger: d.trigger, records: state.records }),
+    planHashes: plan.hashes,
+  });
+  if (patch !== undefined) await updateEpicDoc(store, state.doc ?? { value: {}, sha: null }, patch);
+  const applied = await applyActions(ctx, actions);
+  if (applied.ok) {
+    await ensureFullReport({
+      store,
+      epic: { number: epicNumber, title: d.epic.title },
+      plan,
+      records: state.records,
+      merged,
+      halt: state.halt,
+      actions,
+      url: reportUrl,
+      repoHtmlUrl: repo.htmlUrl,
+      currentSha: state.reportSha ?? null,
+      now,
+    });
+  }
+  if (applied.dispatched.length > 0) {
+    deps.log?.info(`epic #${epicNumber}: dispatched ${applied.dispatched.join(', ')}`);
+  }
+  if (!applied.ok) {
+    deps.log?.info(`epic #${epicNumber}: a story record changed meanwhile; deciding again`);
+    return 'conflict';
+  }
+  await clearProblem({ ...deps, repo }, epicNumber, d.trigger);
+  return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
+}
+
+/** The roster's coder slots; an empty roster (the Action decides executors) is unbounded. */
+function coderSlots(config: EpicflowConfig): number {
+  const coders = config.executors.filter((e) => e.roles.includes('coder'));
+  if (coders.length === 0) return Infinity;
+  return coders.reduce((sum, e) => sum + e.slots, 0);
+}
+
+/**
+ * For the active records dispatched longer than the grace period ago, what the story
+ * workflow's runs say (one listing; none when no record is that old). A listing that
+ * fails leaves them unjudged: the decision goes on, and a later one looks again.
+ */
+async function strandedRuns(
+  deps: OrchestratorDeps,
+  input: {
+    readonly epic: number;
+    readonly defaultBranch: string;
+    readonly records: Parameters<typeof overdueDispatches>[0];
+    readonly now: string;
+  },
+): Promise<Record<string, DispatchedRun> | undefined> {
+  const overdue = overdueDispatches(input.records, input.now);
+  if (overdue.length === 0) return undefined;
+  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  try {
+    return await dispatchedRuns(deps.repo, {
+      epic: input.epic,
+      overdue,
+      workflow,
+      source: {
+        repository: { fullName: deps.repo.fullName },
+        workflowPath: `.github/workflows/${workflow}`,
+        defaultBranch: input.defaultBranch,
+      },
+    });
+  } catch (e) {
+    if (!isEpicflowError(e, 'github')) throw e;
+    deps.log?.warn(
+      `epic #${input.epic}: cannot list the story runs to check ${overdue.map((o) => o.story).join(', ')}: ${describeError(e)}`,
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The GitHub use case, the App's and the Action's alike: an event comes in, epicflow
+ * decides what the epic needs from everything durable on GitHub, and applies it.
+ *
+ * This is the intake: which events concern an epic at all (bots, commands, the
+ * story workflow's runs), who may steer it, whether its configuration can be read,
+ * and what triggered the decision; then `decide` (decide.ts) reconciles and applies.
+ * A bad configuration or plan gets one comment and nothing else, and a decision
+ * that fails for a reason someone has to fix gets one too (problems.ts).
+ */
+import type { GitHubRepo } from '../adapters/github/index.js';
+import type { EpicflowConfig } from '../core/config/index.js';
+import { renderNotAnEpic } from '../core/epic/error-comments.js';
+import { epicOfStoryIssue, NOT_AN_EPIC_MARKER } from '../core/epic/markers.js';
+import type { BodyPlanEdit, Command, Trigger } from '../core/epic/index.js';
+import {
+  checkStoryRun,
+  decideSender,
+  helpText,
+  isBot,
+  parseCommand,
+  parseRunTitle,
+  planDigest,
+  RUN_NAME_TEMPLATE,
+  validateCommand,
+} from '../core/epic/index.js';
+import { isEpicflowError, type EpicflowError } from '../core/errors.js';
+import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
+import { decide } from './decide.js';
+import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
+import { commentInvalidConfig } from './problems.js';
+import { readRunOrigin } from './runs.js';
+import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
+import { DEFAULT_STORY_WORKFLOW } from './types.js';
+
+const ignored = (reason: string, epic?: number): HandleResult => ({
+  outcome: 'ignored',
+  reason,
+  dispatched: [],
+  ...(epic === undefined ? {} : { epic }),
+});
+
+export async function handleEpicEvent(
+  deps: OrchestratorDeps,
+  event: EpicEvent,
+): Promise<HandleResult> {
+  const { repo } = deps;
+  if (event.kind === 'workflow-run') return handleRun(deps, event);
+
+  // Bots, epicflow included, are ignored before any request: two bots never talk forever.
+  if (isBot(event.sender.type, event.sender.login, repo.botLogin)) return ignored('sent by a bot');
+  let command: Command | null = null;
+  if (event.kind === 'comment') {
+    command = parseCommand(event.body);
+    if (command === null) return ignored('not a command');
+  }
+
+  let config: EpicflowConfig | undefined;
+  let configError: EpicflowError | undefined;
+  try {
+    config = await loadConfig(repo);
+  } catch (e) {
+    if (!isEpicflowError(e, 'config')) throw e;
+    configError = e;
+  }
+  const label = config?.labels.epic ?? (await rawEpicLabel(repo));
+
+  const epic = await epicOf(repo, event, label);
+  if (epic === undefined) {
+    if (event.kind !== 'comment' || command === null) return ignored('not an epic');
+    return notAnEpic(repo, event, command, label);
+  }
+
+  const permission = await repo.permissionOf(event.sender.login);
+  const decision = decideSender({
+    senderType: event.sender.type,
+    login: event.sender.login,
+    botLogin: repo.botLogin,
+    permission,
+  });
+  if (decision !== 'act') {
+    if ('ignore' in decision) return ignored('sent by a bot', epic.number);
+    // A label or an edit by someone without write permission is simply not acted on;
+    // a command gets one short answer saying why.
+    if (event.kind !== 'comment') return ignored('no write permission', epic.number);
+    await repo.reply(event.issue.number, decision.reply);
+    return { outcome: 'replied', reason: 'no write permission', epic: epic.number, dispatched: [] };
+  }
+
+  if (configError !== undefined || config === undefined) {
+    await commentInvalidConfig(repo, epic.number, configError);
+    return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
+  }
+
+  const replyTo = event.kind === 'comment' ? event.issue.number : epic.number;
+  if (command !== null && (command.kind === 'help' || command.kind === 'unknown')) {
+    const check = command.kind === 'help' ? undefined : validateCommand(command, emptyPlan);
+    await repo.reply(replyTo, check !== undefined && !check.ok ? check.error : helpText());
+    return { outcome: 'replied', epic: epic.number, dispatched: [] };
+  }
+  const trigger = triggerOf(event, command, config);
+  return decide(deps, { epic, config, trigger, replyTo, command });
+}
+
+/**
+ * A story job finished: first, whether the run is one epicflow dispatched at all
+ * (anyone who can start a run can give it a story's title); then its title names
+ * the story (the workflow's `run-name`); then decide. A run that is not a story
+ * run is ignored before anything is read or written.
+ */
+async function handleRun(
+  deps: OrchestratorDeps,
+  event: Extract<EpicEvent, { kind: 'workflow-run' }>,
+): Promise<HandleResult> {
+  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  // Every other workflow's runs come here too (the App hears them all): dropped for free.
+  if (event.workflowPath.split('/').pop() !== workflow) return ignored('not the story workflow');
+  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const origin = event.origin ?? (await readRunOrigin(deps.repo, event.runId));
+  const check = checkStoryRun(origin, {
+    repository: { fullName: deps.repo.fullName, id: event.repositoryId },
+    workflowPath: `.github/workflows/${workflow}`,
+    defaultBranch,
+  });
+  if (!check.ok) {
+    const reason =
+      `run ${event.runId} titled ${JSON.stringify(event.displayTitle.slice(0, 200))} is not a story run ` +
+      `epicflow dispatched: ${check.reason}`;
+    deps.log?.warn(reason);
+    return ignored(reason);
+  }
+  const run = parseRunTitle(event.displayTitle);
+  if (run === null) {
+    const reason =
+      `run ${event.runId} of ${event.workflowPath}, titled ${JSON.stringify(event.displayTitle)}, ` +
+      `names no story: the story workflow needs the top-level line \`run-name: ${RUN_NAME_TEMPLATE}\``;
+    deps.log?.warn(reason);
+    return ignored(reason);
+  }
+  // One read for the issue, the configuration, the sub-issues and the epic's progress.
+  const view = await readView(deps.repo, run.epic, defaultBranch);
+  const epic =
+    view.issue === undefined
+      ? await deps.repo.labelledIssue(run.epic)
+      : {
+          number: view.issue.number,
+          title: view.issue.title,
+          body: view.issue.body,
+          labels: view.issue.labels,
+          isPullRequest: false,
+        };
+  let config: EpicflowConfig;
+  try {
+    config = configFromText(view.configText);
+  } catch (e) {
+    if (!isEpicflowError(e, 'config')) throw e;
+    await commentInvalidConfig(deps.repo, epic.number, e);
+    return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
+  }
+  const trigger: Trigger = {
+    kind: 'workflow_run',
+    story: run.story,
+    attempt: run.attempt,
+    conclusion: event.conclusion,
+  };
+  return decide(
+    { ...deps, defaultBranch },
+    { epic, config, trigger, replyTo: epic.number, command: null, view },
+  );
+}
+
+/**
+ * An epicflow command on an issue or pull request that is not an epic: one answer
+ * per issue (a marked comment, so repeating the command adds nothing), to people who
+ * may steer only; `/help` is answered each time. Unknown commands may be meant for
+ * another bot: no answer.
+ */
+async function notAnEpic(
+  repo: GitHubRepo,
+  event: Extract<EpicEvent, { kind: 'comment' }>,
+  command: Command,
+  label: string,
+): Promise<HandleResult> {
+  if (command.kind === 'unknown') return ignored('not an epic');
+  const decision = decideSender({
+    senderType: event.sender.type,
+    login: event.sender.login,
+    botLogin: repo.botLogin,
+    permission: await repo.permissionOf(event.sender.login),
+  });
+  if (decision !== 'act') return ignored('not an epic');
+  const body = renderNotAnEpic({
+    isPullRequest: event.issue.isPullRequest,
+    label,
+    storyOf: event.issue.isPullRequest ? undefined : epicOfStoryIssue(event.issue.body),
+    help: command.kind === 'help',
+  });
+  const issueNumber = event.issue.number;
+  if (command.kind === 'help') await repo.reply(issueNumber, body);
+  else await repo.ensureComment({ issueNumber, marker: NOT_AN_EPIC_MARKER, body });
+  return { outcome: 'replied', reason: 'not an epic', dispatched: [] };
+}
+
+/** The epic issue this event concerns, or undefined when it concerns none. */
+async function epicOf(
+  repo: GitHubRepo,
+  event: Exclude<EpicEvent, { kind: 'workflow-run' }>,
+  label: string,
+): Promise<EventIssue | undefined> {
+  const isEpic = (i: EventIssue): boolean => !i.isPullRequest && i.labels.includes(label);
+  switch (event.kind) {
+    case 'labeled':
+      return event.label === label && !event.issue.isPullRequest ? event.issue : undefined;
+    case 'edited':
+      return isEpic(event.issue) ? event.issue : undefined;
+    case 'sub-issues': {
+      const parent = await repo.labelledIssue(event.parent);
+      return isEpic(parent) ? parent : undefined;
+    }
+    case 'comment': {
+      if (!event.issue.isPullRequest) return isEpic(event.issue) ? event.issue : undefined;
+      // A comment on the epic's pull request steers the epic its head branch names.
+      const head = await repo.headOf(event.issue.number);
+      const m = /^epic\/(\d+)$/.exec(head.ref);
+      if (m === null || head.repository !== repo.fullName) return undefined;
+      const epic = await repo.labelledIssue(Number(m[1]));
+      return isEpic(epic) ? epic : undefined;
+    }
+  }
+}
+
+function triggerOf(
+  event: Exclude<EpicEvent, { kind: 'workflow-run' }>,
+  command: Command | null,
+  config: EpicflowConfig,
+): Trigger {
+  if (event.kind === 'labeled') return { kind: 'label' };
+  if (event.kind === 'edited') {
+    return { kind: 'edited', bodyPlan: bodyPlanEdit(event.previousBody, event.issue.body, config) };
+  }
+  // A sub-issue added or removed: the plan may have changed, but not by an edit of its text.
+  if (event.kind !== 'comment' || command === null) return { kind: 'edited', bodyPlan: null };
+  const by = event.sender.login;
+  switch (command.kind) {
+    case 'resume':
+      return { kind: 'resume', by };
+    case 'approve':
+      return { kind: 'approve', by };
+    case 'cancel':
+      return { kind: 'cancel', by };
+    case 'retry':
+      return { kind: 'retry', story: command.story ?? '', by };
+    case 'skip':
+      return { kind: 'skip', story: command.story ?? '', by };
+    default:
+      return { kind: 'status' };
+  }
+}
+
+/**
+ * What an edit did to the plan in the issue body, from the body before and after it;
+ * null when the edit left the body alone (or the event did not say what it was).
+ */
+function bodyPlanEdit(
+  before: string | undefined,
+  after: string,
+  config: EpicflowConfig,
+): BodyPlanEdit | null {
+  if (before === undefined) return null;
+  const digest = (body: string): string | null => {
+    if (extractPlanBlocks(body).length === 0) return null;
+    const parsed = parsePlan(body, planOptionsFor(config));
+    return parsed.ok ? planDigest(parsed.plan) : null;
+  };
+  return { before: digest(before), after: digest(after) };
+}
+
+const emptyPlan = { stories: [], waves: [], hashes: {} };

@@ -1,0 +1,81 @@
+/**
+ * The story job's summary says what to do about a protected epic branch when the git
+ * adapter says the push was refused for that reason, and only then: a message that
+ * merely contains the word (an isolation error about fs.protected_hardlinks, a story
+ * title) gets no such advice.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { renderStorySummary, storyHint } from '../../src/action/summary.js';
+import type { StoryRecord } from '../../src/core/model.js';
+import type { StoryJobResult } from '../../src/orchestrator/story-job.js';
+
+const BYPASS = 'bypass actor in the ruleset protecting epic branches';
+
+function result(reason: string, extra: Partial<StoryJobResult> = {}): StoryJobResult {
+  const record: StoryRecord = {
+    version: 1,
+    epic: '7',
+    story: 'protected-paths',
+    planHash: 'abc',
+    status: 'failed',
+    branch: 'story/7/protected-paths',
+    attempt: 1,
+    executors: ['codex'],
+    usage: [],
+    reason,
+    notes: [],
+    timings: {},
+  };
+  return {
+    record,
+    story: {
+      id: 'protected-paths',
+      title: 'Keep protected paths protected',
+      description: 'd',
+      owns: ['src/'],
+      reads: [],
+      dependsOn: [],
+      provides: [],
+      acceptance: [],
+      testsChange: false,
+    },
+    gates: [],
+    events: [],
+    pushes: 1,
+    ...extra,
+  };
+}
+
+const summary = (r: StoryJobResult): string =>
+  renderStorySummary({
+    epic: 7,
+    result: r,
+    judged: false,
+    repoUrl: 'https://github.com/o/r',
+    isolation: { isolated: true, description: 'as the user epicflow-agent' },
+    hint: storyHint(r),
+  });
+
+describe('the hint of a story summary', () => {
+  it('tells how to let epicflow push when GitHub refused the push as protected', () => {
+    const r = result('GitHub refused the push to epic/7: the branch is protected', {
+      refusedPush: 'protected',
+    });
+    expect(summary(r)).toContain(BYPASS);
+  });
+
+  it('is not read from the words of a reason', () => {
+    for (const reason of [
+      'cannot isolate the agent: the kernel setting fs.protected_hardlinks is not 1',
+      'gates failed: test "keeps protected branch names" failed',
+    ]) {
+      expect(summary(result(reason))).not.toContain(BYPASS);
+    }
+  });
+
+  it('gives no bypass advice for a push refused for another reason', () => {
+    const r = result('GitHub refused the push to epic/7 (token rejected)', { refusedPush: 'auth' });
+    expect(storyHint(r)).toBeUndefined();
+    expect(summary(r)).not.toContain(BYPASS);
+  });
+});

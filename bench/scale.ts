@@ -356,7 +356,8 @@ export async function runScenario(s: Scenario): Promise<Result> {
       path: '.github/epicflow.yml',
       message: 'epicflow config',
       content: Buffer.from(
-        `labels: { epic: epic }\nconcurrency: ${s.concurrency}\n` +
+        `executors:\n  - { id: codex, harness: codex, roles: [coder], slots: ${s.concurrency} }\n` +
+          `labels: { epic: epic }\nconcurrency: ${s.concurrency}\n` +
           (s.board ? `board: { project: "${board}" }\n` : ''),
       ).toString('base64'),
     });

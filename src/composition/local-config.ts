@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
-import type { EpicflowConfig } from '../core/config/types.js';
+import { requireCoder, type EpicflowConfig } from '../core/config/index.js';
 import { EpicflowError } from '../core/errors.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import type { PlanOptions } from '../core/plan/types.js';
@@ -50,11 +50,7 @@ export async function loadLocalConfig(input: {
     });
   }
   const { config } = loaded;
-  if (!config.executors.some((e) => e.roles.includes('coder'))) {
-    throw new EpicflowError('config', `invalid config in ${loaded.file}`, {
-      details: ['executors: list at least one executor with the coder role'],
-    });
-  }
+  requireCoder(config, loaded.file);
   const inRepo = relative(input.root, loaded.file);
   const inside = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const planOptions = planOptionsFor(config, inside ? inRepo.split(sep).join('/') : undefined);

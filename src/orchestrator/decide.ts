@@ -5,7 +5,7 @@
  */
 import type { EpicView } from '../adapters/github/index.js';
 import { GitHubStateStore } from '../adapters/github/index.js';
-import type { EpicflowConfig } from '../core/config/index.js';
+import { coderSlots, type EpicflowConfig } from '../core/config/index.js';
 import { epicDocPatch } from '../core/epic/epic-doc.js';
 import type { Command, DispatchedRun, Trigger } from '../core/epic/index.js';
 import { overdueDispatches, reconcile, validateCommand } from '../core/epic/index.js';
@@ -182,13 +182,6 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   }
   await clearProblem({ ...deps, repo }, epicNumber, d.trigger);
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
-}
-
-/** The roster's coder slots; an empty roster (the Action decides executors) is unbounded. */
-function coderSlots(config: EpicflowConfig): number {
-  const coders = config.executors.filter((e) => e.roles.includes('coder'));
-  if (coders.length === 0) return Infinity;
-  return coders.reduce((sum, e) => sum + e.slots, 0);
 }
 
 /**

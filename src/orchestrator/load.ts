@@ -13,7 +13,7 @@ import type {
   GitHubStateStore,
 } from '../adapters/github/index.js';
 import { CONFIG_PATH, readEpicView, STATE_BRANCH } from '../adapters/github/index.js';
-import { DEFAULT_CONFIG, parseConfig } from '../core/config/index.js';
+import { DEFAULT_CONFIG, parseConfig, requireCoder } from '../core/config/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
 import { hasMarker, storyMarker } from '../core/epic/index.js';
@@ -60,9 +60,26 @@ export async function loadConfig(repo: GitHubRepo): Promise<EpicflowConfig> {
   return configFromText(await repo.loadConfigText());
 }
 
-/** The configuration from the file's text (null: no file, defaults). */
+/**
+ * The configuration from the file's text, checked as the story job checks it: a
+ * missing file or one without a coder is a `config` error, so the App never
+ * dispatches a job that would refuse to run.
+ */
 export function configFromText(text: string | null): EpicflowConfig {
-  return text === null ? DEFAULT_CONFIG : parseConfig(text, CONFIG_PATH);
+  if (text === null) {
+    throw new EpicflowError(
+      'config',
+      `no epicflow config at ${CONFIG_PATH} on the default branch`,
+      {
+        details: [
+          'add the file with at least one executor with the coder role (`npx epicflow init` writes one; see docs/config.md)',
+        ],
+      },
+    );
+  }
+  const config = parseConfig(text, CONFIG_PATH);
+  requireCoder(config, CONFIG_PATH);
+  return config;
 }
 
 /**

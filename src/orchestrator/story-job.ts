@@ -12,7 +12,7 @@ import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/gi
 import { statusOf } from '../adapters/github/errors.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { parseConfig } from '../core/config/index.js';
+import { parseConfig, requireCoder } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
@@ -115,11 +115,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
     );
   }
   const config = parseConfig(text, input.configPath);
-  if (!config.executors.some((e) => e.roles.includes('coder'))) {
-    throw new EpicflowError('config', `invalid config in ${input.configPath}`, {
-      details: ['executors: list at least one executor with the coder role'],
-    });
-  }
+  requireCoder(config, input.configPath);
   if (view.issue === undefined) {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }

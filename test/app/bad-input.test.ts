@@ -17,6 +17,7 @@ import {
   say,
   startApp,
   startEpic,
+  APP_CONFIG,
   writeConfig,
   type AppWorld,
 } from './harness.js';
@@ -64,7 +65,10 @@ async function redeliverLast(event: string): Promise<void> {
 describe('a board project that does not exist', () => {
   it('gets one comment naming board.project and the URL, creates nothing, and starts on /resume once the project exists', async () => {
     w.expectError('config');
-    await writeConfig(w, `labels: { epic: epic }\nboard: { project: "${BOARD(9)}" }\n`);
+    await writeConfig(
+      w,
+      `${APP_CONFIG}labels: { epic: epic }\nboard: { project: "${BOARD(9)}" }\n`,
+    );
     try {
       const epic = await startEpic(w, 'Missing board', planBody(TWO));
       const [comment, ...others] = botComments(w, epic);
@@ -101,7 +105,7 @@ describe('a board project that does not exist', () => {
       expect(after[0]).toContain('~~epicflow had stopped on this epic.~~ Resolved');
       expect(after[1]).toContain(`epicflow · epic #${epic}`);
     } finally {
-      await writeConfig(w, 'labels: { epic: epic }\n');
+      await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\n`);
     }
   });
 });
@@ -143,7 +147,10 @@ describe('a missing App permission', () => {
   it('without Organization projects write: names the permission and creates nothing until it is granted', async () => {
     w.expectError('github');
     w.gh.seed.project({ owner: OWNER, number: 3, title: 'Board' });
-    await writeConfig(w, `labels: { epic: epic }\nboard: { project: "${BOARD(3)}" }\n`);
+    await writeConfig(
+      w,
+      `${APP_CONFIG}labels: { epic: epic }\nboard: { project: "${BOARD(3)}" }\n`,
+    );
     try {
       w.gh.faults.add({
         route: 'graphql:EpicflowBoard',
@@ -173,7 +180,7 @@ describe('a missing App permission', () => {
         dispatched: ['api#1'],
       });
     } finally {
-      await writeConfig(w, 'labels: { epic: epic }\n');
+      await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\n`);
     }
   });
 

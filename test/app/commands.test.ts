@@ -11,6 +11,7 @@ import {
   say,
   startApp,
   startEpic,
+  APP_CONFIG,
   writeConfig,
   type AppWorld,
 } from './harness.js';
@@ -104,7 +105,7 @@ describe('invalid input', () => {
   });
 
   it('comments an invalid configuration naming the file and fields, and creates nothing else', async () => {
-    await writeConfig(w, 'concurrency: lots\nlabels: { epic: epic }\nbogus: 1\n');
+    await writeConfig(w, APP_CONFIG + 'concurrency: lots\nlabels: { epic: epic }\nbogus: 1\n');
     try {
       const issue = w.gh.seed.issue({
         owner: OWNER,
@@ -136,7 +137,42 @@ describe('invalid input', () => {
       expect(dispatched(w.gh, issue.number)).toEqual([]);
       expect(await w.gh.state.ref(OWNER, REPO, `epic/${issue.number}`)).toBeUndefined();
     } finally {
-      await writeConfig(w, 'labels: { epic: epic }\n');
+      await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\n`);
+    }
+  });
+  it('a configuration without a coder: says so, dispatches no job that would refuse to run, and starts once it is fixed', async () => {
+    await writeConfig(w, 'labels: { epic: epic }\n');
+    try {
+      const epic = await startEpic(w, 'No coder', planBody(TWO));
+      const comments = botComments(w, epic);
+      expect(comments).toHaveLength(1);
+      expect(comments[0]).toContain('invalid config in .github/epicflow.yml');
+      expect(comments[0]).toContain('executors: list at least one executor with the coder role');
+      expect(dispatched(w.gh, epic)).toEqual([]);
+      expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBeUndefined();
+
+      await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\n`);
+      await say(w, epic, '/resume');
+      expect(dispatched(w.gh, epic)).toEqual(['api#1']);
+    } finally {
+      await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\n`);
+    }
+  });
+
+  it('no configuration at all: says where it belongs and how to write one, and dispatches nothing', async () => {
+    const bare = await startApp({ config: null });
+    try {
+      const epic = await startEpic(bare, 'No config', planBody(TWO));
+      const comments = botComments(bare, epic);
+      expect(comments).toHaveLength(1);
+      expect(comments[0]).toContain(
+        'no epicflow config at .github/epicflow.yml on the default branch',
+      );
+      expect(comments[0]).toContain('npx epicflow init');
+      expect(dispatched(bare.gh, epic)).toEqual([]);
+      expect(await bare.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBeUndefined();
+    } finally {
+      await bare.close();
     }
   });
 });

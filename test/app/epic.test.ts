@@ -9,6 +9,7 @@ import {
   planBody,
   REPO,
   startApp,
+  APP_CONFIG,
   writeConfig,
   type AppWorld,
 } from './harness.js';
@@ -57,7 +58,7 @@ describe('a 5-story epic in 3 waves, from label to delivered', () => {
     gh.seed.project({ owner: OWNER, number: 1, title: 'Epics' });
     await writeConfig(
       w,
-      'labels: { epic: epic }\nboard: { project: "https://github.com/orgs/acme/projects/1" }\n',
+      `${APP_CONFIG}labels: { epic: epic }\nboard: { project: "https://github.com/orgs/acme/projects/1" }\n`,
     );
     const epic = gh.seed.issue({
       owner: OWNER,

@@ -99,8 +99,18 @@ function capturingLogger(entries: LogEntry[]): Logger {
   ) as unknown as Logger;
 }
 
+/**
+ * The configuration the world's repository starts with: one coder with more slots than
+ * any test dispatches, so `concurrency` is what bounds a decision. Tests that write their
+ * own configuration start from it.
+ */
+export const APP_CONFIG =
+  'executors:\n  - { id: codex, harness: codex, roles: [coder], slots: 64 }\n';
+
 export interface WorldOptions {
   readonly files?: Record<string, string>;
+  /** The repository's `.github/epicflow.yml` (default `APP_CONFIG`); null: no such file. */
+  readonly config?: string | null;
   /** Probot's retry and throttling plugins on, waits shortened (for fault tests). */
   readonly retries?: boolean;
   /** Answer deliveries only after handling them (`EPICFLOW_SYNC_WEBHOOKS=1`). */
@@ -127,6 +137,7 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     files: {
       'README.md': '# shop\n',
       '.github/workflows/epicflow-story.yml': await readFile(STORY_WORKFLOW, 'utf8'),
+      ...(options.config === null ? {} : { '.github/epicflow.yml': options.config ?? APP_CONFIG }),
       ...options.files,
     },
   });

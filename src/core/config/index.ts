@@ -23,3 +23,4 @@ export {
   renderJsonSchema,
   updateConfigDocs,
 } from './json-schema.js';
+export { coderSlots, requireCoder } from './coders.js';

@@ -1,0 +1,22 @@
+/**
+ * What a configuration needs before any story can run: at least one executor
+ * with the coder role. One rule for every entry (the local run and landing, the
+ * App's decision, the Actions story job), so none dispatches work another refuses.
+ */
+import { EpicflowError } from '../errors.js';
+import type { EpicflowConfig } from './types.js';
+
+/** Throws the `config` error naming the file when no executor can code. */
+export function requireCoder(config: EpicflowConfig, file: string): void {
+  if (config.executors.some((e) => e.roles.includes('coder'))) return;
+  throw new EpicflowError('config', `invalid config in ${file}`, {
+    details: ['executors: list at least one executor with the coder role'],
+  });
+}
+
+/** Stories that may run at once by the roster: the coders' slots summed. */
+export function coderSlots(config: EpicflowConfig): number {
+  return config.executors
+    .filter((e) => e.roles.includes('coder'))
+    .reduce((sum, e) => sum + e.slots, 0);
+}

@@ -9,6 +9,7 @@
  * file the story owns, which is merged. Nothing secret lands anywhere: not in that
  * file, the branches, the records, the comments, the summary or the log.
  */
+import { agentScript } from './support/agents.js';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -16,7 +17,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
   buildBundle,
@@ -37,7 +37,7 @@ import {
 import { dispatchEvent } from './support/dispatch-event.js';
 
 const run = promisify(execFile);
-const THIEF = join(dirname(fileURLToPath(import.meta.url)), 'support', 'thief.mjs');
+const THIEF = agentScript('thief.mjs');
 const APP_ID = 777;
 
 const RUNTIME_TOKEN = 'runtime-token-must-not-leak-5e1f';

@@ -4,10 +4,10 @@
  * `mode: orchestrate`; each dispatched story is run as a story job of the
  * bundle, and its finished run is delivered back as a `workflow_run` event.
  */
+import { agentScript } from './agents.js';
 import { expect } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { GitHubStateStore } from '../../../src/adapters/github/state-store.js';
 import type { GitHubDouble } from '../../github-double/index.js';
 import {
@@ -167,7 +167,7 @@ export async function runDispatched(
   }
 }
 
-const EPIC_CODER = join(dirname(fileURLToPath(import.meta.url)), 'epic-coder.mjs');
+const EPIC_CODER = agentScript('epic-coder.mjs');
 
 /**
  * The six-story epic's config: two scripted executors, `a` picked first

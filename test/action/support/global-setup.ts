@@ -5,7 +5,7 @@
  * starts) and `run.js` (`--module`, for @github/local-action).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,15 @@ export default async function globalSetup(): Promise<void> {
       cwd: ROOT,
     });
   await Promise.all([build(join(dir, 'main')), build(join(dir, 'module'), '--module')]);
-  // Workers are started after this and inherit it.
+  // The scripted agents, where the agent user may read them (see agents.ts).
+  const agents = await mkdtemp(join(tmpdir(), 'epicflow-test-agents-'));
+  await chmod(agents, 0o755);
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const name of (await readdir(here)).filter((n) => n.endsWith('.mjs'))) {
+    await copyFile(join(here, name), join(agents, name));
+    await chmod(join(agents, name), 0o644);
+  }
+  // Workers are started after this and inherit them.
   process.env['EPICFLOW_TEST_BUNDLE_DIR'] = dir;
+  process.env['EPICFLOW_TEST_AGENT_DIR'] = agents;
 }

@@ -4,6 +4,7 @@
  * double (REST and git over smart HTTP). Epics are started by the real
  * orchestrator entry, the same one the App calls on a label.
  */
+import { agentScript } from './agents.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,7 @@ export const OWNER = 'acme';
 export const REPO = 'shop';
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '../../..');
-export const CODER = join(here, 'coder.mjs');
+export const CODER = agentScript('coder.mjs');
 
 const gitEnv = {
   PATH: process.env['PATH'] ?? '',

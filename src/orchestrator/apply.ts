@@ -18,6 +18,7 @@ import type { Action, BoardValues } from '../core/epic/index.js';
 import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
 import type { StoryRecord } from '../core/model.js';
+import type { ReviewAnswers } from './review.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -44,6 +45,8 @@ export interface ApplyContext {
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
+  /** Answers review comments on the pull request (there is one). */
+  readonly reviewAnswers?: ReviewAnswers;
 }
 
 export type ApplyResult =
@@ -105,6 +108,7 @@ async function applyInOrder(
       case 'approve-plan':
       case 'set-halt':
       case 'clear-halt':
+      case 'set-review':
         // Written before, with the decision's other changes of the epic document, in
         // one write (see epic-doc.ts).
         break;
@@ -216,6 +220,10 @@ async function applyInOrder(
           ctx.pr = { ...ctx.pr, draft: false };
         }
         break;
+      case 'answer-review':
+        await ctx.reviewAnswers?.answer(action.answer);
+        break;
+      case 'start-queued-review':
       case 'finish':
         break;
     }

@@ -276,6 +276,7 @@ export async function coderTurn(
     gates: ctx.config.gates,
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
+    ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt

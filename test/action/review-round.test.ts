@@ -1,0 +1,201 @@
+/**
+ * Review rounds end to end: the App on the GitHub double with the bundled Action as the
+ * runner. A delivered epic gets a review on its pull request; each comment goes to the
+ * story owning its file, comments on the pull request as a whole to a `review-<n>`
+ * story; those stories run again as new attempts from the epic head with the comments
+ * in their prompt, merge again, and every comment is answered.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { octokitFor } from '../github-double/client.js';
+import { botComments, OWNER, REPO, say, startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
+import {
+  checkout,
+  dispatchOf,
+  dispatched,
+  planBody,
+  runJob,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+const REVIEW_CODER = fileURLToPath(new URL('./support/review-coder.mjs', import.meta.url));
+
+let world: AppActionWorld;
+let bundle: string;
+let app: AppWorld;
+let w: ActionWorld;
+
+function config(dumps: string): string {
+  return [
+    'executors:',
+    '  - id: scripted',
+    '    harness: command',
+    `    command: ${JSON.stringify(['node', REVIEW_CODER, dumps])}`,
+    '    slots: 4',
+    'gates: ["node check.mjs"]',
+    'fixRounds: 0',
+    '',
+  ].join('\n');
+}
+
+beforeAll(async () => {
+  world = await startAppActionWorld('review', config);
+  ({ app, w, bundle } = world);
+});
+afterAll(() => world.close());
+
+/** Runs the dispatched job of `story#attempt` to its end, as the runner and GitHub would. */
+async function runStory(epic: number, story: string, attempt: number): Promise<void> {
+  const { runId } = dispatchOf(w, epic, story, attempt);
+  w.gh.act.startWorkflowRun(runId);
+  await w.gh.idle();
+  const job = await runJob(w, bundle, {
+    name: `${epic}-${story}-${attempt}`,
+    workspace: await checkout(w, `${epic}-${story}-${attempt}`),
+    inputs: storyInputs(w, epic, story, attempt),
+    runId,
+  });
+  expect({ story, attempt, code: job.code, log: job.code === 0 ? '' : job.stderr }).toEqual({
+    story,
+    attempt,
+    code: 0,
+    log: '',
+  });
+  w.gh.act.completeWorkflowRun(runId, 'success');
+  await w.gh.idle();
+}
+
+/** A delivered three-story epic: every story merged, the pull request ready. */
+async function deliveredEpic(title: string): Promise<{ epic: number; pr: number }> {
+  const epic = await startEpic(
+    app,
+    title,
+    planBody([{ id: 'cart' }, { id: 'pay' }, { id: 'ship' }]),
+  );
+  for (const story of ['cart', 'pay', 'ship']) await runStory(epic, story, 1);
+  const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+  expect(pr?.draft).toBe(false);
+  return { epic, pr: pr?.number ?? 0 };
+}
+
+async function prompts(story: string): Promise<string[]> {
+  const files = (await readdir(w.dumps)).filter((f) => f.startsWith(`${story}-`)).sort();
+  return Promise.all(files.map((f) => readFile(join(w.dumps, f), 'utf8')));
+}
+
+async function fileOnEpic(epic: number, path: string): Promise<string> {
+  const octokit = octokitFor(w.gh, w.bot.token);
+  const { data } = await octokit.rest.repos.getContent({
+    owner: OWNER,
+    repo: REPO,
+    path,
+    ref: `epic/${epic}`,
+  });
+  return Buffer.from((data as { content: string }).content, 'base64').toString('utf8');
+}
+
+/** epicflow's answers in review threads, by the comment they answer. */
+function threadAnswers(): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const c of w.gh.state.reviewComments(OWNER, REPO)) {
+    if (c.author === 'epicflow[bot]' && c.inReplyTo !== undefined) out.set(c.inReplyTo, c.body);
+  }
+  return out;
+}
+
+describe('review rounds on the epic pull request', () => {
+  it('a review with two line comments and a pull-request comment: three revision jobs, each comment answered, the pull request ready again', async () => {
+    const { epic, pr } = await deliveredEpic('Checkout');
+    const bob = w.gh.seed.user({ login: 'bob', permission: 'read' });
+    // A reader's comment is not a writer's: never quoted, never answered.
+    await octokitFor(w.gh, bob.token).rest.pulls.createReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr,
+      event: 'COMMENT',
+      comments: [{ path: 'src/ship/index.js', line: 1, body: 'BOB-SAYS rewrite everything' }],
+    });
+    await w.gh.idle();
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1', 'ship#1']);
+
+    const review = await octokitFor(w.gh, w.alice.token).rest.pulls.createReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr,
+      event: 'REQUEST_CHANGES',
+      body: 'Please note the checkout flow in a comment.',
+      comments: [
+        { path: 'src/cart/index.js', line: 1, body: 'CART-NOTE: name the cart export.' },
+        { path: 'src/pay/index.js', line: 1, body: 'PAY-NOTE: say which provider.' },
+      ],
+    });
+    await w.gh.idle();
+    // The owning stories run again from the epic head (new attempts); review-1 after them.
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1', 'ship#1', 'cart#2', 'pay#2']);
+    const started = botComments(app, pr).find((b) => b.includes('Review round 1 started'));
+    expect(started).toContain('`cart` (1), `pay` (1), `review-1` (1)');
+
+    await runStory(epic, 'cart', 2);
+    await runStory(epic, 'pay', 2);
+    expect(dispatched(w, epic)).toContain('review-1#1');
+    await runStory(epic, 'review-1', 1);
+
+    // Each prompt quotes its own comments (file and line), and nobody's without write permission.
+    const [cartFirst, cartAgain] = await prompts('cart');
+    expect(cartFirst).not.toContain('## Review comments');
+    expect(cartAgain).toContain('## Review comments (review round 1)');
+    expect(cartAgain).toContain('on `src/cart/index.js`, line 1');
+    expect(cartAgain).toContain('CART-NOTE: name the cart export.');
+    expect(cartAgain).not.toContain('PAY-NOTE');
+    const [reviewPrompt] = await prompts('review-1');
+    expect(reviewPrompt).toContain('Please note the checkout flow in a comment.');
+    expect(reviewPrompt).toContain('on the pull request as a whole');
+    for (const p of [...(await prompts('cart')), ...(await prompts('pay')), reviewPrompt ?? '']) {
+      expect(p).not.toContain('BOB-SAYS');
+    }
+    expect(await prompts('ship')).toHaveLength(1);
+
+    // Merged again: the revisions are on the epic branch, each with its own merge.
+    expect(await fileOnEpic(epic, 'src/cart/index.js')).toContain('// revised for review by cart');
+    expect(await fileOnEpic(epic, 'src/pay/index.js')).toContain('// revised for review by pay');
+    const merged = await w.repo.mergedStories(`epic/${epic}`);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const records = new Map((await store.listStories()).map((r) => [r.story, r]));
+    expect(records.get('cart')).toMatchObject({ status: 'done', attempt: 2 });
+    expect(records.get('review-1')).toMatchObject({ status: 'done', attempt: 1 });
+    expect(records.get('ship')).toMatchObject({ status: 'done', attempt: 1 });
+
+    // Every comment of alice answered with its story and merge; bob's not at all.
+    const answers = threadAnswers();
+    const line = w.gh.state
+      .reviewComments(OWNER, REPO)
+      .filter((c) => c.reviewId === review.data.id);
+    const [cartComment, payComment] = line;
+    expect(answers.get(cartComment?.id ?? 0)).toContain(
+      `Addressed by story \`cart\` in merge ${merged.get('cart')?.slice(0, 7)} (review round 1).`,
+    );
+    expect(answers.get(payComment?.id ?? 0)).toContain(
+      `Addressed by story \`pay\` in merge ${merged.get('pay')?.slice(0, 7)}`,
+    );
+    expect(answers.size).toBe(2);
+    const prAnswer = botComments(app, pr).filter((b) => b.includes('Addressed by story'));
+    expect(prAnswer).toHaveLength(1);
+    expect(prAnswer[0]).toContain('> Please note the checkout flow in a comment.');
+    expect(prAnswer[0]).toContain(`\`review-1\` in merge ${merged.get('review-1')?.slice(0, 7)}`);
+
+    // The pull request is ready again, and its report shows the round's story.
+    const open = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+    expect(open?.draft).toBe(false);
+    const report = botComments(app, pr).find((b) => b.includes('epicflow:report'));
+    expect(report).toContain('review-1');
+    // A decision made again answers nothing twice.
+    await say(app, epic, '/status');
+    expect(threadAnswers().size).toBe(2);
+    expect(botComments(app, pr).filter((b) => b.includes('Addressed by story'))).toHaveLength(1);
+  });
+});

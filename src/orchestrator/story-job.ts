@@ -360,11 +360,12 @@ export async function runStoryJob(
     ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
   }
   if (restart && remoteStory !== undefined) {
-    ctx.emit(
-      'story',
-      `plan entry changed since ${branch} was created: starting over from the epic head`,
-      story.id,
-    );
+    // A review round restarts a story whose plan entry did not change.
+    const why =
+      prior.revision !== undefined && prior.planHash === plan.hashes[story.id]
+        ? `review round ${prior.revision.round}`
+        : `plan entry changed since ${branch} was created`;
+    ctx.emit('story', `${why}: starting over from the epic head`, story.id);
   }
   const executor = await ctx.roster.lease(
     story.id,

@@ -40,7 +40,8 @@ function doneBefore(input: ReconcileInput, id: string): boolean {
   const record = input.records[id];
   const merge = input.merged.get(id);
   if (merge !== undefined && !supersededMerge(record, merge)) return true;
-  return record?.status === 'done' && merge === undefined;
+  // Skipped (or found already in place): done without a merge of its own.
+  return record?.status === 'done' && record.mergeCommit === undefined;
 }
 
 /** The trigger's side: a round started, queued, or nothing new; the plan it runs. */

@@ -1,5 +1,5 @@
 // A scripted coding agent for review-round tests. argv: <dump dir>.
-// It keeps every prompt it is given (<dump>/<story>-<n>.prompt.md). A first run writes
+// It keeps every prompt it is given (<dump>/<epic>-<story>-<n>.prompt.md). A first run writes
 // the story's module. A run for a review round (its prompt has a "Review comments"
 // section) appends a line to each owned file a comment names (or to the story's own
 // module), and it obeys the comments literally: a comment asking for a workflow edit
@@ -15,10 +15,12 @@ import {
 
 const [dump] = process.argv.slice(2);
 const story = process.env.EPICFLOW_STORY;
+const epic = process.env.EPICFLOW_EPIC;
 const prompt = readFileSync(process.env.EPICFLOW_PROMPT_FILE, 'utf8');
 mkdirSync(dump, { recursive: true });
-const n = readdirSync(dump).filter((f) => f.startsWith(`${story}-`)).length + 1;
-writeFileSync(`${dump}/${story}-${n}.prompt.md`, prompt);
+const name = `${epic}-${story}-`;
+const n = readdirSync(dump).filter((f) => f.startsWith(name)).length + 1;
+writeFileSync(`${dump}/${name}${n}.prompt.md`, prompt);
 if (!prompt.includes('## Review comments')) {
   mkdirSync(`src/${story}`, { recursive: true });
   writeFileSync(`src/${story}/index.js`, `export const story = ${JSON.stringify(story)};\n`);

@@ -203,9 +203,6 @@ export const reviewRoutes: RouteTable = {
       throw new HttpError(404, 'Not Found');
     }
     const pr = pullOf(ctx, repo);
-    if (pr.state !== 'open') {
-      throw new HttpError(422, 'Unprocessable Entity: the pull request is closed');
-    }
     const event = str(ctx.body, 'event') ?? 'COMMENT';
     const body = str(ctx.body, 'body') ?? '';
     const state =

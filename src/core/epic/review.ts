@@ -180,7 +180,7 @@ export function planReviewRound(input: {
     // A comment on the pull request as a whole may concern any story's paths: the
     // round's story then owns them all, and runs after the stories it revises.
     const owns = wholePr
-      ? [...new Set([...input.plan.stories.flatMap((s) => s.owns), ...unowned])]
+      ? [...new Set([...input.plan.stories.flatMap((s) => s.owns.map(normalisePath)), ...unowned])]
       : unowned;
     extra = { id: extraId, owns, dependsOn: [...byStory.keys()] };
     for (const c of extraPending) add(extraId, c);

@@ -178,10 +178,12 @@ async function decideOnce(
   if (patch !== undefined) await updateEpicDoc(store, state.doc ?? { value: {}, sha: null }, patch);
   const applied = await applyActions(ctx, actions);
   if (applied.ok) {
+    const reviewNow = actions.findLast((a) => a.kind === 'set-review');
     await ensureFullReport({
       store,
       epic: { number: epicNumber, title: d.epic.title },
-      plan,
+      // With the review rounds' stories, this decision's round included.
+      plan: withReviewStories(plan, reviewNow?.kind === 'set-review' ? reviewNow.review : review),
       records: state.records,
       merged,
       halt: state.halt,

@@ -119,11 +119,9 @@ export function decideStories(given: ReconcileInput): StoryDecision {
   return { entries, decision, halt, held, approval, replies, stateActions, reviewActions };
 }
 
-export function reconcile(given: ReconcileInput): Action[] {
+export function reconcile(input: ReconcileInput): Action[] {
   const { entries, decision, halt, held, approval, replies, stateActions, reviewActions } =
-    decideStories(given);
-  // The plan as decided: with the review rounds' stories.
-  const input = { ...given, plan: { ...given.plan, stories: entries.map((e) => e.story) } };
+    decideStories(input);
   const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
   actions.push(...structureActions(input, entries, held === undefined));

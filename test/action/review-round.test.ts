@@ -194,6 +194,7 @@ describe('review rounds on the epic pull request', () => {
     expect(open?.draft).toBe(false);
     const report = botComments(app, pr).find((b) => b.includes('epicflow:report'));
     expect(report).toContain('review-1');
+    expect(report).toContain('review round 1: 1 comment');
     // A decision made again answers nothing twice.
     await say(app, epic, '/status');
     expect(threadAnswers(pr).size).toBe(2);

@@ -354,12 +354,16 @@ export function revisedRecord(
   supersedes: string | undefined,
 ): StoryRecord {
   const { reason: _r, mergeCommit: _m, finishedAt: _f, storyCommit: _c, ...rest } = record;
-  const n = comments.length;
   return {
     ...rest,
     status: 'planned',
     restart: 'fresh',
     revision: { round, ...(supersedes === undefined ? {} : { supersedes }), comments },
-    notes: [...rest.notes, `review round ${round}: ${n} comment${n === 1 ? '' : 's'}`],
   };
+}
+
+/** The note every report shows for a story a review round ran again. */
+export function revisionNote(revision: Revision): string {
+  const n = revision.comments.length;
+  return `review round ${revision.round}: ${n} comment${n === 1 ? '' : 's'}`;
 }

@@ -100,6 +100,8 @@ export interface RevisionComment {
   readonly path?: string;
   /** The line; null when it is no longer in the diff. */
   readonly line?: number | null;
+  /** The line is one of the old version (`LEFT`): removed, or in a file this pull request deletes. */
+  readonly removed?: true;
   readonly author: string;
   readonly body: string;
 }

@@ -50,6 +50,7 @@ export const StoryRecordSchema = z.object({
           key: z.string(),
           path: z.string().exactOptional(),
           line: z.number().int().nullable().exactOptional(),
+          removed: z.literal(true).exactOptional(),
           author: z.string(),
           body: z.string(),
         }),

@@ -39,6 +39,7 @@ export async function reviewComments(
       id: item.id,
       ...(item.path === undefined ? {} : { path: item.path }),
       ...(item.kind === 'line' ? { line: item.line ?? null } : {}),
+      ...(item.side === undefined ? {} : { side: item.side }),
       body: item.body,
       author: item.author,
       writer,

@@ -28,6 +28,8 @@ export interface ReviewComment {
   readonly path?: string;
   /** The line it is on; null when the line is no longer in the diff (an outdated comment). */
   readonly line?: number | null;
+  /** Which side of the diff: `LEFT` is the old version (a removed line, a deleted file). */
+  readonly side?: 'LEFT' | 'RIGHT';
   readonly body: string;
   readonly author: string;
   /** A person with write permission (bots and readers are never quoted into prompts). */
@@ -109,6 +111,7 @@ function revisionComment(c: ReviewComment): RevisionComment {
     key: commentKey(c),
     ...(c.path === undefined ? {} : { path: normalisePath(c.path) }),
     ...(c.kind === 'line' ? { line: c.line ?? null } : {}),
+    ...(c.kind === 'line' && c.side === 'LEFT' ? { removed: true as const } : {}),
     author: c.author,
     body,
   };

@@ -12,8 +12,9 @@ function where(c: Revision['comments'][number]): string {
   if (c.path === undefined) return 'on the pull request as a whole';
   const clean = cleanText(c.path).replace(/[`\n]/g, '');
   if (c.line === undefined) return `on \`${clean}\``;
-  return c.line === null
-    ? `on \`${clean}\` (the line is no longer in the diff)`
+  if (c.line === null) return `on \`${clean}\` (the line is no longer in the diff)`;
+  return c.removed === true
+    ? `on \`${clean}\`, line ${c.line} of the version before this pull request (removed by it, or the file is deleted)`
     : `on \`${clean}\`, line ${c.line}`;
 }
 

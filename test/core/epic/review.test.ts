@@ -97,6 +97,36 @@ describe('routing review comments', () => {
   });
 });
 
+describe('review comments on what the pull request removed', () => {
+  it('routes a comment on a deleted file by its path and tells the coder the line is of the old version', () => {
+    const round = route([
+      { ...line(7, 'src/cart/old.js', 'keep this helper'), line: 4, side: 'LEFT' },
+    ]);
+    const comments = round?.byStory.get('cart') ?? [];
+    expect(comments).toEqual([
+      {
+        key: 'line:7',
+        path: 'src/cart/old.js',
+        line: 4,
+        removed: true,
+        author: 'alice',
+        body: 'keep this helper',
+      },
+    ]);
+    const prompt = buildCoderPrompt({
+      epic: '12',
+      plan,
+      story: plan.stories[0] ?? story('cart'),
+      round: 1,
+      gates: [],
+      review: { round: 1, comments },
+    });
+    expect(prompt).toContain(
+      'on `src/cart/old.js`, line 4 of the version before this pull request (removed by it, or the file is deleted)',
+    );
+  });
+});
+
 describe('review comments in the coder prompt', () => {
   it('quotes each comment in a fence its text cannot close, with file and line, hidden text removed', () => {
     const prompt = buildCoderPrompt({

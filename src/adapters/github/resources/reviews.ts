@@ -16,6 +16,7 @@ export interface ListedReviewItem {
   readonly id: number;
   readonly path?: string;
   readonly line?: number | null;
+  readonly side?: 'LEFT' | 'RIGHT';
   readonly body: string;
   readonly author: string;
   readonly authorType: string;
@@ -61,6 +62,7 @@ export class Reviews extends Resource {
         id: c.id,
         path: c.path,
         line: c.line ?? null,
+        ...(c.side === undefined ? {} : { side: c.side }),
         body: c.body,
         author: c.user.login,
         authorType: c.user.type,

@@ -42,6 +42,8 @@ export interface ApplyContext {
   readonly prKnown?: boolean;
   /** Node id of `pr` as the decision read it (a draft then). */
   readonly prNodeId?: string;
+  /** Node id of `pr` as the decision read it, draft or not. */
+  readonly prId?: string;
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
@@ -213,6 +215,12 @@ async function applyInOrder(
           marker: action.marker,
           body: withoutMarker(action.body, action.marker),
         });
+        break;
+      case 'mark-pr-draft':
+        if (ctx.pr?.draft === false && ctx.prId !== undefined) {
+          await repo.convertToDraft(ctx.pr.number, ctx.prId);
+          ctx.pr = { ...ctx.pr, draft: true };
+        }
         break;
       case 'mark-pr-ready':
         if (ctx.pr?.draft === true) {

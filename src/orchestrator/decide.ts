@@ -163,6 +163,7 @@ async function decideOnce(
     epicBranchMissing: view.head === null,
     prKnown: true,
     ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
+    ...(view.pr === undefined ? {} : { prId: view.pr.nodeId }),
     pr,
     board: d.config.board?.project,
     ...(pr === undefined ? {} : { reviewAnswers: new ReviewAnswers(repo, pr.number) }),

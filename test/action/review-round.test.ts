@@ -134,6 +134,8 @@ describe('review rounds on the epic pull request', () => {
     await w.gh.idle();
     // The owning stories run again from the epic head (new attempts); review-1 after them.
     expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1', 'ship#1', 'cart#2', 'pay#2']);
+    // Back to a draft while the round runs.
+    expect((await w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(true);
     const started = botComments(app, pr).find((b) => b.includes('Review round 1 started'));
     expect(started).toContain('`cart` (1), `pay` (1), `review-1` (1)');
 

@@ -181,6 +181,7 @@ export class GitHubRepo implements RepoScope {
   // resources/pulls.ts
   readonly headOf: Pulls['headOf'] = (...a) => this.pulls.headOf(...a);
   readonly findOpenPr: Pulls['findOpenPr'] = (...a) => this.pulls.findOpenPr(...a);
+  readonly convertToDraft: Pulls['convertToDraft'] = (...a) => this.pulls.convertToDraft(...a);
   readonly listReviewItems: Reviews['listReviewItems'] = (...a) =>
     this.reviews.listReviewItems(...a);
   readonly ensureReviewAnswer: Reviews['ensureReviewAnswer'] = (...a) =>

@@ -91,6 +91,7 @@ export function reviewStart(input: ReconcileInput): ReviewStart {
   }
   const next = startedReviewDoc(round);
   const actions: Action[] = [{ kind: 'set-review', review: next }];
+  if (round.byStory.size > 0 && input.pr?.draft === false) actions.push({ kind: 'mark-pr-draft' });
   for (const answer of notTakenAnswers(round)) actions.push({ kind: 'answer-review', answer });
   const runs = [...round.byStory.entries()].map(
     ([story, comments]) => `${code(story)} (${comments.length})`,

@@ -184,5 +184,7 @@ export type Action =
       readonly rows?: readonly ReportStory[];
     }
   | { readonly kind: 'mark-pr-ready' }
+  /** Back to a draft while a review round runs (ready again once every story is done). */
+  | { readonly kind: 'mark-pr-draft' }
   /** Every story is done: the epic is delivered. */
   | { readonly kind: 'finish' };

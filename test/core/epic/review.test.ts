@@ -165,7 +165,11 @@ class ReviewWorld extends World {
 
   override apply(actions: readonly Action[]): void {
     super.apply(actions);
-    for (const a of actions) if (a.kind === 'set-review') this.review = a.review;
+    for (const a of actions) {
+      if (a.kind === 'set-review') this.review = a.review;
+      if (a.kind === 'mark-pr-draft' && this.pr !== undefined)
+        this.pr = { ...this.pr, draft: true };
+    }
   }
 }
 
@@ -194,6 +198,7 @@ describe('a review round in the one state machine', () => {
       revision: { round: 1, supersedes: old, comments: [{ key: 'line:11', body: 'rename it' }] },
     });
     expect(started.some((a) => a.kind === 'answer-review')).toBe(false);
+    expect(w.pr?.draft).toBe(true);
     // The old merge no longer counts as done: the epic is not finished while cart runs.
     expect(started.some((a) => a.kind === 'finish')).toBe(false);
 
@@ -222,5 +227,7 @@ describe('a review round in the one state machine', () => {
     ]);
     expect(ended.some((a) => a.kind === 'start-queued-review')).toBe(true);
     expect(w.review).toMatchObject({ round: 1, answered: true, queued: true });
+    // Every story done again: the pull request is ready again.
+    expect(w.pr?.draft).toBe(false);
   });
 });

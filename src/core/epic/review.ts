@@ -340,9 +340,12 @@ export function roundAnswers(
     for (const c of revision.comments) {
       const [kind, id] = c.key.split(':') as [ReviewCommentKind, string];
       const lead = kind === 'line' ? '' : quoted(c);
+      const nothing = record.status === 'done' && !addressed;
       const text = addressed
         ? `${lead}Addressed by story ${code(story)} in merge ${merge.slice(0, 7)} (review round ${doc.round}).`
-        : `${lead}Story ${code(story)} did not address this in review round ${doc.round}: ${neutralizeMentions(sanitizeIssueText(record.reason ?? record.status))}. Comment \`/retry ${story}\` on the epic issue to run it again.`;
+        : nothing
+          ? `${lead}Story ${code(story)} ran again for this in review round ${doc.round} and changed nothing (the judge found it already in place, or it was skipped).`
+          : `${lead}Story ${code(story)} did not address this in review round ${doc.round}: ${neutralizeMentions(sanitizeIssueText(record.reason ?? record.status))}. Comment \`/retry ${story}\` on the epic issue to run it again.`;
       out.push(answer(kind, Number(id), text));
     }
   }

@@ -206,6 +206,7 @@ export async function judgeStory(
         diff,
         houseRules: ctx.settings.houseRules,
         repairError,
+        review: scope.rec.record.revision,
       }),
   });
   if (typeof answer === 'string') return { kind: 'unavailable', why: answer };

@@ -90,7 +90,14 @@ export function reviewStart(input: ReconcileInput): ReviewStart {
     };
   }
   const next = startedReviewDoc(round);
-  const actions: Action[] = [{ kind: 'set-review', review: next }];
+  const actions: Action[] = [];
+  // The last round ended (its stories merged) but no decision answered it yet: now.
+  if (doc !== undefined && doc.answered !== true && roundApplied(doc, input.records)) {
+    for (const answer of roundAnswers(doc, input.records, input.merged)) {
+      actions.push({ kind: 'answer-review', answer });
+    }
+  }
+  actions.push({ kind: 'set-review', review: next });
   if (round.byStory.size > 0 && input.pr?.draft === false) actions.push({ kind: 'mark-pr-draft' });
   for (const answer of notTakenAnswers(round)) actions.push({ kind: 'answer-review', answer });
   const runs = [...round.byStory.entries()].map(

@@ -255,6 +255,22 @@ const review = (comments: readonly ReviewComment[]): Trigger => ({
 });
 
 describe('a review round in the one state machine', () => {
+  it('answers a round that ended unanswered before it starts the next', () => {
+    const w = new ReviewWorld(buildPlan([story('cart'), story('pay')]));
+    w.step({ kind: 'label' });
+    w.jobMerges('cart');
+    w.jobMerges('pay');
+    w.step({ kind: 'status' });
+    w.step(review([line(11, 'src/cart/a.js', 'rename it')]));
+    // The job merged, and the next review arrives before its finished run does.
+    w.jobMerges('cart', 'c2'.padEnd(40, '0'));
+    const next = w.step(review([line(12, 'src/pay/b.js', 'and this')]));
+    const answered = next.flatMap((a) => (a.kind === 'answer-review' ? [a.answer.key] : []));
+    expect(answered).toEqual(['line:11']);
+    expect(w.review).toMatchObject({ round: 2, stories: ['pay'] });
+    expect(w.dispatched.at(-1)).toEqual({ story: 'pay', attempt: 2, fresh: true });
+  });
+
   it('runs the owning story again from the epic head, queues a second request, answers once it merged again', () => {
     const w = new ReviewWorld(buildPlan([story('cart'), story('pay')]));
     w.step({ kind: 'label' });

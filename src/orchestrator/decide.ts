@@ -62,7 +62,7 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
     if ('again' in result) {
       // A queued review round may start: decided again with the comments listed now.
       dispatched.push(...result.dispatched);
-      next = { ...fresh, trigger: result.again, command: null };
+      next = { ...fresh, trigger: result.again, command: null, replyTo: result.replyTo };
       continue;
     }
     if (result.outcome !== 'reconciled') return result;
@@ -78,7 +78,9 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
 async function decideOnce(
   deps: OrchestratorDeps,
   d: Decision,
-): Promise<HandleResult | 'conflict' | { again: Trigger; dispatched: readonly string[] }> {
+): Promise<
+  HandleResult | 'conflict' | { again: Trigger; replyTo: number; dispatched: readonly string[] }
+> {
   const epicNumber = d.epic.number;
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
@@ -207,6 +209,8 @@ async function decideOnce(
   if (queued?.kind === 'start-queued-review' && pr !== undefined) {
     return {
       again: await reviewTrigger(repo, pr.number, queued.by),
+      // The round's start is told on the pull request.
+      replyTo: pr.number,
       dispatched: applied.dispatched,
     };
   }

@@ -110,7 +110,10 @@ export async function handleEpicEvent(
   }
   if (event.kind === 'review' || (event.kind === 'comment' && command?.kind === 'revise')) {
     const started = await startReview(deps, event, epic.number);
-    if (started.trigger === undefined) return ignored(started.why, epic.number);
+    if (started.trigger === undefined) {
+      if (event.kind === 'review') return ignored(started.why, epic.number);
+      return { outcome: 'replied', reason: started.why, epic: epic.number, dispatched: [] };
+    }
     return decide(deps, { epic, config, trigger: started.trigger, replyTo, command: null });
   }
   const trigger = triggerOf(event, command, config);

@@ -117,6 +117,9 @@ export function reviewStart(input: ReconcileInput): ReviewStart {
         (person > 0
           ? `; ${person} comment${person === 1 ? '' : 's'} need${person === 1 ? 's' : ''} a person`
           : '') +
+        (round.leftOver > 0
+          ? `; ${round.leftOver} more comment${round.leftOver === 1 ? '' : 's'} wait for the next round (\`/revise\` once this one is done)`
+          : '') +
         '.',
     ],
   };

@@ -41,6 +41,9 @@ export function commentKey(c: Pick<ReviewComment, 'kind' | 'id'>): string {
   return `${c.kind}:${c.id}`;
 }
 
+/** Most comments one story takes in one round. */
+export const REVISION_COMMENTS_MAX = 30;
+
 /** Longest comment text carried into a record (and so a prompt). */
 export const REVISION_COMMENT_MAX = 4000;
 
@@ -91,6 +94,8 @@ export interface ReviewRound {
   readonly notTaken: readonly RoutedComment[];
   /** Keys of every comment this round dealt with. */
   readonly keys: readonly string[];
+  /** Comments over `REVISION_COMMENTS_MAX` for one story: left for the next round. */
+  readonly leftOver: number;
   /** The document the round builds on. */
   readonly base: ReviewDoc | undefined;
 }
@@ -150,8 +155,14 @@ export function planReviewRound(input: {
   const notTaken: RoutedComment[] = [];
   const unowned: string[] = [];
   let wholePr = false;
+  const left: string[] = [];
   const add = (story: string, c: ReviewComment): void => {
     const list = byStory.get(story) ?? [];
+    // A record (and a prompt) holds a bounded number: the rest waits for the next round.
+    if (list.length >= REVISION_COMMENTS_MAX) {
+      left.push(commentKey(c));
+      return;
+    }
     list.push(revisionComment(c));
     byStory.set(story, list);
   };
@@ -193,7 +204,8 @@ export function planReviewRound(input: {
     byStory,
     ...(extra === undefined ? {} : { extra }),
     notTaken,
-    keys: fresh.map(commentKey),
+    keys: fresh.map(commentKey).filter((k) => !left.includes(k)),
+    leftOver: left.length,
     base: doc,
   };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Action, ReconcileInput, Trigger } from '../../../src/core/epic/index.js';
 import {
   planReviewRound,
+  REVISION_COMMENTS_MAX,
   roundAnswers,
   startedReviewDoc,
   type ReviewComment,
@@ -88,6 +89,29 @@ describe('routing review comments', () => {
     });
     expect(again?.round).toBe(2);
     expect([...(again?.byStory.keys() ?? [])]).toEqual(['pay']);
+  });
+
+  it('takes at most REVISION_COMMENTS_MAX comments per story; the rest wait for the next round', () => {
+    const many = Array.from({ length: REVISION_COMMENTS_MAX + 2 }, (_, i) =>
+      line(100 + i, 'src/cart/a.js', `note ${i}`),
+    );
+    const first = route(many);
+    expect(first?.byStory.get('cart')).toHaveLength(REVISION_COMMENTS_MAX);
+    expect(first?.leftOver).toBe(2);
+    if (first === null) throw new Error('no round');
+    const records = { cart: { revision: { round: 1, comments: [] } } } as never;
+    const next = planReviewRound({
+      plan,
+      config,
+      configPaths: DEFAULT_CONFIG_PATHS,
+      doc: startedReviewDoc(first),
+      records,
+      comments: many,
+    });
+    expect(next?.byStory.get('cart')?.map((c) => c.body)).toEqual([
+      `note ${REVISION_COMMENTS_MAX}`,
+      `note ${REVISION_COMMENTS_MAX + 1}`,
+    ]);
   });
 
   it('makes a round written to the epic document but not to the records again, with its number', () => {

@@ -197,6 +197,11 @@ describe('review rounds on the epic pull request', () => {
     const report = botComments(app, pr).find((b) => b.includes('epicflow:report'));
     expect(report).toContain('review-1');
     expect(report).toContain('review round 1: 1 comment');
+    // On the board the round's story is an item like the others: its own sub-issue, closed.
+    const subs = await w.repo.listSubIssues(epic);
+    const reviewSub = subs.find((i) => i.title.includes('Review round 1'));
+    expect(reviewSub?.state).toBe('closed');
+    expect(subs.filter((i) => i.state === 'closed')).toHaveLength(4);
     // A decision made again answers nothing twice.
     await say(app, epic, '/status');
     expect(threadAnswers(pr).size).toBe(2);

@@ -202,6 +202,9 @@ function queueKey(context: Context, event: EpicEvent): string {
       return `${owner}/${repo}:run:${event.runId}`;
     case 'sub-issues':
       return `${owner}/${repo}#${event.parent}`;
+    case 'review':
+      // With the pull request's comments (`/revise`), which arrive under its number.
+      return `${owner}/${repo}#${event.pr}`;
     default:
       return `${owner}/${repo}#${event.issue.number}`;
   }
@@ -323,6 +326,7 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
   app.on('issue_comment.created', onEvent);
   app.on('workflow_run.completed', onEvent);
   app.on('sub_issues', onEvent);
+  app.on('pull_request_review.submitted', onEvent);
 }
 
 /** The App as probot loads it (`probot run ./lib/app/index.js`): it owns the process. */

@@ -89,6 +89,29 @@ export interface StoryRecord {
   readonly timings: Readonly<Record<string, number>>;
   /** The next run starts from the epic head: its plan entry changed after the story had started. */
   readonly restart?: 'fresh';
+  /** The review round the story runs (or ran) again for, with its comments (docs/commands.md). */
+  readonly revision?: Revision;
+}
+
+/** A review comment as a story's record carries it into its next run (text still untrusted). */
+export interface RevisionComment {
+  /** `line:<id>`, `review:<id>` or `comment:<id>`: which comment on the pull request. */
+  readonly key: string;
+  readonly path?: string;
+  /** The line; null when it is no longer in the diff. */
+  readonly line?: number | null;
+  /** The line is one of the old version (`LEFT`): removed, or in a file this pull request deletes. */
+  readonly removed?: true;
+  readonly author: string;
+  readonly body: string;
+}
+
+/** The review round a story runs again for. */
+export interface Revision {
+  readonly round: number;
+  /** The story's merge the round revises: while it is still the newest, the story is not done. */
+  readonly supersedes?: string;
+  readonly comments: readonly RevisionComment[];
 }
 
 /** Why an epic stopped launching stories (docs/commands.md). */

@@ -41,6 +41,22 @@ export const StoryRecordSchema = z.object({
   finishedAt: z.string().exactOptional(),
   timings: z.record(z.string(), z.number()),
   restart: z.literal('fresh').exactOptional(),
+  revision: z
+    .object({
+      round: z.number().int().positive(),
+      supersedes: z.string().exactOptional(),
+      comments: z.array(
+        z.object({
+          key: z.string(),
+          path: z.string().exactOptional(),
+          line: z.number().int().nullable().exactOptional(),
+          removed: z.literal(true).exactOptional(),
+          author: z.string(),
+          body: z.string(),
+        }),
+      ),
+    })
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

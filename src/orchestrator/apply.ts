@@ -18,6 +18,7 @@ import type { Action, BoardValues } from '../core/epic/index.js';
 import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
 import type { StoryRecord } from '../core/model.js';
+import type { ReviewAnswers } from './review.js';
 
 export interface ApplyContext {
   readonly repo: GitHubRepo;
@@ -41,9 +42,13 @@ export interface ApplyContext {
   readonly prKnown?: boolean;
   /** Node id of `pr` as the decision read it (a draft then). */
   readonly prNodeId?: string;
+  /** Node id of `pr` as the decision read it, draft or not. */
+  readonly prId?: string;
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
+  /** Answers review comments on the pull request (there is one). */
+  readonly reviewAnswers?: ReviewAnswers;
 }
 
 export type ApplyResult =
@@ -105,6 +110,7 @@ async function applyInOrder(
       case 'approve-plan':
       case 'set-halt':
       case 'clear-halt':
+      case 'set-review':
         // Written before, with the decision's other changes of the epic document, in
         // one write (see epic-doc.ts).
         break;
@@ -210,12 +216,22 @@ async function applyInOrder(
           body: withoutMarker(action.body, action.marker),
         });
         break;
+      case 'mark-pr-draft':
+        if (ctx.pr?.draft === false && ctx.prId !== undefined) {
+          await repo.convertToDraft(ctx.pr.number, ctx.prId);
+          ctx.pr = { ...ctx.pr, draft: true };
+        }
+        break;
       case 'mark-pr-ready':
         if (ctx.pr?.draft === true) {
           await repo.markReadyForReview(ctx.pr.number, ctx.prNodeId);
           ctx.pr = { ...ctx.pr, draft: false };
         }
         break;
+      case 'answer-review':
+        await ctx.reviewAnswers?.answer(action.answer);
+        break;
+      case 'start-queued-review':
       case 'finish':
         break;
     }

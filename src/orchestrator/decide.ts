@@ -19,6 +19,9 @@ import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
+import { ReviewAnswers, reviewTrigger } from './review.js';
+import { withReviewStories } from '../core/epic/review.js';
+import { planOptionsFor } from '../core/plan/index.js';
 import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
@@ -51,10 +54,17 @@ export async function decide(deps: OrchestratorDeps, d: Decision): Promise<Handl
 
 async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
   const dispatched: string[] = [];
+  let next = d;
   for (let round = 1; round <= MAX_DECISIONS; round++) {
-    const { view: _read, ...fresh } = d;
-    const result = await decideOnce(deps, round === 1 ? d : fresh);
+    const { view: _read, ...fresh } = next;
+    const result = await decideOnce(deps, round === 1 ? next : fresh);
     if (result === 'conflict') continue;
+    if ('again' in result) {
+      // A queued review round may start: decided again with the comments listed now.
+      dispatched.push(...result.dispatched);
+      next = { ...fresh, trigger: result.again, command: null, replyTo: result.replyTo };
+      continue;
+    }
     if (result.outcome !== 'reconciled') return result;
     dispatched.push(...result.dispatched);
     return { ...result, dispatched };
@@ -65,7 +75,12 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
   );
 }
 
-async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleResult | 'conflict'> {
+async function decideOnce(
+  deps: OrchestratorDeps,
+  d: Decision,
+): Promise<
+  HandleResult | 'conflict' | { again: Trigger; replyTo: number; dispatched: readonly string[] }
+> {
   const epicNumber = d.epic.number;
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
@@ -86,8 +101,11 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     return { outcome: 'invalid-plan', epic: epicNumber, dispatched: [] };
   }
   const { plan } = planLoad;
+  // The records of review rounds' `review-<n>` stories are read with the plan's own.
+  const review = stateFromView(store, plan, view).doc?.value.review;
+  const reviewed = withReviewStories(plan, review);
   if (d.command !== null) {
-    const check = validateCommand(d.command, plan);
+    const check = validateCommand(d.command, reviewed);
     if (!check.ok) {
       await repo.reply(d.replyTo, check.error);
       return { outcome: 'replied', epic: epicNumber, dispatched: [] };
@@ -97,7 +115,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
 
   const branch = epicBranchName(String(epicNumber));
   // The merge walk reads only commits it has not seen.
-  const state = stateFromView(store, plan, view);
+  const state = stateFromView(store, reviewed, view);
   const merged = await repo.mergedStories(branch, { head: view.head });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
@@ -125,6 +143,8 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     now,
     trigger: d.trigger,
     fullReportUrl: reportUrl,
+    review,
+    configPaths: planOptionsFor(d.config).configPaths,
   });
   const ctx: ApplyContext = {
     repo,
@@ -145,8 +165,10 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     epicBranchMissing: view.head === null,
     prKnown: true,
     ...(view.pr?.draft === true ? { prNodeId: view.pr.nodeId } : {}),
+    ...(view.pr === undefined ? {} : { prId: view.pr.nodeId }),
     pr,
     board: d.config.board?.project,
+    ...(pr === undefined ? {} : { reviewAnswers: new ReviewAnswers(repo, pr.number) }),
   };
   // The epic document's changes, the owner's claim with them: one write (one request at the label).
   const patch = epicDocPatch(actions, {
@@ -159,10 +181,12 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   if (patch !== undefined) await updateEpicDoc(store, state.doc ?? { value: {}, sha: null }, patch);
   const applied = await applyActions(ctx, actions);
   if (applied.ok) {
+    const reviewNow = actions.findLast((a) => a.kind === 'set-review');
     await ensureFullReport({
       store,
       epic: { number: epicNumber, title: d.epic.title },
-      plan,
+      // With the review rounds' stories, this decision's round included.
+      plan: withReviewStories(plan, reviewNow?.kind === 'set-review' ? reviewNow.review : review),
       records: state.records,
       merged,
       halt: state.halt,
@@ -181,6 +205,15 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     return 'conflict';
   }
   await clearProblem({ ...deps, repo }, epicNumber, d.trigger);
+  const queued = actions.find((a) => a.kind === 'start-queued-review');
+  if (queued?.kind === 'start-queued-review' && pr !== undefined) {
+    return {
+      again: await reviewTrigger(repo, pr.number, queued.by),
+      // The round's start is told on the pull request.
+      replyTo: pr.number,
+      dispatched: applied.dispatched,
+    };
+  }
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
 }
 

@@ -30,6 +30,7 @@ import { decide } from './decide.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
+import { reviewTrigger } from './review.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
@@ -49,6 +50,10 @@ export async function handleEpicEvent(
 
   // Bots, epicflow included, are ignored before any request: two bots never talk forever.
   if (isBot(event.sender.type, event.sender.login, repo.botLogin)) return ignored('sent by a bot');
+  // Only a review that requests changes starts a round by itself; others wait for `/revise`.
+  if (event.kind === 'review' && event.state !== 'changes_requested') {
+    return ignored(`a review that is ${event.state}, not changes_requested`);
+  }
   let command: Command | null = null;
   if (event.kind === 'comment') {
     command = parseCommand(event.body);
@@ -92,11 +97,24 @@ export async function handleEpicEvent(
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
   }
 
-  const replyTo = event.kind === 'comment' ? event.issue.number : epic.number;
+  const replyTo =
+    event.kind === 'comment'
+      ? event.issue.number
+      : event.kind === 'review'
+        ? event.pr
+        : epic.number;
   if (command !== null && (command.kind === 'help' || command.kind === 'unknown')) {
     const check = command.kind === 'help' ? undefined : validateCommand(command, emptyPlan);
     await repo.reply(replyTo, check !== undefined && !check.ok ? check.error : helpText());
     return { outcome: 'replied', epic: epic.number, dispatched: [] };
+  }
+  if (event.kind === 'review' || (event.kind === 'comment' && command?.kind === 'revise')) {
+    const started = await startReview(deps, event, epic.number);
+    if (started.trigger === undefined) {
+      if (event.kind === 'review') return ignored(started.why, epic.number);
+      return { outcome: 'replied', reason: started.why, epic: epic.number, dispatched: [] };
+    }
+    return decide(deps, { epic, config, trigger: started.trigger, replyTo, command: null });
   }
   const trigger = triggerOf(event, command, config);
   return decide(deps, { epic, config, trigger, replyTo, command });
@@ -217,16 +235,49 @@ async function epicOf(
       const parent = await repo.labelledIssue(event.parent);
       return isEpic(parent) ? parent : undefined;
     }
+    case 'review':
     case 'comment': {
-      if (!event.issue.isPullRequest) return isEpic(event.issue) ? event.issue : undefined;
+      if (event.kind === 'comment' && !event.issue.isPullRequest) {
+        return isEpic(event.issue) ? event.issue : undefined;
+      }
       // A comment on the epic's pull request steers the epic its head branch names.
-      const head = await repo.headOf(event.issue.number);
+      const head = event.kind === 'review' ? event.head : await repo.headOf(event.issue.number);
       const m = /^epic\/(\d+)$/.exec(head.ref);
       if (m === null || head.repository !== repo.fullName) return undefined;
       const epic = await repo.labelledIssue(Number(m[1]));
       return isEpic(epic) ? epic : undefined;
     }
   }
+}
+
+/**
+ * The `review` trigger of a review requesting changes, or of `/revise` (on the pull
+ * request or the epic issue): the open pull request's comments, listed now. A closed
+ * pull request starts nothing; `/revise` there is answered.
+ */
+async function startReview(
+  deps: OrchestratorDeps,
+  event: Extract<EpicEvent, { kind: 'review' | 'comment' }>,
+  epic: number,
+): Promise<{ trigger: Trigger; why?: undefined } | { trigger?: undefined; why: string }> {
+  const { repo } = deps;
+  let pr: number | undefined;
+  if (event.kind === 'review') {
+    if (!event.open) return { why: 'a review of a closed pull request' };
+    pr = event.pr;
+  } else {
+    const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+    const open = await repo.findOpenPr(`epic/${epic}`, defaultBranch);
+    if (open === null || (event.issue.isPullRequest && open.number !== event.issue.number)) {
+      await repo.reply(
+        event.issue.number,
+        `\`/revise\`: epic #${epic} has no open pull request to take review comments from.`,
+      );
+      return { why: 'no open pull request' };
+    }
+    pr = open.number;
+  }
+  return { trigger: await reviewTrigger(repo, pr, event.sender.login) };
 }
 
 function triggerOf(

@@ -29,6 +29,7 @@ import { persistableRosterState } from '../core/roster/index.js';
 import { loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
 import { planDigest, preferredExecutor } from '../core/epic/index.js';
+import { withReviewStories } from '../core/epic/review.js';
 import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
@@ -128,7 +129,11 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       details: planLoad.violations.map((v) => `${v.code}: ${v.message}`),
     });
   }
-  const { plan } = planLoad;
+  // Review rounds' `review-<n>` stories join the plan (approval is of the plan's own).
+  const plan = withReviewStories(
+    planLoad.plan,
+    epicDocOf(new GitHubStateStore({ repo, epic: String(epic) }), view)?.review,
+  );
   const story = plan.stories.find((s) => s.id === input.story);
   if (story === undefined) {
     throw new EpicflowError('usage', `story "${input.story}" is not in the plan of epic #${epic}`, {
@@ -161,7 +166,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   // The prompt shows other stories of the plan too: none of them may carry text a
   // writer did not approve (an issue's author may edit it without write permission).
   const approved = epicDocOf(store, view)?.approvedPlan;
-  if (approved !== undefined && approved !== planDigest(plan)) {
+  if (approved !== undefined && approved !== planDigest(planLoad.plan)) {
     throw new EpicflowError(
       'plan',
       `the plan of epic #${epic} changed since a user with write permission approved it`,
@@ -351,11 +356,12 @@ export async function runStoryJob(
     ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
   }
   if (restart && remoteStory !== undefined) {
-    ctx.emit(
-      'story',
-      `plan entry changed since ${branch} was created: starting over from the epic head`,
-      story.id,
-    );
+    // A review round restarts a story whose plan entry did not change.
+    const why =
+      prior.revision !== undefined && prior.planHash === plan.hashes[story.id]
+        ? `review round ${prior.revision.round}`
+        : `plan entry changed since ${branch} was created`;
+    ctx.emit('story', `${why}: starting over from the epic head`, story.id);
   }
   const executor = await ctx.roster.lease(
     story.id,

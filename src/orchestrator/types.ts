@@ -42,6 +42,18 @@ export type EpicEvent =
       readonly body: string;
       readonly sender: Sender;
     }
+  /** A review was submitted on a pull request (`pull_request_review.submitted`). */
+  | {
+      readonly kind: 'review';
+      readonly pr: number;
+      /** The pull request is open (a review of a closed one starts nothing). */
+      readonly open: boolean;
+      /** The pull request's head branch and the repository it lives in (null: deleted). */
+      readonly head: { readonly ref: string; readonly repository: string | null };
+      /** The review's state as the webhook says it: `changes_requested`, `commented`, `approved`. */
+      readonly state: string;
+      readonly sender: Sender;
+    }
   /** A sub-issue was added to or removed from `parent` (a sub-issue plan may have changed). */
   | { readonly kind: 'sub-issues'; readonly parent: number; readonly sender: Sender }
   | {

@@ -51,6 +51,19 @@ const RunEvent = z.object({
   }),
   repository: z.object({ id: z.number().int() }).optional(),
 });
+const ReviewEvent = z.object({
+  action: z.string(),
+  review: z.object({ state: z.string() }),
+  pull_request: z.object({
+    number: z.number().int(),
+    state: z.string(),
+    head: z.object({
+      ref: z.string(),
+      repo: z.object({ full_name: z.string() }).nullable(),
+    }),
+  }),
+  sender: Sender,
+});
 const SubIssuesEvent = z.object({
   parent_issue: z.object({ number: z.number().int() }).optional(),
   sender: Sender,
@@ -76,7 +89,7 @@ function parse<T>(schema: z.ZodType<T>, payload: unknown, eventName: string): T 
 
 /**
  * The orchestrator's event for a webhook (`issues`, `issue_comment`, `workflow_run`,
- * `sub_issues`; probot's `issues.edited` form works too), or null when the event is
+ * `sub_issues`, `pull_request_review`; probot's `issues.edited` form works too), or null when the event is
  * not one epicflow handles. A payload that is not GitHub's throws a 'usage' error.
  */
 export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | null {
@@ -131,6 +144,21 @@ export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | nu
         conclusion: run.conclusion ?? 'unknown',
         origin,
         ...(p.repository === undefined ? {} : { repositoryId: p.repository.id }),
+      };
+    }
+    case 'pull_request_review': {
+      const p = parse(ReviewEvent, payload, name);
+      if (p.action !== 'submitted') return null;
+      return {
+        kind: 'review',
+        pr: p.pull_request.number,
+        open: p.pull_request.state === 'open',
+        head: {
+          ref: p.pull_request.head.ref,
+          repository: p.pull_request.head.repo?.full_name ?? null,
+        },
+        state: p.review.state.toLowerCase(),
+        sender: { login: p.sender.login, type: p.sender.type },
       };
     }
     case 'sub_issues': {

@@ -20,7 +20,8 @@ type ManifestName = keyof typeof MANIFESTS;
 /**
  * The product's list ("App permissions: Issues RW, Pull requests RW, Contents RW,
  * Actions RW, Metadata R, Organization projects RW (only with a board). Events: `issues`,
- * `issue_comment`, `workflow_run`, `sub_issues`."), in the manifest's names and levels.
+ * `issue_comment`, `workflow_run`, `sub_issues`."), and `pull_request_review` for review rounds,
+ * in the manifest's names and levels.
  */
 const BASE_PERMISSIONS = {
   issues: 'write',
@@ -33,7 +34,13 @@ const SPEC_PERMISSIONS: Record<ManifestName, Record<string, string>> = {
   'app.yml': BASE_PERMISSIONS,
   'app-board.yml': { ...BASE_PERMISSIONS, organization_projects: 'write' },
 };
-const SPEC_EVENTS = ['issues', 'issue_comment', 'workflow_run', 'sub_issues'];
+const SPEC_EVENTS = [
+  'issues',
+  'issue_comment',
+  'workflow_run',
+  'sub_issues',
+  'pull_request_review',
+];
 
 interface Manifest {
   readonly default_permissions?: unknown;

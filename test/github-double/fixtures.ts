@@ -538,7 +538,7 @@ export class Fixtures {
         metadata: 'read',
         organization_projects: 'write',
       },
-      events: ['issues', 'issue_comment', 'workflow_run', 'sub_issues'],
+      events: ['issues', 'issue_comment', 'workflow_run', 'sub_issues', 'pull_request_review'],
     };
   }
 
@@ -565,7 +565,7 @@ export class Fixtures {
         metadata: 'read',
         organization_projects: 'write',
       },
-      events: ['issues', 'issue_comment', 'workflow_run', 'sub_issues'],
+      events: ['issues', 'issue_comment', 'workflow_run', 'sub_issues', 'pull_request_review'],
       suspended_by: null,
       suspended_at: null,
     };
@@ -590,7 +590,7 @@ export function legacyPermission(p: Permission): string {
   return p;
 }
 
-function authorAssociation(repo: RepoRec, u: UserRec): string {
+export function authorAssociation(repo: RepoRec, u: UserRec): string {
   if (u.login.toLowerCase() === repo.owner.toLowerCase()) return 'OWNER';
   const p = repo.permissions.get(u.login.toLowerCase()) ?? u.permission;
   return p === 'none' || p === 'read' ? 'CONTRIBUTOR' : 'COLLABORATOR';

@@ -296,6 +296,7 @@ export class GraphqlEndpoint {
       createProjectV2Field: ({ input }: Args) => this.createField(input as Args),
       updateProjectV2Field: ({ input }: Args) => this.updateField(input as Args),
       markPullRequestReadyForReview: ({ input }: Args) => this.markReady(input as Args),
+      convertPullRequestToDraft: ({ input }: Args) => this.markReady(input as Args, true),
       addSubIssue: ({ input }: Args) => this.addSubIssue(input as Args, actor),
     };
   }
@@ -844,7 +845,8 @@ export class GraphqlEndpoint {
     };
   }
 
-  private markReady(input: Args): View {
+  /** `markPullRequestReadyForReview`, or with `draft` `convertPullRequestToDraft`. */
+  private markReady(input: Args, draft = false): View {
     const found = this.need(
       this.findContent(input['pullRequestId']),
       'PullRequest',
@@ -855,7 +857,7 @@ export class GraphqlEndpoint {
         'NOT_FOUND',
         `Could not resolve to a PullRequest with the global id of '${String(input['pullRequestId'])}'.`,
       );
-    found.issue.pull.draft = false;
+    found.issue.pull.draft = draft;
     found.issue.updatedAt = now();
     return {
       clientMutationId: input['clientMutationId'] ?? null,

@@ -13,6 +13,7 @@
  *
  * See docs/testing.md.
  */
+import { reviewStore, type ReviewCommentRec, type ReviewRec } from './routes/reviews.js';
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { registerCheck } from '../support/checks.js';
 import type { Json } from './context.js';
@@ -207,6 +208,9 @@ export interface StateView {
   comments(owner: string, repo: string, issueNumber?: number): CommentRec[];
   labels(owner: string, repo: string): string[];
   dispatches(owner: string, repo: string): DispatchRec[];
+  /** Pull request reviews and review comments (thread replies included), oldest first. */
+  reviews(owner: string, repo: string): ReviewRec[];
+  reviewComments(owner: string, repo: string): ReviewCommentRec[];
   runs(owner: string, repo: string): RunRec[];
   project(owner: string, number: number): ProjectRec | undefined;
   /** Commit sha of `refs/heads/<branch>` (or a full ref) in the bare repository. */
@@ -536,6 +540,8 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
       repoOf(owner, repo).comments.filter((c) => n === undefined || c.issueNumber === n),
     labels: (owner, repo) => [...repoOf(owner, repo).labels.values()].map((l) => l.name),
     dispatches: (owner, repo) => [...repoOf(owner, repo).dispatches],
+    reviews: (owner, repo) => [...reviewStore(repoOf(owner, repo)).reviews],
+    reviewComments: (owner, repo) => [...reviewStore(repoOf(owner, repo)).comments],
     runs: (owner, repo) => [...repoOf(owner, repo).runs],
     project: (owner, n) =>
       d.state.projects.find((p) => p.owner.toLowerCase() === owner.toLowerCase() && p.number === n),

@@ -11,6 +11,7 @@ export {
   type DispatchResult,
   type EnsureAction,
   type EnsurePrResult,
+  type ListedReviewItem,
   type GitHubClient,
   type GitHubRepoOptions,
   type IssueSummary,

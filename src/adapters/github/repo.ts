@@ -19,12 +19,14 @@ import { History } from './resources/history.js';
 import { Issues } from './resources/issues.js';
 import { Permissions } from './resources/permissions.js';
 import { Pulls } from './resources/pulls.js';
+import { Reviews } from './resources/reviews.js';
 import type { GitHubClient, RepoScope } from './resources/resource.js';
 import { Workflows } from './resources/workflows.js';
 
 export { CONFIG_PATH } from './resources/contents.js';
 export type { IssueSummary, LabelledIssue } from './resources/issues.js';
 export type { EnsurePrResult } from './resources/pulls.js';
+export type { ListedReviewItem } from './resources/reviews.js';
 export type { EnsureAction, GitHubClient } from './resources/resource.js';
 export {
   DISPATCH_INPUT,
@@ -68,6 +70,7 @@ export class GitHubRepo implements RepoScope {
   private readonly branches = new Branches(this);
   private readonly contents = new Contents(this);
   private readonly pulls = new Pulls(this);
+  private readonly reviews = new Reviews(this);
   private readonly workflows = new Workflows(this);
   private readonly history = new History(this, this.branches);
 
@@ -178,6 +181,11 @@ export class GitHubRepo implements RepoScope {
   // resources/pulls.ts
   readonly headOf: Pulls['headOf'] = (...a) => this.pulls.headOf(...a);
   readonly findOpenPr: Pulls['findOpenPr'] = (...a) => this.pulls.findOpenPr(...a);
+  readonly convertToDraft: Pulls['convertToDraft'] = (...a) => this.pulls.convertToDraft(...a);
+  readonly listReviewItems: Reviews['listReviewItems'] = (...a) =>
+    this.reviews.listReviewItems(...a);
+  readonly ensureReviewAnswer: Reviews['ensureReviewAnswer'] = (...a) =>
+    this.reviews.ensureReviewAnswer(...a);
   readonly ensureDraftPr: Pulls['ensureDraftPr'] = (...a) => this.pulls.ensureDraftPr(...a);
   readonly markReadyForReview: Pulls['markReadyForReview'] = (...a) =>
     this.pulls.markReadyForReview(...a);

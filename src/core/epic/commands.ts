@@ -14,6 +14,8 @@ export type Command =
   | { readonly kind: 'cancel' }
   | { readonly kind: 'status' }
   | { readonly kind: 'help' }
+  /** Start a review round from the comments on the epic's pull request. */
+  | { readonly kind: 'revise' }
   /** `story` is absent when the command named none (`validateCommand` explains). */
   | { readonly kind: 'retry'; readonly story?: string }
   | { readonly kind: 'skip'; readonly story?: string }
@@ -40,6 +42,10 @@ export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandH
   skip: {
     usage: '/skip <story>',
     does: 'give up on a story; it counts as done for the stories that depend on it',
+  },
+  revise: {
+    usage: '/revise',
+    does: "run the stories the pull request's review comments concern again with those comments (a review round)",
   },
   cancel: { usage: '/cancel', does: 'start no more stories; running ones finish' },
   status: { usage: '/status', does: 'refresh the status comment' },
@@ -70,6 +76,7 @@ export function parseCommand(body: string): Command | null {
     case 'cancel':
     case 'status':
     case 'help':
+    case 'revise':
       return { kind: word };
     case 'retry':
     case 'skip': {

@@ -6,6 +6,7 @@
  * writes the patch in one compare-and-swap write (orchestrator/epic-doc.ts).
  */
 import type { Halt } from '../model.js';
+import type { ReviewDoc } from './review.js';
 import type { Action } from './types.js';
 
 /** The persisted epic document. */
@@ -23,6 +24,8 @@ export interface EpicDoc {
    * comments are the epic's, whoever decides later (story jobs may act as another login).
    */
   readonly owner?: string;
+  /** The review rounds on the epic's pull request (core/epic/review.ts). */
+  readonly review?: ReviewDoc;
 }
 
 /** What one decision changes of the epic document. */
@@ -36,6 +39,8 @@ export interface EpicDocPatch {
   };
   /** A halt to persist (`/cancel`), or null to forget the persisted one (`/resume`). */
   readonly halt?: Halt | null;
+  /** The review part, replaced whole. */
+  readonly review?: ReviewDoc;
 }
 
 /**
@@ -62,6 +67,7 @@ export function epicDocPatch(
       };
     } else if (a.kind === 'set-halt') patch = { ...patch, halt: a.halt };
     else if (a.kind === 'clear-halt') patch = { ...patch, halt: null };
+    else if (a.kind === 'set-review') patch = { ...patch, review: a.review };
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
 }
@@ -82,5 +88,6 @@ export function patchedEpicDoc(doc: EpicDoc, patch: EpicDocPatch): EpicDoc {
     const { halt: _h, ...rest } = next;
     next = rest;
   } else if (patch.halt !== undefined) next = { ...next, halt: patch.halt };
+  if (patch.review !== undefined) next = { ...next, review: patch.review };
   return next;
 }

@@ -35,6 +35,8 @@ import {
 } from './story-state.js';
 import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts.js';
 import type { Action, ReconcileInput } from './types.js';
+import { applyReviewRound, reviewEnd, reviewStart } from './review-state.js';
+import { supersededMerge } from './review.js';
 
 /** Halts a `/resume` lifts; a spent budget or an exhausted roster must lift by themselves. */
 const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
@@ -61,13 +63,20 @@ export interface StoryDecision {
   readonly replies: readonly string[];
   /** Approval and halt changes to persist, in order: before any start they allow. */
   readonly stateActions: readonly Action[];
+  /** A review round's answers and a queued round's start (core/epic/review-state.ts). */
+  readonly reviewActions: readonly Action[];
 }
 
-export function decideStories(input: ReconcileInput): StoryDecision {
+export function decideStories(given: ReconcileInput): StoryDecision {
   const stateActions: Action[] = [];
   const replies: string[] = [];
+  // Review rounds add their `review-<n>` stories to the plan; approval is of the plan's own.
+  const review = reviewStart(given);
+  stateActions.push(...review.actions);
+  replies.push(...review.replies);
+  const input = review.plan === given.plan ? given : { ...given, plan: review.plan };
   const approval = planApproval({
-    plan: input.plan,
+    plan: given.plan,
     approvedPlan: input.approvedPlan,
     approvedStories: input.approvedStories,
     trigger: input.trigger,
@@ -88,13 +97,16 @@ export function decideStories(input: ReconcileInput): StoryDecision {
       story,
       wave: waveOf.get(story.id) ?? 1,
       hash: input.plan.hashes[story.id] ?? '',
-      mergeCommit: input.merged.get(story.id),
+      mergeCommit: supersededMerge(input.records[story.id], input.merged.get(story.id))
+        ? undefined
+        : input.merged.get(story.id),
       prior: input.records[story.id],
       current: input.records[story.id],
       display: [],
     }),
   );
   for (const entry of entries) applyTrigger(input, entry, replies);
+  if (review.round !== undefined) applyReviewRound(input, entries, review.round);
   const { trigger } = input;
   if ((trigger.kind === 'retry' || trigger.kind === 'skip') && !input.plan.hashes[trigger.story]) {
     // Normally caught by validateCommand; the plan may have changed in between.
@@ -103,11 +115,13 @@ export function decideStories(input: ReconcileInput): StoryDecision {
   }
   halt ??= budgetHalt(input.config, Object.values(input.records));
   const decision = scheduleStories(input, entries, halt);
-  return { entries, decision, halt, held, approval, replies, stateActions };
+  const reviewActions = reviewEnd(input, entries, review.doc);
+  return { entries, decision, halt, held, approval, replies, stateActions, reviewActions };
 }
 
 export function reconcile(input: ReconcileInput): Action[] {
-  const { entries, decision, halt, held, approval, replies, stateActions } = decideStories(input);
+  const { entries, decision, halt, held, approval, replies, stateActions, reviewActions } =
+    decideStories(input);
   const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
   actions.push(...structureActions(input, entries, held === undefined));
@@ -137,6 +151,7 @@ export function reconcile(input: ReconcileInput): Action[] {
       notApproved: approval.kind === 'hold' ? describeUnapproved(approval) : undefined,
     }),
   );
+  actions.push(...reviewActions);
   if (allDone) {
     if (input.pr?.draft !== false) actions.push({ kind: 'mark-pr-ready' });
     actions.push({ kind: 'finish' });

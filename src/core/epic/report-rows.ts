@@ -3,11 +3,12 @@
  * the pull request's report comment, the issue's status comment and the full report on
  * the state branch — so they never disagree: the status is the effective one (merged on
  * the branch first, then a derived failure, then the record), a story done without a
- * merge (skipped, or found already in place) credits no executor, and text is cleaned of
- * hidden characters. Mentions are made inert by each renderer, after it cuts to length.
+ * merge (skipped, or found already in place) credits no executor, a story a review round
+ * ran again says so, and text is cleaned of hidden characters. Mentions are made inert by each renderer, after it cuts to length.
  */
 import type { Story, StoryRecord } from '../model.js';
 import type { ReportStory } from '../report/index.js';
+import { revisionNote } from './review.js';
 import { blankRecord, effectiveStatus } from './rules.js';
 import { sanitizeIssueText } from './sanitize.js';
 
@@ -54,7 +55,11 @@ export function reportRow(facts: RowFacts): ReportStory {
     ...(skipped ? { executors: [] } : {}),
     ...(reason === undefined ? {} : { reason: clean(reason) }),
     ...(mergeCommit === undefined ? {} : { mergeCommit }),
-    notes: [...base.notes.map(clean), ...(facts.display ?? [])],
+    notes: [
+      ...base.notes.map(clean),
+      ...(base.revision === undefined ? [] : [revisionNote(base.revision)]),
+      ...(facts.display ?? []),
+    ],
   };
   return { story, wave: facts.wave, record };
 }

@@ -23,7 +23,8 @@ export interface Entry {
   readonly story: Story;
   readonly wave: number;
   readonly hash: string;
-  readonly mergeCommit: string | undefined;
+  /** The story's merge on the epic branch (undefined while a review round revises it). */
+  mergeCommit: string | undefined;
   /** The record as read. */
   readonly prior: StoryRecord | undefined;
   /** The record as it should be after this decision (undefined: none yet). */

@@ -6,6 +6,7 @@ import type { ReportLinks } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
 import type { DispatchedRun } from './dispatch-check.js';
 import type { MarkerName } from './markers.js';
+import type { ReviewAnswer, ReviewComment, ReviewDoc } from './review.js';
 
 /**
  * What an edit of the epic issue did to the plan its body holds: the `planDigest`
@@ -37,6 +38,15 @@ export type Trigger =
    * merge whose entry changed is done no more.
    */
   | { readonly kind: 'rerun' }
+  /**
+   * A review round was asked for on the epic's pull request (a review requesting
+   * changes, or `/revise`), with every comment on it as listed (see core/epic/review.ts).
+   */
+  | {
+      readonly kind: 'review';
+      readonly by: string;
+      readonly comments: readonly ReviewComment[];
+    }
   /** A story job's workflow run completed (any conclusion). */
   | {
       readonly kind: 'workflow_run';
@@ -107,6 +117,10 @@ export interface ReconcileInput {
   readonly links?: ReportLinks | undefined;
   /** Linked when the report comment had to be shortened. */
   readonly fullReportUrl?: string | undefined;
+  /** The review rounds so far, from the epic document. */
+  readonly review?: ReviewDoc | undefined;
+  /** The configuration files stories may not change (protected paths besides workflows). */
+  readonly configPaths?: readonly string[] | undefined;
 }
 
 export type Action =
@@ -116,6 +130,12 @@ export type Action =
   | { readonly kind: 'set-halt'; readonly halt: Halt }
   /** Forget the persisted halt (`/resume`). */
   | { readonly kind: 'clear-halt' }
+  /** Persist the review part of the epic document. */
+  | { readonly kind: 'set-review'; readonly review: ReviewDoc }
+  /** Answer one review comment on the pull request (idempotent: found by its marker). */
+  | { readonly kind: 'answer-review'; readonly answer: ReviewAnswer }
+  /** A queued review round may start now: list the comments and decide again. */
+  | { readonly kind: 'start-queued-review'; readonly by: string }
   /** Answer the comment that carried the command. */
   | { readonly kind: 'reply'; readonly body: string }
   | { readonly kind: 'ensure-epic-branch'; readonly branch: string }
@@ -164,5 +184,7 @@ export type Action =
       readonly rows?: readonly ReportStory[];
     }
   | { readonly kind: 'mark-pr-ready' }
+  /** Back to a draft while a review round runs (ready again once every story is done). */
+  | { readonly kind: 'mark-pr-draft' }
   /** Every story is done: the epic is delivered. */
   | { readonly kind: 'finish' };

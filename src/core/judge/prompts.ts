@@ -3,7 +3,8 @@
  * Story text is data from a plan or an issue: cleaned and quoted, never
  * instructions to epicflow.
  */
-import type { Plan, Story } from '../model.js';
+import type { Plan, Revision, Story } from '../model.js';
+import { judgeReviewSection } from '../prompt/review-prompt.js';
 import { bullets, capBytes, cleanText, oneLine, quote } from '../prompt/clean.js';
 import { HOUSE_RULES_MAX_BYTES } from '../prompt/coder-prompt.js';
 
@@ -53,6 +54,8 @@ export interface JudgePromptInput {
   readonly houseRules?: string | undefined;
   /** Set on the one repair re-ask: why the previous answer could not be read. */
   readonly repairError?: string | undefined;
+  /** The review round the story runs again for. */
+  readonly review?: Revision | undefined;
 }
 
 export function buildJudgePrompt(input: JudgePromptInput): string {
@@ -63,6 +66,7 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
     `You judge ONE story of the epic "${input.epic}". The working directory holds its branch. ` +
       'Read and run what you need, but change no file: your verdict is your only output.',
     ...storySections(input.plan, story),
+    ...(input.review === undefined ? [] : judgeReviewSection(input.review)),
   ];
   if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
     parts.push(

@@ -3,9 +3,10 @@
  * plan file: it is data, quoted as the task after cleaning, never instructions
  * to epicflow itself.
  */
-import type { Plan, Story } from '../model.js';
+import type { Plan, Revision, Story } from '../model.js';
 import { bullets, capBytes, cleanText, oneLine, quote, tail } from './clean.js';
 import { relationOf } from './relations.js';
+import { reviewSection } from './review-prompt.js';
 
 /** House rules are capped so a long CONTRIBUTING.md cannot crowd out the task. */
 export const HOUSE_RULES_MAX_BYTES = 8 * 1024;
@@ -40,6 +41,8 @@ export interface CoderPromptInput {
   /** CONTRIBUTING.md text, if the repository has one. */
   readonly houseRules?: string | undefined;
   readonly feedback?: PromptFeedback | undefined;
+  /** The review round the story runs again for: its comments on the pull request. */
+  readonly review?: Revision | undefined;
 }
 
 const RELATION_NOTE = {
@@ -187,6 +190,7 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
         '`BLOCKED_ON: <what, which path>`. Tooling, dependencies and missing context are never a reason to stop.',
     ]),
   );
+  if (input.review !== undefined) parts.push(...reviewSection(input.review));
   if (input.feedback !== undefined) parts.push(...feedbackSection(input.feedback));
   parts.push(`(round ${input.round})`);
   return `${parts.join('\n\n')}\n`;

@@ -247,6 +247,8 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     notes: sameEntry ? prior.notes : [],
     startedAt: now(),
     timings: sameEntry ? prior.timings : {},
+    // A review round's comments stay with the story's record (and reach its prompt).
+    ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
   });
   const worktreePath = join(ctx.settings.worktreesDir, story.id);
   try {

@@ -206,6 +206,7 @@ export async function judgeStory(
         diff,
         houseRules: ctx.settings.houseRules,
         repairError,
+        review: scope.rec.record.revision,
       }),
   });
   if (typeof answer === 'string') return { kind: 'unavailable', why: answer };
@@ -276,6 +277,7 @@ export async function coderTurn(
     gates: ctx.config.gates,
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
+    ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt

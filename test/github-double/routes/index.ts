@@ -5,11 +5,13 @@ import { gitRoutes } from './git.js';
 import { issueRoutes } from './issues.js';
 import { pullRoutes } from './pulls.js';
 import { repoRoutes } from './repos.js';
+import { reviewRoutes } from './reviews.js';
 
 export const routes: RouteTable = {
   ...repoRoutes,
   ...issueRoutes,
   ...pullRoutes,
+  ...reviewRoutes,
   ...gitRoutes,
   ...actionRoutes,
 };

@@ -130,4 +130,19 @@ export class Pulls extends Resource {
     );
     return true;
   }
+
+  /** Converts a pull request back to a draft (GraphQL only), by its node id. */
+  async convertToDraft(prNumber: number, nodeId: string): Promise<void> {
+    await attempt(
+      `convert ${this.fullName}#${prNumber} to a draft`,
+      'Pull requests: read and write',
+      () =>
+        this.octokit.graphql(
+          `mutation ConvertToDraft($id: ID!) {
+            convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } }
+          }`,
+          { id: nodeId },
+        ),
+    );
+  }
 }

@@ -5,9 +5,9 @@
  * story; those stories run again as new attempts from the epic head with the comments
  * in their prompt, merge again, and every comment is answered.
  */
+import { agentScript } from './support/agents.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { octokitFor } from '../github-double/client.js';
@@ -23,7 +23,7 @@ import {
   type ActionWorld,
 } from './support/world.js';
 
-const REVIEW_CODER = fileURLToPath(new URL('./support/review-coder.mjs', import.meta.url));
+const REVIEW_CODER = agentScript('review-coder.mjs');
 
 let world: AppActionWorld;
 let bundle: string;

@@ -17,7 +17,8 @@ import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
-import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
+import { planningStep } from './planning.js';
+import { clearProblem, clearViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
 import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
 import { DEFAULT_STORY_WORKFLOW } from './types.js';
@@ -31,6 +32,8 @@ export interface Decision {
   readonly trigger: Trigger;
   readonly replyTo: number;
   readonly command: Command | null;
+  /** Who sent the event, when a person did (a writer: intake checked). */
+  readonly by?: string;
   /** What the caller already read; used by the first decision only (later ones read again). */
   readonly view?: EpicView;
 }
@@ -81,10 +84,26 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     d.config,
     view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
   );
-  if (!planLoad.ok) {
-    await commentViolations(repo, epicNumber, planLoad.violations);
-    return { outcome: 'invalid-plan', epic: epicNumber, dispatched: [] };
-  }
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  // Planning first: an epic without a plan may get one drafted (planning.ts).
+  const planning = await planningStep({
+    repo,
+    store,
+    view,
+    epic: d.epic,
+    config: d.config,
+    trigger: d.trigger,
+    command: d.command,
+    by: d.by,
+    planLoad,
+    defaultBranch,
+    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    replyTo: d.replyTo,
+    now,
+  });
+  if (planning.kind === 'conflict') return 'conflict';
+  if (planning.kind === 'done') return planning.result;
+  if (!planLoad.ok) throw new Error('unreachable: planning goes on only with a plan');
   const { plan } = planLoad;
   if (d.command !== null) {
     const check = validateCommand(d.command, plan);
@@ -101,7 +120,6 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   const merged = await repo.mergedStories(branch, { head: view.head });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
-  const now = (deps.now?.() ?? new Date()).toISOString();
   const runs = await strandedRuns(deps, {
     epic: epicNumber,
     defaultBranch,
@@ -125,6 +143,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     now,
     trigger: d.trigger,
     fullReportUrl: reportUrl,
+    planning: planning.shown,
   });
   const ctx: ApplyContext = {
     repo,

@@ -17,6 +17,7 @@ import { Comments } from './resources/comments.js';
 import { Contents } from './resources/contents.js';
 import { History } from './resources/history.js';
 import { Issues } from './resources/issues.js';
+import { IssueBodies } from './resources/issue-body.js';
 import { Permissions } from './resources/permissions.js';
 import { Pulls } from './resources/pulls.js';
 import type { GitHubClient, RepoScope } from './resources/resource.js';
@@ -65,6 +66,7 @@ export class GitHubRepo implements RepoScope {
   private readonly permissions = new Permissions(this);
   private readonly comments = new Comments(this);
   private readonly issues = new Issues(this);
+  private readonly issueBodies = new IssueBodies(this);
   private readonly branches = new Branches(this);
   private readonly contents = new Contents(this);
   private readonly pulls = new Pulls(this);
@@ -159,6 +161,10 @@ export class GitHubRepo implements RepoScope {
   readonly recentIssues: Issues['recentIssues'] = (...a) => this.issues.recentIssues(...a);
   readonly closeIssue: Issues['closeIssue'] = (...a) => this.issues.closeIssue(...a);
   readonly reopenIssue: Issues['reopenIssue'] = (...a) => this.issues.reopenIssue(...a);
+
+  // resources/issue-body.ts
+  readonly ensureIssueBody: IssueBodies['ensureIssueBody'] = (...a) =>
+    this.issueBodies.ensureIssueBody(...a);
 
   // resources/branches.ts
   readonly defaultBranch: Branches['defaultBranch'] = (...a) => this.branches.defaultBranch(...a);

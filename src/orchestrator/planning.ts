@@ -107,6 +107,15 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
   const { repo, store, epic, config, planLoad } = ctx;
   const read = readPlanning(store, ctx.view);
   const plan = planKindOf(epic.body, planLoad);
+  const done = (result: Omit<HandleResult, 'epic' | 'dispatched'>): PlanningOutcome => ({
+    kind: 'done',
+    result: { ...result, epic: epic.number, dispatched: [] },
+  });
+  // An event older than the plan written since (a redelivered label): it asks for nothing.
+  const fresh = ctx.view.issue?.body;
+  if (plan === 'missing' && fresh !== undefined && extractPlanBlocks(fresh).length > 0) {
+    return done({ outcome: 'ignored', reason: 'the issue holds a plan now: the event is older' });
+  }
   const by = ctx.by ?? '';
   const trigger: PlanningFacts['trigger'] =
     ctx.command?.kind === 'plan'
@@ -116,10 +125,6 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
         : { kind: 'other' };
   const plannerConfigured = hasPlanner(config.executors);
   const step = decidePlanning({ trigger, plan, plannerConfigured, doc: read.doc, now: ctx.now });
-  const done = (result: Omit<HandleResult, 'epic' | 'dispatched'>): PlanningOutcome => ({
-    kind: 'done',
-    result: { ...result, epic: epic.number, dispatched: [] },
-  });
   switch (step.kind) {
     case 'reply':
       await repo.reply(ctx.replyTo, step.body);

@@ -190,6 +190,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
       repoHtmlUrl: repo.htmlUrl,
       currentSha: state.reportSha ?? null,
       now,
+      planning: planning.shown.report,
     });
   }
   if (applied.dispatched.length > 0) {

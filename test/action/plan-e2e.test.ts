@@ -18,6 +18,8 @@ import { botComments, commentsOn, say, startEpic, type AppWorld } from '../app/h
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
   CODER,
+  OWNER,
+  REPO,
   checkout,
   dispatchOf,
   dispatched,
@@ -167,8 +169,8 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     const report = commentsOn(w.gh, pr?.number ?? 0)
       .map((c) => c.body)
       .find((b) => b.includes('Planning'));
-    expect(report).toMatch(/\| Planning \|/);
-    expect(report).toContain('planner');
+    expect(report).toMatch(/\| Planning \| done \|.*\| planner \|.*\| 1 round \|/);
+    expect(report).toMatch(/\| planner \| 0; planning \|/);
   }, 240_000);
 
   it('/plan more tests re-plans: unchanged stories keep their ids and their merged progress', async () => {
@@ -203,6 +205,54 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     const record = (await store.readJson<{ rounds: number }>('planning'))?.value;
     expect(record?.rounds).toBe(2);
+    const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+    const report = commentsOn(w.gh, pr?.number ?? 0)
+      .map((c) => c.body)
+      .find((b) => b.includes('| Planning |'));
+    expect(report).toMatch(/\| Planning \| done \|.*\| 2 rounds \|/);
+  }, 240_000);
+
+  it('a writer editing the proposed plan approves it: the edited plan runs', async () => {
+    const edited = await startEpic(app, 'Checkout again', PROSE);
+    expect((await runDispatchedJob(edited, '_plan')).code).toBe(0);
+    const body = await bodyOf(edited);
+    // Alice narrows the cart story's title in the block: her edit changed the plan.
+    const changed = body.replace('title: Build the cart', 'title: Build the cart, no coupons');
+    expect(changed).not.toBe(body);
+    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: edited, body: changed });
+    await w.gh.idle();
+    expect(dispatched(w, edited)).toEqual(['_plan#1', 'cart#1']);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(edited) });
+    expect((await store.read('cart'))?.record.status).toBe('active');
+  }, 240_000);
+
+  it('a planning job of an attempt that was superseded refuses before the planner runs', async () => {
+    const stale = await startEpic(app, 'Stale', PROSE);
+    const { runId } = dispatchOf(w, stale, '_plan');
+    // Its run ended before the job ran (as GitHub may report a cancelled run): marked failed.
+    w.gh.act.startWorkflowRun(runId);
+    w.gh.act.completeWorkflowRun(runId, 'cancelled');
+    await w.gh.idle();
+    await say(app, stale, '/plan');
+    expect(dispatched(w, stale)).toEqual(['_plan#1', '_plan#2']);
+    const before = plannerDumps().length;
+    const name = `${stale}-stale`;
+    const job = await runJob(w, bundle, {
+      name,
+      workspace: await checkout(w, name),
+      inputs: storyInputs(w, stale, '_plan', 1),
+    });
+    expect(job.code).toBe(1);
+    expect(job.summary).toContain('planning of epic #' + String(stale) + ' is at attempt 2, not 1');
+    expect(plannerDumps().length).toBe(before);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(stale) });
+    expect(
+      (await store.readJson<{ attempt: number; status: string }>('planning'))?.value,
+    ).toMatchObject({
+      attempt: 2,
+      status: 'active',
+    });
+    expect(await bodyOf(stale)).toBe(PROSE);
   }, 240_000);
 
   it('a planner that obeys an injected "own the workflows" cannot get its plan through: held with protected-path', async () => {

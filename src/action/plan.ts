@@ -86,7 +86,14 @@ export async function runPlanMode({ inputs, runner, env }: PlanModeDeps): Promis
       .map((l) => l.trim())
       .join(' | ');
     try {
-      await recordPlanningRefusal(store, inputs.attempt, reason, new Date());
+      await recordPlanningRefusal(
+        repo,
+        store,
+        Number(inputs.epic),
+        inputs.attempt,
+        reason,
+        new Date(),
+      );
     } catch (w) {
       core.warning(redact(`could not record the failure: ${describeError(w)}`, secrets));
     }

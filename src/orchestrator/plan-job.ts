@@ -47,7 +47,7 @@ import {
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
 import { readView } from './load.js';
-import { readPlanning } from './planning.js';
+import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
 
 export interface PlanJobInput {
@@ -110,6 +110,17 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     );
   }
   const config = parseConfig(view.configText, input.configPath);
+  if (config.planner.subIssues) {
+    throw new EpicflowError(
+      'config',
+      `planner.subIssues in ${input.configPath}: not supported yet`,
+      {
+        details: [
+          'epicflow writes the plan into the epic issue as a block; set planner.subIssues to false (or remove it) and comment /plan',
+        ],
+      },
+    );
+  }
   if (!config.executors.some((e) => e.roles.includes('planner'))) {
     throw new EpicflowError('config', `no planner in ${input.configPath}`, {
       details: [
@@ -164,19 +175,36 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
   };
 }
 
-/** The record of a job that could not run its attempt: failed, with the reason (same attempt only). */
+/**
+ * A job that could not run its attempt: the record failed with the reason (same attempt,
+ * still active, only: a stale job leaves the newer attempt alone), the epic's error
+ * comment saying why and its status comment that planning ended.
+ */
 export async function recordPlanningRefusal(
+  repo: GitHubRepo,
   store: GitHubStateStore,
+  epic: number,
   attempt: number,
   reason: string,
   now: Date,
 ): Promise<void> {
+  let failed: PlanningDoc | undefined;
   await store.updateJson<PlanningDoc | null>(PLANNING_DOC, (current) => {
+    failed = undefined;
     if (current === null || current.attempt !== attempt || current.status !== 'active') {
       return current;
     }
-    return { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
+    failed = { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
+    return failed;
   });
+  if (failed === undefined) return;
+  await repo.ensureComment({
+    issueNumber: epic,
+    marker: ERROR_MARKER,
+    body: renderPlanningFailed({ attempt, reason }),
+  });
+  const issue = await repo.labelledIssue(epic);
+  await ensurePlanningEnded(repo, issue, failed);
 }
 
 function plural(n: number, word: string): string {

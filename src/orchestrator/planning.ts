@@ -22,6 +22,7 @@ import {
   PLANNING_DOC,
   PLANNING_RUN_STORY,
   planningReport,
+  renderPlanningEnded,
   renderPlanningFailed,
   renderPlanningStatus,
   type PlanningDoc,
@@ -134,6 +135,7 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
       return done({ outcome: 'reconciled', reason: 'planning' });
     case 'ended':
       // The planning job's comment (violations or error) says why and what to do.
+      await ensurePlanningEnded(repo, epic, step.doc);
       return done({ outcome: 'invalid-plan', reason: `planning ${step.doc.status}` });
     case 'start':
       return startPlanning(ctx, read, step.doc, plan);
@@ -173,6 +175,19 @@ async function ensurePlanningStatus(
     issueNumber: epic.number,
     marker: STATUS_MARKER,
     body: renderPlanningStatus({ epic: { number: epic.number, title: epic.title }, doc }),
+  });
+}
+
+/** The status comment once planning ended without a plan. */
+export async function ensurePlanningEnded(
+  repo: GitHubRepo,
+  epic: { readonly number: number; readonly title: string },
+  doc: PlanningDoc,
+): Promise<void> {
+  await repo.ensureComment({
+    issueNumber: epic.number,
+    marker: STATUS_MARKER,
+    body: renderPlanningEnded({ epic, doc }),
   });
 }
 
@@ -264,16 +279,20 @@ export async function planningRunFinished(input: {
     return { ...base, outcome: 'ignored', reason: 'planning run already recorded' };
   }
   const reason = `the planning job ended (${input.conclusion}) without recording an outcome`;
-  const wrote = await input.store.writeJson(
-    PLANNING_DOC,
-    { ...doc, status: 'failed', problems: [reason], finishedAt: input.now },
-    read.sha,
-  );
+  const failed: PlanningDoc = {
+    ...doc,
+    status: 'failed',
+    problems: [reason],
+    finishedAt: input.now,
+  };
+  const wrote = await input.store.writeJson(PLANNING_DOC, failed, read.sha);
   if (!wrote.ok) return { ...base, outcome: 'ignored', reason: 'planning record changed' };
   await input.repo.ensureComment({
     issueNumber: input.epic,
     marker: ERROR_MARKER,
     body: renderPlanningFailed({ attempt: doc.attempt, reason }),
   });
+  if (input.view.issue !== undefined)
+    await ensurePlanningEnded(input.repo, input.view.issue, failed);
   return { ...base, outcome: 'reconciled', reason: 'planning failed' };
 }

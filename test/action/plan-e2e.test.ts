@@ -14,7 +14,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { parsePlan } from '../../src/core/plan/index.js';
-import { botComments, commentsOn, say, startEpic, type AppWorld } from '../app/harness.js';
+import {
+  botComments,
+  commentsOn,
+  say,
+  startEpic,
+  writeConfig,
+  type AppWorld,
+} from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
   CODER,
@@ -276,6 +283,7 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     );
     expect(held).toContain('`protected-path`');
     expect(held).toContain('.github/workflows');
+    expect(statusComment(injected)).toContain('Planning ended without a plan');
     expect(dispatched(w, injected)).toEqual(['_plan#1']);
     // A writer's /approve has no plan to approve; the label again does not re-plan a held one
     await say(app, injected, '/approve');
@@ -300,4 +308,21 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
       expect(JSON.stringify(d)).not.toContain(token);
     }
   });
+
+  it('planner.subIssues: true is refused by the job, naming the field: nothing is written, planning ends', async () => {
+    await writeConfig(app, `${config(w.dumps)}planner: { subIssues: true }\n`);
+    const epic = await startEpic(app, 'Sub-issues', PROSE);
+    const before = plannerDumps().length;
+    const job = await runDispatchedJob(epic, '_plan');
+    expect(job.code).toBe(1);
+    expect(job.summary).toContain('planner.subIssues in .github/epicflow.yml: not supported yet');
+    expect(plannerDumps().length).toBe(before);
+    expect(await bodyOf(epic)).toBe(PROSE);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.readJson<{ status: string }>('planning'))?.value.status).toBe('failed');
+    const failed = botComments(app, epic).find((b) => b.includes('could not draft a plan'));
+    expect(failed).toContain('planner.subIssues');
+    expect(statusComment(epic)).toContain('Planning ended without a plan');
+    expect(dispatched(w, epic)).toEqual(['_plan#1']);
+  }, 240_000);
 });

@@ -261,3 +261,19 @@ export function renderPlanningInvalid(input: {
     `Reword the issue (text in it that asks for something the rules forbid is refused each time) and comment ${code('/plan')} to try again, or write the plan yourself (docs/plan-format.md).`,
   ].join('\n');
 }
+
+/** The status comment once a planning attempt ended without a plan. */
+export function renderPlanningEnded(input: {
+  readonly epic: { readonly number: number; readonly title: string };
+  readonly doc: PlanningDoc;
+}): string {
+  const { doc } = input;
+  const why =
+    doc.status === 'invalid'
+      ? "the planner's plan was still refused after the repair rounds: the epic is held (the comment below lists the violations)"
+      : 'planning failed (the comment below says why)';
+  return [
+    `## epicflow · epic #${input.epic.number}: ${echoInline(input.epic.title, 200)}`,
+    `**Planning ended without a plan** (attempt ${doc.attempt}): ${why}. Nothing starts. A user with write permission comments \`/plan\` to try again, or writes the plan into the issue.`,
+  ].join('\n\n');
+}

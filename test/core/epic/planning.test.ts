@@ -1,10 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseCommand } from '../../../src/core/epic/index.js';
+import type { Action, ReconcileInput } from '../../../src/core/epic/index.js';
+import { parseCommand, reconcile } from '../../../src/core/epic/index.js';
 import {
   decidePlanning,
   GUIDANCE_MAX_CHARS,
   guidanceOf,
   parsePlanningDoc,
+  PLAN_PROPOSED_TEXT,
   PLANNING_RUN_STORY,
   planningReport,
   renderPlanningInvalid,
@@ -13,6 +15,7 @@ import {
   type PlanningFacts,
 } from '../../../src/core/epic/planning.js';
 import { ID_PATTERN } from '../../../src/core/plan/index.js';
+import { dispatches, World } from './world.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const usage = {
@@ -133,7 +136,9 @@ describe('decidePlanning', () => {
     const none = decidePlanning(facts({ trigger: plan, plannerConfigured: false }));
     expect(none.kind === 'reply' && none.body).toContain('executors[].roles');
     const busy = decidePlanning(facts({ trigger: plan, doc: doc({ attempt: 3 }) }));
-    expect(busy.kind === 'reply' && busy.body).toContain('already running for this epic (attempt 3)');
+    expect(busy.kind === 'reply' && busy.body).toContain(
+      'already running for this epic (attempt 3)',
+    );
     const written = decidePlanning(facts({ trigger: plan, plan: 'written' }));
     expect(written.kind === 'reply' && written.body).toContain('written by hand');
   });
@@ -172,5 +177,39 @@ describe('the comment of a refused plan', () => {
     // A mention is wrapped in a code span: nobody is notified.
     expect(body).not.toMatch(/(^|[^`])@admins/);
     expect(body).not.toContain('<b>');
+  });
+});
+
+describe('reconcile of a plan the planner proposed', () => {
+  function held(planning: ReconcileInput['planning']): Action[] {
+    const world = new World();
+    world.approvedPlan = undefined;
+    return reconcile({ ...world.input({ kind: 'status' }), planning });
+  }
+  const status = (actions: readonly Action[]): string => {
+    const a = actions.find((x) => x.kind === 'ensure-status-comment');
+    return a?.kind === 'ensure-status-comment' ? a.body : '';
+  };
+  const report = (actions: readonly Action[]): string => {
+    const a = actions.find((x) => x.kind === 'ensure-report-comment');
+    return a?.kind === 'ensure-report-comment' ? a.body : '';
+  };
+
+  it('starts nothing and says the plan is proposed, with what to do', () => {
+    const actions = held({ proposed: true });
+    expect(dispatches(actions)).toEqual([]);
+    expect(status(actions)).toContain(`**Not approved yet:** ${PLAN_PROPOSED_TEXT}`);
+    expect(status(actions)).toContain('edits it or comments `/approve` to start it');
+    // A plan nobody proposed is held as before.
+    expect(status(held(undefined))).toContain('no approval is on file');
+    expect(status(held({ proposed: false }))).not.toContain(PLAN_PROPOSED_TEXT);
+  });
+
+  it('puts the planning in the report: its own row and the planner in By executor', () => {
+    const body = report(
+      held({ proposed: true, report: { usage: [usage], executors: ['planner'], rounds: 2 } }),
+    );
+    expect(body).toMatch(/\| Planning \| done \|.*\| planner \|.*\| 2 rounds \|/);
+    expect(body).toMatch(/\| planner \| 0; planning \|/);
   });
 });

@@ -10,8 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { parsePlan } from '../../src/core/plan/index.js';
 import {
@@ -23,8 +22,8 @@ import {
   type AppWorld,
 } from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
+import { planningConfig, PROSE } from './support/planning.js';
 import {
-  CODER,
   OWNER,
   REPO,
   checkout,
@@ -36,39 +35,13 @@ import {
   type JobRun,
 } from './support/world.js';
 
-const PLANNER = join(dirname(fileURLToPath(import.meta.url)), 'support', 'planner.mjs');
-
-const PROSE = [
-  '# Checkout',
-  '',
-  'Customers put products into a cart (`src/cart`) and pay for it (`src/pay`). Paying needs the cart.',
-  '',
-].join('\n');
-
-function config(dumps: string): string {
-  return [
-    'executors:',
-    '  - id: scripted',
-    '    harness: command',
-    `    command: ${JSON.stringify(['node', CODER, dumps])}`,
-    '    slots: 4',
-    '  - id: planner',
-    '    harness: command',
-    `    command: ${JSON.stringify(['node', PLANNER, dumps])}`,
-    '    roles: [planner]',
-    'gates: ["node check.mjs"]',
-    'fixRounds: 0',
-    '',
-  ].join('\n');
-}
-
 let world: AppActionWorld;
 let bundle: string;
 let app: AppWorld;
 let w: ActionWorld;
 
 beforeAll(async () => {
-  world = await startAppActionWorld('plan-e2e', config);
+  world = await startAppActionWorld('plan-e2e', planningConfig);
   ({ app, w, bundle } = world);
   app.gh.seed.user({ login: 'mallory', permission: 'read' });
 });
@@ -310,7 +283,7 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
   });
 
   it('planner.subIssues: true is refused by the job, naming the field: nothing is written, planning ends', async () => {
-    await writeConfig(app, `${config(w.dumps)}planner: { subIssues: true }\n`);
+    await writeConfig(app, `${planningConfig(w.dumps)}planner: { subIssues: true }\n`);
     const epic = await startEpic(app, 'Sub-issues', PROSE);
     const before = plannerDumps().length;
     const job = await runDispatchedJob(epic, '_plan');

@@ -149,9 +149,12 @@ export interface PlanningFacts {
   readonly now: string;
 }
 
-/** Names the option that turns planning on (for comments and replies). */
-export const PLANNER_OPTION_HINT =
-  'give an executor the planner role in .github/epicflow.yml (executors[].roles: [coder, planner]) and label the issue again: epicflow then drafts the plan from its text (docs/planning.md)';
+/** The option that turns planning on. */
+const PLANNER_OPTION =
+  'give an executor the planner role in .github/epicflow.yml (executors[].roles: [coder, planner])';
+
+/** Names the option that turns planning on, for the no-plan-block comment. */
+export const PLANNER_OPTION_HINT = `${PLANNER_OPTION} and label the issue again: epicflow then drafts the plan from its text (docs/planning.md)`;
 
 export function decidePlanning(f: PlanningFacts): PlanningStep {
   const running = f.doc?.status === 'active';
@@ -159,7 +162,7 @@ export function decidePlanning(f: PlanningFacts): PlanningStep {
     if (!f.plannerConfigured) {
       return {
         kind: 'reply',
-        body: `\`/plan\` needs a planner: ${PLANNER_OPTION_HINT.replace(' and label the issue again', '')}.`,
+        body: `\`/plan\` needs a planner: ${PLANNER_OPTION}, then comment \`/plan\` again (docs/planning.md).`,
       };
     }
     if (running && f.doc !== undefined) {

@@ -78,7 +78,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   // may have opened it): found under either, created only when under neither.
   const doc = epicDocOf(store, view);
   const repo = epicRepo(deps.repo, doc);
-  const planLoad = await loadPlan(
+  const loaded = await loadPlan(
     repo,
     d.epic,
     d.config,
@@ -95,7 +95,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     trigger: d.trigger,
     command: d.command,
     by: d.by,
-    planLoad,
+    planLoad: loaded,
     defaultBranch,
     storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
     replyTo: d.replyTo,
@@ -103,7 +103,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   });
   if (planning.kind === 'conflict') return 'conflict';
   if (planning.kind === 'done') return planning.result;
-  if (!planLoad.ok) throw new Error('unreachable: planning goes on only with a plan');
+  const planLoad = planning.load;
   const { plan } = planLoad;
   if (d.command !== null) {
     const check = validateCommand(d.command, plan);

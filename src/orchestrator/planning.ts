@@ -98,7 +98,11 @@ export interface PlanningShown {
 
 export type PlanningOutcome =
   /** The decision goes on with the plan. */
-  | { readonly kind: 'continue'; readonly shown: PlanningShown }
+  | {
+      readonly kind: 'continue';
+      readonly load: Extract<PlanLoad, { ok: true }>;
+      readonly shown: PlanningShown;
+    }
   /** The decision ends here. */
   | { readonly kind: 'done'; readonly result: HandleResult }
   /** The planning record changed under us: decide again. */
@@ -155,6 +159,7 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
   const doc = read.doc;
   return {
     kind: 'continue',
+    load: planLoad,
     shown: {
       proposed:
         doc?.status === 'proposed' &&

@@ -19,12 +19,14 @@ import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
 import { parseConfig } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { planDigest } from '../core/epic/index.js';
+import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
 import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
 import {
   PLANNING_DOC,
   renderPlanningFailed,
   renderPlanningInvalid,
+  storyIssueBody,
+  withoutPlanBlock,
   type PlanningDoc,
 } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
@@ -46,7 +48,7 @@ import {
 } from '../engine/plan-epic.js';
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
-import { readView } from './load.js';
+import { loadPlan, readView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
 
@@ -110,17 +112,6 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     );
   }
   const config = parseConfig(view.configText, input.configPath);
-  if (config.planner.subIssues) {
-    throw new EpicflowError(
-      'config',
-      `planner.subIssues in ${input.configPath}: not supported yet`,
-      {
-        details: [
-          'epicflow writes the plan into the epic issue as a block; set planner.subIssues to false (or remove it) and comment /plan',
-        ],
-      },
-    );
-  }
   if (!config.executors.some((e) => e.roles.includes('planner'))) {
     throw new EpicflowError('config', `no planner in ${input.configPath}`, {
       details: [
@@ -163,6 +154,15 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
   const options = planOptionsFor(config, input.configPath);
   const section = splitPlanSection(body).section;
   const parsed = section === undefined ? undefined : parsePlan(section, options);
+  let previous = parsed?.ok === true ? parsed.plan : undefined;
+  if (section !== undefined && previous === undefined && extractPlanBlocks(section).length === 0) {
+    // The planner's earlier plan made of sub-issues (planner.subIssues): the section holds no block.
+    const load = await loadPlan(repo, { number: epic, body }, config, {
+      subIssues: view.issue.subIssues,
+      configFile: input.configPath,
+    });
+    if (load.ok) previous = load.plan;
+  }
   return {
     config,
     store,
@@ -170,7 +170,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     docSha: read.sha,
     issue: { number: view.issue.number, title: view.issue.title, body },
     labels: view.issue.labels,
-    previous: parsed?.ok === true ? parsed.plan : undefined,
+    previous,
     defaultBranch,
   };
 }
@@ -277,6 +277,7 @@ export async function runPlanJob(
   };
   let ended: PlanningDoc;
   let section: string | undefined;
+  let bodyWritten = false;
   if (outcome.kind === 'planned') {
     section = renderPlanSection({
       plan: outcome.plan,
@@ -285,14 +286,22 @@ export async function runPlanJob(
       // Room for the author's text: an issue body holds at most GITHUB_BODY_MAX characters.
       maxChars: Math.max(4_000, GITHUB_BODY_MAX - prose.length - 200),
     });
-    // Never write a plan that does not read back as the one validated.
-    const check = parsePlan(withPlanSection(issue.body, section), options);
-    if (!check.ok || JSON.stringify(check.plan.hashes) !== JSON.stringify(outcome.plan.hashes)) {
-      throw new EpicflowError('internal', 'the drafted plan does not read back as validated', {
-        details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
-      });
+    if (config.planner.subIssues) {
+      // The stories become sub-issues before the record says proposed (their writes are ensures).
+      section = withoutPlanBlock(section, outcome.plan);
+      const digest = await writeSubIssuePlan(input, prepared, outcome.plan, section);
+      ended = { ...doc, ...costs, status: 'proposed', planDigest: digest };
+      bodyWritten = true;
+    } else {
+      // Never write a plan that does not read back as the one validated.
+      const check = parsePlan(withPlanSection(issue.body, section), options);
+      if (!check.ok || !sameHashes(check.plan, outcome.plan)) {
+        throw new EpicflowError('internal', 'the drafted plan does not read back as validated', {
+          details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
+        });
+      }
+      ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(check.plan) };
     }
-    ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(check.plan) };
   } else if (outcome.kind === 'invalid') {
     const problems = [...outcome.violations, ...outcome.mustFix].map(
       (v) => `${v.code}: ${v.message}`,
@@ -308,13 +317,15 @@ export async function runPlanJob(
     return { outcome, doc: ended, body: 'untouched', superseded: true };
   }
 
-  let body: PlanJobResult['body'] = 'untouched';
+  let body: PlanJobResult['body'] = bodyWritten ? 'updated' : 'untouched';
   if (outcome.kind === 'planned' && section !== undefined) {
     const text = section;
     // Whatever the author changed meanwhile around the section is kept.
-    body = await input.repo.ensureIssueBody(issue.number, (current) =>
-      withPlanSection(current, text),
-    );
+    if (!bodyWritten) {
+      body = await input.repo.ensureIssueBody(issue.number, (current) =>
+        withPlanSection(current, text),
+      );
+    }
     await clearViolations(input.repo, issue.number);
     emit(
       `plan written into #${issue.number}: ${plural(outcome.plan.stories.length, 'story')} in ${plural(outcome.plan.waves.length, 'wave')}`,
@@ -355,4 +366,69 @@ export async function runPlanJob(
     },
   );
   return { outcome, doc: ended, body };
+}
+
+/** The same stories with the same entries, whatever their order. */
+function sameHashes(a: Plan, b: Plan): boolean {
+  const sorted = (p: Plan): string =>
+    JSON.stringify(Object.entries(p.hashes).sort(([x], [y]) => x.localeCompare(y)));
+  return sorted(a) === sorted(b);
+}
+
+/**
+ * `planner.subIssues`: each story an ensured sub-issue of the epic (found by its story
+ * marker, so a kept id keeps its issue), a story the plan dropped unlinked and closed,
+ * the "blocked by" links exactly the dependencies, then the section (preview, no block)
+ * in the body. The plan is read back from GitHub as every decision will read it; its
+ * digest is what the record notes as proposed.
+ */
+async function writeSubIssuePlan(
+  input: PlanJobInput,
+  prepared: PreparedPlanning,
+  plan: Plan,
+  section: string,
+): Promise<string> {
+  const { repo } = input;
+  const parent = prepared.issue.number;
+  const listed = await repo.listSubIssues(parent);
+  const issues = new Map<string, { readonly number: number; readonly id: number }>();
+  for (const s of plan.stories) {
+    const issue = await repo.ensureSubIssue({
+      parent,
+      storyId: s.id,
+      title: s.title,
+      body: storyIssueBody(s),
+      known: { subIssues: listed, recent: () => repo.recentIssues() },
+    });
+    issues.set(s.id, { number: issue.number, id: issue.id });
+  }
+  for (const old of prepared.previous?.stories ?? []) {
+    if (issues.has(old.id)) continue;
+    const sub = listed.find((i) => repo.isOurs(i.author) && hasMarker(i.body, storyMarker(old.id)));
+    if (sub === undefined) continue;
+    await repo.unlinkSubIssue(parent, sub.id);
+    await repo.closeIssue(sub.number, sub.state);
+  }
+  for (const s of plan.stories) {
+    const own = issues.get(s.id);
+    if (own === undefined) continue;
+    const blockers = s.dependsOn.flatMap((d) => {
+      const dep = issues.get(d);
+      return dep === undefined ? [] : [dep.id];
+    });
+    await repo.ensureBlockedBy(own.number, blockers);
+  }
+  await repo.ensureIssueBody(parent, (current) => withPlanSection(current, section));
+  const back = await loadPlan(
+    repo,
+    { number: parent, body: (await repo.getIssue(parent)).body },
+    prepared.config,
+    { configFile: input.configPath },
+  );
+  if (!back.ok || !sameHashes(back.plan, plan)) {
+    throw new EpicflowError('internal', 'the sub-issue plan does not read back as validated', {
+      details: back.ok ? [] : back.violations.map((v) => `${v.code}: ${v.message}`),
+    });
+  }
+  return planDigest(back.plan);
 }

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { parsePlan } from '../../src/core/plan/index.js';
+import { extractPlanBlocks, parsePlan } from '../../src/core/plan/index.js';
 import {
   botComments,
   commentsOn,
@@ -282,20 +282,45 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     }
   });
 
-  it('planner.subIssues: true is refused by the job, naming the field: nothing is written, planning ends', async () => {
+  it('planner.subIssues: true makes the stories sub-issues with blocked-by links; a re-plan keeps their issues', async () => {
     await writeConfig(app, `${planningConfig(w.dumps)}planner: { subIssues: true }\n`);
     const epic = await startEpic(app, 'Sub-issues', PROSE);
-    const before = plannerDumps().length;
-    const job = await runDispatchedJob(epic, '_plan');
-    expect(job.code).toBe(1);
-    expect(job.summary).toContain('planner.subIssues in .github/epicflow.yml: not supported yet');
-    expect(plannerDumps().length).toBe(before);
-    expect(await bodyOf(epic)).toBe(PROSE);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.readJson<{ status: string }>('planning'))?.value.status).toBe('failed');
-    const failed = botComments(app, epic).find((b) => b.includes('could not draft a plan'));
-    expect(failed).toContain('planner.subIssues');
-    expect(statusComment(epic)).toContain('Planning ended without a plan');
+    expect((await runDispatchedJob(epic, '_plan')).code).toBe(0);
+    // The body holds the preview and no block; the stories are sub-issues.
+    const body = await bodyOf(epic);
+    expect(body.startsWith(PROSE.trimEnd())).toBe(true);
+    expect(body).toContain('| Story | Depends on |');
+    expect(extractPlanBlocks(body)).toEqual([]);
+    expect(body).toContain("The stories are this epic's sub-issues");
+    const subs = async (): Promise<{ number: number; title: string; body: string }[]> =>
+      w.repo.listSubIssues(epic);
+    const first = await subs();
+    expect(first.map((s) => s.title)).toEqual(['Build the cart', 'Build the payment']);
+    expect(first[0]?.body).toContain('id: cart');
+    const [cart, pay] = first;
+    expect((await w.repo.blockedBy(pay?.number ?? 0)).map((b) => b.number)).toEqual([cart?.number]);
+    expect(statusComment(epic)).toContain('plan proposed — edit it or comment `/approve`');
     expect(dispatched(w, epic)).toEqual(['_plan#1']);
+
+    await say(app, epic, '/approve');
+    expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1']);
+    expect((await runDispatchedJob(epic, 'cart')).code).toBe(0);
+    expect((await runDispatchedJob(epic, 'pay')).code).toBe(0);
+
+    // Re-planned: the kept stories keep their issues; the new one is blocked by both.
+    await say(app, epic, '/plan more tests');
+    expect((await runDispatchedJob(epic, '_plan', 2)).code).toBe(0);
+    const second = await subs();
+    expect(second.map((s) => s.number).slice(0, 2)).toEqual(first.map((s) => s.number));
+    const tests = second.find((s) => s.title === 'Build the tests');
+    expect(tests?.body).toContain('id: tests');
+    expect(
+      (await w.repo.blockedBy(tests?.number ?? 0)).map((b) => b.number).sort((x, y) => x - y),
+    ).toEqual([cart?.number, pay?.number].sort((x, y) => (x ?? 0) - (y ?? 0)));
+    await say(app, epic, '/approve');
+    expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1', 'pay#1', '_plan#2', 'tests#1']);
+    expect((await runDispatchedJob(epic, 'tests')).code).toBe(0);
+    const merged = await w.repo.mergedStories(`epic/${epic}`);
+    expect([...merged.keys()].sort()).toEqual(['cart', 'pay', 'tests']);
   }, 240_000);
 });

@@ -15,6 +15,7 @@ import { GitHubCache } from './cache.js';
 import { Branches } from './resources/branches.js';
 import { Comments } from './resources/comments.js';
 import { Contents } from './resources/contents.js';
+import { Dependencies } from './resources/dependencies.js';
 import { History } from './resources/history.js';
 import { Issues } from './resources/issues.js';
 import { IssueBodies } from './resources/issue-body.js';
@@ -67,6 +68,7 @@ export class GitHubRepo implements RepoScope {
   private readonly comments = new Comments(this);
   private readonly issues = new Issues(this);
   private readonly issueBodies = new IssueBodies(this);
+  private readonly dependencies = new Dependencies(this);
   private readonly branches = new Branches(this);
   private readonly contents = new Contents(this);
   private readonly pulls = new Pulls(this);
@@ -165,6 +167,12 @@ export class GitHubRepo implements RepoScope {
   // resources/issue-body.ts
   readonly ensureIssueBody: IssueBodies['ensureIssueBody'] = (...a) =>
     this.issueBodies.ensureIssueBody(...a);
+
+  // resources/dependencies.ts
+  readonly ensureBlockedBy: Dependencies['ensureBlockedBy'] = (...a) =>
+    this.dependencies.ensureBlockedBy(...a);
+  readonly unlinkSubIssue: Dependencies['unlinkSubIssue'] = (...a) =>
+    this.dependencies.unlinkSubIssue(...a);
 
   // resources/branches.ts
   readonly defaultBranch: Branches['defaultBranch'] = (...a) => this.branches.defaultBranch(...a);

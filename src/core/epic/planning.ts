@@ -8,11 +8,15 @@
  * attempt is dispatched once, and by the job at its end. This module is the pure
  * part: the record's shape, what a decision does about planning, and its texts.
  */
+import YAML from 'yaml';
 import { z } from 'zod';
-import type { UsageEntry } from '../model.js';
+import { EpicflowError } from '../errors.js';
+import type { Plan, Story, UsageEntry } from '../model.js';
+import { planYaml, renderPlanBlock } from '../planner/render.js';
 import { UsageEntrySchema } from '../record-schema.js';
 import type { ReportPlanning } from '../report/index.js';
 import { code } from '../report/escape.js';
+import { fenceBlock } from './sanitize.js';
 import { echoInline } from './texts.js';
 
 /**
@@ -279,4 +283,31 @@ export function renderPlanningEnded(input: {
     `## epicflow · epic #${input.epic.number}: ${echoInline(input.epic.title, 200)}`,
     `**Planning ended without a plan** (attempt ${doc.attempt}): ${why}. Nothing starts. A user with write permission comments \`/plan\` to try again, or writes the plan into the issue.`,
   ].join('\n\n');
+}
+
+/** Shown in the plan section instead of the block when the stories are sub-issues. */
+export const SUB_ISSUE_PLAN_NOTE =
+  "_The stories are this epic's sub-issues: each holds its story's `epicflow` block, and their “blocked by” links are the dependencies._";
+
+/**
+ * A story as its sub-issue's body (`planner.subIssues: true`): its description, then
+ * its one-story block with its id; its dependencies are the sub-issue's "blocked by"
+ * links, not in the block.
+ */
+export function storyIssueBody(story: Story): string {
+  const parsed = YAML.parse(planYaml([{ ...story, dependsOn: [] }])) as {
+    stories: Record<string, unknown>[];
+  };
+  const entry = parsed.stories[0] ?? {};
+  const yaml = YAML.stringify(entry, { lineWidth: 0 });
+  return [story.description.trim(), fenceBlock(yaml, 'epicflow')].join('\n\n');
+}
+
+/** The plan section with the block replaced by the note that the stories are sub-issues. */
+export function withoutPlanBlock(section: string, plan: Plan): string {
+  const block = renderPlanBlock(plan.stories);
+  if (!section.includes(block)) {
+    throw new EpicflowError('internal', 'the plan section does not hold the plan block');
+  }
+  return section.replace(block, SUB_ISSUE_PLAN_NOTE);
 }

@@ -11,10 +11,19 @@ import {
   planningReport,
   renderPlanningInvalid,
   startedPlanning,
+  storyIssueBody,
+  withoutPlanBlock,
   type PlanningDoc,
   type PlanningFacts,
 } from '../../../src/core/epic/planning.js';
-import { ID_PATTERN } from '../../../src/core/plan/index.js';
+import type { Plan } from '../../../src/core/model.js';
+import {
+  extractPlanBlocks,
+  ID_PATTERN,
+  parsePlan,
+  parseStoryBlock,
+} from '../../../src/core/plan/index.js';
+import { renderPlanSection } from '../../../src/core/planner/index.js';
 import { dispatches, World } from './world.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -211,5 +220,45 @@ describe('reconcile of a plan the planner proposed', () => {
     );
     expect(body).toMatch(/\| Planning \| done \|.*\| planner \|.*\| 2 rounds \|/);
     expect(body).toMatch(/\| planner \| 0; planning \|/);
+  });
+});
+
+function planOf(yaml: string): Plan {
+  const parsed = parsePlan(`\`\`\`epicflow\n${yaml}\n\`\`\`\n`);
+  if (!parsed.ok) throw new Error(parsed.violations.map((v) => v.message).join('; '));
+  return parsed.plan;
+}
+
+describe('a story as its sub-issue (planner.subIssues)', () => {
+  it('reads back as the same story, its dependencies left to the blocked-by links', () => {
+    const plan = planOf(
+      [
+        'stories:',
+        '  - { id: api, title: API, description: Serve it., owns: [src/api] }',
+        '  - id: ui',
+        '    title: "UI: @team <b>"',
+        '    description: "Show it.\\n\\nTwo paragraphs."',
+        '    owns: [src/ui]',
+        '    reads: [src/api]',
+        '    dependsOn: [api]',
+        '    acceptance: [the page shows it]',
+      ].join('\n'),
+    );
+    const ui = plan.stories[1];
+    if (ui === undefined) throw new Error('no ui story');
+    const body = storyIssueBody(ui);
+    expect(body.startsWith('Show it.\n\nTwo paragraphs.')).toBe(true);
+    const back = parseStoryBlock(body, 'issue-9');
+    expect(back.ok && back.story).toEqual({ ...ui, dependsOn: [] });
+  });
+
+  it('leaves the block out of the section, and says where the stories are', () => {
+    const plan = planOf(
+      'stories:\n  - { id: api, title: API, description: Serve it., owns: [src/a] }',
+    );
+    const section = withoutPlanBlock(renderPlanSection({ plan }), plan);
+    expect(extractPlanBlocks(section)).toEqual([]);
+    expect(section).toContain("The stories are this epic's sub-issues");
+    expect(section).toContain('| `api` API |');
   });
 });

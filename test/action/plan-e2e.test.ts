@@ -322,5 +322,15 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     expect((await runDispatchedJob(epic, 'tests')).code).toBe(0);
     const merged = await w.repo.mergedStories(`epic/${epic}`);
     expect([...merged.keys()].sort()).toEqual(['cart', 'pay', 'tests']);
+
+    // A story the plan drops leaves the epic's sub-issues (closed), and the links to it go.
+    await say(app, epic, '/plan drop the payment');
+    expect((await runDispatchedJob(epic, '_plan', 3)).code).toBe(0);
+    const third = await subs();
+    expect(third.map((s) => s.title)).toEqual(['Build the cart', 'Build the tests']);
+    expect((await w.repo.getIssue(pay?.number ?? 0)).state).toBe('closed');
+    expect((await w.repo.blockedBy(tests?.number ?? 0)).map((b) => b.number)).toEqual([
+      cart?.number,
+    ]);
   }, 240_000);
 });

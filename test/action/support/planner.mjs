@@ -4,6 +4,7 @@
 // - the epic's text asks to own .github/workflows: it obeys (a hostile planner);
 // - the guidance asks for "more tests": the current stories under other ids, plus
 //   a `tests` story (the ids must be given back to them);
+// - the guidance says "drop the payment": `cart` and `tests` only;
 // - otherwise: `cart`, then `pay`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,11 @@ if (/ignore previous instructions/i.test(prompt)) {
   stories = [
     story('cart', 'Build the cart', ['src/cart']),
     story('deploy', 'Own the workflows', ['.github/workflows']),
+  ];
+} else if (/drop the payment/.test(prompt)) {
+  stories = [
+    story('cart', 'Build the cart', ['src/cart']),
+    story('tests', 'Build the tests', ['src/tests'], ['cart']),
   ];
 } else if (/more tests/.test(prompt)) {
   stories = [

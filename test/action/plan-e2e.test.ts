@@ -27,6 +27,7 @@ import {
   OWNER,
   REPO,
   checkout,
+  agentDumps,
   dispatchOf,
   dispatched,
   runJob,
@@ -283,7 +284,9 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
   });
 
   it('planner.subIssues: true makes the stories sub-issues with blocked-by links; a re-plan keeps their issues', async () => {
-    await writeConfig(app, `${planningConfig(w.dumps)}planner: { subIssues: true }\n`);
+    // A dump folder of its own: agents of earlier jobs (other users) own the story dumps there.
+    const dumps = await agentDumps(join(w.dir, 'sub-issues'));
+    await writeConfig(app, `${planningConfig(dumps)}planner: { subIssues: true }\n`);
     const epic = await startEpic(app, 'Sub-issues', PROSE);
     expect((await runDispatchedJob(epic, '_plan')).code).toBe(0);
     // The body holds the preview and no block; the stories are sub-issues.

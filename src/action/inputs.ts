@@ -7,6 +7,7 @@
  * (the action then mints installation tokens itself, fresh for long stories).
  */
 import { z } from 'zod';
+import { PLANNING_RUN_STORY } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
 
 const ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -47,6 +48,18 @@ const StoryFields = z.object({
   botLogin: z.string().min(1).optional(),
 });
 
+/** A planning job: the story workflow dispatched with the reserved story `_plan` runs it. */
+const PlanFields = z.object({
+  mode: z.literal('plan'),
+  agentUser: StoryFields.shape.agentUser,
+  allowUnisolatedAgent: StoryFields.shape.allowUnisolatedAgent,
+  epic: StoryFields.shape.epic,
+  attempt: StoryFields.shape.attempt,
+  ...access,
+  config: z.string().min(1),
+  botLogin: z.string().min(1).optional(),
+});
+
 const OrchestrateFields = z.object({
   mode: z.literal('orchestrate'),
   ...access,
@@ -54,8 +67,8 @@ const OrchestrateFields = z.object({
   botLogin: z.string().min(1).optional(),
 });
 
-const Inputs = z.discriminatedUnion('mode', [StoryFields, OrchestrateFields], {
-  error: () => 'mode must be "story" or "orchestrate"',
+const Inputs = z.discriminatedUnion('mode', [StoryFields, PlanFields, OrchestrateFields], {
+  error: () => 'mode must be "story", "plan" or "orchestrate"',
 });
 
 /** How the action reaches GitHub. */
@@ -66,8 +79,9 @@ export type GitHubAuth =
 type WithAuth<T> = Omit<T, keyof typeof access> & { readonly auth: GitHubAuth };
 
 export type StoryInputs = WithAuth<z.infer<typeof StoryFields>>;
+export type PlanInputs = WithAuth<z.infer<typeof PlanFields>>;
 export type OrchestrateInputs = WithAuth<z.infer<typeof OrchestrateFields>>;
-export type ActionInputs = StoryInputs | OrchestrateInputs;
+export type ActionInputs = StoryInputs | PlanInputs | OrchestrateInputs;
 
 /** Input names as action.yml spells them, by record key. */
 const NAMES = {
@@ -127,6 +141,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   const auth = authOf(raw);
   if (parsed.success && !Array.isArray(auth)) {
     const { githubToken: _t, appId: _i, appPrivateKey: _k, ...rest } = parsed.data;
+    // The story workflow runs planning jobs too: dispatched with the reserved story id.
+    if (rest.mode === 'story' && rest.story === PLANNING_RUN_STORY) {
+      const { story: _s, ...plan } = rest;
+      return { ...plan, mode: 'plan', auth };
+    }
     return { ...rest, auth };
   }
   const details = (parsed.success ? [] : parsed.error.issues).map((issue) => {
@@ -139,7 +158,10 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
       : `input "${String(name)}": ${issue.message}`;
   });
   // Which way to GitHub is only worth saying once the mode is known.
-  if (Array.isArray(auth) && (raw['mode'] === 'story' || raw['mode'] === 'orchestrate')) {
+  if (
+    Array.isArray(auth) &&
+    (raw['mode'] === 'story' || raw['mode'] === 'plan' || raw['mode'] === 'orchestrate')
+  ) {
     details.push(...auth);
   }
   throw new EpicflowError('usage', 'invalid inputs of the epicflow action', { details });

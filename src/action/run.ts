@@ -10,6 +10,7 @@ import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
 import { readInputs } from './inputs.js';
 import { runOrchestrateMode } from './orchestrate.js';
+import { runPlanMode } from './plan.js';
 import { readRunner } from './runner.js';
 import { runStoryMode } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
@@ -29,6 +30,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     delete env['INPUT_GITHUB-TOKEN'];
     delete env['INPUT_APP-PRIVATE-KEY'];
     if (inputs.mode === 'story') await runStoryMode({ inputs, runner, env });
+    else if (inputs.mode === 'plan') await runPlanMode({ inputs, runner, env });
     else await runOrchestrateMode({ inputs, runner });
   } catch (e) {
     const message = redact(describeError(e), secrets);

@@ -8,6 +8,7 @@ import * as core from '@actions/core';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
+import type { ExecutorConfig } from '../core/config/types.js';
 import { runTitle, type RunOrigin } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { formatChain } from '../core/model.js';
@@ -35,6 +36,27 @@ export interface StoryModeDeps {
   readonly inputs: StoryInputs;
   readonly runner: RunnerContext;
   readonly env: NodeJS.ProcessEnv;
+}
+
+/** Secrets of the configured executors, masked before anything can print them. */
+export function maskExecutorSecrets(
+  executors: readonly ExecutorConfig[],
+  childEnv: NodeJS.ProcessEnv,
+  secrets: string[],
+): void {
+  for (const e of executors) {
+    let resolved: Record<string, string> = {};
+    try {
+      resolved = resolveEnv(e.env, childEnv, `executor "${e.id}"`);
+    } catch {
+      resolved = {}; // reported by the run itself
+    }
+    for (const value of Object.values(resolved)) {
+      if (value.length < 4) continue;
+      core.setSecret(value);
+      secrets.push(value);
+    }
+  }
 }
 
 async function writeSummary(markdown: string, secrets: readonly string[]): Promise<void> {
@@ -81,20 +103,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
     await refuse(e, { store, inputs, title, secrets });
     return;
   }
-  // Secrets of the configured executors are masked before anything can print them.
-  for (const e of prepared.config.executors) {
-    let resolved: Record<string, string> = {};
-    try {
-      resolved = resolveEnv(e.env, childEnv, `executor "${e.id}"`);
-    } catch {
-      resolved = {}; // reported by the story run itself
-    }
-    for (const value of Object.values(resolved)) {
-      if (value.length < 4) continue;
-      core.setSecret(value);
-      secrets.push(value);
-    }
-  }
+  maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
   let result;
   try {
     result = await core.group(`epicflow: story ${inputs.story}`, () =>
@@ -161,8 +170,8 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
  * App's key. Where that user cannot be had, the job refuses — unless the workflow says
  * `allow-unisolated-agent: true`, and the summary then says what that means.
  */
-async function isolateUntrusted(
-  inputs: StoryInputs,
+export async function isolateUntrusted(
+  inputs: Pick<StoryInputs, 'agentUser' | 'allowUnisolatedAgent'>,
   runner: RunnerContext,
   env: NodeJS.ProcessEnv,
 ): Promise<Untrusted> {

@@ -17,7 +17,8 @@ import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
-import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
+import { planningStep } from './planning.js';
+import { clearProblem, clearViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
 import { ReviewAnswers, reviewTrigger } from './review.js';
 import { withReviewStories } from '../core/epic/review.js';
@@ -34,6 +35,8 @@ export interface Decision {
   readonly trigger: Trigger;
   readonly replyTo: number;
   readonly command: Command | null;
+  /** Who sent the event, when a person did (a writer: intake checked). */
+  readonly by?: string;
   /** What the caller already read; used by the first decision only (later ones read again). */
   readonly view?: EpicView;
 }
@@ -90,16 +93,32 @@ async function decideOnce(
   // may have opened it): found under either, created only when under neither.
   const doc = epicDocOf(store, view);
   const repo = epicRepo(deps.repo, doc);
-  const planLoad = await loadPlan(
+  const loaded = await loadPlan(
     repo,
     d.epic,
     d.config,
     view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
   );
-  if (!planLoad.ok) {
-    await commentViolations(repo, epicNumber, planLoad.violations);
-    return { outcome: 'invalid-plan', epic: epicNumber, dispatched: [] };
-  }
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  // Planning first: an epic without a plan may get one drafted (planning.ts).
+  const planning = await planningStep({
+    repo,
+    store,
+    view,
+    epic: d.epic,
+    config: d.config,
+    trigger: d.trigger,
+    command: d.command,
+    by: d.by,
+    planLoad: loaded,
+    defaultBranch,
+    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    replyTo: d.replyTo,
+    now,
+  });
+  if (planning.kind === 'conflict') return 'conflict';
+  if (planning.kind === 'done') return planning.result;
+  const planLoad = planning.load;
   const { plan } = planLoad;
   // The records of review rounds' `review-<n>` stories are read with the plan's own.
   const review = stateFromView(store, plan, view).doc?.value.review;
@@ -119,7 +138,6 @@ async function decideOnce(
   const merged = await repo.mergedStories(branch, { head: view.head });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
-  const now = (deps.now?.() ?? new Date()).toISOString();
   const runs = await strandedRuns(deps, {
     epic: epicNumber,
     defaultBranch,
@@ -145,6 +163,7 @@ async function decideOnce(
     fullReportUrl: reportUrl,
     review,
     configPaths: planOptionsFor(d.config).configPaths,
+    planning: planning.shown,
   });
   const ctx: ApplyContext = {
     repo,
@@ -195,6 +214,7 @@ async function decideOnce(
       repoHtmlUrl: repo.htmlUrl,
       currentSha: state.reportSha ?? null,
       now,
+      planning: planning.shown.report,
     });
   }
   if (applied.dispatched.length > 0) {

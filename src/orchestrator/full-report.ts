@@ -10,7 +10,7 @@ import type { Action } from '../core/epic/index.js';
 import { reportRow, sanitizeIssueText } from '../core/epic/index.js';
 import type { Halt, Plan, StoryRecord } from '../core/model.js';
 import { epicBranchName } from '../core/model.js';
-import type { ReportStory } from '../core/report/index.js';
+import type { ReportPlanning, ReportStory } from '../core/report/index.js';
 import { renderReport } from '../core/report/index.js';
 import { REPORT_FILE } from './load.js';
 
@@ -36,6 +36,8 @@ export interface FullReportInput {
   /** Blob sha of the current `report.md` (null: none). */
   readonly currentSha: string | null;
   readonly now: string;
+  /** What planning cost, when the planner drafted the plan (the Planning row). */
+  readonly planning?: ReportPlanning | undefined;
 }
 
 /** Writes report.md when the decision's report comment links to it; true when written. */
@@ -85,6 +87,7 @@ function renderFullReport(input: FullReportInput): string {
       now: input.now,
       stories,
       halts: input.halt === undefined ? [] : [input.halt],
+      ...(input.planning === undefined ? {} : { planning: input.planning }),
       links: {
         branch: (b) => `${input.repoHtmlUrl}/tree/${b}`,
         commit: (sha) => `${input.repoHtmlUrl}/commit/${sha}`,

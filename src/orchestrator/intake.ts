@@ -26,7 +26,9 @@ import {
 } from '../core/epic/index.js';
 import { isEpicflowError, type EpicflowError } from '../core/errors.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
+import { GitHubStateStore } from '../adapters/github/index.js';
 import { decide } from './decide.js';
+import { planningRunFinished, planningRunOf } from './planning.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
@@ -88,6 +90,9 @@ export async function handleEpicEvent(
     // A label or an edit by someone without write permission is simply not acted on;
     // a command gets one short answer saying why.
     if (event.kind !== 'comment') return ignored('no write permission', epic.number);
+    deps.log?.info(
+      `epic #${epic.number}: /${command?.kind ?? ''} by ${event.sender.login} not acted on: no write permission`,
+    );
     await repo.reply(event.issue.number, decision.reply);
     return { outcome: 'replied', reason: 'no write permission', epic: epic.number, dispatched: [] };
   }
@@ -117,7 +122,7 @@ export async function handleEpicEvent(
     return decide(deps, { epic, config, trigger: started.trigger, replyTo, command: null });
   }
   const trigger = triggerOf(event, command, config);
-  return decide(deps, { epic, config, trigger, replyTo, command });
+  return decide(deps, { epic, config, trigger, replyTo, command, by: event.sender.login });
 }
 
 /**
@@ -146,6 +151,24 @@ async function handleRun(
       `epicflow dispatched: ${check.reason}`;
     deps.log?.warn(reason);
     return ignored(reason);
+  }
+  const planningRun = planningRunOf(event.displayTitle);
+  if (planningRun !== null) {
+    const view = await readView(deps.repo, planningRun.epic, defaultBranch);
+    const store = new GitHubStateStore({
+      repo: deps.repo,
+      epic: String(planningRun.epic),
+      defaultBranch,
+    });
+    return planningRunFinished({
+      repo: deps.repo,
+      store,
+      view,
+      epic: planningRun.epic,
+      attempt: planningRun.attempt,
+      conclusion: event.conclusion,
+      now: (deps.now?.() ?? new Date()).toISOString(),
+    });
   }
   const run = parseRunTitle(event.displayTitle);
   if (run === null) {

@@ -21,6 +21,8 @@ export interface EpicView {
   readonly epicDoc: { readonly sha: string; readonly text: string } | undefined;
   /** Blob sha of `report.md`; null when there is none. */
   readonly reportSha: string | null;
+  /** `planning.json` (the planning record), when there is one. */
+  readonly planningDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** The epic branch's head; null when the branch does not exist. */
   readonly head: HeadCommit | null;
   readonly pr:
@@ -40,7 +42,7 @@ export interface EpicView {
 }
 
 const QUERY = `query EpicflowEpicView(
-  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!,
+  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!,
   $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
 ) {
   repository(owner: $owner, name: $name) {
@@ -56,6 +58,7 @@ const QUERY = `query EpicflowEpicView(
       ... on Tree { entries { name type oid object { ... on Blob { text } } } }
     }
     doc: object(expression: $doc) { ... on Blob { oid text } }
+    planning: object(expression: $planning) { ... on Blob { oid text } }
     report: object(expression: $report) { oid }
     epic: ref(qualifiedName: $epicRef) {
       target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
@@ -95,6 +98,7 @@ interface Answer {
       }[];
     } | null;
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
+    readonly planning?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly report: { readonly oid: string } | null;
     readonly epic: {
       readonly target: {
@@ -134,6 +138,7 @@ export async function readEpicView(
         stories: at('stories'),
         doc: at('epic.json'),
         report: at('report.md'),
+        planning: at('planning.json'),
         epicRef: `refs/heads/${input.epicBranch}`,
         head: input.epicBranch,
         base: input.baseBranch,
@@ -179,6 +184,10 @@ export async function readEpicView(
         ? { sha: doc.oid, text: doc.text }
         : undefined,
     reportSha: r?.report?.oid ?? null,
+    planningDoc:
+      typeof r?.planning?.oid === 'string' && typeof r.planning.text === 'string'
+        ? { sha: r.planning.oid, text: r.planning.text }
+        : undefined,
     head:
       typeof target?.oid === 'string'
         ? {

@@ -15,8 +15,10 @@ import { GitHubCache } from './cache.js';
 import { Branches } from './resources/branches.js';
 import { Comments } from './resources/comments.js';
 import { Contents } from './resources/contents.js';
+import { Dependencies } from './resources/dependencies.js';
 import { History } from './resources/history.js';
 import { Issues } from './resources/issues.js';
+import { IssueBodies } from './resources/issue-body.js';
 import { Permissions } from './resources/permissions.js';
 import { Pulls } from './resources/pulls.js';
 import { Reviews } from './resources/reviews.js';
@@ -67,6 +69,8 @@ export class GitHubRepo implements RepoScope {
   private readonly permissions = new Permissions(this);
   private readonly comments = new Comments(this);
   private readonly issues = new Issues(this);
+  private readonly issueBodies = new IssueBodies(this);
+  private readonly dependencies = new Dependencies(this);
   private readonly branches = new Branches(this);
   private readonly contents = new Contents(this);
   private readonly pulls = new Pulls(this);
@@ -162,6 +166,16 @@ export class GitHubRepo implements RepoScope {
   readonly recentIssues: Issues['recentIssues'] = (...a) => this.issues.recentIssues(...a);
   readonly closeIssue: Issues['closeIssue'] = (...a) => this.issues.closeIssue(...a);
   readonly reopenIssue: Issues['reopenIssue'] = (...a) => this.issues.reopenIssue(...a);
+
+  // resources/issue-body.ts
+  readonly ensureIssueBody: IssueBodies['ensureIssueBody'] = (...a) =>
+    this.issueBodies.ensureIssueBody(...a);
+
+  // resources/dependencies.ts
+  readonly ensureBlockedBy: Dependencies['ensureBlockedBy'] = (...a) =>
+    this.dependencies.ensureBlockedBy(...a);
+  readonly unlinkSubIssue: Dependencies['unlinkSubIssue'] = (...a) =>
+    this.dependencies.unlinkSubIssue(...a);
 
   // resources/branches.ts
   readonly defaultBranch: Branches['defaultBranch'] = (...a) => this.branches.defaultBranch(...a);

@@ -19,6 +19,8 @@ export type Command =
   /** `story` is absent when the command named none (`validateCommand` explains). */
   | { readonly kind: 'retry'; readonly story?: string }
   | { readonly kind: 'skip'; readonly story?: string }
+  /** `guidance`: the comment's text after `/plan`, for the planner (untrusted data). */
+  | { readonly kind: 'plan'; readonly guidance?: string }
   | { readonly kind: 'unknown'; readonly word: string };
 
 export type CommandKind = Command['kind'];
@@ -47,6 +49,10 @@ export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandH
     usage: '/revise',
     does: "run the stories the pull request's review comments concern again with those comments (a review round)",
   },
+  plan: {
+    usage: '/plan [guidance]',
+    does: "draft the plan again with epicflow's planner (the guidance goes to it); unchanged stories keep their ids and progress",
+  },
   cancel: { usage: '/cancel', does: 'start no more stories; running ones finish' },
   status: { usage: '/status', does: 'refresh the status comment' },
   help: { usage: '/help', does: 'show this list' },
@@ -62,9 +68,9 @@ const WORD_MAX = 40;
  * command (or after a story id) is ignored.
  */
 export function parseCommand(body: string): Command | null {
-  const line = sanitizeIssueText(body)
-    .split('\n')
-    .find((l) => l.trim() !== '');
+  const lines = sanitizeIssueText(body).split('\n');
+  const at = lines.findIndex((l) => l.trim() !== '');
+  const line = at === -1 ? undefined : lines[at];
   if (line === undefined) return null;
   const match = /^ {0,3}\/([A-Za-z][\w-]*)(?:[ \t]+(.*))?$/.exec(line.trimEnd());
   if (match === null) return null;
@@ -78,6 +84,11 @@ export function parseCommand(body: string): Command | null {
     case 'help':
     case 'revise':
       return { kind: word };
+    case 'plan': {
+      // The guidance may go on over the next lines.
+      const guidance = [match[2] ?? '', ...lines.slice(at + 1)].join('\n').trim();
+      return guidance === '' ? { kind: 'plan' } : { kind: 'plan', guidance };
+    }
     case 'retry':
     case 'skip': {
       // People often write ids as code: `/retry \`api\``.

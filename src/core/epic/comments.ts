@@ -5,7 +5,7 @@
  */
 import type { Halt, StoryRecord } from '../model.js';
 import { epicBranchName } from '../model.js';
-import type { ReportInput, ReportLinks, ReportStory } from '../report/index.js';
+import type { ReportInput, ReportLinks, ReportPlanning, ReportStory } from '../report/index.js';
 import { countStatuses, GITHUB_BODY_MAX, renderReport } from '../report/index.js';
 import { buildMermaid, mermaidFits } from '../report/mermaid.js';
 import { capText, code } from '../report/escape.js';
@@ -117,6 +117,8 @@ export interface ReportCommentInput {
   readonly nextStep?: string | undefined;
   readonly links?: ReportLinks | undefined;
   readonly fullReportUrl?: string | undefined;
+  /** What planning the epic cost, when the planner drafted its plan (the Planning row). */
+  readonly planning?: ReportPlanning | undefined;
 }
 
 /** The report comment on the epic pull request: the full report, marked, within the limit. */
@@ -135,6 +137,7 @@ export function renderReportComment(input: ReportCommentInput): string {
     nextStep: input.nextStep,
     fullReportUrl: input.fullReportUrl,
     links: input.links,
+    ...(input.planning === undefined ? {} : { planning: input.planning }),
   };
   const body = renderReport(report, {
     maxChars: GITHUB_BODY_MAX - markerOverhead(REPORT_MARKER),

@@ -20,6 +20,7 @@ import { boardStatusOf, boardValues } from './board-values.js';
 import { reportRow } from './report-rows.js';
 import { attemptOf, budgetHalt, heldRecord, releasedRecord } from './rules.js';
 import { describeUnapproved, planApproval, type PlanApproval } from './approval.js';
+import { PLAN_PROPOSED_TEXT } from './planning.js';
 import { validateCommand } from './commands.js';
 import { PLAN_CHANGED_NOTE, renderReportComment, renderStatusComment } from './comments.js';
 import { REPORT_MARKER, STATUS_MARKER, storyMarker } from './markers.js';
@@ -148,7 +149,12 @@ export function reconcile(input: ReconcileInput): Action[] {
       allDone,
       summary: decision.summary,
       unapproved: held,
-      notApproved: approval.kind === 'hold' ? describeUnapproved(approval) : undefined,
+      notApproved:
+        approval.kind !== 'hold'
+          ? undefined
+          : input.planning?.proposed === true
+            ? PLAN_PROPOSED_TEXT
+            : describeUnapproved(approval),
     }),
   );
   actions.push(...reviewActions);
@@ -353,6 +359,7 @@ function commentActions(
     failed: entries.filter((e) => statusOf(e) === 'failed').map((e) => e.story.id),
     running: entries.filter((e) => statusOf(e) === 'active').length,
     changed: entries.some((e) => e.display.includes(PLAN_CHANGED_NOTE)),
+    proposed: input.planning?.proposed === true,
   });
   const status = renderStatusComment({
     epic: input.epic,
@@ -373,6 +380,7 @@ function commentActions(
     nextStep,
     links: input.links,
     fullReportUrl: input.fullReportUrl,
+    planning: input.planning?.report,
   });
   return [
     { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },
@@ -411,6 +419,8 @@ interface NextStepFacts {
   readonly failed: readonly string[];
   readonly running: number;
   readonly changed: boolean;
+  /** The unapproved plan is the planner's proposal. */
+  readonly proposed?: boolean;
 }
 
 /** One sentence of epicflow's own markdown: what the reader can do now. */
@@ -418,6 +428,9 @@ function nextStepText(f: NextStepFacts): string {
   if (f.allDone) {
     const pr = f.pr === undefined ? 'The pull request' : `Pull request #${f.pr.number}`;
     return `Every story is done. ${pr} is ready for review.`;
+  }
+  if (f.unapproved !== undefined && f.proposed === true && f.halt === f.unapproved) {
+    return "Check the plan epicflow's planner wrote into the issue: a user with write permission edits it or comments `/approve` to start it (`/plan <feedback>` drafts it again).";
   }
   if (f.unapproved !== undefined) {
     // Another halt is shown instead: say here why /resume is needed besides.

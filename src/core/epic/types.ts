@@ -2,7 +2,7 @@
 import type { ReportStory } from '../report/index.js';
 import type { EpicflowConfig } from '../config/types.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
-import type { ReportLinks } from '../report/index.js';
+import type { ReportLinks, ReportPlanning } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
 import type { DispatchedRun } from './dispatch-check.js';
 import type { MarkerName } from './markers.js';
@@ -121,6 +121,12 @@ export interface ReconcileInput {
   readonly review?: ReviewDoc | undefined;
   /** The configuration files stories may not change (protected paths besides workflows). */
   readonly configPaths?: readonly string[] | undefined;
+  /**
+   * The planner drafted the plan (docs/planning.md): whether the plan is its proposal
+   * nobody approved yet, and what planning cost (the report's Planning row).
+   */
+  readonly planning?:
+    { readonly proposed: boolean; readonly report?: ReportPlanning | undefined } | undefined;
 }
 
 export type Action =

@@ -1,0 +1,434 @@
+/**
+ * One planning attempt in one Actions job (docs/planning.md): the job checkout
+ * is the default branch; the planner runs on a read-only worktree of it, as the
+ * job's untrusted user, with no credential in reach (the checkout's are scrubbed
+ * first). Everything is read from GitHub by id and checked before the planner
+ * runs: the attempt must be the one the planning record names, still active.
+ * The outcome is written to the planning record (compare-and-swap on what the
+ * job read: a newer attempt wins), then — for a valid plan — the plan section
+ * is ensured in the issue body below the author's text; a plan still refused
+ * after the repair rounds holds the epic with its violations listed. Then the
+ * epic is decided again, so its status comment says what the planner proposed.
+ */
+import { join } from 'node:path';
+import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
+import { Git } from '../adapters/git/index.js';
+import type { RemoteGit } from '../adapters/git/remote-git.js';
+import type { ExecutorDeps } from '../adapters/executors/index.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
+import { parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
+import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
+import {
+  PLANNING_DOC,
+  renderPlanningFailed,
+  renderPlanningInvalid,
+  storyIssueBody,
+  withoutPlanBlock,
+  type PlanningDoc,
+} from '../core/epic/planning.js';
+import { EpicflowError } from '../core/errors.js';
+import type { Plan } from '../core/model.js';
+import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
+import {
+  proseOf,
+  renderPlanSection,
+  splitPlanSection,
+  withPlanSection,
+} from '../core/planner/index.js';
+import { GITHUB_BODY_MAX } from '../core/report/index.js';
+import { emptyRosterState } from '../core/roster/index.js';
+import {
+  planEpic,
+  plannerRoster,
+  type PlanningOutcome,
+  type PlanningTree,
+} from '../engine/plan-epic.js';
+import { mergeUsage } from '../engine/usage.js';
+import { decide } from './decide.js';
+import { loadPlan, readView } from './load.js';
+import { ensurePlanningEnded, readPlanning } from './planning.js';
+import { clearViolations } from './problems.js';
+
+export interface PlanJobInput {
+  readonly epic: number;
+  readonly attempt: number;
+  /** Path of the configuration on the default branch. */
+  readonly configPath: string;
+  readonly defaultBranch?: string | undefined;
+  readonly repo: GitHubRepo;
+  /** Only its credential scrub: the planning job pushes nothing. */
+  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
+  /** The job checkout (`GITHUB_WORKSPACE`) of the default branch. */
+  readonly workspace: string;
+  /** A scratch folder of the job (`RUNNER_TEMP`). */
+  readonly tempDir: string;
+  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Where the planner runs (a separate user in the Action). */
+  readonly untrusted?: Untrusted | undefined;
+  /** The story workflow (the planning job's own), for the decision after it. */
+  readonly storyWorkflow?: string | undefined;
+  readonly onEvent?: (message: string) => void;
+  readonly now?: () => Date;
+  /** How the executor adapters run their CLIs (tests). */
+  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
+}
+
+/** Everything read and checked before the planner runs. */
+export interface PreparedPlanning {
+  readonly config: EpicflowConfig;
+  readonly store: GitHubStateStore;
+  readonly doc: PlanningDoc;
+  readonly docSha: string;
+  readonly issue: { readonly number: number; readonly title: string; readonly body: string };
+  readonly labels: readonly string[];
+  readonly previous: Plan | undefined;
+  readonly defaultBranch: string;
+}
+
+export interface PlanJobResult {
+  readonly outcome: PlanningOutcome;
+  /** The planning record as written at the end. */
+  readonly doc: PlanningDoc;
+  /** What became of the issue body: the section written, already there, or not touched. */
+  readonly body: 'updated' | 'unchanged' | 'untouched';
+  /** Set when a newer attempt took over while this one ran: nothing was written. */
+  readonly superseded?: boolean;
+}
+
+/** Reads the configuration, the issue and the planning record; refuses clearly on any mismatch. */
+export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlanning> {
+  const { repo, epic } = input;
+  const defaultBranch = input.defaultBranch ?? (await repo.defaultBranch());
+  const view = await readView(repo, epic, defaultBranch, input.configPath);
+  if (view.configText === null) {
+    throw new EpicflowError(
+      'config',
+      `no epicflow config at ${input.configPath} on the default branch of ${repo.fullName}`,
+      { details: ['add the file (see docs/config.md), or point the "config" input at it'] },
+    );
+  }
+  const config = parseConfig(view.configText, input.configPath);
+  if (!config.executors.some((e) => e.roles.includes('planner'))) {
+    throw new EpicflowError('config', `no planner in ${input.configPath}`, {
+      details: [
+        'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
+      ],
+    });
+  }
+  if (view.issue === undefined) {
+    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
+  }
+  const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
+  const read = readPlanning(store, view);
+  const doc = read.doc;
+  if (doc === undefined || read.sha === null) {
+    throw new EpicflowError(
+      'state',
+      `epic #${epic} has no planning record: epicflow did not dispatch this planning job`,
+      { details: ['planning starts by labelling an issue without a plan, or commenting /plan'] },
+    );
+  }
+  if (doc.attempt !== input.attempt) {
+    throw new EpicflowError(
+      'state',
+      `planning of epic #${epic} is at attempt ${doc.attempt}, not ${input.attempt}: this job is stale`,
+    );
+  }
+  if (doc.status !== 'active') {
+    throw new EpicflowError(
+      'state',
+      `planning attempt ${doc.attempt} of epic #${epic} is ${doc.status}, not active: nothing to run`,
+      { details: ['comment /plan on the epic to plan it again'] },
+    );
+  }
+  const body = view.issue.body;
+  if (extractPlanBlocks(proseOf(body)).length > 0) {
+    throw new EpicflowError('plan', `epic #${epic} holds a plan written outside the plan section`, {
+      details: ['the planner drafts plans for issues without one: edit the plan instead'],
+    });
+  }
+  const options = planOptionsFor(config, input.configPath);
+  const section = splitPlanSection(body).section;
+  const parsed = section === undefined ? undefined : parsePlan(section, options);
+  let previous = parsed?.ok === true ? parsed.plan : undefined;
+  if (section !== undefined && previous === undefined && extractPlanBlocks(section).length === 0) {
+    // The planner's earlier plan made of sub-issues (planner.subIssues): the section holds no block.
+    const load = await loadPlan(repo, { number: epic, body }, config, {
+      subIssues: view.issue.subIssues,
+      configFile: input.configPath,
+    });
+    if (load.ok) previous = load.plan;
+  }
+  return {
+    config,
+    store,
+    doc,
+    docSha: read.sha,
+    issue: { number: view.issue.number, title: view.issue.title, body },
+    labels: view.issue.labels,
+    previous,
+    defaultBranch,
+  };
+}
+
+/**
+ * A job that could not run its attempt: the record failed with the reason (same attempt,
+ * still active, only: a stale job leaves the newer attempt alone), the epic's error
+ * comment saying why and its status comment that planning ended.
+ */
+export async function recordPlanningRefusal(
+  repo: GitHubRepo,
+  store: GitHubStateStore,
+  epic: number,
+  attempt: number,
+  reason: string,
+  now: Date,
+): Promise<void> {
+  let failed: PlanningDoc | undefined;
+  await store.updateJson<PlanningDoc | null>(PLANNING_DOC, (current) => {
+    failed = undefined;
+    if (current === null || current.attempt !== attempt || current.status !== 'active') {
+      return current;
+    }
+    failed = { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
+    return failed;
+  });
+  if (failed === undefined) return;
+  await repo.ensureComment({
+    issueNumber: epic,
+    marker: ERROR_MARKER,
+    body: renderPlanningFailed({ attempt, reason }),
+  });
+  const issue = await repo.labelledIssue(epic);
+  await ensurePlanningEnded(repo, issue, failed);
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export async function runPlanJob(
+  input: PlanJobInput,
+  prepared: PreparedPlanning,
+): Promise<PlanJobResult> {
+  const { config, store, doc, issue } = prepared;
+  const emit = input.onEvent ?? (() => undefined);
+  const now = (): string => (input.now?.() ?? new Date()).toISOString();
+  const removed = await input.remote.scrubCredentials();
+  if (removed.length > 0) {
+    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
+  }
+  const git = await Git.open(input.workspace);
+  const base = await git.revParse('HEAD');
+  if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
+  const planners = config.executors.filter((e) => e.roles.includes('planner'));
+  const folder = join(input.tempDir, 'epicflow', String(input.epic), 'planning');
+  const treePath = join(folder, 'tree');
+  const options = planOptionsFor(config, input.configPath);
+  const prose = proseOf(issue.body);
+  const outcome = await planEpic(
+    {
+      epic: String(input.epic),
+      title: issue.title,
+      epicText: prose,
+      base,
+      config,
+      configPaths: options.configPaths,
+      executorEnv: resolveExecutorEnvs(planners, input.env),
+      home: (id) => join(folder, 'homes', id),
+      guidance: doc.guidance,
+      previous: prepared.previous,
+    },
+    {
+      git: {
+        listFiles: (sha) => git.listFiles(sha),
+        checkout: async (sha): Promise<PlanningTree> => {
+          await git.removeWorktree(treePath);
+          await git.addWorktree(treePath, sha);
+          return git.worktree(treePath);
+        },
+        release: () => git.removeWorktree(treePath),
+      },
+      executors: executorLookup({
+        config,
+        env: input.env,
+        untrusted: input.untrusted,
+        deps: input.executorDeps,
+      }),
+      roster: plannerRoster(
+        planners,
+        { now: () => input.now?.() ?? new Date() },
+        emptyRosterState(),
+      ),
+      emit,
+    },
+  );
+
+  const costs = {
+    rounds: doc.rounds + outcome.rounds,
+    executors: [...new Set([...doc.executors, ...outcome.executors])],
+    usage: mergeUsage(doc.usage, outcome.usage),
+    notes: [...outcome.notes],
+    finishedAt: now(),
+  };
+  let ended: PlanningDoc;
+  let section: string | undefined;
+  let bodyWritten = false;
+  if (outcome.kind === 'planned') {
+    section = renderPlanSection({
+      plan: outcome.plan,
+      warnings: outcome.warnings,
+      note: "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again.",
+      // Room for the author's text: an issue body holds at most GITHUB_BODY_MAX characters.
+      maxChars: Math.max(4_000, GITHUB_BODY_MAX - prose.length - 200),
+    });
+    if (config.planner.subIssues) {
+      // The stories become sub-issues before the record says proposed (their writes are ensures).
+      section = withoutPlanBlock(section, outcome.plan);
+      const digest = await writeSubIssuePlan(input, prepared, outcome.plan, section);
+      ended = { ...doc, ...costs, status: 'proposed', planDigest: digest };
+      bodyWritten = true;
+    } else {
+      // Never write a plan that does not read back as the one validated.
+      const check = parsePlan(withPlanSection(issue.body, section), options);
+      if (!check.ok || !sameHashes(check.plan, outcome.plan)) {
+        throw new EpicflowError('internal', 'the drafted plan does not read back as validated', {
+          details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
+        });
+      }
+      ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(check.plan) };
+    }
+  } else if (outcome.kind === 'invalid') {
+    const problems = [...outcome.violations, ...outcome.mustFix].map(
+      (v) => `${v.code}: ${v.message}`,
+    );
+    ended = { ...doc, ...costs, status: 'invalid', problems };
+  } else {
+    ended = { ...doc, ...costs, status: 'failed', problems: [outcome.reason] };
+  }
+  // The commit point: only the attempt the record still names writes its outcome.
+  const wrote = await store.writeJson(PLANNING_DOC, ended, prepared.docSha);
+  if (!wrote.ok) {
+    emit('a newer planning attempt took over meanwhile: this outcome is dropped');
+    return { outcome, doc: ended, body: 'untouched', superseded: true };
+  }
+
+  let body: PlanJobResult['body'] = bodyWritten ? 'updated' : 'untouched';
+  if (outcome.kind === 'planned' && section !== undefined) {
+    const text = section;
+    // Whatever the author changed meanwhile around the section is kept.
+    if (!bodyWritten) {
+      body = await input.repo.ensureIssueBody(issue.number, (current) =>
+        withPlanSection(current, text),
+      );
+    }
+    await clearViolations(input.repo, issue.number);
+    emit(
+      `plan written into #${issue.number}: ${plural(outcome.plan.stories.length, 'story')} in ${plural(outcome.plan.waves.length, 'wave')}`,
+    );
+  } else if (outcome.kind === 'invalid') {
+    await input.repo.ensureComment({
+      issueNumber: issue.number,
+      marker: VIOLATIONS_MARKER,
+      body: renderPlanningInvalid({
+        attempt: doc.attempt,
+        rounds: outcome.rounds,
+        problems: ended.problems ?? [],
+      }),
+    });
+  } else if (outcome.kind === 'failed') {
+    await input.repo.ensureComment({
+      issueNumber: issue.number,
+      marker: ERROR_MARKER,
+      body: renderPlanningFailed({ attempt: doc.attempt, reason: outcome.reason }),
+    });
+  }
+
+  // The status comment says what the planner proposed (nothing starts: nobody approved it).
+  const fresh = await input.repo.labelledIssue(issue.number);
+  await decide(
+    {
+      repo: input.repo,
+      defaultBranch: prepared.defaultBranch,
+      ...(input.storyWorkflow === undefined ? {} : { storyWorkflow: input.storyWorkflow }),
+      ...(input.now === undefined ? {} : { now: input.now }),
+    },
+    {
+      epic: fresh,
+      config,
+      trigger: { kind: 'status' },
+      replyTo: issue.number,
+      command: null,
+    },
+  );
+  return { outcome, doc: ended, body };
+}
+
+/** The same stories with the same entries, whatever their order. */
+function sameHashes(a: Plan, b: Plan): boolean {
+  const sorted = (p: Plan): string =>
+    JSON.stringify(Object.entries(p.hashes).sort(([x], [y]) => x.localeCompare(y)));
+  return sorted(a) === sorted(b);
+}
+
+/**
+ * `planner.subIssues`: each story an ensured sub-issue of the epic (found by its story
+ * marker, so a kept id keeps its issue), a story the plan dropped unlinked and closed,
+ * the "blocked by" links exactly the dependencies, then the section (preview, no block)
+ * in the body. The plan is read back from GitHub as every decision will read it; its
+ * digest is what the record notes as proposed.
+ */
+async function writeSubIssuePlan(
+  input: PlanJobInput,
+  prepared: PreparedPlanning,
+  plan: Plan,
+  section: string,
+): Promise<string> {
+  const { repo } = input;
+  const parent = prepared.issue.number;
+  const listed = await repo.listSubIssues(parent);
+  const issues = new Map<string, { readonly number: number; readonly id: number }>();
+  for (const s of plan.stories) {
+    const issue = await repo.ensureSubIssue({
+      parent,
+      storyId: s.id,
+      title: s.title,
+      body: storyIssueBody(s),
+      known: { subIssues: listed, recent: () => repo.recentIssues() },
+    });
+    issues.set(s.id, { number: issue.number, id: issue.id });
+  }
+  for (const old of prepared.previous?.stories ?? []) {
+    if (issues.has(old.id)) continue;
+    const sub = listed.find((i) => repo.isOurs(i.author) && hasMarker(i.body, storyMarker(old.id)));
+    if (sub === undefined) continue;
+    await repo.unlinkSubIssue(parent, sub.id);
+    await repo.closeIssue(sub.number, sub.state);
+  }
+  for (const s of plan.stories) {
+    const own = issues.get(s.id);
+    if (own === undefined) continue;
+    const blockers = s.dependsOn.flatMap((d) => {
+      const dep = issues.get(d);
+      return dep === undefined ? [] : [dep.id];
+    });
+    await repo.ensureBlockedBy(own.number, blockers);
+  }
+  await repo.ensureIssueBody(parent, (current) => withPlanSection(current, section));
+  const back = await loadPlan(
+    repo,
+    { number: parent, body: (await repo.getIssue(parent)).body },
+    prepared.config,
+    { configFile: input.configPath },
+  );
+  if (!back.ok || !sameHashes(back.plan, plan)) {
+    throw new EpicflowError('internal', 'the sub-issue plan does not read back as validated', {
+      details: back.ok ? [] : back.violations.map((v) => `${v.code}: ${v.message}`),
+    });
+  }
+  return planDigest(back.plan);
+}

@@ -23,6 +23,11 @@ export interface EpicDoc {
    * comments are the epic's, whoever decides later (story jobs may act as another login).
    */
   readonly owner?: string;
+  /**
+   * The epic's pull request was merged (docs/landing.md): the epic is delivered, and
+   * no decision starts, opens or dispatches anything for it again.
+   */
+  readonly landed?: { readonly pr: number; readonly mergeCommit: string; readonly at: string };
 }
 
 /** What one decision changes of the epic document. */

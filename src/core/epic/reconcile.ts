@@ -41,6 +41,8 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
   'cancel',
   'outside-change',
   'interrupted',
+  'land-failed',
+  'pr-closed',
 ]);
 
 /**
@@ -410,6 +412,8 @@ function nextStepText(f: NextStepFacts): string {
     return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on. \`/approve\` accepts it without retrying failed stories or lifting a \`/cancel\`.`;
   }
   if (f.halt !== undefined) {
+    // A halt that knows its way out says it (a failed landing names the paths to resolve).
+    if (f.halt.nextStep !== undefined) return f.halt.nextStep;
     const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;
     switch (f.halt.kind) {
       case 'budget':

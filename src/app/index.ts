@@ -202,6 +202,11 @@ function queueKey(context: Context, event: EpicEvent): string {
       return `${owner}/${repo}:run:${event.runId}`;
     case 'sub-issues':
       return `${owner}/${repo}#${event.parent}`;
+    case 'push':
+      // Pushes wait for each other: a second one finds the first's landing running.
+      return `${owner}/${repo}:push`;
+    case 'pr-closed':
+      return `${owner}/${repo}#${event.number}`;
     default:
       return `${owner}/${repo}#${event.issue.number}`;
   }
@@ -323,6 +328,8 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
   app.on('issue_comment.created', onEvent);
   app.on('workflow_run.completed', onEvent);
   app.on('sub_issues', onEvent);
+  app.on('push', onEvent);
+  app.on('pull_request.closed', onEvent);
 }
 
 /** The App as probot loads it (`probot run ./lib/app/index.js`): it owns the process. */

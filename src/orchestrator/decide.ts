@@ -10,6 +10,8 @@ import { epicDocPatch } from '../core/epic/epic-doc.js';
 import type { Command, DispatchedRun, Trigger } from '../core/epic/index.js';
 import { overdueDispatches, reconcile, validateCommand } from '../core/epic/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import { LAND_DOC } from '../core/epic/landing.js';
+import { readLandLog, type LandRecord } from '../core/land/index.js';
 import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
@@ -98,6 +100,11 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   const branch = epicBranchName(String(epicNumber));
   // The merge walk reads only commits it has not seen.
   const state = stateFromView(store, plan, view);
+  // A landed epic is delivered: nothing is started, opened or dispatched for it again.
+  if (state.doc?.value.landed !== undefined) {
+    return { outcome: 'ignored', reason: 'the epic has landed', epic: epicNumber, dispatched: [] };
+  }
+  const landings = landingsOf(store, view);
   const merged = await repo.mergedStories(branch, { head: view.head });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
@@ -125,6 +132,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     now,
     trigger: d.trigger,
     fullReportUrl: reportUrl,
+    ...(landings.length === 0 ? {} : { landings }),
   });
   const ctx: ApplyContext = {
     repo,
@@ -182,6 +190,13 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   }
   await clearProblem({ ...deps, repo }, epicNumber, d.trigger);
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
+}
+
+/** The epic's landings as the view read them (`land.json`); none when there is no file. */
+function landingsOf(store: GitHubStateStore, view: EpicView): readonly LandRecord[] {
+  if (view.landDoc === undefined) return [];
+  const path = store.docPath(LAND_DOC);
+  return readLandLog(store.parseJson<unknown>(LAND_DOC, view.landDoc.text), path).lands;
 }
 
 /** The roster's coder slots; an empty roster (the Action decides executors) is unbounded. */

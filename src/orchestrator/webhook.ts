@@ -51,6 +51,16 @@ const RunEvent = z.object({
   }),
   repository: z.object({ id: z.number().int() }).optional(),
 });
+const PushEvent = z.object({
+  ref: z.string(),
+  deleted: z.boolean().optional(),
+  sender: Sender,
+});
+const PullRequestEvent = z.object({
+  action: z.string(),
+  number: z.number().int(),
+  sender: Sender,
+});
 const SubIssuesEvent = z.object({
   parent_issue: z.object({ number: z.number().int() }).optional(),
   sender: Sender,
@@ -76,7 +86,7 @@ function parse<T>(schema: z.ZodType<T>, payload: unknown, eventName: string): T 
 
 /**
  * The orchestrator's event for a webhook (`issues`, `issue_comment`, `workflow_run`,
- * `sub_issues`; probot's `issues.edited` form works too), or null when the event is
+ * `sub_issues`, `push`, `pull_request`; probot's `issues.edited` form works too), or null when the event is
  * not one epicflow handles. A payload that is not GitHub's throws a 'usage' error.
  */
 export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | null {
@@ -131,6 +141,24 @@ export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | nu
         conclusion: run.conclusion ?? 'unknown',
         origin,
         ...(p.repository === undefined ? {} : { repositoryId: p.repository.id }),
+      };
+    }
+    case 'push': {
+      const p = parse(PushEvent, payload, name);
+      return {
+        kind: 'push',
+        ref: p.ref,
+        deleted: p.deleted === true,
+        sender: { login: p.sender.login, type: p.sender.type },
+      };
+    }
+    case 'pull_request': {
+      const p = parse(PullRequestEvent, payload, name);
+      if (p.action !== 'closed') return null;
+      return {
+        kind: 'pr-closed',
+        number: p.number,
+        sender: { login: p.sender.login, type: p.sender.type },
       };
     }
     case 'sub_issues': {

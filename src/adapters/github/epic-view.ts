@@ -21,6 +21,8 @@ export interface EpicView {
   readonly epicDoc: { readonly sha: string; readonly text: string } | undefined;
   /** Blob sha of `report.md`; null when there is none. */
   readonly reportSha: string | null;
+  /** `land.json` (the epic's landings), when there is one. */
+  readonly landDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** The epic branch's head; null when the branch does not exist. */
   readonly head: HeadCommit | null;
   readonly pr:
@@ -40,7 +42,7 @@ export interface EpicView {
 }
 
 const QUERY = `query EpicflowEpicView(
-  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!,
+  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $land: String!,
   $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
 ) {
   repository(owner: $owner, name: $name) {
@@ -56,6 +58,7 @@ const QUERY = `query EpicflowEpicView(
       ... on Tree { entries { name type oid object { ... on Blob { text } } } }
     }
     doc: object(expression: $doc) { ... on Blob { oid text } }
+    land: object(expression: $land) { ... on Blob { oid text } }
     report: object(expression: $report) { oid }
     epic: ref(qualifiedName: $epicRef) {
       target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
@@ -95,6 +98,7 @@ interface Answer {
       }[];
     } | null;
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
+    readonly land?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly report: { readonly oid: string } | null;
     readonly epic: {
       readonly target: {
@@ -133,6 +137,7 @@ export async function readEpicView(
         name: repo.repo,
         stories: at('stories'),
         doc: at('epic.json'),
+        land: at('land.json'),
         report: at('report.md'),
         epicRef: `refs/heads/${input.epicBranch}`,
         head: input.epicBranch,
@@ -179,6 +184,10 @@ export async function readEpicView(
         ? { sha: doc.oid, text: doc.text }
         : undefined,
     reportSha: r?.report?.oid ?? null,
+    landDoc:
+      typeof r?.land?.oid === 'string' && typeof r.land.text === 'string'
+        ? { sha: r.land.oid, text: r.land.text }
+        : undefined,
     head:
       typeof target?.oid === 'string'
         ? {

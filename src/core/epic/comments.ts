@@ -117,6 +117,8 @@ export interface ReportCommentInput {
   readonly nextStep?: string | undefined;
   readonly links?: ReportLinks | undefined;
   readonly fullReportUrl?: string | undefined;
+  /** The epic's landings, as rows below the stories. */
+  readonly landings?: ReportInput['landings'];
 }
 
 /** The report comment on the epic pull request: the full report, marked, within the limit. */
@@ -135,6 +137,7 @@ export function renderReportComment(input: ReportCommentInput): string {
     nextStep: input.nextStep,
     fullReportUrl: input.fullReportUrl,
     links: input.links,
+    ...(input.landings === undefined ? {} : { landings: input.landings }),
   };
   const body = renderReport(report, {
     maxChars: GITHUB_BODY_MAX - markerOverhead(REPORT_MARKER),

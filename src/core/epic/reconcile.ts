@@ -112,7 +112,7 @@ export function reconcile(input: ReconcileInput): Action[] {
   const { entries, decision, halt, held, approval, replies, stateActions } = decideStories(input);
   const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
-  actions.push(...structureActions(input, entries, held === undefined));
+  actions.push(...structureActions(input, entries, held === undefined, halt));
   actions.push(...launchActions(input, entries, new Set(decision.start)));
   actions.push(...subIssueActions(input, entries, decision.hold));
   if (input.config.board !== undefined) {
@@ -207,10 +207,12 @@ function structureActions(
   input: ReconcileInput,
   entries: readonly Entry[],
   approved: boolean,
+  halt: Halt | undefined,
 ): Action[] {
   const actions: Action[] = [];
   const branch = epicBranchName(epicIdOf(input));
-  if (input.pr === undefined) {
+  // A pull request people closed is not opened again behind their back (`/resume` does).
+  if (input.pr === undefined && halt?.kind !== 'pr-closed') {
     actions.push({ kind: 'ensure-epic-branch', branch });
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
   }
@@ -360,6 +362,7 @@ function commentActions(
     nextStep,
     links: input.links,
     fullReportUrl: input.fullReportUrl,
+    landings: input.landings,
   });
   return [
     { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },

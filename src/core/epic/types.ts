@@ -1,6 +1,7 @@
 /** The input and output vocabulary of `reconcile`. */
 import type { ReportStory } from '../report/index.js';
 import type { EpicflowConfig } from '../config/types.js';
+import type { LandRecord } from '../land/index.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
 import type { ReportLinks } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
@@ -107,6 +108,8 @@ export interface ReconcileInput {
   readonly links?: ReportLinks | undefined;
   /** Linked when the report comment had to be shortened. */
   readonly fullReportUrl?: string | undefined;
+  /** The epic's landings (`land-<n>` jobs), shown below the stories in the report. */
+  readonly landings?: readonly LandRecord[] | undefined;
 }
 
 export type Action =

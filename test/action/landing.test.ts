@@ -1,0 +1,291 @@
+/**
+ * Keeping an epic mergeable and finishing it, end to end: the App hears the double's
+ * `push` and `pull_request` webhooks; each `land-<n>` job is the Action's bundle run as
+ * a process, with a scripted coder (`command` harness) that resolves, fails or attacks.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { readLandLog, type LandRecord } from '../../src/core/land/index.js';
+import { botComments, startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
+import {
+  checkout,
+  dispatchOf,
+  dispatched,
+  OWNER,
+  planBody,
+  REPO,
+  runJob,
+  storyInputs,
+  type JobRun,
+} from './support/world.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const LAND_CODER = join(here, 'support/land-coder.mjs');
+const BOARD = 'https://github.com/orgs/acme/projects/1';
+
+let world: AppActionWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+async function start(options: { board?: boolean } = {}): Promise<AppActionWorld> {
+  world = await startAppActionWorld('landing', (dumps) =>
+    [
+      'executors:',
+      '  - id: scripted',
+      '    harness: command',
+      `    command: ${JSON.stringify(['node', LAND_CODER, dumps])}`,
+      '    slots: 4',
+      'gates: ["node check.mjs"]',
+      'fixRounds: 0',
+      ...(options.board === true ? [`board: { project: "${BOARD}" }`] : []),
+      '',
+    ].join('\n'),
+  );
+  if (options.board === true) world.app.gh.seed.project({ owner: OWNER, number: 1 });
+  return world;
+}
+
+/** Plain git in the double's bare repository. */
+function git(aw: AppActionWorld, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd: aw.app.gh.state.repoDir(OWNER, REPO),
+    encoding: 'utf8',
+  }).trim();
+}
+
+async function ref(aw: AppActionWorld, branch: string): Promise<string | undefined> {
+  return aw.app.gh.state.ref(OWNER, REPO, branch);
+}
+
+/** One job of the story workflow, as the runner runs it: started, the bundle, completed. */
+async function runDispatched(aw: AppActionWorld, epic: number, story: string): Promise<JobRun> {
+  const { w, bundle } = aw;
+  const { runId } = dispatchOf(w, epic, story);
+  w.gh.act.startWorkflowRun(runId);
+  await w.gh.idle();
+  const job = await runJob(w, bundle, {
+    name: `${story}-${epic}`,
+    workspace: await checkout(w, `${story}-${epic}`),
+    inputs: storyInputs(w, epic, story),
+    runId,
+  });
+  w.gh.act.completeWorkflowRun(runId, job.code === 0 ? 'success' : 'failure');
+  await w.gh.idle();
+  return job;
+}
+
+/** An epic of one story (`cart`, writing src/cart/index.js), delivered: its pull request is ready. */
+async function delivered(aw: AppActionWorld): Promise<{ epic: number; pr: number }> {
+  const epic = await startEpic(aw.app, 'Checkout', planBody([{ id: 'cart' }]));
+  const job = await runDispatched(aw, epic, 'cart');
+  expect(job.code).toBe(0);
+  const pr = await aw.w.repo.findOpenPr(`epic/${epic}`, 'main');
+  expect(pr?.draft).toBe(false);
+  return { epic, pr: pr?.number ?? 0 };
+}
+
+async function pushMain(aw: AppActionWorld, files: Record<string, string>): Promise<string> {
+  const sha = await aw.app.gh.act.pushFiles('alice', {
+    owner: OWNER,
+    repo: REPO,
+    branch: 'main',
+    files,
+    message: 'Work on main',
+  });
+  await aw.app.gh.idle();
+  return sha;
+}
+
+async function landings(aw: AppActionWorld, epic: number): Promise<readonly LandRecord[]> {
+  const store = new GitHubStateStore({ repo: aw.w.repo, epic: String(epic) });
+  const doc = await store.readJson<unknown>('land');
+  return readLandLog(doc?.value ?? null, 'land.json').lands;
+}
+
+async function setMode(aw: AppActionWorld, mode: 'resolve' | 'nothing' | 'hostile'): Promise<void> {
+  await writeFile(join(aw.w.dumps, 'land-mode'), mode);
+}
+
+function statusComment(app: AppWorld, epic: number): string {
+  return botComments(app, epic).find((b) => b.includes('epicflow:status')) ?? '';
+}
+
+describe('keeping the epic mergeable when the default branch moves', () => {
+  it('a conflicting commit on main: land-1 resolves it with the coder, the epic branch holds the merge, the pull request is mergeable', async () => {
+    const aw = await start();
+    const { epic, pr } = await delivered(aw);
+    const epicBefore = await ref(aw, `epic/${epic}`);
+    const mainHead = await pushMain(aw, { 'src/cart/index.js': 'export const story = "main";\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
+
+    const job = await runDispatched(aw, epic, 'land-1');
+    expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('landed');
+    const epicAfter = await ref(aw, `epic/${epic}`);
+    // A merge of the two heads, never a force: the old epic head is its first parent.
+    expect(git(aw, 'log', '-1', '--format=%P', `epic/${epic}`).split(' ')).toEqual([
+      epicBefore,
+      mainHead,
+    ]);
+    const text = git(aw, 'show', `epic/${epic}:src/cart/index.js`);
+    expect(text).not.toContain('<<<<<<<');
+    expect(text).toContain('"cart"');
+    expect(text).toContain('"main"');
+    expect(git(aw, 'log', '-1', '--format=%B', `epic/${epic}`)).toContain('Epicflow-Land: main');
+    const { data } = await aw.w.repo.octokit.rest.pulls.get({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr,
+    });
+    expect(data.mergeable).toBe(true);
+    const [record] = await landings(aw, epic);
+    expect(record).toMatchObject({
+      job: 'land-1',
+      outcome: 'landed',
+      conflicts: ['src/cart/index.js'],
+      rounds: 1,
+      executors: ['scripted'],
+      epicHeadAfter: epicAfter,
+    });
+    // The report on the pull request shows the landing.
+    expect(botComments(aw.app, pr).join('\n')).toContain('Landing `land-1` into `main`');
+  });
+
+  it('a landing the coder cannot resolve pushes nothing and holds the epic with the paths listed', async () => {
+    const aw = await start();
+    const { epic } = await delivered(aw);
+    await setMode(aw, 'nothing');
+    const epicBefore = await ref(aw, `epic/${epic}`);
+    await pushMain(aw, { 'src/cart/index.js': 'export const story = "main";\n' });
+    const job = await runDispatched(aw, epic, 'land-1');
+    expect(job.code).not.toBe(0);
+    expect(await ref(aw, `epic/${epic}`)).toBe(epicBefore);
+    const [record] = await landings(aw, epic);
+    expect(record).toMatchObject({ outcome: 'not-landed', rounds: 3 });
+    expect(record?.reason).toContain('conflict markers left in src/cart/index.js after 3 rounds');
+    const status = statusComment(aw.app, epic);
+    expect(status).toContain('src/cart/index.js');
+    expect(status).toContain('/resume');
+    // Held: the next push to main starts no landing.
+    await pushMain(aw, { 'docs/more.md': 'more\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
+  });
+
+  it('a clean push is merged and gated without a coder; pushes elsewhere, a redelivery and a push while it runs start nothing twice', async () => {
+    const aw = await start();
+    const { epic } = await delivered(aw);
+    const { gh } = aw.app;
+    // A push to another branch concerns no epic.
+    await gh.act.pushFiles('alice', {
+      owner: OWNER,
+      repo: REPO,
+      branch: `epic/${epic}`,
+      files: { 'notes.md': 'by hand\n' },
+      message: 'By hand',
+    });
+    await gh.idle();
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1']);
+    const mainHead = await pushMain(aw, { 'docs/guide.md': '# guide\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
+    // The same delivery again: nothing new.
+    const push = gh.deliveries.filter((d) => d.event === 'push').at(-1);
+    if (push === undefined) throw new Error('no push delivery');
+    await gh.redeliver(push.id);
+    await gh.idle();
+    // A second push while land-1 has not run: queued, not doubled.
+    await pushMain(aw, { 'docs/second.md': '# second\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
+
+    const job = await runDispatched(aw, epic, 'land-1');
+    expect(job.code).toBe(0);
+    const lands = await landings(aw, epic);
+    expect(lands[0]).toMatchObject({ job: 'land-1', outcome: 'landed', rounds: 0, conflicts: [] });
+    expect(lands[0]?.intoHeadBefore).toBe(mainHead);
+    expect(lands[0]?.executors).toEqual([]);
+    expect(git(aw, 'show', `epic/${epic}:docs/guide.md`)).toBe('# guide');
+    // The queued push starts land-2 once land-1 is done.
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1', 'land-2#1']);
+  });
+
+  it('a hostile land coder cannot land workflow files or paths outside the land perimeter', async () => {
+    const aw = await start();
+    const { epic } = await delivered(aw);
+    await setMode(aw, 'hostile');
+    await pushMain(aw, { 'src/cart/index.js': 'export const story = "main";\n' });
+    const job = await runDispatched(aw, epic, 'land-1');
+    expect(job.code).toBe(0);
+    expect(git(aw, 'ls-tree', '-r', '--name-only', `epic/${epic}`)).not.toContain(
+      '.github/workflows/evil.yml',
+    );
+    expect(git(aw, 'show', `epic/${epic}:README.md`)).toBe('# shop');
+    const [record] = await landings(aw, epic);
+    expect(record?.notes.join('\n')).toContain('restored outside the land perimeter');
+  });
+});
+
+describe('after the pull request', () => {
+  it('merged: the issue is closed with the report, the board is Done, story branches are deleted, and a redelivery does nothing twice', async () => {
+    const aw = await start({ board: true });
+    const { epic, pr } = await delivered(aw);
+    const { gh } = aw.app;
+    expect(await ref(aw, `story/${epic}/cart`)).toBeDefined();
+    await gh.act.mergePullRequest('alice', { owner: OWNER, repo: REPO, number: pr });
+    await gh.idle();
+    expect(gh.state.issue(OWNER, REPO, epic)?.state).toBe('closed');
+    const landed = botComments(aw.app, epic).filter((b) => b.includes('epicflow:landed'));
+    expect(landed).toHaveLength(1);
+    expect(landed[0]).toContain(`pull request #${pr} was merged into main`);
+    expect(landed[0]).toContain('cart');
+    const subs = await aw.w.repo.listSubIssues(epic);
+    expect(subs.map((s) => s.state)).toEqual(['closed']);
+    const project = gh.state.project(OWNER, 1);
+    const status = project?.fields.find((f) => f.name === 'Status');
+    const done = status?.options.find((o) => o.name === 'Done')?.id;
+    expect(project?.items.length).toBe(1);
+    for (const item of project?.items ?? []) {
+      const value = item.values.get(status?.id ?? '');
+      expect(
+        value !== undefined && 'singleSelectOptionId' in value && value.singleSelectOptionId,
+      ).toBe(done);
+    }
+    expect(await ref(aw, `story/${epic}/cart`)).toBeUndefined();
+    // The repository keeps merged branches: so does epicflow.
+    expect(await ref(aw, `epic/${epic}`)).toBeDefined();
+    const comments = gh.state.comments(OWNER, REPO).length;
+    const closed = gh.deliveries.find((d) => d.event === 'pull_request');
+    if (closed === undefined) throw new Error('no pull_request delivery');
+    await gh.redeliver(closed.id);
+    await gh.idle();
+    expect(gh.state.comments(OWNER, REPO)).toHaveLength(comments);
+    // Landed: a later push to main starts nothing for it.
+    await pushMain(aw, { 'docs/after.md': 'after\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1']);
+  });
+
+  it('closed without a merge: the epic is held and the issue says how to go on', async () => {
+    const aw = await start();
+    const { epic, pr } = await delivered(aw);
+    const { gh } = aw.app;
+    await aw.w.repo.octokit.rest.pulls.update({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr,
+      state: 'closed',
+    });
+    await gh.idle();
+    expect(gh.state.issue(OWNER, REPO, epic)?.state).toBe('open');
+    const held = botComments(aw.app, epic).find((b) => b.includes('epicflow:landed')) ?? '';
+    expect(held).toContain(`pull request #${pr} was closed without being merged`);
+    expect(held).toContain(`Reopen pull request #${pr}`);
+    expect(held).toContain('/resume');
+    await pushMain(aw, { 'docs/after.md': 'after\n' });
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1']);
+  });
+});

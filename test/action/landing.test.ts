@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { readLandLog, type LandRecord } from '../../src/core/land/index.js';
+import { handleEpicEvent, toEpicEvent } from '../../src/orchestrator/index.js';
 import { botComments, startEpic, type AppWorld } from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
@@ -212,6 +213,15 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     expect(git(aw, 'show', `epic/${epic}:docs/guide.md`)).toBe('# guide');
     // The queued push starts land-2 once land-1 is done.
     expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1', 'land-2#1']);
+    // A forged push naming a head main does not have lands nothing new: the head is read.
+    const forged = toEpicEvent('push', {
+      ref: 'refs/heads/main',
+      after: 'f'.repeat(40),
+      sender: { login: 'mallory', type: 'User' },
+    });
+    if (forged === null) throw new Error('not mapped');
+    await handleEpicEvent({ repo: aw.w.repo }, forged);
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1', 'land-2#1']);
   });
 
   it('a hostile land coder cannot land workflow files or paths outside the land perimeter', async () => {
@@ -273,6 +283,17 @@ describe('after the pull request', () => {
     const aw = await start();
     const { epic, pr } = await delivered(aw);
     const { gh } = aw.app;
+    // A payload claiming the open pull request was merged: GitHub's word is read, not the payload's.
+    const forged = toEpicEvent('pull_request', {
+      action: 'closed',
+      number: pr,
+      pull_request: { merged: true, merge_commit_sha: 'f'.repeat(40) },
+      sender: { login: 'mallory', type: 'User' },
+    });
+    if (forged === null) throw new Error('not mapped');
+    const result = await handleEpicEvent({ repo: aw.w.repo }, forged);
+    expect(result).toMatchObject({ outcome: 'ignored', reason: `pull request #${pr} is open` });
+    expect(gh.state.issue(OWNER, REPO, epic)?.state).toBe('open');
     await aw.w.repo.octokit.rest.pulls.update({
       owner: OWNER,
       repo: REPO,

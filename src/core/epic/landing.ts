@@ -7,6 +7,7 @@
  */
 import { nextLandJob, withLand, type LandLog, type LandRecord } from '../land/index.js';
 import type { Halt, HaltKind } from '../model.js';
+import { code } from '../report/escape.js';
 import { endedWithoutOutcome } from './dispatch-check.js';
 
 /** The landing log's document on the state branch (`epics/<n>/land.json`). */
@@ -123,10 +124,10 @@ export function landRunEnded(
 export function githubLandNextStep(record: LandRecord): string {
   const resume = 'then comment `/resume`';
   if (record.conflicts.length > 0) {
-    return `Resolve ${record.conflicts.map((p) => `\`${p}\``).join(', ')} by hand: merge ${record.into} into ${record.epicBranch}, fix the conflicts and push, ${resume}.`;
+    return `Resolve ${record.conflicts.map((p) => code(p)).join(', ')} by hand: merge ${record.into} into ${record.epicBranch}, fix the conflicts and push, ${resume}.`;
   }
   if (record.failingGates.length > 0) {
-    return `Merge ${record.into} into ${record.epicBranch} by hand and make ${record.failingGates.map((g) => `\`${g}\``).join(', ')} pass, push, ${resume}.`;
+    return `Merge ${record.into} into ${record.epicBranch} by hand and make ${record.failingGates.map((g) => `\`${g.replace(/`/g, "'")}\``).join(', ')} pass, push, ${resume}.`;
   }
   return `Merge ${record.into} into ${record.epicBranch} by hand (or check why ${record.job} failed), ${resume}.`;
 }

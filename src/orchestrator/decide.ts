@@ -16,6 +16,7 @@ import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
+import { landBeforeReady } from './landing.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
@@ -116,7 +117,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     now,
   });
   const reportUrl = fullReportUrl(repo.htmlUrl, epicNumber);
-  const actions = reconcile({
+  const decided = reconcile({
     epic: { number: epicNumber, title: d.epic.title },
     plan,
     records: state.records,
@@ -134,6 +135,12 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     fullReportUrl: reportUrl,
     ...(landings.length === 0 ? {} : { landings }),
   });
+  // Ready only with the default branch in it: else a landing first (docs/landing.md).
+  const ready = decided.some((a) => a.kind === 'mark-pr-ready') && view.pr?.draft === true;
+  const actions =
+    ready && (await landBeforeReady(deps, { epic: epicNumber, defaultBranch }))
+      ? decided.filter((a) => a.kind !== 'mark-pr-ready')
+      : decided;
   const ctx: ApplyContext = {
     repo,
     store,

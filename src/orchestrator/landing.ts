@@ -84,40 +84,69 @@ export async function ensureLanding(
   deps: OrchestratorDeps,
   input: { epic: number; defaultBranch: string; intoHead: string },
 ): Promise<string | null> {
+  return withEpicLock(`${deps.repo.fullName}#${input.epic}`, () => startLanding(deps, input));
+}
+
+/** `ensureLanding` for a caller that holds the epic's lock. */
+async function startLanding(
+  deps: OrchestratorDeps,
+  input: { epic: number; defaultBranch: string; intoHead: string },
+): Promise<string | null> {
   const { repo } = deps;
-  return withEpicLock(`${repo.fullName}#${input.epic}`, async () => {
-    const store = new GitHubStateStore({
-      repo,
-      epic: String(input.epic),
-      defaultBranch: input.defaultBranch,
-    });
-    const epicBranch = epicBranchName(String(input.epic));
-    const decision = await writeDecision(store, async (log) => {
-      const doc = (await store.readJson<EpicDoc>(EPIC_DOC))?.value;
-      const pr = await repo.findOpenPr(epicBranch, input.defaultBranch);
-      return decideLanding({
-        log,
-        epicBranch,
-        into: input.defaultBranch,
-        intoHead: input.intoHead,
-        epicHead: await repo.getBranchSha(epicBranch),
-        prOpen: pr !== null,
-        landed: doc?.landed !== undefined,
-        halt: doc?.halt,
-        now: (deps.now?.() ?? new Date()).toISOString(),
-      });
-    });
-    if (decision.kind === 'none') {
-      deps.log?.info(`epic #${input.epic}: no landing (${decision.reason})`);
-      return null;
-    }
-    if (decision.kind === 'queue') {
-      deps.log?.info(`epic #${input.epic}: landing of ${input.intoHead.slice(0, 12)} queued`);
-      return null;
-    }
-    await dispatchLanding(deps, store, input, decision.record.job);
-    return decision.record.job;
+  const store = new GitHubStateStore({
+    repo,
+    epic: String(input.epic),
+    defaultBranch: input.defaultBranch,
   });
+  const epicBranch = epicBranchName(String(input.epic));
+  const decision = await writeDecision(store, async (log) => {
+    const doc = (await store.readJson<EpicDoc>(EPIC_DOC))?.value;
+    const pr = await repo.findOpenPr(epicBranch, input.defaultBranch);
+    return decideLanding({
+      log,
+      epicBranch,
+      into: input.defaultBranch,
+      intoHead: input.intoHead,
+      epicHead: await repo.getBranchSha(epicBranch),
+      prOpen: pr !== null,
+      landed: doc?.landed !== undefined,
+      halt: doc?.halt,
+      now: (deps.now?.() ?? new Date()).toISOString(),
+    });
+  });
+  if (decision.kind === 'none') {
+    deps.log?.info(`epic #${input.epic}: no landing (${decision.reason})`);
+    return null;
+  }
+  if (decision.kind === 'queue') {
+    deps.log?.info(`epic #${input.epic}: landing of ${input.intoHead.slice(0, 12)} queued`);
+    return null;
+  }
+  await dispatchLanding(deps, store, input, decision.record.job);
+  return decision.record.job;
+}
+
+/**
+ * Before the epic's pull request is marked ready: when the default branch has commits the
+ * epic branch lacks (a push epicflow did not hear), a landing brings them in first (or
+ * waits for the one running). True when the pull request stays a draft for now; the end
+ * of the landing decides again. The caller holds the epic's lock.
+ */
+export async function landBeforeReady(
+  deps: OrchestratorDeps,
+  input: { epic: number; defaultBranch: string },
+): Promise<boolean> {
+  const epicBranch = epicBranchName(String(input.epic));
+  const missing = await new Landings(deps.repo).missingFrom(epicBranch, input.defaultBranch);
+  if (missing === 0) return false;
+  const intoHead = await deps.repo.getBranchSha(input.defaultBranch);
+  if (intoHead === null) return false;
+  const started = await startLanding(deps, { ...input, intoHead });
+  deps.log?.info(
+    `epic #${input.epic}: ${input.defaultBranch} has ${missing} commit(s) ${epicBranch} lacks; ` +
+      `${started ?? 'a landing'} first, then the pull request is marked ready`,
+  );
+  return true;
 }
 
 /** Decide on the log as read and write it (compare-and-swap), again while it changed. */

@@ -155,8 +155,10 @@ describe('keeping the epic mergeable when the default branch moves', () => {
       executors: ['scripted'],
       epicHeadAfter: epicAfter,
     });
-    // The report on the pull request shows the landing.
+    // The report on the pull request shows the landing, and the story still merged below it.
     expect(botComments(aw.app, pr).join('\n')).toContain('Landing `land-1` into `main`');
+    expect([...(await aw.w.repo.mergedStories(`epic/${epic}`)).keys()]).toEqual(['cart']);
+    expect(botComments(aw.app, epic).join('\n')).not.toContain('epicflow:failure');
   });
 
   it('a landing the coder cannot resolve pushes nothing and holds the epic with the paths listed', async () => {
@@ -222,6 +224,26 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     if (forged === null) throw new Error('not mapped');
     await handleEpicEvent({ repo: aw.w.repo }, forged);
     expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1', 'land-2#1']);
+  });
+
+  it('a commit on main epicflow did not hear of: the pull request stays a draft until a landing brought it in', async () => {
+    const aw = await start();
+    const epic = await startEpic(aw.app, 'Checkout', planBody([{ id: 'cart' }]));
+    // Written through the contents API: the double sends no push for it (a missed delivery).
+    await aw.w.repo.octokit.rest.repos.createOrUpdateFileContents({
+      owner: OWNER,
+      repo: REPO,
+      path: 'docs/missed.md',
+      message: 'Missed',
+      content: Buffer.from('missed\n').toString('base64'),
+      branch: 'main',
+    });
+    expect((await runDispatched(aw, epic, 'cart')).code).toBe(0);
+    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
+    expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(true);
+    expect((await runDispatched(aw, epic, 'land-1')).code).toBe(0);
+    expect(git(aw, 'show', `epic/${epic}:docs/missed.md`)).toBe('missed');
+    expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
   });
 
   it('a hostile land coder cannot land workflow files or paths outside the land perimeter', async () => {

@@ -129,3 +129,30 @@ describe('merging a pull request', () => {
     expect((closed?.['pull_request'] as { merged: boolean }).merged).toBe(false);
   });
 });
+
+describe('comparing', () => {
+  it('says how far a branch is ahead of and behind another', async () => {
+    await branch('cmp', { 'f.txt': 'six\n' });
+    await gh.act.pushFiles('alice', {
+      ...repo,
+      branch: 'main',
+      files: { 'g.txt': 'seven\n' },
+      message: 'g',
+    });
+    const { data } = await octokit.rest.repos.compareCommits({
+      ...repo,
+      base: 'main',
+      head: 'cmp',
+    });
+    expect(data).toMatchObject({ status: 'diverged', ahead_by: 1, behind_by: 1, total_commits: 1 });
+    const { data: same } = await octokit.rest.repos.compareCommits({
+      ...repo,
+      base: 'main',
+      head: 'main',
+    });
+    expect(same).toMatchObject({ status: 'identical', ahead_by: 0, behind_by: 0 });
+    await expect(
+      octokit.rest.repos.compareCommits({ ...repo, base: 'main', head: 'nowhere' }),
+    ).rejects.toMatchObject({ status: 404 });
+  });
+});

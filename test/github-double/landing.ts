@@ -184,3 +184,69 @@ export async function mergeableOf(d: Double, repo: RepoRec, pr: Pull): Promise<J
     mergeable_state: !clean ? 'dirty' : pr.pull.draft ? 'draft' : 'clean',
   };
 }
+
+/**
+ * `GET /repos/{owner}/{repo}/compare/{base}...{head}` for two branches or commits of the
+ * repository: `ahead_by`/`behind_by` of head against base, their merge base, and the
+ * commits head has that base has not (oldest first, 250 at most, as GitHub lists them).
+ */
+export async function compareJson(d: Double, repo: RepoRec, basehead: string): Promise<Json> {
+  const m = /^(.+?)\.\.\.(.+)$/.exec(basehead);
+  if (m === null) throw new HttpError(404, 'Not Found');
+  const [, baseName = '', headName = ''] = m;
+  const resolve = async (name: string): Promise<string> => {
+    const sha =
+      (await d.git.resolveRef(repo.dir, `refs/heads/${name}`)) ??
+      (/^[0-9a-f]{40}$/.test(name) ? name : undefined);
+    if (sha === undefined || (await d.git.readCommit(repo.dir, sha)) === undefined) {
+      throw new HttpError(404, 'Not Found');
+    }
+    return sha;
+  };
+  const base = await resolve(baseName);
+  const head = await resolve(headName);
+  const { runGit } = await import('./git.js');
+  const text = async (args: string[]): Promise<string> => {
+    const r = await runGit(repo.dir, args);
+    if (r.code !== 0) throw new Error(`git ${args[0] ?? ''} failed: ${r.stderr.toString()}`);
+    return r.stdout.toString('utf8').trim();
+  };
+  const [behind = 0, ahead = 0] = (
+    await text(['rev-list', '--left-right', '--count', `${base}...${head}`])
+  )
+    .split(/\s+/)
+    .map(Number);
+  const mergeBase = await text(['merge-base', base, head]);
+  const shas = (await text(['rev-list', '--reverse', '--max-count=250', `${base}..${head}`]))
+    .split('\n')
+    .filter(Boolean);
+  const commit = async (sha: string): Promise<Json> => {
+    const c = await d.git.readCommit(repo.dir, sha);
+    if (c === undefined) throw new Error(`github-double: no commit ${sha}`);
+    return d.fixtures.commit(repo, c);
+  };
+  const api = d.fixtures.repoApi(repo);
+  const html = `${d.url}/${repo.owner}/${repo.name}`;
+  return {
+    url: `${api}/compare/${basehead}`,
+    html_url: `${html}/compare/${basehead}`,
+    permalink_url: `${html}/compare/${repo.owner}:${base.slice(0, 7)}...${repo.owner}:${head.slice(0, 7)}`,
+    diff_url: `${html}/compare/${basehead}.diff`,
+    patch_url: `${html}/compare/${basehead}.patch`,
+    base_commit: await commit(base),
+    merge_base_commit: await commit(mergeBase),
+    status:
+      ahead === 0 && behind === 0
+        ? 'identical'
+        : ahead > 0 && behind > 0
+          ? 'diverged'
+          : ahead > 0
+            ? 'ahead'
+            : 'behind',
+    ahead_by: ahead,
+    behind_by: behind,
+    total_commits: ahead,
+    commits: await Promise.all(shas.map(commit)),
+    files: [],
+  };
+}

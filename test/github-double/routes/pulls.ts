@@ -9,7 +9,7 @@ import {
   type RouteTable,
 } from '../context.js';
 import type { Double } from '../double.js';
-import { closePull, mergePull, mergeableOf } from '../landing.js';
+import { closePull, compareJson, mergePull, mergeableOf } from '../landing.js';
 import { now, type IssueRec, type RepoRec } from '../state.js';
 
 function repoOf(ctx: RestContext): RepoRec {
@@ -193,5 +193,10 @@ export const pullRoutes: RouteTable = {
       message: str(ctx.body, 'commit_message'),
     });
     return { status: 200, body };
+  },
+  'GET /repos/{owner}/{repo}/compare/{base}...{head}': async (ctx) => {
+    const repo = repoOf(ctx);
+    const basehead = `${param(ctx, 'base')}...${param(ctx, 'head')}`;
+    return { status: 200, body: await compareJson(ctx.double, repo, basehead) };
   },
 };

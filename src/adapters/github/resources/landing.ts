@@ -62,6 +62,16 @@ export class Landings extends Resource {
     };
   }
 
+  /** How many commits of `branch` `into` does not have (0: `into` contains it). */
+  async missingFrom(into: string, branch: string): Promise<number> {
+    const { data } = await attempt(
+      `compare ${into} with ${branch} in ${this.fullName}`,
+      'Contents: read',
+      () => this.octokit.rest.repos.compareCommits({ ...this.base, base: into, head: branch }),
+    );
+    return data.ahead_by;
+  }
+
   /** Deletes a branch; false when it was already gone. */
   async deleteBranch(name: string): Promise<boolean> {
     try {

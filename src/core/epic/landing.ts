@@ -122,12 +122,14 @@ export function landRunEnded(
 
 /** What people do after a landing failed on GitHub: resolve by hand, then `/resume`. */
 export function githubLandNextStep(record: LandRecord): string {
-  const resume = 'then comment `/resume`';
+  // The trailer keeps the stories merged below the hand-made merge counted as merged.
+  const commit = `commit the merge with the trailer ${code(`Epicflow-Land:${record.into}`).replace(':', ': ')}`;
+  const resume = `${commit}, push, then comment \`/resume\``;
   if (record.conflicts.length > 0) {
-    return `Resolve ${record.conflicts.map((p) => code(p)).join(', ')} by hand: merge ${record.into} into ${record.epicBranch}, fix the conflicts and push, ${resume}.`;
+    return `Resolve ${record.conflicts.map((p) => code(p)).join(', ')} by hand: merge ${record.into} into ${record.epicBranch}, fix the conflicts, ${resume}.`;
   }
   if (record.failingGates.length > 0) {
-    return `Merge ${record.into} into ${record.epicBranch} by hand and make ${record.failingGates.map((g) => `\`${g.replace(/`/g, "'")}\``).join(', ')} pass, push, ${resume}.`;
+    return `Merge ${record.into} into ${record.epicBranch} by hand and make ${record.failingGates.map((g) => `\`${g.replace(/`/g, "'")}\``).join(', ')} pass, ${resume}.`;
   }
   return `Merge ${record.into} into ${record.epicBranch} by hand (or check why ${record.job} failed), ${resume}.`;
 }

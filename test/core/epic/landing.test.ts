@@ -125,3 +125,14 @@ describe('land job ids', () => {
     expect(parsed.violations.map((v) => v.message).join('\n')).toContain('reserved');
   });
 });
+
+describe('the way out of a failed landing', () => {
+  it('asks for the trailer that keeps the stories below a hand-made merge counted', () => {
+    const first = decideLanding(input());
+    if (first.kind !== 'start') throw new Error('expected a start');
+    const halt = landHalt({ ...first.record, conflicts: ['a.js'] });
+    expect(halt.nextStep).toBe(
+      'Resolve `a.js` by hand: merge main into epic/7, fix the conflicts, commit the merge with the trailer `Epicflow-Land: main`, push, then comment `/resume`.',
+    );
+  });
+});

@@ -4,7 +4,9 @@
  * a process, with a scripted coder (`command` harness) that resolves, fails or attacks.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -110,7 +112,10 @@ async function landings(aw: AppActionWorld, epic: number): Promise<readonly Land
   return readLandLog(doc?.value ?? null, 'land.json').lands;
 }
 
-async function setMode(aw: AppActionWorld, mode: 'resolve' | 'nothing' | 'hostile'): Promise<void> {
+async function setMode(
+  aw: AppActionWorld,
+  mode: 'resolve' | 'nothing' | 'hostile' | 'race',
+): Promise<void> {
   await writeFile(join(aw.w.dumps, 'land-mode'), mode);
 }
 
@@ -244,6 +249,44 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     expect((await runDispatched(aw, epic, 'land-1')).code).toBe(0);
     expect(git(aw, 'show', `epic/${epic}:docs/missed.md`)).toBe('missed');
     expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
+  });
+
+  it('the epic branch moved while landing: the push with a lease is refused, and the landing is made again on the new head, never overwriting it', async () => {
+    const aw = await start();
+    const { epic } = await delivered(aw);
+    const { gh } = aw.app;
+    await setMode(aw, 'race');
+    await pushMain(aw, { 'src/cart/index.js': 'export const story = "main";\n' });
+    const { runId } = dispatchOf(aw.w, epic, 'land-1');
+    gh.act.startWorkflowRun(runId);
+    await gh.idle();
+    const running = runJob(aw.w, aw.bundle, {
+      name: `race-${epic}`,
+      workspace: await checkout(aw.w, `race-${epic}`),
+      inputs: storyInputs(aw.w, epic, 'land-1'),
+      runId,
+    });
+    // While the coder resolves, someone moves the epic branch on GitHub.
+    const prompt = join(aw.w.dumps, 'land-1-prompt.txt');
+    for (let i = 0; i < 600 && !existsSync(prompt); i++) await delay(100);
+    const moved = await gh.act.pushFiles('alice', {
+      owner: OWNER,
+      repo: REPO,
+      branch: `epic/${epic}`,
+      files: { 'docs/meanwhile.md': 'meanwhile\n' },
+      message: 'Meanwhile',
+    });
+    await writeFile(join(aw.w.dumps, 'go'), '');
+    const job = await running;
+    gh.act.completeWorkflowRun(runId, job.code === 0 ? 'success' : 'failure');
+    await gh.idle();
+    expect(job.code).toBe(0);
+    expect(job.stdout).toContain('moved on GitHub; landing again on its new head');
+    // The commit made meanwhile is the landed merge's first parent: nothing was overwritten.
+    expect(git(aw, 'log', '-1', '--format=%P', `epic/${epic}`).split(' ')[0]).toBe(moved);
+    expect(git(aw, 'show', `epic/${epic}:docs/meanwhile.md`)).toBe('meanwhile');
+    const [record] = await landings(aw, epic);
+    expect(record).toMatchObject({ outcome: 'landed', epicHeadBefore: moved });
   });
 
   it('a hostile land coder cannot land workflow files or paths outside the land perimeter', async () => {

@@ -3,6 +3,7 @@
 //   resolve  keep both sides of every conflict (ours, then theirs)
 //   nothing  leave the markers where they are
 //   hostile  resolve, and also write a workflow and a file outside the land perimeter
+//   race     resolve, then wait for <dump dir>/go (the test moves the epic branch meanwhile)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -34,6 +35,13 @@ if (!story.startsWith('land-')) {
     mkdirSync('.github/workflows', { recursive: true });
     writeFileSync('.github/workflows/evil.yml', 'on: push\njobs: {}\n');
     writeFileSync('README.md', '# taken over\n');
+  }
+  if (mode === 'race') {
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(`${dump}/go`)) {
+      if (Date.now() > deadline) process.exit(3);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
   }
   console.log(`EPICFLOW_USAGE {"input":800,"output":200,"model":"scripted-1"}`);
 }

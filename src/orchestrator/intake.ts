@@ -162,7 +162,8 @@ async function handleRun(
     await commentInvalidConfig(deps.repo, epic.number, e);
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
   }
-  if (isLandJob(run.story)) {
+  const landRun = isLandJob(run.story);
+  if (landRun) {
     // A landing's run: a record it left running holds the epic; a queued landing starts.
     await landRunCompleted(deps, {
       epic: epic.number,
@@ -179,7 +180,8 @@ async function handleRun(
   };
   return decide(
     { ...deps, defaultBranch },
-    { epic, config, trigger, replyTo: epic.number, command: null, view },
+    // After a landing's run the view is read again: its end may have held the epic.
+    { epic, config, trigger, replyTo: epic.number, command: null, ...(landRun ? {} : { view }) },
   );
 }
 

@@ -289,6 +289,32 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     expect(record).toMatchObject({ outcome: 'landed', epicHeadBefore: moved });
   });
 
+  it('a land job that ended without recording its outcome is marked so and holds the epic', async () => {
+    const aw = await start();
+    const { epic } = await delivered(aw);
+    const { gh } = aw.app;
+    await pushMain(aw, { 'docs/guide.md': '# guide\n' });
+    // The run is cancelled before its job did anything.
+    const { runId } = dispatchOf(aw.w, epic, 'land-1');
+    gh.act.startWorkflowRun(runId);
+    gh.act.completeWorkflowRun(runId, 'cancelled');
+    await gh.idle();
+    const [record] = await landings(aw, epic);
+    expect(record).toMatchObject({ outcome: 'not-landed' });
+    expect(record?.reason).toContain('cancelled');
+    expect(statusComment(aw.app, epic)).toContain('land-1: main does not merge into');
+    // The job started late: its record is not running any more, so it refuses.
+    const late = await runJob(aw.w, aw.bundle, {
+      name: `late-${epic}`,
+      workspace: await checkout(aw.w, `late-${epic}`),
+      inputs: storyInputs(aw.w, epic, 'land-1'),
+      runId,
+    });
+    expect(late.code).not.toBe(0);
+    expect(late.summary).toContain('land-1 of epic #');
+    expect(late.stdout + late.stderr).toContain('not running: this job is stale');
+  });
+
   it('a hostile land coder cannot land workflow files or paths outside the land perimeter', async () => {
     const aw = await start();
     const { epic } = await delivered(aw);

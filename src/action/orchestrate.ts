@@ -1,6 +1,6 @@
 /**
  * `mode: orchestrate` (app-less): the workflow receives the same events the
- * App would (`issues`, `issue_comment`, `workflow_run`, `sub_issues`) and hands
+ * App would (`issues`, `issue_comment`, `workflow_run`, `sub_issues`, `push`, `pull_request`) and hands
  * them to the same orchestrator entry, mapped from the payload file by the
  * orchestrator's `toEpicEvent`.
  */

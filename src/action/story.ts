@@ -20,7 +20,9 @@ import {
 } from '../orchestrator/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
+import { isLandJob } from '../core/epic/landing.js';
 import { connectGitHub, remoteGit } from './github.js';
+import { runLandMode } from './land.js';
 import type { StoryInputs } from './inputs.js';
 import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
 import {
@@ -64,6 +66,8 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 }
 
 export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
+  // `story: land-<n>`: a landing of the default branch into the epic (docs/landing.md).
+  if (isLandJob(inputs.story)) return runLandMode({ inputs, runner, env });
   const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
   const { repo } = gh;
   const remote = remoteGit(gh, {
@@ -243,7 +247,7 @@ function runOrigin(runner: RunnerContext): { origin?: RunOrigin; repositoryId?: 
  * code the App runs — so dependents are dispatched now. Best effort: the App
  * (or the orchestrate workflow) makes the same decision when the run completes.
  */
-async function reconcileAfter(input: {
+export async function reconcileAfter(input: {
   repo: GitHubRepo;
   runner: RunnerContext;
   defaultBranch: string | undefined;

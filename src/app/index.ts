@@ -205,6 +205,11 @@ function queueKey(context: Context, event: EpicEvent): string {
     case 'review':
       // With the pull request's comments (`/revise`), which arrive under its number.
       return `${owner}/${repo}#${event.pr}`;
+    case 'push':
+      // Pushes wait for each other: a second one finds the first's landing running.
+      return `${owner}/${repo}:push`;
+    case 'pr-closed':
+      return `${owner}/${repo}#${event.number}`;
     default:
       return `${owner}/${repo}#${event.issue.number}`;
   }
@@ -327,6 +332,8 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
   app.on('workflow_run.completed', onEvent);
   app.on('sub_issues', onEvent);
   app.on('pull_request_review.submitted', onEvent);
+  app.on('push', onEvent);
+  app.on('pull_request.closed', onEvent);
 }
 
 /** The App as probot loads it (`probot run ./lib/app/index.js`): it owns the process. */

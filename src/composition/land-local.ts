@@ -120,7 +120,7 @@ async function openRepo(dir: string): Promise<Git> {
 }
 
 /** The land port over the git adapter. */
-function landGitPort(repo: Git): LandGitPort {
+export function landGitPort(repo: Git): LandGitPort {
   return {
     ...gitPort(repo),
     isAncestor: (a, d) => repo.isAncestor(a, d),

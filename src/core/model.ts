@@ -122,7 +122,11 @@ export type HaltKind =
   | 'outside-change'
   | 'interrupted'
   /** The plan differs from the one a user with write permission approved. */
-  | 'plan-unapproved';
+  | 'plan-unapproved'
+  /** Bringing the default branch into the epic branch failed (GitHub: a `land-<n>` job). */
+  | 'land-failed'
+  /** The epic's pull request was closed without being merged. */
+  | 'pr-closed';
 
 export interface Halt {
   readonly kind: HaltKind;
@@ -130,6 +134,8 @@ export interface Halt {
   readonly message: string;
   /** When the halt may lift (ISO time), e.g. an executor's usage-limit reset. */
   readonly until?: string;
+  /** What people do to lift it, when the halt knows (a failed landing names its paths). */
+  readonly nextStep?: string;
   /** A budget halt's facts: which limit, its value, what was spent (decisions read these, never the message). */
   readonly budget?: {
     readonly unit: 'usd' | 'tokens';

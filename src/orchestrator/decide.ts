@@ -10,10 +10,13 @@ import { epicDocPatch } from '../core/epic/epic-doc.js';
 import type { Command, DispatchedRun, Trigger } from '../core/epic/index.js';
 import { overdueDispatches, reconcile, validateCommand } from '../core/epic/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import { LAND_DOC } from '../core/epic/landing.js';
+import { readLandLog, type LandRecord } from '../core/land/index.js';
 import { epicBranchName } from '../core/model.js';
 import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
+import { landBeforeReady } from './landing.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
@@ -135,6 +138,11 @@ async function decideOnce(
   const branch = epicBranchName(String(epicNumber));
   // The merge walk reads only commits it has not seen.
   const state = stateFromView(store, reviewed, view);
+  // A landed epic is delivered: nothing is started, opened or dispatched for it again.
+  if (state.doc?.value.landed !== undefined) {
+    return { outcome: 'ignored', reason: 'the epic has landed', epic: epicNumber, dispatched: [] };
+  }
+  const landings = landingsOf(store, view);
   const merged = await repo.mergedStories(branch, { head: view.head });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
@@ -145,7 +153,7 @@ async function decideOnce(
     now,
   });
   const reportUrl = fullReportUrl(repo.htmlUrl, epicNumber);
-  const actions = reconcile({
+  const decided = reconcile({
     epic: { number: epicNumber, title: d.epic.title },
     plan,
     records: state.records,
@@ -164,7 +172,14 @@ async function decideOnce(
     review,
     configPaths: planOptionsFor(d.config).configPaths,
     planning: planning.shown,
+    ...(landings.length === 0 ? {} : { landings }),
   });
+  // Ready only with the default branch in it: else a landing first (docs/landing.md).
+  const ready = decided.some((a) => a.kind === 'mark-pr-ready') && view.pr?.draft === true;
+  const actions =
+    ready && (await landBeforeReady(deps, { epic: epicNumber, defaultBranch }))
+      ? decided.filter((a) => a.kind !== 'mark-pr-ready')
+      : decided;
   const ctx: ApplyContext = {
     repo,
     store,
@@ -235,6 +250,13 @@ async function decideOnce(
     };
   }
   return { outcome: 'reconciled', epic: epicNumber, dispatched: applied.dispatched };
+}
+
+/** The epic's landings as the view read them (`land.json`); none when there is no file. */
+function landingsOf(store: GitHubStateStore, view: EpicView): readonly LandRecord[] {
+  if (view.landDoc === undefined) return [];
+  const path = store.docPath(LAND_DOC);
+  return readLandLog(store.parseJson<unknown>(LAND_DOC, view.landDoc.text), path).lands;
 }
 
 /**

@@ -29,6 +29,8 @@ import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index
 import { GitHubStateStore } from '../adapters/github/index.js';
 import { decide } from './decide.js';
 import { planningRunFinished, planningRunOf } from './planning.js';
+import { handlePullRequestClosed } from './after-pr.js';
+import { handlePush, isLandJob, landRunCompleted } from './landing.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
@@ -49,6 +51,9 @@ export async function handleEpicEvent(
 ): Promise<HandleResult> {
   const { repo } = deps;
   if (event.kind === 'workflow-run') return handleRun(deps, event);
+  // The default branch moved, or an epic's pull request closed (docs/landing.md).
+  if (event.kind === 'push') return handlePush(deps, event);
+  if (event.kind === 'pr-closed') return handlePullRequestClosed(deps, event);
 
   // Bots, epicflow included, are ignored before any request: two bots never talk forever.
   if (isBot(event.sender.type, event.sender.login, repo.botLogin)) return ignored('sent by a bot');
@@ -198,6 +203,16 @@ async function handleRun(
     await commentInvalidConfig(deps.repo, epic.number, e);
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
   }
+  const landRun = isLandJob(run.story);
+  if (landRun) {
+    // A landing's run: a record it left running holds the epic; a queued landing starts.
+    await landRunCompleted(deps, {
+      epic: epic.number,
+      job: run.story,
+      conclusion: event.conclusion,
+      defaultBranch,
+    });
+  }
   const trigger: Trigger = {
     kind: 'workflow_run',
     story: run.story,
@@ -206,7 +221,8 @@ async function handleRun(
   };
   return decide(
     { ...deps, defaultBranch },
-    { epic, config, trigger, replyTo: epic.number, command: null, view },
+    // After a landing's run the view is read again: its end may have held the epic.
+    { epic, config, trigger, replyTo: epic.number, command: null, ...(landRun ? {} : { view }) },
   );
 }
 
@@ -245,7 +261,7 @@ async function notAnEpic(
 /** The epic issue this event concerns, or undefined when it concerns none. */
 async function epicOf(
   repo: GitHubRepo,
-  event: Exclude<EpicEvent, { kind: 'workflow-run' }>,
+  event: Exclude<EpicEvent, { kind: 'workflow-run' | 'push' | 'pr-closed' }>,
   label: string,
 ): Promise<EventIssue | undefined> {
   const isEpic = (i: EventIssue): boolean => !i.isPullRequest && i.labels.includes(label);
@@ -304,7 +320,7 @@ async function startReview(
 }
 
 function triggerOf(
-  event: Exclude<EpicEvent, { kind: 'workflow-run' }>,
+  event: Exclude<EpicEvent, { kind: 'workflow-run' | 'push' | 'pr-closed' }>,
   command: Command | null,
   config: EpicflowConfig,
 ): Trigger {

@@ -54,6 +54,15 @@ export type EpicEvent =
       readonly state: string;
       readonly sender: Sender;
     }
+  /** A push (`ref` moved); only one to the default branch concerns epics (docs/landing.md). */
+  | {
+      readonly kind: 'push';
+      readonly ref: string;
+      readonly deleted: boolean;
+      readonly sender: Sender;
+    }
+  /** A pull request was closed, merged or not (read from GitHub before anything is done). */
+  | { readonly kind: 'pr-closed'; readonly number: number; readonly sender: Sender }
   /** A sub-issue was added to or removed from `parent` (a sub-issue plan may have changed). */
   | { readonly kind: 'sub-issues'; readonly parent: number; readonly sender: Sender }
   | {

@@ -64,6 +64,16 @@ const ReviewEvent = z.object({
   }),
   sender: Sender,
 });
+const PushEvent = z.object({
+  ref: z.string(),
+  deleted: z.boolean().optional(),
+  sender: Sender,
+});
+const PullRequestEvent = z.object({
+  action: z.string(),
+  number: z.number().int(),
+  sender: Sender,
+});
 const SubIssuesEvent = z.object({
   parent_issue: z.object({ number: z.number().int() }).optional(),
   sender: Sender,
@@ -89,7 +99,7 @@ function parse<T>(schema: z.ZodType<T>, payload: unknown, eventName: string): T 
 
 /**
  * The orchestrator's event for a webhook (`issues`, `issue_comment`, `workflow_run`,
- * `sub_issues`, `pull_request_review`; probot's `issues.edited` form works too), or null when the event is
+ * `sub_issues`, `pull_request_review`, `push`, `pull_request`; probot's `issues.edited` form works too), or null when the event is
  * not one epicflow handles. A payload that is not GitHub's throws a 'usage' error.
  */
 export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | null {
@@ -158,6 +168,24 @@ export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | nu
           repository: p.pull_request.head.repo?.full_name ?? null,
         },
         state: p.review.state.toLowerCase(),
+        sender: { login: p.sender.login, type: p.sender.type },
+      };
+    }
+    case 'push': {
+      const p = parse(PushEvent, payload, name);
+      return {
+        kind: 'push',
+        ref: p.ref,
+        deleted: p.deleted === true,
+        sender: { login: p.sender.login, type: p.sender.type },
+      };
+    }
+    case 'pull_request': {
+      const p = parse(PullRequestEvent, payload, name);
+      if (p.action !== 'closed') return null;
+      return {
+        kind: 'pr-closed',
+        number: p.number,
         sender: { login: p.sender.login, type: p.sender.type },
       };
     }

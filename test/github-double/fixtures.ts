@@ -135,6 +135,7 @@ export class Fixtures {
       has_pages: false,
       has_discussions: false,
       default_branch: repo.defaultBranch,
+      delete_branch_on_merge: repo.deleteBranchOnMerge === true,
       created_at: repo.createdAt,
       updated_at: repo.createdAt,
       pushed_at: repo.createdAt,

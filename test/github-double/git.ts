@@ -437,6 +437,13 @@ export class GitStore {
     });
   }
 
+  /** Whether `head` merges into `base` without a conflict (GitHub's `mergeable`). */
+  async mergesCleanly(dir: string, base: string, head: string): Promise<boolean> {
+    const r = await runGit(dir, ['merge-tree', '--write-tree', base, head]);
+    if (r.code !== 0 && r.code !== 1) throw new Error(`git merge-tree failed: ${r.stderr.trim()}`);
+    return r.code === 0;
+  }
+
   /** Serve one smart-HTTP request through `git http-backend`. */
   serveHttp(
     req: IncomingMessage,

@@ -23,6 +23,7 @@ import type { FaultSpec, LimitHit, Stats, TimelineEvent, TokenStats } from './fa
 import type { LimitName, LimitOptions } from './limits.js';
 import { GitStore } from './git.js';
 import { addField, DEFAULT_STATUS_OPTIONS } from './graphql.js';
+import { closePull, mergePull, pushFiles } from './landing.js';
 import { addLabels, createComment, removeLabel } from './routes/issues.js';
 import { runJson, workflowIdOf } from './routes/actions.js';
 import { mintInstallationToken } from './routes/repos.js';
@@ -195,6 +196,17 @@ export interface Act {
       displayTitle: string;
     },
   ): Promise<number>;
+  /** A commit of `files` (null deletes a path) pushed on `branch`; the `push` webhook follows. */
+  pushFiles(
+    login: string,
+    p: RepoRef & { branch: string; files: Record<string, string | null>; message: string },
+  ): Promise<string>;
+  /** Merges a pull request as its merge button does (a merge commit); see `PUT …/merge`. */
+  mergePullRequest(login: string, p: RepoRef & { number: number }): Promise<string>;
+  /** Closes a pull request without merging it. */
+  closePullRequest(login: string, p: RepoRef & { number: number }): Promise<void>;
+  /** The repository setting "Automatically delete head branches". */
+  setDeleteBranchOnMerge(p: RepoRef & { value: boolean }): void;
   startWorkflowRun(runId: number): void;
   completeWorkflowRun(
     runId: number,
@@ -438,6 +450,23 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     comment: (login, { owner, repo, number, body }) => {
       const { repo: r, issue } = issueOf(owner, repo, number);
       return createComment(d, r, issue, body, d.user(login));
+    },
+    pushFiles: (login, { owner, repo, ...input }) =>
+      pushFiles(d, repoOf(owner, repo), d.user(login), input),
+    mergePullRequest: async (login, { owner, repo, number }) => {
+      const { repo: r, issue } = issueOf(owner, repo, number);
+      if (!issue.pull) throw new Error(`github-double: #${number} is not a pull request`);
+      const pr = issue as Parameters<typeof mergePull>[2];
+      const merged = await mergePull(d, r, pr, d.user(login));
+      return merged.sha;
+    },
+    closePullRequest: async (login, { owner, repo, number }) => {
+      const { repo: r, issue } = issueOf(owner, repo, number);
+      if (!issue.pull) throw new Error(`github-double: #${number} is not a pull request`);
+      await closePull(d, r, issue as Parameters<typeof closePull>[2], d.user(login));
+    },
+    setDeleteBranchOnMerge: ({ owner, repo, value }) => {
+      repoOf(owner, repo).deleteBranchOnMerge = value;
     },
     triggerWorkflowRun: async (login, r) => {
       const repo = repoOf(r.owner, r.repo);

@@ -30,6 +30,9 @@ export interface PullRec {
   readonly base: string;
   draft: boolean;
   merged: boolean;
+  /** The merge commit, once merged (`PUT …/pulls/{n}/merge`). */
+  mergeCommitSha?: string;
+  mergedBy?: string;
 }
 
 export interface IssueRec {
@@ -134,6 +137,8 @@ export interface RepoRec {
   readonly workflowIds: Map<string, number>;
   readonly runs: RunRec[];
   readonly dispatches: DispatchRec[];
+  /** The repository setting `delete_branch_on_merge` (GitHub's default: false). */
+  deleteBranchOnMerge?: boolean;
   /** Serialises writes to the bare repository (contents, refs, merges). */
   lock: Promise<unknown>;
 }

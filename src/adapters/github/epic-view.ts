@@ -23,6 +23,8 @@ export interface EpicView {
   readonly reportSha: string | null;
   /** `planning.json` (the planning record), when there is one. */
   readonly planningDoc?: { readonly sha: string; readonly text: string } | undefined;
+  /** `land.json` (the epic's landings), when there is one. */
+  readonly landDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** The epic branch's head; null when the branch does not exist. */
   readonly head: HeadCommit | null;
   readonly pr:
@@ -42,7 +44,7 @@ export interface EpicView {
 }
 
 const QUERY = `query EpicflowEpicView(
-  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!,
+  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!, $land: String!,
   $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
 ) {
   repository(owner: $owner, name: $name) {
@@ -59,6 +61,7 @@ const QUERY = `query EpicflowEpicView(
     }
     doc: object(expression: $doc) { ... on Blob { oid text } }
     planning: object(expression: $planning) { ... on Blob { oid text } }
+    land: object(expression: $land) { ... on Blob { oid text } }
     report: object(expression: $report) { oid }
     epic: ref(qualifiedName: $epicRef) {
       target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
@@ -99,6 +102,7 @@ interface Answer {
     } | null;
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
     readonly planning?: { readonly oid?: string; readonly text?: string | null } | null;
+    readonly land?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly report: { readonly oid: string } | null;
     readonly epic: {
       readonly target: {
@@ -137,6 +141,7 @@ export async function readEpicView(
         name: repo.repo,
         stories: at('stories'),
         doc: at('epic.json'),
+        land: at('land.json'),
         report: at('report.md'),
         planning: at('planning.json'),
         epicRef: `refs/heads/${input.epicBranch}`,
@@ -187,6 +192,10 @@ export async function readEpicView(
     planningDoc:
       typeof r?.planning?.oid === 'string' && typeof r.planning.text === 'string'
         ? { sha: r.planning.oid, text: r.planning.text }
+        : undefined,
+    landDoc:
+      typeof r?.land?.oid === 'string' && typeof r.land.text === 'string'
+        ? { sha: r.land.oid, text: r.land.text }
         : undefined,
     head:
       typeof target?.oid === 'string'

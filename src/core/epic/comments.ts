@@ -119,6 +119,8 @@ export interface ReportCommentInput {
   readonly fullReportUrl?: string | undefined;
   /** What planning the epic cost, when the planner drafted its plan (the Planning row). */
   readonly planning?: ReportPlanning | undefined;
+  /** The epic's landings, as rows below the stories. */
+  readonly landings?: ReportInput['landings'];
 }
 
 /** The report comment on the epic pull request: the full report, marked, within the limit. */
@@ -138,6 +140,7 @@ export function renderReportComment(input: ReportCommentInput): string {
     fullReportUrl: input.fullReportUrl,
     links: input.links,
     ...(input.planning === undefined ? {} : { planning: input.planning }),
+    ...(input.landings === undefined ? {} : { landings: input.landings }),
   };
   const body = renderReport(report, {
     maxChars: GITHUB_BODY_MAX - markerOverhead(REPORT_MARKER),

@@ -26,6 +26,11 @@ export interface EpicDoc {
   readonly owner?: string;
   /** The review rounds on the epic's pull request (core/epic/review.ts). */
   readonly review?: ReviewDoc;
+  /**
+   * The epic's pull request was merged (docs/landing.md): the epic is delivered, and
+   * no decision starts, opens or dispatches anything for it again.
+   */
+  readonly landed?: { readonly pr: number; readonly mergeCommit: string; readonly at: string };
 }
 
 /** What one decision changes of the epic document. */

@@ -21,6 +21,8 @@ export type MarkerName =
   | 'error'
   /** The answer to a command on an issue that is not an epic. */
   | 'not-an-epic'
+  /** The final report on the epic issue, once its pull request was merged or closed. */
+  | 'landed'
   /** A story's sub-issue. */
   | `story:${string}`
   /** The epic a story's sub-issue belongs to (on the sub-issue, beside its story marker). */

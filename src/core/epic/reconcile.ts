@@ -44,6 +44,8 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
   'cancel',
   'outside-change',
   'interrupted',
+  'land-failed',
+  'pr-closed',
 ]);
 
 /**
@@ -125,7 +127,7 @@ export function reconcile(input: ReconcileInput): Action[] {
     decideStories(input);
   const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
-  actions.push(...structureActions(input, entries, held === undefined));
+  actions.push(...structureActions(input, entries, held === undefined, halt));
   actions.push(...launchActions(input, entries, new Set(decision.start)));
   actions.push(...subIssueActions(input, entries, decision.hold));
   if (input.config.board !== undefined) {
@@ -226,10 +228,12 @@ function structureActions(
   input: ReconcileInput,
   entries: readonly Entry[],
   approved: boolean,
+  halt: Halt | undefined,
 ): Action[] {
   const actions: Action[] = [];
   const branch = epicBranchName(epicIdOf(input));
-  if (input.pr === undefined) {
+  // A pull request people closed is not opened again behind their back (`/resume` does).
+  if (input.pr === undefined && halt?.kind !== 'pr-closed') {
     actions.push({ kind: 'ensure-epic-branch', branch });
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
   }
@@ -381,6 +385,7 @@ function commentActions(
     links: input.links,
     fullReportUrl: input.fullReportUrl,
     planning: input.planning?.report,
+    landings: input.landings,
   });
   return [
     { kind: 'ensure-status-comment', marker: STATUS_MARKER, body: status },
@@ -438,6 +443,8 @@ function nextStepText(f: NextStepFacts): string {
     return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on. \`/approve\` accepts it without retrying failed stories or lifting a \`/cancel\`.`;
   }
   if (f.halt !== undefined) {
+    // A halt that knows its way out says it (a failed landing names the paths to resolve).
+    if (f.halt.nextStep !== undefined) return f.halt.nextStep;
     const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;
     switch (f.halt.kind) {
       case 'budget':

@@ -1,6 +1,7 @@
 /** The input and output vocabulary of `reconcile`. */
 import type { ReportStory } from '../report/index.js';
 import type { EpicflowConfig } from '../config/types.js';
+import type { LandRecord } from '../land/index.js';
 import type { Halt, Plan, StoryRecord } from '../model.js';
 import type { ReportLinks, ReportPlanning } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
@@ -127,6 +128,8 @@ export interface ReconcileInput {
    */
   readonly planning?:
     { readonly proposed: boolean; readonly report?: ReportPlanning | undefined } | undefined;
+  /** The epic's landings (`land-<n>` jobs), shown below the stories in the report. */
+  readonly landings?: readonly LandRecord[] | undefined;
 }
 
 export type Action =

@@ -131,9 +131,17 @@ export interface LandRecord {
   readonly nextStep?: string;
 }
 
+/** A landing asked for while another ran (GitHub: a push to the default branch): started after it. */
+export interface PendingLand {
+  readonly into: string;
+  readonly intoHead: string;
+  readonly since: string;
+}
+
 export interface LandLog {
   readonly version: 1;
   readonly lands: readonly LandRecord[];
+  readonly pending?: PendingLand;
 }
 
 const LandRecordSchema = z.object({
@@ -157,7 +165,11 @@ const LandRecordSchema = z.object({
   nextStep: z.string().exactOptional(),
 });
 
-const LandLogSchema = z.object({ version: z.literal(1), lands: z.array(LandRecordSchema) });
+const LandLogSchema = z.object({
+  version: z.literal(1),
+  lands: z.array(LandRecordSchema),
+  pending: z.object({ into: z.string(), intoHead: z.string(), since: z.string() }).exactOptional(),
+});
 
 /** Compile-time check that what the schema accepts is a LandLog. */
 export type _LandLogMatches = z.output<typeof LandLogSchema> extends LandLog ? true : never;
@@ -186,7 +198,7 @@ export function nextLandJob(log: LandLog): string {
 /** The log with `record` in place of the landing of the same job (or added). */
 export function withLand(log: LandLog, record: LandRecord): LandLog {
   const rest = log.lands.filter((l) => l.job !== record.job);
-  return { version: 1, lands: [...rest, record] };
+  return { ...log, version: 1, lands: [...rest, record] };
 }
 
 /** What to do after a landing failed: resolve by hand on the epic branch, then land again. */

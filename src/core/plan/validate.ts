@@ -163,6 +163,12 @@ function checkEntry(raw: unknown, index: number, options: PlanOptions, sink: Sin
         `${subject}: id must be kebab-case (lowercase letters, digits and "-", starting with a letter or digit)`,
         at('id'),
       );
+    } else if (/^land-[0-9]+$/.test(id)) {
+      report(
+        'invalid-id',
+        `${subject}: id "${id}" is reserved: land-<n> names epicflow's landing jobs`,
+        at('id'),
+      );
     } else if (id.length > MAX_ID_LENGTH) {
       report(
         'invalid-id',

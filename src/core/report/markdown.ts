@@ -49,6 +49,8 @@ const HALT_LABELS: Readonly<Record<HaltKind, string>> = {
   'outside-change': 'Changed outside epicflow',
   interrupted: 'Interrupted',
   'plan-unapproved': 'Plan not approved',
+  'land-failed': 'Not mergeable',
+  'pr-closed': 'Pull request closed',
 };
 
 interface Facts {

@@ -9,6 +9,7 @@ import {
   type RouteTable,
 } from '../context.js';
 import type { Double } from '../double.js';
+import { closePull, compareJson, mergePull, mergeableOf } from '../landing.js';
 import { now, type IssueRec, type RepoRec } from '../state.js';
 
 function repoOf(ctx: RestContext): RepoRec {
@@ -72,7 +73,7 @@ export async function pullJson(
     updated_at: issue.updatedAt,
     closed_at: issue.closedAt,
     merged_at: pull.merged ? issue.closedAt : null,
-    merge_commit_sha: null,
+    merge_commit_sha: pull.mergeCommitSha ?? null,
     assignee: null,
     assignees: [],
     requested_reviewers: [],
@@ -97,10 +98,9 @@ export async function pullJson(
   return {
     ...base,
     merged: pull.merged,
-    mergeable: null,
+    ...(await mergeableOf(double, repo, issue as IssueRec & { pull: typeof pull })),
     rebaseable: null,
-    mergeable_state: 'unknown',
-    merged_by: null,
+    merged_by: pull.mergedBy === undefined ? null : f.user(double.user(pull.mergedBy)),
     comments: issueJson['comments'],
     review_comments: 0,
     maintainer_can_modify: false,
@@ -165,20 +165,38 @@ export const pullRoutes: RouteTable = {
   },
   'PATCH /repos/{owner}/{repo}/pulls/{pull_number}': async (ctx) => {
     const repo = repoOf(ctx);
-    ctx.double.requireWrite(repo, ctx.actor);
+    const actor = ctx.double.requireWrite(repo, ctx.actor);
     const pr = pullOf(ctx, repo);
     const title = str(ctx.body, 'title');
     if (title !== undefined) pr.title = title;
     if ('body' in ctx.body) pr.body = (ctx.body['body'] as string | null) ?? null;
     const state = str(ctx.body, 'state');
     if (state === 'closed' && pr.state === 'open') {
-      pr.state = 'closed';
-      pr.closedAt = now();
+      await closePull(ctx.double, repo, pr, actor);
     } else if (state === 'open' && pr.state === 'closed' && !pr.pull.merged) {
       pr.state = 'open';
       pr.closedAt = null;
     }
     pr.updatedAt = now();
     return { status: 200, body: await pullJson(ctx.double, repo, pr) };
+  },
+  'PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge': async (ctx) => {
+    const repo = repoOf(ctx);
+    const actor = ctx.double.requireWrite(repo, ctx.actor);
+    const method = str(ctx.body, 'merge_method') ?? 'merge';
+    if (method !== 'merge') {
+      throw new HttpError(405, `${method} merges are not supported by this double`);
+    }
+    const body = await mergePull(ctx.double, repo, pullOf(ctx, repo), actor, {
+      sha: str(ctx.body, 'sha'),
+      title: str(ctx.body, 'commit_title'),
+      message: str(ctx.body, 'commit_message'),
+    });
+    return { status: 200, body };
+  },
+  'GET /repos/{owner}/{repo}/compare/{base}...{head}': async (ctx) => {
+    const repo = repoOf(ctx);
+    const basehead = `${param(ctx, 'base')}...${param(ctx, 'head')}`;
+    return { status: 200, body: await compareJson(ctx.double, repo, basehead) };
   },
 };

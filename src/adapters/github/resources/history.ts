@@ -3,7 +3,7 @@
  * clone: the App may run serverless without git).
  */
 import { EpicflowError } from '../../../core/errors.js';
-import { STORY_TRAILER, trailerValues } from '../../../core/merge-message.js';
+import { LAND_TRAILER, STORY_TRAILER, trailerValues } from '../../../core/merge-message.js';
 import type { HeadCommit } from '../epic-view.js';
 import { attempt } from '../errors.js';
 import type { Branches } from './branches.js';
@@ -21,8 +21,9 @@ export class History extends Resource {
    * Story id → merge commit, from merge commits with an `Epicflow-Story` trailer on the
    * epic branch's first-parent history, read through the git data API (no clone: the
    * App may run serverless without git). The walk stops at `base` (the commit the epic
-   * branch started from) or, without it, at the first commit that is not a story merge —
-   * only epicflow moves the epic branch, so that commit is where the branch began.
+   * branch started from) or, without it, at the first commit that is neither a story merge
+   * nor a landing — only epicflow moves the epic branch, so that commit is where the branch
+   * began.
    */
   async mergedStories(
     epicBranch: string,
@@ -71,7 +72,10 @@ export class History extends Resource {
               )
             ).data;
       const stories = data.parents.length > 1 ? trailerValues(data.message, STORY_TRAILER) : [];
-      if (stories.length === 0 && options.base === undefined) {
+      // A landing (the default branch merged in, docs/landing.md) has stories merged below it.
+      const landing =
+        data.parents.length > 1 && trailerValues(data.message, LAND_TRAILER).length > 0;
+      if (stories.length === 0 && !landing && options.base === undefined) {
         // Where the branch began: nothing merged below it, now or ever.
         this.cache.merged.set(key(at), new Map());
         break;

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { landPerimeter, pathsNamedIn } from '../../../src/core/perimeter/land.js';
 
 const files = new Set(['src/a.ts', 'src/b.ts', 'test/a.test.js', 'README.md', 'lib/x.py']);
-const root = '/work/tree/_land';
+const root = '/home/runner/checkout/_land';
 
 describe('pathsNamedIn', () => {
   it.each([

@@ -96,9 +96,12 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   if (d.trigger.kind === 'edited') await clearViolations(repo, epicNumber);
 
   const branch = epicBranchName(String(epicNumber));
-  // The merge walk reads only commits it has not seen.
+  // The merge walk reads only commits it has not seen, those its records name in one request.
   const state = stateFromView(store, plan, view);
-  const merged = await repo.mergedStories(branch, { head: view.head });
+  const merged = await repo.mergedStories(branch, {
+    head: view.head,
+    hints: Object.values(state.records).flatMap((r) => (r.mergeCommit ? [r.mergeCommit] : [])),
+  });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
   const now = (deps.now?.() ?? new Date()).toISOString();

@@ -159,6 +159,59 @@ describe('GitHubRepo with a cache', () => {
     expect(start.action).toBe('created');
   });
 
+  it('reads the merge commits its records name in one GraphQL request, and a wrong hint changes nothing', async () => {
+    const octokit = octokitFor(w.gh, w.bot.token);
+    const base = { owner: OWNER, repo: REPO };
+    await cachedRepo().ensureBranchWithCommit({
+      name: 'epic/52',
+      fromBranch: 'main',
+      message: 'Start epic #52: Hints',
+    });
+    const merge = async (story: string): Promise<string> => {
+      const branch = `story/52/${story}`;
+      const head = (await w.gh.state.ref(OWNER, REPO, 'epic/52')) ?? '';
+      await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+      await octokit.rest.repos.createOrUpdateFileContents({
+        ...base,
+        branch,
+        path: `src/${story}.ts`,
+        message: story,
+        content: Buffer.from(story).toString('base64'),
+      });
+      const { data } = await octokit.rest.repos.merge({
+        ...base,
+        base: 'epic/52',
+        head: branch,
+        commit_message: `Merge ${story}\n\nEpicflow-Story: ${story}`,
+      });
+      return data.sha;
+    };
+    const shas = new Map<string, string>();
+    for (const story of ['a', 'b', 'c', 'd', 'e']) shas.set(story, await merge(story));
+    const main = (await w.gh.state.ref(OWNER, REPO, 'main')) ?? '';
+    const graphql0 = w.gh.stats.graphql['EpicflowCommits'] ?? 0;
+    let merged = new Map<string, string>();
+    // A fresh process (a story job): its records name four of the five merges, one record
+    // names a commit that is not on the branch and one no commit at all.
+    const hints = [
+      shas.get('a'),
+      shas.get('b'),
+      shas.get('c'),
+      shas.get('e'),
+      main,
+      'f'.repeat(40),
+    ];
+    expect(
+      await counting(async () => {
+        merged = await cachedRepo().mergedStories('epic/52', {
+          hints: hints.filter((h): h is string => h !== undefined),
+        });
+      }),
+    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 2 }); // `d` (no record) and the start commit
+    expect(w.gh.stats.graphql['EpicflowCommits'] ?? 0).toBe(graphql0 + 1);
+    expect(merged).toEqual(new Map(shas));
+  });
+
   it('starts an epic branch with one empty commit on the default branch, once', async () => {
     const repo = cachedRepo();
     const main = (await w.gh.state.ref(OWNER, REPO, 'main')) ?? '';

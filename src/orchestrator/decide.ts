@@ -17,6 +17,7 @@ import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
+import { noteRateLimit } from './rate-limit.js';
 import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
 import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
@@ -44,6 +45,7 @@ export async function decide(deps: OrchestratorDeps, d: Decision): Promise<Handl
       return await decideUntilSettled(deps, d);
     } catch (e) {
       await reportFailure(deps, d.epic.number, e);
+      await noteRateLimit(deps, d.epic.number, e);
       throw e;
     }
   });

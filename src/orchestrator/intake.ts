@@ -28,6 +28,7 @@ import { isEpicflowError, type EpicflowError } from '../core/errors.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import { decide } from './decide.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
+import { noteRateLimit } from './rate-limit.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
@@ -138,7 +139,10 @@ async function handleRun(
     return ignored(reason);
   }
   // One read for the issue, the configuration, the sub-issues and the epic's progress.
-  const view = await readView(deps.repo, run.epic, defaultBranch);
+  const view = await readView(deps.repo, run.epic, defaultBranch).catch(async (e: unknown) => {
+    await noteRateLimit(deps, run.epic, e);
+    throw e;
+  });
   const epic =
     view.issue === undefined
       ? await deps.repo.labelledIssue(run.epic)

@@ -77,6 +77,9 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
   // may have opened it): found under either, created only when under neither.
   const doc = epicDocOf(store, view);
   const repo = epicRepo(deps.repo, doc);
+  // The status and report comments came with the view: found without listing.
+  if (view.issue?.comments !== undefined) repo.knowComments(epicNumber, view.issue.comments);
+  if (view.pr?.comments !== undefined) repo.knowComments(view.pr.number, view.pr.comments);
   const planLoad = await loadPlan(
     repo,
     d.epic,

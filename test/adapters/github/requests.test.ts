@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubCache } from '../../../src/adapters/github/cache.js';
+import { readEpicView } from '../../../src/adapters/github/epic-view.js';
 import { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { gitBlobSha, GitHubStateStore } from '../../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../../src/core/model.js';
@@ -287,5 +288,68 @@ describe('GitHubRepo with a cache', () => {
       .filter((c) => c.author === 'epicflow[bot]')
       .map((c) => c.body);
     expect(ours).toEqual([expect.stringContaining('three')]);
+  });
+});
+
+describe('the epic view with the issue comments', () => {
+  it('finds the status comment without listing, writes it only when it changed, and trusts no one else’s marker', async () => {
+    const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Viewed epic' });
+    // Someone else's comment carrying the marker first: never taken for ours.
+    w.gh.act.comment('alice', {
+      owner: OWNER,
+      repo: REPO,
+      number: issue.number,
+      body: 'fake <!-- epicflow:status -->',
+    });
+    const writer = cachedRepo();
+    const { id } = await writer.ensureComment({
+      issueNumber: issue.number,
+      marker: 'status',
+      body: 'Status: one',
+    });
+    // A fresh process (a story job) reads the view, then ensures the same status.
+    const fresh = cachedRepo();
+    const view = await readEpicView(fresh, {
+      stateBranch: 'epicflow/state',
+      folder: `epics/${issue.number}`,
+      epicBranch: `epic/${issue.number}`,
+      baseBranch: 'main',
+      epic: issue.number,
+      configPath: '.github/epicflow.yml',
+    });
+    expect(view.issue?.comments?.complete).toBe(true);
+    fresh.knowComments(issue.number, view.issue?.comments ?? { complete: false, comments: [] });
+    expect(
+      await counting(async () => {
+        const same = await fresh.ensureComment({
+          issueNumber: issue.number,
+          marker: 'status',
+          body: 'Status: one',
+        });
+        expect(same).toEqual({ id, action: 'unchanged' });
+      }),
+    ).toEqual({});
+    expect(
+      await counting(async () => {
+        const next = await fresh.ensureComment({
+          issueNumber: issue.number,
+          marker: 'status',
+          body: 'Status: two',
+        });
+        expect(next).toEqual({ id, action: 'updated' });
+      }),
+    ).toEqual({ 'issues/update-comment': 1 });
+    expect(w.gh.state.comments(OWNER, REPO, issue.number).map((c) => c.body)).toEqual([
+      'fake <!-- epicflow:status -->',
+      expect.stringContaining('Status: two'),
+    ]);
+    // An incomplete listing without the marker proves nothing: the issue is listed.
+    const other = cachedRepo();
+    other.knowComments(issue.number, { complete: false, comments: [] });
+    expect(
+      await counting(async () => {
+        expect((await other.findComment(issue.number, 'status'))?.id).toBe(id);
+      }),
+    ).toEqual({ 'issues/list-comments': 1 });
   });
 });

@@ -133,6 +133,7 @@ async function decideOnce(deps: OrchestratorDeps, d: Decision): Promise<HandleRe
     now,
     trigger: d.trigger,
     fullReportUrl: reportUrl,
+    ...(deps.createsSubIssues === false ? { subIssuesPerDecision: 0 } : {}),
   });
   const ctx: ApplyContext = {
     repo,

@@ -223,7 +223,7 @@ function structureActions(
   const next = [
     ...missing.filter((e) => starting.has(e.story.id)),
     ...missing.filter((e) => !starting.has(e.story.id)),
-  ].slice(0, SUB_ISSUES_PER_DECISION);
+  ].slice(0, input.subIssuesPerDecision ?? SUB_ISSUES_PER_DECISION);
   const subIssues = next.map((e): Action => {
     const text = renderSubIssue(input.epic.number, e.story, e.wave);
     return {

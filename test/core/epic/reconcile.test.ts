@@ -69,6 +69,13 @@ describe('reconcile: first label', () => {
     expect(Object.keys(world.subIssues)).toHaveLength(25);
   });
 
+  it('creates no sub-issue in a decision told to create none (a story job beside the App), and still dispatches', () => {
+    const world = new World();
+    const actions = reconcile({ ...world.input({ kind: 'label' }), subIssuesPerDecision: 0 });
+    expect(kinds(actions)).not.toContain('ensure-sub-issue');
+    expect(dispatches(actions).map((d) => d.story)).toEqual(['a', 'e']);
+  });
+
   it('starts every ready story when slots and concurrency allow', () => {
     const world = new World();
     expect(dispatches(world.step({ kind: 'label' })).map((d) => d.story)).toEqual(['a', 'e']);

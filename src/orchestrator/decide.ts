@@ -15,7 +15,7 @@ import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { loadPlan, readView, stateFromView } from './load.js';
-import { withEpicLock } from './lock.js';
+import { epicLockBusy, withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { noteRateLimit } from './rate-limit.js';
 import { clearProblem, clearViolations, commentViolations, reportFailure } from './problems.js';
@@ -40,9 +40,13 @@ export interface Decision {
 export async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
   const { repo } = deps;
   const key = `${repo.fullName}#${d.epic.number}`;
+  // A view read while another decision on the epic ran may miss what that one did (the
+  // sub-issues it created): read again once it is our turn.
+  const { view: _stale, ...unread } = d;
+  const decision = epicLockBusy(key) ? unread : d;
   return withEpicLock(key, async () => {
     try {
-      return await decideUntilSettled(deps, d);
+      return await decideUntilSettled(deps, decision);
     } catch (e) {
       await reportFailure(deps, d.epic.number, e);
       await noteRateLimit(deps, d.epic.number, e);

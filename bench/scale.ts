@@ -288,6 +288,7 @@ async function storyJob(
           defaultBranch: 'main',
           storyWorkflow: 'epicflow-story.yml',
           log: { info: () => undefined, warn: () => undefined },
+          createsSubIssues: false, // as the Action's story job
         },
         {
           kind: 'workflow-run',

@@ -80,7 +80,8 @@ const probot = new Probot({
     retry: { retryAfterBaseValue: 0 },
   })),
 });
-const app = createEpicflowApp();
+// The App waits out a rate limit on the same clock before it handles a delivery again.
+const app = createEpicflowApp({ clock: { now: clock.now, sleep: (ms) => clock.sleep(ms) } });
 const middleware = await createNodeMiddleware(app, { probot });
 
 const reportState = (): void => send({ t: 'state', busy: app.busy() });

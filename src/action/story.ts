@@ -267,6 +267,8 @@ export async function reconcileAfter(input: {
         ...(defaultBranch === undefined ? {} : { defaultBranch }),
         storyWorkflow: runner.workflowPath.split('/').pop() ?? runner.workflowPath,
         log: { info: (m) => core.info(m), warn: (m) => core.warning(m) },
+        // Beside the event's decider: it creates the sub-issues (no two at once).
+        createsSubIssues: false,
       },
       {
         kind: 'workflow-run',

@@ -22,6 +22,7 @@ import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js
 import { handleEpicEvent, toEpicEvent, type EpicEvent } from '../orchestrator/index.js';
 import { health, healthHandler } from './health.js';
 import { KeyedQueue } from './queue.js';
+import { REAL_CLOCK, SelfRetries, type AppClock } from './retry.js';
 import { createShutdown, type Shutdown } from './shutdown.js';
 
 /** Delivery ids remembered: enough for a burst of redeliveries, small enough to forget. */
@@ -44,6 +45,8 @@ export interface EpicflowAppOptions {
   readonly stuckAfterMs?: number;
   /** How long a shutdown waits for queued deliveries. Default: `EPICFLOW_SHUTDOWN_SECONDS`, else 8 s. */
   readonly shutdownDeadlineMs?: number;
+  /** Time for waiting out a rate limit before handling a delivery again (default: real time). */
+  readonly clock?: AppClock;
 }
 
 /** The App function probot loads, with a handle on the work it still has queued. */
@@ -116,6 +119,7 @@ function exitAfterLog(code: number): void {
 
 export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
   const queue = new KeyedQueue();
+  const retries = new SelfRetries(options.clock ?? REAL_CLOCK);
   // Merged stories and comment ids remembered across events (and installs:
   // content-addressed entries are the same everywhere, the others are keyed by repository).
   const cache = new GitHubCache();
@@ -133,7 +137,13 @@ export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp
         options.shutdownDeadlineMs ??
         secondsFromEnv('EPICFLOW_SHUTDOWN_SECONDS', DEFAULT_SHUTDOWN_SECONDS);
       // Handlers first, synchronously: probot and its test setups expect them at once.
-      register(app, { queue, cache, sync, stopping: () => shutdown?.stopping() ?? false });
+      register(app, {
+        queue,
+        cache,
+        sync,
+        retries,
+        stopping: () => shutdown?.stopping() ?? false,
+      });
       const check = async () =>
         health({
           signError: await signError(app),
@@ -166,7 +176,14 @@ export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp
       throw e;
     }
   };
-  return Object.assign(fn, { busy: () => queue.busy(), idle: () => queue.idle() });
+  const idle = async (): Promise<void> => {
+    // A retry waiting out a rate limit queues its delivery when it wakes.
+    do {
+      await queue.idle();
+      await retries.idle();
+    } while (queue.busy() || retries.busy());
+  };
+  return Object.assign(fn, { busy: () => queue.busy() || retries.busy(), idle });
 }
 
 /**
@@ -189,6 +206,7 @@ interface Runtime {
   readonly queue: KeyedQueue;
   readonly cache: GitHubCache;
   readonly sync: boolean;
+  readonly retries: SelfRetries;
   /** True once the process is shutting down: new deliveries are refused. */
   readonly stopping: () => boolean;
 }
@@ -221,7 +239,7 @@ function eventName(context: Context): string {
   return typeof action === 'string' ? `${context.name}.${action}` : context.name;
 }
 
-function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void {
+function register(app: Probot, { queue, cache, sync, retries, stopping }: Runtime): void {
   // A redelivery carries the same id. Handling is idempotent by state anyway; this only
   // spares the requests of deciding again (and joins a redelivery still in flight).
   const deliveries = new Map<string, Promise<void>>();
@@ -268,7 +286,7 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
     handled.catch(() => undefined);
   };
 
-  const handle = async (context: Context, event: EpicEvent): Promise<void> => {
+  const handle = async (context: Context, event: EpicEvent, attempt = 1): Promise<void> => {
     // Inside the `try`: a GitHub the App cannot reach or authenticate with (a wrong
     // GHE_HOST, a revoked key) fails the first request here, and must be logged too.
     try {
@@ -302,6 +320,23 @@ function register(app: Probot, { queue, cache, sync, stopping }: Runtime): void 
           (result.epic === undefined ? '' : ` on epic #${result.epic}`),
       );
     } catch (e) {
+      // A rate limit: the App handles the delivery again once it passed (retry.ts).
+      const again = stopping()
+        ? undefined
+        : retries.schedule(e, attempt, () =>
+            queue.push(
+              queueKey(context, event),
+              () => handle(context, event, attempt + 1),
+              `${context.name} ${context.id} (retry ${attempt})`,
+            ),
+          );
+      if (again !== undefined) {
+        context.log.warn(
+          { event: eventName(context), delivery: context.id, retryAt: again.toISOString() },
+          `${context.name} ${context.id}: ${describeError(e)}; handled again at ${again.toISOString()}`,
+        );
+        throw e;
+      }
       // Failures are logged readably; in sync mode the delivery is answered with an
       // error so it shows as failed on GitHub and can be redelivered (every step is
       // idempotent); otherwise the next event on the epic, or `/resume`, picks it up.

@@ -18,9 +18,10 @@ import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { landBeforeReady } from './landing.js';
 import { loadPlan, readView, stateFromView } from './load.js';
-import { withEpicLock } from './lock.js';
+import { epicLockBusy, withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { planningStep } from './planning.js';
+import { noteRateLimit } from './rate-limit.js';
 import { clearProblem, clearViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
 import { ReviewAnswers, reviewTrigger } from './review.js';
@@ -48,11 +49,16 @@ export interface Decision {
 export async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
   const { repo } = deps;
   const key = `${repo.fullName}#${d.epic.number}`;
+  // A view read while another decision on the epic ran may miss what that one did (the
+  // sub-issues it created): read again once it is our turn.
+  const { view: _stale, ...unread } = d;
+  const decision = epicLockBusy(key) ? unread : d;
   return withEpicLock(key, async () => {
     try {
-      return await decideUntilSettled(deps, d);
+      return await decideUntilSettled(deps, decision);
     } catch (e) {
       await reportFailure(deps, d.epic.number, e);
+      await noteRateLimit(deps, d.epic.number, e);
       throw e;
     }
   });
@@ -96,6 +102,9 @@ async function decideOnce(
   // may have opened it): found under either, created only when under neither.
   const doc = epicDocOf(store, view);
   const repo = epicRepo(deps.repo, doc);
+  // The status and report comments came with the view: found without listing.
+  if (view.issue?.comments !== undefined) repo.knowComments(epicNumber, view.issue.comments);
+  if (view.pr?.comments !== undefined) repo.knowComments(view.pr.number, view.pr.comments);
   const loaded = await loadPlan(
     repo,
     d.epic,
@@ -136,14 +145,17 @@ async function decideOnce(
   if (d.trigger.kind === 'edited') await clearViolations(repo, epicNumber);
 
   const branch = epicBranchName(String(epicNumber));
-  // The merge walk reads only commits it has not seen.
+  // The merge walk reads only commits it has not seen, those its records name in one request.
   const state = stateFromView(store, reviewed, view);
   // A landed epic is delivered: nothing is started, opened or dispatched for it again.
   if (state.doc?.value.landed !== undefined) {
     return { outcome: 'ignored', reason: 'the epic has landed', epic: epicNumber, dispatched: [] };
   }
   const landings = landingsOf(store, view);
-  const merged = await repo.mergedStories(branch, { head: view.head });
+  const merged = await repo.mergedStories(branch, {
+    head: view.head,
+    hints: Object.values(state.records).flatMap((r) => (r.mergeCommit ? [r.mergeCommit] : [])),
+  });
   const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
   const runs = await strandedRuns(deps, {
@@ -173,6 +185,7 @@ async function decideOnce(
     configPaths: planOptionsFor(d.config).configPaths,
     planning: planning.shown,
     ...(landings.length === 0 ? {} : { landings }),
+    ...(deps.createsSubIssues === false ? { subIssuesPerDecision: 0 } : {}),
   });
   // Ready only with the default branch in it: else a landing first (docs/landing.md).
   const ready = decided.some((a) => a.kind === 'mark-pr-ready') && view.pr?.draft === true;

@@ -32,6 +32,7 @@ import { planningRunFinished, planningRunOf } from './planning.js';
 import { handlePullRequestClosed } from './after-pr.js';
 import { handlePush, isLandJob, landRunCompleted } from './landing.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
+import { noteRateLimit } from './rate-limit.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
 import { reviewTrigger } from './review.js';
@@ -184,7 +185,10 @@ async function handleRun(
     return ignored(reason);
   }
   // One read for the issue, the configuration, the sub-issues and the epic's progress.
-  const view = await readView(deps.repo, run.epic, defaultBranch);
+  const view = await readView(deps.repo, run.epic, defaultBranch).catch(async (e: unknown) => {
+    await noteRateLimit(deps, run.epic, e);
+    throw e;
+  });
   const epic =
     view.issue === undefined
       ? await deps.repo.labelledIssue(run.epic)

@@ -8,6 +8,11 @@
  */
 const tails = new Map<string, Promise<unknown>>();
 
+/** Whether a decision on `key` is running or queued in this process right now. */
+export function epicLockBusy(key: string): boolean {
+  return tails.has(key);
+}
+
 export async function withEpicLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
   const before = tails.get(key) ?? Promise.resolve();
   const run = before.then(fn, fn);

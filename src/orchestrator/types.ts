@@ -97,6 +97,13 @@ export interface OrchestratorDeps {
   readonly storyWorkflow?: string;
   readonly now?: () => Date;
   readonly log?: OrchestratorLog;
+  /**
+   * Whether this decision creates sub-issues still missing (default true). A story job's
+   * own reconcile says false: it runs beside the decisions of the App (or the orchestrate
+   * workflow) in another process, and two processes creating the same sub-issue at once
+   * would make two. The decider of the epic's events creates them, a few each time.
+   */
+  readonly createsSubIssues?: boolean;
 }
 
 /** What one event came to, for logs and tests. */

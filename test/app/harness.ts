@@ -18,6 +18,7 @@ import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../src/core/model.js';
 import { createEpicflowApp } from '../../src/app/index.js';
+import type { AppClock } from '../../src/app/retry.js';
 import { octokitFor } from '../github-double/client.js';
 import {
   startGitHubDouble,
@@ -122,6 +123,8 @@ export interface WorldOptions {
    * with its retry plugin on as in production; overrides `retries`.
    */
   readonly throttle?: (gh: GitHubDouble) => Record<string, unknown>;
+  /** The App's clock for waiting out a rate limit (e.g. the double's). */
+  readonly clock?: (gh: GitHubDouble) => AppClock;
 }
 
 export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
@@ -173,7 +176,10 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
           : { retry: { enabled: false }, throttle: { enabled: false } }),
     })),
   });
-  const app = createEpicflowApp(options.sync === undefined ? {} : { sync: options.sync });
+  const app = createEpicflowApp({
+    ...(options.sync === undefined ? {} : { sync: options.sync }),
+    ...(options.clock === undefined ? {} : { clock: options.clock(gh) }),
+  });
   // The App answers first and works after: `gh.idle()` waits for that work too, and the
   // double's clock does not jump while the App works (unless it sleeps on the clock).
   gh.waitFor(app);

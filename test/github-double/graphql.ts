@@ -582,6 +582,34 @@ export class GraphqlEndpoint {
           args,
           'projectItems',
         ),
+      // Issue and pull request comments, oldest first (`IssueCommentConnection`).
+      comments: (args: Args) =>
+        connection(
+          r.comments
+            .filter((c) => c.issueNumber === i.number)
+            .map((c) => {
+              const who = d.user(c.author);
+              return {
+                __typename: 'IssueComment',
+                id: c.nodeId,
+                databaseId: c.id,
+                fullDatabaseId: String(c.id),
+                body: c.body,
+                createdAt: c.createdAt,
+                updatedAt: c.updatedAt,
+                url: `${d.url}/${r.owner}/${r.name}/issues/${i.number}#issuecomment-${c.id}`,
+                author: {
+                  __typename: who.type === 'Bot' ? 'Bot' : 'User',
+                  login: who.login,
+                  url: `${d.url}/${who.login}`,
+                  avatarUrl: `${d.url}/avatars/u/${who.id}`,
+                  resourcePath: `/${who.login}`,
+                },
+              };
+            }),
+          args,
+          'comments',
+        ),
     };
   }
 

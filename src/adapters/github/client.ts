@@ -118,6 +118,8 @@ export function createOctokit(options: CreateOctokitOptions): Octokit {
     };
   return new ProductionOctokit({
     ...common,
+    // The plugin's list, and 409: a lost compare-and-swap is decided again on fresh state.
+    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 451] },
     throttle: {
       onRateLimit: onLimit('primary'),
       onSecondaryRateLimit: onLimit('secondary'),

@@ -14,6 +14,16 @@ export interface HeadCommit {
   readonly parents: readonly string[];
 }
 
+/** An issue's first comments as the view read them; `complete` when that was all of them. */
+export interface CommentListing {
+  readonly complete: boolean;
+  readonly comments: readonly {
+    readonly id: number;
+    readonly body: string;
+    readonly author: string;
+  }[];
+}
+
 export interface EpicView {
   /** Story files (`<id>.json`) by file name: blob sha and text. */
   readonly stories: ReadonlyMap<string, { readonly sha: string; readonly text: string }>;
@@ -28,7 +38,14 @@ export interface EpicView {
   /** The epic branch's head; null when the branch does not exist. */
   readonly head: HeadCommit | null;
   readonly pr:
-    { readonly number: number; readonly draft: boolean; readonly nodeId: string } | undefined;
+    | {
+        readonly number: number;
+        readonly draft: boolean;
+        readonly nodeId: string;
+        /** Its first comments (the report comment is among them). */
+        readonly comments?: CommentListing;
+      }
+    | undefined;
   /** The epic issue with its labels and sub-issues; undefined when there is no such issue. */
   readonly issue:
     | {
@@ -37,6 +54,8 @@ export interface EpicView {
         readonly body: string;
         readonly labels: readonly string[];
         readonly subIssues: readonly IssueSummary[];
+        /** Its first comments (the status comment is among them): no listing needed. */
+        readonly comments?: CommentListing;
       }
     | undefined;
   /** The configuration file's text on the default branch; null when there is none. */
@@ -54,6 +73,7 @@ const QUERY = `query EpicflowEpicView(
       subIssues(first: 100) {
         nodes { number databaseId id title body state author { login } }
       }
+      comments(first: 100) { totalCount nodes { databaseId body author { login } } }
     }
     config: object(expression: $config) { ... on Blob { text } }
     stories: object(expression: $stories) {
@@ -67,7 +87,10 @@ const QUERY = `query EpicflowEpicView(
       target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
     }
     pullRequests(headRefName: $head, baseRefName: $base, states: [OPEN], first: 1) {
-      nodes { number isDraft id }
+      nodes {
+        number isDraft id
+        comments(first: 100) { totalCount nodes { databaseId body author { login } } }
+      }
     }
   }
 }`;
@@ -82,6 +105,24 @@ interface RawSub {
   readonly author: { readonly login: string } | null;
 }
 
+interface RawComments {
+  readonly totalCount: number;
+  readonly nodes: readonly {
+    readonly databaseId: number | null;
+    readonly body: string;
+    readonly author: { readonly login: string } | null;
+  }[];
+}
+
+function listing(raw: RawComments): CommentListing {
+  const comments = raw.nodes.flatMap((c) =>
+    c.databaseId === null
+      ? []
+      : [{ id: c.databaseId, body: c.body, author: c.author?.login ?? '' }],
+  );
+  return { complete: raw.totalCount <= raw.nodes.length, comments };
+}
+
 interface Answer {
   readonly repository: {
     readonly issue: {
@@ -90,6 +131,7 @@ interface Answer {
       readonly body: string;
       readonly labels: { readonly nodes: readonly { readonly name: string }[] } | null;
       readonly subIssues: { readonly nodes: readonly RawSub[] };
+      readonly comments?: RawComments;
     } | null;
     readonly config: { readonly text?: string | null } | null;
     readonly stories: {
@@ -112,7 +154,12 @@ interface Answer {
       } | null;
     } | null;
     readonly pullRequests: {
-      readonly nodes: readonly { number: number; isDraft: boolean; id: string }[];
+      readonly nodes: readonly {
+        number: number;
+        isDraft: boolean;
+        id: string;
+        comments?: RawComments;
+      }[];
     };
   } | null;
 }
@@ -181,6 +228,7 @@ export async function readEpicView(
               state: n.state === 'CLOSED' ? 'closed' : 'open',
               author: n.author?.login ?? '',
             })),
+            ...(issue.comments === undefined ? {} : { comments: listing(issue.comments) }),
           },
     configText: typeof config === 'string' ? config : null,
     stories,
@@ -205,6 +253,14 @@ export async function readEpicView(
             parents: (target.parents?.nodes ?? []).map((p) => p.oid),
           }
         : null,
-    pr: pr === undefined ? undefined : { number: pr.number, draft: pr.isDraft, nodeId: pr.id },
+    pr:
+      pr === undefined
+        ? undefined
+        : {
+            number: pr.number,
+            draft: pr.isDraft,
+            nodeId: pr.id,
+            ...(pr.comments === undefined ? {} : { comments: listing(pr.comments) }),
+          },
   };
 }

@@ -3,6 +3,7 @@ export { createOctokit, USER_AGENT, type CreateOctokitOptions, type OctokitLog }
 export { BoundedMap, GitHubCache } from './cache.js';
 export { readEpicView, type EpicView, type HeadCommit } from './epic-view.js';
 export { githubError, type AppPermission } from './errors.js';
+export { rateLimitedUntil } from './rate-limit.js';
 export { ensureLabel, type LabelSpec } from './labels.js';
 export {
   CONFIG_PATH,

@@ -156,6 +156,7 @@ export class GitHubRepo implements RepoScope {
   readonly findComment: Comments['findComment'] = (...a) => this.comments.findComment(...a);
   readonly ensureComment: Comments['ensureComment'] = (...a) => this.comments.ensureComment(...a);
   readonly reply: Comments['reply'] = (...a) => this.comments.reply(...a);
+  readonly knowComments: Comments['knowComments'] = (...a) => this.comments.knowComments(...a);
 
   // resources/issues.ts
   readonly getIssue: Issues['getIssue'] = (...a) => this.issues.getIssue(...a);

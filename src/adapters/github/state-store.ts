@@ -318,7 +318,7 @@ export class GitHubStateStore {
     expectedSha: string | null,
     message: string,
   ): Promise<WriteResult> {
-    const put = () =>
+    const putOnce = () =>
       this.repo.octokit.rest.repos.createOrUpdateFileContents({
         owner: this.repo.owner,
         repo: this.repo.repo,
@@ -329,7 +329,23 @@ export class GitHubStateStore {
         message: `${message} [skip ci]`,
         content: Buffer.from(text, 'utf8').toString('base64'),
         ...(expectedSha === null ? {} : { sha: expectedSha }),
+        // A lost compare-and-swap (409) is answered by deciding again on fresh state: the
+        // retry plugin repeating the same stale write would only lose again, seconds later.
+        request: { retries: 0 },
       });
+    // GitHub's 5xx are still tried again here (the plugin's rule: a few times, waiting longer
+    // each time); a write that landed before its answer was lost then meets a 409, a conflict.
+    const put = async (): ReturnType<typeof putOnce> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await putOnce();
+        } catch (e) {
+          const status = statusOf(e);
+          if (status === undefined || status < 500 || attempt > SERVER_ERROR_RETRIES) throw e;
+          await this.sleep(SERVER_ERROR_WAIT_MS * attempt ** 2);
+        }
+      }
+    };
     const action = `write ${path} on ${this.branch} in ${this.repo.fullName}`;
     try {
       const { data } = await put().catch(async (e: unknown) => {
@@ -364,6 +380,10 @@ export class GitHubStateStore {
     await this.repo.createBranch(this.branch, head);
   }
 }
+
+/** A state write answered 5xx is tried again this many times, after 0.5, 2, 4.5 s. */
+const SERVER_ERROR_RETRIES = 3;
+const SERVER_ERROR_WAIT_MS = 500;
 
 /** 409: the file (or the branch) moved; 422 "sha wasn't supplied": it was created meanwhile. */
 function isConflict(e: unknown): boolean {

@@ -127,8 +127,19 @@ export function reconcile(input: ReconcileInput): Action[] {
     decideStories(input);
   const actions: Action[] = [...stateActions];
   for (const body of replies) actions.push({ kind: 'reply', body });
-  actions.push(...structureActions(input, entries, held === undefined, halt));
-  actions.push(...launchActions(input, entries, new Set(decision.start)));
+  const starting = new Set(decision.start);
+  const { branch, subIssues } = structureActions(
+    input,
+    entries,
+    held === undefined,
+    starting,
+    halt,
+  );
+  // The ready stories are dispatched before sub-issues are created (at most a few per
+  // decision): the first job starts within seconds of the label, not after every write.
+  actions.push(...branch);
+  actions.push(...launchActions(input, entries, starting));
+  actions.push(...subIssues);
   actions.push(...subIssueActions(input, entries, decision.hold));
   if (input.config.board !== undefined) {
     for (const e of entries) {
@@ -228,8 +239,9 @@ function structureActions(
   input: ReconcileInput,
   entries: readonly Entry[],
   approved: boolean,
+  starting: ReadonlySet<string>,
   halt: Halt | undefined,
-): Action[] {
+): { branch: Action[]; subIssues: Action[] } {
   const actions: Action[] = [];
   const branch = epicBranchName(epicIdOf(input));
   // A pull request people closed is not opened again behind their back (`/resume` does).
@@ -237,18 +249,31 @@ function structureActions(
     actions.push({ kind: 'ensure-epic-branch', branch });
     actions.push({ kind: 'ensure-draft-pr', head: branch, ...renderPullRequest(input.epic) });
   }
-  for (const e of entries) {
-    if (!approved || input.subIssues[e.story.id] !== undefined) continue;
+  const missing = approved ? entries.filter((e) => input.subIssues[e.story.id] === undefined) : [];
+  // The stories starting now first, then plan order; the rest in the next decisions.
+  const next = [
+    ...missing.filter((e) => starting.has(e.story.id)),
+    ...missing.filter((e) => !starting.has(e.story.id)),
+  ].slice(0, input.subIssuesPerDecision ?? SUB_ISSUES_PER_DECISION);
+  const subIssues = next.map((e): Action => {
     const text = renderSubIssue(input.epic.number, e.story, e.wave);
-    actions.push({
+    return {
       kind: 'ensure-sub-issue',
       story: e.story.id,
       marker: storyMarker(e.story.id),
       ...text,
-    });
-  }
-  return actions;
+    };
+  });
+  return { branch: actions, subIssues };
 }
+
+/**
+ * Sub-issues created by one decision (two content-creating requests each: the issue and
+ * its link). GitHub allows 80 content-creating requests a minute and 500 an hour; spread
+ * over the epic's decisions, a large plan's sub-issues neither hold up the first dispatch
+ * nor meet the limit.
+ */
+export const SUB_ISSUES_PER_DECISION = 10;
 
 /**
  * Changed records, then each start as `record active` + `dispatch` (plan

@@ -110,6 +110,8 @@ export interface ReconcileInput {
   readonly dispatchedRuns?: Readonly<Record<string, DispatchedRun>> | undefined;
   /** Sub-issues found by their story marker, by story id. */
   readonly subIssues: Readonly<Record<string, SubIssueRef>>;
+  /** Sub-issues this decision may create (default `SUB_ISSUES_PER_DECISION`; 0: none). */
+  readonly subIssuesPerDecision?: number;
   readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
   /** ISO time of this decision. */
   readonly now: string;

@@ -170,6 +170,39 @@ describe('ProjectBoard', () => {
     expect(delta(later)).toEqual({ EpicflowBoard: 1, EpicflowFieldValues: 1 });
   });
 
+  it('reads the items and values of 100 issues with the board for a point or two', async () => {
+    w.gh.seed.project({ owner: OWNER, number: 19 });
+    const url = 'https://github.com/orgs/acme/projects/19';
+    const setUp = await ProjectBoard.open(w.repo.octokit, url);
+    const issues = Array.from({ length: 100 }, (_, i) =>
+      w.gh.seed.issue({ owner: OWNER, repo: REPO, title: `wide ${i}` }),
+    );
+    const items = await setUp.ensureItems(issues.map((i) => i.nodeId));
+    await setUp.updateMany(
+      issues.map((issue, i) => ({
+        itemId: items.get(issue.nodeId) ?? '',
+        values: { status: 'planned', wave: i % 7, executor: 'codex', tokens: i, cost: i / 100 },
+      })),
+    );
+    const points = w.gh.stats.graphqlPoints;
+    const before = gql();
+    const board = await ProjectBoard.open(w.repo.octokit, url, {
+      contents: issues.map((i) => i.nodeId),
+    });
+    // 100 item listings (one per issue) and the board's own two: 102 requests, not 5,102
+    // (a value connection under each of 50 items per issue, as before).
+    expect(w.gh.stats.graphqlPoints - points).toBeLessThanOrEqual(2);
+    // Every value came with it: writing the same values again reads and writes nothing.
+    const again = await board.updateMany(
+      issues.map((issue, i) => ({
+        itemId: items.get(issue.nodeId) ?? '',
+        values: { status: 'planned', wave: i % 7, executor: 'codex', tokens: i, cost: i / 100 },
+      })),
+    );
+    expect(again).toBe(0);
+    expect(delta(before)).toEqual({ EpicflowBoard: 1 });
+  });
+
   it('rewrites the default Status of a board whose items have no Status yet', async () => {
     // Someone put the epic issue on the new board before configuring epicflow.
     w.gh.seed.project({ owner: OWNER, number: 10 });

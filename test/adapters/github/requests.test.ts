@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubCache } from '../../../src/adapters/github/cache.js';
+import { readEpicView } from '../../../src/adapters/github/epic-view.js';
 import { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { gitBlobSha, GitHubStateStore } from '../../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../../src/core/model.js';
@@ -159,6 +160,59 @@ describe('GitHubRepo with a cache', () => {
     expect(start.action).toBe('created');
   });
 
+  it('reads the merge commits its records name in one GraphQL request, and a wrong hint changes nothing', async () => {
+    const octokit = octokitFor(w.gh, w.bot.token);
+    const base = { owner: OWNER, repo: REPO };
+    await cachedRepo().ensureBranchWithCommit({
+      name: 'epic/52',
+      fromBranch: 'main',
+      message: 'Start epic #52: Hints',
+    });
+    const merge = async (story: string): Promise<string> => {
+      const branch = `story/52/${story}`;
+      const head = (await w.gh.state.ref(OWNER, REPO, 'epic/52')) ?? '';
+      await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+      await octokit.rest.repos.createOrUpdateFileContents({
+        ...base,
+        branch,
+        path: `src/${story}.ts`,
+        message: story,
+        content: Buffer.from(story).toString('base64'),
+      });
+      const { data } = await octokit.rest.repos.merge({
+        ...base,
+        base: 'epic/52',
+        head: branch,
+        commit_message: `Merge ${story}\n\nEpicflow-Story: ${story}`,
+      });
+      return data.sha;
+    };
+    const shas = new Map<string, string>();
+    for (const story of ['a', 'b', 'c', 'd', 'e']) shas.set(story, await merge(story));
+    const main = (await w.gh.state.ref(OWNER, REPO, 'main')) ?? '';
+    const graphql0 = w.gh.stats.graphql['EpicflowCommits'] ?? 0;
+    let merged = new Map<string, string>();
+    // A fresh process (a story job): its records name four of the five merges, one record
+    // names a commit that is not on the branch and one no commit at all.
+    const hints = [
+      shas.get('a'),
+      shas.get('b'),
+      shas.get('c'),
+      shas.get('e'),
+      main,
+      'f'.repeat(40),
+    ];
+    expect(
+      await counting(async () => {
+        merged = await cachedRepo().mergedStories('epic/52', {
+          hints: hints.filter((h): h is string => h !== undefined),
+        });
+      }),
+    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 2 }); // `d` (no record) and the start commit
+    expect(w.gh.stats.graphql['EpicflowCommits'] ?? 0).toBe(graphql0 + 1);
+    expect(merged).toEqual(new Map(shas));
+  });
+
   it('starts an epic branch with one empty commit on the default branch, once', async () => {
     const repo = cachedRepo();
     const main = (await w.gh.state.ref(OWNER, REPO, 'main')) ?? '';
@@ -234,5 +288,68 @@ describe('GitHubRepo with a cache', () => {
       .filter((c) => c.author === 'epicflow[bot]')
       .map((c) => c.body);
     expect(ours).toEqual([expect.stringContaining('three')]);
+  });
+});
+
+describe('the epic view with the issue comments', () => {
+  it('finds the status comment without listing, writes it only when it changed, and trusts no one else’s marker', async () => {
+    const issue = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Viewed epic' });
+    // Someone else's comment carrying the marker first: never taken for ours.
+    w.gh.act.comment('alice', {
+      owner: OWNER,
+      repo: REPO,
+      number: issue.number,
+      body: 'fake <!-- epicflow:status -->',
+    });
+    const writer = cachedRepo();
+    const { id } = await writer.ensureComment({
+      issueNumber: issue.number,
+      marker: 'status',
+      body: 'Status: one',
+    });
+    // A fresh process (a story job) reads the view, then ensures the same status.
+    const fresh = cachedRepo();
+    const view = await readEpicView(fresh, {
+      stateBranch: 'epicflow/state',
+      folder: `epics/${issue.number}`,
+      epicBranch: `epic/${issue.number}`,
+      baseBranch: 'main',
+      epic: issue.number,
+      configPath: '.github/epicflow.yml',
+    });
+    expect(view.issue?.comments?.complete).toBe(true);
+    fresh.knowComments(issue.number, view.issue?.comments ?? { complete: false, comments: [] });
+    expect(
+      await counting(async () => {
+        const same = await fresh.ensureComment({
+          issueNumber: issue.number,
+          marker: 'status',
+          body: 'Status: one',
+        });
+        expect(same).toEqual({ id, action: 'unchanged' });
+      }),
+    ).toEqual({});
+    expect(
+      await counting(async () => {
+        const next = await fresh.ensureComment({
+          issueNumber: issue.number,
+          marker: 'status',
+          body: 'Status: two',
+        });
+        expect(next).toEqual({ id, action: 'updated' });
+      }),
+    ).toEqual({ 'issues/update-comment': 1 });
+    expect(w.gh.state.comments(OWNER, REPO, issue.number).map((c) => c.body)).toEqual([
+      'fake <!-- epicflow:status -->',
+      expect.stringContaining('Status: two'),
+    ]);
+    // An incomplete listing without the marker proves nothing: the issue is listed.
+    const other = cachedRepo();
+    other.knowComments(issue.number, { complete: false, comments: [] });
+    expect(
+      await counting(async () => {
+        expect((await other.findComment(issue.number, 'status'))?.id).toBe(id);
+      }),
+    ).toEqual({ 'issues/list-comments': 1 });
   });
 });

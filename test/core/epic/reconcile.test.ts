@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { reconcile } from '../../../src/core/epic/index.js';
+import { SUB_ISSUES_PER_DECISION } from '../../../src/core/epic/reconcile.js';
 import { buildPlan } from '../../../src/core/plan/index.js';
 import { completed, dispatches, kinds, recordsIn, story, World } from './world.js';
 
@@ -35,6 +36,44 @@ describe('reconcile: first label', () => {
     expect(kinds(actions).slice(-2)).toEqual(['ensure-status-comment', 'ensure-report-comment']);
     expect(world.status()).toContain('<!-- epicflow:status -->');
     expect(world.comments.get('report')).toContain('<!-- epicflow:report -->');
+  });
+
+  it('dispatches the ready stories before any sub-issue is created, and creates at most ten sub-issues a decision, the starting ones first', () => {
+    const world = new World();
+    // 25 stories: the last three are ready (no dependencies), the others a chain.
+    world.plan = buildPlan(
+      Array.from({ length: 25 }, (_, i) =>
+        i >= 22 || i === 0 ? story(`s${i}`) : story(`s${i}`, [`s${i - 1}`]),
+      ),
+    );
+    const actions = world.step({ kind: 'label' });
+    const created = (list: typeof actions): string[] =>
+      list.flatMap((a) => (a.kind === 'ensure-sub-issue' ? [a.story] : []));
+    const started = dispatches(actions).map((d) => d.story);
+    expect(started.sort()).toEqual(['s0', 's22', 's23', 's24']);
+    const firstSub = actions.findIndex((a) => a.kind === 'ensure-sub-issue');
+    const lastDispatch = actions.map((a) => a.kind).lastIndexOf('dispatch');
+    expect(lastDispatch).toBeLessThan(firstSub);
+    const first = created(actions);
+    expect(first).toHaveLength(SUB_ISSUES_PER_DECISION);
+    expect(first.slice(0, 4).sort()).toEqual(['s0', 's22', 's23', 's24']);
+    // Each later decision creates the next ones, none twice, until every story has one.
+    const seen = new Set(first);
+    for (let round = 0; round < 3; round++) {
+      for (const id of created(world.step({ kind: 'resume', by: 'alice' }))) {
+        expect(seen.has(id)).toBe(false);
+        seen.add(id);
+      }
+    }
+    expect(seen.size).toBe(25);
+    expect(Object.keys(world.subIssues)).toHaveLength(25);
+  });
+
+  it('creates no sub-issue in a decision told to create none (a story job beside the App), and still dispatches', () => {
+    const world = new World();
+    const actions = reconcile({ ...world.input({ kind: 'label' }), subIssuesPerDecision: 0 });
+    expect(kinds(actions)).not.toContain('ensure-sub-issue');
+    expect(dispatches(actions).map((d) => d.story)).toEqual(['a', 'e']);
   });
 
   it('starts every ready story when slots and concurrency allow', () => {

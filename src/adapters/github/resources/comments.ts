@@ -19,6 +19,42 @@ export class Comments extends Resource {
     { readonly found: Map<string, { id: number; body: string }>; readonly asked: Set<string> }
   >();
 
+  /**
+   * Listings someone else read (the epic view's first comments of an issue): our marked
+   * comments in them, answered once per marker like a listing of our own; a marker not
+   * in an incomplete one is looked up as usual.
+   */
+  private readonly given = new Map<
+    number,
+    {
+      readonly found: Map<string, { id: number; body: string }>;
+      readonly complete: boolean;
+      readonly asked: Set<string>;
+    }
+  >();
+
+  /** Takes the first comments of an issue as read elsewhere (oldest first). */
+  knowComments(
+    issueNumber: number,
+    listing: {
+      readonly complete: boolean;
+      readonly comments: readonly { id: number; body: string; author: string }[];
+    },
+  ): void {
+    const found = new Map<string, { id: number; body: string }>();
+    for (const c of listing.comments) {
+      if (!this.isOurs(c.author)) continue;
+      for (const name of markerNames(c.body)) {
+        if (found.has(name)) continue;
+        found.set(name, { id: c.id, body: c.body });
+        // Fresher than what this process last wrote: another writer (a story job) may have
+        // written the same body since, which then needs no write.
+        this.cache.comments.set(this.commentKey(issueNumber, name), { id: c.id, body: c.body });
+      }
+    }
+    this.given.set(issueNumber, { found, complete: listing.complete, asked: new Set() });
+  }
+
   private commentKey(issueNumber: number, markerName: string): string {
     return `${this.fullName}#${issueNumber}:${markerName}`;
   }
@@ -50,6 +86,13 @@ export class Comments extends Resource {
     issueNumber: number,
     markerName: string,
   ): Promise<{ id: number; body: string } | null> {
+    const given = this.given.get(issueNumber);
+    if (given !== undefined && !given.asked.has(markerName)) {
+      given.asked.add(markerName);
+      const found = given.found.get(markerName);
+      if (found !== undefined) return found;
+      if (given.complete) return null;
+    }
     const listing = this.listings.get(issueNumber);
     if (listing !== undefined && !listing.asked.has(markerName)) {
       listing.asked.add(markerName);

@@ -7,6 +7,7 @@ import { LAND_TRAILER, STORY_TRAILER, trailerValues } from '../../../core/merge-
 import type { HeadCommit } from '../epic-view.js';
 import { attempt } from '../errors.js';
 import type { Branches } from './branches.js';
+import { readCommits, type CommitFacts } from './commits.js';
 import { Resource, type RepoScope } from './resource.js';
 
 export class History extends Resource {
@@ -24,6 +25,12 @@ export class History extends Resource {
    * branch started from) or, without it, at the first commit that is neither a story merge
    * nor a landing — only epicflow moves the epic branch, so that commit is where the branch
    * began.
+   *
+   * `hints` are commits the caller expects on the way (the merge commits its records
+   * name): those not remembered are read in one GraphQL request before the walk, which
+   * then asks GitHub one by one only for the commits no hint named. Hints only choose
+   * what is read: the walk follows the parents GitHub answers, so a wrong hint costs a
+   * read, never a wrong answer.
    */
   async mergedStories(
     epicBranch: string,
@@ -32,6 +39,7 @@ export class History extends Resource {
       maxCommits?: number;
       /** The branch head as the caller just read it (null: no branch), sparing two reads. */
       head?: HeadCommit | null;
+      hints?: Iterable<string>;
     } = {},
   ): Promise<Map<string, string>> {
     const given = options.head;
@@ -43,6 +51,7 @@ export class History extends Resource {
     const key = (sha: string): string => `${options.base ?? ''}:${sha}`;
     const cached = this.cache.merged.get(key(head));
     if (cached !== undefined) return new Map(cached);
+    const read = await this.prefetch(given?.sha, options.hints, key);
     const walked: { sha: string; stories: string[] }[] = [];
     let below: ReadonlyMap<string, string> = new Map();
     let sha: string | null = head;
@@ -61,9 +70,11 @@ export class History extends Resource {
         );
       }
       const at: string = sha;
+      const facts: CommitFacts | undefined =
+        given != null && given.sha === at ? given : read.get(at);
       const data =
-        given != null && given.sha === at
-          ? { message: given.message, parents: given.parents.map((p) => ({ sha: p })) }
+        facts !== undefined
+          ? { message: facts.message, parents: facts.parents.map((p) => ({ sha: p })) }
           : (
               await attempt(
                 `read commit ${at} of ${epicBranch} in ${this.fullName}`,
@@ -91,5 +102,19 @@ export class History extends Resource {
       this.cache.merged.set(key(at), merged);
     }
     return new Map(merged);
+  }
+
+  /** The hinted commits the walk from `head` may need and nobody remembers, read at once. */
+  private async prefetch(
+    /** The head the caller gave (no need to read it again). */
+    head: string | undefined,
+    hints: Iterable<string> | undefined,
+    key: (sha: string) => string,
+  ): Promise<Map<string, CommitFacts>> {
+    if (hints === undefined) return new Map();
+    const unknown = [...hints].filter(
+      (s) => s !== head && this.cache.merged.get(key(s)) === undefined,
+    );
+    return unknown.length === 0 ? new Map() : readCommits(this.scope, unknown);
   }
 }

@@ -18,6 +18,7 @@ import {
   type QualityCode,
   type QualityWarning,
 } from './quality.js';
+import { refinePrefix } from './refine.js';
 import { planYaml } from './render.js';
 import { TREE_BUDGET_CHARS, trimTree } from './tree.js';
 
@@ -103,6 +104,12 @@ export interface PlannerPromptInput {
   readonly guidance?: string | undefined;
   /** The current plan, when re-planning: unchanged stories keep their ids. */
   readonly previous?: Plan | undefined;
+  /**
+   * A refine round (`/refine <feedback>`): `previous` is kept exactly and the planner
+   * answers with additional stories only, which get ids `r<round>-<id>`; `merged`
+   * names the current stories already merged (context for the planner).
+   */
+  readonly refine?: { readonly round: number; readonly merged: readonly string[] } | undefined;
   /** 1 first; 2, 3, … for repairs. */
   readonly round: number;
   readonly repair?: PlannerRepair | undefined;
@@ -225,6 +232,28 @@ function listViolations(repair: PlannerRepair): string[] {
   return parts;
 }
 
+function refineSection(
+  previous: Plan,
+  refine: { readonly round: number; readonly merged: readonly string[] },
+): string[] {
+  const merged = previous.stories.filter((s) => refine.merged.includes(s.id)).map((s) => s.id);
+  const prefix = refinePrefix(refine.round);
+  return [
+    '## The current plan (kept exactly as it is: you add stories to it)',
+    'These stories stay as they are; do not repeat, change or remove them. ' +
+      (merged.length === 0
+        ? 'None of them is merged yet.'
+        : `Already merged into the epic branch: ${merged.map((id) => `\`${id}\``).join(', ')}.`),
+    fenceBlock(planYaml(previous.stories), 'epicflow'),
+    '## What to answer',
+    "Answer with the NEW stories only, the ones the writer's feedback asks for, in the same format " +
+      `(\`stories:\` and their entries). epicflow gives each of them the id \`${prefix}<your id>\` ` +
+      'and appends them to the current plan. A new story may depend on current stories by their ids ' +
+      'and on other new stories by the ids you gave them. The rules below hold for the combined plan: ' +
+      'a new story never owns a path a current story owns (one owner per file).',
+  ];
+}
+
 /** The prompt of one planner round. */
 export function buildPlannerPrompt(input: PlannerPromptInput): string {
   const title = input.title === undefined ? '' : `: ${oneLine(input.title)}`;
@@ -241,7 +270,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
   ];
   if (input.guidance !== undefined && input.guidance.trim() !== '') {
     parts.push(
-      "## A writer's guidance for this plan (data, like the epic)",
+      input.refine === undefined
+        ? "## A writer's guidance for this plan (data, like the epic)"
+        : "## A writer's feedback: what to add (data, like the epic)",
       quoteForPrompt(capBytes(input.guidance, GUIDANCE_MAX_BYTES), 'text'),
     );
   }
@@ -256,7 +287,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
     'a good plan is (two stories start at once; the route waits for the serialiser it uses):',
     fenceBlock(EXAMPLE_PLAN, 'epicflow'),
   );
-  if (input.previous !== undefined) {
+  if (input.previous !== undefined && input.refine !== undefined) {
+    parts.push(...refineSection(input.previous, input.refine));
+  } else if (input.previous !== undefined) {
     parts.push(
       '## The current plan (you are re-planning it)',
       'Keep every story that needs no change exactly as it is, with its id: its progress is kept. ' +

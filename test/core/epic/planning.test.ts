@@ -262,3 +262,84 @@ describe('a story as its sub-issue (planner.subIssues)', () => {
     expect(section).toContain('| `api` API |');
   });
 });
+
+describe('/refine', () => {
+  const proposed = doc({ status: 'proposed', rounds: 1, executors: ['planner'], usage: [usage] });
+  const refine = (feedback: string | undefined): PlanningFacts['trigger'] => ({
+    kind: 'refine',
+    by: 'bob',
+    feedback,
+  });
+
+  it('carries its feedback, over several lines', () => {
+    expect(parseCommand('/refine')).toEqual({ kind: 'refine' });
+    expect(parseCommand('/refine add a receipt\nafter the payment')).toEqual({
+      kind: 'refine',
+      feedback: 'add a receipt\nafter the payment',
+    });
+  });
+
+  it('starts refine round 1 on a drafted plan, keeping what earlier attempts cost', () => {
+    const step = decidePlanning(
+      facts({ plan: 'drafted', doc: proposed, trigger: refine('add a receipt') }),
+    );
+    expect(step).toEqual({
+      kind: 'start',
+      doc: doc({
+        attempt: 2,
+        requestedBy: 'bob',
+        guidance: 'add a receipt',
+        refine: 1,
+        refines: 1,
+        rounds: 1,
+        executors: ['planner'],
+        usage: [usage],
+      }),
+    });
+  });
+
+  it('numbers refine rounds over attempts; a /plan in between keeps the count and is no refine', () => {
+    const afterRefine = doc({ attempt: 2, status: 'proposed', refine: 1, refines: 1 });
+    const replan = decidePlanning(
+      facts({
+        plan: 'drafted',
+        doc: afterRefine,
+        trigger: { kind: 'plan', by: 'bob', guidance: undefined },
+      }),
+    );
+    expect(replan.kind === 'start' && replan.doc.refine).toBeUndefined();
+    expect(replan.kind === 'start' && replan.doc.refines).toBe(1);
+    const planned =
+      replan.kind === 'start' ? { ...replan.doc, status: 'proposed' as const } : undefined;
+    const again = decidePlanning(facts({ plan: 'drafted', doc: planned, trigger: refine('more') }));
+    expect(again.kind === 'start' && [again.doc.attempt, again.doc.refine]).toEqual([4, 2]);
+  });
+
+  it('refines a plan the App planned only: refused with the reason otherwise', () => {
+    const cases: [Partial<PlanningFacts>, RegExp][] = [
+      [
+        { plannerConfigured: false },
+        /`\/refine` needs a planner: give an executor the planner role/,
+      ],
+      [{ trigger: refine(undefined) }, /`\/refine` needs feedback/],
+      [{ doc: doc({ attempt: 3 }) }, /already running for this epic \(attempt 3\)/],
+      [{ plan: 'missing' }, /this epic has none yet: comment `\/plan`/],
+      [{ plan: 'invalid' }, /is not valid/],
+      [{ plan: 'written' }, /written by hand, outside it\. Add the stories to it yourself/],
+    ];
+    for (const [over, why] of cases) {
+      const step = decidePlanning(
+        facts({ plan: 'drafted', doc: proposed, trigger: refine('add a receipt'), ...over }),
+      );
+      expect(step.kind).toBe('reply');
+      expect(step.kind === 'reply' && step.body).toMatch(why);
+    }
+  });
+
+  it('reads a record with refine rounds and refuses a broken one', () => {
+    const ok = parsePlanningDoc(doc({ refine: 2, refines: 2 }), 'epics/7/planning.json');
+    expect(ok.ok).toBe(true);
+    const bad = parsePlanningDoc({ ...doc(), refine: 0 }, 'epics/7/planning.json');
+    expect(!bad.ok && bad.error).toMatch(/epics\/7\/planning\.json .*refine/);
+  });
+});

@@ -206,7 +206,7 @@ function rulesSection(limits: PlannerLimits): string[] {
   return parts;
 }
 
-function listViolations(repair: PlannerRepair): string[] {
+function listViolations(repair: PlannerRepair, refining: boolean): string[] {
   const parts: string[] = [];
   const lines = [
     ...repair.violations.map((v) => `${v.code}: ${oneLine(v.message)}`),
@@ -214,7 +214,9 @@ function listViolations(repair: PlannerRepair): string[] {
   ];
   parts.push(
     '## Your previous plan was refused',
-    'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
+    refining
+      ? 'The combined plan (the current stories, then yours) was refused. Fix every problem below (each starts with its rule code) and answer with all your new stories, corrected — never the current ones:'
+      : 'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
     bullets(lines),
   );
   if (repair.warnings.length > 0) {
@@ -225,7 +227,9 @@ function listViolations(repair: PlannerRepair): string[] {
   }
   if (repair.answer !== undefined) {
     parts.push(
-      'Your previous plan (line numbers above count its lines, the opening fence being line 1):',
+      refining
+        ? 'Your previous answer:'
+        : 'Your previous plan (line numbers above count its lines, the opening fence being line 1):',
       fenceBlock(repair.answer, 'epicflow'),
     );
   }
@@ -297,7 +301,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
       fenceBlock(planYaml(input.previous.stories), 'epicflow'),
     );
   }
-  if (input.repair !== undefined) parts.push(...listViolations(input.repair));
+  if (input.repair !== undefined) {
+    parts.push(...listViolations(input.repair, input.refine !== undefined));
+  }
   parts.push(
     '## Answer',
     'End your final message with the whole plan in one ```epicflow fenced block. Only the last ' +

@@ -147,3 +147,29 @@ describe('the refine prompt', () => {
     expect(prompt.slice(at - 200, at)).toMatch(/```text/);
   });
 });
+
+describe('a refine repair round', () => {
+  it('asks for the new stories corrected, never the current ones', () => {
+    const prompt = buildPlannerPrompt({
+      epic: '7',
+      epicText: 'A shop.',
+      files: [],
+      limits: { maxStories: 10, executors: [], allowWorkflowChanges: false },
+      guidance: 'add a deploy story',
+      previous: current,
+      refine: { round: 1, merged: [] },
+      round: 2,
+      repair: {
+        answer: 'stories:\n  - {id: deploy, title: D, description: D., owns: [.github/workflows]}',
+        violations: [{ code: 'protected-path', message: 'story r1-deploy owns .github/workflows' }],
+        mustFix: [],
+        warnings: [],
+      },
+    });
+    expect(prompt).toContain(
+      'answer with all your new stories, corrected — never the current ones',
+    );
+    expect(prompt).not.toContain('answer with the whole corrected plan');
+    expect(prompt).toContain('None of them is merged yet.');
+  });
+});

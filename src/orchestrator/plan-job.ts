@@ -216,8 +216,10 @@ export async function recordPlanningRefusal(
   await repo.ensureComment({
     issueNumber: epic,
     marker: ERROR_MARKER,
-    body: renderPlanningFailed({ attempt, reason }),
+    body: renderPlanningFailed({ attempt, reason, refine: failed.refine }),
   });
+  // A refine round that could not run leaves the plan as it was: its status comment stays.
+  if (failed.refine !== undefined) return;
   const issue = await repo.labelledIssue(epic);
   await ensurePlanningEnded(repo, issue, failed);
 }
@@ -359,13 +361,18 @@ export async function runPlanJob(
         attempt: doc.attempt,
         rounds: outcome.rounds,
         problems: ended.problems ?? [],
+        refine: doc.refine,
       }),
     });
   } else if (outcome.kind === 'failed') {
     await input.repo.ensureComment({
       issueNumber: issue.number,
       marker: ERROR_MARKER,
-      body: renderPlanningFailed({ attempt: doc.attempt, reason: outcome.reason }),
+      body: renderPlanningFailed({
+        attempt: doc.attempt,
+        reason: outcome.reason,
+        refine: doc.refine,
+      }),
     });
   }
 

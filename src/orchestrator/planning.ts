@@ -302,9 +302,10 @@ export async function planningRunFinished(input: {
   await input.repo.ensureComment({
     issueNumber: input.epic,
     marker: ERROR_MARKER,
-    body: renderPlanningFailed({ attempt: doc.attempt, reason }),
+    body: renderPlanningFailed({ attempt: doc.attempt, reason, refine: doc.refine }),
   });
-  if (input.view.issue !== undefined)
+  // A refine round that died leaves the plan as it was: its status comment stays.
+  if (input.view.issue !== undefined && failed.refine === undefined)
     await ensurePlanningEnded(input.repo, input.view.issue, failed);
   return { ...base, outcome: 'reconciled', reason: 'planning failed' };
 }

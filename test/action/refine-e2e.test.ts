@@ -183,8 +183,10 @@ describe('/refine on GitHub: a delivered epic gets more stories, approved like a
     ).toEqual(['1', '2', '3']);
     expect((await w.repo.getIssue(epic)).body).toBe(before);
     const held = botComments(app, epic).find((b) =>
-      b.includes("epicflow's planner could not draft a valid plan"),
+      b.includes("epicflow's planner could not add valid stories to this epic's plan"),
     );
+    expect(held).toContain('refine round 2');
+    expect(held).toContain('the plan stays as it was');
     expect(held).toContain('`protected-path`');
     expect(held).toContain('.github/workflows');
     expect((await planOf(epic)).stories.map((s) => s.id)).toEqual(['cart', 'pay', 'r1-receipt']);

@@ -302,13 +302,20 @@ export function planningReport(doc: PlanningDoc | undefined): ReportPlanning | u
 export function renderPlanningFailed(input: {
   readonly attempt: number;
   readonly reason: string;
+  /** The refine round, when the attempt was a `/refine`: the plan as it stands is kept. */
+  readonly refine?: number | undefined;
 }): string {
+  const refining = input.refine !== undefined;
   return [
-    `**epicflow could not draft a plan for this epic** (planning attempt ${input.attempt}): nothing was written and nothing starts.`,
+    refining
+      ? `**epicflow could not add stories to this epic's plan** (refine round ${input.refine}, planning attempt ${input.attempt}): nothing was written, and the plan stays as it was.`
+      : `**epicflow could not draft a plan for this epic** (planning attempt ${input.attempt}): nothing was written and nothing starts.`,
     '',
     `- ${echoInline(input.reason, 1_000)}`,
     '',
-    `Fix the cause, then comment ${code('/plan')} to try again (or write the plan into the issue yourself: docs/plan-format.md).`,
+    refining
+      ? `Fix the cause, then comment \`/refine <feedback>\` to try again (or add the stories to the plan yourself: docs/plan-format.md).`
+      : `Fix the cause, then comment ${code('/plan')} to try again (or write the plan into the issue yourself: docs/plan-format.md).`,
   ].join('\n');
 }
 
@@ -320,6 +327,8 @@ export function renderPlanningInvalid(input: {
   readonly attempt: number;
   readonly rounds: number;
   readonly problems: readonly string[];
+  /** The refine round, when the attempt was a `/refine`: the plan as it stands is kept. */
+  readonly refine?: number | undefined;
 }): string {
   const shown = input.problems.slice(0, PROBLEMS_SHOWN).map((p) => {
     const m = /^([a-z-]+): ([\s\S]*)$/.exec(p);
@@ -328,6 +337,16 @@ export function renderPlanningInvalid(input: {
       : `- ${code(m[1] ?? '')}: ${echoInline(m[2] ?? '', 500)}`;
   });
   const more = input.problems.length - shown.length;
+  if (input.refine !== undefined) {
+    return [
+      `**epicflow's planner could not add valid stories to this epic's plan** (refine round ${input.refine}, planning attempt ${input.attempt}, ${input.rounds} ${input.rounds === 1 ? 'round' : 'rounds'}): nothing was written into the issue, and the plan stays as it was. The validator still refused the combined plan:`,
+      '',
+      ...shown,
+      ...(more > 0 ? [`- … and ${more} more`] : []),
+      '',
+      `Reword the feedback (feedback that asks for something the rules forbid is refused each time) and comment \`/refine <feedback>\` again, or add the stories to the plan yourself (docs/plan-format.md).`,
+    ].join('\n');
+  }
   return [
     `**epicflow's planner could not draft a valid plan for this epic** (planning attempt ${input.attempt}, ${input.rounds} ${input.rounds === 1 ? 'round' : 'rounds'}): the epic is held, nothing was written into the issue and nothing starts. The validator still refused:`,
     '',

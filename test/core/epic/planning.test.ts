@@ -9,6 +9,7 @@ import {
   PLAN_PROPOSED_TEXT,
   PLANNING_RUN_STORY,
   planningReport,
+  renderPlanningFailed,
   renderPlanningInvalid,
   startedPlanning,
   storyIssueBody,
@@ -341,5 +342,25 @@ describe('/refine', () => {
     expect(ok.ok).toBe(true);
     const bad = parsePlanningDoc({ ...doc(), refine: 0 }, 'epics/7/planning.json');
     expect(!bad.ok && bad.error).toMatch(/epics\/7\/planning\.json .*refine/);
+  });
+});
+
+describe('the comments of a refine round that ended without a plan', () => {
+  it('say the plan stays as it was and point at /refine, not /plan', () => {
+    const invalid = renderPlanningInvalid({
+      attempt: 3,
+      rounds: 3,
+      problems: ['protected-path: story "r2-deploy" owns .github/workflows'],
+      refine: 2,
+    });
+    expect(invalid).toContain('(refine round 2, planning attempt 3, 3 rounds)');
+    expect(invalid).toContain('the plan stays as it was');
+    expect(invalid).toContain('- `protected-path`: story "r2-deploy" owns .github/workflows');
+    expect(invalid).toContain('`/refine <feedback>`');
+    expect(invalid).not.toContain('the epic is held');
+    const failed = renderPlanningFailed({ attempt: 3, reason: 'no planner can serve', refine: 2 });
+    expect(failed).toContain("could not add stories to this epic's plan");
+    expect(failed).toContain('`/refine <feedback>`');
+    expect(failed).not.toContain('`/plan`');
   });
 });

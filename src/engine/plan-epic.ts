@@ -12,6 +12,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import { EpicflowError } from '../core/errors.js';
 import type { OutcomeClass, RunRecord } from '../core/executor.js';
 import type { Plan, UsageEntry } from '../core/model.js';
 import { describeGitConfigRestore } from '../core/perimeter/index.js';
@@ -22,6 +23,7 @@ import {
   decideRound,
   keepStoryIds,
   readPlannerAnswer,
+  readRefineAnswer,
   type KeptIds,
   type PlannerRepair,
   type QualityWarning,
@@ -114,6 +116,11 @@ export interface PlanningRequest {
   readonly guidance?: string | undefined;
   /** The current plan when re-planning: unchanged stories keep their ids. */
   readonly previous?: Plan | undefined;
+  /**
+   * A refine round (`/refine <feedback>`): `previous` is kept exactly, the planner's
+   * stories are added to it with ids `r<round>-<id>`, and the combined plan is validated.
+   */
+  readonly refine?: { readonly round: number; readonly merged: readonly string[] } | undefined;
 }
 
 /** What every outcome tells: rounds run, usage measured, who planned, what was discarded. */
@@ -242,6 +249,13 @@ async function planIn(
     configPaths: request.configPaths,
   };
   const coders = config.executors.filter((e) => e.roles.includes('coder')).map((e) => e.id);
+  if (request.refine !== undefined && request.previous === undefined) {
+    throw new EpicflowError('internal', 'a refine round needs the current plan');
+  }
+  const refine =
+    request.refine === undefined || request.previous === undefined
+      ? undefined
+      : { round: request.refine.round, current: request.previous };
   let usage: UsageEntry[] = [];
   const used: string[] = [];
   const notes: string[] = [];
@@ -278,6 +292,7 @@ async function planIn(
       },
       guidance: request.guidance,
       previous: request.previous,
+      refine: request.refine,
       round,
       repair,
     });
@@ -343,13 +358,16 @@ async function planIn(
     }
     attempts = 0;
 
-    const answer = readPlannerAnswer(result.finalMessage, options);
+    const answer =
+      refine === undefined
+        ? readPlannerAnswer(result.finalMessage, options)
+        : readRefineAnswer(result.finalMessage, refine.current, refine.round, options);
     let plan: Plan | undefined;
     let renamed: KeptIds['renamed'] = [];
     let quality: QualityWarning[] = [];
     if (answer.result.ok) {
       plan = answer.result.plan;
-      if (request.previous !== undefined) {
+      if (request.previous !== undefined && refine === undefined) {
         const kept = keepStoryIds(request.previous, plan);
         plan = kept.plan;
         renamed = kept.renamed;

@@ -34,6 +34,7 @@ import type { Plan } from '../core/model.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import {
   proseOf,
+  refinePrefix,
   renderPlanSection,
   splitPlanSection,
   withPlanSection,
@@ -48,7 +49,7 @@ import {
 } from '../engine/plan-epic.js';
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
-import { loadPlan, readView } from './load.js';
+import { loadPlan, readView, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
 
@@ -86,6 +87,8 @@ export interface PreparedPlanning {
   readonly issue: { readonly number: number; readonly title: string; readonly body: string };
   readonly labels: readonly string[];
   readonly previous: Plan | undefined;
+  /** Stories of `previous` already merged (a refine round tells the planner). */
+  readonly merged: readonly string[];
   readonly defaultBranch: string;
 }
 
@@ -163,6 +166,17 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     });
     if (load.ok) previous = load.plan;
   }
+  if (doc.refine !== undefined && previous === undefined) {
+    throw new EpicflowError(
+      'plan',
+      `epic #${epic} has no valid plan in its plan section: /refine adds stories to one`,
+      { details: ['comment /plan to have a plan drafted, then /refine'] },
+    );
+  }
+  const records = previous === undefined ? {} : stateFromView(store, previous, view).records;
+  const merged = Object.entries(records)
+    .filter(([, r]) => r.status === 'done')
+    .map(([id]) => id);
   return {
     config,
     store,
@@ -171,6 +185,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     issue: { number: view.issue.number, title: view.issue.title, body },
     labels: view.issue.labels,
     previous,
+    merged,
     defaultBranch,
   };
 }
@@ -201,8 +216,10 @@ export async function recordPlanningRefusal(
   await repo.ensureComment({
     issueNumber: epic,
     marker: ERROR_MARKER,
-    body: renderPlanningFailed({ attempt, reason }),
+    body: renderPlanningFailed({ attempt, reason, refine: failed.refine }),
   });
+  // A refine round that could not run leaves the plan as it was: its status comment stays.
+  if (failed.refine !== undefined) return;
   const issue = await repo.labelledIssue(epic);
   await ensurePlanningEnded(repo, issue, failed);
 }
@@ -242,6 +259,9 @@ export async function runPlanJob(
       home: (id) => join(folder, 'homes', id),
       guidance: doc.guidance,
       previous: prepared.previous,
+      ...(doc.refine === undefined
+        ? {}
+        : { refine: { round: doc.refine, merged: prepared.merged } }),
     },
     {
       git: {
@@ -282,7 +302,10 @@ export async function runPlanJob(
     section = renderPlanSection({
       plan: outcome.plan,
       warnings: outcome.warnings,
-      note: "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again.",
+      note:
+        doc.refine === undefined
+          ? "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again."
+          : `Refined by epicflow's planner (refine round ${doc.refine}): the stories ${refinePrefix(doc.refine)}… were added to the plan, the others are as they were. Check it: a user with write permission edits it or comments \`/approve\` to start the new stories.`,
       // Room for the author's text: an issue body holds at most GITHUB_BODY_MAX characters.
       maxChars: Math.max(4_000, GITHUB_BODY_MAX - prose.length - 200),
     });
@@ -338,13 +361,18 @@ export async function runPlanJob(
         attempt: doc.attempt,
         rounds: outcome.rounds,
         problems: ended.problems ?? [],
+        refine: doc.refine,
       }),
     });
   } else if (outcome.kind === 'failed') {
     await input.repo.ensureComment({
       issueNumber: issue.number,
       marker: ERROR_MARKER,
-      body: renderPlanningFailed({ attempt: doc.attempt, reason: outcome.reason }),
+      body: renderPlanningFailed({
+        attempt: doc.attempt,
+        reason: outcome.reason,
+        refine: doc.refine,
+      }),
     });
   }
 

@@ -125,9 +125,11 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
   const trigger: PlanningFacts['trigger'] =
     ctx.command?.kind === 'plan'
       ? { kind: 'plan', by, guidance: guidanceOf(ctx.command.guidance) }
-      : ctx.trigger.kind === 'label'
-        ? { kind: 'label', by }
-        : { kind: 'other' };
+      : ctx.command?.kind === 'refine'
+        ? { kind: 'refine', by, feedback: guidanceOf(ctx.command.feedback) }
+        : ctx.trigger.kind === 'label'
+          ? { kind: 'label', by }
+          : { kind: 'other' };
   const plannerConfigured = hasPlanner(config.executors);
   const step = decidePlanning({ trigger, plan, plannerConfigured, doc: read.doc, now: ctx.now });
   switch (step.kind) {
@@ -229,7 +231,12 @@ async function startPlanning(
   }
   const dispatched = [`${PLANNING_RUN_STORY}#${doc.attempt}`];
   if (plan === 'missing') await ensurePlanningStatus(repo, epic, doc);
-  else {
+  else if (doc.refine !== undefined) {
+    await repo.reply(
+      ctx.replyTo,
+      `Refining (attempt ${doc.attempt}, refine round ${doc.refine}): the planner adds stories for the feedback, with ids \`r${doc.refine}-…\`, to the plan as it stands; the combined plan replaces the plan section when it is ready, and waits for \`/approve\`. The current stories stay exactly as they are, with their progress; until then the epic goes on with the current plan.`,
+    );
+  } else {
     await repo.reply(
       ctx.replyTo,
       `Re-planning (attempt ${doc.attempt}): the new plan replaces the plan section of the issue when it is ready, and waits for \`/approve\`. Stories that do not change keep their ids and their progress; until then the epic goes on with the current plan.`,
@@ -295,9 +302,10 @@ export async function planningRunFinished(input: {
   await input.repo.ensureComment({
     issueNumber: input.epic,
     marker: ERROR_MARKER,
-    body: renderPlanningFailed({ attempt: doc.attempt, reason }),
+    body: renderPlanningFailed({ attempt: doc.attempt, reason, refine: doc.refine }),
   });
-  if (input.view.issue !== undefined)
+  // A refine round that died leaves the plan as it was: its status comment stays.
+  if (input.view.issue !== undefined && failed.refine === undefined)
     await ensurePlanningEnded(input.repo, input.view.issue, failed);
   return { ...base, outcome: 'reconciled', reason: 'planning failed' };
 }

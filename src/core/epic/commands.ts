@@ -21,6 +21,8 @@ export type Command =
   | { readonly kind: 'skip'; readonly story?: string }
   /** `guidance`: the comment's text after `/plan`, for the planner (untrusted data). */
   | { readonly kind: 'plan'; readonly guidance?: string }
+  /** `feedback`: the comment's text after `/refine`, for the planner (untrusted data). */
+  | { readonly kind: 'refine'; readonly feedback?: string }
   | { readonly kind: 'unknown'; readonly word: string };
 
 export type CommandKind = Command['kind'];
@@ -52,6 +54,10 @@ export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandH
   plan: {
     usage: '/plan [guidance]',
     does: "draft the plan again with epicflow's planner (the guidance goes to it); unchanged stories keep their ids and progress",
+  },
+  refine: {
+    usage: '/refine <feedback>',
+    does: "ask epicflow's planner for more stories from the feedback, added to the plan as it stands (new ids r1-…, r2-…); approve them like any plan",
   },
   cancel: { usage: '/cancel', does: 'start no more stories; running ones finish' },
   status: { usage: '/status', does: 'refresh the status comment' },
@@ -88,6 +94,10 @@ export function parseCommand(body: string): Command | null {
       // The guidance may go on over the next lines.
       const guidance = [match[2] ?? '', ...lines.slice(at + 1)].join('\n').trim();
       return guidance === '' ? { kind: 'plan' } : { kind: 'plan', guidance };
+    }
+    case 'refine': {
+      const feedback = [match[2] ?? '', ...lines.slice(at + 1)].join('\n').trim();
+      return feedback === '' ? { kind: 'refine' } : { kind: 'refine', feedback };
     }
     case 'retry':
     case 'skip': {

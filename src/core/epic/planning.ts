@@ -28,7 +28,7 @@ export const PLANNING_RUN_STORY = '_plan';
 /** The planning record's name on the state branch (`epics/<n>/planning.json`). */
 export const PLANNING_DOC = 'planning';
 
-/** Longest guidance kept from a `/plan` comment (the planner's prompt caps it again). */
+/** Longest guidance kept from a `/plan` or `/refine` comment (the planner's prompt caps it again). */
 export const GUIDANCE_MAX_CHARS = 4_000;
 
 export const PLANNING_STATUSES = ['active', 'proposed', 'invalid', 'failed'] as const;
@@ -43,8 +43,15 @@ export interface PlanningDoc {
   /** Who asked: the labeller or the writer who commented `/plan`. */
   readonly requestedBy: string;
   readonly requestedAt: string;
-  /** A writer's `/plan <guidance>`, untrusted text handed to the planner as data. */
+  /** A writer's `/plan <guidance>` or `/refine <feedback>`, untrusted text handed to the planner as data. */
   readonly guidance?: string | undefined;
+  /**
+   * Set when this attempt is a `/refine`: its refine round n (1, 2, …); the new
+   * stories it adds get ids `r<n>-<id>`.
+   */
+  readonly refine?: number | undefined;
+  /** Refine rounds started so far, over every attempt (the next one is this + 1). */
+  readonly refines?: number | undefined;
   readonly finishedAt?: string | undefined;
   /** `planDigest` of the plan written into the issue (when proposed). */
   readonly planDigest?: string | undefined;
@@ -67,6 +74,8 @@ const PlanningDocSchema = z.object({
   requestedBy: z.string(),
   requestedAt: z.string(),
   guidance: z.string().optional(),
+  refine: z.number().int().positive().optional(),
+  refines: z.number().int().nonnegative().optional(),
   finishedAt: z.string().optional(),
   planDigest: z.string().optional(),
   problems: z.array(z.string()).optional(),
@@ -108,8 +117,11 @@ export function startedPlanning(input: {
   readonly by: string;
   readonly guidance: string | undefined;
   readonly now: string;
+  /** A `/refine` attempt: it takes the next refine round. */
+  readonly refine?: boolean | undefined;
 }): PlanningDoc {
   const prev = input.previous;
+  const refines = (prev?.refines ?? 0) + (input.refine === true ? 1 : 0);
   return {
     version: 1,
     attempt: (prev?.attempt ?? 0) + 1,
@@ -117,6 +129,8 @@ export function startedPlanning(input: {
     requestedBy: input.by,
     requestedAt: input.now,
     ...(input.guidance === undefined ? {} : { guidance: input.guidance }),
+    ...(input.refine === true ? { refine: refines } : {}),
+    ...(refines > 0 ? { refines } : {}),
     rounds: prev?.rounds ?? 0,
     executors: [...(prev?.executors ?? [])],
     usage: [...(prev?.usage ?? [])],
@@ -141,6 +155,7 @@ export interface PlanningFacts {
   readonly trigger:
     | { readonly kind: 'label'; readonly by: string }
     | { readonly kind: 'plan'; readonly by: string; readonly guidance: string | undefined }
+    | { readonly kind: 'refine'; readonly by: string; readonly feedback: string | undefined }
     | { readonly kind: 'other' };
   /**
    * The epic's plan as loaded: `missing` when there is none at all (no block in the
@@ -162,6 +177,7 @@ export const PLANNER_OPTION_HINT = `${PLANNER_OPTION} and label the issue again:
 
 export function decidePlanning(f: PlanningFacts): PlanningStep {
   const running = f.doc?.status === 'active';
+  if (f.trigger.kind === 'refine') return decideRefine(f, f.trigger);
   if (f.trigger.kind === 'plan') {
     if (!f.plannerConfigured) {
       return {
@@ -207,6 +223,59 @@ export function decidePlanning(f: PlanningFacts): PlanningStep {
   return { kind: 'none' };
 }
 
+/**
+ * A writer's `/refine <feedback>`: the planner adds stories to the plan as it stands.
+ * It needs a planner, feedback, no planning job running and a plan in the plan
+ * section (the combined plan is written there; a plan people wrote outside it is
+ * theirs to edit).
+ */
+function decideRefine(
+  f: PlanningFacts,
+  t: { readonly by: string; readonly feedback: string | undefined },
+): PlanningStep {
+  const reply = (body: string): PlanningStep => ({ kind: 'reply', body });
+  if (!f.plannerConfigured) {
+    return reply(
+      `\`/refine\` needs a planner: ${PLANNER_OPTION}, then comment \`/refine <feedback>\` again (docs/planning.md).`,
+    );
+  }
+  if (t.feedback === undefined) {
+    return reply(
+      '`/refine` needs feedback: say what to add after the command, e.g. `/refine add a receipt page after the payment`. The planner adds stories for it; the current ones stay as they are.',
+    );
+  }
+  if (f.doc?.status === 'active') {
+    return reply(
+      `A planning job is already running for this epic (attempt ${f.doc.attempt}); its plan is written into the issue when it ends. Comment \`/refine\` again after that.`,
+    );
+  }
+  if (f.plan === 'missing') {
+    return reply(
+      '`/refine` adds stories to a plan, and this epic has none yet: comment `/plan` (or label the issue `epic` again) to have one drafted.',
+    );
+  }
+  if (f.plan === 'invalid') {
+    return reply(
+      '`/refine` adds stories to a valid plan, and the plan in this issue is not valid (the violations comment says why): fix it first, or comment `/plan`.',
+    );
+  }
+  if (f.plan === 'written') {
+    return reply(
+      "`/refine` adds stories to the plan section epicflow's planner writes; this plan was written by hand, outside it. Add the stories to it yourself (an edit of the plan approves it).",
+    );
+  }
+  return {
+    kind: 'start',
+    doc: startedPlanning({
+      previous: f.doc,
+      by: t.by,
+      guidance: t.feedback,
+      now: f.now,
+      refine: true,
+    }),
+  };
+}
+
 /** The status comment while a planning job runs (epicflow's own markdown, the title echoed inert). */
 export function renderPlanningStatus(input: {
   readonly epic: { readonly number: number; readonly title: string };
@@ -233,13 +302,20 @@ export function planningReport(doc: PlanningDoc | undefined): ReportPlanning | u
 export function renderPlanningFailed(input: {
   readonly attempt: number;
   readonly reason: string;
+  /** The refine round, when the attempt was a `/refine`: the plan as it stands is kept. */
+  readonly refine?: number | undefined;
 }): string {
+  const refining = input.refine !== undefined;
   return [
-    `**epicflow could not draft a plan for this epic** (planning attempt ${input.attempt}): nothing was written and nothing starts.`,
+    refining
+      ? `**epicflow could not add stories to this epic's plan** (refine round ${input.refine}, planning attempt ${input.attempt}): nothing was written, and the plan stays as it was.`
+      : `**epicflow could not draft a plan for this epic** (planning attempt ${input.attempt}): nothing was written and nothing starts.`,
     '',
     `- ${echoInline(input.reason, 1_000)}`,
     '',
-    `Fix the cause, then comment ${code('/plan')} to try again (or write the plan into the issue yourself: docs/plan-format.md).`,
+    refining
+      ? `Fix the cause, then comment \`/refine <feedback>\` to try again (or add the stories to the plan yourself: docs/plan-format.md).`
+      : `Fix the cause, then comment ${code('/plan')} to try again (or write the plan into the issue yourself: docs/plan-format.md).`,
   ].join('\n');
 }
 
@@ -251,6 +327,8 @@ export function renderPlanningInvalid(input: {
   readonly attempt: number;
   readonly rounds: number;
   readonly problems: readonly string[];
+  /** The refine round, when the attempt was a `/refine`: the plan as it stands is kept. */
+  readonly refine?: number | undefined;
 }): string {
   const shown = input.problems.slice(0, PROBLEMS_SHOWN).map((p) => {
     const m = /^([a-z-]+): ([\s\S]*)$/.exec(p);
@@ -259,6 +337,16 @@ export function renderPlanningInvalid(input: {
       : `- ${code(m[1] ?? '')}: ${echoInline(m[2] ?? '', 500)}`;
   });
   const more = input.problems.length - shown.length;
+  if (input.refine !== undefined) {
+    return [
+      `**epicflow's planner could not add valid stories to this epic's plan** (refine round ${input.refine}, planning attempt ${input.attempt}, ${input.rounds} ${input.rounds === 1 ? 'round' : 'rounds'}): nothing was written into the issue, and the plan stays as it was. The validator still refused the combined plan:`,
+      '',
+      ...shown,
+      ...(more > 0 ? [`- … and ${more} more`] : []),
+      '',
+      `Reword the feedback (feedback that asks for something the rules forbid is refused each time) and comment \`/refine <feedback>\` again, or add the stories to the plan yourself (docs/plan-format.md).`,
+    ].join('\n');
+  }
   return [
     `**epicflow's planner could not draft a valid plan for this epic** (planning attempt ${input.attempt}, ${input.rounds} ${input.rounds === 1 ? 'round' : 'rounds'}): the epic is held, nothing was written into the issue and nothing starts. The validator still refused:`,
     '',

@@ -26,6 +26,13 @@ export {
 } from './quality.js';
 export { planYaml, renderPlanBlock } from './render.js';
 export {
+  combineRefinement,
+  readRefineAnswer,
+  refineId,
+  refinePrefix,
+  type RefineAnswer,
+} from './refine.js';
+export {
   PLAN_SECTION_END,
   PLAN_SECTION_START,
   proseOf,

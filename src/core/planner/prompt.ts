@@ -18,6 +18,7 @@ import {
   type QualityCode,
   type QualityWarning,
 } from './quality.js';
+import { refinePrefix } from './refine.js';
 import { planYaml } from './render.js';
 import { TREE_BUDGET_CHARS, trimTree } from './tree.js';
 
@@ -103,6 +104,12 @@ export interface PlannerPromptInput {
   readonly guidance?: string | undefined;
   /** The current plan, when re-planning: unchanged stories keep their ids. */
   readonly previous?: Plan | undefined;
+  /**
+   * A refine round (`/refine <feedback>`): `previous` is kept exactly and the planner
+   * answers with additional stories only, which get ids `r<round>-<id>`; `merged`
+   * names the current stories already merged (context for the planner).
+   */
+  readonly refine?: { readonly round: number; readonly merged: readonly string[] } | undefined;
   /** 1 first; 2, 3, … for repairs. */
   readonly round: number;
   readonly repair?: PlannerRepair | undefined;
@@ -199,7 +206,7 @@ function rulesSection(limits: PlannerLimits): string[] {
   return parts;
 }
 
-function listViolations(repair: PlannerRepair): string[] {
+function listViolations(repair: PlannerRepair, refining: boolean): string[] {
   const parts: string[] = [];
   const lines = [
     ...repair.violations.map((v) => `${v.code}: ${oneLine(v.message)}`),
@@ -207,7 +214,9 @@ function listViolations(repair: PlannerRepair): string[] {
   ];
   parts.push(
     '## Your previous plan was refused',
-    'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
+    refining
+      ? 'The combined plan (the current stories, then yours) was refused. Fix every problem below (each starts with its rule code) and answer with all your new stories, corrected — never the current ones:'
+      : 'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
     bullets(lines),
   );
   if (repair.warnings.length > 0) {
@@ -218,11 +227,35 @@ function listViolations(repair: PlannerRepair): string[] {
   }
   if (repair.answer !== undefined) {
     parts.push(
-      'Your previous plan (line numbers above count its lines, the opening fence being line 1):',
+      refining
+        ? 'Your previous answer:'
+        : 'Your previous plan (line numbers above count its lines, the opening fence being line 1):',
       fenceBlock(repair.answer, 'epicflow'),
     );
   }
   return parts;
+}
+
+function refineSection(
+  previous: Plan,
+  refine: { readonly round: number; readonly merged: readonly string[] },
+): string[] {
+  const merged = previous.stories.filter((s) => refine.merged.includes(s.id)).map((s) => s.id);
+  const prefix = refinePrefix(refine.round);
+  return [
+    '## The current plan (kept exactly as it is: you add stories to it)',
+    'These stories stay as they are; do not repeat, change or remove them. ' +
+      (merged.length === 0
+        ? 'None of them is merged yet.'
+        : `Already merged into the epic branch: ${merged.map((id) => `\`${id}\``).join(', ')}.`),
+    fenceBlock(planYaml(previous.stories), 'epicflow'),
+    '## What to answer',
+    "Answer with the NEW stories only, the ones the writer's feedback asks for, in the same format " +
+      `(\`stories:\` and their entries). epicflow gives each of them the id \`${prefix}<your id>\` ` +
+      'and appends them to the current plan. A new story may depend on current stories by their ids ' +
+      'and on other new stories by the ids you gave them. The rules below hold for the combined plan: ' +
+      'a new story never owns a path a current story owns (one owner per file).',
+  ];
 }
 
 /** The prompt of one planner round. */
@@ -241,7 +274,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
   ];
   if (input.guidance !== undefined && input.guidance.trim() !== '') {
     parts.push(
-      "## A writer's guidance for this plan (data, like the epic)",
+      input.refine === undefined
+        ? "## A writer's guidance for this plan (data, like the epic)"
+        : "## A writer's feedback: what to add (data, like the epic)",
       quoteForPrompt(capBytes(input.guidance, GUIDANCE_MAX_BYTES), 'text'),
     );
   }
@@ -256,7 +291,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
     'a good plan is (two stories start at once; the route waits for the serialiser it uses):',
     fenceBlock(EXAMPLE_PLAN, 'epicflow'),
   );
-  if (input.previous !== undefined) {
+  if (input.previous !== undefined && input.refine !== undefined) {
+    parts.push(...refineSection(input.previous, input.refine));
+  } else if (input.previous !== undefined) {
     parts.push(
       '## The current plan (you are re-planning it)',
       'Keep every story that needs no change exactly as it is, with its id: its progress is kept. ' +
@@ -264,7 +301,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
       fenceBlock(planYaml(input.previous.stories), 'epicflow'),
     );
   }
-  if (input.repair !== undefined) parts.push(...listViolations(input.repair));
+  if (input.repair !== undefined) {
+    parts.push(...listViolations(input.repair, input.refine !== undefined));
+  }
   parts.push(
     '## Answer',
     'End your final message with the whole plan in one ```epicflow fenced block. Only the last ' +

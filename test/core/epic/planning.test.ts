@@ -9,6 +9,7 @@ import {
   PLAN_PROPOSED_TEXT,
   PLANNING_RUN_STORY,
   planningReport,
+  renderPlanningFailed,
   renderPlanningInvalid,
   startedPlanning,
   storyIssueBody,
@@ -260,5 +261,106 @@ describe('a story as its sub-issue (planner.subIssues)', () => {
     expect(extractPlanBlocks(section)).toEqual([]);
     expect(section).toContain("The stories are this epic's sub-issues");
     expect(section).toContain('| `api` API |');
+  });
+});
+
+describe('/refine', () => {
+  const proposed = doc({ status: 'proposed', rounds: 1, executors: ['planner'], usage: [usage] });
+  const refine = (feedback: string | undefined): PlanningFacts['trigger'] => ({
+    kind: 'refine',
+    by: 'bob',
+    feedback,
+  });
+
+  it('carries its feedback, over several lines', () => {
+    expect(parseCommand('/refine')).toEqual({ kind: 'refine' });
+    expect(parseCommand('/refine add a receipt\nafter the payment')).toEqual({
+      kind: 'refine',
+      feedback: 'add a receipt\nafter the payment',
+    });
+  });
+
+  it('starts refine round 1 on a drafted plan, keeping what earlier attempts cost', () => {
+    const step = decidePlanning(
+      facts({ plan: 'drafted', doc: proposed, trigger: refine('add a receipt') }),
+    );
+    expect(step).toEqual({
+      kind: 'start',
+      doc: doc({
+        attempt: 2,
+        requestedBy: 'bob',
+        guidance: 'add a receipt',
+        refine: 1,
+        refines: 1,
+        rounds: 1,
+        executors: ['planner'],
+        usage: [usage],
+      }),
+    });
+  });
+
+  it('numbers refine rounds over attempts; a /plan in between keeps the count and is no refine', () => {
+    const afterRefine = doc({ attempt: 2, status: 'proposed', refine: 1, refines: 1 });
+    const replan = decidePlanning(
+      facts({
+        plan: 'drafted',
+        doc: afterRefine,
+        trigger: { kind: 'plan', by: 'bob', guidance: undefined },
+      }),
+    );
+    expect(replan.kind === 'start' && replan.doc.refine).toBeUndefined();
+    expect(replan.kind === 'start' && replan.doc.refines).toBe(1);
+    const planned =
+      replan.kind === 'start' ? { ...replan.doc, status: 'proposed' as const } : undefined;
+    const again = decidePlanning(facts({ plan: 'drafted', doc: planned, trigger: refine('more') }));
+    expect(again.kind === 'start' && [again.doc.attempt, again.doc.refine]).toEqual([4, 2]);
+  });
+
+  it('refines a plan the App planned only: refused with the reason otherwise', () => {
+    const cases: [Partial<PlanningFacts>, RegExp][] = [
+      [
+        { plannerConfigured: false },
+        /`\/refine` needs a planner: give an executor the planner role/,
+      ],
+      [{ trigger: refine(undefined) }, /`\/refine` needs feedback/],
+      [{ doc: doc({ attempt: 3 }) }, /already running for this epic \(attempt 3\)/],
+      [{ plan: 'missing' }, /this epic has none yet: comment `\/plan`/],
+      [{ plan: 'invalid' }, /is not valid/],
+      [{ plan: 'written' }, /written by hand, outside it\. Add the stories to it yourself/],
+    ];
+    for (const [over, why] of cases) {
+      const step = decidePlanning(
+        facts({ plan: 'drafted', doc: proposed, trigger: refine('add a receipt'), ...over }),
+      );
+      expect(step.kind).toBe('reply');
+      expect(step.kind === 'reply' && step.body).toMatch(why);
+    }
+  });
+
+  it('reads a record with refine rounds and refuses a broken one', () => {
+    const ok = parsePlanningDoc(doc({ refine: 2, refines: 2 }), 'epics/7/planning.json');
+    expect(ok.ok).toBe(true);
+    const bad = parsePlanningDoc({ ...doc(), refine: 0 }, 'epics/7/planning.json');
+    expect(!bad.ok && bad.error).toMatch(/epics\/7\/planning\.json .*refine/);
+  });
+});
+
+describe('the comments of a refine round that ended without a plan', () => {
+  it('say the plan stays as it was and point at /refine, not /plan', () => {
+    const invalid = renderPlanningInvalid({
+      attempt: 3,
+      rounds: 3,
+      problems: ['protected-path: story "r2-deploy" owns .github/workflows'],
+      refine: 2,
+    });
+    expect(invalid).toContain('(refine round 2, planning attempt 3, 3 rounds)');
+    expect(invalid).toContain('the plan stays as it was');
+    expect(invalid).toContain('- `protected-path`: story "r2-deploy" owns .github/workflows');
+    expect(invalid).toContain('`/refine <feedback>`');
+    expect(invalid).not.toContain('the epic is held');
+    const failed = renderPlanningFailed({ attempt: 3, reason: 'no planner can serve', refine: 2 });
+    expect(failed).toContain("could not add stories to this epic's plan");
+    expect(failed).toContain('`/refine <feedback>`');
+    expect(failed).not.toContain('`/plan`');
   });
 });

@@ -11,7 +11,7 @@ import { appTokens, type TokenSource } from '../adapters/github/app-auth.js';
 import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
 import { basicCredential, RemoteGit, type RemoteGitOptions } from '../adapters/git/remote-git.js';
 import type { GitHubAuth } from './inputs.js';
-import type { RunnerContext } from './runner.js';
+import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
 
 /** Who `GITHUB_TOKEN` acts as; the default login when a token is given. */
 export const TOKEN_BOT_LOGIN = 'github-actions[bot]';
@@ -98,4 +98,33 @@ export async function connectGitHub(input: {
  */
 export function remoteGit(gh: ActionGitHub, options: Omit<RemoteGitOptions, 'token'>): RemoteGit {
   return new RemoteGit({ ...options, token: gh.token });
+}
+
+/**
+ * What every job on a checkout starts with (story, plan and land modes): the GitHub
+ * connection, git over HTTP for the workspace, the environment children get (no
+ * credential; `secrets` grows as tokens are minted and executor secrets are read, and
+ * what is written out is redacted with it) and the default branch, from the event
+ * payload rather than a read of the repository.
+ */
+export async function connectJob(
+  inputs: { readonly auth: GitHubAuth; readonly botLogin?: string | undefined },
+  runner: RunnerContext,
+  env: NodeJS.ProcessEnv,
+): Promise<{
+  readonly gh: ActionGitHub;
+  readonly remote: RemoteGit;
+  readonly childEnv: NodeJS.ProcessEnv;
+  readonly defaultBranch: string | undefined;
+}> {
+  const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
+  const remote = remoteGit(gh, {
+    cwd: runner.workspace,
+    serverUrl: runner.serverUrl,
+    repository: `${runner.owner}/${runner.repo}`,
+    identity: { name: gh.repo.botLogin, email: 'epicflow@users.noreply.github.com' },
+  });
+  const childEnv = childEnvironment(env, gh.secrets);
+  const defaultBranch = await readDefaultBranch(runner);
+  return { gh, remote, childEnv, defaultBranch };
 }

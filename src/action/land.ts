@@ -10,22 +10,13 @@ import { runTitle } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { recordLandRefusal, runLandJob, type LandJobInput } from '../orchestrator/land-job.js';
-import { connectGitHub, remoteGit } from './github.js';
-import { childEnvironment, readDefaultBranch } from './runner.js';
+import { connectJob } from './github.js';
 import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export async function runLandMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
-  const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
+  const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
-  const remote = remoteGit(gh, {
-    cwd: runner.workspace,
-    serverUrl: runner.serverUrl,
-    repository: `${runner.owner}/${runner.repo}`,
-    identity: { name: repo.botLogin, email: 'epicflow@users.noreply.github.com' },
-  });
-  const childEnv = childEnvironment(env, secrets);
-  const defaultBranch = await readDefaultBranch(runner);
   const epic = Number(inputs.epic);
   const write = async (markdown: string): Promise<void> => {
     await core.summary.addRaw(redact(markdown, secrets), true).write();

@@ -17,9 +17,9 @@ import {
   type PlanJobInput,
   type PlanJobResult,
 } from '../orchestrator/plan-job.js';
-import { connectGitHub, remoteGit } from './github.js';
+import { connectJob } from './github.js';
 import type { PlanInputs } from './inputs.js';
-import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
+import type { RunnerContext } from './runner.js';
 import { isolateUntrusted, maskExecutorSecrets } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
@@ -55,16 +55,8 @@ function summaryOf(epic: string, result: PlanJobResult, isolation: Untrusted): s
 }
 
 export async function runPlanMode({ inputs, runner, env }: PlanModeDeps): Promise<void> {
-  const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
+  const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
-  const remote = remoteGit(gh, {
-    cwd: runner.workspace,
-    serverUrl: runner.serverUrl,
-    repository: `${runner.owner}/${runner.repo}`,
-    identity: { name: repo.botLogin, email: 'epicflow@users.noreply.github.com' },
-  });
-  const childEnv = childEnvironment(env, secrets);
-  const defaultBranch = await readDefaultBranch(runner);
   const store = new GitHubStateStore({ repo, epic: inputs.epic });
   const job: PlanJobInput = {
     epic: Number(inputs.epic),

@@ -21,10 +21,10 @@ import {
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { isLandJob } from '../core/epic/landing.js';
-import { connectGitHub, remoteGit } from './github.js';
+import { connectJob } from './github.js';
 import { runLandMode } from './land.js';
 import type { StoryInputs } from './inputs.js';
-import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
+import type { RunnerContext } from './runner.js';
 import {
   failedGates,
   redact,
@@ -68,19 +68,8 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
   // `story: land-<n>`: a landing of the default branch into the epic (docs/landing.md).
   if (isLandJob(inputs.story)) return runLandMode({ inputs, runner, env });
-  const gh = await connectGitHub({ auth: inputs.auth, botLogin: inputs.botLogin, runner });
-  const { repo } = gh;
-  const remote = remoteGit(gh, {
-    cwd: runner.workspace,
-    serverUrl: runner.serverUrl,
-    repository: `${runner.owner}/${runner.repo}`,
-    identity: { name: repo.botLogin, email: 'epicflow@users.noreply.github.com' },
-  });
-  // Grows as tokens are minted and executor secrets are read: what is written out is redacted with it.
-  const { secrets } = gh;
-  const childEnv = childEnvironment(env, secrets);
-  // From the event payload: neither the job nor its reconcile reads the repository for it.
-  const defaultBranch = await readDefaultBranch(runner);
+  const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
+  const { repo, secrets } = gh;
   const job: StoryJobInput = {
     epic: Number(inputs.epic),
     story: inputs.story,

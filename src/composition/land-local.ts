@@ -9,14 +9,14 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createExecutor } from '../adapters/executors/index.js';
-import { Git, readMergedStories } from '../adapters/git/index.js';
+import { readMergedStories, type Git } from '../adapters/git/index.js';
 import { gitPort } from '../adapters/git/port.js';
 import { buildLandedMessage } from '../core/merge-message.js';
 import { baseEnv } from '../adapters/process/run-process.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import { describeError, EpicflowError } from '../core/errors.js';
 import {
   LAND_FILE,
   landNextStep,
@@ -32,7 +32,7 @@ import { buildReportJson, renderReport, type ReportInput } from '../core/report/
 import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
 import { checkEpicId, type LocalRunHooks } from './local.js';
-import { loadLocalConfig } from './local-config.js';
+import { loadLocalConfig, openRepo } from './local-config.js';
 import type { LandGitPort, LandTreePort } from '../engine/ports.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
 import type { SavedEpic } from '../engine/status.js';
@@ -104,19 +104,6 @@ async function pickEpic(repo: Git, given: string | undefined): Promise<string> {
     });
   }
   return epics[0] as string;
-}
-
-async function openRepo(dir: string): Promise<Git> {
-  try {
-    return await Git.open(dir);
-  } catch (e) {
-    if (isEpicflowError(e, 'git')) {
-      throw new EpicflowError('usage', `not a git repository: ${dir}`, {
-        details: ['run epicflow inside a git repository, or pass --repo DIR'],
-      });
-    }
-    throw e;
-  }
 }
 
 /** The land port over the git adapter. */

@@ -5,10 +5,12 @@
  * environment with its `${VAR}` secrets resolved.
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
 import { requireCoder, type EpicflowConfig } from '../core/config/index.js';
-import { EpicflowError } from '../core/errors.js';
+import { EpicflowError, isEpicflowError } from '../core/errors.js';
+import { Git } from '../adapters/git/index.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import type { PlanOptions } from '../core/plan/types.js';
 import { resolveExecutorEnvs } from './epic.js';
@@ -63,4 +65,37 @@ export async function loadLocalConfig(input: {
     configPaths: planOptions.configPaths,
     executorEnv,
   };
+}
+
+/** The repository a local command works on; not one is a usage error naming `--repo`. */
+export async function openRepo(dir: string): Promise<Git> {
+  try {
+    return await Git.open(dir);
+  } catch (e) {
+    if (isEpicflowError(e, 'git')) {
+      throw new EpicflowError('usage', `not a git repository: ${dir}`, {
+        details: ['run epicflow inside a git repository, or pass --repo DIR'],
+      });
+    }
+    throw e;
+  }
+}
+
+/** A plan or epic file named on the command line (`shown` as the user wrote it). */
+export async function readInputFile(
+  path: string,
+  shown: string,
+  what: 'plan' | 'epic',
+): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new EpicflowError(
+      'usage',
+      code === 'ENOENT'
+        ? `${what} file not found: ${shown}`
+        : `cannot read ${what} file ${shown}: ${(e as Error).message}`,
+    );
+  }
 }

@@ -5,20 +5,19 @@
  * `.git/epicflow/<epic>`, the worktrees beside them, events appended to
  * `events.jsonl`, and the epic branch in the user's own repository.
  */
-import { readFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
-import { Git } from '../adapters/git/index.js';
+import type { Git } from '../adapters/git/index.js';
 import { baseEnv } from '../adapters/process/run-process.js';
 import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { EpicflowError, isEpicflowError } from '../core/errors.js';
+import { EpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
 import type { CrashPoint, EngineEvent } from '../engine/ports.js';
 import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
 import { composeEpic } from './epic.js';
-import { loadLocalConfig } from './local-config.js';
+import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
 
 export interface LocalRunOptions {
   readonly file: string;
@@ -56,33 +55,6 @@ export function checkEpicId(id: string, from: string): string {
   return id;
 }
 
-async function openRepo(dir: string): Promise<Git> {
-  try {
-    return await Git.open(dir);
-  } catch (e) {
-    if (isEpicflowError(e, 'git')) {
-      throw new EpicflowError('usage', `not a git repository: ${dir}`, {
-        details: ['run epicflow inside a git repository, or pass --repo DIR'],
-      });
-    }
-    throw e;
-  }
-}
-
-async function readPlanFile(path: string, shown: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new EpicflowError(
-      'usage',
-      code === 'ENOENT'
-        ? `plan file not found: ${shown}`
-        : `cannot read plan file ${shown}: ${(e as Error).message}`,
-    );
-  }
-}
-
 /** The plan's first markdown heading, for the report title. */
 function planTitle(markdown: string): string | undefined {
   const m = /^#\s+(.+)$/m.exec(markdown);
@@ -109,7 +81,7 @@ export async function prepareLocalEpic(
   const repoDir = resolve(hooks.cwd, options.repo ?? '.');
   const repo = await openRepo(repoDir);
   const planPath = resolve(hooks.cwd, options.file);
-  const markdown = await readPlanFile(planPath, options.file);
+  const markdown = await readInputFile(planPath, options.file, 'plan');
   const { config, planOptions, executorEnv, shownFile } = await loadLocalConfig({
     root: repo.root,
     config: options.config,

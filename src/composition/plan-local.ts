@@ -7,12 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { Git } from '../adapters/git/index.js';
-import { EpicflowError, isEpicflowError } from '../core/errors.js';
+import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import {
@@ -29,6 +28,7 @@ import {
   type PlanningTree,
 } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
+import { openRepo, readInputFile } from './local-config.js';
 
 export interface LocalDraftOptions {
   /** The epic's markdown file (its prose; a plan section in it is re-planned). */
@@ -81,33 +81,6 @@ function epicIdOf(file: string): string {
   return id === '' ? 'epic' : id;
 }
 
-async function openRepo(dir: string): Promise<Git> {
-  try {
-    return await Git.open(dir);
-  } catch (e) {
-    if (isEpicflowError(e, 'git')) {
-      throw new EpicflowError('usage', `not a git repository: ${dir}`, {
-        details: ['run epicflow inside a git repository, or pass --repo DIR'],
-      });
-    }
-    throw e;
-  }
-}
-
-async function readEpic(path: string, shown: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new EpicflowError(
-      'usage',
-      code === 'ENOENT'
-        ? `epic file not found: ${shown}`
-        : `cannot read epic file ${shown}: ${(e as Error).message}`,
-    );
-  }
-}
-
 /** Writes through a temporary file and a rename: the output is whole or untouched. */
 async function writeWhole(path: string, text: string): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${randomUUID().slice(0, 8)}.tmp`);
@@ -127,7 +100,7 @@ export async function draftPlanLocally(
 ): Promise<LocalDraftResult> {
   const repo = await openRepo(resolve(hooks.cwd, options.repo ?? '.'));
   const epicPath = resolve(hooks.cwd, options.file);
-  const markdown = await readEpic(epicPath, options.file);
+  const markdown = await readInputFile(epicPath, options.file, 'epic');
   const shownOut = options.out ?? defaultOutFile(options.file);
   const out = resolve(hooks.cwd, shownOut);
 

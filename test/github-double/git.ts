@@ -3,12 +3,12 @@
  * served over smart HTTP by `git http-backend` (CGI), so clones, fetches and pushes
  * travel real HTTP and the REST API reads refs and files from the same repositories.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommitInfo } from './fixtures.js';
+import { releaseSpawner, spawnVia, useSpawner } from './spawner.js';
 
 export interface GitResult {
   readonly code: number;
@@ -23,33 +23,19 @@ const GIT_ENV = {
   GIT_TERMINAL_PROMPT: '0',
 };
 
-export function runGit(
+export async function runGit(
   dir: string,
   args: readonly string[],
   options: { input?: Buffer | string; env?: Record<string, string> } = {},
 ): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: dir,
-      env: { ...process.env, ...GIT_ENV, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', reject);
-    // git may exit before reading stdin (e.g. a failed rev-parse); that is not an error here.
-    child.stdin.on('error', () => undefined);
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? 1,
-        stdout: Buffer.concat(out),
-        stderr: Buffer.concat(err).toString('utf8'),
-      }),
-    );
-    child.stdin.end(options.input ?? '');
+  const r = await spawnVia({
+    command: 'git',
+    args,
+    cwd: dir,
+    env: { ...process.env, ...GIT_ENV, ...options.env },
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 
 /** Index changes in one `update-index -z --index-info` (mode 0 removes a path). */
@@ -129,10 +115,13 @@ export class GitStore {
   }
 
   static async create(): Promise<GitStore> {
-    return new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
+    const store = new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
+    useSpawner();
+    return store;
   }
 
   async dispose(): Promise<void> {
+    releaseSpawner();
     await rm(this.root, { recursive: true, force: true });
   }
 
@@ -444,67 +433,59 @@ export class GitStore {
     return r.code === 0;
   }
 
-  /** Serve one smart-HTTP request through `git http-backend`. */
-  serveHttp(
+  /**
+   * Serve one smart-HTTP request through `git http-backend` (CGI): the request's body in,
+   * its header lines and body out.
+   */
+  async serveHttp(
     req: IncomingMessage,
     res: ServerResponse,
     pathInfo: string,
     query: string,
     remoteUser: string,
   ): Promise<void> {
-    return new Promise((resolve) => {
-      const env: Record<string, string> = {
-        ...GIT_ENV,
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        GIT_PROJECT_ROOT: this.root,
-        GIT_HTTP_EXPORT_ALL: '1',
-        PATH_INFO: pathInfo,
-        REQUEST_METHOD: req.method ?? 'GET',
-        QUERY_STRING: query,
-        CONTENT_TYPE: req.headers['content-type'] ?? '',
-        REMOTE_USER: remoteUser,
-        REMOTE_ADDR: '127.0.0.1',
-        GATEWAY_INTERFACE: 'CGI/1.1',
-      };
-      const length = req.headers['content-length'];
-      if (typeof length === 'string') env['CONTENT_LENGTH'] = length;
-      const encoding = req.headers['content-encoding'];
-      if (typeof encoding === 'string') env['HTTP_CONTENT_ENCODING'] = encoding;
-      const protocol = req.headers['git-protocol'];
-      if (typeof protocol === 'string') env['GIT_PROTOCOL'] = protocol;
-      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-      req.pipe(child.stdin);
-      let headerDone = false;
-      let buffered = Buffer.alloc(0);
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (headerDone) {
-          res.write(chunk);
-          return;
-        }
-        buffered = Buffer.concat([buffered, chunk]);
-        const end = buffered.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        headerDone = true;
-        let status = 200;
-        for (const line of buffered.subarray(0, end).toString('latin1').split('\r\n')) {
-          const colon = line.indexOf(':');
-          const name = line.slice(0, colon).trim();
-          const value = line.slice(colon + 1).trim();
-          if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0]);
-          else res.setHeader(name, value);
-        }
-        res.statusCode = status;
-        res.write(buffered.subarray(end + 4));
-      });
-      child.stderr.resume();
-      child.on('close', () => {
-        if (!headerDone) {
-          res.statusCode = 500;
-          res.write(buffered);
-        }
-        res.end();
-        resolve();
-      });
+    const env: Record<string, string> = {
+      ...GIT_ENV,
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      GIT_PROJECT_ROOT: this.root,
+      GIT_HTTP_EXPORT_ALL: '1',
+      PATH_INFO: pathInfo,
+      REQUEST_METHOD: req.method ?? 'GET',
+      QUERY_STRING: query,
+      CONTENT_TYPE: req.headers['content-type'] ?? '',
+      REMOTE_USER: remoteUser,
+      REMOTE_ADDR: '127.0.0.1',
+      GATEWAY_INTERFACE: 'CGI/1.1',
+    };
+    const length = req.headers['content-length'];
+    if (typeof length === 'string') env['CONTENT_LENGTH'] = length;
+    const encoding = req.headers['content-encoding'];
+    if (typeof encoding === 'string') env['HTTP_CONTENT_ENCODING'] = encoding;
+    const protocol = req.headers['git-protocol'];
+    if (typeof protocol === 'string') env['GIT_PROTOCOL'] = protocol;
+    const body: Buffer[] = [];
+    for await (const chunk of req) body.push(chunk as Buffer);
+    const r = await spawnVia({
+      command: 'git',
+      args: ['http-backend'],
+      env,
+      input: Buffer.concat(body),
     });
+    const end = r.stdout.indexOf('\r\n\r\n');
+    if (end < 0) {
+      res.statusCode = 500;
+      res.end(r.stdout);
+      return;
+    }
+    let status = 200;
+    for (const line of r.stdout.subarray(0, end).toString('latin1').split('\r\n')) {
+      const colon = line.indexOf(':');
+      const name = line.slice(0, colon).trim();
+      const value = line.slice(colon + 1).trim();
+      if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0]);
+      else res.setHeader(name, value);
+    }
+    res.statusCode = status;
+    res.end(r.stdout.subarray(end + 4));
   }
 }

@@ -62,6 +62,10 @@ export default {
     }),
   ],
   maxWorkers: Number(process.env['EPICFLOW_TEST_WORKERS'] ?? 3),
+  // A worker whose heap grew past this after a test file is replaced by a fresh one: each
+  // file leaves its module registry behind (100 MB for an App file), and every process a
+  // test starts is a fork of its worker, which costs in proportion to the worker's memory.
+  workerIdleMemoryLimit: '180MB',
   testTimeout: 60000,
   reporters: ['default', ['<rootDir>/test/support/slowest-files.js', { count: 15 }]],
 };

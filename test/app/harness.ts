@@ -6,7 +6,6 @@
  * (REST merges API), the record written through `GitHubStateStore`, then the
  * workflow run completed.
  */
-import { generateKeyPairSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +27,7 @@ import {
   type SeededUser,
 } from '../github-double/index.js';
 import { registerCheck } from '../support/checks.js';
+import { testAppKey } from '../support/app-key.js';
 
 export const OWNER = 'acme';
 export const REPO = 'shop';
@@ -129,8 +129,7 @@ export interface WorldOptions {
 
 export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
   const gh = await startGitHubDouble(options.double);
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const pem = testAppKey();
   const seeded = gh.seed.app({ id: 777, slug: 'epicflow', privateKey: pem });
   const bot = gh.seed.user({ login: seeded.botLogin, type: 'Bot', permission: 'admin' });
   const alice = gh.seed.user({ login: 'alice', permission: 'write' });

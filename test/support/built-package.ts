@@ -68,13 +68,45 @@ export function builtPackage(): Promise<string> {
 async function build(): Promise<string> {
   const cache = join(tmpdir(), 'epicflow-built');
   const dir = join(cache, await sourceHash());
-  if (existsSync(join(dir, '.complete'))) {
-    // Marks it as used, so `prune` keeps it.
-    await utimes(dir, new Date(), new Date());
-    return dir;
-  }
   await mkdir(cache, { recursive: true });
+  // One build per state of the sources: test files in other workers that need it meanwhile
+  // wait for that build instead of running the compiler again.
+  const lock = `${dir}.lock`;
+  for (;;) {
+    if (existsSync(join(dir, '.complete'))) {
+      // Marks it as used, so `prune` keeps it.
+      await utimes(dir, new Date(), new Date());
+      return dir;
+    }
+    const mine = await mkdir(lock).then(
+      () => true,
+      () => false,
+    );
+    if (mine) break;
+    const since = (await stat(lock).catch(() => undefined))?.mtimeMs;
+    // A build that left its lock behind (its process was killed) is taken over.
+    if (since !== undefined && Date.now() - since > STALE_LOCK_MS) {
+      await rm(lock, { recursive: true, force: true });
+    } else {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    await compile(dir);
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+  await prune(cache, dir);
+  return dir;
+}
+
+/** A build's lock older than this belongs to a process that is gone. */
+const STALE_LOCK_MS = 5 * 60 * 1000;
+
+async function compile(dir: string): Promise<void> {
+  if (existsSync(join(dir, '.complete'))) return;
   const scratch = `${dir}.${process.pid}.${Date.now()}`;
+  await rm(dir, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
   await promisify(execFile)(
     process.execPath,
@@ -90,16 +122,7 @@ async function build(): Promise<string> {
   await copyFile(join(ROOT, 'package.json'), join(scratch, 'package.json'));
   await symlink(join(ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   await writeFile(join(scratch, '.complete'), '');
-  try {
-    await rename(scratch, dir);
-  } catch {
-    // Another test process finished the same build first: use theirs.
-    await rm(scratch, { recursive: true, force: true });
-    if (!existsSync(join(dir, '.complete')))
-      throw new Error(`could not build the package into ${dir}`);
-  }
-  await prune(cache, dir);
-  return dir;
+  await rename(scratch, dir);
 }
 
 /** Builds not used for a day are removed (a build in use by a running test is newer). */

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommitInfo } from './fixtures.js';
+import { CatFile, type CatFileObject } from './cat-file.js';
 import { releaseSpawner, spawnVia, useSpawner } from './spawner.js';
 
 export interface GitResult {
@@ -92,7 +93,29 @@ export class GitStore {
    */
   private readonly objects = new Map<string, unknown>();
 
+  /** One `git cat-file --batch-command` per repository, for reads by name. */
+  private readonly readers = new Map<string, CatFile>();
+
   private constructor(readonly root: string) {}
+
+  private reader(dir: string): CatFile {
+    let r = this.readers.get(dir);
+    if (r === undefined) {
+      r = new CatFile(dir, { ...process.env, ...GIT_ENV });
+      this.readers.set(dir, r);
+    }
+    return r;
+  }
+
+  /** The object `name` resolves to (as `git rev-parse` resolves it), with its bytes when asked. */
+  private async lookUp(
+    dir: string,
+    name: string,
+    withContent = false,
+  ): Promise<CatFileObject | undefined> {
+    const r = this.reader(dir);
+    return withContent ? r.contents(name) : r.info(name);
+  }
 
   private async remembered<T>(
     kind: string,
@@ -121,6 +144,8 @@ export class GitStore {
   }
 
   async dispose(): Promise<void> {
+    for (const r of this.readers.values()) r.close();
+    this.readers.clear();
     releaseSpawner();
     await rm(this.root, { recursive: true, force: true });
   }
@@ -147,13 +172,12 @@ export class GitStore {
   }
 
   async resolveRef(dir: string, ref: string): Promise<string | undefined> {
-    const r = await runGit(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+    return (await this.lookUp(dir, `${ref}^{commit}`))?.sha;
   }
 
+  /** The object `rev` names (`<sha>`, `<ref>^{tree}`, `<rev>:<path>`…), when it exists. */
   async revParse(dir: string, rev: string): Promise<string | undefined> {
-    const r = await runGit(dir, ['rev-parse', '--verify', '--quiet', rev]);
-    return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
+    return (await this.lookUp(dir, rev))?.sha;
   }
 
   /** Refs under `prefix` (e.g. `refs/heads/epic/`), sorted by name. */
@@ -181,10 +205,7 @@ export class GitStore {
   }
 
   async objectType(dir: string, sha: string): Promise<string | undefined> {
-    return this.remembered('type', dir, sha, async () => {
-      const r = await runGit(dir, ['cat-file', '-t', sha]);
-      return r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
-    });
+    return this.remembered('type', dir, sha, async () => (await this.lookUp(dir, sha))?.type);
   }
 
   async isAncestor(dir: string, ancestor: string, of: string): Promise<boolean> {
@@ -196,9 +217,9 @@ export class GitStore {
   }
 
   private async readCommitNow(dir: string, sha: string): Promise<CommitInfo | undefined> {
-    const r = await runGit(dir, ['cat-file', 'commit', sha]);
-    if (r.code !== 0) return undefined;
-    const text = r.stdout.toString('utf8');
+    const found = await this.lookUp(dir, sha, true);
+    if (found?.type !== 'commit') return undefined;
+    const text = found.content.toString('utf8');
     const split = text.indexOf('\n\n');
     const head = text.slice(0, split).split('\n');
     const message = text.slice(split + 2);
@@ -238,12 +259,8 @@ export class GitStore {
     commit: string,
     path: string,
   ): Promise<{ sha: string; content: Buffer } | undefined> {
-    const ls = await runGit(dir, ['ls-tree', commit, '--', path]);
-    const line = ls.stdout.toString('utf8').trim();
-    const m = /^\d+ blob ([0-9a-f]+)\t/.exec(line);
-    if (!m?.[1]) return undefined;
-    const blob = await runGit(dir, ['cat-file', 'blob', m[1]]);
-    return { sha: m[1], content: blob.stdout };
+    const found = await this.lookUp(dir, `${commit}:${path}`, true);
+    return found?.type === 'blob' ? { sha: found.sha, content: found.content } : undefined;
   }
 
   async listTree(
@@ -274,8 +291,8 @@ export class GitStore {
   async readBlob(dir: string, sha: string): Promise<Buffer | undefined> {
     if ((await this.objectType(dir, sha)) !== 'blob') return undefined;
     return this.remembered('blob', dir, sha, async () => {
-      const r = await runGit(dir, ['cat-file', 'blob', sha]);
-      return r.code === 0 ? r.stdout : undefined;
+      const found = await this.lookUp(dir, sha, true);
+      return found?.type === 'blob' ? found.content : undefined;
     });
   }
 

@@ -134,6 +134,29 @@ function totals(byToken: Record<string, TokenStats>, only?: (token: string) => b
   return t;
 }
 
+type Sender = 'app' | 'jobs' | 'jwt';
+
+/** Requests per operation by sender, from the label on (`before`: the counts at the label). */
+function operationsOf(
+  byToken: Record<string, TokenStats>,
+  before: Record<string, TokenStats>,
+  senderOf: (token: string) => Sender,
+): Record<Sender, Map<string, number>> {
+  const out: Record<Sender, Map<string, number>> = {
+    app: new Map(),
+    jobs: new Map(),
+    jwt: new Map(),
+  };
+  for (const [token, s] of Object.entries(byToken)) {
+    const m = out[senderOf(token)];
+    for (const [op, n] of Object.entries(s.operations)) {
+      const d = n - (before[token]?.operations[op] ?? 0);
+      if (d > 0) m.set(op, (m.get(op) ?? 0) + d);
+    }
+  }
+  return out;
+}
+
 function minus(a: Totals, b: Totals): Totals {
   return {
     rest: a.rest - b.rest,
@@ -159,6 +182,8 @@ export interface Result {
   readonly conflicts: number;
   /** REST operations and GraphQL documents, busiest first. */
   readonly byOperation: readonly (readonly [string, number])[];
+  /** The same by who sent them: the App's installation tokens, the jobs' tokens, the App JWT. */
+  readonly byOperationOf: Readonly<Record<Sender, ReadonlyMap<string, number>>>;
   readonly appErrors: number;
   readonly appErrorSamples: readonly string[];
   readonly simulatedMinutes: number;
@@ -217,6 +242,8 @@ async function storyJob(
   epic: number,
   d: DispatchRec,
   turn: Turn,
+  /** The configured board's URL, if any. */
+  board: string | undefined,
   onToken: (token: string) => void,
 ): Promise<boolean> {
   const { gh } = w;
@@ -241,6 +268,9 @@ async function storyJob(
     onToken(token);
     const octokit = jobOctokit(w, token, actor);
     const repo = new GitHubRepo({ owner: OWNER, repo: REPO, botLogin: tokens.botLogin, octokit });
+    // The job's own reads at start (not simulated) parse the configuration: its board is
+    // known to the decision after the story, whose view then reads it along.
+    repo.cache.boards.set(repo.fullName, board ?? null);
     const base = { owner: OWNER, repo: REPO };
     const epicBranch = `epic/${epic}`;
     const branch = `story/${epic}/${story}`;
@@ -388,7 +418,9 @@ export async function runScenario(s: Scenario): Promise<Result> {
     let lastDone = gh.clock.now();
     const off = gh.onDispatch((d) => {
       if (d.inputs['epic'] !== String(epic)) return;
-      const job = storyJob(w, epic, d, turn, (t) => jobTokens.add(t)).then(
+      const job = storyJob(w, epic, d, turn, s.board ? board : undefined, (t) =>
+        jobTokens.add(t),
+      ).then(
         (ok) => {
           if (ok) done += 1;
           lastDone = gh.clock.now();
@@ -430,6 +462,9 @@ export async function runScenario(s: Scenario): Promise<Result> {
       .map(([op, n]): [string, number] => [op, n - (operationsBefore.get(op) ?? 0)])
       .filter(([, n]) => n > 0)
       .sort((a, b) => b[1] - a[1]);
+    const byOperationOf = operationsOf(gh.stats.byToken, before, (t) =>
+      jobTokens.has(t) ? 'jobs' : t === 'app-jwt' ? 'jwt' : 'app',
+    );
     const answered = (status: number): number =>
       (gh.stats.statuses[status] ?? 0) - (statusesBefore[status] ?? 0);
     return {
@@ -444,6 +479,7 @@ export async function runScenario(s: Scenario): Promise<Result> {
       hits,
       conflicts: answered(409),
       byOperation,
+      byOperationOf,
       appErrors: appReport.errors,
       appErrorSamples: appReport.errorSamples,
       simulatedMinutes: (lastDone - labelAt) / 60_000,
@@ -603,6 +639,19 @@ export async function run(): Promise<void> {
       return ` ${f1(n / r.scenario.stories)} |`;
     });
     console.log(`| ${op} |${cells.join('')}`);
+  }
+  for (const r of results) {
+    console.log(`\nBy sender per planned story, ${r.scenario.label}:\n`);
+    console.log('| operation | App | story jobs | App JWT |');
+    console.log('| --- | --- | --- | --- |');
+    const ops = new Set(Object.values(r.byOperationOf).flatMap((m) => [...m.keys()]));
+    const cell = (who: Sender, op: string): string =>
+      f1((r.byOperationOf[who].get(op) ?? 0) / r.scenario.stories);
+    const total = (op: string): number =>
+      Object.values(r.byOperationOf).reduce((n, m) => n + (m.get(op) ?? 0), 0);
+    for (const op of [...ops].sort((a, b) => total(b) - total(a))) {
+      console.log(`| ${op} | ${cell('app', op)} | ${cell('jobs', op)} | ${cell('jwt', op)} |`);
+    }
   }
   for (const r of results) {
     if (r.appErrorSamples.length === 0) continue;

@@ -17,7 +17,7 @@ import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { landBeforeReady } from './landing.js';
-import { loadPlan, readView, stateFromView } from './load.js';
+import { expectBoard, loadPlan, readView, stateFromView } from './load.js';
 import { epicLockBusy, withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { planningStep } from './planning.js';
@@ -97,6 +97,8 @@ async function decideOnce(
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
   const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
+  // The next views read the configured board along (its items and values come with them).
+  expectBoard(deps.repo, d.config);
   const store = new GitHubStateStore({ repo: deps.repo, epic: String(epicNumber), defaultBranch });
   // The epic's sub-issues and comments are its owner's as much as ours (another login
   // may have opened it): found under either, created only when under neither.
@@ -215,6 +217,10 @@ async function decideOnce(
     ...(view.pr === undefined ? {} : { prId: view.pr.nodeId }),
     pr,
     board: d.config.board?.project,
+    // The board as the view read it, when it read the configured one.
+    ...(view.board !== undefined && view.board.url === d.config.board?.project
+      ? { boardRead: view.board }
+      : {}),
     ...(pr === undefined ? {} : { reviewAnswers: new ReviewAnswers(repo, pr.number) }),
   };
   // The epic document's changes, the owner's claim with them: one write (one request at the label).

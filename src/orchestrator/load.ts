@@ -52,7 +52,16 @@ export function readView(
     epic,
     // A git object expression takes the path from the root: no `./`.
     configPath: configPath.replace(/^\.\//, ''),
+    board: repo.cache.boards.get(repo.fullName) ?? undefined,
   });
+}
+
+/**
+ * Notes the board `config` names (or none), so that the next epic views of the
+ * repository read it along with the epic: a decision then opens it without a request.
+ */
+export function expectBoard(repo: GitHubRepo, config: EpicflowConfig): void {
+  repo.cache.boards.set(repo.fullName, config.board?.project ?? null);
 }
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */

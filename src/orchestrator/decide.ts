@@ -33,6 +33,18 @@ import { DEFAULT_STORY_WORKFLOW } from './types.js';
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
 
+/**
+ * The pause before deciding again after a lost compare-and-swap, times the round. The
+ * record changed because another decider (a story job's reconcile, another App instance)
+ * is deciding the same epic right now: deciding again at once would chase its writes one
+ * by one and repeat the ones no compare-and-swap guards (a sub-issue closed, a board value,
+ * a comment); after the pause the decision reads what the other wrote and does only what
+ * is left.
+ */
+export const CONFLICT_PAUSE_MS = 5_000;
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 export interface Decision {
   readonly epic: EventIssue;
   readonly config: EpicflowConfig;
@@ -70,7 +82,10 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
   for (let round = 1; round <= MAX_DECISIONS; round++) {
     const { view: _read, ...fresh } = next;
     const result = await decideOnce(deps, round === 1 ? next : fresh);
-    if (result === 'conflict') continue;
+    if (result === 'conflict') {
+      if (round < MAX_DECISIONS) await (deps.sleep ?? realSleep)(CONFLICT_PAUSE_MS * round);
+      continue;
+    }
     if ('again' in result) {
       // A queued review round may start: decided again with the comments listed now.
       dispatched.push(...result.dispatched);

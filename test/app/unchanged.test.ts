@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import { runTitle } from '../../src/core/epic/index.js';
 import { handleEpicEvent } from '../../src/orchestrator/index.js';
+import { CONFLICT_PAUSE_MS } from '../../src/orchestrator/decide.js';
+import { octokitFor } from '../github-double/client.js';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
   APP_CONFIG,
@@ -22,6 +24,7 @@ import {
   startApp,
   startEpic,
   writeConfig,
+  writeRecord,
   type AppWorld,
 } from './harness.js';
 
@@ -66,6 +69,70 @@ function boardStatus(gh: GitHubDouble): Record<string, string> {
     out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
   }
   return out;
+}
+
+/** A story job's own writes (branch, commit, merge, record done), its run not completed yet. */
+async function storyWrites(w: AppWorld, epic: number, story: string): Promise<void> {
+  const octokit = octokitFor(w.gh, w.bot.token);
+  const base = { owner: OWNER, repo: REPO };
+  const branch = `story/${epic}/${story}`;
+  const head = (await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)) ?? '';
+  await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+  await octokit.rest.repos.createOrUpdateFileContents({
+    ...base,
+    path: `src/${story}/done.ts`,
+    branch,
+    message: story,
+    content: Buffer.from(`export const ${story} = 1;\n`).toString('base64'),
+  });
+  const { data } = await octokit.rest.repos.merge({
+    ...base,
+    base: `epic/${epic}`,
+    head: branch,
+    commit_message: `Merge story ${story} into epic/${epic}\n\nEpicflow-Story: ${story}\nEpicflow-Executor: codex`,
+  });
+  await writeRecord(w, epic, story, (r) => ({
+    ...r,
+    status: 'done',
+    mergeCommit: data.sha,
+    finishedAt: new Date().toISOString(),
+    executors: ['codex'],
+  }));
+}
+
+/** The story job's reconcile after its story (`src/action/story.ts`), in this process. */
+function jobDecision(
+  w: AppWorld,
+  epic: number,
+  story: string,
+  sleep: (ms: number) => Promise<void>,
+): ReturnType<typeof handleEpicEvent> {
+  const run = dispatchOf(w.gh, epic, story);
+  const self = { id: w.repoId, fullName: `${OWNER}/${REPO}` };
+  return handleEpicEvent(
+    {
+      repo: w.repo,
+      defaultBranch: 'main',
+      storyWorkflow: 'epicflow-story.yml',
+      sleep,
+      createsSubIssues: false,
+    },
+    {
+      kind: 'workflow-run',
+      runId: run.runId,
+      workflowPath: STORY_WORKFLOW,
+      displayTitle: runTitle({ epic, story, attempt: 1 }),
+      conclusion: 'success',
+      origin: {
+        event: 'workflow_dispatch',
+        path: STORY_WORKFLOW,
+        headBranch: run.ref,
+        repository: self,
+        headRepository: self,
+      },
+      repositoryId: w.repoId,
+    },
+  );
 }
 
 describe('nothing changed, nothing written', () => {
@@ -168,5 +235,36 @@ describe('nothing changed, nothing written', () => {
     expect(botComments(w, epic)).not.toEqual(shown.status);
     expect(botComments(w, epic)[0]).toContain('all 2 stories done');
     expect(boardStatus(gh)).toEqual({ api: 'Done', ui: 'Done' });
+  });
+
+  it('a decision that loses a compare-and-swap pauses before deciding again, then does what is left once', async () => {
+    const { gh } = w;
+    await writeConfig(w, `${APP_CONFIG}labels: { epic: epic }\nboard: { project: "${BOARD}" }\n`);
+    const epic = await startEpic(
+      w,
+      'Race',
+      planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]),
+    );
+    expect(dispatched(gh, epic)).toEqual(['cart#1']);
+    await storyWrites(w, epic, 'cart');
+    // The job's decision loses its first record write: another decider wrote meanwhile.
+    gh.faults.add({ route: 'repos/create-or-update-file-contents', status: 409 });
+    const pauses: number[] = [];
+    const result = await jobDecision(w, epic, 'cart', async (ms) => {
+      pauses.push(ms);
+      return Promise.resolve();
+    });
+    // One pause, then a fresh decision: pay dispatched once, cart's sub-issue closed.
+    expect(pauses).toEqual([CONFLICT_PAUSE_MS]);
+    expect(result.dispatched).toEqual(['pay#1']);
+    expect(dispatched(gh, epic)).toEqual(['cart#1', 'pay#1']);
+    const cart = gh.state.issues(OWNER, REPO).find((i) => i.title.startsWith('cart:'));
+    expect(cart?.state).toBe('closed');
+    expect(botComments(w, epic)[0]).toContain('| 1 | 1 | 0 | 0 | 0 | 2 |');
+    // The run completes: the App's decision finds it all done and writes nothing.
+    const before = requests(gh);
+    gh.act.completeWorkflowRun(dispatchOf(gh, epic, 'cart').runId, 'success');
+    await gh.idle();
+    expect(since(gh, before)).toEqual({ 'graphql EpicflowEpicView': 1 });
   });
 });

@@ -25,9 +25,12 @@ import { appTokens } from '../src/adapters/github/app-auth.js';
 import {
   GitHubRepo,
   GitHubStateStore,
+  gitBlobSha,
+  STATE_BRANCH,
   USER_AGENT,
   type GitHubClient,
 } from '../src/adapters/github/index.js';
+import type { StoryRecord } from '../src/core/model.js';
 import { runTitle } from '../src/core/epic/index.js';
 import { handleEpicEvent } from '../src/orchestrator/index.js';
 import { planBody, type StorySpec } from '../test/app/harness.js';
@@ -255,6 +258,7 @@ async function storyJob(
   try {
     await gh.clock.sleep(RUNNER_PICKUP_MS, actor);
     gh.act.startWorkflowRun(d.runId);
+    const atStart = await recordOf(gh, epic, story);
     await gh.clock.sleep(AGENT_MS, actor);
     const tokens = await appTokens({
       appId: String(APP_ID),
@@ -297,16 +301,23 @@ async function storyJob(
       epic: String(epic),
       sleep: (ms) => gh.clock.sleep(ms, actor),
     });
-    await store.update(story, (current) => {
-      if (current === null) throw new Error(`no record for ${story}`);
-      return {
-        ...current,
-        status: 'done',
-        mergeCommit: data.sha,
-        finishedAt: new Date(gh.clock.now()).toISOString(),
-        executors: ['codex'],
-      };
+    const done = (current: StoryRecord): StoryRecord => ({
+      ...current,
+      status: 'done',
+      mergeCommit: data.sha,
+      finishedAt: new Date(gh.clock.now()).toISOString(),
+      executors: ['codex'],
     });
+    // As the Action: a compare-and-swap on the record its start read gave (that read, as
+    // the others at start, is not simulated: the record is taken from the double's state),
+    // read again only when someone wrote it meanwhile.
+    const first = await store.write(done(atStart.record), atStart.sha);
+    if (!first.ok) {
+      await store.update(story, (current) => {
+        if (current === null) throw new Error(`no record for ${story}`);
+        return done(current);
+      });
+    }
     // The Action's reconcile after a story: the orchestrator's decision on its own run.
     busy = false;
     await turn.run(async () => {
@@ -318,6 +329,7 @@ async function storyJob(
           defaultBranch: 'main',
           storyWorkflow: 'epicflow-story.yml',
           log: { info: () => undefined, warn: () => undefined },
+          sleep: (ms) => gh.clock.sleep(ms, actor),
           createsSubIssues: false, // as the Action's story job
         },
         {
@@ -343,6 +355,22 @@ async function storyJob(
     busy = false;
     untrack();
   }
+}
+
+/** A story's record and its blob sha on the state branch, as a job's start read gives them. */
+async function recordOf(
+  gh: GitHubDouble,
+  epic: number,
+  story: string,
+): Promise<{ record: StoryRecord; sha: string }> {
+  const text = await gh.state.file(
+    OWNER,
+    REPO,
+    STATE_BRANCH,
+    `epics/${epic}/stories/${story}.json`,
+  );
+  if (text === undefined) throw new Error(`no record for ${story}`);
+  return { record: JSON.parse(text) as StoryRecord, sha: gitBlobSha(text) };
 }
 
 /** A double with GitHub's limits and a simulated clock, seeded as for the App. */

@@ -7,10 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
-import { runTitle } from '../../src/core/epic/index.js';
-import { handleEpicEvent } from '../../src/orchestrator/index.js';
 import { CONFLICT_PAUSE_MS } from '../../src/orchestrator/decide.js';
-import { octokitFor } from '../github-double/client.js';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
   APP_CONFIG,
@@ -23,8 +20,9 @@ import {
   REPO,
   startApp,
   startEpic,
+  jobDecision,
+  storyWrites,
   writeConfig,
-  writeRecord,
   type AppWorld,
 } from './harness.js';
 
@@ -35,7 +33,6 @@ beforeAll(async () => {
 afterAll(() => w.close());
 
 const BOARD = 'https://github.com/orgs/acme/projects/1';
-const STORY_WORKFLOW = '.github/workflows/epicflow-story.yml';
 
 /** Every request so far, by REST operation and GraphQL document. */
 function requests(gh: GitHubDouble): Map<string, number> {
@@ -69,70 +66,6 @@ function boardStatus(gh: GitHubDouble): Record<string, string> {
     out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
   }
   return out;
-}
-
-/** A story job's own writes (branch, commit, merge, record done), its run not completed yet. */
-async function storyWrites(w: AppWorld, epic: number, story: string): Promise<void> {
-  const octokit = octokitFor(w.gh, w.bot.token);
-  const base = { owner: OWNER, repo: REPO };
-  const branch = `story/${epic}/${story}`;
-  const head = (await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)) ?? '';
-  await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
-  await octokit.rest.repos.createOrUpdateFileContents({
-    ...base,
-    path: `src/${story}/done.ts`,
-    branch,
-    message: story,
-    content: Buffer.from(`export const ${story} = 1;\n`).toString('base64'),
-  });
-  const { data } = await octokit.rest.repos.merge({
-    ...base,
-    base: `epic/${epic}`,
-    head: branch,
-    commit_message: `Merge story ${story} into epic/${epic}\n\nEpicflow-Story: ${story}\nEpicflow-Executor: codex`,
-  });
-  await writeRecord(w, epic, story, (r) => ({
-    ...r,
-    status: 'done',
-    mergeCommit: data.sha,
-    finishedAt: new Date().toISOString(),
-    executors: ['codex'],
-  }));
-}
-
-/** The story job's reconcile after its story (`src/action/story.ts`), in this process. */
-function jobDecision(
-  w: AppWorld,
-  epic: number,
-  story: string,
-  sleep: (ms: number) => Promise<void>,
-): ReturnType<typeof handleEpicEvent> {
-  const run = dispatchOf(w.gh, epic, story);
-  const self = { id: w.repoId, fullName: `${OWNER}/${REPO}` };
-  return handleEpicEvent(
-    {
-      repo: w.repo,
-      defaultBranch: 'main',
-      storyWorkflow: 'epicflow-story.yml',
-      sleep,
-      createsSubIssues: false,
-    },
-    {
-      kind: 'workflow-run',
-      runId: run.runId,
-      workflowPath: STORY_WORKFLOW,
-      displayTitle: runTitle({ epic, story, attempt: 1 }),
-      conclusion: 'success',
-      origin: {
-        event: 'workflow_dispatch',
-        path: STORY_WORKFLOW,
-        headBranch: run.ref,
-        repository: self,
-        headRepository: self,
-      },
-      repositoryId: w.repoId,
-    },
-  );
 }
 
 describe('nothing changed, nothing written', () => {
@@ -177,33 +110,9 @@ describe('nothing changed, nothing written', () => {
 
     // Another decider (a fresh process, as the story job's reconcile) on the same run ten
     // minutes later: it reads, and writes nothing; the comments keep their time.
-    const self = { id: w.repoId, fullName: `${OWNER}/${REPO}` };
     const later = new Date(Date.now() + 10 * 60_000);
     const fresh = requests(gh);
-    await handleEpicEvent(
-      {
-        repo: w.repo,
-        defaultBranch: 'main',
-        storyWorkflow: 'epicflow-story.yml',
-        now: () => later,
-        createsSubIssues: false,
-      },
-      {
-        kind: 'workflow-run',
-        runId: run.runId,
-        workflowPath: STORY_WORKFLOW,
-        displayTitle: runTitle({ epic, story: 'api', attempt: 1 }),
-        conclusion: 'success',
-        origin: {
-          event: 'workflow_dispatch',
-          path: STORY_WORKFLOW,
-          headBranch: run.ref,
-          repository: self,
-          headRepository: self,
-        },
-        repositoryId: w.repoId,
-      },
-    );
+    await jobDecision(w, epic, 'api', { now: () => later });
     // Reads only: the view (the start commit's message comes with the head) and the board
     // (this process did not know it was configured).
     expect(since(gh, fresh)).toEqual({
@@ -250,9 +159,11 @@ describe('nothing changed, nothing written', () => {
     // The job's decision loses its first record write: another decider wrote meanwhile.
     gh.faults.add({ route: 'repos/create-or-update-file-contents', status: 409 });
     const pauses: number[] = [];
-    const result = await jobDecision(w, epic, 'cart', async (ms) => {
-      pauses.push(ms);
-      return Promise.resolve();
+    const result = await jobDecision(w, epic, 'cart', {
+      sleep: async (ms) => {
+        pauses.push(ms);
+        return Promise.resolve();
+      },
     });
     // One pause, then a fresh decision: pay dispatched once, cart's sub-issue closed.
     expect(pauses).toEqual([CONFLICT_PAUSE_MS]);

@@ -262,6 +262,7 @@ async function decideOnce(
       url: reportUrl,
       repoHtmlUrl: repo.htmlUrl,
       currentSha: state.reportSha ?? null,
+      ...(state.reportText === undefined ? {} : { currentText: state.reportText }),
       now,
       planning: planning.shown.report,
     });

@@ -208,6 +208,8 @@ export interface EpicState {
   readonly doc?: { readonly value: EpicDoc; readonly sha: string | null };
   /** Blob sha of `report.md` in the epic's folder; null when there is none. */
   readonly reportSha?: string | null;
+  /** Its text, when the view gave it whole. */
+  readonly reportText?: string | undefined;
 }
 
 export const REPORT_FILE = 'report.md';
@@ -229,6 +231,7 @@ export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicVie
     halt: doc?.halt,
     doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: view.epicDoc?.sha ?? null },
     reportSha: view.reportSha,
+    ...(view.reportText === undefined ? {} : { reportText: view.reportText }),
   };
 }
 

@@ -34,6 +34,8 @@ export interface EpicView {
   readonly epicDoc: { readonly sha: string; readonly text: string } | undefined;
   /** Blob sha of `report.md`; null when there is none. */
   readonly reportSha: string | null;
+  /** The text of `report.md`, when there is one and GitHub gave it whole. */
+  readonly reportText?: string | undefined;
   /** `planning.json` (the planning record), when there is one. */
   readonly planningDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** `land.json` (the epic's landings), when there is one. */
@@ -93,7 +95,7 @@ const query = (
     doc: object(expression: $doc) { ... on Blob { oid text } }
     planning: object(expression: $planning) { ... on Blob { oid text } }
     land: object(expression: $land) { ... on Blob { oid text } }
-    report: object(expression: $report) { oid }
+    report: object(expression: $report) { oid ... on Blob { text isTruncated } }
     epic: ref(qualifiedName: $epicRef) {
       target { ... on Commit { oid message parents(first: 2) { nodes { oid message } } } }
     }
@@ -158,7 +160,11 @@ interface Answer {
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
     readonly planning?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly land?: { readonly oid?: string; readonly text?: string | null } | null;
-    readonly report: { readonly oid: string } | null;
+    readonly report: {
+      readonly oid: string;
+      readonly text?: string | null;
+      readonly isTruncated?: boolean;
+    } | null;
     readonly epic: {
       readonly target: {
         readonly oid?: string;
@@ -265,6 +271,9 @@ export async function readEpicView(
         ? { sha: doc.oid, text: doc.text }
         : undefined,
     reportSha: r?.report?.oid ?? null,
+    ...(typeof r?.report?.text === 'string' && r.report.isTruncated !== true
+      ? { reportText: r.report.text }
+      : {}),
     planningDoc:
       typeof r?.planning?.oid === 'string' && typeof r.planning.text === 'string'
         ? { sha: r.planning.oid, text: r.planning.text }

@@ -26,10 +26,11 @@ const CLOCK_TEXT = [
 ];
 
 /**
- * Whether two bodies of a sticky comment differ in nothing but the clock's text (the
- * status comment's `updated` time, the report's elapsed time). Such a body is not
- * written again: the comment keeps showing the time of its last real change, and a
- * second decision on the same facts (the App's after a story job's) writes nothing.
+ * Whether two bodies of a sticky comment (or two texts of the full report) differ in
+ * nothing but the clock's text (the status comment's `updated` time, the report's elapsed
+ * time). Such a body is not written again: it keeps showing the time of its last real
+ * change, and a second decision on the same facts (the App's after a story job's) writes
+ * nothing.
  */
 export function sameButForTime(a: string, b: string): boolean {
   if (a === b) return true;

@@ -25,9 +25,12 @@ import { appTokens } from '../src/adapters/github/app-auth.js';
 import {
   GitHubRepo,
   GitHubStateStore,
+  gitBlobSha,
+  STATE_BRANCH,
   USER_AGENT,
   type GitHubClient,
 } from '../src/adapters/github/index.js';
+import type { StoryRecord } from '../src/core/model.js';
 import { runTitle } from '../src/core/epic/index.js';
 import { handleEpicEvent } from '../src/orchestrator/index.js';
 import { planBody, type StorySpec } from '../test/app/harness.js';
@@ -134,6 +137,29 @@ function totals(byToken: Record<string, TokenStats>, only?: (token: string) => b
   return t;
 }
 
+type Sender = 'app' | 'jobs' | 'jwt';
+
+/** Requests per operation by sender, from the label on (`before`: the counts at the label). */
+function operationsOf(
+  byToken: Record<string, TokenStats>,
+  before: Record<string, TokenStats>,
+  senderOf: (token: string) => Sender,
+): Record<Sender, Map<string, number>> {
+  const out: Record<Sender, Map<string, number>> = {
+    app: new Map(),
+    jobs: new Map(),
+    jwt: new Map(),
+  };
+  for (const [token, s] of Object.entries(byToken)) {
+    const m = out[senderOf(token)];
+    for (const [op, n] of Object.entries(s.operations)) {
+      const d = n - (before[token]?.operations[op] ?? 0);
+      if (d > 0) m.set(op, (m.get(op) ?? 0) + d);
+    }
+  }
+  return out;
+}
+
 function minus(a: Totals, b: Totals): Totals {
   return {
     rest: a.rest - b.rest,
@@ -159,6 +185,8 @@ export interface Result {
   readonly conflicts: number;
   /** REST operations and GraphQL documents, busiest first. */
   readonly byOperation: readonly (readonly [string, number])[];
+  /** The same by who sent them: the App's installation tokens, the jobs' tokens, the App JWT. */
+  readonly byOperationOf: Readonly<Record<Sender, ReadonlyMap<string, number>>>;
   readonly appErrors: number;
   readonly appErrorSamples: readonly string[];
   readonly simulatedMinutes: number;
@@ -217,6 +245,8 @@ async function storyJob(
   epic: number,
   d: DispatchRec,
   turn: Turn,
+  /** The configured board's URL, if any. */
+  board: string | undefined,
   onToken: (token: string) => void,
 ): Promise<boolean> {
   const { gh } = w;
@@ -228,6 +258,7 @@ async function storyJob(
   try {
     await gh.clock.sleep(RUNNER_PICKUP_MS, actor);
     gh.act.startWorkflowRun(d.runId);
+    const atStart = await recordOf(gh, epic, story);
     await gh.clock.sleep(AGENT_MS, actor);
     const tokens = await appTokens({
       appId: String(APP_ID),
@@ -241,6 +272,9 @@ async function storyJob(
     onToken(token);
     const octokit = jobOctokit(w, token, actor);
     const repo = new GitHubRepo({ owner: OWNER, repo: REPO, botLogin: tokens.botLogin, octokit });
+    // The job's own reads at start (not simulated) parse the configuration: its board is
+    // known to the decision after the story, whose view then reads it along.
+    repo.cache.boards.set(repo.fullName, board ?? null);
     const base = { owner: OWNER, repo: REPO };
     const epicBranch = `epic/${epic}`;
     const branch = `story/${epic}/${story}`;
@@ -267,16 +301,23 @@ async function storyJob(
       epic: String(epic),
       sleep: (ms) => gh.clock.sleep(ms, actor),
     });
-    await store.update(story, (current) => {
-      if (current === null) throw new Error(`no record for ${story}`);
-      return {
-        ...current,
-        status: 'done',
-        mergeCommit: data.sha,
-        finishedAt: new Date(gh.clock.now()).toISOString(),
-        executors: ['codex'],
-      };
+    const done = (current: StoryRecord): StoryRecord => ({
+      ...current,
+      status: 'done',
+      mergeCommit: data.sha,
+      finishedAt: new Date(gh.clock.now()).toISOString(),
+      executors: ['codex'],
     });
+    // As the Action: a compare-and-swap on the record its start read gave (that read, as
+    // the others at start, is not simulated: the record is taken from the double's state),
+    // read again only when someone wrote it meanwhile.
+    const first = await store.write(done(atStart.record), atStart.sha);
+    if (!first.ok) {
+      await store.update(story, (current) => {
+        if (current === null) throw new Error(`no record for ${story}`);
+        return done(current);
+      });
+    }
     // The Action's reconcile after a story: the orchestrator's decision on its own run.
     busy = false;
     await turn.run(async () => {
@@ -288,6 +329,7 @@ async function storyJob(
           defaultBranch: 'main',
           storyWorkflow: 'epicflow-story.yml',
           log: { info: () => undefined, warn: () => undefined },
+          sleep: (ms) => gh.clock.sleep(ms, actor),
           createsSubIssues: false, // as the Action's story job
         },
         {
@@ -313,6 +355,22 @@ async function storyJob(
     busy = false;
     untrack();
   }
+}
+
+/** A story's record and its blob sha on the state branch, as a job's start read gives them. */
+async function recordOf(
+  gh: GitHubDouble,
+  epic: number,
+  story: string,
+): Promise<{ record: StoryRecord; sha: string }> {
+  const text = await gh.state.file(
+    OWNER,
+    REPO,
+    STATE_BRANCH,
+    `epics/${epic}/stories/${story}.json`,
+  );
+  if (text === undefined) throw new Error(`no record for ${story}`);
+  return { record: JSON.parse(text) as StoryRecord, sha: gitBlobSha(text) };
 }
 
 /** A double with GitHub's limits and a simulated clock, seeded as for the App. */
@@ -388,7 +446,9 @@ export async function runScenario(s: Scenario): Promise<Result> {
     let lastDone = gh.clock.now();
     const off = gh.onDispatch((d) => {
       if (d.inputs['epic'] !== String(epic)) return;
-      const job = storyJob(w, epic, d, turn, (t) => jobTokens.add(t)).then(
+      const job = storyJob(w, epic, d, turn, s.board ? board : undefined, (t) =>
+        jobTokens.add(t),
+      ).then(
         (ok) => {
           if (ok) done += 1;
           lastDone = gh.clock.now();
@@ -430,6 +490,9 @@ export async function runScenario(s: Scenario): Promise<Result> {
       .map(([op, n]): [string, number] => [op, n - (operationsBefore.get(op) ?? 0)])
       .filter(([, n]) => n > 0)
       .sort((a, b) => b[1] - a[1]);
+    const byOperationOf = operationsOf(gh.stats.byToken, before, (t) =>
+      jobTokens.has(t) ? 'jobs' : t === 'app-jwt' ? 'jwt' : 'app',
+    );
     const answered = (status: number): number =>
       (gh.stats.statuses[status] ?? 0) - (statusesBefore[status] ?? 0);
     return {
@@ -444,6 +507,7 @@ export async function runScenario(s: Scenario): Promise<Result> {
       hits,
       conflicts: answered(409),
       byOperation,
+      byOperationOf,
       appErrors: appReport.errors,
       appErrorSamples: appReport.errorSamples,
       simulatedMinutes: (lastDone - labelAt) / 60_000,
@@ -603,6 +667,19 @@ export async function run(): Promise<void> {
       return ` ${f1(n / r.scenario.stories)} |`;
     });
     console.log(`| ${op} |${cells.join('')}`);
+  }
+  for (const r of results) {
+    console.log(`\nBy sender per planned story, ${r.scenario.label}:\n`);
+    console.log('| operation | App | story jobs | App JWT |');
+    console.log('| --- | --- | --- | --- |');
+    const ops = new Set(Object.values(r.byOperationOf).flatMap((m) => [...m.keys()]));
+    const cell = (who: Sender, op: string): string =>
+      f1((r.byOperationOf[who].get(op) ?? 0) / r.scenario.stories);
+    const total = (op: string): number =>
+      Object.values(r.byOperationOf).reduce((n, m) => n + (m.get(op) ?? 0), 0);
+    for (const op of [...ops].sort((a, b) => total(b) - total(a))) {
+      console.log(`| ${op} | ${cell('app', op)} | ${cell('jobs', op)} | ${cell('jwt', op)} |`);
+    }
   }
   for (const r of results) {
     if (r.appErrorSamples.length === 0) continue;

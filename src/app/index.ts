@@ -45,7 +45,10 @@ export interface EpicflowAppOptions {
   readonly stuckAfterMs?: number;
   /** How long a shutdown waits for queued deliveries. Default: `EPICFLOW_SHUTDOWN_SECONDS`, else 8 s. */
   readonly shutdownDeadlineMs?: number;
-  /** Time for waiting out a rate limit before handling a delivery again (default: real time). */
+  /**
+   * Time for waiting out a rate limit before handling a delivery again, and for the pause
+   * before deciding again after a lost compare-and-swap (default: real time).
+   */
   readonly clock?: AppClock;
 }
 
@@ -119,7 +122,8 @@ function exitAfterLog(code: number): void {
 
 export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp {
   const queue = new KeyedQueue();
-  const retries = new SelfRetries(options.clock ?? REAL_CLOCK);
+  const clock = options.clock ?? REAL_CLOCK;
+  const retries = new SelfRetries(clock);
   // Merged stories and comment ids remembered across events (and installs:
   // content-addressed entries are the same everywhere, the others are keyed by repository).
   const cache = new GitHubCache();
@@ -141,6 +145,7 @@ export function createEpicflowApp(options: EpicflowAppOptions = {}): EpicflowApp
         queue,
         cache,
         sync,
+        clock,
         retries,
         stopping: () => shutdown?.stopping() ?? false,
       });
@@ -207,6 +212,8 @@ interface Runtime {
   readonly cache: GitHubCache;
   readonly sync: boolean;
   readonly retries: SelfRetries;
+  /** The App's time (waits after a lost compare-and-swap). */
+  readonly clock: AppClock;
   /** True once the process is shutting down: new deliveries are refused. */
   readonly stopping: () => boolean;
 }
@@ -239,7 +246,7 @@ function eventName(context: Context): string {
   return typeof action === 'string' ? `${context.name}.${action}` : context.name;
 }
 
-function register(app: Probot, { queue, cache, sync, retries, stopping }: Runtime): void {
+function register(app: Probot, { queue, cache, sync, retries, clock, stopping }: Runtime): void {
   // A redelivery carries the same id. Handling is idempotent by state anyway; this only
   // spares the requests of deciding again (and joins a redelivery still in flight).
   const deliveries = new Map<string, Promise<void>>();
@@ -303,6 +310,7 @@ function register(app: Probot, { queue, cache, sync, retries, stopping }: Runtim
             ? {}
             : { defaultBranch: payload.repository.default_branch }),
           log: { info: (m) => context.log.info(m), warn: (m) => context.log.warn(m) },
+          sleep: (ms) => clock.sleep(ms),
         },
         event,
       );

@@ -9,11 +9,12 @@ import type { GitHubRepo, IssueSummary } from '../adapters/github/index.js';
 import {
   CONFIG_PATH,
   cellsOf,
+  type BoardRead,
   type ProjectBoard,
   type GitHubStateStore,
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
-import type { Action, BoardValues } from '../core/epic/index.js';
+import { sameButForTime, type Action, type BoardValues } from '../core/epic/index.js';
 // The core renders bodies with their marker; the adapter adds it again when it writes.
 import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
@@ -47,6 +48,8 @@ export interface ApplyContext {
   pr: { number: number; draft: boolean } | undefined;
   /** The configured board URL, if any. */
   readonly board: string | undefined;
+  /** The board with the sub-issues' items, as this decision's view read it. */
+  readonly boardRead?: BoardRead;
   /** Answers review comments on the pull request (there is one). */
   readonly reviewAnswers?: ReviewAnswers;
 }
@@ -205,6 +208,7 @@ async function applyInOrder(
           issueNumber: epic,
           marker: action.marker,
           body: withoutMarker(action.body, action.marker),
+          same: sameButForTime,
         });
         break;
       case 'ensure-report-comment':
@@ -214,6 +218,7 @@ async function applyInOrder(
           issueNumber: ctx.pr.number,
           marker: action.marker,
           body: withoutMarker(action.body, action.marker),
+          same: sameButForTime,
         });
         break;
       case 'mark-pr-draft':
@@ -254,6 +259,7 @@ async function openBoard(
     // The known sub-issues' items and cells come with the board, in the same read.
     return await ctx.repo.openBoard(ctx.board, {
       contents: [...ctx.subIssues.values()].map((s) => s.nodeId),
+      ...(ctx.boardRead === undefined ? {} : { read: ctx.boardRead }),
     });
   } catch (e) {
     if (isTransient(e)) throw e;

@@ -17,7 +17,7 @@ import { applyActions, type ApplyContext } from './apply.js';
 import { updateEpicDoc } from './epic-doc.js';
 import { ensureFullReport, fullReportUrl } from './full-report.js';
 import { landBeforeReady } from './landing.js';
-import { loadPlan, readView, stateFromView } from './load.js';
+import { expectBoard, loadPlan, readView, stateFromView } from './load.js';
 import { epicLockBusy, withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { planningStep } from './planning.js';
@@ -32,6 +32,18 @@ import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
+
+/**
+ * The pause before deciding again after a lost compare-and-swap, times the round. The
+ * record changed because another decider (a story job's reconcile, another App instance)
+ * is deciding the same epic right now: deciding again at once would chase its writes one
+ * by one and repeat the ones no compare-and-swap guards (a sub-issue closed, a board value,
+ * a comment); after the pause the decision reads what the other wrote and does only what
+ * is left.
+ */
+export const CONFLICT_PAUSE_MS = 5_000;
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface Decision {
   readonly epic: EventIssue;
@@ -70,7 +82,10 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
   for (let round = 1; round <= MAX_DECISIONS; round++) {
     const { view: _read, ...fresh } = next;
     const result = await decideOnce(deps, round === 1 ? next : fresh);
-    if (result === 'conflict') continue;
+    if (result === 'conflict') {
+      if (round < MAX_DECISIONS) await (deps.sleep ?? realSleep)(CONFLICT_PAUSE_MS * round);
+      continue;
+    }
     if ('again' in result) {
       // A queued review round may start: decided again with the comments listed now.
       dispatched.push(...result.dispatched);
@@ -97,6 +112,8 @@ async function decideOnce(
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
   const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
+  // The next views read the configured board along (its items and values come with them).
+  expectBoard(deps.repo, d.config);
   const store = new GitHubStateStore({ repo: deps.repo, epic: String(epicNumber), defaultBranch });
   // The epic's sub-issues and comments are its owner's as much as ours (another login
   // may have opened it): found under either, created only when under neither.
@@ -215,6 +232,10 @@ async function decideOnce(
     ...(view.pr === undefined ? {} : { prId: view.pr.nodeId }),
     pr,
     board: d.config.board?.project,
+    // The board as the view read it, when it read the configured one.
+    ...(view.board !== undefined && view.board.url === d.config.board?.project
+      ? { boardRead: view.board }
+      : {}),
     ...(pr === undefined ? {} : { reviewAnswers: new ReviewAnswers(repo, pr.number) }),
   };
   // The epic document's changes, the owner's claim with them: one write (one request at the label).
@@ -241,6 +262,7 @@ async function decideOnce(
       url: reportUrl,
       repoHtmlUrl: repo.htmlUrl,
       currentSha: state.reportSha ?? null,
+      ...(state.reportText === undefined ? {} : { currentText: state.reportText }),
       now,
       planning: planning.shown.report,
     });

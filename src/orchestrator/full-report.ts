@@ -1,13 +1,13 @@
 /**
  * The full epic report (`epics/<n>/report.md` on the state branch), linked from
  * the report comment when GitHub's comment limit made it drop detail. Written
- * only when the comment was shortened and the text changed (its blob sha is
- * compared with the one listed in the decision's snapshot: no extra read).
+ * only when the comment was shortened and the text changed beyond its elapsed time
+ * (compared with the text the decision's epic view read: no extra read).
  */
 import type { GitHubStateStore } from '../adapters/github/index.js';
 import { STATE_BRANCH } from '../adapters/github/index.js';
 import type { Action } from '../core/epic/index.js';
-import { reportRow, sanitizeIssueText } from '../core/epic/index.js';
+import { reportRow, sameButForTime, sanitizeIssueText } from '../core/epic/index.js';
 import type { Halt, Plan, StoryRecord } from '../core/model.js';
 import { epicBranchName } from '../core/model.js';
 import type { ReportPlanning, ReportStory } from '../core/report/index.js';
@@ -35,6 +35,8 @@ export interface FullReportInput {
   readonly repoHtmlUrl: string;
   /** Blob sha of the current `report.md` (null: none). */
   readonly currentSha: string | null;
+  /** Its text, when the decision read it: a report that differs only in its time is not written. */
+  readonly currentText?: string | undefined;
   readonly now: string;
   /** What planning cost, when the planner drafted the plan (the Planning row). */
   readonly planning?: ReportPlanning | undefined;
@@ -44,11 +46,10 @@ export interface FullReportInput {
 export async function ensureFullReport(input: FullReportInput): Promise<boolean> {
   const comment = input.actions.find((a) => a.kind === 'ensure-report-comment');
   if (comment === undefined || !comment.body.includes(input.url)) return false;
-  const { written } = await input.store.writeTextIfChanged(
-    REPORT_FILE,
-    renderFullReport(input),
-    input.currentSha,
-  );
+  const text = renderFullReport(input);
+  // Only its elapsed time would change: the file keeps the time of its last real change.
+  if (input.currentText !== undefined && sameButForTime(input.currentText, text)) return false;
+  const { written } = await input.store.writeTextIfChanged(REPORT_FILE, text, input.currentSha);
   return written;
 }
 

@@ -52,7 +52,16 @@ export function readView(
     epic,
     // A git object expression takes the path from the root: no `./`.
     configPath: configPath.replace(/^\.\//, ''),
+    board: repo.cache.boards.get(repo.fullName) ?? undefined,
   });
+}
+
+/**
+ * Notes the board `config` names (or none), so that the next epic views of the
+ * repository read it along with the epic: a decision then opens it without a request.
+ */
+export function expectBoard(repo: GitHubRepo, config: EpicflowConfig): void {
+  repo.cache.boards.set(repo.fullName, config.board?.project ?? null);
 }
 
 /** The configuration, or defaults when the repository has none; invalid text throws 'config'. */
@@ -199,6 +208,8 @@ export interface EpicState {
   readonly doc?: { readonly value: EpicDoc; readonly sha: string | null };
   /** Blob sha of `report.md` in the epic's folder; null when there is none. */
   readonly reportSha?: string | null;
+  /** Its text, when the view gave it whole. */
+  readonly reportText?: string | undefined;
 }
 
 export const REPORT_FILE = 'report.md';
@@ -220,6 +231,7 @@ export function stateFromView(store: GitHubStateStore, plan: Plan, view: EpicVie
     halt: doc?.halt,
     doc: { value: checkDoc(doc ?? {}, store.docPath(EPIC_DOC)), sha: view.epicDoc?.sha ?? null },
     reportSha: view.reportSha,
+    ...(view.reportText === undefined ? {} : { reportText: view.reportText }),
   };
 }
 

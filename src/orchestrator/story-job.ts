@@ -26,7 +26,7 @@ import {
 import { describeGitConfigRestore } from '../core/perimeter/index.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { loadPlan, readView } from './load.js';
+import { expectBoard, loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
 import { planDigest, preferredExecutor } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
@@ -117,6 +117,8 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   }
   const config = parseConfig(text, input.configPath);
   requireCoder(config, input.configPath);
+  // The decision after the story (`reconcileAfter`) then reads the board with its view.
+  expectBoard(repo, config);
   if (view.issue === undefined) {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }

@@ -96,6 +96,8 @@ export interface OrchestratorDeps {
   /** The story workflow's file name under `.github/workflows/` (default `epicflow-story.yml`). */
   readonly storyWorkflow?: string;
   readonly now?: () => Date;
+  /** How a decision waits before deciding again after a lost compare-and-swap (default: real time). */
+  readonly sleep?: (ms: number) => Promise<void>;
   readonly log?: OrchestratorLog;
   /**
    * Whether this decision creates sub-issues still missing (default true). A story job's

@@ -4,7 +4,7 @@
  * text changed. Driven through the GitHub double with a real plan and records.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { GitHubStateStore, gitBlobSha } from '../../src/adapters/github/state-store.js';
 import type { Action } from '../../src/core/epic/index.js';
 import type { StoryRecord } from '../../src/core/model.js';
 import { parsePlan } from '../../src/core/plan/index.js';
@@ -46,7 +46,11 @@ describe('the full report', () => {
     };
     await store.write(api, null);
     const url = fullReportUrl(w.repo.htmlUrl, 9);
-    const run = async (body: string): Promise<boolean> => {
+    const file = async (path: string): Promise<string> =>
+      (await w.gh.state.file(OWNER, REPO, 'epicflow/state', `epics/9/${path}`)) ?? '';
+    const recordText = (): Promise<string> => file('stories/api.json');
+    const reportText = (): Promise<string> => file('report.md');
+    const run = async (body: string, now = '2026-01-01T00:00:00.000Z'): Promise<boolean> => {
       const state = stateFromView(store, plan, await readView(w.repo, 9, 'main'));
       const actions: Action[] = [{ kind: 'ensure-report-comment', marker: 'report', body }];
       return ensureFullReport({
@@ -60,7 +64,8 @@ describe('the full report', () => {
         url,
         repoHtmlUrl: w.repo.htmlUrl,
         currentSha: state.reportSha ?? null,
-        now: '2026-01-01T00:00:00.000Z',
+        ...(state.reportText === undefined ? {} : { currentText: state.reportText }),
+        now,
       });
     };
     // Not shortened: nothing written.
@@ -79,5 +84,16 @@ describe('the full report', () => {
     const writes = w.gh.stats.rest['repos/create-or-update-file-contents'] ?? 0;
     expect(await run(`… truncated. Full report: ${url}`)).toBe(false);
     expect(w.gh.stats.rest['repos/create-or-update-file-contents'] ?? 0).toBe(writes);
+    // Hours later, with a record started long before: only the elapsed time would change,
+    // so nothing is written and the file keeps the time of its last change.
+    await store.write(
+      { ...api, startedAt: '2025-12-31T20:00:00.000Z' },
+      gitBlobSha(await recordText()),
+    );
+    expect(await run(`… truncated. Full report: ${url}`)).toBe(true);
+    const started = await reportText();
+    expect(started).toContain('- Elapsed: 4h 00m');
+    expect(await run(`… truncated. Full report: ${url}`, '2026-01-01T09:30:00.000Z')).toBe(false);
+    expect(await reportText()).toBe(started);
   });
 });

@@ -16,6 +16,8 @@ import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../src/core/model.js';
+import { runTitle } from '../../src/core/epic/index.js';
+import { handleEpicEvent } from '../../src/orchestrator/index.js';
 import { createEpicflowApp } from '../../src/app/index.js';
 import type { AppClock } from '../../src/app/retry.js';
 import { octokitFor } from '../github-double/client.js';
@@ -473,4 +475,73 @@ export async function writeConfig(w: AppWorld, text: string): Promise<void> {
     content: Buffer.from(text).toString('base64'),
     ...(sha === undefined ? {} : { sha }),
   });
+}
+
+const STORY_WORKFLOW_PATH = '.github/workflows/epicflow-story.yml';
+
+/** A story job's own writes (branch, commit, merge, record done), its run not completed yet. */
+export async function storyWrites(w: AppWorld, epic: number, story: string): Promise<void> {
+  const octokit = octokitFor(w.gh, w.bot.token);
+  const base = { owner: OWNER, repo: REPO };
+  const branch = `story/${epic}/${story}`;
+  const head = (await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)) ?? '';
+  await octokit.rest.git.createRef({ ...base, ref: `refs/heads/${branch}`, sha: head });
+  await octokit.rest.repos.createOrUpdateFileContents({
+    ...base,
+    path: `src/${story}/done.ts`,
+    branch,
+    message: story,
+    content: Buffer.from(`export const ${story} = 1;\n`).toString('base64'),
+  });
+  const { data } = await octokit.rest.repos.merge({
+    ...base,
+    base: `epic/${epic}`,
+    head: branch,
+    commit_message: `Merge story ${story} into epic/${epic}\n\nEpicflow-Story: ${story}\nEpicflow-Executor: codex`,
+  });
+  await writeRecord(w, epic, story, (r) => ({
+    ...r,
+    status: 'done',
+    mergeCommit: data.sha,
+    finishedAt: new Date().toISOString(),
+    executors: ['codex'],
+  }));
+}
+
+/**
+ * The story job's reconcile after its story (`src/action/story.ts`), in this process with
+ * the test's own repository port (another cache than the App's, as a job's).
+ */
+export function jobDecision(
+  w: AppWorld,
+  epic: number,
+  story: string,
+  options: { readonly sleep?: (ms: number) => Promise<void>; readonly now?: () => Date } = {},
+): ReturnType<typeof handleEpicEvent> {
+  const run = dispatchOf(w.gh, epic, story);
+  const self = { id: w.repoId, fullName: `${OWNER}/${REPO}` };
+  return handleEpicEvent(
+    {
+      repo: w.repo,
+      defaultBranch: 'main',
+      storyWorkflow: 'epicflow-story.yml',
+      ...options,
+      createsSubIssues: false,
+    },
+    {
+      kind: 'workflow-run',
+      runId: run.runId,
+      workflowPath: STORY_WORKFLOW_PATH,
+      displayTitle: runTitle({ epic, story, attempt: 1 }),
+      conclusion: 'success',
+      origin: {
+        event: 'workflow_dispatch',
+        path: STORY_WORKFLOW_PATH,
+        headBranch: run.ref,
+        repository: self,
+        headRepository: self,
+      },
+      repositoryId: w.repoId,
+    },
+  );
 }

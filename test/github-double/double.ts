@@ -201,6 +201,7 @@ export class Double {
         contentCreating: 0,
         git: 0,
         limitHits: 0,
+        operations: {},
       };
       this.stats.byToken[token] = t;
     }
@@ -554,6 +555,7 @@ export class Double {
       account.key,
     );
     ts.rest += 1;
+    ts.operations[id] = (ts.operations[id] ?? 0) + 1;
     const creates = CONTENT_CREATING.has(id);
     if (creates) {
       this.stats.contentCreating += 1;

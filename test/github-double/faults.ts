@@ -59,6 +59,8 @@ export interface TokenStats {
   git: number;
   /** Requests a rate limit refused. */
   limitHits: number;
+  /** Requests by REST operationId and `graphql <operation>`. */
+  readonly operations: Record<string, number>;
 }
 
 /** A request a rate limit refused, on the double's clock. */

@@ -146,6 +146,7 @@ export class GraphqlEndpoint {
     const opName = op?.name?.value ?? 'anonymous';
     const label = `graphql ${opName}`;
     d.stats.graphql[opName] = (d.stats.graphql[opName] ?? 0) + 1;
+    ts.operations[label] = (ts.operations[label] ?? 0) + 1;
     const topFields = (op?.selectionSet.selections ?? []).flatMap((s) =>
       s.kind === Kind.FIELD ? [s.name.value] : [],
     );
@@ -498,6 +499,7 @@ export class GraphqlEndpoint {
               oid: p,
               id: p,
               abbreviatedOid: p.slice(0, 7),
+              message: async () => (await git.readCommit(r.dir, p))?.message ?? null,
             })),
             args,
             'parents',

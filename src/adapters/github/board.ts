@@ -99,7 +99,7 @@ interface FieldInfo {
   readonly options: ReadonlyMap<string, string>;
 }
 
-interface RawField {
+export interface RawField {
   id?: string;
   name?: string;
   dataType?: string;
@@ -129,6 +129,66 @@ export interface OpenOptions {
    * of their own for them.
    */
   readonly contents?: readonly string[];
+  /**
+   * The board and the items of `contents` as another read of this decision already
+   * answered them (the epic view's `boardSelection`): the board is then opened without a
+   * request of its own, unless its fields have to be set up.
+   */
+  readonly read?: BoardRead;
+}
+
+/** A board and its items' values, read with the epic view (see `boardSelection`). */
+export interface BoardRead {
+  readonly url: string;
+  readonly id: string;
+  readonly fields: readonly RawField[];
+  readonly itemCount: number;
+  /** The contents (sub-issues) with their board items, as `CONTENT_ITEMS` selects them. */
+  readonly nodes: readonly RawContent[];
+}
+
+/**
+ * What the epic view selects to open the board at `url` without a read of its own: the
+ * project with its fields (`owner`'s alias) and, under each issue of `contents`, its items
+ * with their values. Both cost one request each in GitHub's formula (connections of 100 at most).
+ */
+export function boardSelection(url: string): { readonly owner: string; readonly items: string } {
+  const ref = parseProjectUrl(url);
+  return {
+    owner: `boardOwner: ${ref.ownerType}(login: ${JSON.stringify(ref.owner)}) {
+      projectV2(number: ${ref.number}) {
+        id
+        fields(first: 100) { nodes { ${FIELD_SELECTION} } }
+        items(first: 1) { totalCount }
+      }
+    }`,
+    items: ITEMS_SELECTION,
+  };
+}
+
+/** The board the epic view read with `boardSelection`; undefined when it found none. */
+export function boardRead(
+  url: string,
+  owner: unknown,
+  contents: readonly unknown[],
+): BoardRead | undefined {
+  const project = (owner as RawProjectOwner | null | undefined)?.projectV2;
+  if (!project) return undefined;
+  return {
+    url,
+    id: project.id,
+    fields: project.fields.nodes,
+    itemCount: project.items.totalCount,
+    nodes: contents as RawContent[],
+  };
+}
+
+interface RawProjectOwner {
+  readonly projectV2: {
+    readonly id: string;
+    readonly fields: { readonly nodes: RawField[] };
+    readonly items: { readonly totalCount: number };
+  } | null;
 }
 
 export class ProjectBoard {
@@ -212,7 +272,21 @@ export class ProjectBoard {
       };
     };
 
-    const first = await read();
+    const given = options.read?.url === url ? options.read : undefined;
+    const first =
+      given === undefined
+        ? await read()
+        : {
+            id: given.id,
+            fields: new Map(
+              given.fields.flatMap((raw) => {
+                const f = fieldInfo(raw);
+                return f === null ? [] : [[f.name.toLowerCase(), f] as const];
+              }),
+            ),
+            itemCount: given.itemCount,
+            nodes: given.nodes,
+          };
     const missing = BOARD_FIELDS.filter((f) => !first.fields.has(f.name.toLowerCase()));
     // A new project's own Status (Todo, In Progress, Done) is rewritten to epicflow's options
     // while no item has a Status: the rewrite would clear the values already set.
@@ -231,7 +305,11 @@ export class ProjectBoard {
     const board = missing.length > 0 || rewrite ? await read() : first;
     checkFields(url, board.fields);
     const opened = new ProjectBoard(octokit, url, board.id, board.fields);
-    opened.remember(contents, board.nodes);
+    // What another read answered covers the contents it read; the others are looked up.
+    opened.remember(
+      board === first && given !== undefined ? given.nodes.map((n) => n.id) : contents,
+      board.nodes,
+    );
     return opened;
   }
 
@@ -439,7 +517,7 @@ interface RawValue {
 }
 
 /** An issue or pull request with its board items (on any board) and their values. */
-interface RawContent {
+export interface RawContent {
   id: string;
   projectItems?: {
     nodes: ({ id: string; project: { id: string } } & ItemValues)[];

@@ -45,4 +45,10 @@ export class GitHubCache {
   readonly merged = new BoundedMap<string, ReadonlyMap<string, string>>(500);
   /** Our sticky comments by `<repo>#<issue>:<marker>`: id and body as last written or read. */
   readonly comments = new BoundedMap<string, { id: number; body: string }>(2000);
+  /**
+   * The project board (URL; null: none) each repository's configuration named when last
+   * read, by `owner/repo`: its next epic views read the board along. A hint only: a view
+   * read for a board the configuration no longer names is not used for it.
+   */
+  readonly boards = new BoundedMap<string, string | null>(500);
 }

@@ -5,13 +5,16 @@
  * pull request. Replaces a folder listing, a tree, changed blobs, a ref, a
  * commit and a pull-request listing over REST.
  */
-import { attempt } from './errors.js';
+import { boardRead, boardSelection, type BoardRead } from './board.js';
+import { attempt, isTransient } from './errors.js';
 import type { GitHubRepo, IssueSummary } from './repo.js';
 
 export interface HeadCommit {
   readonly sha: string;
   readonly message: string;
   readonly parents: readonly string[];
+  /** The parents' messages, by sha (read with the head: no connection more). */
+  readonly parentMessages?: ReadonlyMap<string, string>;
 }
 
 /** An issue's first comments as the view read them; `complete` when that was all of them. */
@@ -31,6 +34,8 @@ export interface EpicView {
   readonly epicDoc: { readonly sha: string; readonly text: string } | undefined;
   /** Blob sha of `report.md`; null when there is none. */
   readonly reportSha: string | null;
+  /** The text of `report.md`, when there is one and GitHub gave it whole. */
+  readonly reportText?: string | undefined;
   /** `planning.json` (the planning record), when there is one. */
   readonly planningDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** `land.json` (the epic's landings), when there is one. */
@@ -60,9 +65,17 @@ export interface EpicView {
     | undefined;
   /** The configuration file's text on the default branch; null when there is none. */
   readonly configText: string | null;
+  /**
+   * The board asked for (`board`), with the sub-issues' items and values on it; undefined
+   * when none was asked for or it could not be read with the view (the decision then
+   * opens it itself, and says why it cannot).
+   */
+  readonly board?: BoardRead;
 }
 
-const QUERY = `query EpicflowEpicView(
+const query = (
+  board: { owner: string; items: string } | undefined,
+): string => `query EpicflowEpicView(
   $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!, $land: String!,
   $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
 ) {
@@ -71,7 +84,7 @@ const QUERY = `query EpicflowEpicView(
       number title body
       labels(first: 100) { nodes { name } }
       subIssues(first: 100) {
-        nodes { number databaseId id title body state author { login } }
+        nodes { number databaseId id title body state author { login } ${board?.items ?? ''} }
       }
       comments(first: 100) { totalCount nodes { databaseId body author { login } } }
     }
@@ -82,9 +95,9 @@ const QUERY = `query EpicflowEpicView(
     doc: object(expression: $doc) { ... on Blob { oid text } }
     planning: object(expression: $planning) { ... on Blob { oid text } }
     land: object(expression: $land) { ... on Blob { oid text } }
-    report: object(expression: $report) { oid }
+    report: object(expression: $report) { oid ... on Blob { text isTruncated } }
     epic: ref(qualifiedName: $epicRef) {
-      target { ... on Commit { oid message parents(first: 2) { nodes { oid } } } }
+      target { ... on Commit { oid message parents(first: 2) { nodes { oid message } } } }
     }
     pullRequests(headRefName: $head, baseRefName: $base, states: [OPEN], first: 1) {
       nodes {
@@ -93,6 +106,7 @@ const QUERY = `query EpicflowEpicView(
       }
     }
   }
+  ${board?.owner ?? ''}
 }`;
 
 interface RawSub {
@@ -124,6 +138,7 @@ function listing(raw: RawComments): CommentListing {
 }
 
 interface Answer {
+  readonly boardOwner?: unknown;
   readonly repository: {
     readonly issue: {
       readonly number: number;
@@ -145,12 +160,18 @@ interface Answer {
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
     readonly planning?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly land?: { readonly oid?: string; readonly text?: string | null } | null;
-    readonly report: { readonly oid: string } | null;
+    readonly report: {
+      readonly oid: string;
+      readonly text?: string | null;
+      readonly isTruncated?: boolean;
+    } | null;
     readonly epic: {
       readonly target: {
         readonly oid?: string;
         readonly message?: string;
-        readonly parents?: { readonly nodes: readonly { readonly oid: string }[] };
+        readonly parents?: {
+          readonly nodes: readonly { readonly oid: string; readonly message?: string }[];
+        };
       } | null;
     } | null;
     readonly pullRequests: {
@@ -176,14 +197,14 @@ export async function readEpicView(
     readonly epic: number;
     /** Path of the configuration file on the default branch. */
     readonly configPath: string;
+    /** The project board (URL) whose items of the sub-issues to read along, when one is expected. */
+    readonly board?: string | undefined;
   },
 ): Promise<EpicView> {
   const at = (path: string): string => `${input.stateBranch}:${input.folder}/${path}`;
-  const data = await attempt(
-    `read the state of ${input.folder} in ${repo.fullName}`,
-    'Contents: read',
-    () =>
-      repo.octokit.graphql<Answer>(QUERY, {
+  const read = (board: string | undefined): Promise<Answer> =>
+    attempt(`read the state of ${input.folder} in ${repo.fullName}`, 'Contents: read', () =>
+      repo.octokit.graphql<Answer>(query(board === undefined ? undefined : boardSelection(board)), {
         owner: repo.owner,
         name: repo.repo,
         stories: at('stories'),
@@ -197,7 +218,19 @@ export async function readEpicView(
         epic: input.epic,
         config: `${input.baseBranch}:${input.configPath}`,
       }),
-  );
+    );
+  const board = input.board;
+  let data: Answer;
+  let withBoard = board !== undefined;
+  try {
+    data = await read(board);
+  } catch (e) {
+    // A board the token cannot read fails the whole request: read without it, and let the
+    // decision's own opening of the board say what is wrong with it.
+    if (board === undefined || isTransient(e)) throw e;
+    withBoard = false;
+    data = await read(undefined);
+  }
   const r = data.repository;
   const stories = new Map<string, { sha: string; text: string }>();
   for (const e of r?.stories?.entries ?? []) {
@@ -231,12 +264,16 @@ export async function readEpicView(
             ...(issue.comments === undefined ? {} : { comments: listing(issue.comments) }),
           },
     configText: typeof config === 'string' ? config : null,
+    ...viewBoard(withBoard ? board : undefined, data.boardOwner, issue?.subIssues.nodes ?? []),
     stories,
     epicDoc:
       typeof doc?.oid === 'string' && typeof doc.text === 'string'
         ? { sha: doc.oid, text: doc.text }
         : undefined,
     reportSha: r?.report?.oid ?? null,
+    ...(typeof r?.report?.text === 'string' && r.report.isTruncated !== true
+      ? { reportText: r.report.text }
+      : {}),
     planningDoc:
       typeof r?.planning?.oid === 'string' && typeof r.planning.text === 'string'
         ? { sha: r.planning.oid, text: r.planning.text }
@@ -251,6 +288,11 @@ export async function readEpicView(
             sha: target.oid,
             message: target.message ?? '',
             parents: (target.parents?.nodes ?? []).map((p) => p.oid),
+            parentMessages: new Map(
+              (target.parents?.nodes ?? []).flatMap((p) =>
+                typeof p.message === 'string' ? [[p.oid, p.message] as const] : [],
+              ),
+            ),
           }
         : null,
     pr:
@@ -263,4 +305,14 @@ export async function readEpicView(
             ...(pr.comments === undefined ? {} : { comments: listing(pr.comments) }),
           },
   };
+}
+
+function viewBoard(
+  url: string | undefined,
+  owner: unknown,
+  subIssues: readonly RawSub[],
+): { board?: BoardRead } {
+  if (url === undefined) return {};
+  const read = boardRead(url, owner, subIssues);
+  return read === undefined ? {} : { board: read };
 }

@@ -24,6 +24,7 @@ export {
   ProjectBoard,
   parseProjectUrl,
   type BoardCells,
+  type BoardRead,
   type ProjectRef,
 } from './board.js';
 export {

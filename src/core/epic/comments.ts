@@ -7,6 +7,7 @@ import type { Halt, StoryRecord } from '../model.js';
 import { epicBranchName } from '../model.js';
 import type { ReportInput, ReportLinks, ReportPlanning, ReportStory } from '../report/index.js';
 import { countStatuses, GITHUB_BODY_MAX, renderReport } from '../report/index.js';
+import { ELAPSED } from '../report/markdown.js';
 import { buildMermaid, mermaidFits } from '../report/mermaid.js';
 import { capText, code } from '../report/escape.js';
 import { formatUtcDateTime } from '../report/format.js';
@@ -14,6 +15,29 @@ import { helpText } from './commands.js';
 import { markerOverhead, REPORT_MARKER, STATUS_MARKER, withMarker } from './markers.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
 import { echoInline } from './texts.js';
+
+/** Before the status comment's time of its last change. */
+const UPDATED = ' · updated';
+
+/** The clock's text in a sticky comment: the status's time (line end), the report's elapsed time. */
+const CLOCK_TEXT = [
+  new RegExp(`${UPDATED} \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC$`, 'm'),
+  new RegExp(`^${ELAPSED} .*$`, 'm'),
+];
+
+/**
+ * Whether two bodies of a sticky comment (or two texts of the full report) differ in
+ * nothing but the clock's text (the status comment's `updated` time, the report's elapsed
+ * time). Such a body is not written again: it keeps showing the time of its last real
+ * change, and a second decision on the same facts (the App's after a story job's) writes
+ * nothing.
+ */
+export function sameButForTime(a: string, b: string): boolean {
+  if (a === b) return true;
+  const clockless = (body: string): string =>
+    CLOCK_TEXT.reduce((text, re) => text.replace(re, '…'), body);
+  return clockless(a) === clockless(b);
+}
 
 /** Stories listed by name under "Needs attention" before the rest are counted. */
 const ATTENTION_MAX = 25;
@@ -46,7 +70,7 @@ export function renderStatusComment(input: StatusCommentInput): string {
     `## epicflow · epic #${input.epic.number}: ${echoInline(input.epic.title, 200)}`,
     [
       `**${echoInline(input.summary, 500)}**`,
-      `Epic branch ${branch}${pr} · updated ${formatUtcDateTime(input.now, 'now')}`,
+      `Epic branch ${branch}${pr}${UPDATED} ${formatUtcDateTime(input.now, 'now')}`,
     ].join('  \n'),
     [
       '| Done | Active | Waiting | Failed | Planned | Total |',

@@ -9,6 +9,7 @@ export {
   PLAN_CHANGED_NOTE,
   renderReportComment,
   renderStatusComment,
+  sameButForTime,
 } from './comments.js';
 export type { MarkerName } from './markers.js';
 export {

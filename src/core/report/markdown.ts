@@ -171,6 +171,9 @@ function compose(facts: Facts, layout: Layout): string[] {
   return blocks;
 }
 
+/** The header line of the time since the epic started (its only text that moves with the clock). */
+export const ELAPSED = '- Elapsed:';
+
 function header({ input, counts }: Facts): string[] {
   const title = input.title === undefined ? '' : `: ${inlineText(capText(input.title, 200))}`;
   const meta = [
@@ -179,7 +182,7 @@ function header({ input, counts }: Facts): string[] {
   ];
   if (input.startedAt !== undefined) {
     const elapsed = parseIsoTime(input.now, 'now') - parseIsoTime(input.startedAt, 'startedAt');
-    meta.push(`- Elapsed: ${formatDuration(elapsed)}`);
+    meta.push(`${ELAPSED} ${formatDuration(elapsed)}`);
   }
   return [`# Epic ${inlineText(input.epic)}${title}`, meta.join('\n')];
 }

@@ -208,7 +208,9 @@ describe('GitHubRepo with a cache', () => {
           hints: hints.filter((h): h is string => h !== undefined),
         });
       }),
-    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 2 }); // `d` (no record) and the start commit
+      // Only `d` (no record): its message, read with `e` as its parent, names a story, so
+      // the walk reads it whole; the start commit's message came with `a`: no read for it.
+    ).toEqual({ 'git/get-ref': 1, 'git/get-commit': 1 });
     expect(w.gh.stats.graphql['EpicflowCommits'] ?? 0).toBe(graphql0 + 1);
     expect(merged).toEqual(new Map(shas));
   });

@@ -7,6 +7,7 @@ import {
   renderStatusComment,
   renderSubIssue,
   renderViolationsComment,
+  sameButForTime,
 } from '../../../src/core/epic/index.js';
 import type { Violation } from '../../../src/core/plan/index.js';
 import { story } from './world.js';
@@ -203,5 +204,65 @@ describe('renderReportComment', () => {
     expect(body).toContain('`@dave`');
     expect(body).toContain('`@frank`');
     expect(body).toContain('gate failed, see `@erin`; retried by `@user0`');
+  });
+});
+
+describe('sameButForTime', () => {
+  const status = (now: string, summary = 'running 1 of 4 allowed'): string =>
+    renderStatusComment({
+      epic: { number: 7, title: 'Ship' },
+      stories: [{ story: story('a'), wave: 1 }],
+      summary,
+      nextStep: 'Nothing to do.',
+      now,
+    });
+  const report = (now: string, status: 'active' | 'done' = 'active'): string =>
+    renderReportComment({
+      epic: { number: 7, title: 'Ship' },
+      stories: [
+        {
+          story: story('a'),
+          wave: 1,
+          record: {
+            version: 1,
+            epic: '7',
+            story: 'a',
+            planHash: 'h',
+            status,
+            branch: 'story/7/a',
+            attempt: 1,
+            executors: ['codex'],
+            usage: [],
+            notes: [],
+            timings: {},
+            startedAt: '2026-11-30T10:00:00Z',
+          },
+        },
+      ],
+      halts: [],
+      startedAt: '2026-11-30T10:00:00Z',
+      now,
+    });
+
+  it('takes a status or report comment that differs only in its time as unchanged', () => {
+    const [a, b] = [status('2026-11-30T10:05:00Z'), status('2026-12-01T08:41:00Z')];
+    expect(a).toContain('updated 2026-11-30 10:05 UTC');
+    expect(b).not.toBe(a);
+    expect(sameButForTime(a, b)).toBe(true);
+    const [r1, r2] = [report('2026-11-30T10:05:00Z'), report('2026-11-30T13:20:07Z')];
+    expect(r1).toContain('- Elapsed: 5m 00s');
+    expect(r2).toContain('- Elapsed: 3h 20m');
+    expect(sameButForTime(r1, r2)).toBe(true);
+  });
+
+  it('takes any other change as a change, with or without a new time', () => {
+    const a = status('2026-11-30T10:05:00Z');
+    expect(sameButForTime(a, status('2026-11-30T10:05:00Z', 'running 2 of 4 allowed'))).toBe(false);
+    expect(sameButForTime(a, status('2026-11-30T11:00:00Z', 'running 2 of 4 allowed'))).toBe(false);
+    const r = report('2026-11-30T10:05:00Z');
+    expect(sameButForTime(r, report('2026-11-30T10:05:00Z', 'done'))).toBe(false);
+    expect(sameButForTime(r, report('2026-11-30T12:00:00Z', 'done'))).toBe(false);
+    // Text that only looks like the time, in a person's title, is compared as text.
+    expect(sameButForTime(a.replace('Ship', 'Ship · updated'), a)).toBe(false);
   });
 });

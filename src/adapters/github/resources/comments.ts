@@ -163,18 +163,24 @@ export class Comments extends Resource {
     marker: string;
     body: string;
     fullTextUrl?: string;
+    /**
+     * Whether the comment's current body already says what `body` says (default: the
+     * same text); then nothing is written.
+     */
+    same?: (current: string, wanted: string) => boolean;
   }): Promise<{ id: number; action: EnsureAction }> {
     const body = withMarkers(input.body, [input.marker], input.fullTextUrl);
+    const same = input.same ?? ((current: string, wanted: string) => current === wanted);
     const where = `${this.fullName}#${input.issueNumber}`;
     const known = this.cache.comments.get(this.commentKey(input.issueNumber, input.marker));
     // A remembered comment whose body changes is written straight away (the write
     // itself tells when the comment is gone); an unchanged one is checked by `findComment`.
-    if (known !== undefined && known.body !== body) {
+    if (known !== undefined && !same(known.body, body)) {
       const updated = await this.updateComment(input.issueNumber, known.id, body, input.marker);
       if (updated) return { id: known.id, action: 'updated' };
     }
     const existing = await this.findComment(input.issueNumber, input.marker);
-    if (existing && existing.body === body) return { id: existing.id, action: 'unchanged' };
+    if (existing && same(existing.body, body)) return { id: existing.id, action: 'unchanged' };
     if (existing) {
       if (await this.updateComment(input.issueNumber, existing.id, body, input.marker)) {
         return { id: existing.id, action: 'updated' };

@@ -7,7 +7,7 @@ import { LAND_TRAILER, STORY_TRAILER, trailerValues } from '../../../core/merge-
 import type { HeadCommit } from '../epic-view.js';
 import { attempt } from '../errors.js';
 import type { Branches } from './branches.js';
-import { readCommits, type CommitFacts } from './commits.js';
+import { readCommits, type CommitFacts, type CommitsRead } from './commits.js';
 import { Resource, type RepoScope } from './resource.js';
 
 export class History extends Resource {
@@ -71,7 +71,17 @@ export class History extends Resource {
       }
       const at: string = sha;
       const facts: CommitFacts | undefined =
-        given != null && given.sha === at ? given : read.get(at);
+        given != null && given.sha === at ? given : read.commits.get(at);
+      const message =
+        facts === undefined
+          ? (read.parentMessages.get(at) ?? given?.parentMessages?.get(at))
+          : undefined;
+      if (message !== undefined && !fromEpicflow(message) && options.base === undefined) {
+        // Neither a story merge nor a landing, whatever its parents (a hinted merge's parent,
+        // read with it: the start commit above all): where the branch began, as below.
+        this.cache.merged.set(key(at), new Map());
+        break;
+      }
       const data =
         facts !== undefined
           ? { message: facts.message, parents: facts.parents.map((p) => ({ sha: p })) }
@@ -110,11 +120,20 @@ export class History extends Resource {
     head: string | undefined,
     hints: Iterable<string> | undefined,
     key: (sha: string) => string,
-  ): Promise<Map<string, CommitFacts>> {
-    if (hints === undefined) return new Map();
+  ): Promise<CommitsRead> {
+    const none: CommitsRead = { commits: new Map(), parentMessages: new Map() };
+    if (hints === undefined) return none;
     const unknown = [...hints].filter(
       (s) => s !== head && this.cache.merged.get(key(s)) === undefined,
     );
-    return unknown.length === 0 ? new Map() : readCommits(this.scope, unknown);
+    return unknown.length === 0 ? none : readCommits(this.scope, unknown);
   }
+}
+
+/** Whether a commit message carries a story's or a landing's trailer. */
+function fromEpicflow(message: string): boolean {
+  return (
+    trailerValues(message, STORY_TRAILER).length > 0 ||
+    trailerValues(message, LAND_TRAILER).length > 0
+  );
 }

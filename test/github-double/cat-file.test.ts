@@ -2,6 +2,7 @@
  * The double's long-running reader sees what other git processes write after it started,
  * answers in order, and keeps bytes intact.
  */
+import { afterEach, beforeEach, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
+  boardStatus,
   botComments,
   completeStory,
   dispatched,
@@ -33,23 +34,6 @@ async function git(gh: GitHubDouble, args: readonly string[]): Promise<string> {
   return Promise.resolve(
     execFileSync('git', args, { cwd: gh.state.repoDir(OWNER, REPO), encoding: 'utf8' }).trim(),
   );
-}
-
-/** The board as people see it: issue title → Status option name. */
-function boardStatus(gh: GitHubDouble): Record<string, string> {
-  const project = gh.state.project(OWNER, 1);
-  const status = project?.fields.find((f) => f.name === 'Status');
-  const out: Record<string, string> = {};
-  for (const item of project?.items ?? []) {
-    const issue = gh.state.issues(OWNER, REPO).find((i) => i.nodeId === item.contentId);
-    const value = status === undefined ? undefined : item.values.get(status.id);
-    const option =
-      value !== undefined && 'singleSelectOptionId' in value
-        ? status?.options.find((o) => o.id === value.singleSelectOptionId)?.name
-        : undefined;
-    out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
-  }
-  return out;
 }
 
 describe('a 5-story epic in 3 waves, from label to delivered', () => {

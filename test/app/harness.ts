@@ -33,6 +33,23 @@ import { testAppKey } from '../support/app-key.js';
 
 export const OWNER = 'acme';
 export const REPO = 'shop';
+
+/** The board (project 1 of acme) as people see it: story (issue title up to `:`) → Status option name. */
+export function boardStatus(gh: GitHubDouble): Record<string, string> {
+  const project = gh.state.project(OWNER, 1);
+  const status = project?.fields.find((f) => f.name === 'Status');
+  const out: Record<string, string> = {};
+  for (const item of project?.items ?? []) {
+    const issue = gh.state.issues(OWNER, REPO).find((i) => i.nodeId === item.contentId);
+    const value = status === undefined ? undefined : item.values.get(status.id);
+    const option =
+      value !== undefined && 'singleSelectOptionId' in value
+        ? status?.options.find((o) => o.id === value.singleSelectOptionId)?.name
+        : undefined;
+    out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
+  }
+  return out;
+}
 const SECRET = 'app-test-secret';
 /** The story workflow users copy with the App: its `run-name` tells the App which story a run is. */
 const STORY_WORKFLOW = new URL('../../examples/workflows/app/epicflow-story.yml', import.meta.url);

@@ -10,6 +10,7 @@ import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import { CONFLICT_PAUSE_MS } from '../../src/orchestrator/decide.js';
 import type { GitHubDouble } from '../github-double/index.js';
 import {
+  boardStatus,
   APP_CONFIG,
   botComments,
   completeStory,
@@ -47,23 +48,6 @@ function since(gh: GitHubDouble, before: Map<string, number>): Record<string, nu
   for (const [op, n] of requests(gh)) {
     const d = n - (before.get(op) ?? 0);
     if (d > 0) out[op] = d;
-  }
-  return out;
-}
-
-/** Issue title prefix (story id) → its Status option name on the board. */
-function boardStatus(gh: GitHubDouble): Record<string, string> {
-  const project = gh.state.project(OWNER, 1);
-  const status = project?.fields.find((f) => f.name === 'Status');
-  const out: Record<string, string> = {};
-  for (const item of project?.items ?? []) {
-    const issue = gh.state.issues(OWNER, REPO).find((i) => i.nodeId === item.contentId);
-    const value = status === undefined ? undefined : item.values.get(status.id);
-    const option =
-      value !== undefined && 'singleSelectOptionId' in value
-        ? status?.options.find((o) => o.id === value.singleSelectOptionId)?.name
-        : undefined;
-    out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { expect } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitHubStateStore } from '../../../src/adapters/github/state-store.js';
+import { boardStatus } from '../../app/harness.js';
 import type { GitHubDouble } from '../../github-double/index.js';
 import {
   OWNER,
@@ -201,23 +202,6 @@ export const SIX = [
   { id: 'handover', dependsOn: ['fix'] },
   { id: 'docs', dependsOn: ['stray', 'retry', 'handover'] },
 ];
-
-/** The board as people see it: story → Status option name. */
-export function boardStatus(gh: GitHubDouble): Record<string, string> {
-  const project = gh.state.project(OWNER, 1);
-  const status = project?.fields.find((f) => f.name === 'Status');
-  const out: Record<string, string> = {};
-  for (const item of project?.items ?? []) {
-    const issue = gh.state.issues(OWNER, REPO).find((i) => i.nodeId === item.contentId);
-    const value = status === undefined ? undefined : item.values.get(status.id);
-    const option =
-      value !== undefined && 'singleSelectOptionId' in value
-        ? status?.options.find((o) => o.id === value.singleSelectOptionId)?.name
-        : undefined;
-    out[issue?.title.split(':')[0] ?? item.contentId] = option ?? '';
-  }
-  return out;
-}
 
 /** The bot's comments on an issue or pull request. */
 export function botComments(w: ActionWorld, number: number): string[] {

@@ -26,7 +26,8 @@ const transform = {
 function project(name, roots, extra = {}) {
   return {
     displayName: name,
-    testEnvironment: 'node',
+    // jest's node environment, started in a worker that has not grown too big.
+    testEnvironment: '<rootDir>/test/support/fresh-worker-environment.js',
     rootDir: '.',
     testMatch: roots.map((r) => `<rootDir>/test/${r}/**/*.test.ts`),
     extensionsToTreatAsEsm: ['.ts'],
@@ -62,11 +63,6 @@ export default {
     }),
   ],
   maxWorkers: Number(process.env['EPICFLOW_TEST_WORKERS'] ?? 3),
-  // No `workerIdleMemoryLimit`: jest checks a worker's memory after a file while it already
-  // sends the worker the next file, and a worker over the limit is then killed and that file
-  // run again from the start in a new worker; the first run's agents and jobs live on as
-  // orphans (the likely cause of two engine tests failing once under load). The workers' forks are kept cheap
-  // instead by starting the GitHub double's git from a small process (spawner.ts).
   testTimeout: 60000,
   reporters: ['default', ['<rootDir>/test/support/slowest-files.js', { count: 15 }]],
 };

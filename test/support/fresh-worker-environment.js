@@ -13,7 +13,7 @@
  */
 import { TestEnvironment } from 'jest-environment-node';
 
-const LIMIT_MB = Number(process.env['EPICFLOW_TEST_WORKER_RSS_MB'] ?? 600);
+const LIMIT_MB = Number(process.env['EPICFLOW_TEST_WORKER_RSS_MB'] ?? 400);
 /** The exit code of a worker that steps down for a fresh one. */
 const STEP_DOWN = 75;
 

@@ -19,8 +19,9 @@
  * Becoming the other user takes root (spawn with uid/gid) or passwordless sudo
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -81,8 +82,9 @@ export interface AgentUserOptions {
   /**
    * The user untrusted code runs as; created (a system user, no login, no sudo) when
    * missing. Every process of that user is ended after each step, so two jobs on one
-   * machine must not share it: the user is claimed for this process by a lock file, and
-   * when another live process holds it, the next one of `<user>-2` … `<user>-16` is used.
+   * machine must not share it: the user is claimed for as long as this process lives (a
+   * lock the kernel holds for it), and when another process holds it, the next one of
+   * `<user>-2` … `<user>-16` is used. Later calls of this process get the same user.
    */
   readonly user: string;
   /** Its home for setup and gates (created, owned by it, mode 0700). */
@@ -144,73 +146,122 @@ async function canSudo(env: Readonly<Record<string, string>>): Promise<boolean> 
   return r.exitCode === 0;
 }
 
-/** Lock files that say which process uses which agent user (a folder only root may write). */
+/** The agent users' locks (a folder only root may enter: no agent can open, let alone lock, them). */
 const LOCKS = '/run/epicflow-agent-users';
 const POOL_SIZE = 16;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function lockOwner(file: string): Promise<number> {
-  return Number((await readFile(file, 'utf8').catch(() => '')).trim());
-}
+/** flock's exit code when another process holds the lock. */
+const LOCK_HELD = 75;
 
 /**
- * Claims `base`, or the first of `base-2` … that no live process holds, for this process:
- * a lock file holding our pid. A lock left by a process that died is taken over.
+ * Holds an exclusive lock (flock) on `file` for as long as this process lives: a small
+ * child (`flock` running `cat`, as root) waits on a pipe from this process and exits when
+ * the pipe closes — when this process ends, however it ends. The kernel decides between
+ * processes that race for one lock, and a lock never outlives its process. Resolves
+ * `false` when another process holds it.
  */
-async function claimUser(
+function holdLock(
+  file: string,
+  privileged: (argv: readonly string[]) => string[],
+  env: Readonly<Record<string, string>>,
+): Promise<boolean> {
+  const argv = privileged([
+    'flock',
+    '--exclusive',
+    '--nonblock',
+    '--conflict-exit-code',
+    String(LOCK_HELD),
+    file,
+    'sh',
+    '-c',
+    'echo held; exec cat >/dev/null',
+  ]);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(argv[0] ?? 'flock', argv.slice(1), {
+      cwd: '/',
+      env: { ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let settled = false;
+    const settle = (f: () => void): void => {
+      if (settled) return;
+      settled = true;
+      f();
+    };
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!out.startsWith('held\n')) return;
+      settle(() => {
+        // The holder keeps running, but must not keep this process alive.
+        child.stdout.destroy();
+        child.stderr.destroy();
+        child.stdin.on('error', () => undefined);
+        (child.stdin as unknown as Socket).unref();
+        child.unref();
+        resolvePromise(true);
+      });
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', (e) =>
+      settle(() =>
+        reject(
+          new EpicflowError('isolation', `cannot lock ${file} (${argv.join(' ')}): ${e.message}`),
+        ),
+      ),
+    );
+    child.on('close', (code) =>
+      settle(() => {
+        if (code === LOCK_HELD) resolvePromise(false);
+        else {
+          const output = [err.trim(), out.trim()].filter((t) => t !== '').join(' | ');
+          reject(
+            new EpicflowError(
+              'isolation',
+              `cannot lock ${file} (${argv.join(' ')}): ${output || `exit code ${String(code)}`}`,
+              { details: ['epicflow needs flock (util-linux) to claim an agent user'] },
+            ),
+          );
+        }
+      }),
+    );
+  });
+}
+
+/** The users this process claimed, by the name asked for: a process keeps its user. */
+const claims = new Map<string, Promise<string>>();
+
+/**
+ * Claims `base`, or the first of `base-2` … that no other live process holds, for this
+ * process (see `holdLock`); a later call of this process gets the same user.
+ */
+function claimUser(
   base: string,
   privileged: (argv: readonly string[]) => string[],
   env: Readonly<Record<string, string>>,
-): Promise<{ user: string; releaseSync: () => void }> {
-  await must(
-    'cannot prepare the agent user locks',
-    privileged(['mkdir', '-p', '-m', '0755', LOCKS]),
-    env,
-  );
-  for (let n = 1; n <= POOL_SIZE; n++) {
-    const user = n === 1 ? base : `${base}-${n}`;
-    const file = join(LOCKS, `${user}.lock`);
-    const held = await lockOwner(file);
-    if (Number.isInteger(held) && held > 0 && held !== process.pid && alive(held)) continue;
-    // Written to a temp file and renamed: a reader never sees a half-written pid.
-    await must(
-      `cannot claim the agent user ${user}`,
-      privileged([
-        'sh',
-        '-c',
-        'echo "$1" > "$2.$1" && mv -f "$2.$1" "$2"',
-        'sh',
-        String(process.pid),
-        file,
-      ]),
-      env,
-    );
-    // Two processes may have raced for the same user: the one whose pid the file holds won.
-    await delay(20);
-    if ((await lockOwner(file)) !== process.pid) continue;
-    const releaseSync = (): void => {
-      // Synchronous (at exit); only our own lock. With sudo, the next claimant takes over.
-      try {
-        if (Number(readFileSync(file, 'utf8').trim()) === process.pid)
-          rmSync(file, { force: true });
-      } catch {
-        // not ours to remove (sudo), or gone: a dead pid's lock is taken over
+): Promise<string> {
+  let claim = claims.get(base);
+  if (claim === undefined) {
+    claim = (async () => {
+      await must(
+        'cannot prepare the agent user locks',
+        privileged(['sh', '-c', 'mkdir -p "$1" && chmod 0700 "$1"', 'sh', LOCKS]),
+        env,
+      );
+      for (let n = 1; n <= POOL_SIZE; n++) {
+        const user = n === 1 ? base : `${base}-${n}`;
+        if (await holdLock(join(LOCKS, `${user}.lock`), privileged, env)) return user;
       }
-    };
-    return { user, releaseSync };
+      throw new EpicflowError(
+        'isolation',
+        `every agent user ${base} … ${base}-${POOL_SIZE} is in use by another process on this machine`,
+      );
+    })();
+    claims.set(base, claim);
+    // A failed claim may be tried again.
+    claim.catch(() => claims.delete(base));
   }
-  throw new EpicflowError(
-    'isolation',
-    `every agent user ${base} … ${base}-${POOL_SIZE} is in use by another process on this machine`,
-  );
+  return claim;
 }
 
 /**
@@ -258,10 +309,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     );
   }
 
-  const claimed = await claimUser(options.user, privileged, env);
-  const { user } = claimed;
-  // Released when this process ends; a lock of a process that died is taken over anyway.
-  process.once('exit', claimed.releaseSync);
+  // Held until this process ends.
+  const user = await claimUser(options.user, privileged, env);
   // The user: created once (a system user of its own group, no home, no login shell).
   const exists = await runProcess(['id', '-u', user], { cwd: '/', env, timeoutMs: 30_000 });
   if (exists.exitCode !== 0) {

@@ -1,0 +1,32 @@
+/**
+ * A process that claims an agent user: it loads, says `ready`, claims when told `go` (so
+ * that several claim at the same moment), prints the user it got and what an agent of
+ * that user could do with the locks, and then keeps the user until told `exit` or killed.
+ */
+import { createInterface } from 'node:readline';
+import { agentUser } from '../../../../src/adapters/process/untrusted.js';
+
+const [base, home] = process.argv.slice(2) as [string, string];
+const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+const lines = createInterface({ input: process.stdin });
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+say('ready');
+for await (const line of lines) {
+  if (line === 'go') {
+    try {
+      const untrusted = await agentUser({ user: base, home, env });
+      const user = /as the user (\S+) /.exec(untrusted.description)?.[1] ?? '?';
+      // What a hostile agent of this user can do with the pool's locks.
+      const probe = await untrusted.runShell(
+        `ls /run/epicflow-agent-users; echo "list $?"; cat /run/epicflow-agent-users/${user}.lock; echo "open $?"`,
+        { cwd: home, env, timeoutMs: 30_000 },
+      );
+      say(JSON.stringify({ user, probe: probe.stdout.trim(), stderr: probe.stderr.trim() }));
+    } catch (e) {
+      say(JSON.stringify({ error: String(e) }));
+    }
+  }
+  if (line === 'exit') break;
+}
+lines.close();

@@ -2,15 +2,16 @@
  * The package as it is deployed: `lib/` compiled by `tsc -p tsconfig.build.json` (what
  * `npm run build` and the Dockerfile's build stage run), next to a copy of `package.json`
  * and a `node_modules` link to the project's own, in a folder of its own — never the
- * project's `lib/`. Built once per state of the sources and kept in the system's temp
- * folder, so every test file (and every later run) that needs the built code shares one
- * build.
+ * project's `lib/` itself: a copy of it when it is current (as right after `npm ci`), else
+ * compiled. Made once per state of the sources and kept in the system's temp folder, so
+ * every test file (and every later run) that needs the built code shares one build.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
   copyFile,
+  cp,
   mkdir,
   readdir,
   readFile,
@@ -103,22 +104,61 @@ async function build(): Promise<string> {
 /** A build's lock older than this belongs to a process that is gone. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
 
+/**
+ * Whether the project's `lib/` is what `tsc -p tsconfig.build.json` makes of the sources as
+ * they are now (as right after `npm ci`, whose `prepare` builds it): every source has its
+ * output, every output its source, and no source or compiler setting is newer than the
+ * oldest output. A `lib/` of an edited, renamed or deleted source is not.
+ */
+async function libIsCurrent(): Promise<boolean> {
+  const lib = join(ROOT, 'lib');
+  if (!existsSync(lib)) return false;
+  const stem = (base: string, file: string, ext: string): string | null =>
+    file.endsWith(ext) ? relative(base, file).slice(0, -ext.length) : null;
+  const sources = (await filesUnder(join(ROOT, 'src')))
+    .filter((f) => !f.endsWith('.d.ts'))
+    .map((f) => stem(join(ROOT, 'src'), f, '.ts'))
+    .filter((f): f is string => f !== null);
+  const outputs = (await filesUnder(lib))
+    .map((f) => stem(lib, f, '.js'))
+    .filter((f): f is string => f !== null);
+  if (sources.length !== outputs.length || sources.sort().join('\n') !== outputs.sort().join('\n'))
+    return false;
+  const mtime = async (f: string): Promise<number> => (await stat(f)).mtimeMs;
+  const oldestOutput = Math.min(
+    ...(await Promise.all(outputs.map((o) => mtime(join(lib, `${o}.js`))))),
+  );
+  const inputs = [
+    ...sources.map((s) => join(ROOT, 'src', `${s}.ts`)),
+    join(ROOT, 'tsconfig.json'),
+    join(ROOT, 'tsconfig.build.json'),
+    join(ROOT, 'package.json'),
+  ];
+  const newestInput = Math.max(...(await Promise.all(inputs.map(mtime))));
+  return newestInput <= oldestOutput;
+}
+
 async function compile(dir: string): Promise<void> {
   if (existsSync(join(dir, '.complete'))) return;
   const scratch = `${dir}.${process.pid}.${Date.now()}`;
   await rm(dir, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
-  await promisify(execFile)(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      join(scratch, 'lib'),
-    ],
-    { cwd: ROOT },
-  );
+  if (await libIsCurrent()) {
+    // The same compiler's output for the same sources: a copy, so no test touches `lib/`.
+    await cp(join(ROOT, 'lib'), join(scratch, 'lib'), { recursive: true });
+  } else {
+    await promisify(execFile)(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        join(scratch, 'lib'),
+      ],
+      { cwd: ROOT },
+    );
+  }
   await copyFile(join(ROOT, 'package.json'), join(scratch, 'package.json'));
   await symlink(join(ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   await writeFile(join(scratch, '.complete'), '');

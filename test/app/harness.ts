@@ -53,6 +53,8 @@ export function boardStatus(gh: GitHubDouble): Record<string, string> {
 const SECRET = 'app-test-secret';
 /** The story workflow users copy with the App: its `run-name` tells the App which story a run is. */
 const STORY_WORKFLOW = new URL('../../examples/workflows/app/epicflow-story.yml', import.meta.url);
+/** Where the repository under test keeps it. */
+const STORY_WORKFLOW_PATH = '.github/workflows/epicflow-story.yml';
 
 /** The name the App's waits on the double's clock go by (see `gh.clock.track`). */
 export const APP_ACTOR = 'app';
@@ -157,7 +159,7 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
     name: REPO,
     files: {
       'README.md': '# shop\n',
-      '.github/workflows/epicflow-story.yml': await readFile(STORY_WORKFLOW, 'utf8'),
+      [STORY_WORKFLOW_PATH]: await readFile(STORY_WORKFLOW, 'utf8'),
       ...(options.config === null ? {} : { '.github/epicflow.yml': options.config ?? APP_CONFIG }),
       ...options.files,
     },
@@ -493,8 +495,6 @@ export async function writeConfig(w: AppWorld, text: string): Promise<void> {
     ...(sha === undefined ? {} : { sha }),
   });
 }
-
-const STORY_WORKFLOW_PATH = '.github/workflows/epicflow-story.yml';
 
 /** A story job's own writes (branch, commit, merge, record done), its run not completed yet. */
 export async function storyWrites(w: AppWorld, epic: number, story: string): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * jest's node environment, except that a test file never starts in a worker grown past
- * `FRESH_WORKER_RSS`: the worker exits before the file's first line runs, and jest starts a
+ * 400 MB (`EPICFLOW_TEST_WORKER_RSS_MB` sets another limit): the worker exits before the file's first line runs, and jest starts a
  * fresh worker and gives it the same file.
  *
  * Every process a test starts is first a fork of its worker, and a fork costs in proportion

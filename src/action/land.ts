@@ -14,7 +14,11 @@ import { connectJob } from './github.js';
 import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
-export async function runLandMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
+/** `work`: the job's own folder (`inJobFolder`). */
+export async function runLandMode(
+  { inputs, runner, env }: StoryModeDeps,
+  work: string,
+): Promise<void> {
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
   const epic = Number(inputs.epic);
@@ -23,7 +27,7 @@ export async function runLandMode({ inputs, runner, env }: StoryModeDeps): Promi
   };
   let result;
   try {
-    const untrusted: Untrusted = await isolateUntrusted(inputs, runner, childEnv);
+    const untrusted: Untrusted = await isolateUntrusted(inputs, work, childEnv);
     const job: LandJobInput = {
       epic,
       job: inputs.story,
@@ -32,7 +36,7 @@ export async function runLandMode({ inputs, runner, env }: StoryModeDeps): Promi
       repo,
       remote,
       workspace: runner.workspace,
-      tempDir: runner.tempDir,
+      tempDir: work,
       env: childEnv,
       untrusted,
       onEvent: (e) => core.info(`${e.story ?? 'epic'}: ${e.message}`),

@@ -20,7 +20,7 @@ import {
 import { connectJob } from './github.js';
 import type { PlanInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
-import { isolateUntrusted, maskExecutorSecrets } from './story.js';
+import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export interface PlanModeDeps {
@@ -54,7 +54,11 @@ function summaryOf(epic: string, result: PlanJobResult, isolation: Untrusted): s
   ].join('\n');
 }
 
-export async function runPlanMode({ inputs, runner, env }: PlanModeDeps): Promise<void> {
+export async function runPlanMode(deps: PlanModeDeps): Promise<void> {
+  return inJobFolder((work) => runPlanning(deps, work));
+}
+
+async function runPlanning({ inputs, runner, env }: PlanModeDeps, work: string): Promise<void> {
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
   const store = new GitHubStateStore({ repo, epic: inputs.epic });
@@ -66,7 +70,7 @@ export async function runPlanMode({ inputs, runner, env }: PlanModeDeps): Promis
     repo,
     remote,
     workspace: runner.workspace,
-    tempDir: runner.tempDir,
+    tempDir: work,
     env: childEnv,
     storyWorkflow: runner.workflowPath?.split('/').pop(),
     onEvent: (m) => core.info(`planning: ${m}`),
@@ -101,7 +105,7 @@ export async function runPlanMode({ inputs, runner, env }: PlanModeDeps): Promis
   let prepared;
   try {
     // Before anything of the repository is read: no credential may be in reach of the planner.
-    untrusted = await isolateUntrusted(inputs, runner, childEnv);
+    untrusted = await isolateUntrusted(inputs, work, childEnv);
     prepared = await preparePlanJob({ ...job, untrusted });
   } catch (e) {
     await fail(e, `planning of epic #${inputs.epic} did not run`);

@@ -5,6 +5,8 @@
  * for the App.
  */
 import * as core from '@actions/core';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
@@ -65,9 +67,31 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
   await core.summary.addRaw(redact(markdown, secrets), true).write();
 }
 
-export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Promise<void> {
+export async function runStoryMode(deps: StoryModeDeps): Promise<void> {
   // `story: land-<n>`: a landing of the default branch into the epic (docs/landing.md).
-  if (isLandJob(inputs.story)) return runLandMode({ inputs, runner, env });
+  if (isLandJob(deps.inputs.story)) return inJobFolder((work) => runLandMode(deps, work));
+  return inJobFolder((work) => runStory(deps, work));
+}
+
+/**
+ * Runs a job's work in a folder of its own, epicflow's, made for this job (not the
+ * runner's `_temp`, which holds the step's file commands and scripts): its records, and
+ * the trees and homes untrusted code is handed, live there. Removed when the job ends.
+ */
+export async function inJobFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
+  const folder = await mkdtemp(join(tmpdir(), 'epicflow-job-'));
+  // Others may pass through to what they are handed inside, never list it.
+  await chmod(folder, 0o711);
+  try {
+    return await work(folder);
+  } finally {
+    await rm(folder, { recursive: true, force: true }).catch((e: unknown) =>
+      core.warning(`could not remove ${folder}: ${describeError(e)}`),
+    );
+  }
+}
+
+async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): Promise<void> {
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
   const job: StoryJobInput = {
@@ -79,7 +103,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
     repo,
     remote,
     workspace: runner.workspace,
-    tempDir: runner.tempDir,
+    tempDir: work,
     env: childEnv,
     onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
   };
@@ -90,7 +114,7 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
   let untrusted: Untrusted;
   try {
     // Before anything of the repository is read: no credential may be in reach of what runs.
-    untrusted = await isolateUntrusted(inputs, runner, childEnv);
+    untrusted = await isolateUntrusted(inputs, work, childEnv);
     prepared = await prepareStoryJob({ ...job, untrusted });
   } catch (e) {
     await refuse(e, { store, inputs, title, secrets });
@@ -165,7 +189,8 @@ export async function runStoryMode({ inputs, runner, env }: StoryModeDeps): Prom
  */
 export async function isolateUntrusted(
   inputs: Pick<StoryInputs, 'agentUser' | 'allowUnisolatedAgent'>,
-  runner: RunnerContext,
+  /** The job's own folder (`inJobFolder`): what the agent is handed lives under it. */
+  work: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Untrusted> {
   const base: Record<string, string> = {};
@@ -173,7 +198,8 @@ export async function isolateUntrusted(
   try {
     const untrusted = await agentUser({
       user: inputs.agentUser,
-      home: join(runner.tempDir, 'epicflow-agent-home'),
+      roots: [work],
+      home: join(work, 'agent-homes'),
       env: base,
     });
     core.info(`epicflow: untrusted code runs ${untrusted.description}`);

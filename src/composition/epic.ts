@@ -98,7 +98,7 @@ export async function composeEpic(
   wiring: EpicWiring,
 ): Promise<{ ports: EpicPorts; settings: EpicSettings }> {
   const { repo, config, env, untrusted, adapt } = wiring;
-  const git = gitPort(repo);
+  const git = reclaimingTrees(gitPort(repo), untrusted);
   const gates = shellGates(env, untrusted);
   const ports: EpicPorts = {
     git: adapt?.git === undefined ? git : adapt.git(git),
@@ -121,6 +121,30 @@ export async function composeEpic(
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };
   return { ports, settings };
+}
+
+/**
+ * A tree is epicflow's again before it is removed or checked out anew: one a killed
+ * job (or a crash) left with the untrusted user holds files only that user may delete.
+ */
+function reclaimingTrees(git: GitPort, untrusted: Untrusted | undefined): GitPort {
+  if (untrusted === undefined || !untrusted.isolated) return git;
+  const reclaim = (path: string): Promise<void> => untrusted.reclaim([path]);
+  return {
+    ...git,
+    addWorktree: async (path, branch) => {
+      await reclaim(path);
+      return git.addWorktree(path, branch);
+    },
+    detachedWorktree: async (path, sha) => {
+      await reclaim(path);
+      return git.detachedWorktree(path, sha);
+    },
+    removeWorktree: async (path) => {
+      await reclaim(path);
+      return git.removeWorktree(path);
+    },
+  };
 }
 
 /** CONTRIBUTING.md of the repository, given to the coder as house rules; none is fine. */

@@ -114,13 +114,8 @@ export function landGitPort(repo: Git): LandGitPort {
     commitTree: (of, parents, message) => repo.commitTree(of, parents, message),
     readBlob: (commit, path) => repo.readBlob(commit, path),
     listFiles: (commit) => repo.listFiles(commit),
+    // Never reused as found: `addWorktree` checks the commit out anew.
     landTree: async (path, sha) => {
-      if (existsSync(join(path, '.git'))) {
-        const tree = repo.worktree(path);
-        await tree.detachAt(sha);
-        return tree as LandTreePort;
-      }
-      await repo.removeWorktree(path);
       await repo.addWorktree(path, sha);
       return repo.worktree(path) as LandTreePort;
     },
@@ -264,6 +259,7 @@ export async function landLocalEpic(
       ? sameUser()
       : await agentUser({
           user: options.agentUser,
+          roots: [join(repo.gitDir, 'epicflow')],
           home: join(p.stateDir, 'agent-home'),
           env: baseEnv(hooks.env),
         });

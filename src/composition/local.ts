@@ -175,6 +175,8 @@ export async function runLocalEpic(
       ? sameUser()
       : await agentUser({
           user: options.agentUser,
+          // epicflow's own folders: its state (homes among it) and the worktrees.
+          roots: [join(local.repo.gitDir, 'epicflow'), local.worktreesDir],
           home: join(local.stateDir, 'agent-home'),
           env: baseEnv(hooks.env),
         });

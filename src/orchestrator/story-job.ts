@@ -32,7 +32,7 @@ import { planDigest, preferredExecutor } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
-import type { EngineEvent, GateRunner, WorktreePort } from '../engine/ports.js';
+import type { EngineEvent, GateRunner } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { StoryStop } from '../engine/stop.js';
 import { runStory } from '../engine/story.js';
@@ -53,9 +53,12 @@ export interface StoryJobInput {
   readonly defaultBranch?: string;
   readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
-  /** The job checkout (`GITHUB_WORKSPACE`): the story's worktree. */
+  /** The job checkout (`GITHUB_WORKSPACE`): the repository; never handed to untrusted code. */
   readonly workspace: string;
-  /** A scratch folder of the job (`RUNNER_TEMP`). */
+  /**
+   * The job's own folder (epicflow's): its records, and the trees and homes untrusted
+   * code is handed, live under it.
+   */
   readonly tempDir: string;
   /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
   readonly env: NodeJS.ProcessEnv;
@@ -215,7 +218,7 @@ async function readJobView(input: StoryJobInput): Promise<EpicView> {
 }
 
 /** Gates that remember every run for the summary. */
-function recordingGates(inner: GateRunner, log: GateLog[], workspace: string): GateRunner {
+function recordingGates(inner: GateRunner, log: GateLog[], storyTree: string): GateRunner {
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
@@ -223,7 +226,7 @@ function recordingGates(inner: GateRunner, log: GateLog[], workspace: string): G
         command,
         ok: r.ok,
         timedOut: r.timedOut === true,
-        where: options.cwd === workspace ? 'story' : 'epic',
+        where: options.cwd === storyTree ? 'story' : 'epic',
         output: r.output,
       });
       return r;
@@ -323,6 +326,7 @@ export async function runStoryJob(
   const shared = await store.readJson<unknown>(ROSTER_DOC);
   await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
 
+  const worktrees = join(input.tempDir, 'epicflow', epic, 'worktrees');
   const { ports, settings } = await composeEpic({
     repo,
     epic,
@@ -333,25 +337,14 @@ export async function runStoryJob(
     env: input.env,
     untrusted: input.untrusted,
     state: scratch,
-    folders: {
-      worktrees: join(input.tempDir, 'epicflow', epic, 'worktrees'),
-      homes: join(input.tempDir, 'epicflow', epic, 'homes'),
-    },
+    // The story's tree is a worktree of its own there, never the job checkout: the
+    // checkout's `.git` (and the folder that holds it) stay out of untrusted reach.
+    folders: { worktrees, homes: join(input.tempDir, 'epicflow', epic, 'homes') },
     onEvent: (event) => {
       events.push(event);
       input.onEvent?.(event);
     },
-    adapt: {
-      // The job checkout is the story's worktree (tools a setup step installed are there).
-      git: (base) => ({
-        ...base,
-        addWorktree: async (_path, name): Promise<WorktreePort> => {
-          await repo.read(`cannot check out ${name}`, ['checkout', '--quiet', '--force', name]);
-          return repo.worktree(workspace) as WorktreePort;
-        },
-      }),
-      gates: (inner) => recordingGates(inner, gates, workspace),
-    },
+    adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
   });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {

@@ -125,7 +125,10 @@ describe('story mode, run from the bundle against GitHub', () => {
     expect(job.stdout).toMatch(
       /removed credentials from the checkout's git config: http\..*extraheader, includeif\.gitdir:/,
     );
-    expect((JSON.parse(seen) as { cwd: string }).cwd).toBe(workspace);
+    // It worked in a tree of its own, in the job's folder: never in the job checkout.
+    const { cwd } = JSON.parse(seen) as { cwd: string };
+    expect(cwd).toMatch(/\/epicflow-job-[^/]+\/epicflow\/\d+\/worktrees\/cart$/);
+    expect(cwd.startsWith(workspace)).toBe(false);
     expect(await readFile(join(workspace, '.git/config'), 'utf8')).not.toContain(basic);
     // And the token never appears in the job's own log or summary.
     expect(unmasked(job.stdout + job.stderr) + job.summary).not.toContain(w.bot.token);

@@ -4,8 +4,6 @@
  * the CLI with our own wall-clock timeout (the whole process group is killed),
  * parse its output (pure) and return one run record.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { ExecutorConfig, ModelPrice } from '../../core/config/types.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { ExecutorPort, TurnRequest } from '../../core/executor.js';
@@ -17,6 +15,7 @@ import {
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
 import { baseEnv } from '../process/run-process.js';
+import { ensureHome, writeHomeFile } from './home-files.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
 
 const STREAM_CAPTURE_BYTES = 16 * 1024 * 1024;
@@ -58,12 +57,11 @@ export class CliExecutor implements ExecutorPort {
       ...(this.options.baseUrl === undefined ? {} : { baseUrl: this.options.baseUrl }),
     });
 
-    // The home holds credentials and session state: private to the user running us.
-    await mkdir(request.home, { recursive: true, mode: 0o700 });
+    // The home holds credentials and session state: private to the user running us, and
+    // written without following anything the last turn left there (see home-files.ts).
+    await ensureHome(request.home);
     for (const file of invocation.files ?? []) {
-      await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
-      await writeFile(file.path, file.content, { mode: 0o600 });
-      await chmod(file.path, 0o600);
+      await writeHomeFile(request.home, file.path, file.content);
     }
 
     const untrusted = this.options.untrusted ?? sameUser();

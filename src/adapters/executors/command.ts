@@ -5,12 +5,12 @@
  * anything else failed. `EPICFLOW_USAGE {json}` lines report usage and a last
  * line `BLOCKED_ON: <need>` is a blocked claim.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { ExecutorPort, OutcomeClass, RunRecord, TurnRequest } from '../../core/executor.js';
 import { baseEnv, type ProcessResult } from '../process/run-process.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
+import { writeHomeFile } from './home-files.js';
 import {
   blockedOnClaim,
   estimateUsage,
@@ -85,12 +85,12 @@ export class CommandExecutor implements ExecutorPort {
     }
 
     // The prompt file lives in the executor's home, never in the worktree (it would be committed).
-    await mkdir(request.home, { recursive: true });
     const promptFile = join(
       request.home,
       `epicflow-prompt-${request.story}-${request.round}-${request.role}.md`,
     );
-    await writeFile(promptFile, request.prompt, 'utf8');
+    // Never through a link the last turn planted where this prompt goes.
+    await writeHomeFile(request.home, promptFile, request.prompt);
 
     const env: Record<string, string> = {
       ...baseEnv(this.sourceEnv),

@@ -180,10 +180,14 @@ export function gitConfigPaths(
     at(join(gitDir, 'config.worktree')),
     at(join(commonDir, 'info', 'attributes')),
     at(join(commonDir, 'info', 'exclude')),
+    // Objects from elsewhere: git would read (and merge, and push) commits it finds there.
+    at(join(commonDir, 'objects', 'info', 'alternates')),
   ];
   if (gitDir !== commonDir) {
-    // A linked worktree finds its git dir through its `.git` file, and the common dir through `commondir`.
-    paths.push(at(join(gitDir, 'commondir')), {
+    // epicflow names a linked tree's admin folder itself; `commondir` and `gitdir` there
+    // say where the repository and the tree are (for git's own bookkeeping, and for the
+    // agent's git, which finds them through the tree's `.git` file).
+    paths.push(at(join(gitDir, 'commondir')), at(join(gitDir, 'gitdir')), {
       label: "the worktree's .git file",
       path: join(worktree, '.git'),
     });

@@ -4,7 +4,7 @@
  * perimeter is enforced on. Every command goes through `GitRunner`, which
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -15,7 +15,13 @@ import {
   gitConfigPaths,
   type GitConfigPath,
 } from './config-guard.js';
-import { GitRunner, gitError, readConfiguredIdentity, type GitIdentity } from './run-git.js';
+import {
+  GitRunner,
+  gitError,
+  readConfiguredIdentity,
+  type GitIdentity,
+  type GitLocation,
+} from './run-git.js';
 
 export type { GitIdentity } from './run-git.js';
 
@@ -142,11 +148,14 @@ export class Git {
   /** Shared by every tree of the repository: they share its configuration. */
   private readonly guard = new GitConfigGuard();
 
+  /** Each linked tree's admin folder (`<gitDir>/worktrees/<id>`), by the tree's real path. */
+  private readonly admins = new Map<string, string>();
+
   private constructor(root: string, gitDir: string, identity: GitIdentity) {
     this.root = root;
     this.gitDir = gitDir;
     this.identity = identity;
-    this.git = new GitRunner(root, identity, this.guard);
+    this.git = new GitRunner(root, identity, this.guard, { gitDir, workTree: root });
   }
 
   /** Opens the repository containing `dir`; `EpicflowError('git')` when there is none. */
@@ -195,7 +204,7 @@ export class Git {
     dir?: string,
     options: { readonly untracked?: boolean } = {},
   ): Promise<string[]> {
-    const runner = dir === undefined ? this.git : new GitRunner(dir, this.identity, this.guard);
+    const runner = dir === undefined ? this.git : this.runnerOf(dir);
     const out = await runner.run(`cannot read the status of ${dir ?? this.root}`, [
       'status',
       '--porcelain=v1',
@@ -269,8 +278,9 @@ export class Git {
   /**
    * Checks out an existing branch in a worktree at `path`, or, when `branch`
    * names a commit rather than a branch, a detached HEAD at that commit (an
-   * integration tree). Re-uses the worktree when it is already there (a
-   * detached one is moved to the commit); prunes a stale registration first.
+   * integration tree). A tree already at `path` is never reused as found (code
+   * that ran there may have written anything into it): it is removed and checked
+   * out anew. A stale registration is pruned first.
    */
   async addWorktree(path: string, branch: string): Promise<void> {
     checkRefName(branch);
@@ -286,30 +296,16 @@ export class Git {
       );
     }
     const entries = await this.listWorktrees();
-    const here = entries.find((e) => canonical(e.path) === target);
-    if (here) {
-      if (isBranch && here.branch === ref) return;
-      if (!isBranch && here.branch === undefined && sha !== null) {
-        if (here.head !== sha) {
-          await new GitRunner(target, this.identity, this.guard).run(
-            `cannot move the worktree at ${path} to ${sha}`,
-            ['checkout', '--quiet', '--force', '--detach', sha],
-          );
-        }
-        return;
-      }
-      throw new EpicflowError('git', `worktree ${path} holds another branch`, {
-        details: [
-          `expected ${isBranch ? ref : `a detached HEAD at ${branch}`}, found ${here.branch ?? `a detached HEAD at ${here.head}`}`,
-        ],
-      });
-    }
+    if (entries.some((e) => canonical(e.path) === target)) await this.removeWorktree(path);
+    // A folder left behind (a tree whose registration was pruned): its content is no one's.
+    await rm(target, { recursive: true, force: true });
     await mkdir(dirname(target), { recursive: true });
     await this.git.run(`cannot add a worktree for ${branch} at ${path}`, [
       'worktree',
       'add',
       ...(isBranch ? ['--', target, branch] : ['--detach', '--', target, sha as string]),
     ]);
+    this.admins.delete(target);
   }
 
   /** Removes a worktree (even with uncommitted changes); a missing one is fine. */
@@ -330,14 +326,52 @@ export class Git {
       '--',
       target,
     ]);
+    this.admins.delete(target);
   }
 
+  /** A tree of this repository (the main one, or a linked worktree) by its path. */
   worktree(path: string): Worktree {
-    return new Worktree(
-      isAbsolute(path) ? path : resolve(this.root, path),
-      this.identity,
-      this.guard,
-    );
+    return new Worktree(this.locationOf(path), this.gitDir, this.identity, this.guard);
+  }
+
+  /**
+   * Where a tree's git state is, found from the repository's side (the admin
+   * folders' `gitdir` files), never from the tree's own `.git`, which the code
+   * that ran in the tree could have replaced.
+   */
+  private locationOf(path: string): Required<GitLocation> {
+    const workTree = canonical(isAbsolute(path) ? path : resolve(this.root, path));
+    if (workTree === canonical(this.root)) return { gitDir: this.gitDir, workTree };
+    const known = this.admins.get(workTree);
+    if (known !== undefined) return { gitDir: known, workTree };
+    const admins = join(this.gitDir, 'worktrees');
+    let ids: string[] = [];
+    try {
+      ids = readdirSync(admins);
+    } catch {
+      ids = [];
+    }
+    for (const id of ids) {
+      const admin = join(admins, id);
+      const gitdirFile = join(admin, 'gitdir');
+      try {
+        if (!lstatSync(admin).isDirectory() || !lstatSync(gitdirFile).isFile()) continue;
+        const points = readFileSync(gitdirFile, 'utf8').trim();
+        if (canonical(dirname(points)) !== workTree) continue;
+      } catch {
+        continue;
+      }
+      this.admins.set(workTree, admin);
+      return { gitDir: admin, workTree };
+    }
+    throw new EpicflowError('git', `${path} is not a worktree of ${this.root}`, {
+      details: [`no folder under ${admins} names it`],
+    });
+  }
+
+  private runnerOf(path: string): GitRunner {
+    const location = this.locationOf(path);
+    return new GitRunner(location.workTree, this.identity, this.guard, location);
   }
 
   private async listWorktrees(): Promise<WorktreeEntry[]> {
@@ -498,27 +532,25 @@ function mergeInIndexOrder(a: readonly TreeEntry[], b: readonly TreeEntry[]): Tr
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
   readonly path: string;
+  /** Its git directory: the repository's own for the main tree, its admin folder for a linked one. */
+  private readonly gitDir: string;
   private readonly git: GitRunner;
 
   constructor(
-    path: string,
+    location: Required<GitLocation>,
+    /** The repository's common git directory (the main tree's own). */
+    private readonly commonDir: string,
     identity: GitIdentity | undefined,
     private readonly guard = new GitConfigGuard(),
   ) {
-    this.path = path;
-    this.git = new GitRunner(path, identity, guard);
+    this.path = location.workTree;
+    this.gitDir = location.gitDir;
+    this.git = new GitRunner(location.workTree, identity, guard, location);
   }
 
   /** The files that configure git for this tree (see `GitConfigGuard`). */
-  async gitConfigPaths(): Promise<GitConfigPath[]> {
-    const out = await this.git.run(`cannot find the git directory of ${this.path}`, [
-      'rev-parse',
-      '--path-format=absolute',
-      '--git-common-dir',
-      '--git-dir',
-    ]);
-    const [commonDir = '', gitDir = ''] = out.split('\n');
-    return gitConfigPaths(this.path, commonDir, gitDir);
+  gitConfigPaths(): GitConfigPath[] {
+    return gitConfigPaths(this.path, this.commonDir, this.gitDir);
   }
 
   /**
@@ -527,7 +559,7 @@ export class Worktree {
    * repository checks them first.
    */
   async snapshotGitConfig(): Promise<GitConfigWindow> {
-    return this.guard.begin(await this.gitConfigPaths());
+    return this.guard.begin(this.gitConfigPaths());
   }
 
   /** Puts back, byte for byte, whatever of them changed; returns the labels of what was put back. */
@@ -538,24 +570,69 @@ export class Worktree {
     return this.guard.end(snapshot);
   }
 
+  /**
+   * Drops the tree's index: the next command builds it anew from a commit, so no
+   * flag (`skip-worktree`, `assume-unchanged`) and no stat data that code in the
+   * tree could have written has a say in what is checked out or committed.
+   */
+  private async dropIndex(): Promise<void> {
+    await rm(join(this.gitDir, 'index'), { force: true });
+  }
+
+  /**
+   * The tree of the files as they are (`add -A`, through links never followed),
+   * staged in an index of epicflow's own that starts from `base`'s tree: nothing
+   * the tree's index says (flags, stat data) hides a change.
+   */
+  private async treeOfFiles(base: string): Promise<string> {
+    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-index-'));
+    try {
+      const indexFile = join(scratch, 'index');
+      await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
+        indexFile,
+      });
+      await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
+      return (
+        await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
+      ).trim();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
   async head(): Promise<string> {
     return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
   }
 
   /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
   async commitAll(message: string): Promise<string | null> {
-    await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
-    const staged = await this.git.try(['diff', '--cached', '--quiet', ...DIFF_AS_STORED]);
-    if (staged.exitCode === 0) return null;
-    if (staged.exitCode !== 1) throw gitError(`cannot diff the index of ${this.path}`, staged);
-    await this.git.run(`cannot commit in ${this.path}`, [
-      'commit',
-      '--no-verify',
-      '--quiet',
+    const head = await this.head();
+    const tree = await this.treeOfFiles(head);
+    const headTree = (
+      await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
+    ).trim();
+    if (tree === headTree) return null;
+    const commit = (
+      await this.git.run(
+        `cannot commit in ${this.path}`,
+        ['commit-tree', tree, '-p', head, '-F', '-'],
+        {
+          input: message,
+        },
+      )
+    ).trim();
+    // HEAD (and the branch it names) moves only from the commit it was read at.
+    await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
+      'update-ref',
       '-m',
-      message,
+      'epicflow: commit',
+      'HEAD',
+      commit,
+      head,
     ]);
-    return this.head();
+    await this.dropIndex();
+    await this.git.run(`cannot reset the index of ${this.path}`, ['read-tree', commit]);
+    return commit;
   }
 
   /**
@@ -781,10 +858,7 @@ export class Worktree {
    */
   async snapshotCommit(parents: readonly string[], message: string): Promise<string> {
     for (const p of parents) checkRefName(p);
-    await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A']);
-    const tree = (
-      await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'])
-    ).trim();
+    const tree = await this.treeOfFiles(parents[0] ?? 'HEAD');
     const out = await this.git.run(
       `cannot commit in ${this.path}`,
       ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
@@ -800,6 +874,7 @@ export class Worktree {
    */
   async detachAt(sha: string): Promise<void> {
     checkRefName(sha);
+    await this.dropIndex();
     await this.git.run(`cannot put ${this.path} at ${sha}`, [
       'checkout',
       '--quiet',
@@ -820,6 +895,7 @@ export class Worktree {
   /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
   async resetHard(sha: string): Promise<void> {
     checkRefName(sha);
+    await this.dropIndex();
     await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
     await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
   }
@@ -869,6 +945,7 @@ export class Worktree {
    */
   async discardTo(sha: string): Promise<void> {
     checkRefName(sha);
+    await this.dropIndex();
     await this.git.run(`cannot put ${this.path} back at ${sha}`, [
       'checkout',
       '--quiet',

@@ -2,8 +2,6 @@
  * The engine's git port (`GitPort`, engine/ports.ts) over the git adapter: the
  * repository's refs, branches and worktrees.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { GitPort, WorktreePort } from '../../engine/ports.js';
 import type { Git } from './git.js';
 import { readMergedStories } from './merged-stories.js';
@@ -22,13 +20,8 @@ export function gitPort(repo: Git): GitPort {
       await repo.addWorktree(path, branch);
       return repo.worktree(path) as WorktreePort;
     },
+    // Never reused as found: `addWorktree` checks the commit out anew.
     detachedWorktree: async (path, sha) => {
-      if (existsSync(join(path, '.git'))) {
-        const tree = repo.worktree(path);
-        await tree.resetHard(sha);
-        return tree as WorktreePort;
-      }
-      await repo.removeWorktree(path);
       await repo.addWorktree(path, sha);
       return repo.worktree(path) as WorktreePort;
     },

@@ -25,6 +25,18 @@ export interface GitIdentity {
   readonly email: string;
 }
 
+/**
+ * Which repository a command works on, named explicitly: git never discovers it
+ * from the working directory, so a `.git` an agent planted, renamed or replaced
+ * in a tree it wrote has no say in epicflow's own commands.
+ */
+export interface GitLocation {
+  /** The git directory: the common one for the main tree, a linked tree's own admin folder. */
+  readonly gitDir: string;
+  /** The work tree; absent for commands that need none. */
+  readonly workTree?: string;
+}
+
 export interface RunGitOptions {
   readonly input?: string;
   /** Treat every pathspec literally (no globs, no magic). */
@@ -46,6 +58,9 @@ const SAFE_CONFIG = [
   'rerere.enabled=false',
   'merge.log=false',
   'advice.detachedHead=false',
+  // The graft file is switched off (GIT_GRAFT_FILE below); git would otherwise explain
+  // its deprecation in sixteen lines above every error epicflow shows.
+  'advice.graftFileDeprecated=false',
   // Output we parse must look the same whatever the user's global config says.
   'color.ui=false',
   'log.showSignature=false',
@@ -110,11 +125,17 @@ export function gitEnv(): Record<string, string> {
 export function gitArgv(
   args: readonly string[],
   identity: GitIdentity | undefined,
-  options: RunGitOptions = {},
+  options: RunGitOptions & { readonly location?: GitLocation | undefined } = {},
 ): string[] {
   const argv = ['git'];
   for (const c of [...SAFE_CONFIG, ...PRIVATE_GLOBAL_CONFIG]) argv.push('-c', c);
   if (identity) argv.push('-c', `user.name=${identity.name}`, '-c', `user.email=${identity.email}`);
+  if (options.location !== undefined) {
+    argv.push(`--git-dir=${options.location.gitDir}`);
+    if (options.location.workTree !== undefined) {
+      argv.push(`--work-tree=${options.location.workTree}`);
+    }
+  }
   if (options.literalPathspecs) argv.push('--literal-pathspecs');
   argv.push(...args);
   return argv;
@@ -122,6 +143,8 @@ export function gitArgv(
 
 export interface SpawnGitOptions extends RunGitOptions {
   readonly cwd: string;
+  /** The repository, named explicitly (see `GitLocation`); unset: discovered from `cwd`. */
+  readonly location?: GitLocation | undefined;
   readonly identity: GitIdentity | undefined;
   readonly timeoutMs?: number;
   /** Added to `gitEnv()` (the network commands' credential header). */
@@ -213,6 +236,8 @@ export class GitRunner {
     readonly cwd: string,
     readonly identity: GitIdentity | undefined,
     private readonly guard?: GitCommandGuard,
+    /** The repository every command names; unset only to discover it (`Git.open`). */
+    readonly location?: GitLocation,
   ) {}
 
   /**
@@ -222,7 +247,12 @@ export class GitRunner {
   async try(args: readonly string[], options: RunGitOptions = {}): Promise<ProcessResult> {
     // Git's own configuration must be as trusted before git reads it.
     await this.guard?.check();
-    return spawnGit(args, { ...options, cwd: this.cwd, identity: this.identity });
+    return spawnGit(args, {
+      ...options,
+      cwd: this.cwd,
+      identity: this.identity,
+      location: this.location,
+    });
   }
 
   /** Runs git and returns stdout; a non-zero exit throws `EpicflowError('git', what)`. */

@@ -10,9 +10,7 @@ import { baseEnv } from './run-process.js';
 import { sameUser, type Untrusted } from './untrusted.js';
 
 export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUser()): GateRunner {
-  const base = baseEnv(env);
-  // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
-  const childEnv = untrusted.home === undefined ? base : { ...base, HOME: untrusted.home };
+  const childEnv = baseEnv(env);
   return {
     async run(command, { cwd, timeoutMs, signal }) {
       // What decisions rest on (failure lines, the pass count) is read from every line as
@@ -22,6 +20,8 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
       const r = await untrusted.runShell(command, {
         cwd,
         env: childEnv,
+        // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
+        ownHome: true,
         timeoutMs,
         maxCaptureBytes: 256 * 1024,
         onLine: (_stream, line) => digest.push(line),

@@ -6,7 +6,7 @@
  */
 import { agentScript } from './agents.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -423,5 +423,11 @@ export async function agentDumps(dir: string): Promise<string> {
   const dumps = join(dir, 'dumps');
   await mkdir(dumps, { mode: 0o1777, recursive: true });
   await chmod(dumps, 0o1777);
+  // The test's own folders above it let others pass (not list): the agent is handed
+  // nothing of them, so nothing else opens the way.
+  for (let d = dir; d !== tmpdir() && d !== dirname(d); d = dirname(d)) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) await chmod(d, (mode & 0o7777) | 0o001);
+  }
   return dumps;
 }

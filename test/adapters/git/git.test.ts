@@ -117,28 +117,30 @@ describe('branches and worktrees', () => {
     await git.deleteBranch('never-existed');
   });
 
-  it('re-uses a worktree, and re-adds one whose folder was deleted', async () => {
+  it('never reuses a worktree as found: it checks the branch out anew, or re-adds a deleted one', async () => {
     const f = repo();
     const git = await Git.open(f.dir, IDENTITY);
     await git.createBranch('story/1/a', await git.defaultBase());
     const path = wtPath(f, 'a');
     await git.addWorktree(path, 'story/1/a');
-    writeFileSync(join(path, 'keep.txt'), 'work\n');
+    // What code that ran there left behind, tracked or not, is not taken over.
+    writeFileSync(join(path, 'left.txt'), 'left behind\n');
+    writeFileSync(join(path, 'README.md'), 'changed\n');
     await git.addWorktree(path, 'story/1/a');
-    expect(readFileSync(join(path, 'keep.txt'), 'utf8')).toBe('work\n');
+    expect(existsSync(join(path, 'left.txt'))).toBe(false);
+    expect(readFileSync(join(path, 'README.md'), 'utf8')).not.toBe('changed\n');
     rmSync(path, { recursive: true, force: true });
     await git.addWorktree(path, 'story/1/a');
     expect(existsSync(join(path, 'README.md'))).toBe(true);
     await git.createBranch('story/1/b', await git.defaultBase());
-    await expect(git.addWorktree(path, 'story/1/b')).rejects.toThrow(
-      `worktree ${path} holds another branch`,
-    );
+    await git.addWorktree(path, 'story/1/b');
+    expect(fixtureIn(path).git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/story/1/b');
     await git.removeWorktree(path);
     await git.removeWorktree(path);
     expect(existsSync(path)).toBe(false);
   });
 
-  it('adds a detached worktree at a commit, and moves it when re-used', async () => {
+  it('adds a detached worktree at a commit, and checks out another anew', async () => {
     const f = repo();
     const git = await Git.open(f.dir, IDENTITY);
     const a = await git.defaultBase();
@@ -150,9 +152,10 @@ describe('branches and worktrees', () => {
     expect(await tree.head()).toBe(a);
     expect(fixtureIn(path).git('status', '--porcelain', '-b').trim()).toBe('## HEAD (no branch)');
     await git.addWorktree(path, b);
-    expect(await tree.head()).toBe(b);
+    expect(await git.worktree(path).head()).toBe(b);
+    // A branch checked out elsewhere (the main tree) cannot be checked out here too.
     await expect(git.addWorktree(path, 'main')).rejects.toThrow(
-      `worktree ${path} holds another branch`,
+      `cannot add a worktree for main at ${path}`,
     );
     await expect(git.addWorktree(wtPath(f, 'x'), 'nope')).rejects.toThrow(
       'no branch or commit nope',

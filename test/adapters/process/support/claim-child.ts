@@ -3,10 +3,15 @@
  * that several claim at the same moment), prints the user it got and what an agent of
  * that user could do with the locks, and then keeps the user until told `exit` or killed.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { agentUser } from '../../../../src/adapters/process/untrusted.js';
 
-const [base, home] = process.argv.slice(2) as [string, string];
+// `root`: a fresh folder of the test's own, under which the users' homes are made.
+const [base, root] = process.argv.slice(2) as [string, string];
+const home = join(root, 'homes');
+const tree = join(root, 'tree');
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 const lines = createInterface({ input: process.stdin });
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -15,12 +20,13 @@ say('ready');
 for await (const line of lines) {
   if (line === 'go') {
     try {
-      const untrusted = await agentUser({ user: base, home, env });
+      await mkdir(tree, { recursive: true });
+      const untrusted = await agentUser({ user: base, roots: [root], home, env });
       const user = /as the user (\S+) /.exec(untrusted.description)?.[1] ?? '?';
       // What a hostile agent of this user can do with the pool's locks.
       const probe = await untrusted.runShell(
         `ls /run/epicflow-agent-users; echo "list $?"; cat /run/epicflow-agent-users/${user}.lock; echo "open $?"`,
-        { cwd: home, env, timeoutMs: 30_000 },
+        { cwd: tree, env, timeoutMs: 30_000 },
       );
       say(JSON.stringify({ user, probe: probe.stdout.trim(), stderr: probe.stderr.trim() }));
     } catch (e) {

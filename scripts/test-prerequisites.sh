@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the isolation tests use besides Node and git, when missing: sudo, cron
+# (crontab) and at. The tests make users, so they run as root; as root this script
+# installs with apt-get (Debian and Ubuntu). Anywhere else it only says what is missing.
+set -euo pipefail
+missing=()
+for tool in sudo:sudo crontab:cron at:at flock:util-linux; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "the tests need these packages: ${missing[*]} (install them as root)" >&2
+  exit 1
+fi

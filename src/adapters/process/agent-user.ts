@@ -1,0 +1,461 @@
+/**
+ * The agent users: separate unprivileged users untrusted code runs as (see
+ * untrusted.ts). This module has what concerns one such user: becoming it
+ * (root, or passwordless sudo), claiming one of the pool for this process (a
+ * kernel lock), creating it, proving it is isolated, ending its processes and
+ * removing what it left to run later (crontab, at jobs) or in shared folders.
+ */
+import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { constants } from 'node:fs';
+import { access, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { EpicflowError } from '../../core/errors.js';
+import { runProcess, type ProcessResult, type RunProcessOptions } from './run-process.js';
+
+/** How epicflow becomes the agent user: it is root, or it may use sudo without a password. */
+export type Privilege = 'root' | 'sudo';
+
+export const USER_NAME = /^[a-z_][a-z0-9_-]{0,30}$/;
+
+/** One agent user, established: its ids, and proven unable to reach epicflow's rights. */
+export interface AgentAccount {
+  readonly user: string;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** What every privileged helper needs: how to become root, and the environment to run it in. */
+export interface Privileged {
+  readonly privilege: Privilege;
+  readonly env: Readonly<Record<string, string>>;
+  /** `argv` as root (itself when epicflow is root, else through `sudo -n`). */
+  argv(argv: readonly string[]): string[];
+}
+
+/** Processes of `uid` that are alive (zombies are dead already: they only wait to be reaped). */
+export async function processesOf(uid: number): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let status: string;
+    try {
+      status = await readFile(`/proc/${entry}/status`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (uids === null || state === 'Z' || state === 'X') continue;
+    if ([uids[1], uids[2], uids[3]].some((u) => Number(u) === uid)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** A small command run by epicflow itself; throws `isolation` with what it printed when it fails. */
+export async function must(
+  what: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  extra: Partial<RunProcessOptions> = {},
+): Promise<ProcessResult> {
+  const r = await runProcess(argv, { cwd: '/', env, timeoutMs: 60_000, ...extra });
+  if (r.exitCode !== 0) {
+    const output = [r.spawnError?.message, r.stderr.trim(), r.stdout.trim()]
+      .filter((s) => s !== undefined && s !== '')
+      .join(' | ');
+    throw new EpicflowError('isolation', `${what} (${argv.join(' ')}): ${output || 'failed'}`);
+  }
+  return r;
+}
+
+/**
+ * How this process may become another user: root, or passwordless sudo. Refuses
+ * (`isolation`) with neither, and where the kernel lets a user hard-link files of
+ * others (handing folders over and back with `chown -R` is safe only without that).
+ */
+export async function establishPrivilege(
+  env: Readonly<Record<string, string>>,
+): Promise<Privileged> {
+  const self = process.getuid?.() ?? -1;
+  let privilege: Privilege;
+  if (self === 0) privilege = 'root';
+  else {
+    const r = await runProcess(['sudo', '-n', 'true'], { cwd: '/', env, timeoutMs: 30_000 });
+    if (r.exitCode !== 0) {
+      throw new EpicflowError(
+        'isolation',
+        'cannot run the agent as a separate user: epicflow runs without root and without passwordless sudo',
+        {
+          details: [
+            'GitHub-hosted runners have passwordless sudo; on a self-hosted runner, give the runner user passwordless sudo or run the job as root',
+          ],
+        },
+      );
+    }
+    privilege = 'sudo';
+  }
+  const hardlinks = await readFile('/proc/sys/fs/protected_hardlinks', 'utf8').catch(() => '');
+  if (hardlinks.trim() !== '1') {
+    throw new EpicflowError(
+      'isolation',
+      'cannot isolate the agent: the kernel setting fs.protected_hardlinks is not 1',
+      {
+        details: [
+          'set it with `sysctl fs.protected_hardlinks=1` (the default of current Linux distributions)',
+        ],
+      },
+    );
+  }
+  return {
+    privilege,
+    env,
+    argv: (argv) => (privilege === 'root' ? [...argv] : ['sudo', '-n', ...argv]),
+  };
+}
+
+/** The agent users' locks (a folder only root may enter: no agent can open, let alone lock, them). */
+const LOCKS = '/run/epicflow-agent-users';
+export const POOL_SIZE = 32;
+/** flock's exit code when another process holds the lock. */
+const LOCK_HELD = 75;
+
+/**
+ * Holds an exclusive lock (flock) on `file` for as long as this process lives: a small
+ * child (`flock` running `cat`, as root) waits on a pipe from this process and exits when
+ * the pipe closes — when this process ends, however it ends. The kernel decides between
+ * processes that race for one lock, and a lock never outlives its process. Resolves
+ * `false` when another process holds it.
+ */
+function holdLock(file: string, root: Privileged): Promise<boolean> {
+  const argv = root.argv([
+    'flock',
+    '--exclusive',
+    '--nonblock',
+    '--conflict-exit-code',
+    String(LOCK_HELD),
+    file,
+    'sh',
+    '-c',
+    'echo held; exec cat >/dev/null',
+  ]);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(argv[0] ?? 'flock', argv.slice(1), {
+      cwd: '/',
+      env: { ...root.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let settled = false;
+    const settle = (f: () => void): void => {
+      if (settled) return;
+      settled = true;
+      f();
+    };
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!out.startsWith('held\n')) return;
+      settle(() => {
+        // The holder keeps running, but must not keep this process alive.
+        child.stdout.destroy();
+        child.stderr.destroy();
+        child.stdin.on('error', () => undefined);
+        (child.stdin as unknown as Socket).unref();
+        child.unref();
+        resolvePromise(true);
+      });
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', (e) =>
+      settle(() =>
+        reject(
+          new EpicflowError('isolation', `cannot lock ${file} (${argv.join(' ')}): ${e.message}`),
+        ),
+      ),
+    );
+    child.on('close', (code) =>
+      settle(() => {
+        if (code === LOCK_HELD) resolvePromise(false);
+        else {
+          const output = [err.trim(), out.trim()].filter((t) => t !== '').join(' | ');
+          reject(
+            new EpicflowError(
+              'isolation',
+              `cannot lock ${file} (${argv.join(' ')}): ${output || `exit code ${String(code)}`}`,
+              { details: ['epicflow needs flock (util-linux) to claim an agent user'] },
+            ),
+          );
+        }
+      }),
+    );
+  });
+}
+
+/** The users this process holds, by pool name, in the order claimed. */
+const held = new Map<string, string[]>();
+let claiming: Promise<unknown> = Promise.resolve();
+
+/**
+ * Claims one more user of the pool `base`, `base-2` … `base-32` that no live process
+ * holds (this one included), for as long as this process lives (see `holdLock`).
+ */
+export function claimUser(base: string, root: Privileged): Promise<string> {
+  const claim = claiming.then(async () => {
+    await must(
+      'cannot prepare the agent user locks',
+      root.argv(['sh', '-c', 'mkdir -p "$1" && chmod 0700 "$1"', 'sh', LOCKS]),
+      root.env,
+    );
+    const mine = held.get(base) ?? [];
+    for (let n = 1; n <= POOL_SIZE; n++) {
+      const user = n === 1 ? base : `${base}-${n}`;
+      if (mine.includes(user)) continue;
+      if (await holdLock(join(LOCKS, `${user}.lock`), root)) {
+        held.set(base, [...mine, user]);
+        return user;
+      }
+    }
+    throw new EpicflowError(
+      'isolation',
+      `every agent user ${base} … ${base}-${POOL_SIZE} is in use on this machine`,
+    );
+  });
+  claiming = claim.catch(() => undefined);
+  return claim;
+}
+
+/** The user, created when missing (a system user of its own group, no home, no login shell). */
+export async function ensureUser(user: string, root: Privileged): Promise<AgentAccount> {
+  const { env } = root;
+  const exists = await runProcess(['id', '-u', user], { cwd: '/', env, timeoutMs: 30_000 });
+  if (exists.exitCode !== 0) {
+    const created = await runProcess(
+      root.argv([
+        'useradd',
+        '--system',
+        '--user-group',
+        '--no-create-home',
+        '--home-dir',
+        '/nonexistent',
+        '--shell',
+        '/usr/sbin/nologin',
+        user,
+      ]),
+      { cwd: '/', env, timeoutMs: 60_000 },
+    );
+    // Exit 9: another job created it meanwhile.
+    if (created.exitCode !== 0 && created.exitCode !== 9) {
+      await must(`cannot create the user ${user} for untrusted code`, ['id', '-u', user], env);
+    }
+  }
+  const uid = Number((await must(`no user ${user}`, ['id', '-u', user], env)).stdout.trim());
+  const gid = Number((await must(`no group of ${user}`, ['id', '-g', user], env)).stdout.trim());
+  const self = process.getuid?.() ?? -1;
+  if (!Number.isInteger(uid) || uid === 0 || uid === self) {
+    throw new EpicflowError(
+      'isolation',
+      `the user ${user} (uid ${uid}) is root or epicflow's own user: untrusted code would run with epicflow's rights`,
+    );
+  }
+  return { user, uid, gid };
+}
+
+/** `argv` as the account, from `/`, with `env` (no grant, no reap: for epicflow's own probes). */
+export function asAccount(
+  account: AgentAccount,
+  root: Privileged,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<ProcessResult> {
+  if (root.privilege === 'root') {
+    return runProcess(argv, {
+      cwd: '/',
+      env,
+      timeoutMs: 30_000,
+      runAs: { uid: account.uid, gid: account.gid },
+    });
+  }
+  const fixed = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  return runProcess(['sudo', '-n', '-u', account.user, '--', '/usr/bin/env', ...fixed, ...argv], {
+    cwd: '/',
+    env: root.env,
+    timeoutMs: 30_000,
+  });
+}
+
+/**
+ * Nothing is trusted until it is shown: as the account, `sudo -n true` must be refused
+ * (sudo's exit code 1) and reading this process's `/proc/<pid>/environ` must be denied
+ * (EACCES). Anything else — a pass, another failure, a probe that could not start — is
+ * a refusal: a check that did not run proves nothing.
+ */
+export async function proveIsolated(account: AgentAccount, root: Privileged): Promise<void> {
+  const env = { PATH: root.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', LC_ALL: 'C' };
+  const unproven = (check: string, r: ProcessResult, expected: string): EpicflowError => {
+    const seen = [
+      r.spawnError === undefined ? `exit code ${String(r.exitCode)}` : r.spawnError.message,
+      r.stderr.trim(),
+    ]
+      .filter((s) => s !== '')
+      .join(': ');
+    return new EpicflowError(
+      'isolation',
+      `cannot prove that the user ${account.user} is isolated: ${check} (expected ${expected}; got ${seen})`,
+      {
+        details: [
+          'remove it from the sudoers (and the groups sudoers names), or choose another user; it must be a user other than the one epicflow runs as, without CAP_SYS_PTRACE',
+        ],
+      },
+    );
+  };
+  // Without a sudo anywhere on the PATH, no user can use it; with one, it must refuse.
+  const sudoPath = await onPath('sudo', env.PATH);
+  if (sudoPath !== null) {
+    const sudo = await asAccount(account, root, [sudoPath, '-n', 'true'], env);
+    if (sudo.exitCode === 0) {
+      throw new EpicflowError(
+        'isolation',
+        `the user ${account.user} may use sudo: it would not be isolated`,
+        {
+          details: [
+            'remove it from the sudoers (and the groups sudoers names), or choose another user',
+          ],
+        },
+      );
+    }
+    if (sudo.spawnError !== undefined || sudo.exitCode !== 1) {
+      throw unproven(`${sudoPath} -n true`, sudo, 'sudo to refuse it with exit code 1');
+    }
+  }
+  const environ = await asAccount(
+    account,
+    root,
+    ['cat', '--', `/proc/${process.pid}/environ`],
+    env,
+  );
+  if (environ.exitCode === 0) {
+    throw new EpicflowError(
+      'isolation',
+      `the user ${account.user} can read epicflow's environment`,
+      {
+        details: ['it must be a user other than the one epicflow runs as, without CAP_SYS_PTRACE'],
+      },
+    );
+  }
+  if (
+    environ.spawnError !== undefined ||
+    environ.exitCode !== 1 ||
+    !/Permission denied/.test(environ.stderr)
+  ) {
+    throw unproven(`reading /proc/${process.pid}/environ`, environ, 'Permission denied');
+  }
+}
+
+/** The first executable `name` in the folders of `path`; null when there is none. */
+async function onPath(name: string, path: string): Promise<string | null> {
+  for (const dir of path.split(':')) {
+    if (!dir.startsWith('/')) continue;
+    const candidate = join(dir, name);
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/** Ends every process of the account: frozen first (so none can fork), then killed, until none is left. */
+export async function reapAccount(account: AgentAccount, root: Privileged): Promise<void> {
+  const { uid, user } = account;
+  for (let round = 0; round < 100; round++) {
+    const pids = await processesOf(uid);
+    if (pids.length === 0) return;
+    if (root.privilege === 'root') {
+      for (const sig of ['SIGSTOP', 'SIGKILL'] as const) {
+        for (const pid of pids) {
+          try {
+            process.kill(pid, sig);
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+    } else {
+      // As the user itself: kill(-1) reaches every process it owns, forks included.
+      await runProcess(
+        ['sudo', '-n', '-u', user, '--', '/bin/sh', '-c', 'kill -STOP -1; kill -KILL -1; true'],
+        { cwd: '/', env: root.env, timeoutMs: 30_000 },
+      );
+    }
+    await delay(round < 10 ? 10 : 50);
+  }
+  const left = await processesOf(uid);
+  if (left.length > 0) {
+    throw new EpicflowError(
+      'isolation',
+      `could not end the processes of ${user}: ${left.slice(0, 10).join(', ')} still run`,
+    );
+  }
+}
+
+/**
+ * What would run for the account later, without it: its crontab and at jobs. Both
+ * spool folders are root's; a user that is listed in `cron.deny`/`at.deny` (done once
+ * per account) cannot make new ones where cron and at honour those files.
+ */
+const DROP_SCHEDULED = [
+  'for f in /var/spool/cron/crontabs/"$1" /var/spool/cron/"$1" /var/spool/cron/tabs/"$1"; do',
+  '  if [ -f "$f" ] || [ -L "$f" ]; then rm -f -- "$f"; fi',
+  'done',
+  'for d in /var/spool/cron/atjobs /var/spool/at /var/spool/atjobs; do',
+  '  if [ -d "$d" ]; then find "$d" -xdev -maxdepth 1 -user "$2" -type f -delete; fi',
+  'done',
+  'true',
+].join('\n');
+
+export async function dropScheduled(account: AgentAccount, root: Privileged): Promise<void> {
+  await must(
+    `cannot remove what ${account.user} scheduled`,
+    root.argv(['sh', '-c', DROP_SCHEDULED, 'sh', account.user, String(account.uid)]),
+    root.env,
+  );
+}
+
+/**
+ * Before a job uses the account: it may schedule nothing (cron.deny, at.deny, where cron
+ * or at is installed), and nothing it left in shared folders by an earlier job (one that
+ * was killed before it could clean up) is there for this one: what it made in /tmp,
+ * /var/tmp and /dev/shm (their entries it owns, with all they hold) is removed, as is
+ * whatever it scheduled. (Files it left inside another user's world-writable folder
+ * there are that folder's owner's to clear.)
+ */
+const FRESH_ACCOUNT = [
+  'for tool in cron at; do',
+  '  if command -v "$( [ "$tool" = cron ] && echo crontab || echo at )" >/dev/null 2>&1 || [ -e /etc/$tool.deny ]; then',
+  '    touch /etc/$tool.deny && (grep -qx -- "$1" /etc/$tool.deny || printf "%s\\n" "$1" >> /etc/$tool.deny)',
+  '  fi',
+  'done',
+  'for d in /tmp /var/tmp /dev/shm; do',
+  '  if [ -d "$d" ]; then find "$d" -xdev -mindepth 1 -maxdepth 1 -user "$2" -exec rm -rf -- {} + 2>/dev/null; fi',
+  'done',
+  'true',
+].join('\n');
+
+export async function freshAccount(account: AgentAccount, root: Privileged): Promise<void> {
+  await must(
+    `cannot prepare ${account.user} for this job`,
+    root.argv(['sh', '-c', FRESH_ACCOUNT, 'sh', account.user, String(account.uid)]),
+    root.env,
+  );
+  await dropScheduled(account, root);
+}

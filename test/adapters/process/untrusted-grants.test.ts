@@ -1,0 +1,105 @@
+/**
+ * What untrusted code is handed, and what it leaves: only folders strictly inside
+ * epicflow's own folders are ever given to the agent user (giving chowns recursively),
+ * every one of them is epicflow's again once the step ended, and nothing it scheduled
+ * (a crontab, an at job) survives the step. The tests run as root, so users can be made
+ * here; these use a pool of their own (`epicflow-grants`, `-2`, …) and folders of the
+ * test's own making, never a shared one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agentUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+
+const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+let dir: string;
+let root: string;
+let outside: string;
+let untrusted: Untrusted;
+let user: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'epicflow-grants-'));
+  await chmod(dir, 0o711);
+  root = join(dir, 'epicflow');
+  outside = join(dir, 'outside');
+  mkdirSync(join(root, 'trees', 'a'), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'victim.txt'), 'victim\n');
+  untrusted = await agentUser({
+    user: 'epicflow-grants',
+    roots: [root],
+    home: join(root, 'homes'),
+    env,
+  });
+  user = /as the user (\S+) /.exec(untrusted.description)?.[1] ?? '';
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const step = (cwd: string, script: string, writable: string[] = []) =>
+  untrusted.runShell(script, { cwd, env, timeoutMs: 30_000, writable });
+
+describe('what untrusted code is handed', () => {
+  it('refuses any folder outside epicflow’s own, a root itself, and a link that leads out', async () => {
+    for (const cwd of [outside, root, tmpdir(), '/']) {
+      await expect(step(cwd, 'true')).rejects.toThrow(
+        `refusing to hand ${cwd} to untrusted code: it is not inside epicflow's own folders`,
+      );
+    }
+    symlinkSync(outside, join(root, 'trees', 'link'));
+    await expect(
+      step(join(root, 'trees', 'a'), 'true', [join(root, 'trees', 'link')]),
+    ).rejects.toThrow(`refusing to hand ${join(root, 'trees', 'link')} to untrusted code`);
+    // Nothing was given away meanwhile.
+    expect(lstatSync(outside).uid).toBe(0);
+    expect(lstatSync(join(outside, 'victim.txt')).uid).toBe(0);
+  });
+
+  it('hands a folder for the step and takes it back, with everything the step made in it', async () => {
+    const tree = join(root, 'trees', 'a');
+    const r = await step(
+      tree,
+      'id -un > mine.txt && mkdir -p deep/er && echo x > deep/er/f && chmod 000 deep/er && chmod 400 mine.txt',
+    );
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(tree, 'mine.txt'), 'utf8').trim()).toBe(user);
+    for (const p of [
+      tree,
+      join(tree, 'mine.txt'),
+      join(tree, 'deep', 'er'),
+      join(tree, 'deep', 'er', 'f'),
+    ]) {
+      expect({ p, uid: lstatSync(p).uid }).toEqual({ p, uid: 0 });
+    }
+    // epicflow's own user may write there again, whatever modes the step left.
+    expect(lstatSync(join(tree, 'deep', 'er')).mode & 0o700).toBe(0o700);
+  });
+
+  it('removes what the user scheduled for later once the step ended', async () => {
+    // A crontab as the user would have made one where cron.deny did not stop it (crontab
+    // itself refuses now, even to root, so it is written where cron reads it).
+    const tab = `/var/spool/cron/crontabs/${user}`;
+    writeFileSync(tab, '* * * * * true\n', { mode: 0o600 });
+    execFileSync('chown', [`${user}:crontab`, tab]);
+    const r = await step(join(root, 'trees', 'a'), 'true');
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(tab)).toBe(false);
+    // And it may make no new one.
+    const again = await step(join(root, 'trees', 'a'), "echo '* * * * * true' | crontab -");
+    expect(again.exitCode).not.toBe(0);
+    expect(readFileSync('/etc/cron.deny', 'utf8').split('\n')).toContain(user);
+  });
+});

@@ -118,6 +118,50 @@ describe('coder rounds', () => {
     expect(record(repo, 'idle')).toMatchObject({ status: 'failed', reason: 'no changes' });
   });
 
+  it('does not take a story that rewrites an assertion of an existing test, gates green or not', async () => {
+    repo = makeRepo({
+      'package.json': '{"type":"module"}\n',
+      'src/sum.js': 'export const sum = (a, b) => a - b;\n',
+      'test/sum.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../src/sum.js';\ntest('sum', () => assert.strictEqual(sum(1, 2), 3));\n",
+    });
+    // The coder cannot fix sum, so it makes the test say what sum does: the gate goes green.
+    const weakened =
+      "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../src/sum.js';\ntest('sum', () => assert.strictEqual(sum(1, 2), -1));\n";
+    const coder = scriptedCoder(repo, 'coder', {
+      lie: { '*': { write: { 'test/sum.test.js': weakened, 'src/note.txt': 'done\n' } } },
+      honest: { '*': { write: { 'test/sum.test.js': weakened } } },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['node --test'],
+        fixRounds: 0,
+      }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([{ id: 'lie', owns: ['src/note.txt', 'test/sum.test.js'] }]),
+    );
+    expect(result.code).toBe(1);
+    expect(record(repo, 'lie')).toMatchObject({ status: 'failed' });
+    expect(String(record(repo, 'lie').reason)).toContain(
+      "assertion changed in test/sum.test.js, which existed before the story: test('sum', () => assert.strictEqual(sum(1, 2), 3));",
+    );
+    expect(git(repo.dir, 'branch', '--list', 'epic/epic')).not.toBe('');
+    expect(git(repo.dir, 'log', '--format=%s', 'epic/epic')).not.toContain('Merge story lie');
+
+    // A story that says testsChange may rewrite it.
+    const allowed = await run(
+      repo,
+      planMarkdown([{ id: 'honest', owns: ['test/sum.test.js'], testsChange: true }]),
+      { epic: 'other' },
+    );
+    expect(allowed.code).toBe(0);
+  });
+
   it('counts a skipped test, a deleted test file or fewer passing tests as a gate failure', async () => {
     repo = makeRepo({
       'package.json': '{"type":"module"}\n',

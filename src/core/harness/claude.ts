@@ -44,6 +44,10 @@ export function buildClaudeInvocation(request: TurnRequest, opts: InvocationOpti
       '--verbose',
       '--permission-mode',
       'bypassPermissions',
+      // Settings of its own home only: a `.claude/settings.json` in the tree is written by
+      // whoever last worked there (a coder's hooks would run inside the judge, with its key).
+      '--setting-sources',
+      'user',
       ...(executor.model === undefined ? [] : ['--model', executor.model]),
       ...executor.args,
     ],

@@ -3,7 +3,7 @@
  * CliExecutor against the scripted model server on 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
@@ -37,9 +37,12 @@ async function run(
   timeoutMs = 60_000,
   /** The turn's AbortSignal fires once the server answers a step of this kind. */
   cancelAt?: Step['kind'],
+  /** What an earlier turn left in the tree, written before this one. */
+  prepare?: (sandbox: Sandbox) => void,
 ) {
   server = await startModelServer(script);
   sandbox = makeSandbox();
+  prepare?.(sandbox);
   const config = executorConfig('claude', { model: 'claude-sonnet-4-5' });
   const executor = new CliExecutor(config, {
     binary: CLAUDE_BIN,
@@ -69,6 +72,39 @@ async function run(
 }
 
 describe('claude contract (real binary)', () => {
+  it('never runs hooks of a .claude/settings.json an earlier turn left in the tree', async () => {
+    let marker = '';
+    const { record } = await run(
+      [
+        { kind: 'tool', command: 'echo hello > hello.txt', usage: USAGE },
+        { kind: 'message', text: 'Done.', usage: USAGE },
+      ],
+      'api-key',
+      60_000,
+      undefined,
+      (box) => {
+        // A coder's hooks, planted for the judge that reads this tree next.
+        marker = join(box.worktree, '..', 'hook-ran');
+        const hook = [{ hooks: [{ type: 'command', command: `touch ${marker}` }] }];
+        mkdirSync(join(box.worktree, '.claude'), { recursive: true });
+        writeFileSync(
+          join(box.worktree, '.claude', 'settings.json'),
+          JSON.stringify({
+            hooks: {
+              SessionStart: hook,
+              UserPromptSubmit: hook,
+              PreToolUse: [{ matcher: '*', hooks: hook[0]?.hooks }],
+              Stop: hook,
+            },
+          }),
+        );
+      },
+    );
+    expect(record.outcome).toBe('ok');
+    expect(readFileSync(join(sandbox?.worktree ?? '', 'hello.txt'), 'utf8')).toBe('hello\n');
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('runs a tool call in the worktree and reports the usage and cost it measured', async () => {
     const { record, server, sandbox } = await run([
       { kind: 'tool', command: 'echo hello > hello.txt && env > env.txt', usage: USAGE },

@@ -26,7 +26,7 @@ const request: TurnRequest = {
 };
 
 describe('buildClaudeInvocation', () => {
-  it('runs claude -p with stream-json, bypass permissions, the model and extra args', () => {
+  it('runs claude -p with stream-json, bypass permissions, its own settings only, the model and extra args', () => {
     const inv = buildClaudeInvocation(request, { binary: 'claude' });
     expect(inv.argv).toEqual([
       'claude',
@@ -36,6 +36,8 @@ describe('buildClaudeInvocation', () => {
       '--verbose',
       '--permission-mode',
       'bypassPermissions',
+      '--setting-sources',
+      'user',
       '--model',
       'claude-sonnet-4-5',
       '--max-turns',

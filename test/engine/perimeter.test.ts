@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import {
   configYaml,
   epicMerges,
+  git,
   makeRepo,
   planMarkdown,
   prompts,
@@ -61,6 +62,37 @@ describe('the perimeter', () => {
     expect(reportJson(repo).stories[0]?.notes).toEqual([
       'restored outside its perimeter: src/server.js, README.md, notes.txt',
     ]);
+  });
+
+  it('judges paths byte for byte: files that only look like owned ones are put back', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // Each of these is another file than src/cart/…, named to pass for one after trimming
+    // or turning backslashes into slashes.
+    const lookalikes = [' src/cart/evil.js', 'src/cart /evil.js', 'src\\cart\\evil.js'];
+    const coder = scriptedCoder(repo, 'coder', {
+      cart: {
+        '*': {
+          write: {
+            'src/cart/ok.js': 'ok\n',
+            ...Object.fromEntries(lookalikes.map((p) => [p, 'evil\n'])),
+          },
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'], fixRounds: 0 }),
+    );
+    repo.commit('config');
+    const result = await run(repo, planMarkdown([{ id: 'cart', owns: ['src/cart'] }]));
+    expect(result.code).toBe(0);
+    const files = git(repo.dir, 'ls-tree', '-r', '-z', '--name-only', 'epic/epic')
+      .split('\0')
+      .filter((f) => f !== '');
+    expect(files).toContain('src/cart/ok.js');
+    for (const p of lookalikes)
+      expect({ p, merged: files.includes(p) }).toEqual({ p, merged: false });
+    expect(String(record(repo, 'cart').notes)).toContain('restored outside its perimeter');
   });
 
   it('refuses a symlink leaving the repository and a workflow edit, merging neither', async () => {

@@ -3,7 +3,7 @@
  * adapter lists the changes (with modes and symlink targets), this decides.
  */
 import { posix } from 'node:path';
-import { isProtectedPath, isWithin, normalisePath } from '../paths.js';
+import { isProtectedPath, isWithin } from '../paths.js';
 
 /** One changed path as the git adapter reports it (structurally the same type). */
 export interface PerimeterChange {
@@ -54,7 +54,7 @@ export function symlinkEscapes(linkPath: string, target: string): boolean {
 }
 
 function forbiddenReason(change: PerimeterChange, input: PerimeterInput): ForbiddenReason | null {
-  const path = normalisePath(change.path);
+  const { path } = change;
   // Case-insensitive: case-insensitive file systems treat `.GIT` as `.git`.
   if (path.split('/').some((s) => s.toLowerCase() === '.git')) return 'inside .git';
   if (!input.allowWorkflowChanges && isProtectedPath(path, input.configPaths)) {
@@ -76,8 +76,12 @@ export function classifyChanges(input: PerimeterInput): PerimeterResult {
   const readOnly: string[] = [];
   const outside: string[] = [];
   const forbidden: { path: string; reason: ForbiddenReason }[] = [];
+  // A changed path is judged as git names it, character for character: never trimmed or
+  // rewritten, so ` src/a`, `src/a ` or `src\a\x` (other files than `src/a/…`) are never
+  // taken for one of the story's own. Git's paths are canonical already (no `./`, `//`
+  // or trailing `/`); the plan's prefixes were normalised when the plan was read.
   for (const change of input.changes) {
-    const path = normalisePath(change.path);
+    const { path } = change;
     const reason = forbiddenReason(change, input);
     if (reason !== null) forbidden.push({ path, reason });
     else if (input.reads.some((r) => isWithin(path, r))) readOnly.push(path);

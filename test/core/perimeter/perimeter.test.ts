@@ -45,6 +45,31 @@ describe('classifyChanges', () => {
     ]);
   });
 
+  it('judges each path as git names it: one that only looks like an owned path is outside', () => {
+    const lookalikes = [
+      ' src/health/x.js',
+      'src/health /x.js',
+      'src/health\\x.js',
+      'src\\health\\x.js',
+      'src/health\n/x.js',
+      '-src/health/x.js',
+      './src/health/x.js',
+      'src/health\uFFFD/x.js',
+    ];
+    const r = classifyChanges({
+      ...base,
+      changes: [
+        ...lookalikes.map((p) => file(p)),
+        file('src/health/-x .js'),
+        file('src/health/ok.js'),
+      ],
+    });
+    expect(r.owned).toEqual(['src/health/-x .js', 'src/health/ok.js']);
+    expect(r.outside).toEqual(lookalikes);
+    // What is put back is the very path git named.
+    expect(strayPaths(r)).toEqual(lookalikes);
+  });
+
   it('forbids workflow files, the config file, submodules and escaping symlinks even when owned', () => {
     const r = classifyChanges({
       ...base,

@@ -162,6 +162,20 @@ describe('branches and worktrees', () => {
     );
   });
 
+  it("says why a command failed without git's advice about the graft file it is told to ignore", async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    await git.createBranch('story/1/a', await git.defaultBase());
+    // A command that fails after git read the commits (and so the graft file).
+    const error = await git
+      .read('cannot compare', ['merge-base', '--is-ancestor', 'story/1/a', 'no-such-commit'])
+      .catch((e: unknown) => e);
+    expect(isEpicflowError(error, 'git')).toBe(true);
+    const text = JSON.stringify(error);
+    expect(text).toContain('no-such-commit');
+    expect(text).not.toMatch(/hint:|graft/i);
+  });
+
   it('updates refs by compare-and-swap', async () => {
     const f = repo();
     const git = await Git.open(f.dir, IDENTITY);

@@ -221,12 +221,14 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       if (tree) {
         await must(
           `cannot give ${dir} to ${account.user}`,
-          root.argv(['chown', '-h', `${self.uid}:${account.gid}`, dir]),
-          root.env,
-        );
-        await must(
-          `cannot give ${dir} to ${account.user}`,
-          root.argv(['chmod', '1775', dir]),
+          root.argv([
+            'sh',
+            '-c',
+            'chown -h -- "$1" "$2" && chmod 1775 -- "$2"',
+            'sh',
+            `${self.uid}:${account.gid}`,
+            dir,
+          ]),
           root.env,
         );
       } else {
@@ -256,14 +258,17 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     for (const dir of folders) {
       const st = await lstat(dir).catch(() => null);
       if (st === null || !st.isDirectory()) continue;
+      // One privileged process for both (sudo costs a start each).
       await must(
         `cannot take ${dir} back from untrusted code`,
-        root.argv(['chown', '-R', '-h', `${self.uid}:${self.gid}`, '--', dir]),
-        root.env,
-      );
-      await must(
-        `cannot take ${dir} back from untrusted code`,
-        root.argv(['chmod', '-R', 'u+rwX', '--', dir]),
+        root.argv([
+          'sh',
+          '-c',
+          'chown -R -h -- "$1" "$2" && chmod -R u+rwX -- "$2"',
+          'sh',
+          `${self.uid}:${self.gid}`,
+          dir,
+        ]),
         root.env,
       );
       // Closed to others until it is handed over again (a home holds credentials).

@@ -5,7 +5,8 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, lstat, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
@@ -150,6 +151,17 @@ export class Git {
 
   /** Each linked tree's admin folder (`<gitDir>/worktrees/<id>`), by the tree's real path. */
   private readonly admins = new Map<string, string>();
+  /** The index guard of each tree, by its git directory: every `Worktree` of a tree shares it. */
+  private readonly indexes = new Map<string, IndexGuard>();
+
+  private indexGuardOf(gitDir: string): IndexGuard {
+    let guard = this.indexes.get(gitDir);
+    if (guard === undefined) {
+      guard = new IndexGuard(join(gitDir, 'index'));
+      this.indexes.set(gitDir, guard);
+    }
+    return guard;
+  }
 
   private constructor(root: string, gitDir: string, identity: GitIdentity) {
     this.root = root;
@@ -306,6 +318,10 @@ export class Git {
       ...(isBranch ? ['--', target, branch] : ['--detach', '--', target, sha as string]),
     ]);
     this.admins.delete(target);
+    // The index `worktree add` just wrote is epicflow's.
+    const fresh = new IndexGuard(join(this.locationOf(target).gitDir, 'index'));
+    await fresh.settle();
+    this.indexes.set(this.locationOf(target).gitDir, fresh);
   }
 
   /** Removes a worktree (even with uncommitted changes); a missing one is fine. */
@@ -331,7 +347,14 @@ export class Git {
 
   /** A tree of this repository (the main one, or a linked worktree) by its path. */
   worktree(path: string): Worktree {
-    return new Worktree(this.locationOf(path), this.gitDir, this.identity, this.guard);
+    const location = this.locationOf(path);
+    return new Worktree(
+      location,
+      this.gitDir,
+      this.identity,
+      this.guard,
+      this.indexGuardOf(location.gitDir),
+    );
   }
 
   /**
@@ -529,6 +552,49 @@ function mergeInIndexOrder(a: readonly TreeEntry[], b: readonly TreeEntry[]): Tr
   return out;
 }
 
+/**
+ * A tree's index is epicflow's: git trusts its flags (`skip-worktree`,
+ * `assume-unchanged`) and its stat data, so an index written by code that ran in the
+ * tree (as epicflow's own user, locally) could hide a change from a commit or keep a
+ * file from being checked out. The guard keeps a digest of the index as epicflow's last
+ * command left it; before the next command, an index that is not that one (or one never
+ * seen) is replaced by a fresh one from HEAD, whose entries carry no flag and no stat
+ * data (git then reads every file). Shared by every `Worktree` of one tree.
+ */
+class IndexGuard {
+  private digest: string | undefined;
+
+  constructor(readonly file: string) {}
+
+  private async current(): Promise<string> {
+    try {
+      const st = await lstat(this.file);
+      if (!st.isFile()) return `other ${st.mode}`;
+      return createHash('sha256')
+        .update(await readFile(this.file))
+        .digest('hex');
+    } catch {
+      return 'missing';
+    }
+  }
+
+  /** Whether the index is the one epicflow's last command left. */
+  async trusted(): Promise<boolean> {
+    return this.digest !== undefined && (await this.current()) === this.digest;
+  }
+
+  /** Before a command: an index epicflow did not leave is put aside for a fresh one. */
+  async check(rebuild: () => Promise<void>): Promise<void> {
+    if (await this.trusted()) return;
+    await rm(this.file, { recursive: true, force: true });
+    await rebuild();
+  }
+
+  async settle(): Promise<void> {
+    this.digest = await this.current();
+  }
+}
+
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
   readonly path: string;
@@ -542,10 +608,28 @@ export class Worktree {
     private readonly commonDir: string,
     identity: GitIdentity | undefined,
     private readonly guard = new GitConfigGuard(),
+    private readonly index: IndexGuard = new IndexGuard(join(location.gitDir, 'index')),
   ) {
     this.path = location.workTree;
     this.gitDir = location.gitDir;
-    this.git = new GitRunner(location.workTree, identity, guard, location);
+    // A fresh index from HEAD: read-tree writes it, without checking itself.
+    const bare = new GitRunner(location.workTree, identity, undefined, location);
+    const rebuild = async (): Promise<void> => {
+      const r = await bare.try(['read-tree', 'HEAD']);
+      if (r.exitCode !== 0) throw gitError(`cannot rebuild the index of ${this.path}`, r);
+    };
+    this.git = new GitRunner(
+      location.workTree,
+      identity,
+      {
+        check: async () => {
+          await guard.check();
+          await index.check(rebuild);
+        },
+        settle: () => index.settle(),
+      },
+      location,
+    );
   }
 
   /** The files that configure git for this tree (see `GitConfigGuard`). */
@@ -571,26 +655,27 @@ export class Worktree {
   }
 
   /**
-   * Drops the tree's index: the next command builds it anew from a commit, so no
-   * flag (`skip-worktree`, `assume-unchanged`) and no stat data that code in the
-   * tree could have written has a say in what is checked out or committed.
-   */
-  private async dropIndex(): Promise<void> {
-    await rm(join(this.gitDir, 'index'), { force: true });
-  }
-
-  /**
    * The tree of the files as they are (`add -A`, through links never followed),
-   * staged in an index of epicflow's own that starts from `base`'s tree: nothing
-   * the tree's index says (flags, stat data) hides a change.
+   * staged in an index of epicflow's own: a copy of the tree's index when it is the one
+   * epicflow's last command left at `base` (only what changed since is read again), else
+   * one from `base`'s tree (every file is read).
    */
-  private async treeOfFiles(base: string): Promise<string> {
+  private async treeOfFiles(base: string, fromTreeIndex: boolean): Promise<string> {
     const scratch = await mkdtemp(join(tmpdir(), 'epicflow-index-'));
     try {
       const indexFile = join(scratch, 'index');
-      await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
-        indexFile,
-      });
+      const copied =
+        fromTreeIndex &&
+        (await this.index.trusted()) &&
+        (await copyFile(this.index.file, indexFile).then(
+          () => true,
+          () => false,
+        ));
+      if (!copied) {
+        await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
+          indexFile,
+        });
+      }
       await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
       return (
         await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
@@ -606,8 +691,9 @@ export class Worktree {
 
   /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
   async commitAll(message: string): Promise<string | null> {
+    // HEAD read first: the tree's index is then checked, and stands for HEAD.
     const head = await this.head();
-    const tree = await this.treeOfFiles(head);
+    const tree = await this.treeOfFiles(head, true);
     const headTree = (
       await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
     ).trim();
@@ -630,8 +716,8 @@ export class Worktree {
       commit,
       head,
     ]);
-    await this.dropIndex();
-    await this.git.run(`cannot reset the index of ${this.path}`, ['read-tree', commit]);
+    // The index as the commit has it, stat data kept (what was staged is what is there).
+    await this.git.run(`cannot reset the index of ${this.path}`, ['reset', '--quiet', commit]);
     return commit;
   }
 
@@ -858,7 +944,7 @@ export class Worktree {
    */
   async snapshotCommit(parents: readonly string[], message: string): Promise<string> {
     for (const p of parents) checkRefName(p);
-    const tree = await this.treeOfFiles(parents[0] ?? 'HEAD');
+    const tree = await this.treeOfFiles(parents[0] ?? 'HEAD', false);
     const out = await this.git.run(
       `cannot commit in ${this.path}`,
       ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
@@ -874,7 +960,6 @@ export class Worktree {
    */
   async detachAt(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.dropIndex();
     await this.git.run(`cannot put ${this.path} at ${sha}`, [
       'checkout',
       '--quiet',
@@ -895,7 +980,6 @@ export class Worktree {
   /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
   async resetHard(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.dropIndex();
     await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
     await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
   }
@@ -945,7 +1029,6 @@ export class Worktree {
    */
   async discardTo(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.dropIndex();
     await this.git.run(`cannot put ${this.path} back at ${sha}`, [
       'checkout',
       '--quiet',

@@ -226,9 +226,11 @@ export function outputTail(result: ProcessResult, lines = 20): string[] {
   return text.slice(-lines).filter((l) => l.trim() !== '');
 }
 
-/** Checked before every command: see `GitConfigGuard`. */
+/** Checked before every command (see `GitConfigGuard`); told after each one ran. */
 export interface GitCommandGuard {
   check(): Promise<void>;
+  /** After a command of epicflow's: what it wrote is trusted. */
+  settle?(): Promise<void>;
 }
 
 export class GitRunner {
@@ -247,12 +249,16 @@ export class GitRunner {
   async try(args: readonly string[], options: RunGitOptions = {}): Promise<ProcessResult> {
     // Git's own configuration must be as trusted before git reads it.
     await this.guard?.check();
-    return spawnGit(args, {
-      ...options,
-      cwd: this.cwd,
-      identity: this.identity,
-      location: this.location,
-    });
+    try {
+      return await spawnGit(args, {
+        ...options,
+        cwd: this.cwd,
+        identity: this.identity,
+        location: this.location,
+      });
+    } finally {
+      await this.guard?.settle?.();
+    }
   }
 
   /** Runs git and returns stdout; a non-zero exit throws `EpicflowError('git', what)`. */

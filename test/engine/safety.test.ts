@@ -19,6 +19,41 @@ let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
 describe('safety', () => {
+  it('an index flag the coder set hides nothing from the checks: its edit of the gate is seen and put back', async () => {
+    repo = makeRepo({
+      'README.md': 'x\n',
+      'check.sh': 'test ! -e src/a.txt || grep -q good src/a.txt\n',
+    });
+    // The gate would fail on what it wrote; so it makes the gate pass, and hides that
+    // edit from `git add` with skip-worktree (as epicflow's own user, it can write the index).
+    const hide = [
+      'printf "exit 0\\n" > check.sh',
+      'git update-index --skip-worktree check.sh',
+    ].join('; ');
+    const coder = scriptedCoder(repo, 'coder', {
+      cheat: { '*': { sh: [hide], write: { 'src/a.txt': 'bad\n' } } },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['sh check.sh'],
+        fixRounds: 0,
+      }),
+    );
+    repo.commit('config');
+    const result = await run(repo, planMarkdown([{ id: 'cheat', owns: ['src/a.txt'] }]));
+    // The edit is in what the checks judge (shown to the coder, then put back) …
+    expect(result.stdout).toContain('[cheat] changes outside its perimeter: check.sh');
+    expect(String(record(repo, 'cheat').notes)).toContain(
+      'restored outside its perimeter: check.sh',
+    );
+    // … and the gate, as the repository has it, keeps the bad work out.
+    expect(result.code).toBe(1);
+    expect(record(repo, 'cheat')).toMatchObject({ status: 'failed' });
+    expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBeNull();
+  });
+
   it('never runs git hooks a coder plants', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const marker = join(repo.tmp, 'hook-ran');

@@ -12,7 +12,7 @@ export class Recorder {
 
   async save(
     patch: Partial<StoryRecord>,
-    clear: readonly ('reason' | 'finishedAt')[] = [],
+    clear: readonly ('reason' | 'finishedAt' | 'progress')[] = [],
   ): Promise<void> {
     const next: Record<string, unknown> = { ...this.record, ...patch };
     for (const key of clear) delete next[key];
@@ -52,6 +52,9 @@ export async function performEffects(
         break;
       case 'halt':
         ctx.setHalt(effect.halt);
+        break;
+      case 'progress':
+        await rec.save({ progress: effect.progress });
         break;
     }
   }

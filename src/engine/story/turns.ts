@@ -308,7 +308,11 @@ export async function coderTurn(
   const priced = priceUsage(result.usage, ctx.config.prices);
   await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
   const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
-  if (sha !== null) ctx.checkpoint('after-commit', story.id);
+  if (sha !== null) {
+    // The paid work is on the branch: a resume checks it before paying for another turn.
+    await rec.save({ progress: { commit: sha, passed: 'none' } });
+    ctx.checkpoint('after-commit', story.id);
+  }
   turn.round += 1;
   return {
     interrupted: ctx.interrupt.signal.aborted,

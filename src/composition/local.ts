@@ -199,6 +199,7 @@ export async function runLocalEpic(
         appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
       },
       onCheckpoint: hooks.onCheckpoint,
+      keepLogs: true,
     });
     await store.writeJson('epic.json', {
       epic: local.epic,

@@ -14,7 +14,7 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
   // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
   const childEnv = untrusted.home === undefined ? base : { ...base, HOME: untrusted.home };
   return {
-    async run(command, { cwd, timeoutMs, signal }) {
+    async run(command, { cwd, timeoutMs, signal, onLine }) {
       // What decisions rest on (failure lines, the pass count) is read from every line as
       // it streams; the text kept for people (the coder's feedback, the report) is the
       // tail, which says so in its first line when cut.
@@ -24,7 +24,10 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
         env: childEnv,
         timeoutMs,
         maxCaptureBytes: 256 * 1024,
-        onLine: (_stream, line) => digest.push(line),
+        onLine: (_stream, line) => {
+          digest.push(line);
+          onLine?.(line);
+        },
         ...(signal === undefined ? {} : { signal }),
       });
       const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']

@@ -108,7 +108,7 @@ export async function checkStory(
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
-    rec.time('gates', () => ctx.runGates(tree.path)),
+    rec.time('gates', () => rec.logs.capture('gates', (log) => ctx.runGates(tree.path, log))),
   );
   ctx.checkpoint('mid-gates', story.id);
   const runs = await pending;

@@ -21,6 +21,7 @@ import {
   resumePoint,
   resumeRounds,
   setupFailedReason,
+  withLog,
   type CheckFacts,
   type Decision,
   type ResumePoint,
@@ -201,7 +202,7 @@ async function merge(
   // The epic's gates run the merged code; the epic tree shares the repository's configuration.
   const merged = await rec.time('integrate', () =>
     guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
-      integrate(ctx, { story, branch, commit, chain }),
+      rec.logs.capture('merge', (log) => integrate(ctx, { story, branch, commit, chain, log })),
     ),
   );
   await rec.save(
@@ -271,7 +272,11 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
     const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
-      rec.time('setup', () => ctx.runSetup(tree.path)),
+      rec.time('setup', () =>
+        (ctx.config.setup ?? '').trim() === ''
+          ? ctx.runSetup(tree.path)
+          : rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log)),
+      ),
     );
     if (setupFailure !== null)
       throw new StoryStop('failed', setupFailedReason(setupFailure.output));
@@ -307,12 +312,11 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
           ? new StoryStop('failed', `not merged: ${e.message}`)
           : new StoryStop('failed', describeError(e).split('\n').join(' | '));
     const status = stop.status;
+    // The reason is short; the whole output of the step that failed is in its log.
+    const reason = status === 'failed' ? withLog(stop.reason, rec.logs.last) : stop.reason;
     // A failed story's next attempt starts with a coder turn; an interrupted one resumes.
-    await rec.save(
-      { status, reason: stop.reason, finishedAt: now() },
-      status === 'failed' ? ['progress'] : [],
-    );
-    ctx.emit('status', `${status}: ${stop.reason}`, story.id, { status, reason: stop.reason });
+    await rec.save({ status, reason, finishedAt: now() }, status === 'failed' ? ['progress'] : []);
+    ctx.emit('status', `${status}: ${reason}`, story.id, { status, reason });
     if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {
       // A bug of ours, not the story's: keep it visible in events.jsonl.
       ctx.emit('story', `internal error: ${String((e as Error).stack ?? e)}`, story.id);

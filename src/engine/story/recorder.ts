@@ -2,13 +2,19 @@
 import type { Story, StoryRecord } from '../../core/model.js';
 import type { StoryEffect } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
+import { StoryLogs } from './logs.js';
 
 /** The record writer of one story: every change is saved at once, atomically. */
 export class Recorder {
+  /** The story's logs of this run (the whole output of setup, gates and turns). */
+  readonly logs: StoryLogs;
+
   constructor(
     private readonly ctx: EpicContext,
     public record: StoryRecord,
-  ) {}
+  ) {
+    this.logs = new StoryLogs(ctx, record.story, record.attempt);
+  }
 
   async save(
     patch: Partial<StoryRecord>,

@@ -77,6 +77,11 @@ export class LogBuffer {
     }
   }
 
+  /** Nothing was written to it. */
+  get empty(): boolean {
+    return this.lines.length === 0 && this.cutBytes === 0;
+  }
+
   /** The log's text: a cut notice first when lines were dropped. */
   text(): string {
     const kept = this.lines.slice(this.start);

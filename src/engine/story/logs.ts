@@ -34,13 +34,13 @@ export class StoryLogs {
     return path;
   }
 
-  /** Runs `work` with a fresh buffer and saves it, whatever the outcome. */
+  /** Runs `work` with a fresh buffer and saves it, whatever the outcome, unless nothing ran. */
   async capture<T>(kind: LogKind, work: (log: LogBuffer) => Promise<T>): Promise<T> {
     const log = this.open();
     try {
       return await work(log);
     } finally {
-      await this.save(kind, log);
+      if (!log.empty) await this.save(kind, log);
     }
   }
 }

@@ -84,6 +84,8 @@ export interface EpicWiring {
   };
   /** Every engine event, in order. */
   readonly onEvent: (event: EngineEvent) => void;
+  /** Keep each story's logs in the state folder (`EpicSettings.keepLogs`). */
+  readonly keepLogs?: boolean;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** What an entry changes of the standard ports. */
@@ -118,6 +120,7 @@ export async function composeEpic(
     homesDir: wiring.folders.homes,
     executorEnv: wiring.executorEnv,
     houseRules: await houseRules(repo.root),
+    ...(wiring.keepLogs === true ? { keepLogs: true } : {}),
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };
   return { ports, settings };

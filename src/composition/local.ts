@@ -12,9 +12,9 @@ import { agentUser, sameUser } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
-import { epicBranchName, type Plan } from '../core/model.js';
+import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
-import type { CrashPoint, EngineEvent } from '../engine/ports.js';
+import type { CrashPoint, EngineEvent, StateStore } from '../engine/ports.js';
 import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
 import { composeEpic } from './epic.js';
 import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
@@ -41,6 +41,26 @@ export interface LocalRunHooks {
   readonly interrupt?: AbortSignal | undefined;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+  /** The plan's story ids and the records as the run starts (the live line on a terminal). */
+  readonly onStart?: (stories: readonly string[], records: readonly StoryRecord[]) => void;
+  /** Every story record as it is saved (the live line's cost). */
+  readonly onRecord?: (record: StoryRecord) => void;
+}
+
+/** The state store, telling `onRecord` of every story record it writes. */
+function observedStore(store: StateStore, onRecord: (record: StoryRecord) => void): StateStore {
+  return {
+    dir: store.dir,
+    readStory: (id) => store.readStory(id),
+    writeStory: async (record) => {
+      await store.writeStory(record);
+      onRecord(record);
+    },
+    listStories: () => store.listStories(),
+    readJson: (name) => store.readJson(name),
+    writeJson: (name, value) => store.writeJson(name, value),
+    writeText: (name, text) => store.writeText(name, text),
+  };
 }
 
 /** `--epic` ids and plan base names become branch names and folder names. */
@@ -194,13 +214,14 @@ export async function runLocalEpic(
       executorEnv: local.executorEnv,
       env: hooks.env,
       untrusted,
-      state: store,
+      state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
       folders: { worktrees: local.worktreesDir, homes: join(local.stateDir, 'homes') },
       onEvent: (event) => {
         hooks.onEvent(event);
         appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
       },
       onCheckpoint: hooks.onCheckpoint,
+      keepLogs: true,
     });
     await store.writeJson('epic.json', {
       epic: local.epic,
@@ -208,6 +229,10 @@ export async function runLocalEpic(
       title: local.title ?? null,
       plan: local.plan,
     });
+    hooks.onStart?.(
+      local.plan.stories.map((s) => s.id),
+      await store.listStories(),
+    );
     const ctx = await openEpic(settings, ports);
     const onAbort = (): void => ctx.interrupt.abort();
     if (hooks.interrupt?.aborted === true) onAbort();

@@ -45,5 +45,10 @@ export interface RunRecord {
 }
 
 export interface ExecutorPort {
-  runTurn(request: TurnRequest, signal?: AbortSignal): Promise<RunRecord>;
+  /** `onLine`: every line the executor prints (both streams), as it prints it: the turn's transcript. */
+  runTurn(
+    request: TurnRequest,
+    signal?: AbortSignal,
+    onLine?: (line: string) => void,
+  ): Promise<RunRecord>;
 }

@@ -63,6 +63,17 @@ export interface UsageEntry {
   readonly costSource: 'cli' | 'price-table' | 'none';
 }
 
+/**
+ * How far a story's current attempt got on its branch: its last commit and the checks it
+ * passed there, so that a resume after an interruption (a crash, SIGINT, a job that died)
+ * carries on from that commit instead of paying for a coder turn again. `checks`: gates
+ * and perimeter passed; `judge`: the judge cleared it too. Dropped once the story ends.
+ */
+export interface StoryProgress {
+  readonly commit: string;
+  readonly passed: 'none' | 'checks' | 'judge';
+}
+
 /** The durable record of one story (one file per story; versioned JSON). */
 export interface StoryRecord {
   readonly version: 1;
@@ -83,6 +94,8 @@ export interface StoryRecord {
   readonly mergeCommit?: string;
   /** The story commit every check judged and that was merged (the merge's second parent). */
   readonly storyCommit?: string;
+  /** Where an interrupted attempt stands (see `StoryProgress`); absent once it ended. */
+  readonly progress?: StoryProgress;
   readonly startedAt?: string;
   readonly finishedAt?: string;
   /** Milliseconds per lifecycle phase (setup, code, gates, perimeter, judge, integrate). */

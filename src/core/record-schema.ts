@@ -37,6 +37,9 @@ export const StoryRecordSchema = z.object({
   notes: z.array(z.string()),
   mergeCommit: z.string().exactOptional(),
   storyCommit: z.string().exactOptional(),
+  progress: z
+    .object({ commit: z.string(), passed: z.enum(['none', 'checks', 'judge']) })
+    .exactOptional(),
   startedAt: z.string().exactOptional(),
   finishedAt: z.string().exactOptional(),
   timings: z.record(z.string(), z.number()),

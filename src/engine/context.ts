@@ -38,6 +38,11 @@ import type {
   WorktreePort,
 } from './ports.js';
 
+/** Where the whole output of a command goes, line by line (a story's log). */
+export interface OutputLog {
+  line(text: string): void;
+}
+
 export interface EpicPorts {
   readonly git: GitPort;
   readonly state: StateStore;
@@ -62,6 +67,12 @@ export interface EpicSettings {
   readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** CONTRIBUTING.md of the repository, when present. */
   readonly houseRules?: string | undefined;
+  /**
+   * Keep each story's logs (setup, gates, agent turns) in the state folder and name them in
+   * failure reasons: the local run, where the state folder is the user's. A job's scratch
+   * folder is gone when the job ends (its output is in the job's log instead).
+   */
+  readonly keepLogs?: boolean | undefined;
   /** Test hook: called at each named lifecycle point (entries may crash there). */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
 }
@@ -219,17 +230,22 @@ export class EpicContext {
     this.emit('halt', `stopped launching stories: ${halt.message}`, undefined, { kind: halt.kind });
   }
 
-  /** Runs the gates in a tree, one command after another (each with its own timeout). */
-  async runGates(cwd: string): Promise<GateRun[]> {
+  /**
+   * Runs the gates in a tree, one command after another (each with its own timeout);
+   * `log` gets each command, its whole output and how it ended.
+   */
+  async runGates(cwd: string, log?: OutputLog): Promise<GateRun[]> {
     const runs: GateRun[] = [];
     for (const command of this.config.gates) {
-      runs.push(
-        await this.ports.gates.run(command, {
-          cwd,
-          timeoutMs: this.config.timeouts.gateMs,
-          signal: this.interrupt.signal,
-        }),
-      );
+      log?.line(`$ ${command}`);
+      const run = await this.ports.gates.run(command, {
+        cwd,
+        timeoutMs: this.config.timeouts.gateMs,
+        signal: this.interrupt.signal,
+        ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+      });
+      log?.line(`[${run.ok ? 'passed' : run.timedOut === true ? 'timed out' : 'failed'}]`);
+      runs.push(run);
     }
     return runs;
   }
@@ -277,14 +293,17 @@ export class EpicContext {
   }
 
   /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
-  async runSetup(cwd: string): Promise<{ output: string } | null> {
+  async runSetup(cwd: string, log?: OutputLog): Promise<{ output: string } | null> {
     const setup = this.config.setup;
     if (setup === undefined || setup.trim() === '') return null;
+    log?.line(`$ ${setup}`);
     const r = await this.ports.gates.run(setup, {
       cwd,
       timeoutMs: this.config.timeouts.gateMs,
       signal: this.interrupt.signal,
+      ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
     });
+    log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
     return r.ok ? null : { output: r.output };
   }
 }

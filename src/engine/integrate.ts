@@ -8,7 +8,7 @@
 import { EpicflowError } from '../core/errors.js';
 import { triageGate } from '../core/gates/index.js';
 import type { Story } from '../core/model.js';
-import type { EpicContext } from './context.js';
+import type { EpicContext, OutputLog } from './context.js';
 import { buildMergeMessage } from '../core/merge-message.js';
 import { StoryStop } from './stop.js';
 
@@ -25,6 +25,8 @@ export async function integrate(
     /** The story commit that was checked: merged by sha, or the story fails. */
     commit: string;
     chain: readonly string[];
+    /** Gets the whole output of the merged tree's setup and gates (the story's log). */
+    log?: OutputLog;
   },
 ): Promise<string> {
   const { git } = ctx.ports;
@@ -68,8 +70,8 @@ export async function integrate(
       );
     }
     ctx.checkpoint('mid-merge', input.story.id);
-    const setup = await ctx.runSetup(tree.path);
-    const runs = setup === null ? await ctx.runGates(tree.path) : [];
+    const setup = await ctx.runSetup(tree.path, input.log);
+    const runs = setup === null ? await ctx.runGates(tree.path, input.log) : [];
     if (ctx.interrupt.signal.aborted) {
       await tree.resetHard(head);
       throw new StoryStop('waiting', 'interrupted while merging; rerun to continue');

@@ -90,7 +90,13 @@ export interface StateStore {
 export interface GateRunner {
   run(
     command: string,
-    options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+    options: {
+      cwd: string;
+      timeoutMs: number;
+      signal?: AbortSignal;
+      /** Every line of the output as it streams (both streams), for the story's log. */
+      onLine?: (line: string) => void;
+    },
   ): Promise<GateRun>;
 }
 

@@ -14,6 +14,7 @@ import {
   run,
   scriptedCoder,
   type TestRepo,
+  loggedReason,
 } from './support/repo.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,7 +45,7 @@ describe('halts', () => {
     expect(r.code).toBe(1);
     expect(record(repo, 'a')).toMatchObject({
       status: 'failed',
-      reason: 'coder turn failed (bot): exit code 1',
+      reason: loggedReason('coder turn failed (bot): exit code 1'),
     });
     expect(record(repo, 'b')).toMatchObject({
       status: 'waiting',

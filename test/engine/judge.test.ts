@@ -11,6 +11,7 @@ import {
   type ExecutorSpec,
   type Script,
   type TestRepo,
+  loggedReason,
 } from './support/repo.js';
 
 let repo: TestRepo;
@@ -112,7 +113,7 @@ describe('the judge', () => {
     expect(r.code).toBe(1);
     expect(record(repo, 's')).toMatchObject({
       status: 'failed',
-      reason: 'judge did not clear the story after 1 revision: tests are missing',
+      reason: loggedReason('judge did not clear the story after 1 revision: tests are missing'),
     });
     expect(prompts(repo, 'reviewer')).toHaveLength(2);
     expect(epicMerges(repo)).toHaveLength(0);

@@ -13,6 +13,7 @@ import {
   scriptedCoder,
   stateDir,
   type TestRepo,
+  loggedReason,
 } from './support/repo.js';
 
 let repo: TestRepo;
@@ -135,8 +136,9 @@ describe('executors and the roster', () => {
     expect(ui[1]?.prompt).toContain('src/api.txt belongs to story api');
     expect(record(repo, 'ui')).toMatchObject({
       status: 'failed',
-      reason:
+      reason: loggedReason(
         'missing dependency: src/api.txt has no route table (suggested plan edit: add "api" to dependsOn of "ui" (or move src/api.txt into its owns))',
+      ),
     });
     const once = prompts(repo, 'coder').filter((p) => p.story === 'once');
     expect(once[1]?.prompt).toContain(

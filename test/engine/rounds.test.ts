@@ -12,6 +12,7 @@ import {
   scriptedCoder,
   showFile,
   type TestRepo,
+  loggedReason,
 } from './support/repo.js';
 
 let repo: TestRepo;
@@ -115,7 +116,10 @@ describe('coder rounds', () => {
     const result = await run(repo, planMarkdown([{ id: 'idle', owns: ['src/idle.txt'] }]));
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('[idle] failed: no changes');
-    expect(record(repo, 'idle')).toMatchObject({ status: 'failed', reason: 'no changes' });
+    expect(record(repo, 'idle')).toMatchObject({
+      status: 'failed',
+      reason: loggedReason('no changes'),
+    });
   });
 
   it('does not take a story that rewrites an assertion of an existing test, gates green or not', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { formatEvent, LiveBoard } from '../../src/cli/commands/run.js';
+import { formatEvent, LiveBoard, renderLiveLine } from '../../src/cli/commands/run.js';
 import type { UsageEntry } from '../../src/core/model.js';
 import { Mutex } from '../../src/engine/mutex.js';
 import { mergeUsage } from '../../src/engine/usage.js';
@@ -74,7 +74,12 @@ describe('lanes', () => {
 
   it('redraws a compact board below the lanes on a terminal', () => {
     let out = '';
-    const board = new LiveBoard((s) => (out += s));
+    let now = 0;
+    const board = new LiveBoard(
+      (s) => (out += s),
+      () => now,
+    );
+    board.start(['a', 'b'], []);
     board.event({
       at: '',
       kind: 'status',
@@ -82,7 +87,10 @@ describe('lanes', () => {
       message: 'started with bot',
       data: { status: 'active' },
     });
-    expect(out).toBe('[a] started with bot\n  active  a\n');
+    expect(out).toBe(
+      '[a] started with bot\n  active  a\n  planned b\n' +
+        'epicflow: 0/2 done · running: a · 0s · no cost known yet\n',
+    );
     out = '';
     board.event({
       at: '',
@@ -91,6 +99,44 @@ describe('lanes', () => {
       message: 'waiting: waiting for a',
       data: { status: 'waiting' },
     });
-    expect(out).toBe('\u001b[1A\u001b[J[b] waiting: waiting for a\n  active  a\n  waiting b\n');
+    expect(out).toBe(
+      '\u001b[3A\u001b[J[b] waiting: waiting for a\n  active  a\n  waiting b\n' +
+        'epicflow: 0/2 done · running: a · 0s · no cost known yet\n',
+    );
+    // A long agent turn: the line moves on without an event, and the cost follows the records.
+    out = '';
+    now = 65_000;
+    board.record({
+      version: 1,
+      epic: 'e',
+      story: 'a',
+      planHash: 'h',
+      status: 'active',
+      branch: 'story/e/a',
+      attempt: 1,
+      executors: ['bot'],
+      usage: [usage('bot', 10, 1.5)],
+      notes: [],
+      timings: {},
+    });
+    board.tick();
+    expect(out).toBe(
+      '\u001b[3A\u001b[J  active  a\n  waiting b\n' +
+        'epicflow: 0/2 done · running: a · 1m 05s · $1.50 spent\n',
+    );
+  });
+
+  it('tells done of all, what runs, the time and the cost in one line', () => {
+    expect(
+      renderLiveLine({
+        done: 2,
+        total: 5,
+        running: ['api', 'ui'],
+        elapsedMs: 185_000,
+        usd: 1.234,
+        priced: true,
+        estimated: true,
+      }),
+    ).toBe('epicflow: 2/5 done · running: api, ui · 3m 05s · $1.23 (partly estimated) spent');
   });
 });

@@ -8,6 +8,7 @@ import {
   run,
   scriptedCoder,
   type TestRepo,
+  loggedReason,
 } from './support/repo.js';
 
 let repo: TestRepo;
@@ -66,8 +67,9 @@ describe('the BLOCKED_ON verifier', () => {
     expect(prompts(repo, 'coder').filter((p) => p.story === 'confirmed')).toHaveLength(1);
     expect(record(repo, 'confirmed')).toMatchObject({
       status: 'failed',
-      reason:
+      reason: loggedReason(
         'missing dependency: lib/other.txt is needed (suggested plan edit: add lib/other.txt to the owns of "confirmed" or of a story it depends on); confirmed by checker: the API client is another team’s work',
+      ),
     });
     const asked = prompts(repo, 'checker');
     expect(asked.map((p) => p.story)).toEqual(['rebutted', 'confirmed']);

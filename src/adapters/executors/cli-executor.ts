@@ -51,7 +51,11 @@ export class CliExecutor implements ExecutorPort {
     this.cli = CLI_HARNESSES[config.harness];
   }
 
-  async runTurn(request: TurnRequest, signal?: AbortSignal): Promise<CliRunRecord> {
+  async runTurn(
+    request: TurnRequest,
+    signal?: AbortSignal,
+    onOutput?: (line: string) => void,
+  ): Promise<CliRunRecord> {
     const invocation = this.cli.build(request, {
       binary: this.options.binary ?? this.cli.binary,
       ...(this.options.baseUrl === undefined ? {} : { baseUrl: this.options.baseUrl }),
@@ -82,6 +86,7 @@ export class CliExecutor implements ExecutorPort {
       // says so in its first line. Usage a CLI reports per step (opencode,
       // aider) is summed over what is kept.
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
+      ...(onOutput === undefined ? {} : { onLine: (_stream, line) => onOutput(line) }),
     });
 
     // npm's placeholder for a CLI whose native binary was never copied (--ignore-scripts).

@@ -74,7 +74,11 @@ export class CommandExecutor implements ExecutorPort {
     this.untrusted = options.untrusted ?? sameUser();
   }
 
-  async runTurn(request: TurnRequest, signal?: AbortSignal): Promise<RunRecord> {
+  async runTurn(
+    request: TurnRequest,
+    signal?: AbortSignal,
+    onOutput?: (line: string) => void,
+  ): Promise<RunRecord> {
     const { executor } = request;
     const command = executor.command ?? [];
     if (command.length === 0 || command[0] === '') {
@@ -116,6 +120,7 @@ export class CommandExecutor implements ExecutorPort {
       ...(signal ? { signal } : {}),
       maxCaptureBytes: OUTPUT_TAIL_BYTES,
       onLine: (stream, line) => {
+        onOutput?.(line);
         if (stream !== 'stdout') return;
         stdoutChars += line.length + 1;
         const usage = parseUsageLine(line);

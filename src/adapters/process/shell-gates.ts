@@ -12,7 +12,7 @@ import { sameUser, type Untrusted } from './untrusted.js';
 export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUser()): GateRunner {
   const childEnv = baseEnv(env);
   return {
-    async run(command, { cwd, timeoutMs, signal }) {
+    async run(command, { cwd, timeoutMs, signal, onLine }) {
       // What decisions rest on (failure lines, the pass count) is read from every line as
       // it streams; the text kept for people (the coder's feedback, the report) is the
       // tail, which says so in its first line when cut.
@@ -24,7 +24,10 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
         ownHome: true,
         timeoutMs,
         maxCaptureBytes: 256 * 1024,
-        onLine: (_stream, line) => digest.push(line),
+        onLine: (_stream, line) => {
+          digest.push(line);
+          onLine?.(line);
+        },
         ...(signal === undefined ? {} : { signal }),
       });
       const output = [r.stdout, r.stderr, r.spawnError?.message ?? '']

@@ -8,9 +8,12 @@ import { resolve } from 'node:path';
 import { describeError, EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
 import { exitCodeFor } from '../context.js';
-import type { CrashPoint, EngineEvent } from '../../engine/ports.js';
+import type { CrashPoint } from '../../engine/ports.js';
 import { runLocalEpic } from '../../composition/local.js';
 import { defaultOutFile } from '../../composition/plan-local.js';
+import { formatEvent, LiveBoard } from './live.js';
+
+export { formatEvent, LiveBoard, renderLiveLine } from './live.js';
 
 export interface RunCommandOptions {
   readonly file: string;
@@ -36,37 +39,6 @@ export interface RunCommandHooks {
   readonly onCheckpoint?: (point: CrashPoint, story: string) => void;
   /** The environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** One line per event: `[story] message`, or `epicflow: message` for the epic. */
-export function formatEvent(event: EngineEvent): string {
-  return event.story === undefined
-    ? `epicflow: ${event.message}`
-    : `[${event.story}] ${event.message}`;
-}
-
-/**
- * On a terminal: the lanes scroll as usual, with a compact board of every story
- * seen so far kept below them, redrawn in place after each event.
- */
-export class LiveBoard {
-  private readonly status = new Map<string, string>();
-  private drawn = 0;
-
-  constructor(private readonly write: (s: string) => void) {}
-
-  event(event: EngineEvent): void {
-    const status = event.data?.status;
-    if (event.story !== undefined && typeof status === 'string')
-      this.status.set(event.story, status);
-    else if (event.story !== undefined && !this.status.has(event.story))
-      this.status.set(event.story, 'planned');
-    // Move up over the old board, clear it, print the lane line, draw the board again.
-    const erase = this.drawn > 0 ? `\u001b[${this.drawn}A\u001b[J` : '';
-    const board = [...this.status].map(([id, s]) => `  ${s.padEnd(7)} ${id}`);
-    this.drawn = board.length;
-    this.write(`${erase}${formatEvent(event)}\n${board.map((l) => `${l}\n`).join('')}`);
-  }
 }
 
 /**
@@ -116,14 +88,25 @@ export async function runCommand(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The live line moves on during long agent turns too.
+  const ticking = live === undefined ? undefined : setInterval(() => live.tick(), 1000);
+  ticking?.unref();
   try {
     const result = await runLocalEpic(opts, {
       cwd: io.cwd,
       env: hooks.env ?? process.env,
       onEvent: (event) => (live ? live.event(event) : io.stdout(`${formatEvent(event)}\n`)),
+      ...(live === undefined
+        ? {}
+        : {
+            onStart: (stories, records) => live.start(stories, records),
+            onRecord: (record) => live.record(record),
+          }),
       interrupt: interrupt.signal,
       onCheckpoint: hooks.onCheckpoint,
     });
+    if (ticking !== undefined) clearInterval(ticking);
+    live?.tick();
     const counts = { done: 0, failed: 0, waiting: 0 };
     for (const r of result.records) {
       if (r.status === 'done') counts.done += 1;
@@ -145,6 +128,7 @@ export async function runCommand(
     io.stderr(`error: ${describeError(e)}\n`);
     return exitCodeFor(e);
   } finally {
+    if (ticking !== undefined) clearInterval(ticking);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

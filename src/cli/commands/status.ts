@@ -12,6 +12,7 @@ import { gitPort } from '../../adapters/git/port.js';
 import { checkEpicId } from '../../composition/local.js';
 import { Git } from '../../adapters/git/index.js';
 import { renderEpicBoard } from '../../engine/status.js';
+import { storyLogsDir } from '../../core/story/index.js';
 
 export interface StatusCommandOptions {
   readonly epic?: string;
@@ -29,6 +30,21 @@ async function epicsIn(dir: string): Promise<string[]> {
   if (!existsSync(dir)) return [];
   const names = await readdir(dir);
   return names.filter((n) => existsSync(join(dir, n, 'epic.json'))).sort();
+}
+
+/** One line per story that has logs: where the whole output of its setup, gates and turns is. */
+async function logLines(stateDir: string): Promise<string> {
+  const dir = join(stateDir, storyLogsDir(''));
+  if (!existsSync(dir)) return '';
+  const stories = (await readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  if (stories.length === 0) return '';
+  const width = Math.max(...stories.map((s) => s.length));
+  return `\nLogs (setup, gates and agent turns, whole):\n${stories
+    .map((s) => `  ${s.padEnd(width)}  ${join(stateDir, storyLogsDir(s))}/\n`)
+    .join('')}`;
 }
 
 export async function statusCommand(
@@ -66,6 +82,7 @@ export async function statusCommand(
       now: () => new Date(),
     });
     io.stdout(board ?? `no board for epic "${epic}" yet\n`);
+    io.stdout(await logLines(join(root, epic)));
     return 0;
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);

@@ -19,7 +19,7 @@ import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import { formatScores, verdictFindings, type JudgeVerdict } from '../judge/index.js';
-import type { Halt } from '../model.js';
+import type { Halt, StoryProgress } from '../model.js';
 import { describeStrays, isClean, strayPaths, type PerimeterResult } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import type { RosterExhausted } from '../roster/index.js';
@@ -132,7 +132,9 @@ export type StoryEffect =
   /** The record's executors are now these. */
   | { readonly kind: 'executors'; readonly executors: readonly string[] }
   /** Stop launching stories. */
-  | { readonly kind: 'halt'; readonly halt: Halt };
+  | { readonly kind: 'halt'; readonly halt: Halt }
+  /** The record's progress: this commit passed these checks (a resume starts there). */
+  | { readonly kind: 'progress'; readonly progress: StoryProgress };
 
 export interface Decision {
   readonly state: StoryRounds;
@@ -428,8 +430,9 @@ export function decideAfterVerifier(state: StoryRounds, facts: VerifierFacts): D
 }
 
 /** A commit that passed every check goes to the judge, or is merged. */
-function passed(state: StoryRounds, commit: string, effects: readonly StoryEffect[]): Decision {
+function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]): Decision {
   const checked = { ...state, checked: commit };
+  const effects = [...told, { kind: 'progress', progress: { commit, passed: 'checks' } } as const];
   if (state.rules.judgeRounds === undefined) {
     return {
       state: { ...checked, awaiting: { step: 'end' } },
@@ -559,9 +562,12 @@ export function decideAfterJudge(state: StoryRounds, facts: JudgeFacts): Decisio
         ` (${formatScores(verdict)})`,
       ...(facts.independent ? [] : [`judge was not independent: ${executor} also coded the story`]),
     ];
+    const progress: StoryEffect[] = inPlace
+      ? []
+      : [{ kind: 'progress', progress: { commit: state.checked, passed: 'judge' } }];
     return {
       state: { ...state, awaiting: { step: 'end' } },
-      effects: [told, { kind: 'note', notes }],
+      effects: [told, { kind: 'note', notes }, ...progress],
       next: inPlace ? { kind: 'in-place' } : { kind: 'integrate', commit: state.checked },
     };
   }

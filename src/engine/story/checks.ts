@@ -108,7 +108,7 @@ export async function checkStory(
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
-    rec.time('gates', () => ctx.runGates(tree.path)),
+    rec.time('gates', () => rec.logs.capture('gates', (log) => ctx.runGates(tree.path, log))),
   );
   ctx.checkpoint('mid-gates', story.id);
   const runs = await pending;
@@ -153,10 +153,11 @@ export async function restoreStrays(
   base: string,
   paths: readonly string[],
 ): Promise<void> {
-  await rec.time('perimeter', async () => {
+  const sha = await rec.time('perimeter', async () => {
     await tree.restorePaths(base, paths);
-    await tree.commitAll(`${story.id}: put paths outside the perimeter back`);
+    return tree.commitAll(`${story.id}: put paths outside the perimeter back`);
   });
+  if (sha !== null) await rec.save({ progress: { commit: sha, passed: 'none' } });
   ctx.checkpoint('after-restore', story.id);
   await rec.save({
     notes: [...rec.record.notes, `restored outside its perimeter: ${paths.join(', ')}`],

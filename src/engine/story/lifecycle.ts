@@ -18,10 +18,13 @@ import {
   decideAfterJudge,
   decideAfterTurn,
   decideAfterVerifier,
+  resumePoint,
+  resumeRounds,
   setupFailedReason,
-  startRounds,
+  withLog,
   type CheckFacts,
   type Decision,
+  type ResumePoint,
   type StoryAction,
   type StoryRounds,
 } from '../../core/story/index.js';
@@ -90,6 +93,8 @@ interface StoryRun {
   /** The coder it starts with, the last of `chain`. */
   readonly executor: ExecutorConfig;
   readonly chain: readonly string[];
+  /** Where the rounds start: a coder turn, or the work an interrupted attempt committed. */
+  readonly resume: ResumePoint;
 }
 
 type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
@@ -139,7 +144,7 @@ async function perform(
 async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
   const { story, tree, rec } = run;
   const scope: TurnScope = { ctx, story, tree, rec, turn: { round: 1 } };
-  let decision = startRounds(
+  let decision = resumeRounds(
     {
       fixRounds: ctx.config.fixRounds,
       judgeRounds: ctx.config.judge?.rounds,
@@ -147,6 +152,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
     },
     run.executor,
     run.chain,
+    run.resume,
   );
   for (;;) {
     await performEffects(ctx, story, rec, decision.effects);
@@ -178,7 +184,7 @@ async function finishInPlace(
       notes: [...rec.record.notes, 'already in place'],
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason'],
+    ['reason', 'progress'],
   );
   ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
   return rec.record;
@@ -196,7 +202,7 @@ async function merge(
   // The epic's gates run the merged code; the epic tree shares the repository's configuration.
   const merged = await rec.time('integrate', () =>
     guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
-      integrate(ctx, { story, branch, commit, chain }),
+      rec.logs.capture('merge', (log) => integrate(ctx, { story, branch, commit, chain, log })),
     ),
   );
   await rec.save(
@@ -206,7 +212,7 @@ async function merge(
       storyCommit: commit,
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason'],
+    ['reason', 'progress'],
   );
   ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
     status: 'done',
@@ -247,6 +253,8 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     notes: sameEntry ? prior.notes : [],
     startedAt: now(),
     timings: sameEntry ? prior.timings : {},
+    // Where an interrupted attempt stands survives until the story ends.
+    ...(sameEntry && prior.progress !== undefined ? { progress: prior.progress } : {}),
     // A review round's comments stay with the story's record (and reach its prompt).
     ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
   });
@@ -264,7 +272,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
     const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
-      rec.time('setup', () => ctx.runSetup(tree.path)),
+      rec.time('setup', () => rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log))),
     );
     if (setupFailure !== null)
       throw new StoryStop('failed', setupFailedReason(setupFailure.output));
@@ -273,6 +281,13 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     const baseline = await ctx.merge.run(() =>
       guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
     );
+    const head = await tree.head();
+    const resume = resumePoint({
+      progress: sameEntry ? prior.progress : undefined,
+      head,
+      changed: (await tree.changedPaths(base, head)).length > 0,
+      judge: ctx.config.judge !== undefined,
+    });
 
     return await runRounds(ctx, {
       story,
@@ -283,6 +298,7 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
       baseline,
       executor: input.executor,
       chain,
+      resume,
     });
   } catch (e) {
     const stop =
@@ -292,8 +308,11 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
           ? new StoryStop('failed', `not merged: ${e.message}`)
           : new StoryStop('failed', describeError(e).split('\n').join(' | '));
     const status = stop.status;
-    await rec.save({ status, reason: stop.reason, finishedAt: now() });
-    ctx.emit('status', `${status}: ${stop.reason}`, story.id, { status, reason: stop.reason });
+    // The reason is short; the whole output of the step that failed is in its log.
+    const reason = status === 'failed' ? withLog(stop.reason, rec.logs.last) : stop.reason;
+    // A failed story's next attempt starts with a coder turn; an interrupted one resumes.
+    await rec.save({ status, reason, finishedAt: now() }, status === 'failed' ? ['progress'] : []);
+    ctx.emit('status', `${status}: ${reason}`, story.id, { status, reason });
     if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {
       // A bug of ours, not the story's: keep it visible in events.jsonl.
       ctx.emit('story', `internal error: ${String((e as Error).stack ?? e)}`, story.id);

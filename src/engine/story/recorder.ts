@@ -2,17 +2,23 @@
 import type { Story, StoryRecord } from '../../core/model.js';
 import type { StoryEffect } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
+import { StoryLogs } from './logs.js';
 
 /** The record writer of one story: every change is saved at once, atomically. */
 export class Recorder {
+  /** The story's logs of this run (the whole output of setup, gates and turns). */
+  readonly logs: StoryLogs;
+
   constructor(
     private readonly ctx: EpicContext,
     public record: StoryRecord,
-  ) {}
+  ) {
+    this.logs = new StoryLogs(ctx, record.story, record.attempt);
+  }
 
   async save(
     patch: Partial<StoryRecord>,
-    clear: readonly ('reason' | 'finishedAt')[] = [],
+    clear: readonly ('reason' | 'finishedAt' | 'progress')[] = [],
   ): Promise<void> {
     const next: Record<string, unknown> = { ...this.record, ...patch };
     for (const key of clear) delete next[key];
@@ -52,6 +58,9 @@ export async function performEffects(
         break;
       case 'halt':
         ctx.setHalt(effect.halt);
+        break;
+      case 'progress':
+        await rec.save({ progress: effect.progress });
         break;
     }
   }

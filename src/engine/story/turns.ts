@@ -115,20 +115,23 @@ async function askHelper<T>(
     const doing = `round ${turn.round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
     const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
       rec.time(role, () =>
-        ctx.ports.executors(executor).runTurn(
-          {
-            epic: ctx.settings.epic,
-            story: story.id,
-            round: turn.round,
-            role,
-            prompt: request.prompt(repairError),
-            worktree: tree.path,
-            executor,
-            env: ctx.settings.executorEnv[executor.id] ?? {},
-            home: join(ctx.settings.homesDir, story.id, executor.id),
-            timeoutMs: ctx.config.timeouts.storyMs,
-          },
-          ctx.interrupt.signal,
+        rec.logs.capture(role, (log) =>
+          ctx.ports.executors(executor).runTurn(
+            {
+              epic: ctx.settings.epic,
+              story: story.id,
+              round: turn.round,
+              role,
+              prompt: request.prompt(repairError),
+              worktree: tree.path,
+              executor,
+              env: ctx.settings.executorEnv[executor.id] ?? {},
+              home: join(ctx.settings.homesDir, story.id, executor.id),
+              timeoutMs: ctx.config.timeouts.storyMs,
+            },
+            ctx.interrupt.signal,
+            (l) => log.line(l),
+          ),
         ),
       ),
     );
@@ -286,6 +289,7 @@ export async function coderTurn(
   const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
   const doing = `round ${turn.round} (${executor.id} coding)`;
   const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
+    const log = rec.logs.open();
     const pending = ctx.ports.executors(executor).runTurn(
       {
         epic: ctx.settings.epic,
@@ -300,15 +304,26 @@ export async function coderTurn(
         timeoutMs: Math.max(1000, left),
       },
       ctx.interrupt.signal,
+      (l) => log.line(l),
     );
     ctx.checkpoint('mid-coder', story.id);
-    return rec.time('code', () => pending);
+    return rec.time('code', async () => {
+      try {
+        return await pending;
+      } finally {
+        await rec.logs.save('coder', log);
+      }
+    });
   });
   // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
   const priced = priceUsage(result.usage, ctx.config.prices);
   await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
   const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
-  if (sha !== null) ctx.checkpoint('after-commit', story.id);
+  if (sha !== null) {
+    // The paid work is on the branch: a resume checks it before paying for another turn.
+    await rec.save({ progress: { commit: sha, passed: 'none' } });
+    ctx.checkpoint('after-commit', story.id);
+  }
   turn.round += 1;
   return {
     interrupted: ctx.interrupt.signal.aborted,

@@ -41,6 +41,11 @@ function at(awaiting: Awaiting, over: Partial<StoryRounds> = {}): StoryRounds {
 }
 
 const say = (message: string): StoryEffect => ({ kind: 'say', message });
+/** The record's progress: `commit` passed these checks (a resume starts there). */
+const progress = (commit: string, passed: 'checks' | 'judge'): StoryEffect => ({
+  kind: 'progress',
+  progress: { commit, passed },
+});
 const code = (feedback: PromptFeedback | undefined): StoryAction => ({
   kind: 'code',
   feedback,
@@ -528,7 +533,7 @@ describe('decideAfterCheck', () => {
         state: checking,
         facts: green,
         next: { kind: 'integrate', commit: 'c1' },
-        effects: [say('gates passed')],
+        effects: [say('gates passed'), progress('c1', 'checks')],
         then: { checked: 'c1' },
       },
     ],
@@ -538,7 +543,7 @@ describe('decideAfterCheck', () => {
         state: judging,
         facts: green,
         next: { kind: 'judge', inPlace: false },
-        effects: [say('gates passed')],
+        effects: [say('gates passed'), progress('c1', 'checks')],
         then: { checked: 'c1', awaiting: { step: 'judge', inPlace: false } },
       },
     ],
@@ -592,6 +597,7 @@ describe('decideAfterCheck', () => {
         state: restored,
         facts: { ...green, commit: 'c2' },
         next: { kind: 'integrate', commit: 'c2' },
+        effects: [progress('c2', 'checks')],
         then: { checked: 'c2' },
       },
     ],
@@ -601,6 +607,7 @@ describe('decideAfterCheck', () => {
         state: { ...restored, rules: withJudge },
         facts: { ...green, commit: 'c2' },
         next: { kind: 'judge', inPlace: false },
+        effects: [progress('c2', 'checks')],
         then: { checked: 'c2' },
       },
     ],
@@ -646,6 +653,7 @@ describe('decideAfterJudge', () => {
         effects: [
           say(`judge judge: cleared (${all2})`),
           { kind: 'note', notes: [`judge judge cleared (${all2})`] },
+          progress('c1', 'judge'),
         ],
       },
     ],
@@ -664,6 +672,7 @@ describe('decideAfterJudge', () => {
               'judge was not independent: judge also coded the story',
             ],
           },
+          progress('c1', 'judge'),
         ],
       },
     ],

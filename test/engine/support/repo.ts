@@ -1,4 +1,5 @@
 /** Temporary git repositories and scripted command executors for engine tests. */
+import { expect } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -227,4 +228,10 @@ export function showFile(repo: TestRepo, ref: string, path: string): string | nu
   } catch {
     return null;
   }
+}
+
+/** A failure reason of the local run: the short reason, then the story's log that holds the whole output. */
+export function loggedReason(reason: string): unknown {
+  const escaped = reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return expect.stringMatching(new RegExp(`^${escaped} \\(log: \\S+/logs/\\S+\\.log\\)$`));
 }

@@ -1,0 +1,114 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ExecutorConfig } from '../../../src/core/config/types.js';
+import {
+  decideAfterCheck,
+  decideAfterJudge,
+  resumePoint,
+  resumeRounds,
+  startRounds,
+  type ResumeFacts,
+  type ResumePoint,
+  type RoundRules,
+} from '../../../src/core/story/index.js';
+
+const alpha: ExecutorConfig = {
+  id: 'alpha',
+  harness: 'command',
+  args: [],
+  slots: 1,
+  priority: 100,
+  roles: ['coder'],
+  env: {},
+};
+const rules: RoundRules = { fixRounds: 2, judgeRounds: undefined, verifier: false };
+const C = 'c'.repeat(40);
+const M = 'm'.repeat(40);
+
+describe('resumePoint: where a resumed story starts', () => {
+  const base: ResumeFacts = { progress: undefined, head: C, changed: true, judge: false };
+  const rows: [string, Partial<ResumeFacts>, ResumePoint][] = [
+    ['no progress recorded (a first start, a retry after a failure)', {}, { kind: 'code' }],
+    [
+      'progress, but the branch changes nothing',
+      { progress: { commit: C, passed: 'checks' }, changed: false },
+      { kind: 'code' },
+    ],
+    ['committed, not checked', { progress: { commit: C, passed: 'none' } }, { kind: 'check' }],
+    [
+      'checked, but the branch moved since (it caught up with a newer epic head)',
+      { progress: { commit: C, passed: 'checks' }, head: M },
+      { kind: 'check' },
+    ],
+    [
+      'checked, the branch is that commit, no judge',
+      { progress: { commit: C, passed: 'checks' } },
+      { kind: 'integrate', commit: C },
+    ],
+    [
+      'checked, the branch is that commit, a judge configured',
+      { progress: { commit: C, passed: 'checks' }, judge: true },
+      { kind: 'judge', commit: C },
+    ],
+    [
+      'cleared by the judge, the branch is that commit',
+      { progress: { commit: C, passed: 'judge' }, judge: true },
+      { kind: 'integrate', commit: C },
+    ],
+  ];
+  it.each(rows)('%s', (_name, over, expected) => {
+    expect(resumePoint({ ...base, ...over })).toEqual(expected);
+  });
+});
+
+describe('resumeRounds: the rounds start at the resume point', () => {
+  it('a coder turn is the fresh start', () => {
+    expect(resumeRounds(rules, alpha, ['alpha'], { kind: 'code' })).toEqual(
+      startRounds(rules, alpha, ['alpha']),
+    );
+  });
+
+  it('integrate merges the commit without a turn', () => {
+    const d = resumeRounds(rules, alpha, ['alpha'], { kind: 'integrate', commit: C });
+    expect(d.next).toEqual({ kind: 'integrate', commit: C });
+  });
+
+  it('check: the checks decide, and a pass is merged and recorded as progress', () => {
+    const d = resumeRounds(rules, alpha, ['alpha'], { kind: 'check' });
+    expect(d.next).toEqual({ kind: 'check' });
+    const after = decideAfterCheck(d.state, {
+      interrupted: false,
+      empty: false,
+      verdicts: [],
+      oracle: [],
+      perimeter: { owned: ['src/a.txt'], readOnly: [], outside: [], forbidden: [] },
+      runs: [],
+      commit: C,
+    });
+    expect(after.next).toEqual({ kind: 'integrate', commit: C });
+    expect(after.effects).toContainEqual({
+      kind: 'progress',
+      progress: { commit: C, passed: 'checks' },
+    });
+  });
+
+  it('judge: a cleared verdict merges the checked commit and records it', () => {
+    const judged: RoundRules = { ...rules, judgeRounds: 1 };
+    const d = resumeRounds(judged, alpha, ['alpha'], { kind: 'judge', commit: C });
+    expect(d.next).toEqual({ kind: 'judge', inPlace: false });
+    const after = decideAfterJudge(d.state, {
+      kind: 'verdict',
+      executor: 'beta',
+      independent: true,
+      verdict: {
+        cleared: true,
+        scores: { provides: 2, scope: 2, style: 2, tests: 2 },
+        findings: [],
+      },
+    });
+    expect(after.next).toEqual({ kind: 'integrate', commit: C });
+    expect(after.effects).toContainEqual({
+      kind: 'progress',
+      progress: { commit: C, passed: 'judge' },
+    });
+  });
+});

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  configYaml,
+  epicMerges,
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  run,
+  scriptedCoder,
+  showFile,
+  type TestRepo,
+} from './support/repo.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..');
+const child = join(here, 'support', 'crash-child.ts');
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+/** Runs `epicflow run` in a child killed with SIGKILL at `point` of story a. */
+function crashAt(point: string, file: string): void {
+  const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+    cwd: projectRoot,
+    env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:a` },
+    encoding: 'utf8',
+  });
+  expect(crashed.signal).toBe('SIGKILL');
+}
+
+describe('a resumed story does not pay for its coder turn again', () => {
+  it.each([['after-commit'], ['mid-gates'], ['mid-merge']])(
+    'SIGKILL at %s, then rerun: one coder turn, and the story is merged',
+    async (point) => {
+      repo = makeRepo({ 'README.md': 'original\n' });
+      const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'a\n' } } } });
+      repo.write(
+        'epicflow.yml',
+        configYaml({
+          executors: [{ id: 'bot', command: coder }],
+          gates: ['test -f README.md'],
+          setup: 'true',
+        }),
+      );
+      repo.commit('config');
+      const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
+      const file = join(repo.tmp, 'epic.md');
+      writeFileSync(file, plan);
+
+      crashAt(point, file);
+      expect(prompts(repo, 'coder')).toHaveLength(1);
+
+      const rerun = await run(repo, plan);
+      expect(rerun.code).toBe(0);
+      expect(prompts(repo, 'coder').map((p) => p.story)).toEqual(['a']);
+      expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
+      expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
+      expect(record(repo, 'a')).toMatchObject({ status: 'done' });
+      expect(record(repo, 'a')).not.toHaveProperty('progress');
+    },
+  );
+
+  it('work committed but failing its gates gets a fix round with the failure, not a blind turn', async () => {
+    repo = makeRepo({ 'README.md': 'original\n' });
+    // The first turn writes the wrong text; a turn that finds it there fixes it.
+    const coder = scriptedCoder(repo, 'coder', {
+      a: {
+        '*': {
+          sh: [
+            'mkdir -p src; if [ -f src/a.txt ]; then t=a; else t=wrong; fi; echo $t > src/a.txt',
+          ],
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['test ! -f src/a.txt || grep -qx a src/a.txt'],
+        fixRounds: 2,
+      }),
+    );
+    repo.commit('config');
+    const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
+    const file = join(repo.tmp, 'epic.md');
+    writeFileSync(file, plan);
+
+    crashAt('after-commit', file);
+    const rerun = await run(repo, plan);
+    expect(rerun.code).toBe(0);
+    const turns = prompts(repo, 'coder');
+    // The crashed turn, then one fix round that quotes the failing gate.
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.prompt).toContain('## The gates failed');
+    expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
+    expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
+  });
+});

@@ -5,11 +5,11 @@
  * and the branch says whether that commit is still the story. The policy, in one place:
  *
  * - nothing committed by this attempt, or a branch without changes: a coder turn;
- * - the branch is the commit that passed the checks (and the judge, when one is
- *   configured): it is merged again, with the epic's gates on the merged tree;
- * - the branch is the commit that passed the checks and a judge is configured: the judge;
- * - otherwise (committed, not checked; or the branch moved since, e.g. it caught up
- *   with a newer epic head): the checks, which decide on a coder turn.
+ * - otherwise: the checks (gates, perimeter, oracle) on the branch as it is, which decide
+ *   on a coder turn; passing, the judge when one is configured, then the merge. The
+ *   checks are never skipped on the word of a record: records live where code of an
+ *   agent that ran as epicflow's own user could have written them, and a commit is
+ *   merged only once epicflow's own checks passed on it in this run.
  */
 import type { ExecutorConfig } from '../config/types.js';
 import type { StoryProgress } from '../model.js';
@@ -26,21 +26,12 @@ export interface ResumeFacts {
   readonly judge: boolean;
 }
 
-export type ResumePoint =
-  | { readonly kind: 'code' }
-  | { readonly kind: 'check' }
-  | { readonly kind: 'judge'; readonly commit: string }
-  | { readonly kind: 'integrate'; readonly commit: string };
+export type ResumePoint = { readonly kind: 'code' } | { readonly kind: 'check' };
 
 export function resumePoint(facts: ResumeFacts): ResumePoint {
-  const { progress, head } = facts;
-  if (progress === undefined || !facts.changed) return { kind: 'code' };
-  if (progress.commit !== head || progress.passed === 'none') return { kind: 'check' };
-  if (progress.passed === 'checks' && facts.judge) return { kind: 'judge', commit: head };
-  return { kind: 'integrate', commit: head };
+  if (facts.progress === undefined || !facts.changed) return { kind: 'code' };
+  return { kind: 'check' };
 }
-
-const short = (sha: string): string => sha.slice(0, 12);
 
 /** The rounds of a story starting at `point` (a coder turn: `startRounds`). */
 export function resumeRounds(
@@ -59,28 +50,6 @@ export function resumeRounds(
         state: { ...state, awaiting: { step: 'check' } },
         effects: [{ kind: 'say', message: 'resuming: checking the committed work first' }],
         next: { kind: 'check' },
-      };
-    case 'judge':
-      return {
-        state: { ...state, checked: point.commit, awaiting: { step: 'judge', inPlace: false } },
-        effects: [
-          {
-            kind: 'say',
-            message: `resuming: ${short(point.commit)} passed its checks; asking the judge`,
-          },
-        ],
-        next: { kind: 'judge', inPlace: false },
-      };
-    case 'integrate':
-      return {
-        state: { ...state, checked: point.commit, awaiting: { step: 'end' } },
-        effects: [
-          {
-            kind: 'say',
-            message: `resuming: ${short(point.commit)} passed its checks; merging it without a coder turn`,
-          },
-        ],
-        next: { kind: 'integrate', commit: point.commit },
       };
   }
 }

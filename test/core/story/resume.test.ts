@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import type { ExecutorConfig } from '../../../src/core/config/types.js';
 import {
   decideAfterCheck,
-  decideAfterJudge,
   resumePoint,
   resumeRounds,
   startRounds,
@@ -39,20 +38,16 @@ describe('resumePoint: where a resumed story starts', () => {
       { progress: { commit: C, passed: 'checks' }, head: M },
       { kind: 'check' },
     ],
+    // A record's word never skips epicflow's own checks: they run again on the commit.
     [
       'checked, the branch is that commit, no judge',
       { progress: { commit: C, passed: 'checks' } },
-      { kind: 'integrate', commit: C },
-    ],
-    [
-      'checked, the branch is that commit, a judge configured',
-      { progress: { commit: C, passed: 'checks' }, judge: true },
-      { kind: 'judge', commit: C },
+      { kind: 'check' },
     ],
     [
       'cleared by the judge, the branch is that commit',
       { progress: { commit: C, passed: 'judge' }, judge: true },
-      { kind: 'integrate', commit: C },
+      { kind: 'check' },
     ],
   ];
   it.each(rows)('%s', (_name, over, expected) => {
@@ -65,11 +60,6 @@ describe('resumeRounds: the rounds start at the resume point', () => {
     expect(resumeRounds(rules, alpha, ['alpha'], { kind: 'code' })).toEqual(
       startRounds(rules, alpha, ['alpha']),
     );
-  });
-
-  it('integrate merges the commit without a turn', () => {
-    const d = resumeRounds(rules, alpha, ['alpha'], { kind: 'integrate', commit: C });
-    expect(d.next).toEqual({ kind: 'integrate', commit: C });
   });
 
   it('check: the checks decide, and a pass is merged and recorded as progress', () => {
@@ -88,27 +78,6 @@ describe('resumeRounds: the rounds start at the resume point', () => {
     expect(after.effects).toContainEqual({
       kind: 'progress',
       progress: { commit: C, passed: 'checks' },
-    });
-  });
-
-  it('judge: a cleared verdict merges the checked commit and records it', () => {
-    const judged: RoundRules = { ...rules, judgeRounds: 1 };
-    const d = resumeRounds(judged, alpha, ['alpha'], { kind: 'judge', commit: C });
-    expect(d.next).toEqual({ kind: 'judge', inPlace: false });
-    const after = decideAfterJudge(d.state, {
-      kind: 'verdict',
-      executor: 'beta',
-      independent: true,
-      verdict: {
-        cleared: true,
-        scores: { provides: 2, scope: 2, style: 2, tests: 2 },
-        findings: [],
-      },
-    });
-    expect(after.next).toEqual({ kind: 'integrate', commit: C });
-    expect(after.effects).toContainEqual({
-      kind: 'progress',
-      progress: { commit: C, passed: 'judge' },
     });
   });
 });

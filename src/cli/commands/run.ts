@@ -123,6 +123,7 @@ export async function runCommand(
       onEvent: (event) => (live ? live.event(event) : io.stdout(`${formatEvent(event)}\n`)),
       interrupt: interrupt.signal,
       onCheckpoint: hooks.onCheckpoint,
+      onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
     });
     const counts = { done: 0, failed: 0, waiting: 0 };
     for (const r of result.records) {

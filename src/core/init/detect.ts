@@ -75,14 +75,29 @@ function declaredManager(
   return { name: m[1] as PackageManager, major: m[2] === undefined ? undefined : Number(m[2]) };
 }
 
+/** Each manager's lockfiles (any one will do). */
+export const MANAGER_LOCKFILES: Readonly<Record<PackageManager, readonly string[]>> = {
+  npm: ['package-lock.json', 'npm-shrinkwrap.json'],
+  pnpm: ['pnpm-lock.yaml'],
+  yarn: ['yarn.lock'],
+  bun: ['bun.lockb', 'bun.lock'],
+};
+
 /** Which manager each lockfile belongs to. */
 function lockfileManagers(files: ReadonlySet<string>): PackageManager[] {
-  const found: PackageManager[] = [];
-  if (files.has('package-lock.json') || files.has('npm-shrinkwrap.json')) found.push('npm');
-  if (files.has('pnpm-lock.yaml')) found.push('pnpm');
-  if (files.has('yarn.lock')) found.push('yarn');
-  if (files.has('bun.lockb') || files.has('bun.lock')) found.push('bun');
-  return found;
+  return (Object.keys(MANAGER_LOCKFILES) as PackageManager[]).filter((m) =>
+    MANAGER_LOCKFILES[m].some((f) => files.has(f)),
+  );
+}
+
+/**
+ * The manager whose lockfile a setup command insists on (`npm ci`, a frozen or immutable
+ * install), or undefined when it installs without one.
+ */
+export function lockedInstall(setup: string): PackageManager | undefined {
+  if (/\bnpm\s+ci\b/.test(setup)) return 'npm';
+  const m = /\b(pnpm|yarn|bun)\s+install\b[^;&|]*--(frozen-lockfile|immutable)\b/.exec(setup);
+  return m === null ? undefined : (m[1] as PackageManager);
 }
 
 /** The install command for a manager, with or without a lockfile to hold it to. */

@@ -9,7 +9,9 @@ import { EpicflowError } from '../errors.js';
 
 export {
   initDefaults,
+  lockedInstall,
   LOCKFILES,
+  MANAGER_LOCKFILES,
   NPM_PLACEHOLDER_TEST,
   type InitDefaults,
   type RepoFacts,

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../core/errors.js';
+import { registerCleanCommand } from './commands/clean.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerInitCommand } from './commands/init.js';
@@ -37,6 +38,7 @@ function buildProgram(ctx: CliContext): Command {
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);
   registerDoctorCommand(program, ctx);
+  registerCleanCommand(program, ctx);
   return program;
 }
 

@@ -141,13 +141,21 @@ export interface ConfigChoices {
   readonly version: string;
 }
 
+/** The repository on GitHub whose release tags carry the Action and `schema.json`. */
+export const REPOSITORY = 'epicflow/epicflow';
+
+/** The config's JSON Schema at the release tag of `version` (every release tag carries it). */
+export function schemaUrl(version: string): string {
+  return `https://raw.githubusercontent.com/${REPOSITORY}/v${version}/schema.json`;
+}
+
 /** `.github/epicflow.yml` for these agents: a roster entry each, the repository's checks. */
 export function renderConfig(choices: ConfigChoices): string {
   const lines = [
     '# epicflow configuration, written by `epicflow init`. Every key is optional; the reference',
     "# is docs/config.md of the epicflow package. Each executor's env names the repository secret",
     '# the story workflow hands it (the same names in its `env:`).',
-    `# yaml-language-server: $schema=https://unpkg.com/epicflow@${choices.version}/schema.json`,
+    `# yaml-language-server: $schema=${schemaUrl(choices.version)}`,
     'executors:',
   ];
   choices.presets.forEach((p, index) => {

@@ -114,6 +114,7 @@ describe('the installed package', () => {
       'app.yml',
       'schema.json',
       'CHANGELOG.md',
+      'LICENSE',
     ]) {
       expect([f, existsSync(join(root, f))]).toEqual([f, true]);
     }
@@ -125,7 +126,7 @@ describe('the installed package', () => {
   it('epicflow --help lists the commands; --version prints the package version', async () => {
     const help = await epicflow(['--help']);
     expect(help.code).toBe(0);
-    for (const c of ['plan', 'run', 'status', 'roster', 'init'])
+    for (const c of ['plan', 'run', 'status', 'roster', 'init', 'doctor', 'clean'])
       expect(help.stdout).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
     expect(await epicflow(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });

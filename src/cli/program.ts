@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../core/errors.js';
+import { registerCleanCommand } from './commands/clean.js';
+import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerLandCommand } from './commands/land.js';
@@ -35,6 +37,8 @@ function buildProgram(ctx: CliContext): Command {
   registerLandCommand(program, ctx);
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);
+  registerDoctorCommand(program, ctx);
+  registerCleanCommand(program, ctx);
   return program;
 }
 

@@ -82,7 +82,7 @@ export async function localEpics(repo: Git): Promise<string[]> {
 }
 
 /** `--epic`, or the only epic of the repository; anything else is a usage error naming the choices. */
-async function pickEpic(repo: Git, given: string | undefined): Promise<string> {
+export async function pickEpic(repo: Git, given: string | undefined): Promise<string> {
   const epics = await localEpics(repo);
   if (given !== undefined) {
     checkEpicId(given, '--epic');

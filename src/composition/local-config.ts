@@ -35,6 +35,11 @@ export async function loadLocalConfig(input: {
   readonly config?: string | undefined;
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * Leave the executors' `${VAR}` unresolved (`executorEnv` empty): the caller checks them
+   * all at once (`local-doctor.ts`) and resolves those it keeps.
+   */
+  readonly deferEnv?: boolean;
 }): Promise<LocalConfig> {
   const configFile = input.config === undefined ? undefined : resolve(input.cwd, input.config);
   if (configFile !== undefined && !existsSync(configFile)) {
@@ -56,7 +61,8 @@ export async function loadLocalConfig(input: {
   const inRepo = relative(input.root, loaded.file);
   const inside = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const planOptions = planOptionsFor(config, inside ? inRepo.split(sep).join('/') : undefined);
-  const executorEnv = resolveExecutorEnvs(config.executors, input.env);
+  const executorEnv =
+    input.deferEnv === true ? {} : resolveExecutorEnvs(config.executors, input.env);
   return {
     config,
     file: loaded.file,

@@ -16,7 +16,9 @@ import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
 import type { CrashPoint, EngineEvent, StateStore } from '../engine/ports.js';
 import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
-import { composeEpic } from './epic.js';
+import { findingLines } from '../core/doctor/index.js';
+import { composeEpic, resolveExecutorEnvs } from './epic.js';
+import { checkLocal } from './local-doctor.js';
 import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
 
 export interface LocalRunOptions {
@@ -41,6 +43,8 @@ export interface LocalRunHooks {
   readonly interrupt?: AbortSignal | undefined;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+  /** The start's checks found something to warn about (one line each). */
+  readonly onWarning?: ((line: string) => void) | undefined;
   /** The plan's story ids and the records as the run starts (the live line on a terminal). */
   readonly onStart?: (stories: readonly string[], records: readonly StoryRecord[]) => void;
   /** Every story record as it is saved (the live line's cost). */
@@ -91,6 +95,8 @@ export interface LocalEpic {
   readonly configPaths: readonly string[];
   readonly executorEnv: Record<string, Record<string, string>>;
   readonly title: string | undefined;
+  /** What the start's checks warn about (`warning: …` lines). */
+  readonly warnings: readonly string[];
 }
 
 /** Every check that can fail for bad input, before anything is created. */
@@ -102,12 +108,15 @@ export async function prepareLocalEpic(
   const repo = await openRepo(repoDir);
   const planPath = resolve(hooks.cwd, options.file);
   const markdown = await readInputFile(planPath, options.file, 'plan');
-  const { config, planOptions, executorEnv, shownFile } = await loadLocalConfig({
+  const loaded = await loadLocalConfig({
     root: repo.root,
     config: options.config,
     cwd: hooks.cwd,
     env: hooks.env,
+    deferEnv: true,
   });
+  const { planOptions, shownFile } = loaded;
+  let config = loaded.config;
   const coders = config.executors.filter((e) => e.roles.includes('coder'));
   const parsed = parsePlan(markdown, planOptions);
   if (!parsed.ok) {
@@ -141,6 +150,33 @@ export async function prepareLocalEpic(
       `--concurrency must be a whole number of at least 1, got ${options.concurrency}`,
     );
   }
+  // Every problem of the environment at once, before anything is created (as `epicflow doctor`).
+  const diagnosis = await checkLocal({
+    repo,
+    config,
+    configFile: shownFile,
+    env: hooks.env,
+    pinned: parsed.plan.stories.flatMap((s) =>
+      s.executor === undefined ? [] : [{ story: s.id, executor: s.executor }],
+    ),
+    epicBranch: epicBranchName(epic),
+  });
+  if (diagnosis.fatal) {
+    throw new EpicflowError(
+      'config',
+      'epicflow cannot run here yet (epicflow doctor lists the same)',
+      {
+        details: findingLines(diagnosis.findings),
+      },
+    );
+  }
+  if (diagnosis.leftOut.length > 0) {
+    config = {
+      ...config,
+      executors: config.executors.filter((e) => !diagnosis.leftOut.includes(e.id)),
+    };
+  }
+  const executorEnv = resolveExecutorEnvs(config.executors, hooks.env);
   const epicRef = `refs/heads/${epicBranchName(epic)}`;
   if ((await repo.revParse(epicRef)) === null) {
     await repo.defaultBase(); // no commits yet → a clear error
@@ -180,6 +216,7 @@ export async function prepareLocalEpic(
     configPaths: planOptions.configPaths,
     executorEnv,
     title: planTitle(markdown),
+    warnings: findingLines(diagnosis.findings),
   };
 }
 
@@ -189,6 +226,7 @@ export async function runLocalEpic(
   hooks: LocalRunHooks,
 ): Promise<EpicRunResult & { stateDir: string; events: string }> {
   const local = await prepareLocalEpic(options, hooks);
+  for (const line of local.warnings) hooks.onWarning?.(line);
   // Checked before anything is created: a user that cannot be had is a usage problem (exit 2).
   const untrusted =
     options.agentUser === undefined

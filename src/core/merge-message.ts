@@ -4,6 +4,7 @@
  * back from there, so it survives any loss of local or remote state.
  */
 import { formatChain } from './model.js';
+import { oneLineText } from './epic/sanitize.js';
 
 export const STORY_TRAILER = 'Epicflow-Story';
 export const EXECUTOR_TRAILER = 'Epicflow-Executor';
@@ -20,10 +21,13 @@ export interface MergeMessageInput {
   readonly chain: readonly string[] | string;
 }
 
-/** One line, no control characters: a title must not break the trailer block. */
+/**
+ * One line, no control or bidirectional-override characters: a title must not break the
+ * trailer block, nor read differently in a log than it is.
+ */
 function oneLine(text: string): string {
   const printable = [...text].map((c) => (c < ' ' || c === '\u007f' ? ' ' : c)).join('');
-  return printable.replace(/\s+/g, ' ').trim();
+  return oneLineText(printable);
 }
 
 /** `Merge story <id>: <title>`, a blank line, then the trailers. */

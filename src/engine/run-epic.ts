@@ -100,7 +100,8 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       epic,
       title: options.title ?? epic,
       plan,
-      config: ctx.config,
+      // The run's own limit (`--concurrency`, else the config's) is the one that counts.
+      config: { ...ctx.config, concurrency: options.concurrency },
       records,
       merged,
       running: new Set(running.keys()),

@@ -4,7 +4,7 @@
  */
 import { mergedRecord } from '../core/epic/rules.js';
 import type { Plan, StoryRecord } from '../core/model.js';
-import { renderBoard } from '../core/report/index.js';
+import { renderBoard, type ReportInput } from '../core/report/index.js';
 import type { Clock, GitPort, StateStore } from './ports.js';
 import { buildReportInput } from './run-epic.js';
 
@@ -15,11 +15,12 @@ export interface SavedEpic {
   readonly plan: Plan;
 }
 
-export async function renderEpicBoard(
+/** The report input of an epic from its durable state; null when it has none. */
+export async function loadEpicReport(
   state: StateStore,
   git: GitPort,
   clock: Clock,
-): Promise<string | null> {
+): Promise<ReportInput | null> {
   const saved = await state.readJson<SavedEpic>('epic.json');
   if (saved === null || !Array.isArray(saved.plan?.stories)) return null;
   const records = new Map<string, StoryRecord>();
@@ -29,16 +30,23 @@ export async function renderEpicBoard(
     const r = records.get(id);
     if (r !== undefined) records.set(id, mergedRecord(r, sha, undefined));
   }
-  return renderBoard(
-    buildReportInput({
-      epic: saved.epic,
-      epicBranch: saved.epicBranch,
-      plan: saved.plan,
-      stories: saved.plan.stories,
-      records,
-      now: clock.now().toISOString(),
-      title: saved.title ?? undefined,
-      halts: [],
-    }),
-  );
+  return buildReportInput({
+    epic: saved.epic,
+    epicBranch: saved.epicBranch,
+    plan: saved.plan,
+    stories: saved.plan.stories,
+    records,
+    now: clock.now().toISOString(),
+    title: saved.title ?? undefined,
+    halts: [],
+  });
+}
+
+export async function renderEpicBoard(
+  state: StateStore,
+  git: GitPort,
+  clock: Clock,
+): Promise<string | null> {
+  const input = await loadEpicReport(state, git, clock);
+  return input === null ? null : renderBoard(input);
 }

@@ -14,7 +14,7 @@ import {
   type GitHubStateStore,
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
-import { sameButForTime, type Action, type BoardValues } from '../core/epic/index.js';
+import { oneLineText, sameButForTime, type Action, type BoardValues } from '../core/epic/index.js';
 // The core renders bodies with their marker; the adapter adds it again when it writes.
 import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
@@ -314,7 +314,7 @@ async function unstart(
 
 /** `Start epic #12: Checkout` — one line, whatever the title holds. */
 function startMessage(epic: number, title: string | undefined): string {
-  const line = (title ?? '').replace(/\s+/g, ' ').trim();
+  const line = oneLineText(title ?? '');
   return line === '' ? `Start epic #${epic}` : `Start epic #${epic}: ${line}`;
 }
 

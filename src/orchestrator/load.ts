@@ -81,7 +81,7 @@ export function configFromText(text: string | null): EpicflowConfig {
       `no epicflow config at ${CONFIG_PATH} on the default branch`,
       {
         details: [
-          'add the file with at least one executor with the coder role (`npx epicflow init` writes one; see docs/config.md)',
+          'add the file with at least one executor with the coder role (`epicflow init` writes one; see docs/config.md)',
         ],
       },
     );

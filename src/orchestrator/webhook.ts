@@ -40,7 +40,9 @@ const RunEvent = z.object({
   action: z.string(),
   workflow_run: z.object({
     id: z.number().int(),
-    path: z.string(),
+    // Older payloads (and older GitHub Enterprise Servers) have no `path`: such a run cannot
+    // be told to be the story workflow's, so it is not one of ours.
+    path: z.string().optional(),
     // The evaluated `run-name`, naming the run's story; optional in the webhook schema.
     display_title: z.string().optional(),
     conclusion: z.string().nullish(),
@@ -135,6 +137,7 @@ export function toEpicEvent(eventName: string, payload: unknown): EpicEvent | nu
       const p = parse(RunEvent, payload, name);
       if (p.action !== 'completed') return null;
       const run = p.workflow_run;
+      if (run.path === undefined) return null;
       const repo = (r: z.infer<typeof RunRepository>): { id: number; fullName: string } => ({
         id: r.id,
         fullName: r.full_name,

@@ -107,7 +107,7 @@ describe('the orchestrate template', () => {
         jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }>;
       };
       const steps = Object.values(doc.jobs).flatMap((j) => j.steps);
-      return steps.find((s) => s.uses === 'epicflow/epicflow@v1')?.with ?? {};
+      return steps.find((s) => s.uses === 'epicflow/epicflow@v0')?.with ?? {};
     };
     const pick = (w: Record<string, string>): Record<string, string | undefined> => ({
       'app-id': w['app-id'],

@@ -90,7 +90,7 @@ describe.each(TEMPLATES)('%s', (path, variant) => {
           if (!/secrets\./.test(value)) continue;
           const allowed =
             (key === 'private-key' && step.uses === 'actions/create-github-app-token@v3') ||
-            (key === 'app-private-key' && step.uses === 'epicflow/epicflow@v1');
+            (key === 'app-private-key' && step.uses === 'epicflow/epicflow@v0');
           expect([key, step.uses, allowed]).toEqual([key, step.uses, true]);
         }
         if (step.run !== undefined) expect(JSON.stringify(step.env ?? {})).not.toMatch(/secrets\./);
@@ -116,7 +116,7 @@ describe.each(TEMPLATES)('%s', (path, variant) => {
     const { doc, content } = await parsed(path);
     const action = jobs(doc)
       .flatMap((j) => j.steps)
-      .find((s) => s.uses === 'epicflow/epicflow@v1');
+      .find((s) => s.uses === 'epicflow/epicflow@v0');
     const credentials = {
       'app-id': action?.with?.['app-id'],
       'app-private-key': action?.with?.['app-private-key'],

@@ -168,7 +168,7 @@ describe('invalid input', () => {
       expect(comments[0]).toContain(
         'no epicflow config at .github/epicflow.yml on the default branch',
       );
-      expect(comments[0]).toContain('npx epicflow init');
+      expect(comments[0]).toContain('`epicflow init`');
       expect(dispatched(bare.gh, epic)).toEqual([]);
       expect(await bare.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBeUndefined();
     } finally {

@@ -6,9 +6,11 @@
  * (REST merges API), the record written through `GitHubStateStore`, then the
  * workflow run completed.
  */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sign } from '@octokit/webhooks-methods';
 import Bottleneck from 'bottleneck';
 import { pino } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit, type Logger } from 'probot';
@@ -83,6 +85,11 @@ export interface AppWorld {
    * After each test, any other `error` or `fatal` line fails it (see test/support/checks.ts).
    */
   expectError(match: string | RegExp): void;
+  /**
+   * Sends `payload` as a signed delivery of `event` exactly as given (no example merged in,
+   * no schema check: older payload shapes too) and returns the App's HTTP status.
+   */
+  deliverRaw(event: string, payload: Record<string, unknown>): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -265,6 +272,22 @@ export async function startApp(options: WorldOptions = {}): Promise<AppWorld> {
         })),
     expectError: (match) => {
       expected.push(match);
+    },
+    deliverRaw: async (event, payload) => {
+      const body = JSON.stringify(payload);
+      const res = await fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': event,
+          'x-github-delivery': randomUUID(),
+          'x-hub-signature-256': await sign(SECRET, body),
+        },
+        body,
+      });
+      await res.text();
+      await gh.idle();
+      return res.status;
     },
     close: async () => {
       await gh.idle();

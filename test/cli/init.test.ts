@@ -50,6 +50,7 @@ const dirs: string[] = [];
 async function repoDir(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'epicflow-init-'));
   dirs.push(dir);
+  execFileSync('git', ['init', '-q', '-b', 'main', dir]);
   for (const [path, text] of Object.entries(files)) {
     await mkdir(join(dir, path, '..'), { recursive: true });
     await writeFile(join(dir, path), text);
@@ -137,7 +138,10 @@ async function checkConsistent(dir: string): Promise<{ executors: string[]; secr
 
 describe('epicflow init writes the workflows and the configuration', () => {
   it('with the App: the story workflow and a codex + claude roster, the Action at the release tag', async () => {
-    const dir = await repoDir({ 'package.json': '{ "name": "shop" }\n' });
+    const dir = await repoDir({
+      'package.json': '{ "name": "shop", "scripts": { "test": "jest" } }\n',
+      'package-lock.json': '{}\n',
+    });
     const r = await init(['--dir', dir]);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout).toContain('wrote     .github/workflows/epicflow-story.yml\n');
@@ -291,8 +295,14 @@ describe('epicflow init with a token creates the epic label, once', () => {
   /** A checkout whose origin is acme/shop on github.com. */
   async function checkout(): Promise<string> {
     const dir = await repoDir();
-    execFileSync('git', ['init', '-q', dir]);
     execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'git@github.com:acme/shop.git']);
+    execFileSync('git', [
+      '-C',
+      dir,
+      'symbolic-ref',
+      'refs/remotes/origin/HEAD',
+      'refs/remotes/origin/main',
+    ]);
     return dir;
   }
 
@@ -336,5 +346,132 @@ describe('epicflow init with a token creates the epic label, once', () => {
     expect(r.stderr).toContain('nothing was written');
     expect(existsSync(join(dir, '.github'))).toBe(false);
     expect(gh.state.labels('acme', 'docs')).not.toContain('epic');
+  });
+});
+
+describe("epicflow init's defaults come from the repository", () => {
+  async function config(dir: string): Promise<{ setup?: string; gates?: string[] }> {
+    return YAML.parse(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')) as {
+      setup?: string;
+      gates?: string[];
+    };
+  }
+  const withTest = (extra = ''): string =>
+    `{ "name": "shop", "scripts": { "test": "vitest run" }${extra} }\n`;
+
+  it.each([
+    ['package-lock.json', { 'package-lock.json': '{}' }, 'npm ci', 'npm test'],
+    ['npm-shrinkwrap.json', { 'npm-shrinkwrap.json': '{}' }, 'npm ci', 'npm test'],
+    ['pnpm-lock.yaml', { 'pnpm-lock.yaml': '' }, 'pnpm install --frozen-lockfile', 'pnpm test'],
+    ['yarn.lock (classic)', { 'yarn.lock': '' }, 'yarn install --frozen-lockfile', 'yarn test'],
+    [
+      'yarn.lock with .yarnrc.yml (berry)',
+      { 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n' },
+      'yarn install --immutable',
+      'yarn test',
+    ],
+    ['bun.lockb', { 'bun.lockb': '' }, 'bun install --frozen-lockfile', 'bun run test'],
+    ['bun.lock', { 'bun.lock': '' }, 'bun install --frozen-lockfile', 'bun run test'],
+  ])('%s: its install, its test script, no warning', async (_name, files, setup, gate) => {
+    const dir = await repoDir({ 'package.json': withTest(), ...files });
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(await config(dir)).toMatchObject({ setup, gates: [gate] });
+  });
+
+  it('no lockfile: npm install, and a warning saying so', async () => {
+    const dir = await repoDir({ 'package.json': withTest() });
+    const r = await init(['--dir', dir]);
+    expect(r.code).toBe(0);
+    expect(await config(dir)).toMatchObject({ setup: 'npm install', gates: ['npm test'] });
+    expect(r.stderr).toBe(
+      'warning: no npm lockfile: setup installs with "npm install", which can resolve other versions than yours; commit a lockfile to pin them\n',
+    );
+  });
+
+  it("package.json's packageManager wins (yarn 4 is berry)", async () => {
+    const dir = await repoDir({
+      'package.json': withTest(', "packageManager": "yarn@4.5.0"'),
+      'yarn.lock': '',
+    });
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(await config(dir)).toMatchObject({ setup: 'yarn install --immutable' });
+  });
+
+  it('a packageManager without its lockfile: its plain install, with warnings', async () => {
+    const dir = await repoDir({
+      'package.json': withTest(', "packageManager": "pnpm@9.1.0"'),
+      'package-lock.json': '{}',
+    });
+    const r = await init(['--dir', dir]);
+    expect(await config(dir)).toMatchObject({ setup: 'pnpm install', gates: ['pnpm test'] });
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('warning: '))).toEqual([
+      'warning: package.json names pnpm as its package manager, but there is a npm lockfile too: setup uses pnpm',
+      'warning: no pnpm lockfile: setup installs with "pnpm install", which can resolve other versions than yours; commit a lockfile to pin them',
+    ]);
+  });
+
+  it.each([
+    [
+      "npm's placeholder",
+      '{ "scripts": { "test": "echo \\"Error: no test specified\\" && exit 1" } }',
+    ],
+    ['none', '{ "name": "shop" }'],
+  ])('test script %s: no gates, and a warning', async (_name, pkg) => {
+    const dir = await repoDir({ 'package.json': `${pkg}\n`, 'package-lock.json': '{}' });
+    const r = await init(['--dir', dir]);
+    expect(r.code).toBe(0);
+    const written = await config(dir);
+    expect(written).toMatchObject({ setup: 'npm ci', gates: [] });
+    // The file still loads: epicflow's own parser takes it.
+    parseConfig(await readFile(join(dir, '.github/epicflow.yml'), 'utf8'), 'x');
+    expect(r.stderr).toMatch(
+      /^warning: package\.json('s test script is npm's placeholder| has no test script).*no gates were written/,
+    );
+  });
+
+  async function orchestrateBranches(dir: string): Promise<unknown> {
+    const { doc } = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
+    return (doc['on'] as { push: { branches: unknown } }).push.branches;
+  }
+
+  it("the default branch is origin/HEAD's", async () => {
+    const dir = await repoDir();
+    execFileSync('git', ['-C', dir, 'checkout', '-q', '-b', 'feature']);
+    execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'https://github.com/acme/shop.git']);
+    execFileSync('git', [
+      '-C',
+      dir,
+      'symbolic-ref',
+      'refs/remotes/origin/HEAD',
+      'refs/remotes/origin/trunk',
+    ]);
+    const r = await init(['--appless', '--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(await orchestrateBranches(dir)).toEqual(['trunk']);
+  });
+
+  it('without origin/HEAD: the current branch, with a warning', async () => {
+    const dir = await repoDir();
+    execFileSync('git', ['-C', dir, 'checkout', '-q', '-b', 'develop']);
+    execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'https://github.com/acme/shop.git']);
+    const r = await init(['--appless', '--dir', dir]);
+    expect(r.code).toBe(0);
+    expect(await orchestrateBranches(dir)).toEqual(['develop']);
+    expect(r.stderr).toBe(
+      'warning: origin/HEAD is not set: taking the current branch "develop" as the default branch (git remote set-head origin --auto sets it)\n',
+    );
+  });
+
+  it('not a git repository: main, with a warning', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'epicflow-init-nogit-'));
+    dirs.push(dir);
+    const r = await init(['--appless', '--dir', dir]);
+    expect(r.code).toBe(0);
+    expect(await orchestrateBranches(dir)).toEqual(['main']);
+    expect(r.stderr).toContain(
+      'warning: not a git repository: taking "main" as the default branch',
+    );
   });
 });

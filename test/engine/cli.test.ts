@@ -8,6 +8,7 @@ import {
   git,
   makeRepo,
   planMarkdown,
+  reportJson,
   run,
   scriptedCoder,
   type TestRepo,
@@ -150,25 +151,78 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
 });
 
 describe('epicflow status', () => {
-  it('prints the board of the epic run in this repository', async () => {
+  function statusIo(isTTY: boolean): {
+    io: Parameters<typeof statusCommand>[1];
+    out: () => string;
+    reset: () => void;
+  } {
+    let out = '';
+    return {
+      io: {
+        stdout: (s: string) => (out += s),
+        stderr: (s: string) => (out += s),
+        cwd: repo.dir,
+        isTTY,
+      },
+      out: () => out,
+      reset: () => (out = ''),
+    };
+  }
+
+  it('prints the markdown board on a terminal, plain lines otherwise', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     withConfig(repo);
-    let out = '';
-    const io = {
-      stdout: (s: string) => (out += s),
-      stderr: (s: string) => (out += s),
-      cwd: repo.dir,
-      isTTY: false,
-    };
-    expect(await statusCommand({}, io)).toBe(0);
-    expect(out).toBe('no epic has run in this repository yet\n');
+    const pipe = statusIo(false);
+    expect(await statusCommand({}, pipe.io)).toBe(0);
+    expect(pipe.out()).toBe('no epic has run in this repository yet\n');
+    const twoStories = planMarkdown(
+      [
+        { id: 'a', owns: ['src/a.txt'] },
+        { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
+      ],
+      'Checkout <b>rewrite</b>',
+    );
+    expect((await run(repo, twoStories)).code).toBe(1);
+    pipe.reset();
+    expect(await statusCommand({ epic: 'epic' }, pipe.io)).toBe(0);
+    const lines = pipe.out().split('\n');
+    expect(lines[0]).toBe('epic epic (epic/epic): Checkout <b>rewrite</b>');
+    expect(lines[1]).toMatch(/^1 done, 1 failed, 0 waiting, 0 active, 0 planned$/);
+    expect(lines[2]).toBe('done    a  bot  Story a');
+    expect(lines[3]).toMatch(/^failed {2}b {2}bot {2}Story b — .+/);
+    expect(pipe.out()).not.toMatch(/[#`*_]|&lt;/);
+    expect(pipe.out()).not.toContain('\u001b');
+    const tty = statusIo(true);
+    expect(await statusCommand({ epic: 'epic' }, tty.io)).toBe(0);
+    expect(tty.out()).toContain('# Board: epic epic');
+    expect(tty.out()).toMatch(/## Done \(1\)/);
+    pipe.reset();
+    expect(await statusCommand({ epic: 'other' }, pipe.io)).toBe(2);
+    expect(pipe.out()).toBe(
+      'error: no epic "other" has run in this repository\n  known epics: epic\n',
+    );
+  });
+
+  it('--json prints the report.json shape', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    withConfig(repo);
     expect((await run(repo, plan)).code).toBe(0);
-    out = '';
-    expect(await statusCommand({ epic: 'epic' }, io)).toBe(0);
-    expect(out).toContain('# Board: epic epic');
-    expect(out).toMatch(/## Done \(1\)/);
-    out = '';
-    expect(await statusCommand({ epic: 'other' }, io)).toBe(2);
-    expect(out).toBe('error: no epic "other" has run in this repository\n  known epics: epic\n');
+    const pipe = statusIo(false);
+    expect(await statusCommand({ json: true }, pipe.io)).toBe(0);
+    const json = JSON.parse(pipe.out()) as Record<string, unknown> & {
+      stories: Record<string, unknown>[];
+    };
+    expect(json).toMatchObject({ version: 1, epic: 'epic', epicBranch: 'epic/epic' });
+    expect(json.stories).toHaveLength(1);
+    expect(json.stories[0]).toMatchObject({
+      id: 'a',
+      status: 'done',
+      branch: 'story/epic/a',
+      executor: 'bot',
+      reason: null,
+    });
+    expect(json.stories[0]?.['usage']).toMatchObject({ measured: expect.any(Object) });
+    // The same stories as the run's report.json.
+    expect(json.stories).toEqual(reportJson(repo).stories);
   });
 });

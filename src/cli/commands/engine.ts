@@ -71,11 +71,13 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
     .description('show the board of an epic in this repository')
     .option('--epic <id>', 'the epic (default: the only one, or the latest)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
-    .action(async (o: { epic?: string; repo?: string }) => {
+    .option('--json', 'print the report.json document of the epic instead')
+    .action(async (o: { epic?: string; repo?: string; json?: boolean }) => {
       const code = await statusCommand(
         {
           ...(o.epic !== undefined && { epic: o.epic }),
           ...(o.repo !== undefined && { repo: o.repo }),
+          ...(o.json === true && { json: true }),
         },
         engineIo(ctx),
       );

@@ -21,11 +21,14 @@ import {
   adaptWorkflow,
   choosePresets,
   CONFIG_TARGET,
+  initDefaults,
+  LOCKFILES,
   nextSteps,
   releaseRef,
   renderConfig,
   WORKFLOW_TEMPLATES,
   type InitMode,
+  type RepoFacts,
 } from '../../core/init/index.js';
 import { EXIT_FAILED, EXIT_OK, type CliContext } from '../context.js';
 
@@ -69,6 +72,32 @@ async function originRepo(dir: string): Promise<string | undefined> {
   return m ? `${m[1]}/${m[2]}` : undefined;
 }
 
+/** The output of a git command in `dir`, or undefined when it fails. */
+async function gitLine(dir: string, args: string[]): Promise<string | undefined> {
+  const r = await execa('git', args, { cwd: dir, reject: false });
+  return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
+}
+
+/** What init's defaults are decided from: package.json, the lockfiles, the branches. */
+async function repoFacts(dir: string): Promise<RepoFacts> {
+  const pkgPath = join(dir, 'package.json');
+  const packageJson = existsSync(pkgPath) ? await readFile(pkgPath, 'utf8') : undefined;
+  const files = new Set(LOCKFILES.filter((f) => existsSync(join(dir, f))));
+  const isGitRepo = (await gitLine(dir, ['rev-parse', '--git-dir'])) !== undefined;
+  const originHead = isGitRepo
+    ? (await gitLine(dir, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD']))?.replace(
+        /^refs\/remotes\/origin\//,
+        '',
+      )
+    : undefined;
+  const currentBranch = isGitRepo
+    ? await gitLine(dir, ['symbolic-ref', '--quiet', '--short', 'HEAD'])
+    : undefined;
+  const hasOrigin =
+    isGitRepo && (await gitLine(dir, ['remote', 'get-url', 'origin'])) !== undefined;
+  return { packageJson, files, isGitRepo, hasOrigin, originHead, currentBranch };
+}
+
 function modeOf(o: InitOptions): InitMode {
   if (o.app === true && o.appless === true) {
     throw new EpicflowError('usage', '--app and --appless exclude each other');
@@ -110,16 +139,21 @@ export async function initCommand(o: InitOptions, ctx: CliContext): Promise<numb
 
   const version = await packageVersion();
   const ref = releaseRef(version);
+  const defaults = initDefaults(await repoFacts(dir));
   const files: { path: string; text: string }[] = [];
   for (const t of WORKFLOW_TEMPLATES[mode]) {
     files.push({
       path: t.target,
-      text: adaptWorkflow(t.template, await template(t.template), { presets, ref }),
+      text: adaptWorkflow(t.template, await template(t.template), {
+        presets,
+        ref,
+        branch: defaults.branch,
+      }),
     });
   }
   files.push({
     path: CONFIG_TARGET,
-    text: renderConfig({ presets, node: existsSync(join(dir, 'package.json')), version }),
+    text: renderConfig({ presets, setup: defaults.setup, gates: defaults.gates, version }),
   });
 
   const state = files.map((f) => {
@@ -165,6 +199,7 @@ export async function initCommand(o: InitOptions, ctx: CliContext): Promise<numb
     await writeFile(f.target, f.text);
   }
   for (const f of state) io.stdout(`${f.action.padEnd(9)} ${f.path}\n`);
+  for (const w of defaults.warnings) io.stderr(`warning: ${w}\n`);
   io.stdout(
     nextSteps({ mode, presets, label, ...(labelOutcome === undefined ? {} : { labelOutcome }) }),
   );

@@ -4,9 +4,12 @@
  * merge the epic into BRANCH. Exit 0 landed, 1 not landed (nothing moved),
  * 2 usage error or unmerged stories.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { describeError } from '../../core/errors.js';
 import { landLocalEpic } from '../../composition/land-local.js';
+import { cleanEpic, cleanLines } from '../../composition/local-clean.js';
+import { openRepo } from '../../composition/local-config.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';
@@ -83,6 +86,13 @@ export async function landCommand(
         `  nothing moved: ${result.epicBranch} is still at ${short(r.epicHeadBefore)}, ${result.into} at ${short(r.intoHeadBefore)}`,
       );
       if (r.nextStep !== undefined) lines.push(`next: ${r.nextStep}`);
+    }
+    if (r.outcome === 'landed') {
+      // What it landed needs its worktrees and story branches no more.
+      const repo = await openRepo(resolve(io.cwd, opts.repo ?? '.'));
+      for (const line of cleanLines(await cleanEpic(repo, result.epic, { force: false }))) {
+        lines.push(`  ${line}`);
+      }
     }
     if (r.rounds > 0 || r.usage.length > 0) {
       lines.push(roundsUsageLine('coder', r.rounds, r.executors, r.usage).trimEnd());

@@ -104,6 +104,7 @@ export async function runCommand(
           }),
       interrupt: interrupt.signal,
       onCheckpoint: hooks.onCheckpoint,
+      onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
     });
     if (ticking !== undefined) clearInterval(ticking);
     live?.tick();

@@ -1,6 +1,7 @@
 /**
- * `epicflow status [--epic ID] [--repo DIR]`: the board of an epic run in this
- * repository, rebuilt from its records and the epic branch.
+ * `epicflow status [--epic ID] [--repo DIR] [--json]`: the board of an epic run in this
+ * repository, rebuilt from its records and the epic branch. On a terminal the markdown
+ * board; otherwise plain lines, one per story; with `--json` the report.json document.
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -11,12 +12,15 @@ import { exitCodeFor } from '../context.js';
 import { gitPort } from '../../adapters/git/port.js';
 import { checkEpicId } from '../../composition/local.js';
 import { Git } from '../../adapters/git/index.js';
-import { renderEpicBoard } from '../../engine/status.js';
 import { storyLogsDir } from '../../core/story/index.js';
+import { sanitizeIssueText } from '../../core/epic/index.js';
+import { buildReportJson, renderBoard, type ReportJson } from '../../core/report/index.js';
+import { loadEpicReport } from '../../engine/status.js';
 
 export interface StatusCommandOptions {
   readonly epic?: string;
   readonly repo?: string;
+  readonly json?: boolean;
 }
 
 export interface StatusCommandIo {
@@ -45,6 +49,28 @@ async function logLines(stateDir: string): Promise<string> {
   return `\nLogs (setup, gates and agent turns, whole):\n${stories
     .map((s) => `  ${s.padEnd(width)}  ${join(stateDir, storyLogsDir(s))}/\n`)
     .join('')}`;
+}
+
+/** Text from people on one plain line: control characters and line breaks become spaces. */
+function plain(text: string): string {
+  return sanitizeIssueText(text).replace(/\s+/g, ' ').trim();
+}
+
+/** The board as plain lines: a header, then `status  id  executor  title[ — reason]` per story. */
+export function plainLines(report: ReportJson): string[] {
+  const c = report.counts;
+  const lines = [
+    `epic ${report.epic} (${report.epicBranch})${report.title === null ? '' : `: ${plain(report.title)}`}\n`,
+    `${c.done} done, ${c.failed} failed, ${c.waiting} waiting, ${c.active} active, ${c.planned} planned\n`,
+  ];
+  const idWidth = Math.max(0, ...report.stories.map((s) => s.id.length));
+  for (const s of report.stories) {
+    const reason = s.reason === null || s.boardStatus === 'done' ? '' : ` — ${plain(s.reason)}`;
+    lines.push(
+      `${s.boardStatus.padEnd(7)} ${s.id.padEnd(idWidth)}  ${plain(s.executor ?? '-')}  ${plain(s.title)}${reason}\n`,
+    );
+  }
+  return lines;
 }
 
 export async function statusCommand(
@@ -78,11 +104,19 @@ export async function statusCommand(
     } else {
       epic = epics[0] as string;
     }
-    const board = await renderEpicBoard(new FileStateStore(join(root, epic)), gitPort(repo), {
+    const input = await loadEpicReport(new FileStateStore(join(root, epic)), gitPort(repo), {
       now: () => new Date(),
     });
-    io.stdout(board ?? `no board for epic "${epic}" yet\n`);
-    io.stdout(await logLines(join(root, epic)));
+    if (input === null) {
+      if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
+      io.stdout(`no board for epic "${epic}" yet\n`);
+      return 0;
+    }
+    const report = buildReportJson(input);
+    if (opts.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    else if (io.isTTY) io.stdout(renderBoard(input));
+    else io.stdout(plainLines(report).join(''));
+    if (opts.json !== true) io.stdout(await logLines(join(root, epic)));
     return 0;
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);

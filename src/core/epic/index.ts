@@ -27,7 +27,13 @@ export { decideStories, reconcile, type StoryDecision } from './reconcile.js';
 export { epicIdOf, sameRecord } from './story-state.js';
 export type { RunRef } from './run-title.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
-export { fenceBlock, neutralizeMentions, quoteForPrompt, sanitizeIssueText } from './sanitize.js';
+export {
+  fenceBlock,
+  neutralizeMentions,
+  oneLineText,
+  quoteForPrompt,
+  sanitizeIssueText,
+} from './sanitize.js';
 export type { Permission, SenderDecision, SenderInput } from './sender.js';
 export { decideSender, isBot } from './sender.js';
 export type { FailureCommentInput, IssueText } from './texts.js';

@@ -34,6 +34,15 @@ export function sanitizeIssueText(text: string): string {
 }
 
 /**
+ * A title from people on one line, for places that show it raw (a commit message, a
+ * branch's log, a run name): invisible, control and bidirectional-override characters
+ * removed, whitespace runs (line breaks included) made one space.
+ */
+export function oneLineText(text: string): string {
+  return text.replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
+}
+
+/**
  * Fences sanitised text as a quoted block for a prompt. The fence is one
  * backtick longer than the longest backtick run inside (at least three), so
  * nothing in the text can close it early.

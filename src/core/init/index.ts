@@ -7,6 +7,16 @@
 import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
 import { EpicflowError } from '../errors.js';
 
+export {
+  initDefaults,
+  lockedInstall,
+  LOCKFILES,
+  MANAGER_LOCKFILES,
+  NPM_PLACEHOLDER_TEST,
+  type InitDefaults,
+  type RepoFacts,
+} from './detect.js';
+
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
 
@@ -123,10 +133,20 @@ export function agentSecrets(presets: readonly AgentPreset[]): string[] {
 
 export interface ConfigChoices {
   readonly presets: readonly AgentPreset[];
-  /** The repository has a package.json: `npm ci` and `npm test` are its setup and gate. */
-  readonly node: boolean;
+  /** The setup command (`initDefaults`); undefined: none. */
+  readonly setup: string | undefined;
+  /** The gates (`initDefaults`); empty: the user fills them in. */
+  readonly gates: readonly string[];
   /** The package version, for the editor schema of that release. */
   readonly version: string;
+}
+
+/** The repository on GitHub whose release tags carry the Action and `schema.json`. */
+export const REPOSITORY = 'epicflow/epicflow';
+
+/** The config's JSON Schema at the release tag of `version` (every release tag carries it). */
+export function schemaUrl(version: string): string {
+  return `https://raw.githubusercontent.com/${REPOSITORY}/v${version}/schema.json`;
 }
 
 /** `.github/epicflow.yml` for these agents: a roster entry each, the repository's checks. */
@@ -135,7 +155,7 @@ export function renderConfig(choices: ConfigChoices): string {
     '# epicflow configuration, written by `epicflow init`. Every key is optional; the reference',
     "# is docs/config.md of the epicflow package. Each executor's env names the repository secret",
     '# the story workflow hands it (the same names in its `env:`).',
-    `# yaml-language-server: $schema=https://unpkg.com/epicflow@${choices.version}/schema.json`,
+    `# yaml-language-server: $schema=${schemaUrl(choices.version)}`,
     'executors:',
   ];
   choices.presets.forEach((p, index) => {
@@ -149,11 +169,18 @@ export function renderConfig(choices: ConfigChoices): string {
       `    env: { ${p.secret}: '\${${p.secret}}' }`,
     );
   });
-  if (choices.node) {
+  if (choices.setup !== undefined && choices.gates.length > 0) {
     lines.push(
       '# Run once per story job before the agent starts, then the gates after each agent turn.',
-      'setup: npm ci',
-      'gates: [npm test]',
+      `setup: ${choices.setup}`,
+      `gates: [${choices.gates.join(', ')}]`,
+    );
+  } else if (choices.setup !== undefined) {
+    lines.push(
+      '# Run once per story job before the agent starts.',
+      `setup: ${choices.setup}`,
+      '# The commands that must pass before a story merges, e.g. [npm test].',
+      'gates: []',
     );
   } else {
     lines.push(
@@ -207,7 +234,12 @@ const ACTION_USES = /^([A-Za-z0-9_.-]+\/epicflow)@\S+$/;
 export function adaptWorkflow(
   template: string,
   text: string,
-  options: { readonly presets: readonly AgentPreset[]; readonly ref: string },
+  options: {
+    readonly presets: readonly AgentPreset[];
+    readonly ref: string;
+    /** The default branch: the orchestrate workflow's `on.push.branches`. */
+    readonly branch: string;
+  },
 ): string {
   const doc = YAML.parseDocument(text);
   if (doc.errors.length > 0) {
@@ -227,6 +259,15 @@ export function adaptWorkflow(
   for (const step of actions) {
     const uses = step.node.get('uses', true);
     if (isScalar(uses)) uses.value = String(uses.value).replace(ACTION_USES, `$1@${options.ref}`);
+  }
+  const push = doc.getIn(['on', 'push', 'branches'], true);
+  if (isSeq(push)) {
+    const first = push.items[0];
+    push.items = [
+      isScalar(first)
+        ? Object.assign(first, { value: options.branch })
+        : doc.createNode(options.branch),
+    ];
   }
   const story = actions.filter((s) => s.mode === 'story');
   if (story.length === 0) return doc.toString({ lineWidth: 0 });

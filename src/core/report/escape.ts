@@ -21,6 +21,15 @@ export function cellText(text: string): string {
   return inlineText(text).replace(/\|/g, '\\|');
 }
 
+/**
+ * A table cell of our own figures (`1k tokens, <$0.01`): never HTML, so nothing becomes an
+ * entity (which a terminal, a plain-text reader of report.md or a code view would show as
+ * `&lt;`); only `|` is escaped so the row holds.
+ */
+export function figureCell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
 /** Cuts raw text to `max` characters (code points), marking the cut with `…`. */
 export function capText(text: string, max: number): string {
   const chars = Array.from(text);

@@ -9,7 +9,7 @@
 import type { HaltKind, StoryStatus } from '../model.js';
 import { EpicflowError } from '../errors.js';
 import { formatChain } from '../model.js';
-import { capText, cellText, code, inlineText, link } from './escape.js';
+import { capText, cellText, code, figureCell, inlineText, link } from './escape.js';
 import { formatDuration, formatTokens, formatUsd, formatUtcTime, parseIsoTime } from './format.js';
 import type { MermaidGraph } from './mermaid.js';
 import { buildMermaid, mermaidFits } from './mermaid.js';
@@ -336,7 +336,7 @@ function executorsSection(executors: readonly ExecutorSummary[], layout: Layout)
       names.push(`… and ${finished.length - listed.length} more`);
     const count = finished.length === 0 ? '0' : `${finished.length}: ${names.join(', ')}`;
     const finishedCell = planned === true ? `${count}; planning` : count;
-    return `| ${cellText(executor)} | ${cellText(finishedCell)} | ${cellText(figureText(usage.measured, false))} | ${cellText(figureText(usage.estimated, true))} |`;
+    return `| ${cellText(executor)} | ${cellText(finishedCell)} | ${figureCell(figureText(usage.measured, false))} | ${figureCell(figureText(usage.estimated, true))} |`;
   });
   return [
     '## By executor',

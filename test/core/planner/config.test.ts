@@ -85,7 +85,12 @@ describe('the config epicflow init writes', () => {
   it('lets its agents plan as well as code, so plan draft works at once', async () => {
     const { AGENT_PRESETS, renderConfig } = await import('../../../src/core/init/index.js');
     const config = parseConfig(
-      renderConfig({ presets: AGENT_PRESETS.slice(0, 2), node: true, version: '1.0.0' }),
+      renderConfig({
+        presets: AGENT_PRESETS.slice(0, 2),
+        setup: 'npm ci',
+        gates: ['npm test'],
+        version: '1.0.0',
+      }),
       '.github/epicflow.yml',
     );
     expect(config.executors.map((e) => e.roles)).toEqual([

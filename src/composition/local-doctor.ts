@@ -1,0 +1,108 @@
+/**
+ * The facts `epicflow doctor` and the start of `epicflow run` judge (`core/doctor`):
+ * each executor's unset `${VAR}` keys and whether its CLI is on PATH, which lockfiles the
+ * repository commits, and where an epic branch would start. Reads only; creates nothing.
+ */
+import { constants, existsSync } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import type { Git } from '../adapters/git/index.js';
+import { referencedVariables } from '../core/config/index.js';
+import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import { diagnose, type Diagnosis, type ExecutorFacts } from '../core/doctor/index.js';
+import { CLI_HARNESSES, isCliHarness } from '../core/harness/index.js';
+import { MANAGER_LOCKFILES } from '../core/init/index.js';
+
+async function executable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A program name found the way a shell would: a path as is (against `root`), else on PATH. */
+async function onPath(name: string, env: NodeJS.ProcessEnv, root: string): Promise<boolean> {
+  if (name.includes('/')) return executable(isAbsolute(name) ? name : resolve(root, name));
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (dir !== '' && (await executable(join(dir, name)))) return true;
+  }
+  return false;
+}
+
+async function executorFacts(
+  e: ExecutorConfig,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<ExecutorFacts> {
+  const vars = new Set(Object.values(e.env).flatMap(referencedVariables));
+  const missingVars = [...vars].filter((v) => (env[v] ?? '') === '');
+  let missingBinary: ExecutorFacts['missingBinary'];
+  if (isCliHarness(e.harness)) {
+    const cli = CLI_HARNESSES[e.harness];
+    if (!(await onPath(cli.binary, env, root))) {
+      missingBinary = { name: cli.binary, install: cli.install };
+    }
+  } else {
+    const program = e.command?.[0];
+    if (program !== undefined && !(await onPath(program, env, root))) {
+      missingBinary = { name: program };
+    }
+  }
+  return { id: e.id, missingVars, ...(missingBinary === undefined ? {} : { missingBinary }) };
+}
+
+async function gitOrUndefined(repo: Git, args: string[]): Promise<string | undefined> {
+  try {
+    const out = (await repo.read(`git ${args.join(' ')}`, args)).trim();
+    return out === '' ? undefined : out;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface DoctorInput {
+  readonly repo: Git;
+  readonly config: EpicflowConfig;
+  readonly configFile: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly pinned?: readonly { readonly story: string; readonly executor: string }[];
+  /** The epic branch a run would use (its existence means the base is settled). */
+  readonly epicBranch?: string | undefined;
+}
+
+/** Gathers the facts and judges them. */
+export async function checkLocal(input: DoctorInput): Promise<Diagnosis> {
+  const { repo, config, env } = input;
+  const executors = await Promise.all(
+    config.executors.map((e) => executorFacts(e, env, repo.root)),
+  );
+  const lockfiles = Object.values(MANAGER_LOCKFILES).flat();
+  const hasCommits = (await repo.revParse('HEAD')) !== null;
+  const committed = new Set(
+    hasCommits
+      ? ((await gitOrUndefined(repo, ['ls-tree', '--name-only', 'HEAD', '--', ...lockfiles])) ?? '')
+          .split('\n')
+          .filter((f) => f !== '')
+      : [],
+  );
+  const present = new Set(lockfiles.filter((f) => existsSync(join(repo.root, f))));
+  const current = await gitOrUndefined(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+  const defaultBranch = (
+    await gitOrUndefined(repo, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])
+  )?.replace(/^refs\/remotes\/origin\//, '');
+  const epicBranchExists =
+    input.epicBranch === undefined
+      ? undefined
+      : (await repo.revParse(`refs/heads/${input.epicBranch}`)) !== null;
+  return diagnose({
+    config,
+    configFile: input.configFile,
+    executors,
+    ...(input.pinned === undefined ? {} : { pinned: input.pinned }),
+    committed,
+    present,
+    base: { hasCommits, current, defaultBranch, epicBranchExists },
+  });
+}

@@ -1,0 +1,192 @@
+/**
+ * `epicflow doctor`, and the same checks at the start of `epicflow run`: every problem of
+ * the environment listed at once, on real repositories; run refuses (exit 2) before it
+ * creates a branch or a state folder.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { main } from '../../src/cli/program.js';
+import {
+  configYaml,
+  git,
+  makeRepo,
+  planMarkdown,
+  run,
+  scriptedCoder,
+  type TestRepo,
+} from '../engine/support/repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+/** A PATH with node and the system tools, and no agent CLI. */
+const PATH = `${dirname(process.execPath)}:/usr/bin:/bin`;
+
+async function doctor(
+  dir: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['doctor', '--repo', dir], {
+    stdout: (s) => (stdout += s),
+    stderr: (s) => (stderr += s),
+    readStdin: async () => '',
+    cwd: dir,
+    env: { PATH, ...env },
+  });
+  return { code, stdout, stderr };
+}
+
+const CODEX = [
+  '  - id: codex',
+  '    harness: codex',
+  '    model: gpt-5.6',
+  "    env: { OPENAI_API_KEY: '${OPENAI_API_KEY}' }",
+].join('\n');
+
+describe('epicflow doctor', () => {
+  it('lists every fatal problem at once and exits 1', async () => {
+    repo = makeRepo({ 'package.json': '{}\n' });
+    repo.write(
+      'epicflow.yml',
+      ['executors:', CODEX, 'setup: npm ci', 'gates: [npm test]', ''].join('\n'),
+    );
+    repo.commit('config');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.split('\n')).toEqual([
+      'fatal: executor "codex" (epicflow.yml): ${OPENAI_API_KEY} is not set; codex is not on PATH (install: npm install -g @openai/codex); no coder is left to write the stories',
+      'fatal: setup "npm ci" (epicflow.yml) needs package-lock.json or npm-shrinkwrap.json, and the repository has none: commit one, or install without it',
+      '2 fatal, 0 warning(s): epicflow run would refuse to start',
+      '',
+    ]);
+  });
+
+  it('an executor without its key while another coder is fine: a warning, exit 0', async () => {
+    repo = makeRepo({ 'package.json': '{}\n', 'package-lock.json': '{}\n' });
+    repo.write(
+      'epicflow.yml',
+      [
+        'executors:',
+        CODEX,
+        '  - id: bot',
+        '    harness: command',
+        '    command: ["node", "-e", "0"]',
+        'setup: npm ci',
+        '',
+      ].join('\n'),
+    );
+    repo.commit('config');
+    const r = await doctor(repo.dir, { PATH: `${repo.tmp}:${PATH}` });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      'warning: executor "codex" (epicflow.yml): ${OPENAI_API_KEY} is not set; codex is not on PATH (install: npm install -g @openai/codex); it will be left out (coding goes to bot)\n',
+    );
+    expect(r.stdout).toContain('0 fatal, 1 warning(s)\n');
+  });
+
+  it('a lockfile that is not committed, and a branch that is not the default', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: ['node', '-e', '0'] }],
+        setup: 'pnpm install --frozen-lockfile',
+      }),
+    );
+    repo.commit('config');
+    repo.write('pnpm-lock.yaml', 'lockfileVersion: 9\n');
+    git(repo.dir, 'checkout', '-q', '-b', 'feature');
+    git(repo.dir, 'symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/main');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual([
+      'fatal: setup "pnpm install --frozen-lockfile" (epicflow.yml) needs pnpm-lock.yaml committed: story worktrees start from commits, and it is not in HEAD',
+      'warning: the epic branch will start from HEAD on "feature", not from the default branch "main"',
+    ]);
+  });
+
+  it('all well: ready, exit 0', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }] }),
+    );
+    repo.commit('config');
+    const r = await doctor(repo.dir, {});
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'ready: 1 executor(s), setup and base look fine\n',
+      stderr: '',
+    });
+  });
+});
+
+describe('epicflow run makes the same checks first', () => {
+  it('refuses with the whole list (exit 2) and creates nothing', async () => {
+    repo = makeRepo({ 'package.json': '{}\n' });
+    repo.write(
+      'epicflow.yml',
+      ['executors:', CODEX, 'setup: npm ci', 'gates: [npm test]', ''].join('\n'),
+    );
+    repo.commit('config');
+    const r = await run(
+      repo,
+      planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]),
+      {},
+      {
+        env: { PATH, HOME: repo.tmp },
+      },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        'error: epicflow cannot run here yet (epicflow doctor lists the same)',
+        '  fatal: executor "codex" (epicflow.yml): ${OPENAI_API_KEY} is not set; codex is not on PATH (install: npm install -g @openai/codex); no coder is left to write the stories',
+        '  fatal: setup "npm ci" (epicflow.yml) needs package-lock.json or npm-shrinkwrap.json, and the repository has none: commit one, or install without it',
+        '',
+      ].join('\n'),
+    );
+    expect(git(repo.dir, 'branch', '--list')).toBe('* main');
+    expect(existsSync(join(repo.dir, '.git', 'epicflow'))).toBe(false);
+  });
+
+  it('leaves out an executor without its key, says so, and delivers with the other', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const bot = scriptedCoder(repo, 'bot', { '*': { '*': { write: { 'src/a.txt': 'a\n' } } } });
+    repo.write(
+      'epicflow.yml',
+      [
+        'executors:',
+        '  - id: keyless',
+        '    harness: command',
+        `    command: ${JSON.stringify(bot)}`,
+        '    priority: 1',
+        "    env: { API_KEY: '${NOT_SET_ANYWHERE}' }",
+        '  - id: bot',
+        '    harness: command',
+        `    command: ${JSON.stringify(bot)}`,
+        '    priority: 2',
+        'gates: ["true"]',
+        '',
+      ].join('\n'),
+    );
+    repo.commit('config');
+    const r = await run(
+      repo,
+      planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]),
+      {},
+      {
+        env: { ...process.env, NOT_SET_ANYWHERE: '' },
+      },
+    );
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toContain(
+      'epicflow: warning: executor "keyless" (epicflow.yml): ${NOT_SET_ANYWHERE} is not set; it will be left out (coding goes to bot)\n',
+    );
+    expect(r.stdout).toContain('[a] started with bot');
+  });
+});

@@ -5,7 +5,7 @@
  * its environment; the merge is epicflow's, as epicflow's own user.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
@@ -14,6 +14,7 @@ import {
   git,
   makeRepo,
   planMarkdown,
+  record,
   run,
   showFile,
   type TestRepo,
@@ -63,6 +64,56 @@ describe('a local run with --agent-user', () => {
     expect(existsSync(later)).toBe(false);
     expect(existsSync(pid)).toBe(false);
   }, 60_000);
+
+  it('gives stories that run side by side users of their own: one cannot write into the other', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // Both agents meet (a folder anyone may write), then `a` writes into `b`'s tree and
+    // record and tells `b`, which only then writes its own file and ends.
+    const meet = join(repo.tmp, 'meet');
+    mkdirSync(meet, { mode: 0o1777 });
+    chmodSync(meet, 0o1777);
+    const agent = [
+      'sh',
+      '-c',
+      [
+        'mkdir -p "src/$EPICFLOW_STORY"',
+        `touch ${meet}/here-$EPICFLOW_STORY`,
+        `i=0; while [ ! -e ${meet}/here-a ] || [ ! -e ${meet}/here-b ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.05; done`,
+        'if [ "$EPICFLOW_STORY" = a ]; then',
+        '  (echo pwned > ../b/src/b/evil.txt) 2>/dev/null && echo tree >> src/a/done.txt',
+        '  (echo "{}" > ../../../epic/stories/b.json) 2>/dev/null && echo record >> src/a/done.txt',
+        '  id -u >> src/a/done.txt',
+        `  touch ${meet}/a-done`,
+        'else',
+        `  i=0; while [ ! -e ${meet}/a-done ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.05; done`,
+        '  id -u > src/b/done.txt',
+        'fi',
+      ].join('\n'),
+    ];
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: agent, slots: 2 }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([
+        { id: 'a', owns: ['src/a'] },
+        { id: 'b', owns: ['src/b'] },
+      ]),
+      { agentUser: 'epicflow-agent', concurrency: 2 },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const a = (showFile(repo, 'epic/epic', 'src/a/done.txt') ?? '').split('\n');
+    const b = showFile(repo, 'epic/epic', 'src/b/done.txt');
+    // Neither the tree nor the record of the other story could be written …
+    expect(a.slice(0, -1)).toEqual([]);
+    expect(showFile(repo, 'epic/epic', 'src/b/evil.txt')).toBeNull();
+    expect(record(repo, 'b')).toMatchObject({ story: 'b', status: 'done' });
+    // … because they ran as two users.
+    expect(a.at(-1)).not.toBe(b);
+  }, 90_000);
 
   it('refuses a user that is root, before anything is created', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });

@@ -93,7 +93,8 @@ export class CliExecutor implements ExecutorPort {
     const placeholder =
       result.exitCode !== 0 &&
       result.stdout.trim() === '' &&
-      /native binary not installed/i.test(result.stderr);
+      // Claude Code's placeholder, then opencode's.
+      /native binary not installed|postinstall script was not run/i.test(result.stderr);
     if (result.spawnError !== undefined || placeholder) {
       // ENOENT is also what a missing working directory gives; runProcess says which.
       const missing =

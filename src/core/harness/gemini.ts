@@ -36,6 +36,16 @@ const SETTINGS = {
   general: { disableAutoUpdate: true, disableUpdateNag: true },
 };
 
+/**
+ * With a base URL set, headless auth turns to `gateway` and the CLI exits 41
+ * ("Invalid auth method selected.") unless the settings select the API key.
+ */
+function settingsFor(baseUrl: string | undefined): Record<string, unknown> {
+  return baseUrl === undefined
+    ? SETTINGS
+    : { ...SETTINGS, security: { auth: { selectedType: 'gemini-api-key' } } };
+}
+
 export function buildGeminiInvocation(request: TurnRequest, opts: InvocationOptions): Invocation {
   const { executor } = request;
   return {
@@ -62,7 +72,7 @@ export function buildGeminiInvocation(request: TurnRequest, opts: InvocationOpti
     files: [
       {
         path: join(request.home, '.gemini', 'settings.json'),
-        content: `${JSON.stringify(SETTINGS, null, 2)}\n`,
+        content: `${JSON.stringify(settingsFor(opts.baseUrl), null, 2)}\n`,
       },
     ],
   };
@@ -87,6 +97,8 @@ function classifyGemini(
         : new Date(now.getTime() + ms).toISOString();
     return { outcome: 'usage-limit', ...(resetAt === undefined ? {} : { resetAt }) };
   }
+  // The stream-json result's own wording for a per-day quota.
+  if (/exhausted your daily quota/i.test(message)) return { outcome: 'usage-limit' };
   if (/RESOURCE_EXHAUSTED|Resource has been exhausted/.test(message)) {
     // A per-day quota is a usage limit; a per-minute one a rate limit.
     if (/PerDay|per day|exceeded your current quota|check quota/i.test(message)) {
@@ -99,41 +111,46 @@ function classifyGemini(
   return { outcome, ...(resetAt === undefined ? {} : { resetAt }) };
 }
 
+/**
+ * One stats record as tokens. `--output-format json` nests them under `tokens`
+ * (`prompt` includes cached tokens); stream-json's `result` event is flat
+ * (`input_tokens` includes cached, `input` is the uncached part, thoughts only
+ * inside `total_tokens`). Thoughts are billed as output.
+ */
+function tokensOfStats(rec: Record<string, unknown>): ParsedUsage['tokens'] | undefined {
+  const nested = asRecord(rec.tokens);
+  if (nested) {
+    const cached = num(nested.cached);
+    return {
+      input: Math.max(0, num(nested.prompt) - cached),
+      cachedInput: cached,
+      cacheWrite: 0,
+      output: num(nested.candidates) + num(nested.thoughts),
+    };
+  }
+  const cached = num(rec.cached);
+  const inputTokens = num(rec.input_tokens);
+  const input = typeof rec.input === 'number' ? num(rec.input) : Math.max(0, inputTokens - cached);
+  const output = num(rec.output_tokens);
+  const thoughts = Math.max(
+    0,
+    num(rec.total_tokens) - Math.max(inputTokens, input + cached) - output,
+  );
+  if (input + cached + output + thoughts === 0) return undefined;
+  return { input, cachedInput: cached, cacheWrite: 0, output: output + thoughts };
+}
+
 function usageOfStats(stats: Record<string, unknown>, initModel: string | null): ParsedUsage[] {
   const models = asRecord(stats.models);
-  if (models) {
+  if (models && Object.keys(models).length > 0) {
     return Object.entries(models).flatMap(([model, v]) => {
-      const tokens = asRecord(asRecord(v)?.tokens);
-      if (!tokens) return [];
-      const cached = num(tokens.cached);
-      return [
-        {
-          model,
-          tokens: {
-            // `prompt` includes cached tokens; thoughts are billed as output.
-            input: Math.max(0, num(tokens.prompt) - cached),
-            cachedInput: cached,
-            cacheWrite: 0,
-            output: num(tokens.candidates) + num(tokens.thoughts),
-          },
-          costUsd: null,
-        },
-      ];
+      const rec = asRecord(v);
+      const tokens = rec ? tokensOfStats(rec) : undefined;
+      return tokens ? [{ model, tokens, costUsd: null }] : [];
     });
   }
-  const cached = num(stats.cached);
-  const input =
-    typeof stats.input === 'number'
-      ? num(stats.input)
-      : Math.max(0, num(stats.input_tokens) - cached);
-  if (input + cached + num(stats.output_tokens) === 0) return [];
-  return [
-    {
-      model: initModel,
-      tokens: { input, cachedInput: cached, cacheWrite: 0, output: num(stats.output_tokens) },
-      costUsd: null,
-    },
-  ];
+  const tokens = tokensOfStats(stats);
+  return tokens ? [{ model: initModel, tokens, costUsd: null }] : [];
 }
 
 /** The JSON error object the CLI prints to stderr in JSON modes, if any. */

@@ -65,6 +65,9 @@ export function buildOpencodeInvocation(request: TurnRequest, opts: InvocationOp
       '--print-logs',
       '--log-level',
       'ERROR',
+      // A fixed title: without one opencode spends a model request on naming the session.
+      '--title',
+      'epicflow',
       ...(model === undefined ? [] : ['-m', model]),
       ...executor.args,
       '--',
@@ -154,7 +157,10 @@ export function parseOpencodeOutput(
   }
   if (exitCode === 0) return { outcome: 'ok', finalMessage, usage, detail: '' };
   // Killed (our timeout) or failed: its own LLM error log lines say why, if anything does.
-  const llmErrors = stderr.split('\n').filter((l) => /\bERROR\b/.test(l) && /service=llm/.test(l));
+  // Older builds tag them `service=llm`; 1.18 logs logfmt `level=ERROR … error.error="…"`.
+  const llmErrors = stderr
+    .split('\n')
+    .filter((l) => /\bERROR\b/.test(l) && /service=llm|\berror\.[\w.]*=|stream error/.test(l));
   const last = llmErrors[llmErrors.length - 1];
   if (last !== undefined) {
     return { outcome: classifyMessage(last), finalMessage, usage, detail: tail(last) };

@@ -18,6 +18,10 @@ afterEach(() => {
   sandbox = undefined;
 });
 
+function executor(config: ReturnType<typeof executorConfig>, binary: string): CliExecutor {
+  return new CliExecutor(config, { binary, sourceEnv });
+}
+
 /** Writes an executable shell script into the sandbox and returns its path. */
 function script(box: Sandbox, name: string, body: string): string {
   const path = join(box.worktree, '..', name);
@@ -40,6 +44,19 @@ describe('CliExecutor', () => {
       detail: 'codex is not installed: npm install -g @openai/codex',
       usage: [],
     });
+  });
+
+  it("reports opencode's placeholder (postinstall skipped) as a missing CLI", async () => {
+    sandbox = makeSandbox();
+    const config = executorConfig('opencode', { model: 'm-1' });
+    // The text opencode-ai's placeholder prints when npm ran no install scripts.
+    const binary = script(
+      sandbox,
+      'opencode',
+      `echo "Error: opencode-ai's postinstall script was not run." >&2; exit 1`,
+    );
+    const record = await executor(config, binary).runTurn(turnRequest(sandbox, config));
+    expect(record).toMatchObject({ outcome: 'failed', missingBinary: true });
   });
 
   it('tells a missing worktree apart from a missing CLI', async () => {

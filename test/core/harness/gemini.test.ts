@@ -32,6 +32,8 @@ describe('buildGeminiInvocation', () => {
     expect(JSON.parse(inv.files?.[0]?.content ?? '{}')).toMatchObject({
       telemetry: { enabled: false },
       privacy: { usageStatisticsEnabled: false },
+      // Without it a base URL makes headless auth `gateway`: exit 41.
+      security: { auth: { selectedType: 'gemini-api-key' } },
     });
   });
 });
@@ -89,6 +91,22 @@ describe('parseGeminiOutput', () => {
         costUsd: null,
       },
     ]);
+  });
+
+  it('reads the flat per-model stats of stream-json (thoughts only in total_tokens)', () => {
+    const run = parseGeminiOutput(stream('gemini', 'ok-flat-models.jsonl'), '', 0);
+    expect(run.usage).toEqual([
+      {
+        model: 'gemini-2.5-flash',
+        tokens: { input: 2000, cachedInput: 200, cacheWrite: 0, output: 50 },
+        costUsd: null,
+      },
+    ]);
+  });
+
+  it('reads a daily-quota result as a usage limit', () => {
+    const run = parseGeminiOutput(stream('gemini', 'daily-quota-result.jsonl'), '', 173);
+    expect(run.outcome).toBe('usage-limit');
   });
 
   it('reads the capacity reset time', () => {

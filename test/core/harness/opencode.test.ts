@@ -19,6 +19,8 @@ describe('buildOpencodeInvocation', () => {
       '--print-logs',
       '--log-level',
       'ERROR',
+      '--title',
+      'epicflow',
       '-m',
       'm-1',
       '--extra',
@@ -83,6 +85,12 @@ describe('parseOpencodeOutput', () => {
     expect(run.outcome).toBe('outage');
     expect(run.detail).toMatch(/service=llm/);
     expect(parseOpencodeOutput('', 'INFO service=default started\n', null).outcome).toBe('failed');
+  });
+
+  it('classifies logfmt error lines without service=llm (opencode 1.18)', () => {
+    const run = parseOpencodeOutput('', stream('opencode', 'quota-logfmt.stderr'), null);
+    expect(run.outcome).toBe('usage-limit');
+    expect(run.detail).toMatch(/exceeded your current quota/);
   });
 
   it('treats a zero cost (an unknown custom model) as no reported cost', () => {

@@ -238,6 +238,12 @@ export async function runLocalEpic(
           home: join(local.stateDir, 'agent-home'),
           env: baseEnv(hooks.env),
         });
+  if (!untrusted.isolated) {
+    // Said once, so nobody takes a local run for an isolated one (docs/security.md).
+    hooks.onWarning?.(
+      'note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user',
+    );
+  }
   const store = new FileStateStore(local.stateDir);
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.

@@ -115,6 +115,24 @@ describe('a local run with --agent-user', () => {
     expect(a.at(-1)).not.toBe(b);
   }, 90_000);
 
+  it('says once, without it, that the agent runs as you and reads what you can', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const agent = ['sh', '-c', 'mkdir -p src && echo x > src/a.txt'];
+    repo.write('epicflow.yml', configYaml({ executors: [{ id: 'bot', command: agent }] }));
+    repo.commit('config');
+    const plain = await run(repo, planMarkdown([{ id: 's', owns: ['src'] }]));
+    expect(plain.code).toBe(0);
+    const note =
+      'epicflow: note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user';
+    expect(plain.stdout.split('\n').filter((l) => l === note)).toHaveLength(1);
+    const isolated = await run(repo, planMarkdown([{ id: 't', owns: ['src'] }]), {
+      agentUser: 'epicflow-agent',
+      epic: 'other',
+    });
+    expect(isolated.code).toBe(0);
+    expect(isolated.stdout).not.toContain('run as you');
+  }, 60_000);
+
   it('refuses a user that is root, before anything is created', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     repo.write('epicflow.yml', configYaml({ executors: [{ id: 'bot', command: ['true'] }] }));

@@ -5,8 +5,7 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { createHash } from 'node:crypto';
-import { copyFile, lstat, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
@@ -556,8 +555,8 @@ function mergeInIndexOrder(a: readonly TreeEntry[], b: readonly TreeEntry[]): Tr
  * A tree's index is epicflow's: git trusts its flags (`skip-worktree`,
  * `assume-unchanged`) and its stat data, so an index written by code that ran in the
  * tree (as epicflow's own user, locally) could hide a change from a commit or keep a
- * file from being checked out. The guard keeps a digest of the index as epicflow's last
- * command left it; before the next command, an index that is not that one (or one never
+ * file from being checked out. The guard keeps the identity of the index file as
+ * epicflow's last command left it; before the next command, an index that is not that one (or one never
  * seen) is replaced by a fresh one from HEAD, whose entries carry no flag and no stat
  * data (git then reads every file). Shared by every `Worktree` of one tree.
  */
@@ -566,13 +565,16 @@ class IndexGuard {
 
   constructor(readonly file: string) {}
 
+  /**
+   * What identifies the file as written: its inode, size and change time (set by the
+   * kernel on every write and every `utimes`, so it cannot be put back), to the
+   * nanosecond. Reads no content: this runs around every git command.
+   */
   private async current(): Promise<string> {
     try {
-      const st = await lstat(this.file);
+      const st = await lstat(this.file, { bigint: true });
       if (!st.isFile()) return `other ${st.mode}`;
-      return createHash('sha256')
-        .update(await readFile(this.file))
-        .digest('hex');
+      return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}:${st.mtimeNs}`;
     } catch {
       return 'missing';
     }
@@ -660,8 +662,14 @@ export class Worktree {
    * epicflow's last command left at `base` (only what changed since is read again), else
    * one from `base`'s tree (every file is read).
    */
-  private async treeOfFiles(base: string, fromTreeIndex: boolean): Promise<string> {
-    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-index-'));
+  private async treeOfFiles(
+    base: string,
+    fromTreeIndex: boolean,
+    /** Given the staged index before it is removed: it may take it (rename it away). */
+    keep?: (indexFile: string) => Promise<void>,
+  ): Promise<string> {
+    // Beside the tree's own index (epicflow's folder): a rename can put it in its place.
+    const scratch = await mkdtemp(join(this.gitDir, 'epicflow-index-'));
     try {
       const indexFile = join(scratch, 'index');
       const copied =
@@ -677,9 +685,11 @@ export class Worktree {
         });
       }
       await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
-      return (
+      const tree = (
         await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
       ).trim();
+      await keep?.(indexFile);
+      return tree;
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -693,32 +703,43 @@ export class Worktree {
   async commitAll(message: string): Promise<string | null> {
     // HEAD read first: the tree's index is then checked, and stands for HEAD.
     const head = await this.head();
-    const tree = await this.treeOfFiles(head, true);
-    const headTree = (
-      await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
-    ).trim();
-    if (tree === headTree) return null;
-    const commit = (
-      await this.git.run(
-        `cannot commit in ${this.path}`,
-        ['commit-tree', tree, '-p', head, '-F', '-'],
-        {
-          input: message,
-        },
-      )
-    ).trim();
-    // HEAD (and the branch it names) moves only from the commit it was read at.
-    await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
-      'update-ref',
-      '-m',
-      'epicflow: commit',
-      'HEAD',
-      commit,
-      head,
-    ]);
-    // The index as the commit has it, stat data kept (what was staged is what is there).
-    await this.git.run(`cannot reset the index of ${this.path}`, ['reset', '--quiet', commit]);
-    return commit;
+    let staged: string | undefined;
+    const tree = await this.treeOfFiles(head, true, async (indexFile) => {
+      const kept = `${this.index.file}.epicflow-staged`;
+      await rename(indexFile, kept);
+      staged = kept;
+    });
+    try {
+      const headTree = (
+        await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
+      ).trim();
+      if (tree === headTree) return null;
+      const commit = (
+        await this.git.run(
+          `cannot commit in ${this.path}`,
+          ['commit-tree', tree, '-p', head, '-F', '-'],
+          { input: message },
+        )
+      ).trim();
+      // HEAD (and the branch it names) moves only from the commit it was read at.
+      await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
+        'update-ref',
+        '-m',
+        'epicflow: commit',
+        'HEAD',
+        commit,
+        head,
+      ]);
+      // What was staged is the tree's index now: it is the commit, with the files' stat data.
+      if (staged !== undefined) {
+        await rename(staged, this.index.file);
+        staged = undefined;
+        await this.index.settle();
+      }
+      return commit;
+    } finally {
+      if (staged !== undefined) await rm(staged, { force: true });
+    }
   }
 
   /**

@@ -5,7 +5,7 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { copyFile, lstat, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, mkdtemp, rename, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
@@ -597,6 +597,24 @@ class IndexGuard {
   }
 }
 
+/**
+ * A copy of an index that git reads as it would the original: with the original's
+ * modification time (floored, never later). Git tells a file changed within the same
+ * second as the index was written ("racily clean") by comparing with the index's own
+ * time; a copy made now would make such a change look clean, and hide it.
+ */
+async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    const st = await stat(from);
+    await copyFile(from, to);
+    const mtime = new Date(Math.floor(st.mtimeMs));
+    await utimes(to, mtime, mtime);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
   readonly path: string;
@@ -675,10 +693,7 @@ export class Worktree {
       const copied =
         fromTreeIndex &&
         (await this.index.trusted()) &&
-        (await copyFile(this.index.file, indexFile).then(
-          () => true,
-          () => false,
-        ));
+        (await copyIndex(this.index.file, indexFile));
       if (!copied) {
         await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
           indexFile,

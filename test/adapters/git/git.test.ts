@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
 import { isEpicflowError } from '../../../src/core/errors.js';
@@ -174,6 +175,24 @@ describe('branches and worktrees', () => {
     const text = JSON.stringify(error);
     expect(text).toContain('no-such-commit');
     expect(text).not.toMatch(/hint:|graft/i);
+  });
+
+  it('commits a change made right after the checkout, even one of the same size (racily clean)', async () => {
+    const f = repo({ 'a.txt': 'base\n' });
+    const git = await Git.open(f.dir, IDENTITY);
+    for (let i = 0; i < 3; i++) {
+      const branch = `story/1/r${i}`;
+      await git.createBranch(branch, await git.defaultBase());
+      const path = wtPath(f, `r${i}`);
+      await git.addWorktree(path, branch);
+      const tree = git.worktree(path);
+      await tree.head();
+      // Same size as what was checked out, within the same second; the commit a second later.
+      writeFileSync(join(path, 'a.txt'), 'epic\n');
+      await delay(1100);
+      expect(await tree.commitAll('change')).not.toBeNull();
+      expect(fixtureIn(path).git('show', 'HEAD:a.txt')).toBe('epic\n');
+    }
   });
 
   it('updates refs by compare-and-swap', async () => {

@@ -234,7 +234,7 @@ export class EpicContext {
    * Runs the gates in a tree, one command after another (each with its own timeout);
    * `log` gets each command, its whole output and how it ended.
    */
-  async runGates(cwd: string, log?: OutputLog): Promise<GateRun[]> {
+  async runGates(cwd: string, log?: OutputLog, story?: string): Promise<GateRun[]> {
     const runs: GateRun[] = [];
     for (const command of this.config.gates) {
       log?.line(`$ ${command}`);
@@ -243,6 +243,7 @@ export class EpicContext {
         timeoutMs: this.config.timeouts.gateMs,
         signal: this.interrupt.signal,
         ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+        ...(story === undefined ? {} : { story }),
       });
       log?.line(`[${run.ok ? 'passed' : run.timedOut === true ? 'timed out' : 'failed'}]`);
       runs.push(run);
@@ -293,7 +294,7 @@ export class EpicContext {
   }
 
   /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
-  async runSetup(cwd: string, log?: OutputLog): Promise<{ output: string } | null> {
+  async runSetup(cwd: string, log?: OutputLog, story?: string): Promise<{ output: string } | null> {
     const setup = this.config.setup;
     if (setup === undefined || setup.trim() === '') return null;
     log?.line(`$ ${setup}`);
@@ -302,6 +303,7 @@ export class EpicContext {
       timeoutMs: this.config.timeouts.gateMs,
       signal: this.interrupt.signal,
       ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+      ...(story === undefined ? {} : { story }),
     });
     log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
     return r.ok ? null : { output: r.output };

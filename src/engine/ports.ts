@@ -96,6 +96,8 @@ export interface GateRunner {
       signal?: AbortSignal;
       /** Every line of the output as it streams (both streams), for the story's log. */
       onLine?: (line: string) => void;
+      /** The story whose checks these are (a role of its own: never its judge's user). */
+      story?: string;
     },
   ): Promise<GateRun>;
 }

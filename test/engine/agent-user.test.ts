@@ -115,6 +115,58 @@ describe('a local run with --agent-user', () => {
     expect(a.at(-1)).not.toBe(b);
   }, 90_000);
 
+  it('runs the judge as a user and with a home of its own: what the coder planted never runs in it', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // One executor plays both roles. The coder plants settings with a hook in its home and
+    // a script in /tmp; the judge tells (through a folder anyone may write) who it runs
+    // as and what it finds, and clears the story.
+    const meet = join(repo.tmp, 'meet');
+    mkdirSync(meet, { mode: 0o1777 });
+    chmodSync(meet, 0o1777);
+    const verdict = JSON.stringify({
+      scores: { provides: 2, scope: 2, style: 2, tests: 2 },
+      cleared: true,
+      findings: [],
+    });
+    const agent = [
+      'sh',
+      '-c',
+      [
+        'if [ "$EPICFLOW_ROLE" = coder ]; then',
+        '  mkdir -p src "$HOME/.claude" && id -un > src/coder.txt',
+        `  echo '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ${meet}/hook"}]}]}}' > "$HOME/.claude/settings.json"`,
+        '  echo coder-was-here > /tmp/epicflow-mark-$(id -u)',
+        'else',
+        `  id -un > ${meet}/judge.txt`,
+        `  ls -a "$HOME" "$HOME/.claude" > ${meet}/judge-home.txt 2>&1`,
+        `  cat /tmp/epicflow-mark-* > ${meet}/judge-tmp.txt 2>&1`,
+        "  printf '```json\\n%s\\n```\\n' '" + verdict + "'",
+        'fi',
+      ].join('\n'),
+    ];
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: agent, roles: ['coder', 'judge'] }],
+        gates: ['true'],
+        extra: 'judge: { executor: bot, rounds: 1 }',
+      }),
+    );
+    repo.commit('config');
+    const result = await run(repo, planMarkdown([{ id: 's', owns: ['src'] }]), {
+      agentUser: 'epicflow-agent',
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const coder = showFile(repo, 'epic/epic', 'src/coder.txt')?.trim();
+    const judge = readFileSync(join(meet, 'judge.txt'), 'utf8').trim();
+    expect(coder).toMatch(/^epicflow-agent(-\d+)?$/);
+    expect(judge).toMatch(/^epicflow-agent(-\d+)?$/);
+    expect(judge).not.toBe(coder);
+    expect(readFileSync(join(meet, 'judge-home.txt'), 'utf8')).not.toContain('settings.json');
+    expect(readFileSync(join(meet, 'judge-tmp.txt'), 'utf8')).not.toContain('coder-was-here');
+  }, 60_000);
+
   it('says once, without it, that the agent runs as you and reads what you can', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const agent = ['sh', '-c', 'mkdir -p src && echo x > src/a.txt'];

@@ -79,6 +79,7 @@ export class CliExecutor implements ExecutorPort {
         ...invocation.env,
       },
       writable: [request.home],
+      seat: { scope: request.story, role: `${request.role}:${request.executor.id}` },
       ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
       timeoutMs: request.timeoutMs,
       ...(signal === undefined ? {} : { signal }),

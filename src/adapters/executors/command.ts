@@ -115,6 +115,7 @@ export class CommandExecutor implements ExecutorPort {
       env,
       // Its home holds the prompt file; the agent may write there too.
       writable: [request.home],
+      seat: { scope: request.story, role: `${request.role}:${request.executor.id}` },
       input: request.prompt,
       timeoutMs: request.timeoutMs,
       ...(signal ? { signal } : {}),

@@ -409,41 +409,21 @@ export async function reapAccount(account: AgentAccount, root: Privileged): Prom
 }
 
 /**
- * What would run for the account later, without it: its crontab and at jobs. Both
- * spool folders are root's; a user that is listed in `cron.deny`/`at.deny` (done once
- * per account) cannot make new ones where cron and at honour those files.
+ * What the account would leave for a later step, without it: its crontab and at jobs
+ * (both spool folders are root's; a user listed in `cron.deny`/`at.deny`, done once per
+ * account, cannot make new ones where cron and at honour those files), and what it made
+ * in /tmp, /var/tmp and /dev/shm (their entries it owns, with all they hold), so a judge
+ * never meets a file a coder planted there, even as another user. (Files it left inside
+ * another user's world-writable folder there are that folder's owner's to clear.) Run
+ * after every step, once no process of the account is left, and before a job first uses
+ * the account (one that was killed before it could clean up).
  */
-const DROP_SCHEDULED = [
+const DROP_LEFTOVERS = [
   'for f in /var/spool/cron/crontabs/"$1" /var/spool/cron/"$1" /var/spool/cron/tabs/"$1"; do',
   '  if [ -f "$f" ] || [ -L "$f" ]; then rm -f -- "$f"; fi',
   'done',
   'for d in /var/spool/cron/atjobs /var/spool/at /var/spool/atjobs; do',
   '  if [ -d "$d" ]; then find "$d" -xdev -maxdepth 1 -user "$2" -type f -delete; fi',
-  'done',
-  'true',
-].join('\n');
-
-export async function dropScheduled(account: AgentAccount, root: Privileged): Promise<void> {
-  await must(
-    `cannot remove what ${account.user} scheduled`,
-    root.argv(['sh', '-c', DROP_SCHEDULED, 'sh', account.user, String(account.uid)]),
-    root.env,
-  );
-}
-
-/**
- * Before a job uses the account: it may schedule nothing (cron.deny, at.deny, where cron
- * or at is installed), and nothing it left in shared folders by an earlier job (one that
- * was killed before it could clean up) is there for this one: what it made in /tmp,
- * /var/tmp and /dev/shm (their entries it owns, with all they hold) is removed, as is
- * whatever it scheduled. (Files it left inside another user's world-writable folder
- * there are that folder's owner's to clear.)
- */
-const FRESH_ACCOUNT = [
-  'for tool in cron at; do',
-  '  if command -v "$( [ "$tool" = cron ] && echo crontab || echo at )" >/dev/null 2>&1 || [ -e /etc/$tool.deny ]; then',
-  '    touch /etc/$tool.deny && (grep -qx -- "$1" /etc/$tool.deny || printf "%s\\n" "$1" >> /etc/$tool.deny)',
-  '  fi',
   'done',
   'for d in /tmp /var/tmp /dev/shm; do',
   '  if [ -d "$d" ]; then find "$d" -xdev -mindepth 1 -maxdepth 1 -user "$2" -exec rm -rf -- {} + 2>/dev/null; fi',
@@ -451,11 +431,29 @@ const FRESH_ACCOUNT = [
   'true',
 ].join('\n');
 
+export async function dropLeftovers(account: AgentAccount, root: Privileged): Promise<void> {
+  await must(
+    `cannot remove what ${account.user} left behind`,
+    root.argv(['sh', '-c', DROP_LEFTOVERS, 'sh', account.user, String(account.uid)]),
+    root.env,
+  );
+}
+
+/** Before a job uses the account: it may schedule nothing, and nothing of an earlier job is left. */
+const DENY_SCHEDULING = [
+  'for tool in cron at; do',
+  '  if command -v "$( [ "$tool" = cron ] && echo crontab || echo at )" >/dev/null 2>&1 || [ -e /etc/$tool.deny ]; then',
+  '    touch /etc/$tool.deny && (grep -qx -- "$1" /etc/$tool.deny || printf "%s\\n" "$1" >> /etc/$tool.deny)',
+  '  fi',
+  'done',
+  'true',
+].join('\n');
+
 export async function freshAccount(account: AgentAccount, root: Privileged): Promise<void> {
   await must(
     `cannot prepare ${account.user} for this job`,
-    root.argv(['sh', '-c', FRESH_ACCOUNT, 'sh', account.user, String(account.uid)]),
+    root.argv(['sh', '-c', DENY_SCHEDULING, 'sh', account.user]),
     root.env,
   );
-  await dropScheduled(account, root);
+  await dropLeftovers(account, root);
 }

@@ -12,7 +12,7 @@ import { sameUser, type Untrusted } from './untrusted.js';
 export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUser()): GateRunner {
   const childEnv = baseEnv(env);
   return {
-    async run(command, { cwd, timeoutMs, signal, onLine }) {
+    async run(command, { cwd, timeoutMs, signal, onLine, story }) {
       // What decisions rest on (failure lines, the pass count) is read from every line as
       // it streams; the text kept for people (the coder's feedback, the report) is the
       // tail, which says so in its first line when cut.
@@ -22,6 +22,7 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
         env: childEnv,
         // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
         ownHome: true,
+        ...(story === undefined ? {} : { seat: { scope: story, role: 'checks' } }),
         timeoutMs,
         maxCaptureBytes: 256 * 1024,
         onLine: (_stream, line) => {

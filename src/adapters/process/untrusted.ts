@@ -25,7 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
   claimUser,
-  dropScheduled,
+  dropLeftovers,
   ensureUser,
   establishPrivilege,
   freshAccount,
@@ -52,6 +52,14 @@ export interface UntrustedRunOptions extends RunProcessOptions {
    * there), never epicflow's; as epicflow's own user, `env`'s HOME is kept.
    */
   readonly ownHome?: boolean;
+  /**
+   * Which role of which story (or job) the code plays: a coder of one executor, a
+   * judge, a verifier, the story's checks. As separate users, no account plays two
+   * roles of one scope, so what one role left behind (a home's settings, a file in
+   * /tmp) never runs inside another (a judge with its own key). Without it, any free
+   * account will do.
+   */
+  readonly seat?: { readonly scope: string; readonly role: string };
 }
 
 export interface Untrusted {
@@ -90,8 +98,8 @@ export function sameUser(): Untrusted {
   return {
     isolated: false,
     description: "as epicflow's own user (not isolated)",
-    run: (argv, { writable: _w, ownHome: _h, ...options }) => run(argv, options),
-    runShell: (command, { writable: _w, ownHome: _h, ...options }) =>
+    run: (argv, { writable: _w, ownHome: _h, seat: _s, ...options }) => run(argv, options),
+    runShell: (command, { writable: _w, ownHome: _h, seat: _s, ...options }) =>
       run(shellArgv(command, options.env), options),
     reclaim: () => Promise.resolve(),
   };
@@ -189,14 +197,28 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   const idle: AgentAccount[] = [await establish()];
   const first = idle[0] as AgentAccount;
   let establishing: Promise<AgentAccount> | undefined;
-  /** An account no step of this process runs as now. */
-  const take = async (): Promise<AgentAccount> => {
-    const free = idle.shift();
-    if (free !== undefined) return free;
-    // One at a time: claims of the pool are serial anyway.
-    const next = (establishing ?? Promise.resolve()).then(establish, establish);
-    establishing = next;
-    return next;
+  /** The role each account has played, by scope (a story, a job). */
+  const played = new Map<AgentAccount, Map<string, string>>();
+  const fits = (account: AgentAccount, seat: UntrustedRunOptions['seat']): boolean =>
+    seat === undefined || (played.get(account)?.get(seat.scope) ?? seat.role) === seat.role;
+  /** An account no step of this process runs as now, and that played no other role of the seat's scope. */
+  const take = async (seat: UntrustedRunOptions['seat']): Promise<AgentAccount> => {
+    const at = idle.findIndex((a) => fits(a, seat));
+    let account: AgentAccount;
+    if (at >= 0) {
+      account = idle.splice(at, 1)[0] as AgentAccount;
+    } else {
+      // One at a time: claims of the pool are serial anyway.
+      const next = (establishing ?? Promise.resolve()).then(establish, establish);
+      establishing = next;
+      account = await next;
+    }
+    if (seat !== undefined) {
+      const roles = played.get(account) ?? new Map<string, string>();
+      roles.set(seat.scope, seat.role);
+      played.set(account, roles);
+    }
+    return account;
   };
 
   /**
@@ -280,8 +302,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     argv: readonly string[],
     runOptions: UntrustedRunOptions,
   ): Promise<ProcessResult> => {
-    const { writable: extra, ownHome, ...processOptions } = runOptions;
-    const account = await take();
+    const { writable: extra, ownHome, seat, ...processOptions } = runOptions;
+    const account = await take(seat);
     try {
       const home = ownHome === true ? join(homeRoot, account.user) : undefined;
       if (home !== undefined) await mkdir(home, { recursive: true, mode: 0o700 });
@@ -341,9 +363,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           },
         );
       } finally {
-        // Nothing of the step survives it: its processes, what it scheduled, its hold on the folders.
+        // Nothing of the step survives it: its processes, what it scheduled or left in /tmp, its hold on the folders.
         await reapAccount(account, root);
-        await dropScheduled(account, root);
+        await dropLeftovers(account, root);
         await reclaim(granted);
       }
     } finally {

@@ -108,7 +108,9 @@ export async function checkStory(
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
-    rec.time('gates', () => rec.logs.capture('gates', (log) => ctx.runGates(tree.path, log))),
+    rec.time('gates', () =>
+      rec.logs.capture('gates', (log) => ctx.runGates(tree.path, log, story.id)),
+    ),
   );
   ctx.checkpoint('mid-gates', story.id);
   const runs = await pending;

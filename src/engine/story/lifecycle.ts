@@ -272,7 +272,9 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
     const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
-      rec.time('setup', () => rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log))),
+      rec.time('setup', () =>
+        rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log, story.id)),
+      ),
     );
     if (setupFailure !== null)
       throw new StoryStop('failed', setupFailedReason(setupFailure.output));

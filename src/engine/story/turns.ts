@@ -126,7 +126,8 @@ async function askHelper<T>(
               worktree: tree.path,
               executor,
               env: ctx.settings.executorEnv[executor.id] ?? {},
-              home: join(ctx.settings.homesDir, story.id, executor.id),
+              // A home per role: what a coder left in its home never reaches a judge.
+              home: join(ctx.settings.homesDir, story.id, role, executor.id),
               timeoutMs: ctx.config.timeouts.storyMs,
             },
             ctx.interrupt.signal,
@@ -300,7 +301,7 @@ export async function coderTurn(
         worktree: tree.path,
         executor,
         env: ctx.settings.executorEnv[executor.id] ?? {},
-        home: join(ctx.settings.homesDir, story.id, executor.id),
+        home: join(ctx.settings.homesDir, story.id, 'coder', executor.id),
         timeoutMs: Math.max(1000, left),
       },
       ctx.interrupt.signal,

@@ -103,3 +103,30 @@ describe('what untrusted code is handed', () => {
     expect(readFileSync('/etc/cron.deny', 'utf8').split('\n')).toContain(user);
   });
 });
+
+describe('who runs each role', () => {
+  const as = async (scope: string, role: string): Promise<string> => {
+    const tree = join(root, 'trees', 'a');
+    const r = await untrusted.runShell('id -un', {
+      cwd: tree,
+      env,
+      timeoutMs: 30_000,
+      seat: { scope, role },
+    });
+    expect(r.exitCode).toBe(0);
+    return r.stdout.trim();
+  };
+
+  it('never runs two roles of one story as one user, however the steps alternate', async () => {
+    const coder = await as('story-1', 'coder:claude');
+    const checks = await as('story-1', 'checks');
+    const judge = await as('story-1', 'judge:claude');
+    const takeover = await as('story-1', 'coder:codex');
+    expect(new Set([coder, checks, judge, takeover]).size).toBe(4);
+    // A role plays again as itself.
+    expect(await as('story-1', 'coder:claude')).toBe(coder);
+    expect(await as('story-1', 'judge:claude')).toBe(judge);
+    // Another story may have any of them (one at a time, each step reaped and reclaimed).
+    expect([coder, checks, judge, takeover]).toContain(await as('story-2', 'judge:claude'));
+  });
+});

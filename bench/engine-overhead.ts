@@ -100,7 +100,7 @@ async function engine(repo: string, root: string, agentUser?: string): Promise<n
   const merged: number[] = [];
   let last = performance.now();
   await runLocalEpic(
-    { file: plan, repo, ...(agentUser === undefined ? {} : { agentUser }) },
+    { file: plan, repo, agentUser: agentUser ?? false },
     {
       cwd: root,
       env: process.env,

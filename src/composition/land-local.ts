@@ -12,9 +12,9 @@ import { createExecutor } from '../adapters/executors/index.js';
 import { readMergedStories, type Git } from '../adapters/git/index.js';
 import { gitPort } from '../adapters/git/port.js';
 import { buildLandedMessage } from '../core/merge-message.js';
-import { baseEnv } from '../adapters/process/run-process.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
-import { agentUser, sameUser } from '../adapters/process/untrusted.js';
+import { localUntrusted } from './local-untrusted.js';
+import type { AgentUserFlag } from '../core/agent-user.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { describeError, EpicflowError } from '../core/errors.js';
 import {
@@ -43,13 +43,14 @@ export interface LocalLandOptions {
   readonly into?: string | undefined;
   readonly repo?: string | undefined;
   readonly config?: string | undefined;
-  readonly agentUser?: string | undefined;
+  /** Who the coder, setup and gates run as (see core/agent-user.ts). */
+  readonly agentUser?: AgentUserFlag;
 }
 
 /** As for a run; aborting `interrupt` (SIGINT/SIGTERM) stops the landing, and nothing moves. */
 export interface LocalLandHooks extends Pick<
   LocalRunHooks,
-  'cwd' | 'env' | 'onEvent' | 'interrupt'
+  'cwd' | 'env' | 'onEvent' | 'interrupt' | 'onWarning'
 > {
   /** Test hook: after the epic branch moved, before the branch landed in moves. */
   readonly beforeInto?: (() => void | Promise<void>) | undefined;
@@ -254,15 +255,11 @@ export async function landLocalEpic(
 ): Promise<LocalLandResult> {
   const p = await prepare(options, hooks);
   const { repo, epicBranch, into } = p;
-  const untrusted =
-    options.agentUser === undefined
-      ? sameUser()
-      : await agentUser({
-          user: options.agentUser,
-          roots: [join(repo.gitDir, 'epicflow')],
-          home: join(p.stateDir, 'agent-home'),
-          env: baseEnv(hooks.env),
-        });
+  const untrusted = await localUntrusted(
+    options.agentUser,
+    { roots: [join(repo.gitDir, 'epicflow')], home: join(p.stateDir, 'agent-home') },
+    hooks,
+  );
   const store = new FileStateStore(p.stateDir);
   const unlock = await store.lock();
   let appending: Promise<void> = Promise.resolve();

@@ -7,8 +7,8 @@
  */
 import { basename, extname, join, resolve } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
-import { baseEnv } from '../adapters/process/run-process.js';
-import { agentUser, sameUser } from '../adapters/process/untrusted.js';
+import { localUntrusted } from './local-untrusted.js';
+import type { AgentUserFlag } from '../core/agent-user.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
@@ -29,8 +29,8 @@ export interface LocalRunOptions {
   readonly concurrency?: number | undefined;
   readonly failFast?: boolean | undefined;
   readonly worktrees?: string | undefined;
-  /** Untrusted code runs as this unprivileged user; default: as epicflow's own user. */
-  readonly agentUser?: string | undefined;
+  /** Who untrusted code runs as (see core/agent-user.ts). */
+  readonly agentUser?: AgentUserFlag;
 }
 
 export interface LocalRunHooks {
@@ -227,23 +227,15 @@ export async function runLocalEpic(
 ): Promise<EpicRunResult & { stateDir: string; events: string }> {
   const local = await prepareLocalEpic(options, hooks);
   for (const line of local.warnings) hooks.onWarning?.(line);
-  // Checked before anything is created: a user that cannot be had is a usage problem (exit 2).
-  const untrusted =
-    options.agentUser === undefined
-      ? sameUser()
-      : await agentUser({
-          user: options.agentUser,
-          // epicflow's own folders: its state (homes among it) and the worktrees.
-          roots: [join(local.repo.gitDir, 'epicflow'), local.worktreesDir],
-          home: join(local.stateDir, 'agent-home'),
-          env: baseEnv(hooks.env),
-        });
-  if (!untrusted.isolated) {
-    // Said once, so nobody takes a local run for an isolated one (docs/security.md).
-    hooks.onWarning?.(
-      'note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user',
-    );
-  }
+  const untrusted = await localUntrusted(
+    options.agentUser,
+    {
+      // epicflow's own folders: its state (homes among it) and the worktrees.
+      roots: [join(local.repo.gitDir, 'epicflow'), local.worktreesDir],
+      home: join(local.stateDir, 'agent-home'),
+    },
+    hooks,
+  );
   const store = new FileStateStore(local.stateDir);
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.

@@ -118,7 +118,7 @@ describe('epicflow land prunes what it landed', () => {
     await deliver();
     let stdout = '';
     const code = await landCommand(
-      { repo: repo.dir },
+      { repo: repo.dir, agentUser: false },
       { stdout: (s) => (stdout += s), stderr: () => undefined, cwd: repo.tmp },
     );
     expect(code).toBe(0);

@@ -5,7 +5,7 @@
  * its environment; the merge is epicflow's, as epicflow's own user.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
@@ -17,6 +17,7 @@ import {
   record,
   run,
   showFile,
+  stateDir,
   type TestRepo,
 } from './support/repo.js';
 
@@ -167,22 +168,86 @@ describe('a local run with --agent-user', () => {
     expect(readFileSync(join(meet, 'judge-tmp.txt'), 'utf8')).not.toContain('coder-was-here');
   }, 60_000);
 
-  it('says once, without it, that the agent runs as you and reads what you can', async () => {
+  it('as root, runs the agent as an unprivileged user by default and says so; --no-agent-user says it runs as root', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
-    const agent = ['sh', '-c', 'mkdir -p src && echo x > src/a.txt'];
+    const agent = ['sh', '-c', 'mkdir -p src && id -un > src/who.txt'];
     repo.write('epicflow.yml', configYaml({ executors: [{ id: 'bot', command: agent }] }));
     repo.commit('config');
-    const plain = await run(repo, planMarkdown([{ id: 's', owns: ['src'] }]));
-    expect(plain.code).toBe(0);
-    const note =
-      'epicflow: note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user';
-    expect(plain.stdout.split('\n').filter((l) => l === note)).toHaveLength(1);
-    const isolated = await run(repo, planMarkdown([{ id: 't', owns: ['src'] }]), {
-      agentUser: 'epicflow-agent',
-      epic: 'other',
+    const isolated = await run(repo, planMarkdown([{ id: 's', owns: ['src'] }]), {
+      agentUser: undefined,
     });
     expect(isolated.code).toBe(0);
-    expect(isolated.stdout).not.toContain('run as you');
+    const note =
+      'epicflow: note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user epicflow-agent (made when missing); --agent-user USER picks another, --no-agent-user runs them as root';
+    expect(isolated.stdout.split('\n').filter((l) => l === note)).toHaveLength(1);
+    expect(showFile(repo, 'epic/epic', 'src/who.txt')).toMatch(/^epicflow-agent(-\d+)?$/);
+
+    const asRoot = await run(repo, planMarkdown([{ id: 't', owns: ['src'] }]), {
+      agentUser: false,
+      epic: 'other',
+    });
+    expect(asRoot.code).toBe(0);
+    expect(asRoot.stdout).toContain(
+      'epicflow: note: the agent, setup and gates run as root (--no-agent-user): they can read and change everything on this machine',
+    );
+    expect(showFile(repo, 'epic/other', 'src/who.txt')).toBe('root');
+    const named = await run(repo, planMarkdown([{ id: 'u', owns: ['src'] }]), {
+      agentUser: 'epicflow-agent',
+      epic: 'third',
+    });
+    expect(named.code).toBe(0);
+    expect(named.stdout).not.toContain('note:');
+  }, 60_000);
+
+  it('keeps a secret of the shell that started the run from the agent and the epic branch', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // The agent looks everywhere it can: its environment, every process's environment
+    // and command line it may read, and what its parent left open.
+    const agent = [
+      'sh',
+      '-c',
+      [
+        'mkdir -p src',
+        'env > src/env.txt',
+        'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" > src/environs.txt',
+        'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " " > src/cmdlines.txt',
+        'true',
+      ].join('; '),
+    ];
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: agent }],
+        gates: ['env'],
+      }),
+    );
+    repo.commit('config');
+    const secret = 'sk-shell-secret-5678';
+    const result = await run(
+      repo,
+      planMarkdown([{ id: 's', owns: ['src'] }]),
+      { agentUser: 'epicflow-agent' },
+      { env: { ...process.env, OPENAI_API_KEY: secret, EPICFLOW_TEST_SECRET: secret } },
+    );
+    expect(result.code).toBe(0);
+    // The agent ran and read what it could …
+    expect(showFile(repo, 'epic/epic', 'src/env.txt')).toContain('EPICFLOW_STORY=s');
+    expect(showFile(repo, 'epic/epic', 'src/environs.txt')).toContain('EPICFLOW_STORY=s');
+    // … and the secret is nowhere on the epic branch.
+    for (const file of ['src/env.txt', 'src/environs.txt', 'src/cmdlines.txt']) {
+      expect({ file, leaked: showFile(repo, 'epic/epic', file)?.includes(secret) }).toEqual({
+        file,
+        leaked: false,
+      });
+    }
+    // Nor in what the gates printed (kept in the story's logs).
+    const logs = join(stateDir(repo), 'logs', 's');
+    const gates = readdirSync(logs)
+      .filter((f) => f.endsWith('-gates.log'))
+      .map((f) => readFileSync(join(logs, f), 'utf8'))
+      .join('\n');
+    expect(gates).toContain('LOGNAME=epicflow-agent');
+    expect(gates).not.toContain(secret);
   }, 60_000);
 
   it('refuses a user that is root, before anything is created', async () => {

@@ -85,7 +85,7 @@ async function land(
   let stdout = '';
   let stderr = '';
   const code = await landCommand(
-    { repo: repo.dir, ...opts },
+    { repo: repo.dir, agentUser: false, ...opts },
     { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp },
     hooks,
   );

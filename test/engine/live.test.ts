@@ -43,6 +43,7 @@ const cli = (file: string): string[] => [
   file,
   '--repo',
   repo.dir,
+  '--no-agent-user',
 ];
 
 const LIVE = /epicflow: \d+\/1 done · (?:nothing running|running: a) · \d+s · no cost known yet/;

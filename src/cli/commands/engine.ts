@@ -34,8 +34,9 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
     .option('--worktrees <dir>', 'where story worktrees go (default: inside the git folder)')
     .option(
       '--agent-user <user>',
-      'run agents, setup and gates as this unprivileged user (needs root or passwordless sudo)',
+      'run agents, setup and gates as this unprivileged user (needs root or passwordless sudo; as root the default is epicflow-agent)',
     )
+    .option('--no-agent-user', 'as root: run agents, setup and gates as root (not isolated)')
     .action(
       async (
         file: string,
@@ -46,7 +47,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
           concurrency?: number;
           failFast?: boolean;
           worktrees?: string;
-          agentUser?: string;
+          agentUser?: string | false;
         },
       ) => {
         const code = await runCommand(

@@ -19,7 +19,7 @@ export interface LandCommandOptions {
   readonly into?: string;
   readonly repo?: string;
   readonly config?: string;
-  readonly agentUser?: string;
+  readonly agentUser?: string | false;
 }
 
 export interface LandCommandIo {
@@ -56,6 +56,7 @@ export async function landCommand(
       onEvent: (event) => io.stdout(`${formatEvent(event)}\n`),
       interrupt: interrupt.signal,
       beforeInto: hooks.beforeInto,
+      onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
     });
     const r = result.record;
     const lines: string[] = [];
@@ -132,15 +133,16 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
     .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
     .option(
       '--agent-user <user>',
-      'run the coder, setup and gates as this unprivileged user (needs root or passwordless sudo)',
+      'run the coder, setup and gates as this unprivileged user (needs root or passwordless sudo; as root the default is epicflow-agent)',
     )
+    .option('--no-agent-user', 'as root: run the coder, setup and gates as root (not isolated)')
     .action(
       async (o: {
         epic?: string;
         into?: string;
         repo?: string;
         config?: string;
-        agentUser?: string;
+        agentUser?: string | false;
       }) => {
         const code = await landCommand(
           {

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { describeError, EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
 import { exitCodeFor } from '../context.js';
+import type { AgentUserFlag } from '../../core/agent-user.js';
 import type { CrashPoint } from '../../engine/ports.js';
 import { runLocalEpic } from '../../composition/local.js';
 import { defaultOutFile } from '../../composition/plan-local.js';
@@ -23,8 +24,8 @@ export interface RunCommandOptions {
   readonly concurrency?: number;
   readonly failFast?: boolean;
   readonly worktrees?: string;
-  /** Run untrusted code as this user (see adapters/process/untrusted.ts). */
-  readonly agentUser?: string;
+  /** Who untrusted code runs as (see core/agent-user.ts). */
+  readonly agentUser?: AgentUserFlag;
 }
 
 export interface RunCommandIo {

@@ -175,7 +175,8 @@ export async function run(
   let stdout = '';
   let stderr = '';
   const code = await runCommand(
-    { file, repo: repo.dir, ...opts },
+    // The tests run as root: untrusted code runs as root too unless a test names a user.
+    { file, repo: repo.dir, agentUser: false, ...opts },
     { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
     hooks,
   );

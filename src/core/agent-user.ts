@@ -1,0 +1,34 @@
+/**
+ * Who the agent, setup and gates run as in a local run: the user `--agent-user` names;
+ * else, when epicflow runs as root, an unprivileged user of its own (root would hand the
+ * agent the whole machine); else epicflow's own user. What is not isolated is said once.
+ */
+
+/** The pool a run as root takes its agent users from when none is named. */
+export const DEFAULT_AGENT_USER = 'epicflow-agent';
+
+/** `--agent-user USER` (a name), `--no-agent-user` (false), or neither (undefined). */
+export type AgentUserFlag = string | false | undefined;
+
+export interface AgentUserChoice {
+  /** The pool to run untrusted code as; undefined: epicflow's own user. */
+  readonly user: string | undefined;
+  /** One line to say once at the start, when the choice is not the one the user named. */
+  readonly note: string | undefined;
+}
+
+export function chooseAgentUser(flag: AgentUserFlag, asRoot: boolean): AgentUserChoice {
+  if (typeof flag === 'string') return { user: flag, note: undefined };
+  if (flag === undefined && asRoot) {
+    return {
+      user: DEFAULT_AGENT_USER,
+      note: `note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user ${DEFAULT_AGENT_USER} (made when missing); --agent-user USER picks another, --no-agent-user runs them as root`,
+    };
+  }
+  return {
+    user: undefined,
+    note: asRoot
+      ? 'note: the agent, setup and gates run as root (--no-agent-user): they can read and change everything on this machine, and the environment of every process, this one included'
+      : 'note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user',
+  };
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { chooseAgentUser, DEFAULT_AGENT_USER } from '../../src/core/agent-user.js';
+
+describe('who the agent runs as locally', () => {
+  it('is the user named, without a note, as root or not', () => {
+    for (const asRoot of [true, false]) {
+      expect(chooseAgentUser('ci-agent', asRoot)).toEqual({ user: 'ci-agent', note: undefined });
+    }
+  });
+
+  it('is an unprivileged user of its own as root, and says so', () => {
+    const choice = chooseAgentUser(undefined, true);
+    expect(choice.user).toBe(DEFAULT_AGENT_USER);
+    expect(choice.note).toContain('epicflow runs as root, so the agent, setup and gates run as');
+  });
+
+  it('is you otherwise, and says what that means', () => {
+    expect(chooseAgentUser(undefined, false)).toEqual({
+      user: undefined,
+      note: 'note: the agent, setup and gates run as you: they can read what you can (your files, and the environment of every process of yours, this one included); --agent-user USER runs them as another user',
+    });
+    expect(chooseAgentUser(false, false).user).toBeUndefined();
+  });
+
+  it('is root when asked with --no-agent-user, and says it is not isolated', () => {
+    const choice = chooseAgentUser(false, true);
+    expect(choice.user).toBeUndefined();
+    expect(choice.note).toMatch(
+      /^note: the agent, setup and gates run as root \(--no-agent-user\)/,
+    );
+  });
+});

@@ -120,6 +120,7 @@ export async function composeEpic(
     homesDir: wiring.folders.homes,
     executorEnv: wiring.executorEnv,
     houseRules: await houseRules(repo.root),
+    stateGuarded: untrusted?.isolated === true,
     ...(wiring.keepLogs === true ? { keepLogs: true } : {}),
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };

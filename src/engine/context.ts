@@ -73,6 +73,12 @@ export interface EpicSettings {
    * folder is gone when the job ends (its output is in the job's log instead).
    */
   readonly keepLogs?: boolean | undefined;
+  /**
+   * The state folder is out of the agent's reach (it runs as another user), so what it
+   * holds of earlier runs is used as written. Otherwise a `done` record counts only with
+   * its merge on the epic branch, and a stored gate baseline is computed again.
+   */
+  readonly stateGuarded?: boolean | undefined;
   /** Test hook: called at each named lifecycle point (entries may crash there). */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
 }
@@ -282,7 +288,12 @@ export class EpicContext {
   }
 
   private async computeBaseline(sha: string): Promise<GateRun[]> {
-    const stored = await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha));
+    // A baseline decides which failing lines a story is not charged with: one the agent
+    // could have written is never used.
+    const stored =
+      this.settings.stateGuarded === true
+        ? await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha))
+        : null;
     if (Array.isArray(stored) && stored.length === this.config.gates.length) return stored;
     if (this.config.gates.length === 0) return [];
     this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);

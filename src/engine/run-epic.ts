@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { decideLocal, type Trigger } from '../core/epic/index.js';
+import { decideLocal, type Trigger, verifiedRecord } from '../core/epic/index.js';
 import { preferredExecutor } from '../core/epic/rules.js';
 import { reportRow } from '../core/epic/report-rows.js';
 import { type Halt, type Plan, type Story, type StoryRecord } from '../core/model.js';
@@ -71,9 +71,13 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   const startedAt = ctx.ports.clock.now().toISOString();
   const stories = plan.stories;
   const byId = new Map(stories.map((s) => [s.id, s]));
-  const records = new Map<string, StoryRecord>();
-  for (const r of await state.listStories()) records.set(r.story, r);
   const merged = new Map(await git.mergedStories(epicBranch));
+  const records = new Map<string, StoryRecord>();
+  for (const r of await state.listStories()) {
+    const verified = verifiedRecord(r, merged, ctx.settings.stateGuarded === true);
+    if (verified !== r) ctx.emit('story', verified.notes.at(-1) ?? '', r.story);
+    records.set(r.story, verified);
+  }
   for (const s of stories) {
     if (merged.has(s.id)) ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
   }

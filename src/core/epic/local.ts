@@ -44,6 +44,34 @@ export interface LocalDecision {
   readonly stateActions: readonly Action[];
 }
 
+/**
+ * A record as a local run may use it. A `done` record counts only when its merge is on
+ * the epic branch: where the agent runs as epicflow's own user it can write the state
+ * folder, so a record's word alone never skips a story. A story done without a merge (the
+ * work was already in place) is taken at its record's word only where the state folder is
+ * out of the agent's reach (`stateGuarded`: the agent runs as another user). Anything else
+ * is a story to run again, and says why.
+ */
+export function verifiedRecord(
+  record: StoryRecord,
+  merged: ReadonlyMap<string, string>,
+  stateGuarded: boolean,
+): StoryRecord {
+  if (record.status !== 'done' || merged.has(record.story)) return record;
+  if (record.mergeCommit === undefined && stateGuarded) return record;
+  const { mergeCommit, storyCommit: _s, finishedAt: _f, ...rest } = record;
+  return {
+    ...rest,
+    status: 'planned',
+    notes: [
+      ...record.notes,
+      mergeCommit === undefined
+        ? 'its record said done without a merge, where the agent could have written it: run again'
+        : `its record named the merge ${mergeCommit.slice(0, 12)}, which is not on the epic branch: run again`,
+    ],
+  };
+}
+
 /** The records as the state machine sees them locally. */
 export function localView(
   input: Pick<LocalInput, 'epic' | 'plan' | 'records' | 'running'>,

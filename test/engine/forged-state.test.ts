@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  configYaml,
+  epicMerges,
+  git,
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  run,
+  scriptedCoder,
+  showFile,
+  stateDir,
+  type TestRepo,
+} from './support/repo.js';
+
+// Without an agent user, the agent runs as epicflow's own user and can write the state
+// folder between two runs. What it could write there must not decide what the next run
+// skips or forgives.
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..');
+const child = join(here, 'support', 'crash-child.ts');
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+/** Runs `epicflow run` in a child killed with SIGKILL at `point` of story `story`. */
+function crashAt(point: string, story: string, file: string): void {
+  const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+    cwd: projectRoot,
+    env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:${story}` },
+    encoding: 'utf8',
+  });
+  expect(crashed.signal).toBe('SIGKILL');
+}
+
+function forgeRecord(story: string, fields: Record<string, unknown>): void {
+  const path = join(stateDir(repo), 'stories', `${story}.json`);
+  const like = record(repo, 'a');
+  writeFileSync(path, JSON.stringify({ ...like, story, notes: [], ...fields }, null, 2));
+}
+
+describe('state an agent running as the user could have written', () => {
+  it.each([
+    ['names a merge that is not on the epic branch', true],
+    ['says done without a merge', false],
+  ])('a done record that %s does not skip its story', async (_name, withMerge) => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      a: { '*': { write: { 'src/a.txt': 'a\n' } } },
+      b: { '*': { write: { 'src/b.txt': 'b\n' } } },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const plan = planMarkdown([
+      { id: 'a', owns: ['src/a.txt'] },
+      { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
+    ]);
+    const file = join(repo.tmp, 'epic.md');
+    writeFileSync(file, plan);
+    crashAt('after-commit', 'a', file);
+
+    // b never ran; a record now says it is done.
+    const someCommit = git(repo.dir, 'rev-parse', 'HEAD');
+    forgeRecord('b', {
+      status: 'done',
+      ...(withMerge ? { mergeCommit: someCommit, storyCommit: someCommit } : {}),
+    });
+
+    const rerun = await run(repo, plan);
+    expect(rerun.code).toBe(0);
+    expect(prompts(repo, 'coder').map((p) => p.story)).toEqual(['a', 'b']);
+    expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
+    expect(showFile(repo, 'epic/epic', 'src/b.txt')).toBe('b');
+    expect(record(repo, 'b')).toMatchObject({ status: 'done' });
+    expect(rerun.stdout).toMatch(/\[b\] its record .* run again/);
+  });
+
+  it('a stored gate baseline that excuses the failure is not used: the gate is run again on the base', async () => {
+    repo = makeRepo({
+      'README.md': 'x\n',
+      'check.sh': 'if grep -qs bad src/a.txt; then echo "FAIL: a.txt holds bad work"; exit 1; fi\n',
+    });
+    const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'bad\n' } } } });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['sh check.sh'],
+        fixRounds: 0,
+      }),
+    );
+    repo.commit('config');
+    const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
+    const file = join(repo.tmp, 'epic.md');
+    writeFileSync(file, plan);
+    crashAt('after-commit', 'a', file);
+
+    // The stored baseline of the base now says the gate failed there the same way.
+    const baselines = join(stateDir(repo), 'baselines');
+    const names = readdirSync(baselines);
+    expect(names).toHaveLength(1);
+    const path = join(baselines, names[0]!);
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as { command: string }[];
+    expect(stored.map((r) => r.command)).toEqual(['sh check.sh']);
+    writeFileSync(
+      path,
+      JSON.stringify(
+        stored.map((r) => ({
+          command: r.command,
+          ok: false,
+          output: 'FAIL: a.txt holds bad work\n',
+        })),
+      ),
+    );
+
+    const rerun = await run(repo, plan);
+    expect(rerun.code).toBe(1);
+    expect(record(repo, 'a')).toMatchObject({ status: 'failed' });
+    expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBeNull();
+    expect(epicMerges(repo)).toEqual([]);
+  });
+});

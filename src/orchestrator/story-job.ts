@@ -34,6 +34,7 @@ import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
+import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
 import { StoryStop } from '../engine/stop.js';
 import { runStory } from '../engine/story.js';
 import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
@@ -326,6 +327,8 @@ export async function runStoryJob(
   const shared = await store.readJson<unknown>(ROSTER_DOC);
   await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
 
+  // Where GitHub's copy of the story stands; checkpoints move it, the job's end reads it.
+  const onGitHub: StoryOnGitHub = { head: remoteStory ?? null, recordSha: prepared.priorSha };
   const worktrees = join(input.tempDir, 'epicflow', epic, 'worktrees');
   const { ports, settings } = await composeEpic({
     repo,
@@ -336,7 +339,15 @@ export async function runStoryJob(
     executorEnv: resolveExecutorEnvs(config.executors, input.env),
     env: input.env,
     untrusted: input.untrusted,
-    state: scratch,
+    state: checkpointing(scratch, {
+      story: story.id,
+      branch,
+      push: (sha, expected) => remote.push(sha, branch, expected),
+      store,
+      onGitHub,
+      // Called from the story's run only, once the epic is open.
+      warn: (message) => ctx.emit('story', message, story.id),
+    }),
     // The story's tree is a worktree of its own there, never the job checkout: the
     // checkout's `.git` (and the folder that holds it) stay out of untrusted reach.
     folders: { worktrees, homes: join(input.tempDir, 'epicflow', epic, 'homes') },
@@ -378,10 +389,11 @@ export async function runStoryJob(
     // Nothing is lost: the story branch goes to GitHub whatever the outcome.
     const storyHead = await repo.revParse(`refs/heads/${branch}`);
     // Whether GitHub now holds this run's story branch (or none at all).
-    let onGitHub = storyHead === (remoteStory ?? null);
-    if (storyHead !== null && storyHead !== remoteStory) {
-      const pushed = await remote.push(storyHead, branch, remoteStory ?? null);
-      onGitHub = pushed.ok;
+    let current = storyHead === onGitHub.head;
+    if (storyHead !== null && !current) {
+      const pushed = await remote.push(storyHead, branch, onGitHub.head);
+      current = pushed.ok;
+      if (pushed.ok) onGitHub.head = storyHead;
       if (!pushed.ok) {
         ctx.emit('story', `could not push ${branch}: ${pushed.detail}`, story.id);
         record = {
@@ -392,7 +404,7 @@ export async function runStoryJob(
     }
     // The engine's records drop the marker once it restarted; GitHub's record keeps it
     // until the old branch is replaced there, or the next job would resume the old work.
-    if (restart && !onGitHub) record = { ...record, restart: 'fresh' };
+    if (restart && !current) record = { ...record, restart: 'fresh' };
     if (record.status === 'done' && record.storyCommit !== undefined) {
       const restores: string[] = [];
       const published = await publish(ctx, remote, {
@@ -416,7 +428,7 @@ export async function runStoryJob(
   }
   // Compare-and-swap on what this job read; only when someone wrote meanwhile is the
   // record read again (and a newer attempt's record left alone).
-  const first = await store.write(record, prepared.priorSha);
+  const first = await store.write(record, onGitHub.recordSha);
   const saved = first.ok ? record : await saveRecord(store, record);
   await saveRoster(store, shared, persistableRosterState(ctx.roster.snapshot));
   return {

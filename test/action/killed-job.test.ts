@@ -1,16 +1,18 @@
 /**
  * A story job killed mid-way (the runner lost, the job cancelled hard): the
- * bundle gets SIGKILL during the coder turn, so it records nothing. The run's
- * end tells the orchestrator; `/resume` runs the story again and it is merged
- * exactly once.
+ * bundle gets SIGKILL during the coder turn, so it records nothing, or during the
+ * gates, after the coder's work was committed. The run's end tells the orchestrator;
+ * `/resume` runs the story again and it is merged exactly once, without paying
+ * again for a turn whose work was committed.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { agentScript } from './support/agents.js';
 import { commentAs, runCompleted, sixStoryConfig } from './support/epic.js';
 import {
   OWNER,
@@ -36,14 +38,26 @@ beforeAll(async () => {
   bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-bundle-'));
   bundle = await buildBundle(bundleDir);
   w = await startWorld({
-    // The six-story roster without its board (none is seeded here).
-    config: (dumps) => sixStoryConfig(dumps).replace(/^board:.*\n/m, ''),
+    // The six-story roster without its board (none is seeded here), and a gate that
+    // holds the first gate run on story "late".
+    config: (dumps) =>
+      sixStoryConfig(dumps)
+        .replace(/^board:.*\n/m, '')
+        .replace(
+          /^gates: .*$/m,
+          `gates: ${JSON.stringify(['node check.mjs', `node ${agentScript('hold-gate.mjs')} ${dumps}`])}`,
+        ),
   });
 });
 afterAll(async () => {
   await w.close();
   await rm(bundleDir, { recursive: true, force: true });
 });
+
+/** The coder turns story `id` was paid for, over all jobs. */
+function turns(id: string): number {
+  return readdirSync(w.dumps).filter((f) => f.startsWith(`turn-${id}-`)).length;
+}
 
 /** Waits for a file the coder writes (bounded: the coder writes it within seconds). */
 async function waitForFile(path: string): Promise<void> {
@@ -116,6 +130,62 @@ describe('a story job killed during the coder turn', () => {
       'export const story = "slow";\n',
     );
     expect((await store.read('slow'))?.record).toMatchObject({
+      status: 'done',
+      attempt: 2,
+      mergeCommit: head,
+    });
+  }, 120_000);
+
+  it('killed during its gates, the committed work is on GitHub, and the next attempt checks it instead of paying for the turn again', async () => {
+    const epic = await startEpic(w, planBody([{ id: 'late' }]));
+    const { runId } = dispatchOf(w, epic, 'late');
+    w.gh.act.startWorkflowRun(runId);
+    await w.gh.idle();
+
+    const gating = join(w.dumps, 'late-gating');
+    const killed = await runJob(w, bundle, {
+      name: 'late-1',
+      workspace: await checkout(w, 'late-1'),
+      inputs: storyInputs(w, epic, 'late'),
+      runId,
+      onSpawn: (child) => {
+        void waitForFile(gating).then(() => child.kill('SIGKILL'));
+      },
+    });
+    try {
+      process.kill(Number(await readFile(gating, 'utf8')), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    expect(killed.code).toBeNull();
+    expect(turns('late')).toBe(1);
+    // The turn's work reached GitHub before the job was lost.
+    expect(await w.gh.state.file(OWNER, REPO, `story/${epic}/late`, 'src/late/index.js')).toBe(
+      'export const story = "late";\n',
+    );
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('late'))?.record).toMatchObject({
+      status: 'active',
+      progress: { commit: await w.gh.state.ref(OWNER, REPO, `story/${epic}/late`) },
+    });
+
+    expect((await runCompleted(w, bundle, runId, 'failure')).code).toBe(0);
+    expect((await commentAs(w, bundle, 'alice', epic, '/resume')).code).toBe(0);
+    const again = dispatchOf(w, epic, 'late', 2);
+    const job = await runJob(w, bundle, {
+      name: 'late-2',
+      workspace: await checkout(w, 'late-2'),
+      inputs: storyInputs(w, epic, 'late', 2),
+      runId: again.runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('done');
+    expect(turns('late')).toBe(1);
+    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBe(
+      'export const story = "late";\n',
+    );
+    expect((await store.read('late'))?.record).toMatchObject({
       status: 'done',
       attempt: 2,
       mergeCommit: head,

@@ -5,13 +5,17 @@
 //   retry    fails its first attempt (a marker in the state dir, outside the worktree)
 //   handover executor "a" is out of quota (exit 75); executor "b" does the work
 //   slow     tells the test it is coding (a file in the state dir), then takes its time
-// Every other story writes its module. The state dir is outside every worktree.
+// Every other story writes its module. The state dir is outside every worktree; each turn
+// leaves a file `turn-<story>-…` there.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 
 const [state, executor] = process.argv.slice(2);
 const story = process.env.EPICFLOW_STORY;
 const round = Number(process.env.EPICFLOW_ROUND);
 mkdirSync(state, { recursive: true });
+// Every turn leaves a file of its own (agents of other users may share the folder), for
+// tests that count what was paid for.
+writeFileSync(`${state}/turn-${story}-${executor}-${process.pid}-${Date.now()}`, '');
 
 if (story === 'handover' && executor === 'a') {
   console.error('You have hit your usage limit.');

@@ -18,7 +18,8 @@ export type ForbiddenReason =
   | 'workflow file'
   | 'epicflow config file'
   | 'symlink pointing outside the repository'
-  | 'submodule change';
+  | 'submodule change'
+  | 'path that is not UTF-8';
 
 export interface PerimeterResult {
   /** Within `owns` and not forbidden: merged as is. */
@@ -55,6 +56,9 @@ export function symlinkEscapes(linkPath: string, target: string): boolean {
 
 function forbiddenReason(change: PerimeterChange, input: PerimeterInput): ForbiddenReason | null {
   const { path } = change;
+  // Git's paths are read as UTF-8: a byte that is not one reads as U+FFFD, so two paths
+  // could read as one. Such a path is never merged, whoever owns what it reads as.
+  if (path.includes('\uFFFD')) return 'path that is not UTF-8';
   // Case-insensitive: case-insensitive file systems treat `.GIT` as `.git`.
   if (path.split('/').some((s) => s.toLowerCase() === '.git')) return 'inside .git';
   if (!input.allowWorkflowChanges && isProtectedPath(path, input.configPaths)) {

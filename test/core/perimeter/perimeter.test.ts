@@ -54,20 +54,22 @@ describe('classifyChanges', () => {
       'src/health\n/x.js',
       '-src/health/x.js',
       './src/health/x.js',
-      'src/health\uFFFD/x.js',
     ];
+    const unreadable = 'src/health\uFFFD/x.js';
     const r = classifyChanges({
       ...base,
       changes: [
         ...lookalikes.map((p) => file(p)),
+        file(unreadable),
         file('src/health/-x .js'),
         file('src/health/ok.js'),
       ],
     });
     expect(r.owned).toEqual(['src/health/-x .js', 'src/health/ok.js']);
     expect(r.outside).toEqual(lookalikes);
+    expect(r.forbidden).toEqual([{ path: unreadable, reason: 'path that is not UTF-8' }]);
     // What is put back is the very path git named.
-    expect(strayPaths(r)).toEqual(lookalikes);
+    expect(strayPaths(r)).toEqual([...lookalikes, unreadable]);
   });
 
   it('forbids workflow files, the config file, submodules and escaping symlinks even when owned', () => {
@@ -91,6 +93,19 @@ describe('classifyChanges', () => {
       { path: 'src/link', reason: 'symlink pointing outside the repository' },
     ]);
     expect(r.owned).toEqual(['src/ok-link', 'src/gone']);
+  });
+
+  it('forbids a path git could not name in UTF-8 (it reads as U+FFFD), even when owned', () => {
+    const r = classifyChanges({
+      ...base,
+      owns: ['.'],
+      reads: [],
+      changes: [file('src/health/\uFFFD.js', { status: 'added' }), file('src/health/ok.js')],
+    });
+    expect(r.forbidden).toEqual([
+      { path: 'src/health/\uFFFD.js', reason: 'path that is not UTF-8' },
+    ]);
+    expect(r.owned).toEqual(['src/health/ok.js']);
   });
 
   it('lets workflow files through when the config allows them', () => {

@@ -6,6 +6,8 @@
 // --module bundles src/action/run.ts instead, into <outdir>/run.js: the same
 // code as index.js, exporting `run()` without calling it, for tools that
 // import an action and call its `run()` themselves (@github/local-action).
+// --cli bundles the command line (src/cli/main.ts) into <outdir>/cli.js, for tests
+// that run it as another user, who may not read this checkout.
 import { build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -14,11 +16,18 @@ import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: flags, positionals } = parseArgs({
-  options: { module: { type: 'boolean', default: false } },
+  options: {
+    module: { type: 'boolean', default: false },
+    cli: { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 });
 const outdir = resolve(positionals[0] ?? join(root, 'dist'));
-const [entry, outName] = flags.module ? ['run.ts', 'run.js'] : ['main.ts', 'index.js'];
+const [entry, outName] = flags.cli
+  ? ['../cli/main.ts', 'cli.js']
+  : flags.module
+    ? ['run.ts', 'run.js']
+    : ['main.ts', 'index.js'];
 await mkdir(outdir, { recursive: true });
 
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));

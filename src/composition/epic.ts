@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
 import type { Git } from '../adapters/git/git.js';
+import { reclaimingTrees } from './reclaiming-trees.js';
 import { gitPort } from '../adapters/git/port.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
@@ -125,30 +126,6 @@ export async function composeEpic(
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };
   return { ports, settings };
-}
-
-/**
- * A tree is epicflow's again before it is removed or checked out anew: one a killed
- * job (or a crash) left with the untrusted user holds files only that user may delete.
- */
-function reclaimingTrees(git: GitPort, untrusted: Untrusted | undefined): GitPort {
-  if (untrusted === undefined || !untrusted.isolated) return git;
-  const reclaim = (path: string): Promise<void> => untrusted.reclaim([path]);
-  return {
-    ...git,
-    addWorktree: async (path, branch) => {
-      await reclaim(path);
-      return git.addWorktree(path, branch);
-    },
-    detachedWorktree: async (path, sha) => {
-      await reclaim(path);
-      return git.detachedWorktree(path, sha);
-    },
-    removeWorktree: async (path) => {
-      await reclaim(path);
-      return git.removeWorktree(path);
-    },
-  };
 }
 
 /** CONTRIBUTING.md of the repository, given to the coder as house rules; none is fine. */

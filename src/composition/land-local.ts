@@ -10,7 +10,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createExecutor } from '../adapters/executors/index.js';
 import { readMergedStories, type Git } from '../adapters/git/index.js';
-import { gitPort } from '../adapters/git/port.js';
+import { gitPort, landGitPort } from '../adapters/git/port.js';
+import { reclaimingLandTrees, reclaimingTrees } from './reclaiming-trees.js';
 import { buildLandedMessage } from '../core/merge-message.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
 import { localUntrusted } from './local-untrusted.js';
@@ -33,7 +34,6 @@ import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
 import { checkEpicId, type LocalRunHooks } from './local.js';
 import { loadLocalConfig, openRepo } from './local-config.js';
-import type { LandGitPort, LandTreePort } from '../engine/ports.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
 import type { SavedEpic } from '../engine/status.js';
 
@@ -105,22 +105,6 @@ export async function pickEpic(repo: Git, given: string | undefined): Promise<st
     });
   }
   return epics[0] as string;
-}
-
-/** The land port over the git adapter. */
-export function landGitPort(repo: Git): LandGitPort {
-  return {
-    ...gitPort(repo),
-    isAncestor: (a, d) => repo.isAncestor(a, d),
-    commitTree: (of, parents, message) => repo.commitTree(of, parents, message),
-    readBlob: (commit, path) => repo.readBlob(commit, path),
-    listFiles: (commit) => repo.listFiles(commit),
-    // Never reused as found: `addWorktree` checks the commit out anew.
-    landTree: async (path, sha) => {
-      await repo.addWorktree(path, sha);
-      return repo.worktree(path) as LandTreePort;
-    },
-  };
 }
 
 /**
@@ -264,7 +248,7 @@ export async function landLocalEpic(
   const unlock = await store.lock();
   let appending: Promise<void> = Promise.resolve();
   const ports: EpicPorts = {
-    git: gitPort(repo),
+    git: reclaimingTrees(gitPort(repo), untrusted),
     state: store,
     gates: shellGates(hooks.env, untrusted),
     executors: (e) =>
@@ -376,7 +360,7 @@ export async function landLocalEpic(
         const facts: LandFacts = { ...noLandFacts(), notes: ['already landed'] };
         return await finish(facts, { ok: true, epicHead: p.epicHead, intoHead: p.intoHead });
       }
-      const brought = await bringIntoEpic(ctx, landGitPort(repo), {
+      const brought = await bringIntoEpic(ctx, reclaimingLandTrees(landGitPort(repo), untrusted), {
         job,
         branch: into,
         branchHead: p.intoHead,

@@ -15,7 +15,8 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
-import { landGitPort } from '../composition/land-local.js';
+import { landGitPort } from '../adapters/git/port.js';
+import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import { parseConfig } from '../core/config/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
@@ -196,12 +197,16 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
       ? started.intoHeadBefore
       : intoHead;
     record = { ...record, epicHeadBefore: epicHead, intoHeadBefore: branchHead };
-    const brought = await bringIntoEpic(ctx, landGitPort(git), {
-      job: input.job,
-      branch: defaultBranch,
-      branchHead,
-      treePath: join(input.tempDir, 'epicflow', String(epic), 'land'),
-    });
+    const brought = await bringIntoEpic(
+      ctx,
+      reclaimingLandTrees(landGitPort(git), input.untrusted),
+      {
+        job: input.job,
+        branch: defaultBranch,
+        branchHead,
+        treePath: join(input.tempDir, 'epicflow', String(epic), 'land'),
+      },
+    );
     const { ok: _ok, ...facts } = brought;
     record = { ...record, ...facts };
     if (!brought.ok) {

@@ -1,8 +1,8 @@
 /**
- * The engine's git port (`GitPort`, engine/ports.ts) over the git adapter: the
- * repository's refs, branches and worktrees.
+ * The engine's git ports (`GitPort`, `LandGitPort`, engine/ports.ts) over the git
+ * adapter: the repository's refs, branches and worktrees.
  */
-import type { GitPort, WorktreePort } from '../../engine/ports.js';
+import type { GitPort, LandGitPort, LandTreePort, WorktreePort } from '../../engine/ports.js';
 import type { Git } from './git.js';
 import { readMergedStories } from './merged-stories.js';
 
@@ -28,5 +28,21 @@ export function gitPort(repo: Git): GitPort {
     removeWorktree: (path) => repo.removeWorktree(path),
     diff: (base, head) => repo.diff(base, head),
     mergedStories: (branch) => readMergedStories(repo, branch),
+  };
+}
+
+/** The land port over the git adapter. */
+export function landGitPort(repo: Git): LandGitPort {
+  return {
+    ...gitPort(repo),
+    isAncestor: (a, d) => repo.isAncestor(a, d),
+    commitTree: (of, parents, message) => repo.commitTree(of, parents, message),
+    readBlob: (commit, path) => repo.readBlob(commit, path),
+    listFiles: (commit) => repo.listFiles(commit),
+    // Never reused as found: `addWorktree` checks the commit out anew.
+    landTree: async (path, sha) => {
+      await repo.addWorktree(path, sha);
+      return repo.worktree(path) as LandTreePort;
+    },
   };
 }

@@ -196,6 +196,11 @@ export class EpicContext {
   /** Set on SIGINT/SIGTERM: stop launching, stop running stories at their next checkpoint. */
   readonly interrupt = new AbortController();
   private readonly baselines = new Map<string, Promise<GateRun[]>>();
+  /**
+   * The gate runs each story commit passed its checks with, in this process: a merge whose
+   * tree is that commit's (the story was based on the epic head) is not gated again.
+   */
+  readonly checkedRuns = new Map<string, GateRun[]>();
 
   constructor(
     readonly settings: EpicSettings,

@@ -2,8 +2,9 @@
  * Integrate (docs/architecture.md, the story lifecycle): one merge at a time. Before merging, the epic
  * branch must be where epicflow left it, or the epic halts (an agent or a
  * person moved it). The merge happens in the epic's own integration tree (a
- * detached HEAD), the gates run on the merged tree against the epic baseline,
- * and only then the ref moves, by compare-and-swap: that update is the commit point.
+ * detached HEAD), the gates run on the merged tree against the epic baseline
+ * (unless that tree is the checked story commit's, whose gate runs stand), and only
+ * then the ref moves, by compare-and-swap: that update is the commit point.
  */
 import { EpicflowError } from '../core/errors.js';
 import { triageGate } from '../core/gates/index.js';
@@ -70,8 +71,16 @@ export async function integrate(
       );
     }
     ctx.checkpoint('mid-merge', input.story.id);
-    const setup = await ctx.runSetup(tree.path, input.log);
-    const runs = setup === null ? await ctx.runGates(tree.path, input.log) : [];
+    // The story was based on the epic head: the merged tree is the checked commit's, whose
+    // gates ran in this process. Running them again would judge the same files twice.
+    const checked = ctx.checkedRuns.get(input.commit);
+    const same =
+      checked !== undefined && (await tree.changedPaths(input.commit, merge.sha)).length === 0;
+    if (same) {
+      ctx.emit('story', 'the merged tree is the checked commit’s: its gates stand', input.story.id);
+    }
+    const setup = same ? null : await ctx.runSetup(tree.path, input.log);
+    const runs = same ? checked : setup === null ? await ctx.runGates(tree.path, input.log) : [];
     if (ctx.interrupt.signal.aborted) {
       await tree.resetHard(head);
       throw new StoryStop('waiting', 'interrupted while merging; rerun to continue');

@@ -10,7 +10,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { decideLocal, type Trigger, verifiedRecord } from '../core/epic/index.js';
 import { preferredExecutor } from '../core/epic/rules.js';
 import { reportRow } from '../core/epic/report-rows.js';
-import { type Halt, type Plan, type Story, type StoryRecord } from '../core/model.js';
+import {
+  storyBranchName,
+  type Halt,
+  type Plan,
+  type Story,
+  type StoryRecord,
+} from '../core/model.js';
 import {
   buildReportJson,
   renderBoard,
@@ -73,8 +79,14 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   const byId = new Map(stories.map((s) => [s.id, s]));
   const merged = new Map(await git.mergedStories(epicBranch));
   const records = new Map<string, StoryRecord>();
-  for (const r of await state.listStories()) {
-    const verified = verifiedRecord(r, merged, ctx.settings.stateGuarded === true);
+  const stored = await state.listStories();
+  const facts = {
+    merged,
+    inPlace: await inPlaceStories(ctx, stored, merged),
+    stateGuarded: ctx.settings.stateGuarded === true,
+  };
+  for (const r of stored) {
+    const verified = verifiedRecord(r, facts);
     if (verified !== r) ctx.emit('story', verified.notes.at(-1) ?? '', r.story);
     records.set(r.story, verified);
   }
@@ -313,4 +325,22 @@ export function buildReportInput(input: {
     halts: input.halts,
     ...(input.nextStep === undefined ? {} : { nextStep: input.nextStep }),
   };
+}
+
+/** Stories recorded done without a merge whose branch changes nothing against the epic branch. */
+async function inPlaceStories(
+  ctx: EpicContext,
+  records: readonly StoryRecord[],
+  merged: ReadonlyMap<string, string>,
+): Promise<Set<string>> {
+  const { git } = ctx.ports;
+  const { epicBranch, epic } = ctx.settings;
+  const inPlace = new Set<string>();
+  for (const r of records) {
+    if (r.status !== 'done' || r.mergeCommit !== undefined || merged.has(r.story)) continue;
+    const branch = storyBranchName(epic, r.story);
+    if ((await git.revParse(`refs/heads/${branch}`)) === null) continue;
+    if ((await git.diff(epicBranch, branch)) === '') inPlace.add(r.story);
+  }
+  return inPlace;
 }

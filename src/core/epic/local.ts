@@ -45,20 +45,27 @@ export interface LocalDecision {
 }
 
 /**
- * A record as a local run may use it. A `done` record counts only when its merge is on
- * the epic branch: where the agent runs as epicflow's own user it can write the state
- * folder, so a record's word alone never skips a story. A story done without a merge (the
- * work was already in place) is taken at its record's word only where the state folder is
- * out of the agent's reach (`stateGuarded`: the agent runs as another user). Anything else
- * is a story to run again, and says why.
+ * A record as a local run may use it. A `done` record counts only when what it claims is
+ * in git: its merge on the epic branch, or, done without a merge (the work was already in
+ * place), its story branch still there with nothing the epic branch lacks. Where the agent
+ * runs as epicflow's own user it can write the state folder, so a record's word alone
+ * never skips a story; where it cannot (`stateGuarded`: the agent runs as another user),
+ * "already in place" is taken as written. Anything else is a story to run again, and says
+ * why.
  */
 export function verifiedRecord(
   record: StoryRecord,
-  merged: ReadonlyMap<string, string>,
-  stateGuarded: boolean,
+  facts: {
+    /** Stories merged on the epic branch, with their merge commits. */
+    readonly merged: ReadonlyMap<string, string>;
+    /** Stories whose branch exists and changes nothing against the epic branch. */
+    readonly inPlace: ReadonlySet<string>;
+    readonly stateGuarded: boolean;
+  },
 ): StoryRecord {
-  if (record.status !== 'done' || merged.has(record.story)) return record;
-  if (record.mergeCommit === undefined && stateGuarded) return record;
+  if (record.status !== 'done' || facts.merged.has(record.story)) return record;
+  if (record.mergeCommit === undefined && (facts.stateGuarded || facts.inPlace.has(record.story)))
+    return record;
   const { mergeCommit, storyCommit: _s, finishedAt: _f, ...rest } = record;
   return {
     ...rest,
@@ -66,7 +73,7 @@ export function verifiedRecord(
     notes: [
       ...record.notes,
       mergeCommit === undefined
-        ? 'its record said done without a merge, where the agent could have written it: run again'
+        ? 'its record said done without a merge, but its branch is not there as the judge left it: run again'
         : `its record named the merge ${mergeCommit.slice(0, 12)}, which is not on the epic branch: run again`,
     ],
   };

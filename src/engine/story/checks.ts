@@ -116,6 +116,7 @@ export async function checkStory(
   const runs = await pending;
   // A gate that commits, or rewrites files, changes nothing that is merged.
   await holdAt(ctx, story, tree, rec, commit, 'the gates');
+  if (runs.length === ctx.config.gates.length) ctx.checkedRuns.set(commit, runs);
   const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
   const counts = (
     list: readonly (number | null)[],

@@ -18,17 +18,19 @@ const done: StoryRecord = {
   finishedAt: '2026-12-03T00:00:00.000Z',
   timings: {},
 };
-const merges = new Map([['a', 'f'.repeat(40)]]);
+const merged = new Map([['a', 'f'.repeat(40)]]);
+const none = { merged: new Map<string, string>(), inPlace: new Set<string>() };
 
 describe('a record as a local run may use it', () => {
   it('keeps a done record whose merge is on the epic branch, guarded or not', () => {
-    expect(verifiedRecord(done, merges, false)).toBe(done);
-    expect(verifiedRecord(done, merges, true)).toBe(done);
+    for (const stateGuarded of [false, true]) {
+      expect(verifiedRecord(done, { ...none, merged, stateGuarded })).toBe(done);
+    }
   });
 
   it('runs again a done record whose merge is not on the epic branch, even where the state is guarded', () => {
-    for (const guarded of [false, true]) {
-      const seen = verifiedRecord(done, new Map(), guarded);
+    for (const stateGuarded of [false, true]) {
+      const seen = verifiedRecord(done, { ...none, stateGuarded });
       expect(seen.status).toBe('planned');
       expect(seen).not.toHaveProperty('mergeCommit');
       expect(seen).not.toHaveProperty('storyCommit');
@@ -40,20 +42,23 @@ describe('a record as a local run may use it', () => {
     }
   });
 
-  it('takes "done without a merge" at its word only where the agent could not have written it', () => {
+  it('keeps "done without a merge" where the state is guarded, or where its branch changes nothing the epic lacks', () => {
     const { mergeCommit: _m, ...inPlace } = done;
-    expect(verifiedRecord(inPlace, new Map(), true)).toBe(inPlace);
-    expect(verifiedRecord(inPlace, new Map(), false)).toMatchObject({
+    expect(verifiedRecord(inPlace, { ...none, stateGuarded: true })).toBe(inPlace);
+    expect(verifiedRecord(inPlace, { ...none, inPlace: new Set(['a']), stateGuarded: false })).toBe(
+      inPlace,
+    );
+    expect(verifiedRecord(inPlace, { ...none, stateGuarded: false })).toMatchObject({
       status: 'planned',
       notes: [
         'judge: fine',
-        'its record said done without a merge, where the agent could have written it: run again',
+        'its record said done without a merge, but its branch is not there as the judge left it: run again',
       ],
     });
   });
 
   it('leaves any other record as it is', () => {
     const failed: StoryRecord = { ...done, status: 'failed' };
-    expect(verifiedRecord(failed, new Map(), false)).toBe(failed);
+    expect(verifiedRecord(failed, { ...none, stateGuarded: false })).toBe(failed);
   });
 });

@@ -19,14 +19,28 @@ import { resolveEnv } from '../core/config/schema.js';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import type { EpicPorts, EpicSettings } from '../engine/context.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import type {
   CrashPoint,
   EngineEvent,
   ExecutorLookup,
   GateRunner,
   GitPort,
+  RunClock,
   StateStore,
 } from '../engine/ports.js';
+
+/** The wall clock; a wait ends early, without an error, when its signal is aborted. */
+export const systemClock: RunClock = {
+  now: () => new Date(),
+  sleep: async (ms, signal) => {
+    try {
+      await delay(ms, undefined, { signal });
+    } catch {
+      // Aborted: the caller looks at the signal next.
+    }
+  },
+};
 
 /**
  * Each executor's environment with its `${VAR}` references resolved from `env`:
@@ -89,6 +103,8 @@ export interface EpicWiring {
   readonly keepLogs?: boolean;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+  /** Test hook: the waits before retries (default: the wall clock's). */
+  readonly sleep?: RunClock['sleep'] | undefined;
   /** What an entry changes of the standard ports. */
   readonly adapt?: {
     readonly git?: (port: GitPort) => GitPort;
@@ -108,7 +124,7 @@ export async function composeEpic(
     state: wiring.state,
     gates: adapt?.gates === undefined ? gates : adapt.gates(gates),
     executors: executorLookup({ config, env, untrusted }),
-    clock: { now: () => new Date() },
+    clock: wiring.sleep === undefined ? systemClock : { now: systemClock.now, sleep: wiring.sleep },
     events: { emit: wiring.onEvent },
   };
   const settings: EpicSettings = {

@@ -32,6 +32,7 @@ import { epicBranchName, type StoryRecord } from '../core/model.js';
 import { buildReportJson, renderReport, type ReportInput } from '../core/report/index.js';
 import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
+import { systemClock } from './epic.js';
 import { checkEpicId, type LocalRunHooks } from './local.js';
 import { loadLocalConfig, openRepo } from './local-config.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
@@ -253,7 +254,7 @@ export async function landLocalEpic(
     gates: shellGates(hooks.env, untrusted),
     executors: (e) =>
       createExecutor(e, { sourceEnv: hooks.env, prices: p.local.config.prices, untrusted }),
-    clock: { now: () => new Date() },
+    clock: systemClock,
     events: {
       emit: (event) => {
         hooks.onEvent(event);

@@ -14,7 +14,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
-import type { CrashPoint, EngineEvent, StateStore } from '../engine/ports.js';
+import type { CrashPoint, EngineEvent, RunClock, StateStore } from '../engine/ports.js';
 import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
 import { findingLines } from '../core/doctor/index.js';
 import { composeEpic, resolveExecutorEnvs } from './epic.js';
@@ -43,6 +43,8 @@ export interface LocalRunHooks {
   readonly interrupt?: AbortSignal | undefined;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
+  /** Test hook: the waits before retries (default: the wall clock's). */
+  readonly sleep?: RunClock['sleep'] | undefined;
   /** The start's checks found something to warn about (one line each). */
   readonly onWarning?: ((line: string) => void) | undefined;
   /** The plan's story ids and the records as the run starts (the live line on a terminal). */
@@ -257,6 +259,7 @@ export async function runLocalEpic(
         appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
       },
       onCheckpoint: hooks.onCheckpoint,
+      sleep: hooks.sleep,
       keepLogs: true,
     });
     await store.writeJson('epic.json', {

@@ -39,6 +39,11 @@ export interface RunRecord {
   readonly timedOut: boolean;
   /** The harness's binary is not installed: the roster excludes the executor for the run. */
   readonly missingBinary?: boolean;
+  /**
+   * The agent stopped at its own turn or budget cap (a `failed` outcome): the work's
+   * failure, never a crash of the CLI to retry.
+   */
+  readonly capped?: boolean;
   /** A short human reason for a non-ok outcome (capped tail of the output). */
   readonly detail: string;
   readonly durationMs: number;

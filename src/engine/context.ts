@@ -29,6 +29,7 @@ import { Mutex } from './mutex.js';
 import type {
   Clock,
   CrashPoint,
+  RunClock,
   EngineEventKind,
   EventSink,
   ExecutorLookup,
@@ -48,7 +49,7 @@ export interface EpicPorts {
   readonly state: StateStore;
   readonly gates: GateRunner;
   readonly executors: ExecutorLookup;
-  readonly clock: Clock;
+  readonly clock: RunClock;
   readonly events: EventSink;
 }
 

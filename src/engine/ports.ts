@@ -109,6 +109,15 @@ export interface Clock {
   now(): Date;
 }
 
+/**
+ * The clock of a run of stories: the time, and the waits before a retry (a backoff),
+ * which an interrupt cuts short. Tests pass one that does not wait.
+ */
+export interface RunClock extends Clock {
+  /** Resolves after `ms`, or at once when `signal` is aborted (never rejects). */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
 export type EngineEventKind = 'epic' | 'story' | 'summary' | 'status' | 'halt';
 
 /** One line for people (a lane per story) and one entry of `events.jsonl`. */

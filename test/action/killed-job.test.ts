@@ -43,6 +43,7 @@ beforeAll(async () => {
     config: (dumps) =>
       sixStoryConfig(dumps)
         .replace(/^board:.*\n/m, '')
+        .replace(/^retries:.*\n/m, '')
         .replace(
           /^gates: .*$/m,
           `gates: ${JSON.stringify(['node check.mjs', `node ${agentScript('hold-gate.mjs')} ${dumps}`])}`,
@@ -190,5 +191,27 @@ describe('a story job killed during the coder turn', () => {
       attempt: 2,
       mergeCommit: head,
     });
+  }, 120_000);
+
+  it('a coder that crashed is run again after the backoff, without a person, and the story merges', async () => {
+    const epic = await startEpic(w, planBody([{ id: 'retry' }]));
+    const { runId } = dispatchOf(w, epic, 'retry');
+    const job = await runJob(w, bundle, {
+      name: 'retry-1',
+      workspace: await checkout(w, 'retry-1'),
+      inputs: storyInputs(w, epic, 'retry'),
+      runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('done');
+    expect(turns('retry')).toBe(2);
+    const retry = 'coder turn 1: crash (exit code 1), retry 1 of 3 in 2 s';
+    expect(job.stdout).toContain(`retry: ${retry}`);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('retry'))?.record).toMatchObject({ status: 'done', attempt: 1 });
+    expect((await store.read('retry'))?.record.notes).toContain(retry);
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/retry/index.js')).toBe(
+      'export const story = "retry";\n',
+    );
   }, 120_000);
 });

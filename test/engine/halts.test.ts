@@ -45,7 +45,8 @@ describe('halts', () => {
     expect(r.code).toBe(1);
     expect(record(repo, 'a')).toMatchObject({
       status: 'failed',
-      reason: loggedReason('coder turn failed (bot): exit code 1'),
+      // A crash is retried (retries.transient, 3 by default) before the story fails.
+      reason: loggedReason('coder turn failed (bot) after 3 retries: exit code 1'),
     });
     expect(record(repo, 'b')).toMatchObject({
       status: 'waiting',

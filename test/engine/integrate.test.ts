@@ -49,7 +49,7 @@ async function epicContext(): Promise<Awaited<ReturnType<typeof openEpic>>> {
       executors: () => {
         throw new Error('no executor in this test');
       },
-      clock: { now: () => new Date() },
+      clock: { now: () => new Date(), sleep: async () => undefined },
       events: { emit: (e) => events.push(e) },
     },
   );

@@ -81,7 +81,7 @@ function landConfig(opts: {
 async function land(
   opts: Partial<LandCommandOptions> = {},
   hooks: Parameters<typeof landCommand>[2] = {},
-): Promise<RunOutput> {
+): Promise<Omit<RunOutput, 'waits'>> {
   let stdout = '';
   let stderr = '';
   const code = await landCommand(

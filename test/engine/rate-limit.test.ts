@@ -52,6 +52,8 @@ describe('rate limits in a run', () => {
       r.stdout.split('\n').filter((l) => l === '[s] c was rate limited; trying again'),
     ).toHaveLength(2);
     expect(r.stdout).toMatch(/\[s\] c stopped: rate limited 3 times in 10 minutes/);
+    // The backoff grows: 1 s, then 2 s (asked of the run's clock, not waited here).
+    expect(r.waits).toEqual([1000, 2000]);
     expect(record(repo, 's')).toMatchObject({ status: 'done', executors: ['c', 'b'] });
     const roster = JSON.parse(readFileSync(join(stateDir(repo), 'roster.json'), 'utf8')) as {
       exclusions: Record<string, { kind: string; since: string; until: string }>;

@@ -9,7 +9,7 @@ import { describeError, EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
 import { exitCodeFor } from '../context.js';
 import type { AgentUserFlag } from '../../core/agent-user.js';
-import type { CrashPoint } from '../../engine/ports.js';
+import type { CrashPoint, RunClock } from '../../engine/ports.js';
 import { runLocalEpic } from '../../composition/local.js';
 import { defaultOutFile } from '../../composition/plan-local.js';
 import { formatEvent, LiveBoard } from './live.js';
@@ -40,6 +40,8 @@ export interface RunCommandHooks {
   readonly onCheckpoint?: (point: CrashPoint, story: string) => void;
   /** The environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The waits before retries (default: the wall clock's). */
+  readonly sleep?: RunClock['sleep'];
 }
 
 /**
@@ -105,6 +107,7 @@ export async function runCommand(
           }),
       interrupt: interrupt.signal,
       onCheckpoint: hooks.onCheckpoint,
+      sleep: hooks.sleep,
       onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
     });
     if (ticking !== undefined) clearInterval(ticking);

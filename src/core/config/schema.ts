@@ -177,6 +177,24 @@ const ConfigObject = mapping(
       .transform(({ story, gate }) => ({ storyMs: story, gateMs: gate }))
       .prefault({})
       .describe('Wall-clock limits; on expiry the whole process group is killed.'),
+    retries: mapping(
+      {
+        transient: nonNegativeInt()
+          .default(3)
+          .describe(
+            'Retries per story of a coder, judge or verifier turn that ended on a transient fault (an outage or 5xx of the model, a crash of the CLI, a network timeout), before the story fails or the roster excludes the executor.',
+          ),
+        backoff: duration()
+          .prefault('2s')
+          .describe(
+            'Wait before the first retry, doubled for each next one (at most 2 minutes): seconds, or text like `2s`, `1m`.',
+          ),
+      },
+      'a mapping with transient and backoff',
+    )
+      .transform(({ transient, backoff }) => ({ transient, backoffMs: backoff }))
+      .prefault({})
+      .describe('How a story recovers from transient faults without a person.'),
     budget: mapping(
       {
         usd: z
@@ -375,10 +393,11 @@ const schemaMatchesTypes: [
   SameKeys<NonNullable<Output['judge']>, NonNullable<EpicflowConfig['judge']>>,
   SameKeys<NonNullable<Output['board']>, NonNullable<EpicflowConfig['board']>>,
   SameKeys<Output['timeouts'], EpicflowConfig['timeouts']>,
+  SameKeys<Output['retries'], EpicflowConfig['retries']>,
   SameKeys<Output['labels'], EpicflowConfig['labels']>,
   SameKeys<Output['prices'][string], ModelPrice>,
   SameKeys<Output['planner'], PlannerConfig>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesTypes;
 
 /** Every default applied to an empty file. */

@@ -54,6 +54,8 @@ export interface EpicflowConfig {
   readonly concurrency: number;
   /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */
   readonly timeouts: { readonly storyMs: number; readonly gateMs: number };
+  /** Transient faults of a turn, retried per story (`retries.transient`, default 3). */
+  readonly retries: RetryConfig;
   readonly budget?: { readonly usd?: number; readonly tokens?: number };
   readonly board?: { readonly project: string };
   readonly labels: { readonly epic: string };
@@ -62,6 +64,13 @@ export interface EpicflowConfig {
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** How prose becomes a plan (`epicflow plan draft`, and on GitHub an epic without a plan). */
   readonly planner: PlannerConfig;
+}
+
+export interface RetryConfig {
+  /** Retries per story of a turn that ended on a transient fault (default 3). */
+  readonly transient: number;
+  /** Milliseconds before the first retry, doubled for each next one (default 2 s). */
+  readonly backoffMs: number;
 }
 
 export interface PlannerConfig {

@@ -212,8 +212,9 @@ export function parseClaudeOutput(
     const byStatus = status === null ? undefined : classifyStatus(status);
     outcome = byText === 'usage-limit' ? byText : (byStatus ?? byText);
   }
-  // Turn and budget caps are the agent's failure, not the executor's.
-  if (String(result.subtype).startsWith('error_max')) outcome = 'failed';
+  // Turn and budget caps are the agent's failure, not the executor's (nor a crash).
+  const capped = String(result.subtype).startsWith('error_max');
+  if (capped) outcome = 'failed';
   const resetAt =
     outcome === 'usage-limit'
       ? (rejectedResetAt ?? parseResetAt(message, context?.now))
@@ -224,5 +225,6 @@ export function parseClaudeOutput(
     usage,
     detail: tail(message),
     ...(resetAt === undefined ? {} : { resetAt }),
+    ...(capped ? { capped: true } : {}),
   };
 }

@@ -99,6 +99,7 @@ export function runRecordOf(
       ? { resetAt: parsed.resetAt }
       : {}),
     ...(blockedOn === undefined ? {} : { blockedOn }),
+    ...(outcome === 'failed' && parsed.capped === true ? { capped: true } : {}),
     exitCode: facts.exitCode,
     timedOut: facts.timedOut,
     detail: outcome === 'ok' ? '' : tail(detail, 2000),

@@ -71,7 +71,11 @@ const AUTH = [
   /ProviderAuthError|AuthenticationError/,
 ];
 const RATE_LIMITED = [/\b429\b/, /rate[ _-]?limit/i, /too many requests/i];
+/** A request to the model that timed out on the network (not epicflow's own timeout). */
+export const NETWORK_TIMEOUT =
+  /\bETIMEDOUT\b|\bESOCKETTIMEDOUT\b|\bUND_ERR_(?:CONNECT|HEADERS|BODY)_TIMEOUT\b|(?:request|connection|connect|socket|read|network) timed? ?out|network timeout|timeout (?:awaiting|waiting for) (?:response|headers)/i;
 const OUTAGE = [
+  NETWORK_TIMEOUT,
   /\b5(?:00|02|03|04|29)\b/,
   /overloaded/i,
   /service unavailable/i,

@@ -39,6 +39,8 @@ export interface ParsedRun {
   readonly resetAt?: string;
   /** The CLI's own error message for a non-ok outcome; '' when ok. */
   readonly detail: string;
+  /** The agent stopped at its own turn or budget cap: its failure, not a crash. */
+  readonly capped?: boolean;
 }
 
 /** What parsers need besides the output: the clock, for relative reset times. */

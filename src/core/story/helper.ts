@@ -5,6 +5,8 @@
  * (a missing CLI, a usage or rate limit, an outage) moves the call to another
  * executor, at most `HELPER_ATTEMPTS` times, after a backoff when the roster
  * did not exclude the executor; a failed turn ends the call without an answer.
+ * Before either, a transient fault (an outage, a crash of the CLI, a network
+ * timeout) asks again after a backoff while the story's `retries.transient` last.
  */
 import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
@@ -12,6 +14,13 @@ import type { Extracted } from '../judge/index.js';
 import type { ExecutorSignal, StoryEffect, Unavailable } from './lifecycle.js';
 import { executorSignal, RATE_LIMIT_BACKOFF_MS } from './lifecycle.js';
 import { INTERRUPTED, shortDetail } from './texts.js';
+import {
+  afterRetries,
+  retryTransient,
+  transientFault,
+  type RetryRules,
+  type TurnEnd,
+} from './transient.js';
 
 /** A judge or verifier call moves to another executor at most this many times. */
 export const HELPER_ATTEMPTS = 3;
@@ -29,6 +38,10 @@ export interface HelperCall {
   readonly why: string;
   /** The executor the roster is told about, while its answer is awaited. */
   readonly excluding?: { readonly executor: string; readonly signal: ExecutorSignal } | undefined;
+  /** The story's retries for transient faults (`retries`). */
+  readonly retries: RetryRules;
+  /** Of them, spent by the story so far (this call's included): what the call hands back. */
+  readonly transientRetries: number;
 }
 
 /** A helper turn as it ended, or that no executor can take the role. */
@@ -45,15 +58,17 @@ export type HelperFacts<T> =
       readonly answer: Extracted<T>;
     }
   /** A turn that did not end ok. */
-  | {
+  | (TurnEnd & {
       readonly kind: 'stopped';
       readonly executor: string;
+      /** The story's turn number (`EPICFLOW_ROUND`), for people. */
+      readonly round?: number | undefined;
       readonly interrupted: boolean;
       readonly outcome: Exclude<OutcomeClass, 'ok'>;
       readonly missingBinary: boolean;
       readonly detail: string;
       readonly resetAt?: string | undefined;
-    };
+    });
 
 export type HelperStep<T> =
   /** Pick an executor for the role and run a turn (`repairError`: quoted in the prompt). */
@@ -71,7 +86,7 @@ export type HelperStep<T> =
 
 export interface HelperDecision<T> {
   readonly call: HelperCall;
-  /** Only `say` effects. */
+  /** Only `say` and `note` effects. */
   readonly effects: readonly StoryEffect[];
   /** Wait this long (returning early when interrupted) before the next step. */
   readonly waitMs: number;
@@ -92,12 +107,27 @@ const unavailable = <T>(call: HelperCall, why: string, waitMs = 0): HelperDecisi
   next: { kind: 'unavailable', why },
 });
 
-export function startHelperCall<T>(role: HelperRole): HelperDecision<T> {
+/** No retries for transient faults: what a call gets when the story has none configured. */
+const NO_RETRIES: RetryRules = { transient: 0, backoffMs: 0 };
+
+/**
+ * A call of the story whose retries for transient faults are `retries`, of which
+ * it spent `transientRetries` so far.
+ */
+export function startHelperCall<T>(
+  role: HelperRole,
+  budget: { readonly retries: RetryRules; readonly transientRetries: number } = {
+    retries: NO_RETRIES,
+    transientRetries: 0,
+  },
+): HelperDecision<T> {
   return ask({
     role,
     attempts: 0,
     repairError: undefined,
     why: `no executor can take the ${role} role`,
+    retries: budget.retries,
+    transientRetries: budget.transientRetries,
   });
 }
 
@@ -136,9 +166,25 @@ export function decideAfterHelperTurn<T>(
       },
     ]);
   }
+  const fault = transientFault(facts);
+  if (fault !== null) {
+    const turn = `${call.role} turn${facts.round === undefined ? '' : ` ${facts.round}`}`;
+    const retry = retryTransient(call.retries, call.transientRetries, fault, turn);
+    if (retry !== null) {
+      return ask(
+        { ...call, transientRetries: retry.used },
+        [
+          { kind: 'say', message: retry.message },
+          { kind: 'note', notes: [retry.message] },
+        ],
+        retry.waitMs,
+      );
+    }
+  }
   const counted = { ...call, attempts: call.attempts + 1 };
   if (facts.outcome === 'failed' && !facts.missingBinary) {
-    return unavailable(counted, `${id} failed: ${shortDetail(facts.detail)}`);
+    const spent = afterRetries(fault === null ? 0 : call.transientRetries);
+    return unavailable(counted, `${id} failed${spent}: ${shortDetail(facts.detail)}`);
   }
   const signal = executorSignal(facts);
   return {

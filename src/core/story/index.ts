@@ -4,3 +4,4 @@ export * from './lifecycle.js';
 export * from './logs.js';
 export * from './resume.js';
 export * from './texts.js';
+export * from './transient.js';

@@ -10,9 +10,11 @@
  * get `fixRounds` fix rounds; paths outside the perimeter are shown to the coder
  * once, then put back and everything checked again; forbidden paths refuse the
  * story; "no changes" passes only when the judge finds the work in place; the
- * judge gets `judge.rounds` revision rounds; an executor that stops hands the
- * story over at most `MAX_HANDOVERS` times, and a rate limit below the roster's
- * threshold retries after a growing backoff.
+ * judge gets `judge.rounds` revision rounds; a turn that ended on a transient
+ * fault (an outage, a crash of the CLI, a network timeout) runs again after a
+ * backoff while the story's `retries.transient` last; an executor that stops
+ * hands the story over at most `MAX_HANDOVERS` times, and a rate limit below
+ * the roster's threshold retries after a growing backoff.
  */
 import type { ExecutorConfig } from '../config/types.js';
 import { EpicflowError } from '../errors.js';
@@ -24,6 +26,13 @@ import { describeStrays, isClean, strayPaths, type PerimeterResult } from '../pe
 import type { PromptFeedback } from '../prompt/index.js';
 import type { RosterExhausted } from '../roster/index.js';
 import { blockingReason, describeVerdicts, INTERRUPTED, plural, shortDetail } from './texts.js';
+import {
+  afterRetries,
+  retryTransient,
+  transientFault,
+  type RetryRules,
+  type TurnEnd,
+} from './transient.js';
 
 /** At most this many handovers per story. */
 export const MAX_HANDOVERS = 2;
@@ -39,6 +48,8 @@ export interface RoundRules {
   readonly judgeRounds: number | undefined;
   /** True when some executor has the verifier role. */
   readonly verifier: boolean;
+  /** `retries`: the story's budget of retries for transient faults, and the backoff. */
+  readonly retries: RetryRules;
 }
 
 /** A BLOCKED_ON claim of a coder and what the plan answers it (`answerBlocked`). */
@@ -76,6 +87,8 @@ export interface StoryRounds {
   readonly handovers: number;
   /** Rate-limited turns retried so far (reset when an executor stops). */
   readonly rateRetries: number;
+  /** Turns of any kind retried after a transient fault so far (the story's budget). */
+  readonly transientRetries: number;
   /** The feedback of the coder turn that runs (or ran) last. */
   readonly feedback: PromptFeedback | undefined;
   readonly fixRoundsLeft: number;
@@ -143,9 +156,11 @@ export interface Decision {
 }
 
 /** A coder turn as it ended. */
-export interface TurnFacts {
+export interface TurnFacts extends TurnEnd {
   /** The run was interrupted (SIGINT/SIGTERM) by the time the turn ended. */
   readonly interrupted: boolean;
+  /** The story's turn number (`EPICFLOW_ROUND`), for people. */
+  readonly round?: number | undefined;
   readonly outcome: OutcomeClass;
   readonly missingBinary: boolean;
   readonly detail: string;
@@ -160,15 +175,23 @@ export interface Unavailable {
   readonly why: string;
 }
 
+/** What a judge or verifier call spent of the story's retries for transient faults. */
+export interface HelperRetries {
+  /** The story's transient retries once the call ended; undefined: as before it. */
+  readonly transientRetries?: number | undefined;
+}
+
 /** The verifier's answer on a claim, or why there is none. */
-export type VerifierFacts =
-  | Unavailable
-  | {
-      readonly kind: 'answer';
-      readonly executor: string;
-      readonly real: boolean;
-      readonly reason: string;
-    };
+export type VerifierFacts = HelperRetries &
+  (
+    | Unavailable
+    | {
+        readonly kind: 'answer';
+        readonly executor: string;
+        readonly real: boolean;
+        readonly reason: string;
+      }
+  );
 
 /** The checks of one commit. */
 export interface CheckFacts {
@@ -184,15 +207,24 @@ export interface CheckFacts {
 }
 
 /** The judge's verdict, or why there is none. */
-export type JudgeFacts =
-  | Unavailable
-  | {
-      readonly kind: 'verdict';
-      readonly verdict: JudgeVerdict;
-      readonly executor: string;
-      /** False when the judge also coded the story. */
-      readonly independent: boolean;
-    };
+export type JudgeFacts = HelperRetries &
+  (
+    | Unavailable
+    | {
+        readonly kind: 'verdict';
+        readonly verdict: JudgeVerdict;
+        readonly executor: string;
+        /** False when the judge also coded the story. */
+        readonly independent: boolean;
+      }
+  );
+
+/** The state with what a helper call spent of the story's retries. */
+function withHelperRetries(state: StoryRounds, facts: HelperRetries): StoryRounds {
+  return facts.transientRetries === undefined
+    ? state
+    : { ...state, transientRetries: facts.transientRetries };
+}
 
 /** The roster's answer to a stopped executor. */
 export interface ExclusionFacts {
@@ -273,6 +305,7 @@ export function startRounds(
     chain,
     handovers: 0,
     rateRetries: 0,
+    transientRetries: 0,
     feedback: undefined,
     fixRoundsLeft: rules.fixRounds,
     perimeterShown: false,
@@ -304,7 +337,8 @@ function pushBack(
  * After a coder turn: an interrupt waits; an ok turn is checked, unless it
  * claims BLOCKED_ON (pushed back once, verified when the plan cannot settle it
  * and a verifier exists; a repeated claim fails as a missing dependency); a
- * failed turn fails the story; an executor that stopped goes to the roster.
+ * transient fault runs the turn again while the story's retries last; a failed
+ * turn fails the story; an executor that stopped goes to the roster.
  */
 export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision {
   expecting(state, 'turn');
@@ -329,8 +363,22 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
     }
     return pushBack(state, claim, claim.answer);
   }
+  const fault = transientFault(facts);
+  if (fault !== null) {
+    const turn = `coder turn${facts.round === undefined ? '' : ` ${facts.round}`}`;
+    const retry = retryTransient(state.rules.retries, state.transientRetries, fault, turn);
+    if (retry !== null) {
+      return code(
+        { ...state, transientRetries: retry.used },
+        state.feedback,
+        [say(retry.message), { kind: 'note', notes: [retry.message] }],
+        retry.waitMs,
+      );
+    }
+  }
   if (facts.outcome === 'failed' && !facts.missingBinary) {
-    return stop(state, 'failed', `coder turn failed (${id}): ${shortDetail(facts.detail)}`);
+    const spent = afterRetries(fault === null ? 0 : state.transientRetries);
+    return stop(state, 'failed', `coder turn failed (${id})${spent}: ${shortDetail(facts.detail)}`);
   }
   // Not the story's work: the roster hears of it (a missing CLI puts the executor out for the run).
   return {
@@ -407,8 +455,9 @@ export function decideAfterHandover(state: StoryRounds, facts: HandoverFacts): D
 }
 
 /** After the verifier: a real claim fails the story; otherwise the claim is pushed back. */
-export function decideAfterVerifier(state: StoryRounds, facts: VerifierFacts): Decision {
-  const { claim } = expecting(state, 'verifier');
+export function decideAfterVerifier(before: StoryRounds, facts: VerifierFacts): Decision {
+  const { claim } = expecting(before, 'verifier');
+  const state = withHelperRetries(before, facts);
   if (facts.kind === 'unavailable') {
     return pushBack(state, claim, claim.answer, [
       say(`verifier unavailable (${facts.why}); answering from the plan`),
@@ -545,8 +594,9 @@ function afterRecheck(state: StoryRounds, facts: CheckFacts): Decision {
  * changes, ends the story as already in place); not cleared gets a revision round
  * with the findings while `judge.rounds` allow, and fails after.
  */
-export function decideAfterJudge(state: StoryRounds, facts: JudgeFacts): Decision {
-  const { inPlace } = expecting(state, 'judge');
+export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decision {
+  const { inPlace } = expecting(before, 'judge');
+  const state = withHelperRetries(before, facts);
   if (facts.kind === 'unavailable') return stop(state, 'failed', `judge unavailable: ${facts.why}`);
   const { verdict, executor } = facts;
   const findings = verdictFindings(verdict);

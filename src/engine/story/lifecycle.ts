@@ -99,6 +99,14 @@ interface StoryRun {
 
 type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
 
+/** What a judge or verifier call needs of the rounds: whom to avoid, the retries spent. */
+function helperBudget(state: StoryRounds): {
+  coders: readonly string[];
+  transientRetries: number;
+} {
+  return { coders: state.chain, transientRetries: state.transientRetries };
+}
+
 /** Performs one step that does not end the story, and decides on its result. */
 async function perform(
   ctx: EpicContext,
@@ -128,7 +136,10 @@ async function perform(
         next: await ctx.roster.handover(story.id, state.chain),
       });
     case 'verify':
-      return decideAfterVerifier(state, await verifyClaim(scope, state.chain, action.claim));
+      return decideAfterVerifier(
+        state,
+        await verifyClaim(scope, helperBudget(state), action.claim),
+      );
     case 'check':
       return decideAfterCheck(state, await checks());
     case 'restore':
@@ -136,7 +147,10 @@ async function perform(
       // The gates must hold without the restored paths, the perimeter is judged again.
       return decideAfterCheck(state, await checks());
     case 'judge':
-      return decideAfterJudge(state, await judgeStory(scope, state.chain, base, action.inPlace));
+      return decideAfterJudge(
+        state,
+        await judgeStory(scope, helperBudget(state), base, action.inPlace),
+      );
   }
 }
 
@@ -149,6 +163,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
       fixRounds: ctx.config.fixRounds,
       judgeRounds: ctx.config.judge?.rounds,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
+      retries: ctx.config.retries,
     },
     run.executor,
     run.chain,

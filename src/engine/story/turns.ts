@@ -4,7 +4,6 @@
  * the commit they read. What follows a turn is decided by core/story.
  */
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import {
@@ -38,13 +37,9 @@ import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
 import { performEffects, type Recorder } from './recorder.js';
 
-/** Sleeps, returning early (without throwing) when the run is interrupted. */
-async function backoff(ms: number, signal: AbortSignal): Promise<void> {
-  try {
-    await delay(ms, undefined, { signal });
-  } catch {
-    // Interrupted: the caller checks the signal next.
-  }
+/** Waits before a retry, returning early (without throwing) when the run is interrupted. */
+function backoff(ctx: EpicContext, ms: number): Promise<void> {
+  return ctx.ports.clock.sleep(ms, ctx.interrupt.signal);
 }
 
 /** Turns of a story so far: coder, judge and verifier turns count alike. */
@@ -68,6 +63,12 @@ interface HelperAnswer<T> {
   readonly independent: boolean;
 }
 
+/** A helper call's answer (or why there is none), and the story's transient retries after it. */
+interface HelperResult<T> {
+  readonly answer: HelperAnswer<T> | string;
+  readonly transientRetries: number;
+}
+
 /** Tells the roster an executor stopped; its exclusion, or none (a rate limit below the threshold). */
 export async function signalRoster(
   ctx: EpicContext,
@@ -83,13 +84,15 @@ export async function signalRoster(
  * One judge or verifier call: picks an executor for the role away from the
  * story's coders when another can serve, records its usage under that executor,
  * puts back anything it changed, and reads its JSON answer. What follows each
- * turn (a repair re-ask, another executor, no answer) is `core/story`'s decision.
- * Returns the answer, or why there is none.
+ * turn (a repair re-ask, a retry, another executor, no answer) is `core/story`'s
+ * decision. Returns the answer, or why there is none.
  */
 async function askHelper<T>(
   scope: TurnScope,
   /** The story's coders, whom the helper avoids when another can serve. */
   coders: readonly string[],
+  /** The story's transient retries so far. */
+  transientRetries: number,
   request: {
     readonly role: HelperRole;
     readonly preferred?: string | undefined;
@@ -98,7 +101,7 @@ async function askHelper<T>(
     /** The commit the helper looks at: the tree is held there (it only reads). */
     readonly head: string;
   },
-): Promise<HelperAnswer<T> | string> {
+): Promise<HelperResult<T>> {
   const { ctx, story, tree, rec, turn } = scope;
   const { role } = request;
   /** Runs one turn of the executor the roster picks. */
@@ -112,7 +115,8 @@ async function askHelper<T>(
       `round ${turn.round}: ${executor.id} ${role === 'judge' ? 'judging' : 'verifying'}`,
       story.id,
     );
-    const doing = `round ${turn.round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
+    const round = turn.round;
+    const doing = `round ${round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
     const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
       rec.time(role, () =>
         rec.logs.capture(role, (log) =>
@@ -120,7 +124,7 @@ async function askHelper<T>(
             {
               epic: ctx.settings.epic,
               story: story.id,
-              round: turn.round,
+              round,
               role,
               prompt: request.prompt(repairError),
               worktree: tree.path,
@@ -155,24 +159,34 @@ async function askHelper<T>(
     return {
       kind: 'stopped',
       executor: executor.id,
+      round,
       interrupted,
       outcome: result.outcome,
       missingBinary: result.missingBinary === true,
       detail: result.detail,
       resetAt: result.resetAt,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      capped: result.capped === true,
     };
   };
 
-  let decision = startHelperCall<T>(role);
+  let decision = startHelperCall<T>(role, {
+    retries: ctx.config.retries,
+    transientRetries,
+  });
   for (;;) {
     await performEffects(ctx, story, rec, decision.effects);
-    if (decision.waitMs > 0) await backoff(decision.waitMs, ctx.interrupt.signal);
+    if (decision.waitMs > 0) await backoff(ctx, decision.waitMs);
     const { call, next } = decision;
     switch (next.kind) {
       case 'answer':
-        return { value: next.value, executor: next.executor, independent: next.independent };
+        return {
+          answer: { value: next.value, executor: next.executor, independent: next.independent },
+          transientRetries: call.transientRetries,
+        };
       case 'unavailable':
-        return next.why;
+        return { answer: next.why, transientRetries: call.transientRetries };
       case 'stop':
         throw new StoryStop(next.status, next.reason);
       case 'ask':
@@ -190,65 +204,77 @@ async function askHelper<T>(
 /** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */
 export async function judgeStory(
   scope: TurnScope,
-  coders: readonly string[],
+  story: { readonly coders: readonly string[]; readonly transientRetries: number },
   base: string,
   empty: boolean,
 ): Promise<JudgeFacts> {
-  const { ctx, story, tree } = scope;
+  const { ctx, tree } = scope;
   const head = await tree.head();
   const diff = empty ? '' : await ctx.ports.git.diff(base, head);
-  const answer = await askHelper(scope, coders, {
-    role: 'judge',
-    head,
-    preferred: ctx.config.judge?.executor,
-    schema: judgeVerdictSchema,
-    prompt: (repairError) =>
-      buildJudgePrompt({
-        epic: ctx.settings.epic,
-        plan: ctx.settings.plan,
-        story,
-        diff,
-        houseRules: ctx.settings.houseRules,
-        repairError,
-        review: scope.rec.record.revision,
-      }),
-  });
-  if (typeof answer === 'string') return { kind: 'unavailable', why: answer };
+  const { answer, transientRetries } = await askHelper(
+    scope,
+    story.coders,
+    story.transientRetries,
+    {
+      role: 'judge',
+      head,
+      preferred: ctx.config.judge?.executor,
+      schema: judgeVerdictSchema,
+      prompt: (repairError) =>
+        buildJudgePrompt({
+          epic: ctx.settings.epic,
+          plan: ctx.settings.plan,
+          story: scope.story,
+          diff,
+          houseRules: ctx.settings.houseRules,
+          repairError,
+          review: scope.rec.record.revision,
+        }),
+    },
+  );
+  if (typeof answer === 'string') return { kind: 'unavailable', why: answer, transientRetries };
   return {
     kind: 'verdict',
     verdict: answer.value,
     executor: answer.executor,
     independent: answer.independent,
+    transientRetries,
   };
 }
 
 /** A verifier's answer on a BLOCKED_ON claim the plan cannot settle. */
 export async function verifyClaim(
   scope: TurnScope,
-  coders: readonly string[],
+  story: { readonly coders: readonly string[]; readonly transientRetries: number },
   claim: BlockedClaim,
 ): Promise<VerifierFacts> {
-  const { ctx, story, tree } = scope;
-  const verdict = await askHelper(scope, coders, {
-    role: 'verifier',
-    head: await tree.head(),
-    schema: verifierAnswerSchema,
-    prompt: (repairError) =>
-      buildVerifierPrompt({
-        epic: ctx.settings.epic,
-        plan: ctx.settings.plan,
-        story,
-        claim: claim.claim,
-        planAnswer: claim.answer,
-        repairError,
-      }),
-  });
-  if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict };
+  const { ctx, tree } = scope;
+  const { answer: verdict, transientRetries } = await askHelper(
+    scope,
+    story.coders,
+    story.transientRetries,
+    {
+      role: 'verifier',
+      head: await tree.head(),
+      schema: verifierAnswerSchema,
+      prompt: (repairError) =>
+        buildVerifierPrompt({
+          epic: ctx.settings.epic,
+          plan: ctx.settings.plan,
+          story: scope.story,
+          claim: claim.claim,
+          planAnswer: claim.answer,
+          repairError,
+        }),
+    },
+  );
+  if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict, transientRetries };
   return {
     kind: 'answer',
     executor: verdict.executor,
     real: verdict.value.real,
     reason: verdict.value.reason,
+    transientRetries,
   };
 }
 
@@ -270,7 +296,7 @@ export async function coderTurn(
   action: { readonly feedback: PromptFeedback | undefined; readonly waitMs: number },
 ): Promise<TurnFacts> {
   const { ctx, story, tree, rec, turn } = scope;
-  if (action.waitMs > 0) await backoff(action.waitMs, ctx.interrupt.signal);
+  if (action.waitMs > 0) await backoff(ctx, action.waitMs);
   if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
   const { feedback } = action;
   const prompt = buildCoderPrompt({
@@ -288,7 +314,8 @@ export async function coderTurn(
     ? Date.parse(rec.record.startedAt)
     : ctx.ports.clock.now().getTime();
   const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
-  const doing = `round ${turn.round} (${executor.id} coding)`;
+  const round = turn.round;
+  const doing = `round ${round} (${executor.id} coding)`;
   const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
     const log = rec.logs.open();
     const pending = ctx.ports.executors(executor).runTurn(
@@ -328,10 +355,14 @@ export async function coderTurn(
   turn.round += 1;
   return {
     interrupted: ctx.interrupt.signal.aborted,
+    round,
     outcome: result.outcome,
     missingBinary: result.missingBinary === true,
     detail: result.detail,
     resetAt: result.resetAt,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    capped: result.capped === true,
     blocked:
       result.blockedOn === undefined ? undefined : blockedClaim(ctx, story, result.blockedOn),
   };

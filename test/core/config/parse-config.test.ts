@@ -23,6 +23,7 @@ const DEFAULTS = {
   fixRounds: 2,
   concurrency: 4,
   timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000 },
+  retries: { transient: 3, backoffMs: 2000 },
   labels: { epic: 'epic' },
   allowWorkflowChanges: false,
   prices: {},
@@ -50,6 +51,7 @@ fixRounds: 2               # coder rounds fed with gate failures
 judge: { executor: claude, rounds: 2 }   # optional
 concurrency: 4             # stories in flight (also capped by coder slots)
 timeouts: { story: 60m, gate: 20m }
+retries: { transient: 3, backoff: 2s }   # transient faults of a turn, per story
 budget: { usd: 50, tokens: 20000000 }    # optional: halt (not fail) when passed
 board: { project: "https://github.com/orgs/acme/projects/7" }   # optional
 labels: { epic: epic }
@@ -94,6 +96,7 @@ describe('parseConfig', () => {
       judge: { executor: 'claude', rounds: 2 },
       concurrency: 4,
       timeouts: { storyMs: 3_600_000, gateMs: 1_200_000 },
+      retries: { transient: 3, backoffMs: 2000 },
       budget: { usd: 50, tokens: 20_000_000 },
       board: { project: 'https://github.com/orgs/acme/projects/7' },
       labels: { epic: 'epic' },
@@ -101,6 +104,22 @@ describe('parseConfig', () => {
       prices: {},
       planner: { maxStories: 30, repairRounds: 2, subIssues: false },
     });
+  });
+
+  it('reads the retries of transient faults: none at all, or a short backoff in seconds', () => {
+    expect(parseConfig('retries: { transient: 0 }', 'c.yml').retries).toEqual({
+      transient: 0,
+      backoffMs: 2000,
+    });
+    expect(parseConfig('retries: { transient: 5, backoff: 0.25 }', 'c.yml').retries).toEqual({
+      transient: 5,
+      backoffMs: 250,
+    });
+    expect(problems('retries: { transient: -1, backoff: soon, count: 2 }')).toEqual([
+      'retries.transient: expected an integer of 0 or more, got -1',
+      'retries.backoff: expected a duration like 90s, 20m or 2h, got "soon"',
+      'retries.count: unknown key (expected one of: transient, backoff)',
+    ]);
   });
 
   it('leaves optional keys out rather than set to undefined', () => {

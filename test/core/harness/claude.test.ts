@@ -87,6 +87,8 @@ describe('parseClaudeOutput', () => {
     const run = parseClaudeOutput(stream('claude', fixture), '', exitCode, { now: NOW });
     expect(run.outcome).toBe(outcome);
     expect(run.detail).toMatch(detail);
+    // Only the turn cap is the agent's own stop: a kill is a crash (retried by the engine).
+    expect(run.capped === true).toBe(fixture === 'max-turns.jsonl');
   });
 
   it('reads the final message and usage with cost per model (subagents included)', () => {

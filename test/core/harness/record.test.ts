@@ -20,6 +20,15 @@ describe('blockedOnClaim', () => {
 });
 
 describe('runRecordOf', () => {
+  it('says when the agent stopped at its own cap, and only for a failed turn', () => {
+    const capped: ParsedRun = { ...ok, outcome: 'failed', detail: 'error_max_turns', capped: true };
+    const record = runRecordOf(capped, { ...facts, exitCode: 1 }, requestFor('claude'));
+    expect(record).toMatchObject({ outcome: 'failed', capped: true, exitCode: 1 });
+    expect('capped' in runRecordOf({ ...capped, outcome: 'ok' }, facts, requestFor('claude'))).toBe(
+      false,
+    );
+  });
+
   it('estimates usage (characters ÷ 4) when the CLI reported none, priced from the table', () => {
     const request = requestFor('aider', {
       prompt: 'x'.repeat(4001),

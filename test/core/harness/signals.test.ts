@@ -11,6 +11,9 @@ describe('classifyMessage', () => {
     ['exceeded retry limit, last status: 429 Too Many Requests', 'rate-limited'],
     ['API Error: 529 Overloaded.', 'outage'],
     ['stream disconnected before completion', 'outage'],
+    ['Error: connect ETIMEDOUT 104.18.32.47:443', 'outage'],
+    ['request timed out after 600s', 'outage'],
+    ['the tool call timed out', 'failed'],
     ['the patch did not apply', 'failed'],
   ] as const)('%s → %s', (message, outcome) => {
     expect(classifyMessage(message)).toBe(outcome);

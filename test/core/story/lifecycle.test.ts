@@ -32,8 +32,14 @@ function executor(id: string): ExecutorConfig {
 
 const alpha = executor('alpha');
 const beta = executor('beta');
-const noJudge: RoundRules = { fixRounds: 2, judgeRounds: undefined, verifier: false };
-const withJudge: RoundRules = { fixRounds: 2, judgeRounds: 2, verifier: false };
+const none = { transient: 0, backoffMs: 1000 };
+const noJudge: RoundRules = {
+  fixRounds: 2,
+  judgeRounds: undefined,
+  verifier: false,
+  retries: none,
+};
+const withJudge: RoundRules = { fixRounds: 2, judgeRounds: 2, verifier: false, retries: none };
 
 /** The state while waiting for `awaiting`, with `over` changed from a fresh start. */
 function at(awaiting: Awaiting, over: Partial<StoryRounds> = {}): StoryRounds {
@@ -74,7 +80,10 @@ function check<F>(decide: (s: StoryRounds, f: F) => Decision, row: Row<F>): void
 
 describe('startRounds', () => {
   it('starts with a coder turn without feedback and every round of the config left', () => {
-    const d = startRounds({ fixRounds: 3, judgeRounds: 1, verifier: true }, alpha, ['x', 'alpha']);
+    const d = startRounds({ fixRounds: 3, judgeRounds: 1, verifier: true, retries: none }, alpha, [
+      'x',
+      'alpha',
+    ]);
     expect(d.next).toEqual(code(undefined));
     expect(d.effects).toEqual([]);
     expect(d.state).toMatchObject({
@@ -86,6 +95,7 @@ describe('startRounds', () => {
       perimeterShown: false,
       blockedPushback: false,
       judgeRevisions: 0,
+      transientRetries: 0,
       checked: '',
     });
   });
@@ -744,7 +754,7 @@ describe('decideAfterJudge', () => {
 
 describe('a story through its rounds', () => {
   it('fix round, perimeter round, restore, judge revision, cleared: merged as the restored commit', () => {
-    let d = startRounds({ fixRounds: 1, judgeRounds: 1, verifier: false }, alpha, ['alpha']);
+    let d = startRounds({ ...withJudge, fixRounds: 1, judgeRounds: 1 }, alpha, ['alpha']);
     d = decideAfterTurn(d.state, ok);
     d = decideAfterCheck(d.state, { ...failing, perimeter: stray });
     expect(d.next.kind).toBe('code');

@@ -19,7 +19,12 @@ const alpha: ExecutorConfig = {
   roles: ['coder'],
   env: {},
 };
-const rules: RoundRules = { fixRounds: 2, judgeRounds: undefined, verifier: false };
+const rules: RoundRules = {
+  fixRounds: 2,
+  judgeRounds: undefined,
+  verifier: false,
+  retries: { transient: 3, backoffMs: 2000 },
+};
 const C = 'c'.repeat(40);
 const M = 'm'.repeat(40);
 

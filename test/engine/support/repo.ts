@@ -161,9 +161,14 @@ export interface RunOutput {
   code: number;
   stdout: string;
   stderr: string;
+  /** The waits before retries the engine asked for, in ms, in order (none was waited). */
+  waits: number[];
 }
 
-/** Runs `epicflow run` in-process against a plan file in the temp folder. */
+/**
+ * Runs `epicflow run` in-process against a plan file in the temp folder. The waits
+ * before retries (backoffs) are recorded, not waited, unless `hooks.sleep` is given.
+ */
 export async function run(
   repo: TestRepo,
   plan: string,
@@ -174,13 +179,19 @@ export async function run(
   writeFileSync(file, plan);
   let stdout = '';
   let stderr = '';
+  const waits: number[] = [];
   const code = await runCommand(
     // The tests run as root: untrusted code runs as root too unless a test names a user.
     { file, repo: repo.dir, agentUser: false, ...opts },
     { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
-    hooks,
+    {
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+      ...hooks,
+    },
   );
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, waits };
 }
 
 export function stateDir(repo: TestRepo, epic = 'epic'): string {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
-import type { GateRun } from '../core/gates/index.js';
+import { combinedBaseline, type GateRun } from '../core/gates/index.js';
 import type { Halt, Plan } from '../core/model.js';
 import {
   leaseCoder,
@@ -248,19 +248,47 @@ export class EpicContext {
    */
   async runGates(cwd: string, log?: OutputLog, story?: string): Promise<GateRun[]> {
     const runs: GateRun[] = [];
-    for (const command of this.config.gates) {
-      log?.line(`$ ${command}`);
-      const run = await this.ports.gates.run(command, {
-        cwd,
-        timeoutMs: this.config.timeouts.gateMs,
-        signal: this.interrupt.signal,
-        ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
-        ...(story === undefined ? {} : { story }),
-      });
-      log?.line(`[${run.ok ? 'passed' : run.timedOut === true ? 'timed out' : 'failed'}]`);
-      runs.push(run);
-    }
+    for (const command of this.config.gates)
+      runs.push(await this.runGate(command, cwd, log, story));
     return runs;
+  }
+
+  /** One gate command in a tree, its output to `log`. */
+  async runGate(command: string, cwd: string, log?: OutputLog, story?: string): Promise<GateRun> {
+    log?.line(`$ ${command}`);
+    const run = await this.ports.gates.run(command, {
+      cwd,
+      timeoutMs: this.config.timeouts.gateMs,
+      signal: this.interrupt.signal,
+      ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+      ...(story === undefined ? {} : { story }),
+    });
+    log?.line(`[${run.ok ? 'passed' : run.timedOut === true ? 'timed out' : 'failed'}]`);
+    return run;
+  }
+
+  /**
+   * Gate `index` once more on the epic head `sha` (after its setup), combined with the
+   * baseline's run of it: a base that fails differently from run to run charges a story
+   * only with lines new against both. Must be called while holding the merge lock; the
+   * epic tree is left at `sha`.
+   */
+  async rerunBaseline(sha: string, index: number, log?: OutputLog): Promise<GateRun[]> {
+    const baseline = [...(await this.baseline(sha))];
+    const first = baseline[index];
+    const command = this.config.gates[index];
+    if (first === undefined || command === undefined || first.combined === true) return baseline;
+    this.emit(
+      'epic',
+      `running \`${command}\` on ${sha.slice(0, 12)} again: it failed there before`,
+    );
+    if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
+    await this.runSetup(this.epicTree.path, log);
+    const again = await this.runGate(command, this.epicTree.path, log);
+    await this.epicTree.resetHard(sha);
+    baseline[index] = combinedBaseline(first, again);
+    await this.rememberBaseline(sha, baseline);
+    return baseline;
   }
 
   /**

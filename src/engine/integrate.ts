@@ -12,6 +12,7 @@ import type { Story } from '../core/model.js';
 import type { EpicContext, OutputLog } from './context.js';
 import { buildMergeMessage } from '../core/merge-message.js';
 import { StoryStop } from './stop.js';
+import { settleGates } from './settle-gates.js';
 
 function outsideChange(ctx: EpicContext, message: string): never {
   ctx.setHalt({ kind: 'outside-change', message });
@@ -28,6 +29,8 @@ export async function integrate(
     chain: readonly string[];
     /** Gets the whole output of the merged tree's setup and gates (the story's log). */
     log?: OutputLog;
+    /** Gets a note for each gate found flaky, or unstable on the base, on the merged tree. */
+    notes?: string[];
   },
 ): Promise<string> {
   const { git } = ctx.ports;
@@ -59,10 +62,12 @@ export async function integrate(
       );
     }
     ctx.emit('story', `merging into ${epicBranch}`, input.story.id);
-    const merge = await tree.mergeNoFf(
-      input.commit,
-      buildMergeMessage({ story: input.story.id, title: input.story.title, chain: input.chain }),
-    );
+    const message = buildMergeMessage({
+      story: input.story.id,
+      title: input.story.title,
+      chain: input.chain,
+    });
+    const merge = await tree.mergeNoFf(input.commit, message);
     if (!merge.ok) {
       await tree.resetHard(head);
       throw new StoryStop(
@@ -80,12 +85,45 @@ export async function integrate(
       ctx.emit('story', 'the merged tree is the checked commit’s: its gates stand', input.story.id);
     }
     const setup = same ? null : await ctx.runSetup(tree.path, input.log);
-    const runs = same ? checked : setup === null ? await ctx.runGates(tree.path, input.log) : [];
+    let merged = merge.sha;
+    const settled =
+      same || setup !== null
+        ? {
+            runs: checked ?? [],
+            verdicts: (checked ?? []).map((r, i) => triageGate(r, baseline[i])),
+            notes: [],
+          }
+        : await settleGates(ctx, {
+            cwd: tree.path,
+            story: input.story.id,
+            runs: await ctx.runGates(tree.path, input.log),
+            baseline,
+            log: input.log,
+            // The base is the epic head: run there, then merge the same commit again.
+            againOnBase: async (i) => {
+              await tree.resetHard(head);
+              const combined = await ctx.rerunBaseline(head, i, input.log);
+              const again = await tree.mergeNoFf(input.commit, message);
+              if (!again.ok) {
+                await tree.resetHard(head);
+                throw new StoryStop(
+                  'failed',
+                  `merge conflict with ${epicBranch}: ${again.conflicts.join(', ')}`,
+                );
+              }
+              merged = again.sha;
+              return combined;
+            },
+          });
+    const { runs, verdicts } = settled;
+    for (const note of settled.notes) {
+      ctx.emit('story', note, input.story.id);
+      input.notes?.push(note);
+    }
     if (ctx.interrupt.signal.aborted) {
       await tree.resetHard(head);
       throw new StoryStop('waiting', 'interrupted while merging; rerun to continue');
     }
-    const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
     const failing = verdicts.filter((v) => v.status === 'new');
     if (setup !== null || failing.length > 0) {
       await tree.resetHard(head);
@@ -97,16 +135,16 @@ export async function integrate(
               .join(' | ');
       throw new StoryStop('failed', `epic gates failed after merging; merge undone: ${lines}`);
     }
-    if (!(await git.updateRef(`refs/heads/${epicBranch}`, merge.sha, head))) {
+    if (!(await git.updateRef(`refs/heads/${epicBranch}`, merged, head))) {
       await tree.resetHard(head);
       outsideChange(
         ctx,
         `${epicBranch} was moved outside epicflow while merging ${input.story.id}`,
       );
     }
-    ctx.epicHead = merge.sha;
-    await ctx.rememberBaseline(merge.sha, runs);
+    ctx.epicHead = merged;
+    await ctx.rememberBaseline(merged, runs);
     ctx.checkpoint('after-merge', input.story.id);
-    return merge.sha;
+    return merged;
   });
 }

@@ -26,6 +26,11 @@ export interface GateRun {
    * past `MAX_LINE_KEYS` distinct lines.
    */
   readonly lineKeys?: readonly string[];
+  /**
+   * A baseline made of two runs on the same commit (`combinedBaseline`): the gate failed
+   * differently from run to run there, and it is not run on that commit a third time.
+   */
+  readonly combined?: boolean;
 }
 
 /** Distinct lines a digest remembers for the line-by-line comparison. */
@@ -168,5 +173,31 @@ export function triageGate(current: GateRun, baseline: GateRun | undefined): Gat
     status: added.length > 0 ? 'new' : 'inherited',
     newLines: added,
     passCount,
+  };
+}
+
+/**
+ * Two runs of a gate on the same base commit as one baseline: a failure either run showed
+ * is the base's, so a story is charged only with lines new against both. Red when either
+ * was; the lower pass count.
+ */
+export function combinedBaseline(a: GateRun, b: GateRun): GateRun {
+  const union = (x: readonly string[], y: readonly string[]): string[] => [
+    ...new Set([...x, ...y]),
+  ];
+  const counts = [a, b]
+    .map((r) => (r.passCount !== undefined ? r.passCount : parsePassCount(r.output)))
+    .filter((n): n is number => n !== null);
+  return {
+    command: a.command,
+    ok: a.ok && b.ok,
+    output: [a.output, b.output].filter((o) => o !== '').join('\n'),
+    ...(a.timedOut === true || b.timedOut === true ? { timedOut: true } : {}),
+    passCount: counts.length === 0 ? null : Math.min(...counts),
+    failures: union(failuresOf(a), failuresOf(b)),
+    ...(a.lineKeys !== undefined && b.lineKeys !== undefined
+      ? { lineKeys: union(a.lineKeys, b.lineKeys) }
+      : {}),
+    combined: true,
   };
 }

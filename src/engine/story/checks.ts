@@ -6,7 +6,6 @@
 import {
   oracleFindings,
   parsePassCount,
-  triageGate,
   type GateRun,
   type GateVerdict,
 } from '../../core/gates/index.js';
@@ -17,6 +16,7 @@ import {
   type PerimeterResult,
 } from '../../core/perimeter/index.js';
 import type { CheckFacts } from '../../core/story/index.js';
+import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
@@ -109,15 +109,31 @@ export async function checkStory(
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
     rec.time('gates', () =>
-      rec.logs.capture('gates', (log) => ctx.runGates(tree.path, log, story.id)),
+      rec.logs.capture('gates', async (log) =>
+        settleGates(ctx, {
+          cwd: tree.path,
+          story: story.id,
+          runs: await ctx.runGates(tree.path, log, story.id),
+          baseline,
+          log,
+          // The base's code runs again in the epic tree: earlier stories' agents wrote it.
+          againOnBase: (i) =>
+            ctx.merge.run(() =>
+              guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+                ctx.rerunBaseline(base, i, log),
+              ),
+            ),
+        }),
+      ),
     ),
   );
   ctx.checkpoint('mid-gates', story.id);
-  const runs = await pending;
+  const { runs, verdicts, notes } = await pending;
   // A gate that commits, or rewrites files, changes nothing that is merged.
   await holdAt(ctx, story, tree, rec, commit, 'the gates');
   if (runs.length === ctx.config.gates.length) ctx.checkedRuns.set(commit, runs);
-  const verdicts = runs.map((r, i) => triageGate(r, baseline[i]));
+  for (const note of notes) ctx.emit('story', note, story.id);
+  if (notes.length > 0) await rec.save({ notes: [...rec.record.notes, ...notes] });
   const counts = (
     list: readonly (number | null)[],
     other: readonly (number | null)[],

@@ -214,15 +214,19 @@ async function merge(
 ): Promise<StoryRecord> {
   const { story, rec, branch } = run;
   await rec.save({ executors: [...chain] });
+  const mergeNotes: string[] = [];
   // The epic's gates run the merged code; the epic tree shares the repository's configuration.
   const merged = await rec.time('integrate', () =>
     guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
-      rec.logs.capture('merge', (log) => integrate(ctx, { story, branch, commit, chain, log })),
+      rec.logs.capture('merge', (log) =>
+        integrate(ctx, { story, branch, commit, chain, log, notes: mergeNotes }),
+      ),
     ),
   );
   await rec.save(
     {
       status: 'done',
+      ...(mergeNotes.length === 0 ? {} : { notes: [...rec.record.notes, ...mergeNotes] }),
       mergeCommit: merged,
       storyCommit: commit,
       finishedAt: ctx.ports.clock.now().toISOString(),

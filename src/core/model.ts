@@ -4,6 +4,8 @@
  * Nothing here does I/O.
  */
 
+import type { JudgeVerdict } from './judge/verdict.js';
+
 /** One story of a plan, after parsing and path normalisation (docs/plan-format.md). */
 export interface Story {
   readonly id: string;
@@ -104,6 +106,23 @@ export interface StoryRecord {
   readonly restart?: 'fresh';
   /** The review round the story runs (or ran) again for, with its comments (docs/commands.md). */
   readonly revision?: Revision;
+  /** The judge's last verdict, kept for a rerun over the same fingerprint (`HelperAnswer`). */
+  readonly judged?: HelperAnswer<JudgeVerdict>;
+  /** The BLOCKED_ON verifier's last answer, kept the same way. */
+  readonly verified?: HelperAnswer<{ readonly real: boolean; readonly reason: string }>;
+}
+
+/**
+ * A judge's or verifier's answer as a story's record keeps it: with the fingerprint
+ * (sha256) of everything the call read — its prompt (the story, what it provides, the
+ * rubric, the house rules), the diff or the commit it looked at, and the executor that
+ * answered (harness, model, arguments) — so that the first such call of a later run of
+ * the story over the same fingerprint reuses it instead of paying for it again.
+ */
+export interface HelperAnswer<T> {
+  readonly fingerprint: string;
+  readonly executor: string;
+  readonly answer: T;
 }
 
 /** A review comment as a story's record carries it into its next run (text still untrusted). */

@@ -4,6 +4,7 @@
  * back from any of them is checked the same way.
  */
 import { z } from 'zod';
+import { judgeVerdictSchema, verifierAnswerSchema } from './judge/verdict.js';
 import { STORY_STATUSES, type StoryRecord } from './model.js';
 
 const Tokens = z.object({
@@ -12,6 +13,11 @@ const Tokens = z.object({
   cacheWrite: z.number().int().nonnegative(),
   output: z.number().int().nonnegative(),
 });
+
+/** A judge's or verifier's answer kept with its fingerprint (`HelperAnswer`). */
+function helperAnswer<T extends z.ZodType>(answer: T) {
+  return z.object({ fingerprint: z.string(), executor: z.string(), answer });
+}
 
 /** One usage entry (`UsageEntry`), as every durable record holds it. */
 export const UsageEntrySchema = z.object({
@@ -60,6 +66,8 @@ export const StoryRecordSchema = z.object({
       ),
     })
     .exactOptional(),
+  judged: helperAnswer(judgeVerdictSchema).exactOptional(),
+  verified: helperAnswer(verifierAnswerSchema).exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -8,6 +8,7 @@ import type { ExecutorPort } from '../core/executor.js';
 import type { GateRun } from '../core/gates/index.js';
 import type { StoryRecord } from '../core/model.js';
 import type { PerimeterChange } from '../core/perimeter/index.js';
+import type { TreeFile } from '../core/prompt/index.js';
 
 export type MergeResult = { ok: true; sha: string } | { ok: false; conflicts: string[] };
 
@@ -70,6 +71,10 @@ export interface GitPort {
   removeWorktree(path: string): Promise<void>;
   /** Unified diff of `head` against its merge base with `base`. */
   diff(base: string, head: string): Promise<string>;
+  /** Every entry of a commit's tree with its mode, object id and size (from git's objects). */
+  treeFiles(commit: string): Promise<TreeFile[]>;
+  /** Blobs by object id, byte for byte; an id that names no blob is absent. */
+  readBlobs(objects: readonly string[]): Promise<Map<string, Uint8Array>>;
   /** Story id → merge commit, from `Epicflow-Story` trailers on the epic branch. */
   mergedStories(epicBranch: string): Promise<Map<string, string>>;
 }

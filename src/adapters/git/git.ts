@@ -9,6 +9,7 @@ import { copyFile, lstat, mkdir, mkdtemp, rename, rm, stat, utimes } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
+import type { TreeFile } from '../../core/prompt/starting-code.js';
 import {
   GitConfigGuard,
   GitConfigWindow,
@@ -434,6 +435,63 @@ export class Git {
       ref,
     ]);
     return splitNul(out);
+  }
+
+  /**
+   * Every entry of a commit's tree, recursively, with its mode, object id and size
+   * (`ls-tree -r -l`): what a story's starting code is chosen from. Read from git's
+   * objects, never from a work tree, so no link in a tree is ever followed.
+   */
+  async treeFiles(commit: string): Promise<TreeFile[]> {
+    checkRefName(commit);
+    const out = await this.git.run(`cannot list the files of ${commit}`, [
+      'ls-tree',
+      '-r',
+      '-l',
+      '-z',
+      '--full-tree',
+      commit,
+    ]);
+    return splitNul(out).map((record) => {
+      // "<mode> SP <type> SP <object> SP+ <size or -> TAB <path>"
+      const tab = record.indexOf('\t');
+      const [mode = '', , object = '', size = ''] = record.slice(0, tab).split(/ +/);
+      return { path: record.slice(tab + 1), mode, object, size: Number(size) || 0 };
+    });
+  }
+
+  /**
+   * Blobs of this repository by object id, byte for byte (`cat-file --batch`: no filter,
+   * no textconv, no path, so nothing in a work tree is read); an id that names no blob
+   * is absent from the answer.
+   */
+  async readBlobs(objects: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const ids = [...new Set(objects)];
+    for (const id of ids) {
+      if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(id)) {
+        throw new EpicflowError('git', `invalid object id: ${JSON.stringify(id)}`);
+      }
+    }
+    const blobs = new Map<string, Uint8Array>();
+    if (ids.length === 0) return blobs;
+    const r = await this.git.try(['cat-file', '--batch'], {
+      input: `${ids.join('\n')}\n`,
+      bytes: true,
+    });
+    if (r.exitCode !== 0) throw gitError('cannot read blobs', r);
+    const out = r.stdoutBytes ?? Buffer.alloc(0);
+    // Each answer: "<object> SP <type> SP <size> LF <content> LF", or "<name> SP missing LF".
+    for (let at = 0; at < out.length;) {
+      const eol = out.indexOf(0x0a, at);
+      if (eol < 0) break;
+      const [object = '', type = '', size = ''] = out.subarray(at, eol).toString('utf8').split(' ');
+      at = eol + 1;
+      const length = Number(size);
+      if (type === 'missing' || type === 'ambiguous' || !Number.isInteger(length)) continue;
+      if (type === 'blob') blobs.set(object, out.subarray(at, at + length));
+      at += length + 1;
+    }
+    return blobs;
   }
 
   /** True when `ancestor` is `descendant` or one of its ancestors. */

@@ -27,6 +27,8 @@ export function gitPort(repo: Git): GitPort {
     },
     removeWorktree: (path) => repo.removeWorktree(path),
     diff: (base, head) => repo.diff(base, head),
+    treeFiles: (commit) => repo.treeFiles(commit),
+    readBlobs: (objects) => repo.readBlobs(objects),
     mergedStories: (branch) => readMergedStories(repo, branch),
   };
 }

@@ -43,6 +43,8 @@ export interface RunGitOptions {
   readonly literalPathspecs?: boolean;
   /** An index of epicflow's own (absolute path) instead of the tree's (`GIT_INDEX_FILE`). */
   readonly indexFile?: string;
+  /** Keep stdout byte for byte too (`ProcessResult.stdoutBytes`): blobs that are not text. */
+  readonly bytes?: boolean;
 }
 
 /** Options placed before every git subcommand. */
@@ -171,7 +173,7 @@ export async function spawnGit(
       ...(options.indexFile === undefined ? {} : { GIT_INDEX_FILE: options.indexFile }),
     },
     timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
-    wholeOutput: { limitBytes: limit },
+    wholeOutput: { limitBytes: limit, ...(options.bytes === true ? { bytes: true } : {}) },
   };
   if (options.input !== undefined) runOptions.input = options.input;
   const result = await runProcess(gitArgv(args, options.identity, options), runOptions);

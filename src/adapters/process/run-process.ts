@@ -37,9 +37,10 @@ export interface RunProcessOptions {
   /**
    * For output a decision is read from: keep every byte of both streams. A
    * stream larger than `limitBytes` is never cut: the process group is killed
-   * and `overflow` names the stream (its text is then empty).
+   * and `overflow` names the stream (its text is then empty). `bytes`: stdout is
+   * also kept as it came (`stdoutBytes`), for output that is not text.
    */
-  wholeOutput?: { readonly limitBytes: number };
+  wholeOutput?: { readonly limitBytes: number; readonly bytes?: boolean };
   /** Start the child as this user and group (the caller must be allowed to: root). */
   runAs?: { readonly uid: number; readonly gid: number };
   /**
@@ -56,6 +57,8 @@ export interface ProcessResult {
   aborted: boolean;
   stdout: string;
   stderr: string;
+  /** With `wholeOutput.bytes`: stdout byte for byte (empty after an overflow). */
+  stdoutBytes?: Buffer;
   durationMs: number;
   /** Bytes left out at the start of each stream (tail capture only); 0 when all was kept. */
   cutBytes: { stdout: number; stderr: number };
@@ -168,7 +171,11 @@ class WholeBuffer implements Capture {
   }
 
   text(): string {
-    return this.overflow ? '' : Buffer.concat(this.chunks).toString('utf8');
+    return this.bytes().toString('utf8');
+  }
+
+  bytes(): Buffer {
+    return this.overflow ? Buffer.alloc(0) : Buffer.concat(this.chunks);
   }
 }
 
@@ -352,7 +359,9 @@ export function runProcess(
       options.signal?.removeEventListener('abort', onAbort);
       outLines?.end();
       errLines?.end();
-      const stdout = out.text();
+      const stdoutBytes =
+        options.wholeOutput?.bytes === true && out instanceof WholeBuffer ? out.bytes() : undefined;
+      const stdout = stdoutBytes === undefined ? out.text() : stdoutBytes.toString('utf8');
       const stderr = err.text();
       const result: ProcessResult = {
         exitCode,
@@ -364,6 +373,7 @@ export function runProcess(
         durationMs: Math.round(performance.now() - started),
         cutBytes: { stdout: out.cut, stderr: err.cut },
       };
+      if (stdoutBytes !== undefined) result.stdoutBytes = stdoutBytes;
       if (overflow) result.overflow = overflow;
       if (spawnError) result.spawnError = spawnError;
       resolve(result);

@@ -4,7 +4,9 @@ export type {
   Harness,
   ModelPrice,
   PlannerConfig,
+  PromptConfig,
   Role,
+  StartingCodeLimits,
 } from './types.js';
 export { HARNESSES } from './types.js';
 export {

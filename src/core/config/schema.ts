@@ -17,6 +17,7 @@ import {
   type ExecutorConfig,
   type ModelPrice,
   type PlannerConfig,
+  type StartingCodeLimits,
 } from './types.js';
 
 export { resolveEnv, collectSecrets } from './env.js';
@@ -278,6 +279,30 @@ const ConfigObject = mapping(
     )
       .prefault({})
       .describe('How an epic written in prose becomes a plan (an executor with role planner).'),
+    prompt: mapping(
+      {
+        startingCode: mapping(
+          {
+            budget: nonNegativeInt()
+              .default(40_000)
+              .describe(
+                "Characters of file text the section holds at most (the story's `reads` at most half); 0 leaves the section out.",
+              ),
+            perFile: positiveInt()
+              .default(8_000)
+              .describe('Characters shown of one file; a longer file is cut there.'),
+          },
+          'a mapping with budget and perFile',
+        )
+          .prefault({})
+          .describe(
+            '"The code you start from" in a story\'s first coder turn: its `reads`, its dependencies\' files and its own files as they are at the commit it starts from.',
+          ),
+      },
+      'a mapping with startingCode',
+    )
+      .prefault({})
+      .describe("What the coder's prompt shows besides the story."),
   },
   'a mapping of settings',
 );
@@ -397,7 +422,8 @@ const schemaMatchesTypes: [
   SameKeys<Output['labels'], EpicflowConfig['labels']>,
   SameKeys<Output['prices'][string], ModelPrice>,
   SameKeys<Output['planner'], PlannerConfig>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  SameKeys<Output['prompt']['startingCode'], StartingCodeLimits>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesTypes;
 
 /** Every default applied to an empty file. */

@@ -64,6 +64,20 @@ export interface EpicflowConfig {
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** How prose becomes a plan (`epicflow plan draft`, and on GitHub an epic without a plan). */
   readonly planner: PlannerConfig;
+  /** What the coder's prompt shows besides the story. */
+  readonly prompt: PromptConfig;
+}
+
+export interface PromptConfig {
+  /** "The code you start from": files of the commit a story starts from, in its first turn. */
+  readonly startingCode: StartingCodeLimits;
+}
+
+export interface StartingCodeLimits {
+  /** Characters of file text the section may hold in all (default 40,000); 0 leaves it out. */
+  readonly budget: number;
+  /** Characters shown of one file (default 8,000); a longer file is cut there. */
+  readonly perFile: number;
 }
 
 export interface RetryConfig {

@@ -1,2 +1,3 @@
 export * from './prompts.js';
 export * from './verdict.js';
+export * from './reuse.js';

@@ -7,6 +7,7 @@ import type { Plan, Revision, Story } from '../model.js';
 import { bullets, capBytes, cleanText, oneLine, quote, tail } from './clean.js';
 import { relationOf } from './relations.js';
 import { reviewSection } from './review-prompt.js';
+import { startingCodeSection, type StartingCode } from './starting-code.js';
 
 /** House rules are capped so a long CONTRIBUTING.md cannot crowd out the task. */
 export const HOUSE_RULES_MAX_BYTES = 8 * 1024;
@@ -43,6 +44,8 @@ export interface CoderPromptInput {
   readonly feedback?: PromptFeedback | undefined;
   /** The review round the story runs again for: its comments on the pull request. */
   readonly review?: Revision | undefined;
+  /** "The code you start from" (the first coder turn of a run). */
+  readonly startingCode?: StartingCode | undefined;
 }
 
 const RELATION_NOTE = {
@@ -178,6 +181,7 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
     );
   }
   parts.push(perimeterSection(plan, story), ...houseRulesSection(input.houseRules));
+  parts.push(...startingCodeSection(input.startingCode));
   parts.push(
     '## Rules',
     bullets([

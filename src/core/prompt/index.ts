@@ -3,3 +3,4 @@ export * from './clean.js';
 export * from './coder-prompt.js';
 export * from './relations.js';
 export * from './land-prompt.js';
+export * from './starting-code.js';

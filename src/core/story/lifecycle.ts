@@ -20,7 +20,13 @@ import type { ExecutorConfig } from '../config/types.js';
 import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
-import { formatScores, verdictFindings, type JudgeVerdict } from '../judge/index.js';
+import {
+  formatScores,
+  REUSED_VERDICT_NOTE,
+  REUSED_VERIFIER_NOTE,
+  verdictFindings,
+  type JudgeVerdict,
+} from '../judge/index.js';
 import type { Halt, StoryProgress } from '../model.js';
 import { describeStrays, isClean, strayPaths, type PerimeterResult } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
@@ -190,6 +196,8 @@ export type VerifierFacts = HelperRetries &
         readonly executor: string;
         readonly real: boolean;
         readonly reason: string;
+        /** The answer a run before gave over the same fingerprint (none was asked now). */
+        readonly reused?: boolean;
       }
   );
 
@@ -216,6 +224,8 @@ export type JudgeFacts = HelperRetries &
         readonly executor: string;
         /** False when the judge also coded the story. */
         readonly independent: boolean;
+        /** The verdict a run before gave over the same fingerprint (no judge was asked now). */
+        readonly reused?: boolean;
       }
   );
 
@@ -463,19 +473,26 @@ export function decideAfterVerifier(before: StoryRounds, facts: VerifierFacts): 
       say(`verifier unavailable (${facts.why}); answering from the plan`),
     ]);
   }
+  const reused = facts.reused === true ? reusedEffects(REUSED_VERIFIER_NOTE) : [];
   if (facts.real) {
     return stop(
       state,
       'failed',
       `${missingDependency(claim)}; confirmed by ${facts.executor}: ${facts.reason}`,
-      [say(`BLOCKED_ON confirmed by ${facts.executor}: ${facts.reason}`)],
+      [...reused, say(`BLOCKED_ON confirmed by ${facts.executor}: ${facts.reason}`)],
     );
   }
   return pushBack(
     state,
     claim,
     `${claim.answer}\nA verifier checked your claim and found it is not real: ${facts.reason}`,
+    reused,
   );
+}
+
+/** A kept answer reused instead of a call: said, and noted on the story for its report. */
+function reusedEffects(note: string): StoryEffect[] {
+  return [say(note), { kind: 'note', notes: [note] }];
 }
 
 /** A commit that passed every check goes to the judge, or is merged. */
@@ -600,6 +617,7 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
   if (facts.kind === 'unavailable') return stop(state, 'failed', `judge unavailable: ${facts.why}`);
   const { verdict, executor } = facts;
   const findings = verdictFindings(verdict);
+  const reused = facts.reused === true ? reusedEffects(REUSED_VERDICT_NOTE) : [];
   const told = say(
     `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
       (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
@@ -617,7 +635,7 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
       : [{ kind: 'progress', progress: { commit: state.checked, passed: 'judge' } }];
     return {
       state: { ...state, awaiting: { step: 'end' } },
-      effects: [told, { kind: 'note', notes }, ...progress],
+      effects: [...reused, told, { kind: 'note', notes }, ...progress],
       next: inPlace ? { kind: 'in-place' } : { kind: 'integrate', commit: state.checked },
     };
   }
@@ -628,12 +646,12 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
       inPlace
         ? `no changes, and the judge did not find the story in place after ${plural(revisions, 'revision')}: ${findings.join('; ')}`
         : `judge did not clear the story after ${plural(revisions, 'revision')}: ${findings.join('; ')}`,
-      [told],
+      [...reused, told],
     );
   }
   return code(
     { ...state, judgeRevisions: revisions + 1 },
     inPlace ? { noChanges: true, judge: { findings } } : { judge: { findings } },
-    [told],
+    [...reused, told],
   );
 }

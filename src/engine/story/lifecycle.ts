@@ -276,6 +276,9 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     ...(sameEntry && prior.progress !== undefined ? { progress: prior.progress } : {}),
     // A review round's comments stay with the story's record (and reach its prompt).
     ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
+    // Answers kept for a later run over the same fingerprint (what the call read).
+    ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
+    ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
   });
   const worktreePath = join(ctx.settings.worktreesDir, story.id);
   try {

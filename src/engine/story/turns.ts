@@ -10,11 +10,20 @@ import {
   buildJudgePrompt,
   buildVerifierPrompt,
   extractAnswer,
+  helperFingerprint,
   judgeVerdictSchema,
+  reusableAnswer,
   verifierAnswerSchema,
 } from '../../core/judge/index.js';
-import type { Story } from '../../core/model.js';
-import { answerBlocked, buildCoderPrompt, type PromptFeedback } from '../../core/prompt/index.js';
+import type { HelperAnswer as KeptAnswer, Story } from '../../core/model.js';
+import {
+  answerBlocked,
+  buildCoderPrompt,
+  describeStartingCode,
+  startingCodeSection,
+  type PromptFeedback,
+  type StartingCode,
+} from '../../core/prompt/index.js';
 import {
   decideAfterHelperExclusion,
   decideAfterHelperTurn,
@@ -36,6 +45,7 @@ import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
 import { performEffects, type Recorder } from './recorder.js';
+import { readStartingCode } from './starting-code.js';
 
 /** Waits before a retry, returning early (without throwing) when the run is interrupted. */
 function backoff(ctx: EpicContext, ms: number): Promise<void> {
@@ -45,6 +55,11 @@ function backoff(ctx: EpicContext, ms: number): Promise<void> {
 /** Turns of a story so far: coder, judge and verifier turns count alike. */
 interface TurnCounter {
   round: number;
+  /** The code the story started from in this run, read before its first coder turn. */
+  starting?: StartingCode;
+  /** A judge (verifier) call came in this run: later ones never reuse a kept answer. */
+  judged?: boolean;
+  verified?: boolean;
 }
 
 /** Where a story's turns run and are recorded. */
@@ -201,38 +216,104 @@ async function askHelper<T>(
   }
 }
 
-/** The judge's verdict on the branch as it is (an empty diff asks whether the work is in place). */
+/**
+ * What a judge or verifier call reads, as its fingerprint: given the executor that
+ * answers (or would), the sha256 of its prompt, its subject and that executor.
+ */
+type FingerprintOf = (executor: ExecutorConfig) => string;
+
+/**
+ * The answer a run before kept for this call: for the first call of the role in this
+ * run, when the executor the roster would pick now reads what the kept answer read.
+ */
+function keptAnswer<T>(
+  scope: TurnScope,
+  role: HelperRole,
+  kept: KeptAnswer<T> | undefined,
+  preferred: string | undefined,
+  coders: readonly string[],
+  fingerprintOf: FingerprintOf,
+): { readonly kept: KeptAnswer<T>; readonly independent: boolean } | undefined {
+  const { ctx, turn } = scope;
+  const first = role === 'judge' ? turn.judged !== true : turn.verified !== true;
+  if (role === 'judge') turn.judged = true;
+  else turn.verified = true;
+  const pick = ctx.roster.helper(role, preferred, coders);
+  if (pick === null) return undefined;
+  const reused = reusableAnswer(kept, fingerprintOf(pick.executor), first);
+  return reused === undefined ? undefined : { kept: reused, independent: pick.independent };
+}
+
+/** The answer kept in the record with the fingerprint of what the executor that gave it read. */
+function keep<T>(
+  ctx: EpicContext,
+  answer: { readonly executor: string; readonly value: T },
+  fingerprintOf: FingerprintOf,
+): KeptAnswer<T> | undefined {
+  const executor = ctx.config.executors.find((e) => e.id === answer.executor);
+  if (executor === undefined) return undefined;
+  return { fingerprint: fingerprintOf(executor), executor: answer.executor, answer: answer.value };
+}
+
+/**
+ * The judge's verdict on the branch as it is (an empty diff asks whether the work is in
+ * place): the one a run before kept, when this is the run's first judge call and nothing
+ * it reads changed; else the judge's answer now, kept for the next run.
+ */
 export async function judgeStory(
   scope: TurnScope,
   story: { readonly coders: readonly string[]; readonly transientRetries: number },
   base: string,
   empty: boolean,
 ): Promise<JudgeFacts> {
-  const { ctx, tree } = scope;
+  const { ctx, tree, rec } = scope;
   const head = await tree.head();
   const diff = empty ? '' : await ctx.ports.git.diff(base, head);
+  const prompt = (repairError: string | undefined): string =>
+    buildJudgePrompt({
+      epic: ctx.settings.epic,
+      plan: ctx.settings.plan,
+      story: scope.story,
+      diff,
+      houseRules: ctx.settings.houseRules,
+      repairError,
+      review: scope.rec.record.revision,
+    });
+  const fingerprintOf: FingerprintOf = (executor) =>
+    helperFingerprint({
+      role: 'judge',
+      prompt: prompt(undefined),
+      // The prompt holds the diff capped; with no diff, the judge inspects the tree.
+      subject: empty ? `no changes, at ${head}` : diff,
+      executor,
+    });
+  const preferred = ctx.config.judge?.executor;
+  const reused = keptAnswer(
+    scope,
+    'judge',
+    rec.record.judged,
+    preferred,
+    story.coders,
+    fingerprintOf,
+  );
+  if (reused !== undefined) {
+    return {
+      kind: 'verdict',
+      verdict: reused.kept.answer,
+      executor: reused.kept.executor,
+      independent: reused.independent,
+      reused: true,
+    };
+  }
   const { answer, transientRetries } = await askHelper(
     scope,
     story.coders,
     story.transientRetries,
-    {
-      role: 'judge',
-      head,
-      preferred: ctx.config.judge?.executor,
-      schema: judgeVerdictSchema,
-      prompt: (repairError) =>
-        buildJudgePrompt({
-          epic: ctx.settings.epic,
-          plan: ctx.settings.plan,
-          story: scope.story,
-          diff,
-          houseRules: ctx.settings.houseRules,
-          repairError,
-          review: scope.rec.record.revision,
-        }),
-    },
+    { role: 'judge', head, preferred, schema: judgeVerdictSchema, prompt },
   );
   if (typeof answer === 'string') return { kind: 'unavailable', why: answer, transientRetries };
+  const judged = keep(ctx, answer, fingerprintOf);
+  if (judged !== undefined) await rec.save({ judged });
   return {
     kind: 'verdict',
     verdict: answer.value,
@@ -242,33 +323,54 @@ export async function judgeStory(
   };
 }
 
-/** A verifier's answer on a BLOCKED_ON claim the plan cannot settle. */
+/**
+ * A verifier's answer on a BLOCKED_ON claim the plan cannot settle: kept and reused
+ * like the judge's verdict (the same claim on the same commit).
+ */
 export async function verifyClaim(
   scope: TurnScope,
   story: { readonly coders: readonly string[]; readonly transientRetries: number },
   claim: BlockedClaim,
 ): Promise<VerifierFacts> {
-  const { ctx, tree } = scope;
+  const { ctx, tree, rec } = scope;
+  const head = await tree.head();
+  const prompt = (repairError: string | undefined): string =>
+    buildVerifierPrompt({
+      epic: ctx.settings.epic,
+      plan: ctx.settings.plan,
+      story: scope.story,
+      claim: claim.claim,
+      planAnswer: claim.answer,
+      repairError,
+    });
+  const fingerprintOf: FingerprintOf = (executor) =>
+    helperFingerprint({ role: 'verifier', prompt: prompt(undefined), subject: head, executor });
+  const reused = keptAnswer(
+    scope,
+    'verifier',
+    rec.record.verified,
+    undefined,
+    story.coders,
+    fingerprintOf,
+  );
+  if (reused !== undefined) {
+    return {
+      kind: 'answer',
+      executor: reused.kept.executor,
+      real: reused.kept.answer.real,
+      reason: reused.kept.answer.reason,
+      reused: true,
+    };
+  }
   const { answer: verdict, transientRetries } = await askHelper(
     scope,
     story.coders,
     story.transientRetries,
-    {
-      role: 'verifier',
-      head: await tree.head(),
-      schema: verifierAnswerSchema,
-      prompt: (repairError) =>
-        buildVerifierPrompt({
-          epic: ctx.settings.epic,
-          plan: ctx.settings.plan,
-          story: scope.story,
-          claim: claim.claim,
-          planAnswer: claim.answer,
-          repairError,
-        }),
-    },
+    { role: 'verifier', head, schema: verifierAnswerSchema, prompt },
   );
   if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict, transientRetries };
+  const verified = keep(ctx, verdict, fingerprintOf);
+  if (verified !== undefined) await rec.save({ verified });
   return {
     kind: 'answer',
     executor: verdict.executor,
@@ -289,6 +391,24 @@ function blockedClaim(ctx: EpicContext, story: Story, claim: string): BlockedCla
   };
 }
 
+/**
+ * "The code you start from", read at the branch head before the run's first coder turn,
+ * and shown to every coder turn while the branch is still there (a turn retried after a
+ * rate limit, a takeover before anything was committed); once a turn committed, the
+ * files it shows are no longer the tree's, and it is left out.
+ */
+async function startingCodeNow(scope: TurnScope): Promise<StartingCode | undefined> {
+  const { ctx, story, tree, turn } = scope;
+  const head = await tree.head();
+  if (turn.starting === undefined) {
+    turn.starting = await readStartingCode(ctx, story, head);
+    if (startingCodeSection(turn.starting).length > 0) {
+      ctx.emit('story', describeStartingCode(turn.starting), story.id);
+    }
+  }
+  return turn.starting.commit === head ? turn.starting : undefined;
+}
+
 /** Waits `ms` (returning early when interrupted), then runs one coder turn and commits it. */
 export async function coderTurn(
   scope: TurnScope,
@@ -299,6 +419,7 @@ export async function coderTurn(
   if (action.waitMs > 0) await backoff(ctx, action.waitMs);
   if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
   const { feedback } = action;
+  const startingCode = await startingCodeNow(scope);
   const prompt = buildCoderPrompt({
     epic: ctx.settings.epic,
     plan: ctx.settings.plan,
@@ -308,6 +429,7 @@ export async function coderTurn(
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
+    ...(startingCode === undefined ? {} : { startingCode }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt

@@ -28,6 +28,7 @@ const DEFAULTS = {
   allowWorkflowChanges: false,
   prices: {},
   planner: { maxStories: 30, repairRounds: 2, subIssues: false },
+  prompt: { startingCode: { budget: 40_000, perFile: 8_000 } },
 };
 
 /** Every key, with the comments a user writes beside them. */
@@ -56,6 +57,7 @@ budget: { usd: 50, tokens: 20000000 }    # optional: halt (not fail) when passed
 board: { project: "https://github.com/orgs/acme/projects/7" }   # optional
 labels: { epic: epic }
 allowWorkflowChanges: false
+prompt: { startingCode: { budget: 20000, perFile: 4000 } }   # the code a first turn is shown
 `;
 
 describe('parseConfig', () => {
@@ -103,6 +105,7 @@ describe('parseConfig', () => {
       allowWorkflowChanges: false,
       prices: {},
       planner: { maxStories: 30, repairRounds: 2, subIssues: false },
+      prompt: { startingCode: { budget: 20_000, perFile: 4_000 } },
     });
   });
 

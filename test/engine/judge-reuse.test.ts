@@ -1,0 +1,98 @@
+/**
+ * A rerun does not pay for the judge again over a diff it already judged: the verdict is
+ * kept in the story's record with the fingerprint of what the judge read, and the first
+ * judge call of a later run reuses it when nothing it reads changed.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  configYaml,
+  epicMerges,
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  run,
+  scriptedCoder,
+  type TestRepo,
+} from './support/repo.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..');
+const child = join(here, 'support', 'crash-child.ts');
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+const CLEARED = [
+  '```json',
+  JSON.stringify({
+    scores: { provides: 2, scope: 2, style: 2, tests: 2 },
+    cleared: true,
+    findings: [],
+  }),
+  '```',
+  '',
+].join('\n');
+
+function crashAt(point: string, file: string): void {
+  const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+    cwd: projectRoot,
+    env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:s` },
+    encoding: 'utf8',
+  });
+  expect(crashed.signal).toBe('SIGKILL');
+}
+
+function setUp(judgeRubric: string): string {
+  repo = makeRepo({ 'README.md': 'x\n' });
+  const coder = scriptedCoder(repo, 'coder', { s: { '*': { write: { 'src/s.txt': 's\n' } } } });
+  const judge = scriptedCoder(repo, 'reviewer', { s: { '*': { stdout: CLEARED } } });
+  repo.write(
+    'epicflow.yml',
+    configYaml({
+      executors: [
+        { id: 'coder', command: coder },
+        { id: 'reviewer', command: judge, roles: ['judge'] },
+      ],
+      gates: ['true'],
+      extra: `judge: { executor: reviewer, rounds: 2 }`,
+    }),
+  );
+  repo.write('CONTRIBUTING.md', judgeRubric);
+  repo.commit('config');
+  const file = join(repo.tmp, 'epic.md');
+  writeFileSync(file, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
+  return file;
+}
+
+describe('a judged story run again', () => {
+  it('reuses the verdict over the same diff: the judge is asked once in two runs', async () => {
+    const file = setUp('Be kind.\n');
+    crashAt('mid-merge', file);
+    expect(prompts(repo, 'reviewer')).toHaveLength(1);
+    const rerun = await run(repo, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
+    expect(rerun.code).toBe(0);
+    expect(prompts(repo, 'reviewer')).toHaveLength(1);
+    expect(prompts(repo, 'coder')).toHaveLength(1);
+    expect(epicMerges(repo)).toEqual(['Merge story s: Story s']);
+    expect(rerun.stdout).toContain('[s] judge round 1: reused the verdict for an unchanged diff');
+    expect(record(repo, 's').notes).toContain(
+      'judge round 1: reused the verdict for an unchanged diff',
+    );
+  });
+
+  it('asks again when what the judge reads changed (here, the house rules)', async () => {
+    const file = setUp('Be kind.\n');
+    crashAt('mid-merge', file);
+    repo.write('CONTRIBUTING.md', 'Be strict.\n');
+    repo.commit('stricter rules');
+    const rerun = await run(repo, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
+    expect(rerun.code).toBe(0);
+    expect(prompts(repo, 'reviewer')).toHaveLength(2);
+    expect(rerun.stdout).not.toContain('reused the verdict');
+  });
+});

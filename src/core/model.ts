@@ -110,6 +110,11 @@ export interface StoryRecord {
   readonly judged?: HelperAnswer<JudgeVerdict>;
   /** The BLOCKED_ON verifier's last answer, kept the same way. */
   readonly verified?: HelperAnswer<{ readonly real: boolean; readonly reason: string }>;
+  /**
+   * Gates that failed on the story's last checked commit only as they failed on its base
+   * (red there already): tolerated, and listed in the report with the stories they touched.
+   */
+  readonly inherited?: readonly string[];
 }
 
 /**

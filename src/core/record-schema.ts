@@ -68,6 +68,7 @@ export const StoryRecordSchema = z.object({
     .exactOptional(),
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
+  inherited: z.array(z.string()).exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -32,6 +32,8 @@ export interface ReportJsonStory {
   readonly executor: string | null;
   readonly reason: string | null;
   readonly notes: readonly string[];
+  /** Gates red on the base already that this story was not charged for. */
+  readonly inherited: readonly string[];
   readonly attempt: number | null;
   readonly usage: ReportJsonUsage;
 }
@@ -134,6 +136,7 @@ function storyJson({ story, wave, record }: ReportStory): ReportJsonStory {
     mergeCommit: record?.mergeCommit ?? null,
     executor: record && record.executors.length > 0 ? formatChain(record.executors) : null,
     notes: record?.notes ?? [],
+    inherited: record?.inherited ?? [],
     attempt: record?.attempt ?? null,
     usage: { ...summarizeUsage(usage), entries: usage },
   };

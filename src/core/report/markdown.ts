@@ -153,6 +153,7 @@ function compose(facts: Facts, layout: Layout): string[] {
   if (layout.rows > 0 || total === 0) {
     blocks.push(...graphSection(facts, layout), ...storiesSection(facts, layout));
   }
+  blocks.push(...inheritedSection(input));
   blocks.push(...totalsSection(facts.totals));
   if (facts.executors.length > 0) blocks.push(...executorsSection(facts.executors, layout));
   blocks.push(...haltsSection(input));
@@ -345,6 +346,26 @@ function executorsSection(executors: readonly ExecutorSummary[], layout: Layout)
       '| --- | --- | --- | --- |',
       ...rows,
     ].join('\n'),
+  ];
+}
+
+/** Gates that were red on the base already and were tolerated, with the stories they touched. */
+function inheritedSection(input: ReportInput): string[] {
+  const byGate = new Map<string, string[]>();
+  for (const { story, record } of input.stories) {
+    for (const gate of record?.inherited ?? []) {
+      byGate.set(gate, [...(byGate.get(gate) ?? []), story.id]);
+    }
+  }
+  if (byGate.size === 0) return [];
+  const items = [...byGate].map(
+    ([gate, stories]) =>
+      `- ${inlineText(capText(gate, NOTE_MAX))}: ${stories.map(code).join(', ')}`,
+  );
+  return [
+    '## Red on the base (tolerated)',
+    'These gates failed on the epic base already; the stories below were charged only with failures of their own:',
+    items.join('\n'),
   ];
 }
 

@@ -134,6 +134,9 @@ export async function checkStory(
   if (runs.length === ctx.config.gates.length) ctx.checkedRuns.set(commit, runs);
   for (const note of notes) ctx.emit('story', note, story.id);
   if (notes.length > 0) await rec.save({ notes: [...rec.record.notes, ...notes] });
+  // Gates red on the base already, tolerated on this commit: the report lists them.
+  const inherited = verdicts.filter((v) => v.status === 'inherited').map((v) => v.command);
+  if (inherited.length > 0 || rec.record.inherited !== undefined) await rec.save({ inherited });
   const counts = (
     list: readonly (number | null)[],
     other: readonly (number | null)[],

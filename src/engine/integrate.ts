@@ -133,7 +133,17 @@ export async function integrate(
           : failing
               .map((v) => `${v.command}: ${v.newLines.slice(0, 5).join('; ') || 'failed'}`)
               .join(' | ');
-      throw new StoryStop('failed', `epic gates failed after merging; merge undone: ${lines}`);
+      throw new StoryStop(
+        'failed',
+        `epic gates failed after merging; merge undone: ${lines}`,
+        setup !== null
+          ? undefined
+          : failing.map((v) => ({
+              command: v.command,
+              lines: v.newLines,
+              output: runs.find((r) => r.command === v.command)?.output ?? '',
+            })),
+      );
     }
     if (!(await git.updateRef(`refs/heads/${epicBranch}`, merged, head))) {
       await tree.resetHard(head);

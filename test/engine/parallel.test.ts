@@ -6,6 +6,7 @@ import {
   git,
   makeRepo,
   planMarkdown,
+  prompts,
   record,
   run,
   scriptedCoder,
@@ -78,7 +79,7 @@ describe('parallel stories', () => {
     );
   });
 
-  it('undoes a merge whose epic gates newly fail, though each story was green alone', async () => {
+  it('undoes a merge whose epic gates newly fail, though each story was green alone (no merge revision)', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', {
       one: { '*': { sh: [barrier(repo.tmp, 'one', 'two')], write: { 'src/one.txt': 'x\n' } } },
@@ -92,6 +93,7 @@ describe('parallel stories', () => {
         executors: [{ id: 'bot', command: coder, slots: 2 }],
         gates: [gate],
         concurrency: 2,
+        extra: 'mergeRevisions: 0',
       }),
     );
     repo.commit('config');
@@ -116,5 +118,51 @@ describe('parallel stories', () => {
     expect(String(record(repo, loser).reason)).toContain('one and two clash');
     // The epic branch holds exactly the one good merge on top of the start.
     expect(git(repo.dir, 'rev-parse', 'epic/epic^1')).toBe(before);
+  });
+
+  it('gives a story whose merge turned the epic head red one revision on the epic head, and it merges', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // Two waits until one is on the epic branch, so its merge comes second; it writes what
+    // clashes with one, unless one is in its tree (as after catching up).
+    const waitForOne = `i=0; until git -C '${repo.dir}' cat-file -e epic/epic:src/one.txt 2>/dev/null || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done`;
+    const coder = scriptedCoder(repo, 'coder', {
+      one: { '*': { write: { 'src/one.txt': 'one\n' } } },
+      two: {
+        '1': { sh: [waitForOne, 'mkdir -p src; echo clash > src/two.txt'] },
+        '*': {
+          sh: ['if [ -f src/one.txt ]; then echo knows-one; else echo clash; fi > src/two.txt'],
+        },
+      },
+    });
+    const gate =
+      "if [ -f src/one.txt ] && grep -qs clash src/two.txt; then echo 'not ok 1 - two clashes with one'; exit 1; fi";
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder, slots: 2 }],
+        gates: [gate],
+        concurrency: 2,
+        fixRounds: 0,
+      }),
+    );
+    repo.commit('config');
+    const result = await run(
+      repo,
+      planMarkdown([
+        { id: 'one', owns: ['src/one.txt'] },
+        { id: 'two', owns: ['src/two.txt'] },
+      ]),
+    );
+    expect(result.code).toBe(0);
+    expect(epicMerges(repo)).toEqual(['Merge story one: Story one', 'Merge story two: Story two']);
+    expect(showFile(repo, 'epic/epic', 'src/two.txt')).toBe('knows-one');
+    const revision =
+      'the merged epic head failed its gates (merge undone): merge revision 1 of 1, on the epic head';
+    expect(record(repo, 'two').notes).toContain(revision);
+    expect(result.stdout).toContain(`[two] ${revision}`);
+    // The revision turn was told the red lines.
+    const turns = prompts(repo, 'coder').filter((p) => p.story === 'two');
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.prompt).toContain('two clashes with one');
   });
 });

@@ -146,6 +146,11 @@ const ConfigObject = mapping(
     fixRounds: nonNegativeInt()
       .default(2)
       .describe('Coder rounds fed with new gate failures before the story fails.'),
+    mergeRevisions: nonNegativeInt()
+      .default(1)
+      .describe(
+        "Coder turns a story gets, on its branch caught up with the epic head, when its merge turned the epic head's gates red (the merge is undone) before it fails.",
+      ),
     judge: mapping(
       {
         executor: z

@@ -49,6 +49,8 @@ export interface EpicflowConfig {
   readonly gates: readonly string[];
   /** Coder rounds fed with gate failures (default 2). */
   readonly fixRounds: number;
+  /** Coder turns after a merge that turned the epic head red (default 1). */
+  readonly mergeRevisions: number;
   readonly judge?: { readonly executor: string; readonly rounds: number };
   /** Stories in flight (default 4). */
   readonly concurrency: number;

@@ -56,6 +56,11 @@ export interface RoundRules {
   readonly verifier: boolean;
   /** `retries`: the story's budget of retries for transient faults, and the backoff. */
   readonly retries: RetryRules;
+  /**
+   * `mergeRevisions`: turns a story gets when its checked commit turned the merged epic
+   * head red (the merge undone), before it fails (absent: none).
+   */
+  readonly mergeRevisions?: number;
 }
 
 /** A BLOCKED_ON claim of a coder and what the plan answers it (`answerBlocked`). */
@@ -95,6 +100,8 @@ export interface StoryRounds {
   readonly rateRetries: number;
   /** Turns of any kind retried after a transient fault so far (the story's budget). */
   readonly transientRetries: number;
+  /** Merge revisions spent so far (absent: none). */
+  readonly mergeRevisions?: number;
   /** The feedback of the coder turn that runs (or ran) last. */
   readonly feedback: PromptFeedback | undefined;
   readonly fixRoundsLeft: number;
@@ -654,4 +661,28 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
     inPlace ? { noChanges: true, judge: { findings } } : { judge: { findings } },
     [...reused, told],
   );
+}
+
+/** The merged epic head failed its gates with the story's checked commit; the merge was undone. */
+export interface RedMergeFacts {
+  /** The gates' new failures on the merged tree. */
+  readonly failures: PromptFeedback['gateFailures'] & object;
+  /** The story's failure when no revision is left (`epic gates failed after merging; …`). */
+  readonly reason: string;
+}
+
+/**
+ * A story whose merge turned the epic head red goes back to its coder with the new red
+ * lines, on its branch caught up with the epic head, while `mergeRevisions` last; then
+ * it fails as before.
+ */
+export function decideAfterRedMerge(state: StoryRounds, facts: RedMergeFacts): Decision {
+  const used = state.mergeRevisions ?? 0;
+  const allowed = state.rules.mergeRevisions ?? 0;
+  if (used >= allowed) return stop(state, 'failed', facts.reason);
+  const message = `the merged epic head failed its gates (merge undone): merge revision ${used + 1} of ${allowed}, on the epic head`;
+  return code({ ...state, mergeRevisions: used + 1 }, { gateFailures: facts.failures }, [
+    say(message),
+    { kind: 'note', notes: [message] },
+  ]);
 }

@@ -16,6 +16,7 @@ import {
   decideAfterExclusion,
   decideAfterHandover,
   decideAfterJudge,
+  decideAfterRedMerge,
   decideAfterTurn,
   decideAfterVerifier,
   resumePoint,
@@ -88,8 +89,9 @@ interface StoryRun {
   readonly branch: string;
   readonly tree: WorktreePort;
   readonly rec: Recorder;
-  readonly base: string;
-  readonly baseline: readonly GateRun[];
+  /** The epic head the tree caught up with (a merge revision catches up again). */
+  base: string;
+  baseline: readonly GateRun[];
   /** The coder it starts with, the last of `chain`. */
   readonly executor: ExecutorConfig;
   readonly chain: readonly string[];
@@ -161,6 +163,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
   let decision = resumeRounds(
     {
       fixRounds: ctx.config.fixRounds,
+      mergeRevisions: ctx.config.mergeRevisions,
       judgeRounds: ctx.config.judge?.rounds,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       retries: ctx.config.retries,
@@ -178,11 +181,32 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
       case 'in-place':
         return finishInPlace(ctx, run, state.chain);
       case 'integrate':
-        return merge(ctx, run, next.commit, state.chain);
+        try {
+          return await merge(ctx, run, next.commit, state.chain);
+        } catch (e) {
+          if (!(e instanceof StoryStop) || e.redMerge === undefined) throw e;
+          const decided = decideAfterRedMerge(state, { failures: e.redMerge, reason: e.reason });
+          // A revision works where the red lines are: on the epic head as it is now.
+          if (decided.next.kind === 'code') await catchUpAgain(ctx, run);
+          decision = decided;
+          break;
+        }
       default:
         decision = await perform(ctx, run, scope, state, next);
     }
   }
+}
+
+/** The story's branch takes the epic head again (epic side wins), and is gated against it. */
+async function catchUpAgain(ctx: EpicContext, run: StoryRun): Promise<void> {
+  const { story, tree, rec } = run;
+  const base = ctx.epicHead;
+  const caught = await tree.catchUp(base);
+  if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
+  run.baseline = await ctx.merge.run(() =>
+    guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+  );
+  run.base = base;
 }
 
 /** Done without a merge: the judge found the work already in place. */

@@ -1,6 +1,6 @@
 /**
- * Gemini CLI (`gemini -p … --output-format stream-json`), from its documented
- * formats (not installed here; fixture-tested).
+ * Gemini CLI (`gemini -p … --output-format stream-json`), checked with the real
+ * `@google/gemini-cli` 0.61.0 against the scripted model server.
  *
  * Outcome: the final `result` event (`status: success|error`); `error` events
  * are non-fatal warnings. Without a result, the JSON error the CLI writes to
@@ -29,11 +29,16 @@ import type {
   ParsedUsage,
 } from './types.js';
 
-/** Settings that keep a headless run quiet and local (no telemetry, no update check). */
+/**
+ * Settings that keep a headless run quiet and local (no telemetry, no update check), and
+ * one attempt per request: the CLI's own retries (10, up to 30 s apart) would hide an
+ * outage or a quota for minutes; epicflow retries transient faults itself
+ * (`retries.transient`) and names each retry on the story.
+ */
 const SETTINGS = {
   telemetry: { enabled: false },
   privacy: { usageStatisticsEnabled: false },
-  general: { disableAutoUpdate: true, disableUpdateNag: true },
+  general: { disableAutoUpdate: true, disableUpdateNag: true, maxAttempts: 1 },
 };
 
 /**

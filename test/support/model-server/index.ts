@@ -1,9 +1,9 @@
 /**
  * A scripted model server for contract tests with the real agent CLIs. It
- * listens on 127.0.0.1 (random port) and speaks just enough of two wire
- * protocols: the OpenAI Responses API (`POST /v1/responses`, SSE) for codex and
- * the Anthropic Messages API (`POST /v1/messages`, SSE; `HEAD /` probe) for
- * claude. Each model request consumes the next scripted step; the last step
+ * listens on 127.0.0.1 (random port) and speaks just enough of three wire
+ * protocols: the OpenAI Responses API (`POST /v1/responses`, SSE) for codex, the
+ * Anthropic Messages API (`POST /v1/messages`, SSE; `HEAD /` probe) for claude, and
+ * Gemini's `POST /v1beta/models/<m>:streamGenerateContent?alt=sse` for the Gemini CLI. Each model request consumes the next scripted step; the last step
  * repeats, so an error step keeps answering the CLI's own retries.
  *
  * Every request (method, path, headers, parsed body) and every TCP connection
@@ -103,7 +103,9 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
       }
       const isModel =
         req.method === 'POST' &&
-        (path.startsWith('/v1/responses') || path.startsWith('/v1/messages'));
+        (path.startsWith('/v1/responses') ||
+          path.startsWith('/v1/messages') ||
+          GEMINI_PATH.test(path));
       if (!isModel) {
         requests.push({ method: req.method ?? '', path, headers: req.headers, body });
         // The claude HEAD / probe, and anything else local: a plain 200.
@@ -121,6 +123,7 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
       const { step, index } = takeStep();
       requests.push({ method: 'POST', path, headers: req.headers, body, step: index });
       if (path.startsWith('/v1/responses')) sendOpenAi(res, step, newId);
+      else if (GEMINI_PATH.test(path)) sendGemini(res, step, path);
       else sendAnthropic(res, step, newId);
       announce(step.kind);
     });
@@ -182,6 +185,59 @@ function isSideRequest(body: unknown): boolean {
 
 /** One server-sent event: its `type` is also its event name. */
 type SseEvent = { readonly type: string } & Record<string, unknown>;
+
+/** Gemini's generate calls (`countTokens` and others get the plain 200 of local requests). */
+const GEMINI_PATH = /^\/v1beta\/models\/[^/:]+:(?:stream)?[gG]enerateContent/;
+
+/**
+ * Gemini API (`generateContent`, streamed as SSE with `alt=sse`): a tool step is a
+ * `run_shell_command` call; `promptTokenCount` includes the cached tokens. Errors in
+ * Google's shape, with the CLI's own retries off (the executor's settings) answered once.
+ */
+function sendGemini(res: ServerResponse, step: Step, path: string): void {
+  const model = /models\/([^/:]+):/.exec(path)?.[1] ?? 'gemini';
+  const error = (status: number, message: string, code: string): void =>
+    json(res, status, { error: { code: status, message, status: code } });
+  switch (step.kind) {
+    case 'tool':
+    case 'message': {
+      const u = step.usage;
+      const part =
+        step.kind === 'tool'
+          ? { functionCall: { name: 'run_shell_command', args: { command: step.command } } }
+          : { text: step.text };
+      const chunk = {
+        candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: {
+          promptTokenCount: u.input + (u.cachedInput ?? 0),
+          cachedContentTokenCount: u.cachedInput ?? 0,
+          candidatesTokenCount: u.output,
+          totalTokenCount: u.input + (u.cachedInput ?? 0) + u.output,
+        },
+        modelVersion: model,
+      };
+      if (path.includes('alt=sse')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+      } else json(res, 200, chunk);
+      return;
+    }
+    case 'usage-limit':
+      error(429, 'You have exhausted your daily quota on this model.', 'RESOURCE_EXHAUSTED');
+      return;
+    case 'rate-limit':
+      error(429, 'Resource has been exhausted (e.g. check quota).', 'RESOURCE_EXHAUSTED');
+      return;
+    case 'overload':
+      error(503, 'The model is overloaded. Please try again later.', 'UNAVAILABLE');
+      return;
+    case 'auth':
+      error(401, 'API key not valid. Please pass a valid API key.', 'UNAUTHENTICATED');
+      return;
+    case 'hang':
+      return;
+  }
+}
 
 function sse(res: ServerResponse, events: readonly SseEvent[]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

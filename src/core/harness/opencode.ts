@@ -1,6 +1,6 @@
 /**
- * opencode (`opencode run --format json`), from its documented formats (not
- * installed here; fixture-tested).
+ * opencode (`opencode run --format json`), checked with the real `opencode-ai` 1.18.33
+ * against the scripted model server.
  *
  * Outcome: an `error` event (name, statusCode) decides; otherwise exit 1 =
  * failed, 0 = ok. opencode retries rate limits and outages silently and

@@ -12,6 +12,7 @@ import type { TurnRequest } from '../../../src/core/executor.js';
 export const CODEX_BIN = resolve('node_modules/.bin/codex');
 export const CLAUDE_BIN = resolve('node_modules/.bin/claude');
 export const GEMINI_BIN = resolve('node_modules/.bin/gemini');
+export const OPENCODE_BIN = resolve('node_modules/.bin/opencode');
 
 export interface Sandbox {
   readonly worktree: string;

@@ -3,7 +3,8 @@
  * listens on 127.0.0.1 (random port) and speaks just enough of three wire
  * protocols: the OpenAI Responses API (`POST /v1/responses`, SSE) for codex, the
  * Anthropic Messages API (`POST /v1/messages`, SSE; `HEAD /` probe) for claude, and
- * Gemini's `POST /v1beta/models/<m>:streamGenerateContent?alt=sse` for the Gemini CLI. Each model request consumes the next scripted step; the last step
+ * Gemini's `POST /v1beta/models/<m>:streamGenerateContent?alt=sse` for the Gemini CLI, and
+ * OpenAI chat completions (`POST /v1/chat/completions`, streamed) for opencode. Each model request consumes the next scripted step; the last step
  * repeats, so an error step keeps answering the CLI's own retries.
  *
  * Every request (method, path, headers, parsed body) and every TCP connection
@@ -105,6 +106,7 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
         req.method === 'POST' &&
         (path.startsWith('/v1/responses') ||
           path.startsWith('/v1/messages') ||
+          path.startsWith('/v1/chat/completions') ||
           GEMINI_PATH.test(path));
       if (!isModel) {
         requests.push({ method: req.method ?? '', path, headers: req.headers, body });
@@ -124,6 +126,7 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
       requests.push({ method: 'POST', path, headers: req.headers, body, step: index });
       if (path.startsWith('/v1/responses')) sendOpenAi(res, step, newId);
       else if (GEMINI_PATH.test(path)) sendGemini(res, step, path);
+      else if (path.startsWith('/v1/chat/completions')) sendChat(res, step, newId);
       else sendAnthropic(res, step, newId);
       announce(step.kind);
     });
@@ -233,6 +236,104 @@ function sendGemini(res: ServerResponse, step: Step, path: string): void {
       return;
     case 'auth':
       error(401, 'API key not valid. Please pass a valid API key.', 'UNAUTHENTICATED');
+      return;
+    case 'hang':
+      return;
+  }
+}
+
+/**
+ * OpenAI chat completions, streamed: a tool step is a `bash {command}` call (opencode's
+ * shell tool); the last chunk carries the usage (`prompt_tokens` includes the cached ones).
+ */
+function sendChat(res: ServerResponse, step: Step, newId: (p: string) => string): void {
+  switch (step.kind) {
+    case 'tool':
+    case 'message': {
+      const u = step.usage;
+      const base = {
+        id: newId('chatcmpl'),
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'scripted',
+      };
+      const delta =
+        step.kind === 'tool'
+          ? {
+              role: 'assistant',
+              tool_calls: [
+                {
+                  index: 0,
+                  id: newId('call'),
+                  type: 'function',
+                  function: {
+                    name: 'bash',
+                    arguments: JSON.stringify({ command: step.command, description: 'scripted' }),
+                  },
+                },
+              ],
+            }
+          : { role: 'assistant', content: step.text };
+      const chunks = [
+        { ...base, choices: [{ index: 0, delta, finish_reason: null }] },
+        {
+          ...base,
+          choices: [
+            { index: 0, delta: {}, finish_reason: step.kind === 'tool' ? 'tool_calls' : 'stop' },
+          ],
+        },
+        {
+          ...base,
+          choices: [],
+          usage: {
+            prompt_tokens: u.input + (u.cachedInput ?? 0),
+            completion_tokens: u.output,
+            total_tokens: u.input + (u.cachedInput ?? 0) + u.output,
+            prompt_tokens_details: { cached_tokens: u.cachedInput ?? 0 },
+          },
+        },
+      ];
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    case 'usage-limit':
+      json(res, 429, {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+        },
+      });
+      return;
+    case 'rate-limit':
+      json(
+        res,
+        429,
+        {
+          error: {
+            message: 'Rate limit reached for requests.',
+            type: 'requests',
+            code: 'rate_limit_exceeded',
+          },
+        },
+        { 'retry-after': String(step.retryAfterSeconds) },
+      );
+      return;
+    case 'overload':
+      json(res, 503, {
+        error: { message: 'The server is overloaded. Try again later.', type: 'server_error' },
+      });
+      return;
+    case 'auth':
+      json(res, 401, {
+        error: {
+          message: 'Incorrect API key provided.',
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+        },
+      });
       return;
     case 'hang':
       return;

@@ -1,0 +1,118 @@
+/**
+ * The real opencode (opencode-ai 1.18.33) through CliExecutor against the scripted model
+ * server on 127.0.0.1 (OpenAI chat completions, streamed, through the provider epicflow
+ * defines for a base URL). opencode retries a quota or an outage silently, so those runs end
+ * at the turn's timeout and are told by opencode's ERROR log lines.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
+import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import type { ModelServer, Step } from '../../support/model-server/index.js';
+import { executorConfig, makeSandbox, OPENCODE_BIN, turnRequest } from './helpers.js';
+import type { Sandbox } from './helpers.js';
+
+const USAGE = { input: 1000, cachedInput: 100, output: 20 };
+
+let server: ModelServer | undefined;
+let sandbox: Sandbox | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  sandbox?.cleanup();
+  server = undefined;
+  sandbox = undefined;
+});
+
+async function run(script: Step[], timeoutMs = 60_000, binary = OPENCODE_BIN) {
+  server = await startModelServer(script);
+  sandbox = makeSandbox();
+  const config = executorConfig('opencode', { model: 'gpt-5-test' });
+  const executor = new CliExecutor(config, {
+    binary,
+    baseUrl: server.url,
+    // Any stray request would go to the server as a proxy CONNECT and be recorded.
+    sourceEnv: {
+      PATH: process.env.PATH,
+      GITHUB_TOKEN: 'ghs_must_not_leak',
+      HTTPS_PROXY: server.url,
+      HTTP_PROXY: server.url,
+      NO_PROXY: '127.0.0.1',
+    },
+  });
+  const request = turnRequest(sandbox, config, {
+    // opencode installs a plugin with npm on every run: offline, that fails at once.
+    env: { OPENAI_API_KEY: 'sk-test-key', npm_config_offline: 'true' },
+    timeoutMs,
+  });
+  const record = await executor.runTurn(request, new AbortController().signal);
+  return { record, server, sandbox };
+}
+
+describe('opencode contract (real binary)', () => {
+  it('runs a tool call in the worktree and reports the usage it measured, without a title request', async () => {
+    const { record, server, sandbox } = await run([
+      { kind: 'tool', command: 'echo hello > hello.txt && env > env.txt', usage: USAGE },
+      { kind: 'message', text: 'Created hello.txt.', usage: USAGE },
+    ]);
+    await explainWith(server, () => {
+      expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+        outcome: 'ok',
+        detail: '',
+      });
+      expect(readFileSync(join(sandbox.worktree, 'hello.txt'), 'utf8')).toBe('hello\n');
+      expect(record.finalMessage).toBe('Created hello.txt.');
+      const tokens = record.usage.reduce(
+        (t, u) => ({
+          input: t.input + u.tokens.input,
+          cachedInput: t.cachedInput + u.tokens.cachedInput,
+          output: t.output + u.tokens.output,
+        }),
+        { input: 0, cachedInput: 0, output: 0 },
+      );
+      expect(tokens).toEqual({ input: 2000, cachedInput: 200, output: 40 });
+      // Two requests: the tool call and the answer (--title spares the title request).
+      expect(server.modelRequests().map((r) => r.path)).toEqual([
+        '/v1/chat/completions',
+        '/v1/chat/completions',
+      ]);
+      expect(server.modelRequests()[0]?.headers.authorization).toBe('Bearer sk-test-key');
+      expect(server.strayRequests()).toEqual([]);
+      const env = readFileSync(join(sandbox.worktree, 'env.txt'), 'utf8');
+      expect(env).not.toMatch(/GITHUB_TOKEN|must_not_leak/);
+    });
+  }, 90_000);
+
+  it('classifies a 401 answer as auth', async () => {
+    const { record, server } = await run([{ kind: 'auth' }]);
+    expect(record.outcome).toBe('auth');
+    expect(record.detail).toMatch(/Incorrect API key/);
+    expect(server.strayRequests()).toEqual([]);
+  }, 90_000);
+
+  it.each([
+    ['a 429 quota', { kind: 'usage-limit', resetsAt: new Date() }, 'usage-limit', /quota/],
+    ['a 503', { kind: 'overload' }, 'outage', /overloaded/],
+  ] as const)(
+    'tells %s, which it retries silently, from its log lines',
+    async (_n, step, outcome, detail) => {
+      const { record, server } = await run([step], 8_000);
+      expect(record.timedOut).toBe(true);
+      expect(record.outcome).toBe(outcome);
+      expect(record.detail).toMatch(detail);
+      expect(server.strayRequests()).toEqual([]);
+    },
+    90_000,
+  );
+
+  it('says the CLI is missing when its binary is not installed', async () => {
+    const { record, server } = await run(
+      [{ kind: 'message', text: 'never', usage: USAGE }],
+      60_000,
+      join(OPENCODE_BIN, '..', 'no-such-opencode'),
+    );
+    expect(record.missingBinary).toBe(true);
+    expect(server.modelRequests()).toHaveLength(0);
+  });
+});

@@ -97,7 +97,8 @@ describe('opencode contract (real binary)', () => {
   ] as const)(
     'tells %s, which it retries silently, from its log lines',
     async (_n, step, outcome, detail) => {
-      const { record, server } = await run([step], 8_000);
+      // Long enough for a first failed request and its log line on a busy machine.
+      const { record, server } = await run([step], 20_000);
       expect(record.timedOut).toBe(true);
       expect(record.outcome).toBe(outcome);
       expect(record.detail).toMatch(detail);

@@ -25,7 +25,8 @@ afterEach(() => repo?.cleanup());
 function barrier(dir: string, mine: string, other: string): string {
   const a = join(dir, mine);
   const b = join(dir, other);
-  return `touch '${a}'; i=0; while [ ! -f '${b}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; [ -f '${b}' ]`;
+  // A minute at most: on a busy machine the other story may start late.
+  return `touch '${a}'; i=0; while [ ! -f '${b}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; [ -f '${b}' ]`;
 }
 
 describe('parallel stories', () => {
@@ -77,7 +78,7 @@ describe('parallel stories', () => {
     expect(git(join(repo.tmp, 'trees', 'left'), 'branch', '--show-current')).toBe(
       'story/epic/left',
     );
-  });
+  }, 120_000);
 
   it('undoes a merge whose epic gates newly fail, though each story was green alone (no merge revision)', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -118,13 +119,13 @@ describe('parallel stories', () => {
     expect(String(record(repo, loser).reason)).toContain('one and two clash');
     // The epic branch holds exactly the one good merge on top of the start.
     expect(git(repo.dir, 'rev-parse', 'epic/epic^1')).toBe(before);
-  });
+  }, 120_000);
 
   it('gives a story whose merge turned the epic head red one revision on the epic head, and it merges', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     // Two waits until one is on the epic branch, so its merge comes second; it writes what
     // clashes with one, unless one is in its tree (as after catching up).
-    const waitForOne = `i=0; until git -C '${repo.dir}' cat-file -e epic/epic:src/one.txt 2>/dev/null || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done`;
+    const waitForOne = `i=0; until git -C '${repo.dir}' cat-file -e epic/epic:src/one.txt 2>/dev/null || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done`;
     const coder = scriptedCoder(repo, 'coder', {
       one: { '*': { write: { 'src/one.txt': 'one\n' } } },
       two: {
@@ -164,5 +165,5 @@ describe('parallel stories', () => {
     const turns = prompts(repo, 'coder').filter((p) => p.story === 'two');
     expect(turns).toHaveLength(2);
     expect(turns[1]?.prompt).toContain('two clashes with one');
-  });
+  }, 120_000);
 });

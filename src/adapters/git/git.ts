@@ -153,6 +153,8 @@ export class Git {
   private readonly admins = new Map<string, string>();
   /** The index guard of each tree, by its git directory: every `Worktree` of a tree shares it. */
   private readonly indexes = new Map<string, IndexGuard>();
+  /** The last worktree addition or removal queued (see `oneAdminAtATime`). */
+  private adminQueue: Promise<unknown> = Promise.resolve();
 
   private indexGuardOf(gitDir: string): IndexGuard {
     let guard = this.indexes.get(gitDir);
@@ -295,6 +297,21 @@ export class Git {
    * out anew. A stale registration is pruned first.
    */
   async addWorktree(path: string, branch: string): Promise<void> {
+    return this.oneAdminAtATime(() => this.addWorktreeNow(path, branch));
+  }
+
+  /**
+   * Worktree additions, removals and prunes of this repository, one at a time: git reads
+   * every admin folder while it adds one, and fails on a folder another `worktree add` is
+   * still writing ("failed to read …/commondir"); a prune could take such a folder away.
+   */
+  private oneAdminAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.adminQueue.then(work, work);
+    this.adminQueue = done.catch(() => undefined);
+    return done;
+  }
+
+  private async addWorktreeNow(path: string, branch: string): Promise<void> {
     checkRefName(branch);
     await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
     const target = canonical(path);
@@ -308,7 +325,7 @@ export class Git {
       );
     }
     const entries = await this.listWorktrees();
-    if (entries.some((e) => canonical(e.path) === target)) await this.removeWorktree(path);
+    if (entries.some((e) => canonical(e.path) === target)) await this.removeWorktreeNow(path);
     // A folder left behind (a tree whose registration was pruned): its content is no one's.
     await rm(target, { recursive: true, force: true });
     await mkdir(dirname(target), { recursive: true });
@@ -326,6 +343,10 @@ export class Git {
 
   /** Removes a worktree (even with uncommitted changes); a missing one is fine. */
   async removeWorktree(path: string): Promise<void> {
+    return this.oneAdminAtATime(() => this.removeWorktreeNow(path));
+  }
+
+  private async removeWorktreeNow(path: string): Promise<void> {
     const target = canonical(path);
     const entries = await this.listWorktrees();
     const here = entries.find((e) => canonical(e.path) === target);

@@ -83,6 +83,24 @@ describe('Git.open', () => {
 });
 
 describe('branches and worktrees', () => {
+  it('adds and removes worktrees for stories starting at once', async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    const base = await git.defaultBase();
+    const ids = Array.from({ length: 12 }, (_, i) => `s${i}`);
+    for (const id of ids) await git.createBranch(`story/1/${id}`, base);
+    // Side by side, as parallel stories start: git alone fails one now and then
+    // ("failed to read …/worktrees/s3/commondir") while another add writes its folder.
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(ids.map((id) => git.addWorktree(wtPath(f, id), `story/1/${id}`)));
+      await Promise.all(ids.map((id) => git.removeWorktree(wtPath(f, id))));
+    }
+    await Promise.all(ids.map((id) => git.addWorktree(wtPath(f, id), `story/1/${id}`)));
+    for (const id of ids) {
+      expect(await git.worktree(wtPath(f, id)).head()).toBe(base);
+    }
+  });
+
   it('never changes the user checkout or HEAD', async () => {
     const f = repo();
     f.write('local-edit.txt', 'uncommitted\n');

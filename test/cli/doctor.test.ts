@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { main } from '../../src/cli/program.js';
+import { epicflow, type CliRun } from '../support/cli.js';
 import {
   configYaml,
   git,
@@ -23,20 +23,8 @@ afterEach(() => repo?.cleanup());
 /** A PATH with node and the system tools, and no agent CLI. */
 const PATH = `${dirname(process.execPath)}:/usr/bin:/bin`;
 
-async function doctor(
-  dir: string,
-  env: Record<string, string | undefined>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(['doctor', '--repo', dir], {
-    stdout: (s) => (stdout += s),
-    stderr: (s) => (stderr += s),
-    readStdin: async () => '',
-    cwd: dir,
-    env: { PATH, ...env },
-  });
-  return { code, stdout, stderr };
+function doctor(dir: string, env: Record<string, string | undefined>): Promise<CliRun> {
+  return epicflow(['doctor', '--repo', dir], dir, { PATH, ...env });
 }
 
 const CODEX = [

@@ -62,6 +62,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
           },
           engineIo(ctx),
+          ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },
         );
         ctx.setExitCode(code);
       },

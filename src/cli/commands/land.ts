@@ -153,6 +153,7 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
           },
           { stdout: (s) => ctx.io.stdout(s), stderr: (s) => ctx.io.stderr(s), cwd: ctx.io.cwd },
+          ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },
         );
         ctx.setExitCode(code);
       },

@@ -26,8 +26,13 @@ export interface GitConfigSnapshot {
 export interface WorktreePort {
   readonly path: string;
   head(): Promise<string>;
-  /** Stages everything and commits (hooks never run); null when nothing changed. */
+  /** Stages everything but what was set aside and commits (hooks never run); null when nothing changed. */
   commitAll(message: string): Promise<string | null>;
+  /**
+   * The uncommitted changes as they are now (what setup left) are not the story's:
+   * commits leave each such path out while it holds what it holds now. Their paths.
+   */
+  setAsideChanges(): Promise<string[]>;
   /** Merges the epic head in; conflicting hunks take the epic side. */
   catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }>;
   /** Committed changes of `head` (default HEAD) against its merge base with `baseRef`. */

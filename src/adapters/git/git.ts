@@ -700,6 +700,12 @@ export class Worktree {
   /** Its git directory: the repository's own for the main tree, its admin folder for a linked one. */
   private readonly gitDir: string;
   private readonly git: GitRunner;
+  /**
+   * Uncommitted changes that are not the story's (what setup left: a lockfile `npm
+   * install` wrote): path → the blob it held then, or null when it was deleted.
+   * Commits leave such a path out while it still holds exactly that.
+   */
+  private readonly setAside = new Map<string, string | null>();
 
   constructor(
     location: Required<GitLocation>,
@@ -764,6 +770,8 @@ export class Worktree {
     fromTreeIndex: boolean,
     /** Given the staged index before it is removed: it may take it (rename it away). */
     keep?: (indexFile: string) => Promise<void>,
+    /** Given the staged index before its tree is written: it may change entries. */
+    adjust?: (indexFile: string) => Promise<void>,
   ): Promise<string> {
     // Beside the tree's own index (epicflow's folder): a rename can put it in its place.
     const scratch = await mkdtemp(join(this.gitDir, 'epicflow-index-'));
@@ -779,6 +787,7 @@ export class Worktree {
         });
       }
       await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
+      await adjust?.(indexFile);
       const tree = (
         await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
       ).trim();
@@ -793,16 +802,74 @@ export class Worktree {
     return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
   }
 
-  /** Stages everything (`add -A`) and commits; null when there is nothing to commit. */
+  /**
+   * The uncommitted changes as they are now are not the story's: later commits leave
+   * each such path out while it holds what it holds now. Returns those paths, sorted.
+   */
+  async setAsideChanges(): Promise<string[]> {
+    const head = await this.head();
+    const found = new Map<string, string | null>();
+    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
+      for (const [path, blob] of await this.stagedChanges(head, indexFile)) found.set(path, blob);
+    });
+    for (const [path, blob] of found) this.setAside.set(path, blob);
+    return [...found.keys()].sort();
+  }
+
+  /** Paths staged in `indexFile` that differ from `head`: path → staged blob, or null when deleted. */
+  private async stagedChanges(
+    head: string,
+    indexFile: string,
+  ): Promise<Map<string, string | null>> {
+    // `:<mode> <mode> <blob> <blob> <status>` NUL `<path>` NUL, per path; a deletion's new blob is zeros.
+    const fields = splitNul(
+      await this.git.run(
+        `cannot compare the staged files with ${head} in ${this.path}`,
+        ['diff-index', '--cached', '--no-renames', '--raw', '-z', head, '--'],
+        { indexFile },
+      ),
+    );
+    const staged = new Map<string, string | null>();
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const blob = (fields[i] ?? '').split(' ')[3] ?? '';
+      staged.set(fields[i + 1] ?? '', /^0+$/.test(blob) ? null : blob);
+    }
+    return staged;
+  }
+
+  /** In a staged index: the set-aside paths that still hold what was set aside go back to `head`. */
+  private async leaveOutSetAside(head: string, indexFile: string): Promise<void> {
+    if (this.setAside.size === 0) return;
+    const staged = await this.stagedChanges(head, indexFile);
+    const out = [...staged].filter(
+      ([path, blob]) => this.setAside.has(path) && this.setAside.get(path) === blob,
+    );
+    if (out.length === 0) return;
+    await this.git.run(
+      `cannot leave setup's changes out of the commit in ${this.path}`,
+      ['reset', '-q', head, '--pathspec-from-file=-', '--pathspec-file-nul'],
+      { indexFile, input: out.map(([path]) => path).join(NUL), literalPathspecs: true },
+    );
+  }
+
+  /**
+   * Stages everything (`add -A`) but what was set aside and still holds the same, and
+   * commits; null when there is nothing to commit.
+   */
   async commitAll(message: string): Promise<string | null> {
     // HEAD read first: the tree's index is then checked, and stands for HEAD.
     const head = await this.head();
     let staged: string | undefined;
-    const tree = await this.treeOfFiles(head, true, async (indexFile) => {
-      const kept = `${this.index.file}.epicflow-staged`;
-      await rename(indexFile, kept);
-      staged = kept;
-    });
+    const tree = await this.treeOfFiles(
+      head,
+      true,
+      async (indexFile) => {
+        const kept = `${this.index.file}.epicflow-staged`;
+        await rename(indexFile, kept);
+        staged = kept;
+      },
+      (indexFile) => this.leaveOutSetAside(head, indexFile),
+    );
     try {
       const headTree = (
         await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
@@ -847,6 +914,20 @@ export class Worktree {
     if (anc.exitCode === 0) return { merged: false, conflictsResolvedForEpic: [] };
     if (anc.exitCode !== 1) throw gitError(`cannot compare ${this.path} with ${epicSha}`, anc);
     await this.commitAll('Work in progress before catching up with the epic');
+    if (this.setAside.size > 0) {
+      // What is still uncommitted is what was set aside: the merge could not run over it.
+      const paths = [...this.setAside.keys()];
+      this.setAside.clear();
+      await this.restorePaths('HEAD', paths);
+      // git clean reads no pathspec file: the paths go as arguments, a few hundred at a time.
+      for (let i = 0; i < paths.length; i += 256) {
+        await this.git.run(
+          `cannot remove setup's files in ${this.path}`,
+          ['clean', '-f', '-x', '-q', '--', ...paths.slice(i, i + 256)],
+          { literalPathspecs: true },
+        );
+      }
+    }
     const message = `Catch up with the epic at ${epicSha.slice(0, 12)}`;
     const merge = await this.git.try([
       'merge',
@@ -1099,7 +1180,10 @@ export class Worktree {
     await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
   }
 
-  /** Paths with uncommitted changes or untracked (not ignored) files, both sides of a rename. */
+  /**
+   * Paths with uncommitted changes or untracked (not ignored) files, both sides of a
+   * rename; a path set aside that still holds what it held then is not one.
+   */
   async dirtyPaths(): Promise<string[]> {
     const out = await this.git.run(`cannot read the status of ${this.path}`, [
       'status',
@@ -1107,7 +1191,16 @@ export class Worktree {
       '-z',
       '--untracked-files=all',
     ]);
-    return parseStatusPaths(out);
+    const dirty = parseStatusPaths(out);
+    if (!dirty.some((p) => this.setAside.has(p))) return dirty;
+    const head = await this.head();
+    const same = new Set<string>();
+    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
+      for (const [path, blob] of await this.stagedChanges(head, indexFile)) {
+        if (this.setAside.has(path) && this.setAside.get(path) === blob) same.add(path);
+      }
+    });
+    return dirty.filter((p) => !same.has(p));
   }
 
   /**

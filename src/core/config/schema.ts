@@ -138,7 +138,9 @@ const ConfigObject = mapping(
       .describe('The roster: the coding agents available to an epic.'),
     setup: nonEmptyString('a shell command')
       .exactOptional()
-      .describe('Shell command run in each story worktree before the coder (e.g. `npm ci`).'),
+      .describe(
+        "Shell command run in each story worktree before the coder (e.g. `npm ci`). Files it writes or changes (a lockfile `npm install` creates) stay out of the story's commits unless the coder changes them.",
+      ),
     gates: z
       .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
       .default([])

@@ -324,6 +324,15 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
     );
     if (setupFailure !== null)
       throw new StoryStop('failed', setupFailedReason(setupFailure.output));
+    // What setup wrote (a lockfile of `npm install`) is neither the coder's work nor a stray.
+    const setAside = await tree.setAsideChanges();
+    if (setAside.length > 0) {
+      ctx.emit(
+        'story',
+        `setup changed ${setAside.join(', ')}: left out of the story's commits`,
+        story.id,
+      );
+    }
     ctx.checkpoint('after-setup', story.id);
     // Baseline gates run the epic's code: earlier stories' agents wrote it.
     const baseline = await ctx.merge.run(() =>

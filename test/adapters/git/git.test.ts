@@ -283,6 +283,30 @@ describe('Worktree', () => {
     expect(await story.catchUp(epicSha)).toEqual({ merged: false, conflictsResolvedForEpic: [] });
   });
 
+  it("set aside: setup's files stay out of commits until changed, and make way for a catch-up", async () => {
+    const { story, sf, ef } = await storySetup({ 'gen.txt': 'v1\n', 'keep.txt': 'k\n' });
+    // What setup left: a new lockfile and a regenerated tracked file.
+    sf.write('lock.json', 'setup\n');
+    sf.write('gen.txt', 'v2\n');
+    expect(await story.setAsideChanges()).toEqual(['gen.txt', 'lock.json']);
+    expect(await story.dirtyPaths()).toEqual([]);
+    sf.write('mine.txt', 'm\n');
+    const first = await story.commitAll('work');
+    expect(sf.git('show', '--name-only', '--format=', first ?? '').trim()).toBe('mine.txt');
+    // Changed again by the coder: its version is the story's.
+    sf.write('gen.txt', 'v3\n');
+    expect(await story.dirtyPaths()).toEqual(['gen.txt']);
+    const second = await story.commitAll('more');
+    expect(sf.git('show', '--name-only', '--format=', second ?? '').trim()).toBe('gen.txt');
+    // The epic has a lockfile of its own: the catch-up takes it, over setup's.
+    ef.write('lock.json', 'epic\n');
+    const epicSha = ef.commitAll('epic lockfile');
+    expect((await story.catchUp(epicSha)).merged).toBe(true);
+    expect(readFileSync(join(story.path, 'lock.json'), 'utf8')).toBe('epic\n');
+    expect(readFileSync(join(story.path, 'gen.txt'), 'utf8')).toBe('v3\n');
+    expect(await story.isClean()).toBe(true);
+  });
+
   it('lists changed paths with status, mode and symlink target', async () => {
     const { story, sf, base } = await storySetup({
       'keep.txt': 'k\n',

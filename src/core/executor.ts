@@ -24,6 +24,19 @@ export interface TurnRequest {
   /** An isolated home/config directory for this executor. */
   readonly home: string;
   readonly timeoutMs: number;
+  /** A turn that prints nothing for this long is stopped as stalled (absent: never). */
+  readonly silenceMs?: number | undefined;
+}
+
+/** Why a turn was stopped before it ended by itself: it was going nowhere. */
+export interface Stall {
+  /**
+   * `repeat`: the same tool call again and again; `silence`: no output at all (both seen
+   * while the turn runs); `no-progress`: a fix round that changed nothing (seen after it).
+   */
+  readonly signal: 'repeat' | 'silence' | 'no-progress';
+  /** For people: `the same tool call 5 times in a row: Bash {"command":"npm test"}`. */
+  readonly detail: string;
 }
 
 export interface RunRecord {
@@ -44,6 +57,8 @@ export interface RunRecord {
    * failure, never a crash of the CLI to retry.
    */
   readonly capped?: boolean;
+  /** epicflow stopped the turn as stalled (a `failed` outcome): the work's failure, not a crash. */
+  readonly stalled?: Stall;
   /** A short human reason for a non-ok outcome (capped tail of the output). */
   readonly detail: string;
   readonly durationMs: number;

@@ -205,6 +205,7 @@ class Landing {
             env: ctx.settings.executorEnv[executor.id] ?? {},
             home: join(ctx.settings.homesDir, req.job, executor.id),
             timeoutMs: Math.max(1000, deadline - ctx.ports.clock.now().getTime()),
+            silenceMs: ctx.config.timeouts.silenceMs,
           },
           ctx.interrupt.signal,
         ),

@@ -311,6 +311,7 @@ async function planIn(
           env: request.executorEnv[executor.id] ?? {},
           home: request.home(executor.id),
           timeoutMs: config.timeouts.storyMs,
+          silenceMs: config.timeouts.silenceMs,
         },
         ports.signal,
       );

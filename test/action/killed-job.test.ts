@@ -43,7 +43,7 @@ beforeAll(async () => {
     config: (dumps) =>
       sixStoryConfig(dumps)
         .replace(/^board:.*\n/m, '')
-        .replace(/^retries:.*\n/m, '')
+        .replace(/^retries:.*\n/m, 'timeouts: { silence: 5s }\n')
         .replace(
           /^gates: .*$/m,
           `gates: ${JSON.stringify(['node check.mjs', `node ${agentScript('hold-gate.mjs')} ${dumps}`])}`,
@@ -212,6 +212,27 @@ describe('a story job killed during the coder turn', () => {
     expect((await store.read('retry'))?.record.notes).toContain(retry);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/retry/index.js')).toBe(
       'export const story = "retry";\n',
+    );
+  }, 120_000);
+
+  it('a coder that goes silent is stopped after timeouts.silence, and the next round delivers', async () => {
+    const epic = await startEpic(w, planBody([{ id: 'silent' }]));
+    const { runId } = dispatchOf(w, epic, 'silent');
+    const job = await runJob(w, bundle, {
+      name: 'silent-1',
+      workspace: await checkout(w, 'silent-1'),
+      inputs: storyInputs(w, epic, 'silent'),
+      runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('done');
+    expect(turns('silent')).toBe(2);
+    const stalled = 'round 1 stalled (silence): no output for 5s';
+    expect(job.stdout).toContain(`silent: ${stalled}; another round`);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('silent'))?.record.notes).toContain(stalled);
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/silent/index.js')).toBe(
+      'export const story = "silent";\n',
     );
   }, 120_000);
 });

@@ -14,9 +14,11 @@ import {
   runRecordOf,
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
+import { toolCallsOf } from '../../core/harness/tool-calls.js';
 import { baseEnv } from '../process/run-process.js';
 import { ensureHome, writeHomeFile } from './home-files.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
+import { StallWatch } from './stall-watch.js';
 
 const STREAM_CAPTURE_BYTES = 16 * 1024 * 1024;
 
@@ -69,6 +71,12 @@ export class CliExecutor implements ExecutorPort {
     }
 
     const untrusted = this.options.untrusted ?? sameUser();
+    const harness = this.cli.name;
+    const watch = new StallWatch({
+      silenceMs: request.silenceMs,
+      outer: signal,
+      toolCalls: (line) => toolCallsOf(harness, line),
+    });
     // Tools run in sessions of their own escape the group kill: `untrusted` ends what the
     // turn left behind (by uid when isolated, else by a marker in the environment).
     const result = await untrusted.run(invocation.argv, {
@@ -82,13 +90,17 @@ export class CliExecutor implements ExecutorPort {
       seat: { scope: request.story, role: `${request.role}:${request.executor.id}` },
       ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
       timeoutMs: request.timeoutMs,
-      ...(signal === undefined ? {} : { signal }),
+      signal: watch.signal,
       // Event streams carry whole command outputs: the tail is kept, and a cut
       // says so in its first line. Usage a CLI reports per step (opencode,
       // aider) is summed over what is kept.
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
-      ...(onOutput === undefined ? {} : { onLine: (_stream, line) => onOutput(line) }),
+      onLine: (_stream, line) => {
+        watch.line(line);
+        onOutput?.(line);
+      },
     });
+    watch.end();
 
     // npm's placeholder for a CLI whose native binary was never copied (--ignore-scripts).
     const placeholder =
@@ -119,7 +131,7 @@ export class CliExecutor implements ExecutorPort {
     const parsed = this.cli.parse(result.stdout, result.stderr, result.exitCode, {
       now: (this.options.now ?? (() => new Date()))(),
     });
-    return runRecordOf(
+    const record = runRecordOf(
       parsed,
       {
         exitCode: result.exitCode,
@@ -130,5 +142,10 @@ export class CliExecutor implements ExecutorPort {
       request,
       this.options.prices ?? {},
     );
+    const stalled = watch.stalled;
+    // What it spent stands; how it ended is the stall, whatever the CLI made of being stopped.
+    return stalled === undefined
+      ? record
+      : { ...record, outcome: 'failed', detail: `stalled: ${stalled.detail}`, stalled };
   }
 }

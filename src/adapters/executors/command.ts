@@ -6,11 +6,13 @@
  * line `BLOCKED_ON: <need>` is a blocked claim.
  */
 import { join } from 'node:path';
+import { formatMs } from '../../core/config/duration.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { ExecutorPort, OutcomeClass, RunRecord, TurnRequest } from '../../core/executor.js';
 import { baseEnv, type ProcessResult } from '../process/run-process.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
 import { writeHomeFile } from './home-files.js';
+import { StallWatch } from './stall-watch.js';
 import {
   blockedOnClaim,
   estimateUsage,
@@ -39,16 +41,6 @@ export interface CommandExecutorOptions {
 
 function tail(text: string, cap: number): string {
   return text.length <= cap ? text : text.slice(text.length - cap);
-}
-
-/** `300ms`, `90s`, `20m`, `1h 30m`: how long a timeout was, for people. */
-function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const s = Math.round(ms / 1000);
-  if (s < 60 || s % 60 !== 0) return `${s}s`;
-  const m = s / 60;
-  if (m < 60) return `${m}m`;
-  return m % 60 === 0 ? `${m / 60}h` : `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
 function outcomeOf(result: ProcessResult): { outcome: OutcomeClass; why: string } {
@@ -110,6 +102,8 @@ export class CommandExecutor implements ExecutorPort {
     const usageLines: ParsedUsage[] = [];
     const malformed: string[] = [];
     let stdoutChars = 0;
+    // A plain command announces no tool calls: only its silence is watched.
+    const watch = new StallWatch({ silenceMs: request.silenceMs, outer: signal });
     const result = await this.untrusted.run([...command, ...executor.args], {
       cwd: request.worktree,
       env,
@@ -118,9 +112,10 @@ export class CommandExecutor implements ExecutorPort {
       seat: { scope: request.story, role: `${request.role}:${request.executor.id}` },
       input: request.prompt,
       timeoutMs: request.timeoutMs,
-      ...(signal ? { signal } : {}),
+      signal: watch.signal,
       maxCaptureBytes: OUTPUT_TAIL_BYTES,
       onLine: (stream, line) => {
+        watch.line(line);
         onOutput?.(line);
         if (stream !== 'stdout') return;
         stdoutChars += line.length + 1;
@@ -131,6 +126,7 @@ export class CommandExecutor implements ExecutorPort {
       },
     });
 
+    watch.end();
     const model = executor.model ?? 'unknown';
     const usage =
       usageLines.length > 0
@@ -142,7 +138,11 @@ export class CommandExecutor implements ExecutorPort {
       .filter((l) => !isUsageLine(l))
       .join('\n')
       .trim();
-    const { outcome, why } = outcomeOf(result);
+    const stalled = watch.stalled;
+    const { outcome, why } =
+      stalled === undefined
+        ? outcomeOf(result)
+        : { outcome: 'failed' as const, why: `stalled: ${stalled.detail}` };
     const notes: string[] = [];
     if (why !== '') {
       const shown = result.timedOut ? `${why} after ${formatMs(request.timeoutMs)}` : why;
@@ -165,6 +165,7 @@ export class CommandExecutor implements ExecutorPort {
       durationMs: result.durationMs,
       ...(result.spawnError?.code === 'ENOENT' ? { missingBinary: true } : {}),
       ...(need === undefined ? {} : { blockedOn: need }),
+      ...(stalled === undefined ? {} : { stalled }),
     };
   }
 }

@@ -23,3 +23,13 @@ export function durationToMs(value: number | string): number | undefined {
   }
   return ms > 0 && ms <= MAX_DURATION_MS ? ms : undefined;
 }
+
+/** `300ms`, `90s`, `20m`, `1h 30m`: how long a configured limit was, for people. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60 || s % 60 !== 0) return `${s}s`;
+  const m = s / 60;
+  if (m < 60) return `${m}m`;
+  return m % 60 === 0 ? `${m / 60}h` : `${Math.floor(m / 60)}h ${m % 60}m`;
+}

@@ -179,10 +179,19 @@ const ConfigObject = mapping(
           .describe(
             'Wall-clock limit of one gate command: seconds, or text like `90s`, `20m`, `2h`.',
           ),
+        silence: duration()
+          .prefault('15m')
+          .describe(
+            'An agent turn that prints nothing for this long is stopped as stalled and counts as a failed round (the same tool call 5 times in a row does too): seconds, or text like `90s`, `15m`.',
+          ),
       },
-      'a mapping with story and gate',
+      'a mapping with story, gate and silence',
     )
-      .transform(({ story, gate }) => ({ storyMs: story, gateMs: gate }))
+      .transform(({ story, gate, silence }) => ({
+        storyMs: story,
+        gateMs: gate,
+        silenceMs: silence,
+      }))
       .prefault({})
       .describe('Wall-clock limits; on expiry the whole process group is killed.'),
     retries: mapping(

@@ -55,7 +55,12 @@ export interface EpicflowConfig {
   /** Stories in flight (default 4). */
   readonly concurrency: number;
   /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */
-  readonly timeouts: { readonly storyMs: number; readonly gateMs: number };
+  readonly timeouts: {
+    readonly storyMs: number;
+    readonly gateMs: number;
+    /** A turn silent this long is stopped as stalled. */
+    readonly silenceMs: number;
+  };
   /** Transient faults of a turn, retried per story (`retries.transient`, default 3). */
   readonly retries: RetryConfig;
   readonly budget?: { readonly usd?: number; readonly tokens?: number };

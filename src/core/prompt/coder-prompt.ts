@@ -31,6 +31,8 @@ export interface PromptFeedback {
   readonly noChanges?: boolean;
   /** The judge did not clear the story: one revision round closes its findings. */
   readonly judge?: { readonly findings: readonly string[] };
+  /** epicflow stopped the last turn as stalled, and why. */
+  readonly stalled?: string;
 }
 
 export interface CoderPromptInput {
@@ -145,6 +147,13 @@ function feedbackSection(feedback: PromptFeedback): string[] {
       'A judge reviewed your branch against the story and did not clear it. Close these gaps ' +
         'within your owned paths, without weakening or skipping tests:',
       bullets(feedback.judge.findings.map(oneLine)),
+    );
+  }
+  if (feedback.stalled !== undefined) {
+    parts.push(
+      '## Your last turn stalled',
+      `epicflow stopped it: ${oneLine(feedback.stalled)}. Do not do the same again: ` +
+        'read the failures above, change your approach, and make the change the story needs.',
     );
   }
   if (feedback.noChanges === true) {

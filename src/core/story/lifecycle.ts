@@ -18,7 +18,7 @@
  */
 import type { ExecutorConfig } from '../config/types.js';
 import { EpicflowError } from '../errors.js';
-import type { OutcomeClass } from '../executor.js';
+import type { OutcomeClass, Stall } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import {
   formatScores,
@@ -180,6 +180,8 @@ export interface TurnFacts extends TurnEnd {
   readonly resetAt?: string | undefined;
   /** Its BLOCKED_ON claim, answered from the plan, if it made one. */
   readonly blocked?: BlockedClaim | undefined;
+  /** The turn committed nothing: the branch is as the round before left it. */
+  readonly unchanged?: boolean | undefined;
 }
 
 /** No answer from a judge or verifier, and why. */
@@ -361,8 +363,14 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
   expecting(state, 'turn');
   if (facts.interrupted) return stop(state, 'waiting', INTERRUPTED);
   const id = state.executor.id;
+  if (facts.stalled !== undefined) return stalled(state, facts.stalled, facts.round);
   if (facts.outcome === 'ok') {
     const claim = facts.blocked;
+    if (claim === undefined && facts.unchanged === true && isFixRound(state.feedback)) {
+      // The same diff as the round the gates failed on: checking it again tells nothing.
+      const stall: Stall = { signal: 'no-progress', detail: 'it changed nothing' };
+      return stalled(state, stall, facts.round);
+    }
     if (claim === undefined) {
       return {
         state: { ...state, awaiting: { step: 'check' } },
@@ -403,6 +411,37 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
     effects: [],
     next: { kind: 'exclude', executor: id, signal: executorSignal(facts) },
   };
+}
+
+function withoutOnce(feedback: PromptFeedback | undefined): PromptFeedback {
+  if (feedback === undefined) return {};
+  const { takeover: _takeover, blocked: _blocked, stalled: _stalled, ...rest } = feedback;
+  return rest;
+}
+
+/** A round fed with new gate failures or weakened tests. */
+function isFixRound(feedback: PromptFeedback | undefined): boolean {
+  return (feedback?.gateFailures?.length ?? 0) > 0 || (feedback?.oracle?.length ?? 0) > 0;
+}
+
+/**
+ * A turn stopped as stalled (or a fix round that changed nothing) counts as a failed
+ * round: another turn, told so, while fix rounds are left; then the story fails.
+ */
+function stalled(state: StoryRounds, stall: Stall, round: number | undefined): Decision {
+  const turn = round === undefined ? 'the coder turn' : `round ${round}`;
+  const what = `${turn} stalled (${stall.signal}): ${stall.detail}`;
+  if (state.fixRoundsLeft <= 0) {
+    return stop(state, 'failed', `stalled (${state.executor.id}): ${stall.detail}`, [
+      { kind: 'note', notes: [what] },
+    ]);
+  }
+  return code(
+    { ...state, fixRoundsLeft: state.fixRoundsLeft - 1 },
+    // What the stalled turn was asked stands (a takeover or a claim's answer was said once).
+    { ...withoutOnce(state.feedback), stalled: stall.detail },
+    [say(`${what}; another round`), { kind: 'note', notes: [what] }],
+  );
 }
 
 /**

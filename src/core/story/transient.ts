@@ -6,7 +6,7 @@
  * budget lasts; only then does what a turn's end does today happen (the roster
  * hears of an outage, a crash fails the story or the helper call).
  */
-import type { OutcomeClass } from '../executor.js';
+import type { OutcomeClass, Stall } from '../executor.js';
 import { NETWORK_TIMEOUT } from '../harness/signals.js';
 
 /** How a turn ended, as far as telling a transient fault goes. */
@@ -20,6 +20,8 @@ export interface TurnEnd {
   readonly timedOut?: boolean | undefined;
   /** The agent stopped at its own turn or budget cap: the work's failure, not a crash. */
   readonly capped?: boolean | undefined;
+  /** epicflow stopped the turn as stalled: the work's failure, no fault to retry. */
+  readonly stalled?: Stall | undefined;
 }
 
 export type TransientKind = 'outage' | 'network-timeout' | 'crash';
@@ -35,7 +37,7 @@ const SERVER_STATUS = /\b(5(?:0\d|2\d))\b/;
 
 /** The transient fault a turn ended on, or null (ok, a limit, auth, a missing CLI, its own failure). */
 export function transientFault(end: TurnEnd): TransientFault | null {
-  if (end.missingBinary || end.timedOut === true) return null;
+  if (end.missingBinary || end.timedOut === true || end.stalled !== undefined) return null;
   const text = end.detail.replace(/\bhttps?:\/\/\S+/g, '');
   if (end.outcome === 'outage') {
     if (NETWORK_TIMEOUT.test(text)) return { kind: 'network-timeout', label: 'network timeout' };

@@ -148,6 +148,7 @@ async function askHelper<T>(
               // A home per role: what a coder left in its home never reaches a judge.
               home: join(ctx.settings.homesDir, story.id, role, executor.id),
               timeoutMs: ctx.config.timeouts.storyMs,
+              silenceMs: ctx.config.timeouts.silenceMs,
             },
             ctx.interrupt.signal,
             (l) => log.line(l),
@@ -183,6 +184,7 @@ async function askHelper<T>(
       exitCode: result.exitCode,
       timedOut: result.timedOut,
       capped: result.capped === true,
+      stalled: result.stalled,
     };
   };
 
@@ -452,6 +454,7 @@ export async function coderTurn(
         env: ctx.settings.executorEnv[executor.id] ?? {},
         home: join(ctx.settings.homesDir, story.id, 'coder', executor.id),
         timeoutMs: Math.max(1000, left),
+        silenceMs: ctx.config.timeouts.silenceMs,
       },
       ctx.interrupt.signal,
       (l) => log.line(l),
@@ -485,6 +488,8 @@ export async function coderTurn(
     exitCode: result.exitCode,
     timedOut: result.timedOut,
     capped: result.capped === true,
+    stalled: result.stalled,
+    unchanged: sha === null,
     blocked:
       result.blockedOn === undefined ? undefined : blockedClaim(ctx, story, result.blockedOn),
   };

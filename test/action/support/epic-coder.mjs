@@ -5,6 +5,7 @@
 //   retry    fails its first attempt (a marker in the state dir, outside the worktree)
 //   handover executor "a" is out of quota (exit 75); executor "b" does the work
 //   slow     tells the test it is coding (a file in the state dir), then takes its time
+//   silent   its first turn prints nothing and takes its time (the stall guard's case)
 // Every other story writes its module. The state dir is outside every worktree; each turn
 // leaves a file `turn-<story>-…` there.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,11 @@ if (story === 'retry' && !existsSync(`${state}/retry-attempted`)) {
   writeFileSync(`${state}/retry-attempted`, '');
   console.error('the agent crashed');
   process.exit(1);
+}
+if (story === 'silent' && !existsSync(`${state}/silent-attempted`)) {
+  writeFileSync(`${state}/silent-attempted`, '');
+  // Prints nothing and waits: the stall guard stops it (a minute is a bound, not a wait).
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
 }
 if (story === 'slow' && !existsSync(`${state}/slow-started`)) {
   writeFileSync(`${state}/slow-started`, String(process.pid));

@@ -65,6 +65,24 @@ async function run(script: Step[], timeoutMs = 60_000, cancelAt?: Step['kind']) 
 }
 
 describe('codex contract (real binary)', () => {
+  it('stops a turn that makes the same tool call again and again, as stalled', async () => {
+    // The last step repeats: the model asks for the same command on every request.
+    const { record, server, sandbox } = await run([
+      { kind: 'tool', command: 'echo again >> again.txt', usage: USAGE },
+    ]);
+    await explainWith(server, () => {
+      expect(record.outcome).toBe('failed');
+      expect(record.stalled?.signal).toBe('repeat');
+      expect(record.detail).toMatch(
+        /^stalled: the same tool call 5 times in a row: command_execution .*echo again >> again\.txt/,
+      );
+      // Stopped at the fifth call: it ran at most five times, and no request came after.
+      const runs = readFileSync(join(sandbox.worktree, 'again.txt'), 'utf8').trim().split('\n');
+      expect(runs.length).toBeLessThanOrEqual(5);
+      expect(server.modelRequests().length).toBeLessThanOrEqual(6);
+    });
+  });
+
   it('runs a tool call in the worktree and reports the usage the server sent', async () => {
     const { record, server, sandbox } = await run([
       { kind: 'tool', command: 'echo hello > hello.txt && env > env.txt', usage: USAGE },

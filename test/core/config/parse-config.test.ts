@@ -23,7 +23,7 @@ const DEFAULTS = {
   fixRounds: 2,
   mergeRevisions: 1,
   concurrency: 4,
-  timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000 },
+  timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000, silenceMs: 15 * 60_000 },
   retries: { transient: 3, backoffMs: 2000 },
   labels: { epic: 'epic' },
   allowWorkflowChanges: false,
@@ -99,7 +99,7 @@ describe('parseConfig', () => {
       mergeRevisions: 1,
       judge: { executor: 'claude', rounds: 2 },
       concurrency: 4,
-      timeouts: { storyMs: 3_600_000, gateMs: 1_200_000 },
+      timeouts: { storyMs: 3_600_000, gateMs: 1_200_000, silenceMs: 900_000 },
       retries: { transient: 3, backoffMs: 2000 },
       budget: { usd: 50, tokens: 20_000_000 },
       board: { project: 'https://github.com/orgs/acme/projects/7' },
@@ -169,6 +169,7 @@ describe('parseConfig', () => {
     expect(parseConfig(`timeouts: { story: ${written} }`, 'c.yml').timeouts).toEqual({
       storyMs: ms,
       gateMs: 1_200_000,
+      silenceMs: 900_000,
     });
   });
 

@@ -207,6 +207,73 @@ describe('decideAfterTurn', () => {
   ])('%s', (_name, row) => check(decideAfterTurn, row));
 });
 
+describe('decideAfterTurn: stalls', () => {
+  const silence = { signal: 'silence', detail: 'no output for 15m' } as const;
+  const gateRed: PromptFeedback = {
+    gateFailures: [{ command: 'npm test', lines: ['x fails'], output: 'x fails' }],
+  };
+  const note = (text: string): StoryEffect => ({ kind: 'note', notes: [text] });
+
+  it.each<[string, Row<TurnFacts>]>([
+    [
+      'a stalled turn counts as a failed round: another turn, told why, keeping its feedback',
+      {
+        state: at(
+          { step: 'turn' },
+          { feedback: { ...gateRed, takeover: { from: 'beta', reason: 'quota' } } },
+        ),
+        facts: { ...ok, round: 2, outcome: 'failed', detail: 'stalled', stalled: silence },
+        next: code({ ...gateRed, stalled: 'no output for 15m' }),
+        effects: [
+          say('round 2 stalled (silence): no output for 15m; another round'),
+          note('round 2 stalled (silence): no output for 15m'),
+        ],
+        then: { fixRoundsLeft: 1 },
+      },
+    ],
+    [
+      'a stall with no fix round left fails the story, never as a fault to retry',
+      {
+        state: at(
+          { step: 'turn' },
+          { fixRoundsLeft: 0, rules: { ...noJudge, retries: { transient: 3, backoffMs: 1 } } },
+        ),
+        facts: {
+          ...ok,
+          round: 3,
+          outcome: 'failed',
+          exitCode: null,
+          detail: 'stalled',
+          stalled: { signal: 'repeat', detail: 'the same tool call 5 times in a row: Bash {}' },
+        },
+        next: failed('stalled (alpha): the same tool call 5 times in a row: Bash {}'),
+        effects: [note('round 3 stalled (repeat): the same tool call 5 times in a row: Bash {}')],
+      },
+    ],
+    [
+      'a fix round that changed nothing is a stall: the same diff is not checked again',
+      {
+        state: at({ step: 'turn' }, { feedback: gateRed, fixRoundsLeft: 1 }),
+        facts: { ...ok, round: 2, unchanged: true },
+        next: code({ ...gateRed, stalled: 'it changed nothing' }),
+        effects: [
+          say('round 2 stalled (no-progress): it changed nothing; another round'),
+          note('round 2 stalled (no-progress): it changed nothing'),
+        ],
+        then: { fixRoundsLeft: 0 },
+      },
+    ],
+    [
+      'a first turn or a perimeter round that changed nothing is checked as before',
+      {
+        state: at({ step: 'turn' }, { feedback: { perimeter: ['README.md'] } }),
+        facts: { ...ok, round: 2, unchanged: true },
+        next: { kind: 'check' },
+      },
+    ],
+  ])('%s', (_name, row) => check(decideAfterTurn, row));
+});
+
 describe('decideAfterVerifier', () => {
   const asked = at({ step: 'verifier', claim: open });
   it.each<[string, Row<Parameters<typeof decideAfterVerifier>[1]>]>([

@@ -98,6 +98,7 @@ export class CliExecutor implements ExecutorPort {
       onLine: (_stream, line) => {
         watch.line(line);
         onOutput?.(line);
+        if (this.cli.givesUp?.(line) === true) watch.stopNow();
       },
     });
     watch.end();
@@ -136,7 +137,8 @@ export class CliExecutor implements ExecutorPort {
       {
         exitCode: result.exitCode,
         timedOut: result.timedOut,
-        aborted: result.aborted,
+        // Only the turn's own signal cancels it; what the watch stopped is read as it stands.
+        aborted: result.aborted && !watch.stoppedHere,
         durationMs: result.durationMs,
       },
       request,

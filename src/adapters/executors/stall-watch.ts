@@ -16,6 +16,7 @@ export class StallWatch {
   private readonly repeats = new RepeatWatch();
   private timer: NodeJS.Timeout | undefined;
   private found: Stall | undefined;
+  private stoppedNow = false;
   private readonly onOuterAbort = (): void => this.stop.abort();
 
   constructor(
@@ -40,6 +41,19 @@ export class StallWatch {
   /** Why the turn was stopped as stalled; undefined when it was not. */
   get stalled(): Stall | undefined {
     return this.found;
+  }
+
+  /** The turn was stopped by this watch (a stall, or `stopNow`), not by the turn's own signal. */
+  get stoppedHere(): boolean {
+    return this.found !== undefined || this.stoppedNow;
+  }
+
+  /** Stops the turn now, not as a stall: its output already says how it ended. */
+  stopNow(): void {
+    if (this.stop.signal.aborted) return;
+    this.stoppedNow = true;
+    this.end();
+    this.stop.abort();
   }
 
   /** Every line the agent prints, as it prints it. */

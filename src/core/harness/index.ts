@@ -7,7 +7,7 @@ import { buildAiderInvocation, parseAiderOutput } from './aider.js';
 import { buildClaudeInvocation, parseClaudeOutput } from './claude.js';
 import { buildCodexInvocation, parseCodexOutput } from './codex.js';
 import { buildGeminiInvocation, parseGeminiOutput } from './gemini.js';
-import { buildOpencodeInvocation, parseOpencodeOutput } from './opencode.js';
+import { buildOpencodeInvocation, opencodeGivesUp, parseOpencodeOutput } from './opencode.js';
 import type { BuildInvocation, ParseOutput } from './types.js';
 
 export type CliHarnessName = Exclude<Harness, 'command'>;
@@ -20,6 +20,11 @@ export interface CliHarness {
   readonly install: string;
   readonly build: BuildInvocation;
   readonly parse: ParseOutput;
+  /**
+   * A line after which the CLI only retries on its own, silently and without end (a quota,
+   * an outage): the turn is stopped there and its output read as it stands.
+   */
+  readonly givesUp?: (line: string) => boolean;
 }
 
 export const CLI_HARNESSES: Readonly<Record<CliHarnessName, CliHarness>> = {
@@ -50,6 +55,7 @@ export const CLI_HARNESSES: Readonly<Record<CliHarnessName, CliHarness>> = {
     install: 'npm install -g opencode-ai',
     build: buildOpencodeInvocation,
     parse: parseOpencodeOutput,
+    givesUp: opencodeGivesUp,
   },
   aider: {
     name: 'aider',
@@ -74,7 +80,7 @@ export { buildAiderInvocation, parseAiderOutput } from './aider.js';
 export { buildClaudeInvocation, parseClaudeOutput } from './claude.js';
 export { buildCodexInvocation, parseCodexOutput } from './codex.js';
 export { buildGeminiInvocation, parseGeminiOutput } from './gemini.js';
-export { buildOpencodeInvocation, parseOpencodeOutput } from './opencode.js';
+export { buildOpencodeInvocation, opencodeGivesUp, parseOpencodeOutput } from './opencode.js';
 export { classifyMessage, parseResetAt } from './signals.js';
 export { blockedOnClaim, runRecordOf, usageEntries } from './record.js';
 export type { CliRunRecord, ProcessFacts } from './record.js';

@@ -4,9 +4,10 @@
  *
  * Outcome: an `error` event (name, statusCode) decides; otherwise exit 1 =
  * failed, 0 = ok. opencode retries rate limits and outages silently and
- * forever, so only our timeout ends such a run: we ask for its ERROR logs on
- * stderr (`--print-logs --log-level ERROR`) and classify the `service=llm`
- * lines when it was killed. Usage and cost: summed `step_finish` parts.
+ * forever: we ask for its ERROR logs on stderr (`--print-logs --log-level ERROR`),
+ * stop the turn at the first LLM error line that names a quota, a rate limit or an
+ * outage (`opencodeGivesUp`), and classify those lines. Usage and cost: summed
+ * `step_finish` parts.
  */
 import type { OutcomeClass, TurnRequest } from '../executor.js';
 import { harnessEnv } from './common.js';
@@ -157,10 +158,7 @@ export function parseOpencodeOutput(
   }
   if (exitCode === 0) return { outcome: 'ok', finalMessage, usage, detail: '' };
   // Killed (our timeout) or failed: its own LLM error log lines say why, if anything does.
-  // Older builds tag them `service=llm`; 1.18 logs logfmt `level=ERROR … error.error="…"`.
-  const llmErrors = stderr
-    .split('\n')
-    .filter((l) => /\bERROR\b/.test(l) && /service=llm|\berror\.[\w.]*=|stream error/.test(l));
+  const llmErrors = stderr.split('\n').filter(isLlmError);
   const last = llmErrors[llmErrors.length - 1];
   if (last !== undefined) {
     return { outcome: classifyMessage(last), finalMessage, usage, detail: tail(last) };
@@ -171,4 +169,18 @@ export function parseOpencodeOutput(
     usage,
     detail: tail(stderr) || `opencode exited with code ${exitCode ?? 'none'}`,
   };
+}
+
+/** Its LLM error log lines: older builds tag them `service=llm`; 1.18 logs logfmt `level=ERROR … error.error="…"`. */
+function isLlmError(line: string): boolean {
+  return /\bERROR\b/.test(line) && /service=llm|\berror\.[\w.]*=|stream error/.test(line);
+}
+
+/**
+ * opencode retries a quota, a rate limit or an outage silently and without end: its first
+ * LLM error log line that says which is where the turn stops (epicflow retries, or the
+ * roster hears of it).
+ */
+export function opencodeGivesUp(line: string): boolean {
+  return isLlmError(line) && classifyMessage(line) !== 'failed';
 }

@@ -80,6 +80,9 @@ describe('codex contract (real binary)', () => {
       const runs = readFileSync(join(sandbox.worktree, 'again.txt'), 'utf8').trim().split('\n');
       expect(runs.length).toBeLessThanOrEqual(5);
       expect(server.modelRequests().length).toBeLessThanOrEqual(6);
+      // codex reports usage when its turn completes, which it never did: the tokens are estimated.
+      expect(record.usage).toHaveLength(1);
+      expect(record.usage[0]).toMatchObject({ executor: 'codex', measured: false });
     });
   });
 

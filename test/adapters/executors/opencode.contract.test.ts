@@ -1,8 +1,8 @@
 /**
  * The real opencode (opencode-ai 1.18.33) through CliExecutor against the scripted model
  * server on 127.0.0.1 (OpenAI chat completions, streamed, through the provider epicflow
- * defines for a base URL). opencode retries a quota or an outage silently, so those runs end
- * at the turn's timeout and are told by opencode's ERROR log lines.
+ * defines for a base URL). opencode retries a quota or an outage silently and without end, so
+ * those turns are stopped at opencode's first ERROR log line that says which.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
@@ -95,11 +95,11 @@ describe('opencode contract (real binary)', () => {
     ['a 429 quota', { kind: 'usage-limit', resetsAt: new Date() }, 'usage-limit', /quota/],
     ['a 503', { kind: 'overload' }, 'outage', /overloaded/],
   ] as const)(
-    'tells %s, which it retries silently, from its log lines',
+    'tells %s, which it would retry silently without end, from its first log line, and stops there',
     async (_n, step, outcome, detail) => {
-      // Long enough for a first failed request and its log line on a busy machine.
-      const { record, server } = await run([step], 20_000);
-      expect(record.timedOut).toBe(true);
+      const { record, server } = await run([step], 60_000);
+      expect(record.timedOut).toBe(false);
+      expect(record.durationMs).toBeLessThan(30_000);
       expect(record.outcome).toBe(outcome);
       expect(record.detail).toMatch(detail);
       expect(server.strayRequests()).toEqual([]);

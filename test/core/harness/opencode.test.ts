@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   buildOpencodeInvocation,
+  opencodeGivesUp,
   parseOpencodeOutput,
 } from '../../../src/core/harness/opencode.js';
 import { NOW, stream } from './fixtures.js';
@@ -96,5 +97,25 @@ describe('parseOpencodeOutput', () => {
   it('treats a zero cost (an unknown custom model) as no reported cost', () => {
     const run = parseOpencodeOutput(stream('opencode', 'unknown-model-cost.jsonl'), '', 0);
     expect(run.usage[0]?.costUsd).toBeNull();
+  });
+});
+
+describe('opencodeGivesUp: where a turn opencode would retry without end is stopped', () => {
+  it('at the first LLM error line naming a quota or an outage, in either log format', () => {
+    const lines = (name: string): string[] => stream('opencode', name).split('\n');
+    expect(lines('quota-logfmt.stderr').map(opencodeGivesUp)).toEqual(
+      lines('quota-logfmt.stderr').map((l) => l.startsWith('level=ERROR')),
+    );
+    const retrying = lines('retrying.stderr');
+    expect(retrying.findIndex(opencodeGivesUp)).toBe(1);
+  });
+
+  it('never at an info line or an error it does not classify', () => {
+    expect(opencodeGivesUp('INFO  2026-11-30T09:00:00 +1ms service=default version=1.18.33')).toBe(
+      false,
+    );
+    expect(
+      opencodeGivesUp('level=ERROR message="stream error" error.error="something odd happened"'),
+    ).toBe(false);
   });
 });

@@ -59,6 +59,11 @@ export interface RunRecord {
   readonly capped?: boolean;
   /** epicflow stopped the turn as stalled (a `failed` outcome): the work's failure, not a crash. */
   readonly stalled?: Stall;
+  /**
+   * The shell commands the turn ran, from the CLI's own event stream; absent when the
+   * executor's output cannot show them (a `command` agent, aider).
+   */
+  readonly commandsRun?: readonly string[];
   /** A short human reason for a non-ok outcome (capped tail of the output). */
   readonly detail: string;
   readonly durationMs: number;

@@ -215,6 +215,23 @@ describe('a story job killed during the coder turn', () => {
     );
   }, 120_000);
 
+  it("a coder's claims are checked where its output allows, and the story says when they cannot be", async () => {
+    const epic = await startEpic(w, planBody([{ id: 'claims' }]));
+    const { runId } = dispatchOf(w, epic, 'claims');
+    const job = await runJob(w, bundle, {
+      name: 'claims-1',
+      workspace: await checkout(w, 'claims-1'),
+      inputs: storyInputs(w, epic, 'claims'),
+      runId,
+    });
+    expect(job.outputs['status']).toBe('done');
+    const note =
+      'not checked: round 1 (a) claims "verified: npm test", and its output shows no tool calls to check them against';
+    expect(job.stdout).toContain(`claims: warning: ${note}`);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('claims'))?.record.notes).toContain(note);
+  }, 120_000);
+
   it('a coder that goes silent is stopped after timeouts.silence, and the next round delivers', async () => {
     const epic = await startEpic(w, planBody([{ id: 'silent' }]));
     const { runId } = dispatchOf(w, epic, 'silent');

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  CLEARED_VERDICT,
   configYaml,
   epicMerges,
   git,
@@ -122,17 +123,9 @@ describe('the commit that was checked is the commit that is merged', () => {
   it('a judge whose tools commit outside the perimeter: put back before the merge', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', { s: { '*': { write: { 'src/s.txt': 'v1\n' } } } });
-    const verdict = [
-      '```json',
-      JSON.stringify({
-        scores: { provides: 2, scope: 2, style: 2, tests: 2 },
-        cleared: true,
-        findings: [],
-      }),
-      '```',
-      '',
-    ].join('\n');
-    const judge = scriptedCoder(repo, 'judge', { s: { '*': { sh: [SNEAK], stdout: verdict } } });
+    const judge = scriptedCoder(repo, 'judge', {
+      s: { '*': { sh: [SNEAK], stdout: CLEARED_VERDICT } },
+    });
     repo.write(
       'epicflow.yml',
       configYaml({

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  CLEARED_VERDICT,
   configYaml,
   epicMerges,
   makeRepo,
@@ -55,17 +56,6 @@ function setUp(
 
 const gitFile = (name: string): string => join(repo.dir, '.git', name);
 const readConfig = (): Buffer => readFileSync(gitFile('config'));
-
-const CLEARED = [
-  '```json',
-  JSON.stringify({
-    scores: { provides: 2, scope: 2, style: 2, tests: 2 },
-    cleared: true,
-    findings: [],
-  }),
-  '```',
-  '',
-].join('\n');
 
 describe("git's own configuration", () => {
   it('puts back a filter the coder configured before epicflow stages, commits or merges', async () => {
@@ -139,7 +129,7 @@ describe("git's own configuration", () => {
               `git config filter.j.clean "touch '${planted}'; cat"`,
               'printf "* filter=j\\n" > "$(git rev-parse --git-common-dir)/info/attributes"',
             ],
-            stdout: CLEARED,
+            stdout: CLEARED_VERDICT,
           },
         },
       }),

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  CLEARED_VERDICT,
   configYaml,
   epicMerges,
   makeRepo,
@@ -27,17 +28,6 @@ const child = join(here, 'support', 'crash-child.ts');
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
-const CLEARED = [
-  '```json',
-  JSON.stringify({
-    scores: { provides: 2, scope: 2, style: 2, tests: 2 },
-    cleared: true,
-    findings: [],
-  }),
-  '```',
-  '',
-].join('\n');
-
 function crashAt(point: string, file: string): void {
   const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
     cwd: projectRoot,
@@ -50,7 +40,7 @@ function crashAt(point: string, file: string): void {
 function setUp(judgeRubric: string): string {
   repo = makeRepo({ 'README.md': 'x\n' });
   const coder = scriptedCoder(repo, 'coder', { s: { '*': { write: { 'src/s.txt': 's\n' } } } });
-  const judge = scriptedCoder(repo, 'reviewer', { s: { '*': { stdout: CLEARED } } });
+  const judge = scriptedCoder(repo, 'reviewer', { s: { '*': { stdout: CLEARED_VERDICT } } });
   repo.write(
     'epicflow.yml',
     configYaml({

@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  CLEARED_VERDICT,
   configYaml,
   makeRepo,
   planMarkdown,
@@ -210,18 +211,11 @@ describe('transient faults of a turn', () => {
     const coder = scriptedCoder(repo, 'coder', {
       s: { '*': { write: { 'src/s.txt': 's\n' } } },
     });
-    const verdict = [
-      '```json',
-      JSON.stringify({
-        scores: { provides: 2, scope: 2, style: 2, tests: 2 },
-        cleared: true,
-        findings: [],
-      }),
-      '```',
-      '',
-    ].join('\n');
     const judge = scriptedCoder(repo, 'judge', {
-      s: { '2': { stdout: 'connect ETIMEDOUT 10.0.0.1:443\n', exit: 1 }, '*': { stdout: verdict } },
+      s: {
+        '2': { stdout: 'connect ETIMEDOUT 10.0.0.1:443\n', exit: 1 },
+        '*': { stdout: CLEARED_VERDICT },
+      },
     });
     repo.write(
       'epicflow.yml',

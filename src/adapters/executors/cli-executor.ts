@@ -14,7 +14,7 @@ import {
   runRecordOf,
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
-import { toolCallsOf } from '../../core/harness/tool-calls.js';
+import { commandsOf, showsToolCalls, toolCallsOf } from '../../core/harness/tool-calls.js';
 import { baseEnv } from '../process/run-process.js';
 import { ensureHome, writeHomeFile } from './home-files.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
@@ -72,6 +72,7 @@ export class CliExecutor implements ExecutorPort {
 
     const untrusted = this.options.untrusted ?? sameUser();
     const harness = this.cli.name;
+    const commandsRun: string[] = [];
     const watch = new StallWatch({
       silenceMs: request.silenceMs,
       outer: signal,
@@ -97,6 +98,7 @@ export class CliExecutor implements ExecutorPort {
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
       onLine: (_stream, line) => {
         watch.line(line);
+        commandsRun.push(...commandsOf(harness, line));
         onOutput?.(line);
         if (this.cli.givesUp?.(line) === true) watch.stopNow();
       },
@@ -144,10 +146,11 @@ export class CliExecutor implements ExecutorPort {
       request,
       this.options.prices ?? {},
     );
+    const seen = showsToolCalls(harness) ? { ...record, commandsRun } : record;
     const stalled = watch.stalled;
     // What it spent stands; how it ended is the stall, whatever the CLI made of being stopped.
     return stalled === undefined
-      ? record
-      : { ...record, outcome: 'failed', detail: `stalled: ${stalled.detail}`, stalled };
+      ? seen
+      : { ...seen, outcome: 'failed', detail: `stalled: ${stalled.detail}`, stalled };
   }
 }

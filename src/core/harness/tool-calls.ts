@@ -30,8 +30,16 @@ function object(value: unknown): Json | undefined {
     : undefined;
 }
 
-const call = (tool: unknown, input: unknown): string =>
-  `${typeof tool === 'string' ? tool : '?'} ${JSON.stringify(input ?? null)}`;
+/** One tool call: the tool's name and its input. */
+interface Call {
+  readonly tool: string;
+  readonly input: unknown;
+}
+
+const call = (tool: unknown, input: unknown): Call => ({
+  tool: typeof tool === 'string' ? tool : '?',
+  input: input ?? null,
+});
 
 /** What a codex item did, without its id, status or result. */
 const CODEX_RESULT_KEYS = new Set([
@@ -46,7 +54,7 @@ const CODEX_RESULT_KEYS = new Set([
 /** codex items that are not calls. */
 const CODEX_NOT_CALLS = new Set(['agent_message', 'reasoning', 'error', 'todo_list']);
 
-function codexCalls(e: Json): string[] {
+function codexCalls(e: Json): Call[] {
   // Each call is announced when it starts (a file change only when it completes).
   const item = object(e['item']);
   if (item === undefined || typeof item['type'] !== 'string') return [];
@@ -60,7 +68,7 @@ function codexCalls(e: Json): string[] {
   return [call(item['type'], input)];
 }
 
-function claudeCalls(e: Json): string[] {
+function claudeCalls(e: Json): Call[] {
   if (e['type'] !== 'assistant') return [];
   const content = object(e['message'])?.['content'];
   if (!Array.isArray(content)) return [];
@@ -70,17 +78,17 @@ function claudeCalls(e: Json): string[] {
     .map((part) => call(part['name'], part['input']));
 }
 
-function geminiCalls(e: Json): string[] {
+function geminiCalls(e: Json): Call[] {
   return e['type'] === 'tool_use' ? [call(e['tool_name'], e['parameters'])] : [];
 }
 
-function opencodeCalls(e: Json): string[] {
+function opencodeCalls(e: Json): Call[] {
   if (e['type'] !== 'tool_use') return [];
   const part = object(e['part']);
   return part === undefined ? [] : [call(part['tool'], object(part['state'])?.['input'])];
 }
 
-const CALLS: Readonly<Record<CliHarnessName, ((e: Json) => string[]) | undefined>> = {
+const CALLS: Readonly<Record<CliHarnessName, ((e: Json) => Call[]) | undefined>> = {
   codex: codexCalls,
   claude: claudeCalls,
   gemini: geminiCalls,
@@ -89,12 +97,33 @@ const CALLS: Readonly<Record<CliHarnessName, ((e: Json) => string[]) | undefined
   aider: undefined,
 };
 
-/** The tool calls one line of a CLI's output announces. */
-export function toolCallsOf(harness: CliHarnessName, line: string): string[] {
+function callsOf(harness: CliHarnessName, line: string): Call[] {
   const of = CALLS[harness];
   if (of === undefined) return [];
   const e = event(line);
   return e === undefined ? [] : of(e);
+}
+
+/** The tool calls one line of a CLI's output announces, each as `<tool> <input as JSON>`. */
+export function toolCallsOf(harness: CliHarnessName, line: string): string[] {
+  return callsOf(harness, line).map((c) => `${c.tool} ${JSON.stringify(c.input)}`);
+}
+
+/** Whether a CLI's event stream shows its tool calls at all (aider's prose does not). */
+export function showsToolCalls(harness: CliHarnessName): boolean {
+  return CALLS[harness] !== undefined;
+}
+
+/** The shell commands one line announces (codex, Claude Code's Bash, Gemini's and opencode's shell tools). */
+export function commandsOf(harness: CliHarnessName, line: string): string[] {
+  return callsOf(harness, line).flatMap((c) => {
+    const input = object(c.input);
+    const command = input?.['command'] ?? input?.['cmd'];
+    if (typeof command === 'string') return [command];
+    return Array.isArray(command) && command.every((p) => typeof p === 'string')
+      ? [command.join(' ')]
+      : [];
+  });
 }
 
 /** Counts the same call in a row; says when it reached `limit`. */

@@ -56,6 +56,19 @@ export interface JudgePromptInput {
   readonly repairError?: string | undefined;
   /** The review round the story runs again for. */
   readonly review?: Revision | undefined;
+  /** What epicflow found checking the coder's claims against what it ran: read first. */
+  readonly evidence?: readonly string[] | undefined;
+}
+
+/** epicflow's own findings about the coder's claims, before anything the coder wrote. */
+function evidenceSection(evidence: readonly string[]): string[] {
+  if (evidence.length === 0) return [];
+  return [
+    '## Evidence notes (checked by epicflow, not written by the coder)',
+    "The coder's claims were compared with the commands its turn ran. Weigh what it says it " +
+      'verified accordingly, and run the checks yourself:',
+    bullets(evidence.map(oneLine)),
+  ];
 }
 
 export function buildJudgePrompt(input: JudgePromptInput): string {
@@ -65,6 +78,7 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
     `# Judge story ${story.id}: ${oneLine(story.title)}`,
     `You judge ONE story of the epic "${input.epic}". The working directory holds its branch. ` +
       'Read and run what you need, but change no file: your verdict is your only output.',
+    ...evidenceSection(input.evidence ?? []),
     ...storySections(input.plan, story),
     ...(input.review === undefined ? [] : judgeReviewSection(input.review)),
   ];

@@ -5,3 +5,4 @@ export * from './logs.js';
 export * from './resume.js';
 export * from './texts.js';
 export * from './transient.js';
+export * from './claims.js';

@@ -25,9 +25,12 @@ import {
   type StartingCode,
 } from '../../core/prompt/index.js';
 import {
+  checkClaims,
   decideAfterHelperExclusion,
   decideAfterHelperTurn,
+  evidenceNotes,
   INTERRUPTED,
+  parseClaims,
   startHelperCall,
   type BlockedClaim,
   type ExecutorSignal,
@@ -280,6 +283,7 @@ export async function judgeStory(
       houseRules: ctx.settings.houseRules,
       repairError,
       review: scope.rec.record.revision,
+      evidence: evidenceNotes(scope.rec.record.notes),
     });
   const fingerprintOf: FingerprintOf = (executor) =>
     helperFingerprint({
@@ -471,6 +475,18 @@ export async function coderTurn(
   // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
   const priced = priceUsage(result.usage, ctx.config.prices);
   await rec.save({ usage: mergeUsage(rec.record.usage, priced) });
+  // What it says it verified, against the commands its own event stream shows it ran.
+  const evidence =
+    result.outcome === 'ok'
+      ? checkClaims(parseClaims(result.finalMessage), result.commandsRun, {
+          round,
+          executor: executor.id,
+        })
+      : [];
+  if (evidence.length > 0) {
+    await rec.save({ notes: [...rec.record.notes, ...evidence] });
+    for (const note of evidence) ctx.emit('story', `warning: ${note}`, story.id);
+  }
   const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
   if (sha !== null) {
     // The paid work is on the branch: a resume checks it before paying for another turn.

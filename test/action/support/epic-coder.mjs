@@ -6,6 +6,7 @@
 //   handover executor "a" is out of quota (exit 75); executor "b" does the work
 //   slow     tells the test it is coding (a file in the state dir), then takes its time
 //   silent   its first turn prints nothing and takes its time (the stall guard's case)
+//   claims   says it verified `npm test` (a command agent's claims cannot be checked)
 // Every other story writes its module. The state dir is outside every worktree; each turn
 // leaves a file `turn-<story>-…` there.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -45,3 +46,4 @@ writeFileSync(
 );
 if (story === 'stray') writeFileSync('README.md', '# shop, rewritten by the stray story\n');
 console.log(`EPICFLOW_USAGE {"input":1000,"output":200,"model":"scripted-${executor}"}`);
+if (story === 'claims') console.log('Done.\nverified: npm test');

@@ -247,3 +247,15 @@ export function loggedReason(reason: string): unknown {
   const escaped = reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return expect.stringMatching(new RegExp(`^${escaped} \\(log: \\S+/logs/\\S+\\.log\\)$`));
 }
+
+/** A judge's answer clearing a story with full scores. */
+export const CLEARED_VERDICT = [
+  '```json',
+  JSON.stringify({
+    scores: { provides: 2, scope: 2, style: 2, tests: 2 },
+    cleared: true,
+    findings: [],
+  }),
+  '```',
+  '',
+].join('\n');

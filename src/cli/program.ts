@@ -6,6 +6,7 @@ import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEngineCommands } from './commands/engine.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerLandCommand } from './commands/land.js';
+import { registerLogsCommand } from './commands/logs.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { registerRosterCommands } from './commands/roster.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
@@ -34,6 +35,7 @@ function buildProgram(ctx: CliContext): Command {
     .showHelpAfterError('(run with --help for usage)');
   registerPlanCommands(program, ctx);
   registerEngineCommands(program, ctx);
+  registerLogsCommand(program, ctx);
   registerLandCommand(program, ctx);
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);

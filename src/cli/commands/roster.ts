@@ -6,11 +6,10 @@
  * lease).
  */
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../adapters/config/load-config.js';
-import { Git } from '../../adapters/git/index.js';
+import { epicsIn, openRepo } from './epic-folder.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
@@ -40,13 +39,7 @@ interface RosterSetup {
 }
 
 async function setUp(opts: RosterOptions, cwd: string): Promise<RosterSetup> {
-  const dir = resolve(cwd, opts.repo ?? '.');
-  let repo: Git;
-  try {
-    repo = await Git.open(dir);
-  } catch {
-    throw new EpicflowError('usage', `not a git repository: ${dir}`);
-  }
+  const repo = await openRepo(cwd, opts.repo);
   const loaded = await loadConfig({
     repoDir: repo.root,
     ...(opts.config === undefined ? {} : { configFile: resolve(cwd, opts.config) }),
@@ -58,8 +51,7 @@ async function setUp(opts: RosterOptions, cwd: string): Promise<RosterSetup> {
   }
   if (opts.epic !== undefined) checkEpicId(opts.epic, '--epic');
   const root = join(repo.gitDir, 'epicflow');
-  const names = existsSync(root) ? await readdir(root) : [];
-  const epics = names.filter((n) => existsSync(join(root, n, 'epic.json'))).sort();
+  const epics = await epicsIn(root);
   return { config: loaded.config, configFile: loaded.file, root, epics };
 }
 

@@ -5,13 +5,12 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
+import { epicFolder } from './epic-folder.js';
 import { exitCodeFor } from '../context.js';
 import { gitPort } from '../../adapters/git/port.js';
-import { checkEpicId } from '../../composition/local.js';
-import { Git } from '../../adapters/git/index.js';
 import { storyLogsDir } from '../../core/story/index.js';
 import { sanitizeIssueText } from '../../core/epic/index.js';
 import { buildReportJson, renderBoard, type ReportJson } from '../../core/report/index.js';
@@ -28,12 +27,6 @@ export interface StatusCommandIo {
   stderr(s: string): void;
   readonly cwd: string;
   readonly isTTY: boolean;
-}
-
-async function epicsIn(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  const names = await readdir(dir);
-  return names.filter((n) => existsSync(join(dir, n, 'epic.json'))).sort();
 }
 
 /** One line per story that has logs: where the whole output of its setup, gates and turns is. */
@@ -78,32 +71,12 @@ export async function statusCommand(
   io: StatusCommandIo,
 ): Promise<number> {
   try {
-    const dir = resolve(io.cwd, opts.repo ?? '.');
-    let repo: Git;
-    try {
-      repo = await Git.open(dir);
-    } catch {
-      throw new EpicflowError('usage', `not a git repository: ${dir}`);
-    }
-    const root = join(repo.gitDir, 'epicflow');
-    const epics = await epicsIn(root);
-    let epic = opts.epic;
-    if (epic !== undefined) {
-      checkEpicId(epic, '--epic');
-      if (!epics.includes(epic)) {
-        throw new EpicflowError('usage', `no epic "${epic}" has run in this repository`, {
-          details: epics.length > 0 ? [`known epics: ${epics.join(', ')}`] : [],
-        });
-      }
-    } else if (epics.length === 0) {
-      io.stdout('no epic has run in this repository yet\n');
+    const found = await epicFolder(io.cwd, opts);
+    if (found.kind === 'none') {
+      io.stdout(`${found.message}\n`);
       return 0;
-    } else if (epics.length > 1) {
-      io.stdout(`epics in this repository: ${epics.join(', ')} (pick one with --epic ID)\n`);
-      return 0;
-    } else {
-      epic = epics[0] as string;
     }
+    const { repo, root, epic } = found;
     const input = await loadEpicReport(new FileStateStore(join(root, epic)), gitPort(repo), {
       now: () => new Date(),
     });

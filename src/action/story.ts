@@ -5,6 +5,7 @@
  * for the App.
  */
 import * as core from '@actions/core';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,12 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
     remote,
     workspace: runner.workspace,
     tempDir: work,
+    // The runner's temp folder outlives this step: the workflow uploads it as an artifact.
+    logsDir: join(
+      runner.tempDir,
+      'epicflow-logs',
+      `epic-${inputs.epic}-${inputs.story}-${inputs.attempt}`,
+    ),
     env: childEnv,
     onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
   };
@@ -142,6 +149,8 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
   core.setOutput('executor', formatChain(record.executors));
   core.setOutput('tokens', String(totals.tokens));
   core.setOutput('cost', totals.priced ? totals.costUsd.toFixed(4) : '');
+  const logsKept = job.logsDir !== undefined && existsSync(job.logsDir);
+  if (logsKept) core.setOutput('logs', job.logsDir);
   await writeSummary(
     renderStorySummary({
       epic: Number(inputs.epic),
@@ -150,6 +159,7 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
       repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
       isolation: untrusted,
       hint: storyHint(result),
+      logsKept,
     }),
     secrets,
   );

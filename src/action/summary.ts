@@ -92,6 +92,8 @@ export function renderStorySummary(input: {
   readonly isolation: { readonly isolated: boolean; readonly description: string };
   /** What to do about why the story failed, when epicflow knows (see `storyHint`). */
   readonly hint?: string | undefined;
+  /** The story's logs were kept (the `logs` output) for the workflow to upload. */
+  readonly logsKept?: boolean | undefined;
 }): string {
   const { result } = input;
   const { record, story } = result;
@@ -117,6 +119,11 @@ export function renderStorySummary(input: {
     `| untrusted code | ${cell(input.isolation.isolated ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
   );
   if (record.reason !== undefined) lines.push(`| reason | ${cell(record.reason)} |`);
+  if (input.logsKept === true) {
+    lines.push(
+      `| logs | setup, gates and each agent turn, whole, in this run's artifact \`epicflow-logs-${input.epic}-${story.id}-${record.attempt}\` |`,
+    );
+  }
   if (input.hint !== undefined) lines.push('', input.hint);
   lines.push('', '### Gates', '');
   const gates = finalGates(result.gates);

@@ -99,8 +99,8 @@ export interface EpicWiring {
   };
   /** Every engine event, in order. */
   readonly onEvent: (event: EngineEvent) => void;
-  /** Keep each story's logs in the state folder (`EpicSettings.keepLogs`). */
-  readonly keepLogs?: boolean;
+  /** Where each story's logs are kept (`EpicPorts.logs`); none: not kept. */
+  readonly logs?: EpicPorts['logs'];
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** Test hook: the waits before retries (default: the wall clock's). */
@@ -126,6 +126,7 @@ export async function composeEpic(
     executors: executorLookup({ config, env, untrusted }),
     clock: wiring.sleep === undefined ? systemClock : { now: systemClock.now, sleep: wiring.sleep },
     events: { emit: wiring.onEvent },
+    ...(wiring.logs === undefined ? {} : { logs: wiring.logs }),
   };
   const settings: EpicSettings = {
     epic: wiring.epic,
@@ -138,7 +139,6 @@ export async function composeEpic(
     executorEnv: wiring.executorEnv,
     houseRules: await houseRules(repo.root),
     stateGuarded: untrusted?.isolated === true,
-    ...(wiring.keepLogs === true ? { keepLogs: true } : {}),
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };
   return { ports, settings };

@@ -260,7 +260,8 @@ export async function runLocalEpic(
       },
       onCheckpoint: hooks.onCheckpoint,
       sleep: hooks.sleep,
-      keepLogs: true,
+      // The user's state folder keeps them, beside the records.
+      logs: store,
     });
     await store.writeJson('epic.json', {
       epic: local.epic,

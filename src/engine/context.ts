@@ -51,6 +51,12 @@ export interface EpicPorts {
   readonly executors: ExecutorLookup;
   readonly clock: RunClock;
   readonly events: EventSink;
+  /**
+   * Where each story's logs (setup, gates, agent turns) are kept, and named in failure
+   * reasons: the state folder of a local run, a folder a job uploads as its artifact.
+   * None: no logs are kept.
+   */
+  readonly logs?: Pick<StateStore, 'writeText'> | undefined;
 }
 
 export interface EpicSettings {
@@ -68,12 +74,6 @@ export interface EpicSettings {
   readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** CONTRIBUTING.md of the repository, when present. */
   readonly houseRules?: string | undefined;
-  /**
-   * Keep each story's logs (setup, gates, agent turns) in the state folder and name them in
-   * failure reasons: the local run, where the state folder is the user's. A job's scratch
-   * folder is gone when the job ends (its output is in the job's log instead).
-   */
-  readonly keepLogs?: boolean | undefined;
   /**
    * The state folder is out of the agent's reach (it runs as another user), so what it
    * holds of earlier runs is used as written. Otherwise a `done` record counts only with

@@ -65,6 +65,11 @@ export interface StoryJobInput {
   readonly env: NodeJS.ProcessEnv;
   /** Where the agent, setup, gates and the judge's tools run (a separate user in the Action). */
   readonly untrusted?: Untrusted;
+  /**
+   * Where the story's logs (setup, gates, agent turns, merge) are kept for the job to upload
+   * as its artifact: outside the job's folder, which is removed when the job ends.
+   */
+  readonly logsDir?: string;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -280,6 +285,17 @@ export async function recordRefusal(
   });
 }
 
+/** Logs kept in `dir`, named in failure reasons as where people find them: the job's artifact. */
+function artifactLogs(dir: string): { writeText(name: string, text: string): Promise<string> } {
+  const store = new FileStateStore(dir);
+  return {
+    writeText: async (name, text) => {
+      await store.writeText(name, text);
+      return `${name} in the job's artifact`;
+    },
+  };
+}
+
 export async function runStoryJob(
   input: StoryJobInput,
   prepared: PreparedStory,
@@ -356,6 +372,7 @@ export async function runStoryJob(
       input.onEvent?.(event);
     },
     adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
+    ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
   });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {

@@ -246,6 +246,20 @@ describe('a story job killed during the coder turn', () => {
     expect(turns('silent')).toBe(2);
     const stalled = 'round 1 stalled (silence): no output for 5s';
     expect(job.stdout).toContain(`silent: ${stalled}; another round`);
+    // The transcripts stay for the workflow to upload as the job's artifact.
+    const logs = job.outputs['logs'] ?? '';
+    expect(logs).toMatch(/\/epicflow-logs\/epic-\d+-silent-1$/);
+    expect(readdirSync(join(logs, 'logs', 'silent')).sort()).toEqual([
+      '1-1-coder.log',
+      '1-2-coder.log',
+      '1-3-gates.log',
+    ]);
+    expect(await readFile(join(logs, 'logs', 'silent', '1-2-coder.log'), 'utf8')).toContain(
+      'EPICFLOW_USAGE',
+    );
+    expect(job.summary).toContain(
+      `| logs | setup, gates and each agent turn, whole, in this run's artifact \`epicflow-logs-${epic}-silent-1\` |`,
+    );
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('silent'))?.record.notes).toContain(stalled);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/silent/index.js')).toBe(

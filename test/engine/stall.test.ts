@@ -84,14 +84,17 @@ describe('a stalled coder turn', () => {
     expect(r.stdout).toContain(
       '[a] round 2 stalled (no-progress): it changed nothing; another round',
     );
-    expect(r.stdout).toContain('[a] failed: stalled (bot): it changed nothing');
+    expect(r.stdout).toContain('[a] failed: gates failed: ');
+    expect(r.stdout).toContain('a is wrong (stalled (bot): it changed nothing) (log: ');
     expect(prompts()).toHaveLength(3);
     // The gates ran on round 1's commit only (twice: a new failure is run again to tell
     // flaky from red), and on the base once, for its baseline.
     expect(readFileSync(gateRuns, 'utf8').trim().split('\n')).toHaveLength(3);
     expect(record(repo, 'a')).toMatchObject({
       status: 'failed',
-      reason: expect.stringMatching(/^stalled \(bot\): it changed nothing \(log: .*coder\.log\)$/),
+      reason: expect.stringMatching(
+        /^gates failed: .*: a is wrong \(stalled \(bot\): it changed nothing\) \(log: .*coder\.log\)$/,
+      ),
     });
   });
 });

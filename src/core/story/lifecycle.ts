@@ -112,6 +112,8 @@ export interface StoryRounds {
   readonly judgeRevisions: number;
   /** The commit that passed every check: what is merged ('' none yet). */
   readonly checked: string;
+  /** What the last check found blocking, when it sent the coder a fix round. */
+  readonly blocking?: string | undefined;
 }
 
 /** How an executor that stopped is reported to the roster. */
@@ -432,9 +434,13 @@ function stalled(state: StoryRounds, stall: Stall, round: number | undefined): D
   const turn = round === undefined ? 'the coder turn' : `round ${round}`;
   const what = `${turn} stalled (${stall.signal}): ${stall.detail}`;
   if (state.fixRoundsLeft <= 0) {
-    return stop(state, 'failed', `stalled (${state.executor.id}): ${stall.detail}`, [
-      { kind: 'note', notes: [what] },
-    ]);
+    const why = `stalled (${state.executor.id}): ${stall.detail}`;
+    // A fix round that changed nothing leaves the failures it was given standing: they come first.
+    const reason =
+      stall.signal === 'no-progress' && state.blocking !== undefined
+        ? `gates failed: ${state.blocking} (${why})`
+        : why;
+    return stop(state, 'failed', reason, [{ kind: 'note', notes: [what] }]);
   }
   return code(
     { ...state, fixRoundsLeft: state.fixRoundsLeft - 1 },
@@ -598,6 +604,7 @@ export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decisio
         ...state,
         fixRoundsLeft: state.fixRoundsLeft - 1,
         perimeterShown: state.perimeterShown || strays.length > 0,
+        blocking: blockingReason(facts),
       },
       feedback,
       [say(`gates failed: ${describeVerdicts(facts.verdicts, 1) || facts.oracle.join('; ')}`)],

@@ -1,5 +1,5 @@
 /**
- * The logs of one story's run, in the epic's state folder: `logs/<story>/<attempt>-<n>-<kind>.log`
+ * The logs of one story's run, where the entry keeps them: `logs/<story>/<attempt>-<n>-<kind>.log`
  * (core/story/logs.ts), each bounded, with executors' secrets redacted. The last one written is
  * what a failure points to.
  */
@@ -24,12 +24,10 @@ export class StoryLogs {
 
   /** Writes the buffer as the story's next log (when logs are kept); returns its path. */
   async save(kind: LogKind, log: LogBuffer): Promise<string | undefined> {
-    if (this.ctx.settings.keepLogs !== true) return undefined;
+    const sink = this.ctx.ports.logs;
+    if (sink === undefined) return undefined;
     this.n += 1;
-    const path = await this.ctx.ports.state.writeText(
-      logName(this.story, this.attempt, this.n, kind),
-      log.text(),
-    );
+    const path = await sink.writeText(logName(this.story, this.attempt, this.n, kind), log.text());
     this.last = path;
     return path;
   }

@@ -268,7 +268,7 @@ export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<
     .comments(OWNER, REPO)
     .filter((c) => c.author === 'epicflow[bot]' && c.body.startsWith('**Story `retry` failed**'));
   expect(failures.map((c) => c.body.split('\n')[0])).toEqual([
-    '**Story `retry` failed** (attempt 1): coder turn failed (b): exit code 1 | the agent crashed',
+    "**Story `retry` failed** (attempt 1): coder turn failed (b): exit code 1 | the agent crashed (log: logs/retry/1-1-coder.log in the job's artifact)",
   ]);
   expect(failures[0]?.body).toContain(`comment \`/retry retry\` on #${epic}`);
   const status = botComments(w, epic).find((c) => c.includes('<!-- epicflow:status -->'));

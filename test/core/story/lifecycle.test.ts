@@ -264,6 +264,18 @@ describe('decideAfterTurn: stalls', () => {
       },
     ],
     [
+      'the last fix round changing nothing fails the story with the failures that still stand',
+      {
+        state: at(
+          { step: 'turn' },
+          { feedback: gateRed, fixRoundsLeft: 0, blocking: 'npm test: x fails' },
+        ),
+        facts: { ...ok, round: 3, unchanged: true },
+        next: failed('gates failed: npm test: x fails (stalled (alpha): it changed nothing)'),
+        effects: [note('round 3 stalled (no-progress): it changed nothing')],
+      },
+    ],
+    [
       'a first turn or a perimeter round that changed nothing is checked as before',
       {
         state: at({ step: 'turn' }, { feedback: { perimeter: ['README.md'] } }),

@@ -11,6 +11,7 @@ import { triageGate } from '../core/gates/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext, OutputLog } from './context.js';
 import { buildMergeMessage } from '../core/merge-message.js';
+import type { MergeResult } from './ports.js';
 import { StoryStop } from './stop.js';
 import { settleGates } from './settle-gates.js';
 
@@ -67,14 +68,28 @@ export async function integrate(
       title: input.story.title,
       chain: input.chain,
     });
-    const merge = await tree.mergeNoFf(input.commit, message);
+    /** The merge with every conflict settled for the epic; never left half done. */
+    const keepingEpic = async (): Promise<string> => {
+      try {
+        return await tree.mergeKeepingOurs(input.commit, message);
+      } catch (e) {
+        await tree.resetHard(head);
+        throw e;
+      }
+    };
+    let merge = await tree.mergeNoFf(input.commit, message);
+    // Conflicts with stories merged after this one started: their side wins, the rest of
+    // the story merges, and the gates judge the merged tree (the checked commit's no longer).
+    const keepEpic = !merge.ok;
     if (!merge.ok) {
       await tree.resetHard(head);
-      throw new StoryStop(
-        'failed',
-        `merge conflict with ${epicBranch}: ${merge.conflicts.join(', ')}`,
-      );
+      const note = `conflicts with ${epicBranch} in ${merge.conflicts.join(', ')}: the epic's side kept`;
+      ctx.emit('story', note, input.story.id);
+      input.notes?.push(note);
+      merge = { ok: true, sha: await keepingEpic() };
     }
+    const mergeAgain = async (): Promise<MergeResult> =>
+      keepEpic ? { ok: true, sha: await keepingEpic() } : tree.mergeNoFf(input.commit, message);
     ctx.checkpoint('mid-merge', input.story.id);
     // The story was based on the epic head: the merged tree is the checked commit's, whose
     // gates ran in this process. Running them again would judge the same files twice.
@@ -103,7 +118,7 @@ export async function integrate(
             againOnBase: async (i) => {
               await tree.resetHard(head);
               const combined = await ctx.rerunBaseline(head, i, input.log);
-              const again = await tree.mergeNoFf(input.commit, message);
+              const again = await mergeAgain();
               if (!again.ok) {
                 await tree.resetHard(head);
                 throw new StoryStop(

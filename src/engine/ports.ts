@@ -41,6 +41,8 @@ export interface WorktreePort {
   restorePaths(fromRef: string, paths: readonly string[]): Promise<void>;
   /** Merges a commit (by sha) or a branch with `--no-ff`. */
   mergeNoFf(commit: string, message: string): Promise<MergeResult>;
+  /** Merges a commit with `--no-ff`, every conflict settled as HEAD has it; the merge commit. */
+  mergeKeepingOurs(commit: string, message: string): Promise<string>;
   /** HEAD, index and tree to `sha`; untracked files removed. */
   resetHard(sha: string): Promise<void>;
   isClean(): Promise<boolean>;

@@ -265,7 +265,7 @@ describe('review rounds on the epic pull request', () => {
     const refused = [...threadAnswers(pr).values()];
     expect(refused).toHaveLength(1);
     expect(refused[0]).toContain(
-      'Story `cart` did not address this in review round 1: refused: .github/workflows/evil.yml (workflow file).',
+      'Story `cart` did not address this in review round 1: refused: .github/workflows/evil.yml (workflow file) (log: logs/cart/',
     );
     expect(dispatched(w, epic)).toHaveLength(4);
     await say(app, epic, '/skip cart');

@@ -252,6 +252,13 @@ describe('action.yml', () => {
     // The login follows the credentials (the App's own bot with app-id): no fixed default.
     expect(doc.inputs['bot-login']?.default).toBeUndefined();
     expect(doc.inputs['config']?.default).toBe('.github/epicflow.yml');
-    expect(Object.keys(doc.outputs)).toEqual(['status', 'merge-sha', 'executor', 'tokens', 'cost']);
+    expect(Object.keys(doc.outputs)).toEqual([
+      'status',
+      'merge-sha',
+      'executor',
+      'tokens',
+      'cost',
+      'logs',
+    ]);
   });
 });

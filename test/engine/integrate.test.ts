@@ -28,7 +28,7 @@ const story: Story = {
 };
 const plan: Plan = { stories: [story], waves: [['s']], hashes: { s: 'h' } };
 
-async function epicContext(): Promise<Awaited<ReturnType<typeof openEpic>>> {
+async function epicContext(gates = ['true']): Promise<Awaited<ReturnType<typeof openEpic>>> {
   const events: EngineEvent[] = [];
   const g = await Git.open(repo.dir);
   return openEpic(
@@ -36,7 +36,7 @@ async function epicContext(): Promise<Awaited<ReturnType<typeof openEpic>>> {
       epic: 'e',
       epicBranch: 'epic/e',
       plan,
-      config: { ...DEFAULT_CONFIG, gates: ['true'] },
+      config: { ...DEFAULT_CONFIG, gates },
       configPaths: [],
       worktreesDir: join(repo.tmp, 'trees'),
       homesDir: join(repo.tmp, 'homes'),
@@ -56,16 +56,19 @@ async function epicContext(): Promise<Awaited<ReturnType<typeof openEpic>>> {
 }
 
 describe('integrate', () => {
-  it('fails a story on a textual conflict, naming the paths, and leaves the epic branch as it was', async () => {
+  /** A story commit and an epic head that change the same line of shared.txt two ways. */
+  async function lateConflict(gates?: string[]) {
     repo = makeRepo({ 'shared.txt': 'one\n' });
-    const ctx = await epicContext();
-    // The story changes the line one way on its branch…
+    const ctx = await epicContext(gates);
+    // The story changes the line one way on its branch, and adds a file of its own…
     git(repo.dir, 'branch', 'story/e/s', 'epic/e');
     const storyTree = join(repo.tmp, 'story');
     git(repo.dir, 'worktree', 'add', '-q', storyTree, 'story/e/s');
     repo.write('../story/shared.txt', 'story\n');
-    git(storyTree, 'commit', '-qam', 'story side');
-    // …and another merge moved the epic head the other way.
+    repo.write('../story/own.txt', 'mine\n');
+    git(storyTree, 'add', '-A');
+    git(storyTree, 'commit', '-qm', 'story side');
+    // …and a story merged meanwhile moved the epic head the other way.
     const main = join(repo.tmp, 'other');
     git(repo.dir, 'worktree', 'add', '-q', '--detach', main, 'epic/e');
     repo.write('../other/shared.txt', 'epic\n');
@@ -73,13 +76,38 @@ describe('integrate', () => {
     const moved = git(main, 'rev-parse', 'HEAD');
     git(repo.dir, 'update-ref', 'refs/heads/epic/e', moved);
     ctx.epicHead = moved;
+    return { ctx, moved, commit: git(storyTree, 'rev-parse', 'HEAD') };
+  }
 
-    const commit = git(storyTree, 'rev-parse', 'HEAD');
+  it("absorbs a late conflict: the epic's side of it is kept, the rest of the story merges, and it says so", async () => {
+    const { ctx, moved, commit } = await lateConflict();
+    const notes: string[] = [];
+    const merged = await integrate(ctx, {
+      story,
+      branch: 'story/e/s',
+      commit,
+      chain: ['bot'],
+      notes,
+    });
+    expect(notes).toEqual(["conflicts with epic/e in shared.txt: the epic's side kept"]);
+    expect(git(repo.dir, 'rev-parse', 'epic/e')).toBe(merged);
+    expect(git(repo.dir, 'rev-parse', `${merged}^1`)).toBe(moved);
+    expect(git(repo.dir, 'rev-parse', `${merged}^2`)).toBe(commit);
+    expect(git(repo.dir, 'show', 'epic/e:shared.txt')).toBe('epic');
+    expect(git(repo.dir, 'show', 'epic/e:own.txt')).toBe('mine');
+    expect(git(join(repo.tmp, 'trees', '_epic'), 'status', '--porcelain')).toBe('');
+  });
+
+  it('the merged tree of an absorbed conflict is gated: red, the merge is undone and the epic branch stays', async () => {
+    // Green on the epic head; with the story's file, only the story's side of the line passes.
+    const { ctx, moved, commit } = await lateConflict([
+      'if [ -f own.txt ]; then grep -q story shared.txt; fi',
+    ]);
     const attempt = integrate(ctx, { story, branch: 'story/e/s', commit, chain: ['bot'] });
     await expect(attempt).rejects.toBeInstanceOf(StoryStop);
     await expect(attempt).rejects.toMatchObject({
       status: 'failed',
-      reason: 'merge conflict with epic/e: shared.txt',
+      reason: expect.stringMatching(/^epic gates failed after merging; merge undone: /),
     });
     expect(git(repo.dir, 'rev-parse', 'epic/e')).toBe(moved);
     expect(git(join(repo.tmp, 'trees', '_epic'), 'status', '--porcelain')).toBe('');

@@ -9,6 +9,7 @@ import { copyFile, lstat, mkdir, mkdtemp, rename, rm, stat, utimes } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
+import type { ProcessResult } from '../process/run-process.js';
 import type { TreeFile } from '../../core/prompt/starting-code.js';
 import {
   GitConfigGuard,
@@ -940,35 +941,72 @@ export class Worktree {
       epicSha,
     ]);
     if (merge.exitCode === 0) return { merged: true, conflictsResolvedForEpic: [] };
+    const conflicts = await this.settleConflictsAs(epicSha, merge, 'the catch-up merge');
+    return { merged: true, conflictsResolvedForEpic: conflicts };
+  }
+
+  /**
+   * A merge stopped on conflicts `-X` could not settle (a deletion against a change, a
+   * binary file): each such path is taken as `side` has it (deleted when it has none),
+   * and the merge is committed. Returns those paths.
+   */
+  private async settleConflictsAs(
+    side: string,
+    merge: ProcessResult,
+    what: string,
+  ): Promise<string[]> {
     const conflicts = await this.unmergedPaths();
     if (conflicts.length === 0) {
       await this.git.try(['merge', '--abort']);
-      throw gitError(`cannot merge the epic head into ${this.path}`, merge);
+      throw gitError(`cannot conclude ${what} in ${this.path}`, merge);
     }
-    const inEpic = new Set(await this.existingIn(epicSha, conflicts));
-    const take = conflicts.filter((p) => inEpic.has(p));
-    const drop = conflicts.filter((p) => !inEpic.has(p));
+    const present = new Set(await this.existingIn(side, conflicts));
+    const take = conflicts.filter((p) => present.has(p));
+    const drop = conflicts.filter((p) => !present.has(p));
     if (take.length > 0) {
       await this.git.run(
-        `cannot take the epic version of conflicting paths in ${this.path}`,
-        ['checkout', epicSha, '--pathspec-from-file=-', '--pathspec-file-nul'],
+        `cannot take the ${side.slice(0, 12)} version of conflicting paths in ${this.path}`,
+        ['checkout', side, '--pathspec-from-file=-', '--pathspec-file-nul'],
         { input: take.join(NUL), literalPathspecs: true },
       );
     }
     if (drop.length > 0) {
       await this.git.run(
-        `cannot remove conflicting paths the epic deleted in ${this.path}`,
+        `cannot remove conflicting paths ${side.slice(0, 12)} deleted in ${this.path}`,
         ['rm', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
         { input: drop.join(NUL), literalPathspecs: true },
       );
     }
-    await this.git.run(`cannot conclude the catch-up merge in ${this.path}`, [
+    await this.git.run(`cannot conclude ${what} in ${this.path}`, [
       'commit',
       '--no-verify',
       '--quiet',
       '--no-edit',
     ]);
-    return { merged: true, conflictsResolvedForEpic: conflicts };
+    return conflicts;
+  }
+
+  /**
+   * Merges `commit` into HEAD with `--no-ff`, conflicting hunks taking HEAD's side
+   * (`-X ours`) and paths still in conflict taken as HEAD has them: the rest of
+   * `commit` merges. Returns the merge commit.
+   */
+  async mergeKeepingOurs(commit: string, message: string): Promise<string> {
+    checkRefName(commit);
+    const head = await this.head();
+    const merge = await this.git.try([
+      'merge',
+      '--no-ff',
+      '--no-edit',
+      '-X',
+      'ours',
+      '-m',
+      message,
+      commit,
+    ]);
+    if (merge.exitCode !== 0)
+      await this.settleConflictsAs(head, merge, `the merge of ${commit.slice(0, 12)}`);
+    return this.head();
   }
 
   /**

@@ -474,6 +474,24 @@ describe('Worktree', () => {
     expect(readFileSync(join(epic.path, 'c.txt'), 'utf8')).toBe('epic\n');
   });
 
+  it('merges keeping its own side of every conflict, a deletion against a change too, and the rest of the branch', async () => {
+    const { epic, ef, sf } = await storySetup({ 'c.txt': 'one\n', 'gone.txt': 'g\n' });
+    ef.write('c.txt', 'epic\n');
+    ef.git('rm', '-q', 'gone.txt');
+    const before = ef.commitAll('epic side');
+    sf.write('c.txt', 'story\n');
+    sf.write('gone.txt', 'story changed it\n');
+    sf.write('new.txt', 'n\n');
+    sf.commitAll('story side');
+    const sha = await epic.mergeKeepingOurs('story/1/s', 'merge s');
+    expect(sha).toBe(await epic.head());
+    expect(ef.git('rev-parse', `${sha}^1`).trim()).toBe(before);
+    expect(readFileSync(join(epic.path, 'c.txt'), 'utf8')).toBe('epic\n');
+    expect(existsSync(join(epic.path, 'gone.txt'))).toBe(false);
+    expect(readFileSync(join(epic.path, 'new.txt'), 'utf8')).toBe('n\n');
+    expect(await epic.isClean()).toBe(true);
+  });
+
   it('resets hard and removes untracked files', async () => {
     const { epic, ef, base } = await storySetup();
     ef.write('x.txt', 'x\n');

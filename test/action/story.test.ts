@@ -132,6 +132,20 @@ describe('story mode, run from the bundle against GitHub', () => {
     expect(await readFile(join(workspace, '.git/config'), 'utf8')).not.toContain(basic);
     // And the token never appears in the job's own log or summary.
     expect(unmasked(job.stdout + job.stderr) + job.summary).not.toContain(w.bot.token);
+
+    // The dependent's coder starts from the code it builds on: its dependency's merged file.
+    const pay = await runJob(w, bundle, {
+      name: 'pay',
+      workspace: await checkout(w, 'pay'),
+      inputs: storyInputs(w, epic, 'pay'),
+      runId: dispatchOf(w, epic, 'pay').runId,
+    });
+    expect(pay.outputs['status']).toBe('done');
+    const { prompt } = JSON.parse(await readFile(join(w.dumps, 'pay.json'), 'utf8')) as {
+      prompt: string;
+    };
+    expect(prompt).toContain('## The code you start from');
+    expect(prompt).toMatch(/src\/cart\/index\.js[\s\S]*export const story = "cart";/);
   });
 
   it('two story jobs finishing at the same moment: both merged, one after merging again', async () => {

@@ -3,7 +3,7 @@
 // optionally waits until <barrier count> agents reached this point (so parallel
 // jobs finish together), then writes the story's owned file.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const [dump, barrier] = process.argv.slice(2);
 const story = process.env.EPICFLOW_STORY;
@@ -11,7 +11,16 @@ mkdirSync(dump, { recursive: true });
 const gitConfig = execFileSync('git', ['config', '--list', '--show-origin'], { encoding: 'utf8' });
 writeFileSync(
   `${dump}/${story}.json`,
-  JSON.stringify({ env: process.env, gitConfig, cwd: process.cwd() }, null, 2),
+  JSON.stringify(
+    {
+      env: process.env,
+      gitConfig,
+      cwd: process.cwd(),
+      prompt: readFileSync(process.env.EPICFLOW_PROMPT_FILE, 'utf8'),
+    },
+    null,
+    2,
+  ),
 );
 writeFileSync(`${dump}/ready-${story}`, '');
 if (barrier !== undefined) {

@@ -101,6 +101,8 @@ export interface EpicWiring {
   readonly onEvent: (event: EngineEvent) => void;
   /** Where each story's logs are kept (`EpicPorts.logs`); none: not kept. */
   readonly logs?: EpicPorts['logs'];
+  /** The run's span (`EpicPorts.trace`); none: not traced. */
+  readonly trace?: EpicPorts['trace'];
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** Test hook: the waits before retries (default: the wall clock's). */
@@ -127,6 +129,7 @@ export async function composeEpic(
     clock: wiring.sleep === undefined ? systemClock : { now: systemClock.now, sleep: wiring.sleep },
     events: { emit: wiring.onEvent },
     ...(wiring.logs === undefined ? {} : { logs: wiring.logs }),
+    ...(wiring.trace === undefined ? {} : { trace: wiring.trace }),
   };
   const settings: EpicSettings = {
     epic: wiring.epic,

@@ -10,6 +10,7 @@ import type { Git } from '../adapters/git/index.js';
 import { localUntrusted } from './local-untrusted.js';
 import type { AgentUserFlag } from '../core/agent-user.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
+import { otelTracing } from '../adapters/telemetry/otel.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
 import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
@@ -242,6 +243,13 @@ export async function runLocalEpic(
   const unlock = await store.lock();
   // Events are appended in order, without holding up the run.
   let appending: Promise<void> = Promise.resolve();
+  // One trace per run, when an OpenTelemetry exporter endpoint is configured.
+  const tracing = otelTracing(hooks.env ?? process.env);
+  const trace = tracing?.root(`epic ${local.epic}`, {
+    'epicflow.epic': local.epic,
+    'epicflow.stories': local.plan.stories.length,
+  });
+  let outcome: string | undefined = 'the run ended early';
   try {
     const { ports, settings } = await composeEpic({
       repo: local.repo,
@@ -262,6 +270,7 @@ export async function runLocalEpic(
       sleep: hooks.sleep,
       // The user's state folder keeps them, beside the records.
       logs: store,
+      trace,
     });
     await store.writeJson('epic.json', {
       epic: local.epic,
@@ -283,11 +292,20 @@ export async function runLocalEpic(
         failFast: options.failFast ?? false,
         title: local.title,
       });
+      const done = result.records.filter((r) => r.status === 'done').length;
+      trace?.set({
+        'epicflow.done': done,
+        'epicflow.failed': result.records.filter((r) => r.status === 'failed').length,
+      });
+      outcome = result.exitCode === 0 ? undefined : `${done} of ${local.plan.stories.length} done`;
       return { ...result, stateDir: local.stateDir, events: join(local.stateDir, 'events.jsonl') };
     } finally {
       hooks.interrupt?.removeEventListener('abort', onAbort);
     }
   } finally {
+    trace?.end(outcome);
+    // Spans not sent yet go now; an unreachable collector costs the export's timeout, not the run.
+    await tracing?.shutdown().catch(() => undefined);
     await appending;
     await unlock();
   }

@@ -3,6 +3,7 @@
  * the roster, the epic's integration tree and where epicflow left the epic
  * branch. Mutable parts (epic head, roster state, halt) live here, in one place.
  */
+import type { TraceSpan } from './trace.js';
 import { createHash } from 'node:crypto';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
@@ -57,6 +58,8 @@ export interface EpicPorts {
    * None: no logs are kept.
    */
   readonly logs?: Pick<StateStore, 'writeText'> | undefined;
+  /** The epic run's span: stories and their steps are traced inside it. None: no trace. */
+  readonly trace?: TraceSpan | undefined;
 }
 
 export interface EpicSettings {

@@ -187,3 +187,14 @@ export interface LandGitPort extends GitPort {
   /** A land tree at `path` with a detached HEAD at `sha` (re-used and put there when it exists). */
   landTree(path: string, sha: string): Promise<LandTreePort>;
 }
+
+/** A span of the run's trace (see engine/trace.ts). */
+export type TraceAttributes = Readonly<Record<string, string | number | boolean>>;
+
+export interface TraceSpan {
+  /** A span inside this one, started now. */
+  child(name: string, attributes?: TraceAttributes): TraceSpan;
+  set(attributes: TraceAttributes): void;
+  /** Ends the span; `failure` marks it as an error with that message. */
+  end(failure?: string): void;
+}

@@ -108,23 +108,30 @@ export async function checkStory(
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
-    rec.time('gates', () =>
-      rec.logs.capture('gates', async (log) =>
-        settleGates(ctx, {
-          cwd: tree.path,
-          story: story.id,
-          runs: await ctx.runGates(tree.path, log, story.id),
-          baseline,
-          log,
-          // The base's code runs again in the epic tree: earlier stories' agents wrote it.
-          againOnBase: (i) =>
-            ctx.merge.run(() =>
-              guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-                ctx.rerunBaseline(base, i, log),
+    rec.time(
+      'gates',
+      () =>
+        rec.logs.capture('gates', async (log) =>
+          settleGates(ctx, {
+            cwd: tree.path,
+            story: story.id,
+            runs: await ctx.runGates(tree.path, log, story.id),
+            baseline,
+            log,
+            // The base's code runs again in the epic tree: earlier stories' agents wrote it.
+            againOnBase: (i) =>
+              ctx.merge.run(() =>
+                guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+                  ctx.rerunBaseline(base, i, log),
+                ),
               ),
-            ),
-        }),
-      ),
+          }),
+        ),
+      { 'epicflow.commit': commit },
+      (settled) => ({
+        'epicflow.gates': settled.runs.length,
+        'epicflow.gates.failing': settled.verdicts.filter((v) => v.status === 'new').length,
+      }),
     ),
   );
   ctx.checkpoint('mid-gates', story.id);

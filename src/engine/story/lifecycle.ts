@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import type { GateRun } from '../../core/gates/index.js';
-import { attemptOf } from '../../core/epic/rules.js';
+import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
   decideAfterCheck,
@@ -33,6 +33,7 @@ import type { EpicContext } from '../context.js';
 import { integrate } from '../integrate.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
+import { NO_TRACE, type TraceSpan } from '../trace.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
 import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnScope } from './turns.js';
@@ -148,11 +149,16 @@ async function perform(
       await restoreStrays(ctx, story, tree, rec, base, action.paths);
       // The gates must hold without the restored paths, the perimeter is judged again.
       return decideAfterCheck(state, await checks());
-    case 'judge':
-      return decideAfterJudge(
-        state,
-        await judgeStory(scope, helperBudget(state), base, action.inPlace),
-      );
+    case 'judge': {
+      const facts = await judgeStory(scope, helperBudget(state), base, action.inPlace);
+      if (facts.kind === 'verdict') {
+        rec.span.set({
+          'epicflow.judge.cleared': facts.verdict.cleared,
+          'epicflow.judge.executor': facts.executor,
+        });
+      }
+      return decideAfterJudge(state, facts);
+    }
   }
 }
 
@@ -240,12 +246,22 @@ async function merge(
   await rec.save({ executors: [...chain] });
   const mergeNotes: string[] = [];
   // The epic's gates run the merged code; the epic tree shares the repository's configuration.
-  const merged = await rec.time('integrate', () =>
-    guardGitConfig(ctx, story, ctx.epicTree, rec, `the merge into ${ctx.settings.epicBranch}`, () =>
-      rec.logs.capture('merge', (log) =>
-        integrate(ctx, { story, branch, commit, chain, log, notes: mergeNotes }),
+  const merged = await rec.time(
+    'integrate',
+    () =>
+      guardGitConfig(
+        ctx,
+        story,
+        ctx.epicTree,
+        rec,
+        `the merge into ${ctx.settings.epicBranch}`,
+        () =>
+          rec.logs.capture('merge', (log) =>
+            integrate(ctx, { story, branch, commit, chain, log, notes: mergeNotes }),
+          ),
       ),
-    ),
+    { 'epicflow.commit': commit },
+    (sha) => ({ 'epicflow.merge_commit': sha }),
   );
   await rec.save(
     {
@@ -270,8 +286,31 @@ export interface StoryRunInput {
   readonly prior: StoryRecord | null;
 }
 
-/** Runs one story to its outcome; always returns the saved record. */
+/** Runs one story to its outcome, traced as a span of the epic's; always returns the saved record. */
 export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<StoryRecord> {
+  const span = (ctx.ports.trace ?? NO_TRACE).child(`story ${input.story.id}`, {
+    'epicflow.story': input.story.id,
+    'epicflow.executor': input.executor.id,
+  });
+  const record = await runStoryOnce(ctx, input, span);
+  const totals = usageTotals([record]);
+  span.set({
+    'epicflow.status': record.status,
+    'epicflow.attempt': record.attempt,
+    'epicflow.executors': record.executors.join(' → '),
+    'epicflow.tokens': totals.tokens,
+    ...(totals.priced ? { 'epicflow.cost_usd': totals.usd } : {}),
+    ...(record.reason === undefined ? {} : { 'epicflow.reason': record.reason }),
+  });
+  span.end(record.status === 'failed' ? (record.reason ?? 'failed') : undefined);
+  return record;
+}
+
+async function runStoryOnce(
+  ctx: EpicContext,
+  input: StoryRunInput,
+  span: TraceSpan,
+): Promise<StoryRecord> {
   const { story, prior } = input;
   const { epic } = ctx.settings;
   const branch = storyBranchName(epic, story.id);
@@ -282,28 +321,32 @@ export async function runStory(ctx: EpicContext, input: StoryRunInput): Promise<
   const sameEntry = prior !== null && prior.planHash === hash && !marked;
   const chain = sameEntry ? [...prior.executors] : [];
   if (chain[chain.length - 1] !== input.executor.id) chain.push(input.executor.id);
-  const rec = new Recorder(ctx, {
-    version: 1,
-    epic,
-    story: story.id,
-    planHash: hash,
-    status: 'active',
-    branch,
-    // A crash mid-story resumes the same attempt; a retry or a restart is a new one.
-    attempt: attemptOf(prior, hash),
-    executors: chain,
-    usage: prior?.usage ?? [],
-    notes: sameEntry ? prior.notes : [],
-    startedAt: now(),
-    timings: sameEntry ? prior.timings : {},
-    // Where an interrupted attempt stands survives until the story ends.
-    ...(sameEntry && prior.progress !== undefined ? { progress: prior.progress } : {}),
-    // A review round's comments stay with the story's record (and reach its prompt).
-    ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
-    // Answers kept for a later run over the same fingerprint (what the call read).
-    ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
-    ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
-  });
+  const rec = new Recorder(
+    ctx,
+    {
+      version: 1,
+      epic,
+      story: story.id,
+      planHash: hash,
+      status: 'active',
+      branch,
+      // A crash mid-story resumes the same attempt; a retry or a restart is a new one.
+      attempt: attemptOf(prior, hash),
+      executors: chain,
+      usage: prior?.usage ?? [],
+      notes: sameEntry ? prior.notes : [],
+      startedAt: now(),
+      timings: sameEntry ? prior.timings : {},
+      // Where an interrupted attempt stands survives until the story ends.
+      ...(sameEntry && prior.progress !== undefined ? { progress: prior.progress } : {}),
+      // A review round's comments stay with the story's record (and reach its prompt).
+      ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
+      // Answers kept for a later run over the same fingerprint (what the call read).
+      ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
+      ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
+    },
+    span,
+  );
   const worktreePath = join(ctx.settings.worktreesDir, story.id);
   try {
     await discardIfChanged(ctx, story, prior, branch, worktreePath);

@@ -2,6 +2,7 @@
 import type { Story, StoryRecord } from '../../core/model.js';
 import type { StoryEffect } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
+import { NO_TRACE, type TraceAttributes, type TraceSpan } from '../trace.js';
 import { StoryLogs } from './logs.js';
 
 /** The record writer of one story: every change is saved at once, atomically. */
@@ -12,6 +13,8 @@ export class Recorder {
   constructor(
     private readonly ctx: EpicContext,
     public record: StoryRecord,
+    /** The story's span: each timed step is a span inside it. */
+    readonly span: TraceSpan = NO_TRACE,
   ) {
     this.logs = new StoryLogs(ctx, record.story, record.attempt);
   }
@@ -26,11 +29,28 @@ export class Recorder {
     await this.ctx.ports.state.writeStory(this.record);
   }
 
-  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one step of the story, timed in its record and traced as a span `phase` with
+   * `attributes`, and what `after` reads from its result.
+   */
+  async time<T>(
+    phase: string,
+    work: () => Promise<T>,
+    attributes?: TraceAttributes,
+    after?: (result: T) => TraceAttributes,
+  ): Promise<T> {
     const start = this.ctx.ports.clock.now().getTime();
+    const span = this.span.child(phase, attributes);
+    let failure: string | undefined;
     try {
-      return await work();
+      const result = await work();
+      if (after !== undefined) span.set(after(result));
+      return result;
+    } catch (e) {
+      failure = e instanceof Error ? e.message : String(e);
+      throw e;
     } finally {
+      span.end(failure);
       const ms = this.ctx.ports.clock.now().getTime() - start;
       const timings = { ...this.record.timings, [phase]: (this.record.timings[phase] ?? 0) + ms };
       await this.save({ timings });

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { ExecutorConfig } from '../../core/config/types.js';
+import type { RunRecord } from '../../core/executor.js';
 import {
   buildJudgePrompt,
   buildVerifierPrompt,
@@ -45,10 +46,26 @@ import { priceUsage } from '../../core/usage/index.js';
 import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
+import type { TraceAttributes } from '../trace.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
 import { performEffects, type Recorder } from './recorder.js';
 import { readStartingCode } from './starting-code.js';
+
+/** What a turn's span says of how it ended and what it used. */
+function turnAttributes(r: RunRecord): TraceAttributes {
+  const tokens = r.usage.reduce(
+    (sum, u) => sum + u.tokens.input + u.tokens.cachedInput + u.tokens.cacheWrite + u.tokens.output,
+    0,
+  );
+  const cost = r.usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
+  return {
+    'epicflow.outcome': r.outcome,
+    'epicflow.tokens': tokens,
+    ...(r.usage.some((u) => u.costUsd !== null) ? { 'epicflow.cost_usd': cost } : {}),
+    ...(r.stalled === undefined ? {} : { 'epicflow.stalled': r.stalled.signal }),
+  };
+}
 
 /** Waits before a retry, returning early (without throwing) when the run is interrupted. */
 function backoff(ctx: EpicContext, ms: number): Promise<void> {
@@ -136,27 +153,31 @@ async function askHelper<T>(
     const round = turn.round;
     const doing = `round ${round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
     const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
-      rec.time(role, () =>
-        rec.logs.capture(role, (log) =>
-          ctx.ports.executors(executor).runTurn(
-            {
-              epic: ctx.settings.epic,
-              story: story.id,
-              round,
-              role,
-              prompt: request.prompt(repairError),
-              worktree: tree.path,
-              executor,
-              env: ctx.settings.executorEnv[executor.id] ?? {},
-              // A home per role: what a coder left in its home never reaches a judge.
-              home: join(ctx.settings.homesDir, story.id, role, executor.id),
-              timeoutMs: ctx.config.timeouts.storyMs,
-              silenceMs: ctx.config.timeouts.silenceMs,
-            },
-            ctx.interrupt.signal,
-            (l) => log.line(l),
+      rec.time(
+        role,
+        () =>
+          rec.logs.capture(role, (log) =>
+            ctx.ports.executors(executor).runTurn(
+              {
+                epic: ctx.settings.epic,
+                story: story.id,
+                round,
+                role,
+                prompt: request.prompt(repairError),
+                worktree: tree.path,
+                executor,
+                env: ctx.settings.executorEnv[executor.id] ?? {},
+                // A home per role: what a coder left in its home never reaches a judge.
+                home: join(ctx.settings.homesDir, story.id, role, executor.id),
+                timeoutMs: ctx.config.timeouts.storyMs,
+                silenceMs: ctx.config.timeouts.silenceMs,
+              },
+              ctx.interrupt.signal,
+              (l) => log.line(l),
+            ),
           ),
-        ),
+        { 'epicflow.round': round, 'epicflow.executor': executor.id },
+        turnAttributes,
       ),
     );
     turn.round += 1;
@@ -464,13 +485,18 @@ export async function coderTurn(
       (l) => log.line(l),
     );
     ctx.checkpoint('mid-coder', story.id);
-    return rec.time('code', async () => {
-      try {
-        return await pending;
-      } finally {
-        await rec.logs.save('coder', log);
-      }
-    });
+    return rec.time(
+      'code',
+      async () => {
+        try {
+          return await pending;
+        } finally {
+          await rec.logs.save('coder', log);
+        }
+      },
+      { 'epicflow.round': round, 'epicflow.executor': executor.id },
+      turnAttributes,
+    );
   });
   // Every harness's usage is priced the same way: the CLI's own cost, else the price table.
   const priced = priceUsage(result.usage, ctx.config.prices);

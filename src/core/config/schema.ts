@@ -148,6 +148,12 @@ const ConfigObject = mapping(
     fixRounds: nonNegativeInt()
       .default(2)
       .describe('Coder rounds fed with new gate failures before the story fails.'),
+    setupRepair: z
+      .boolean(expecting('true or false'))
+      .default(false)
+      .describe(
+        "A story whose setup fails gets one coder turn with setup's output to repair it (within its perimeter), then setup runs once more before the story fails.",
+      ),
     mergeRevisions: nonNegativeInt()
       .default(1)
       .describe(

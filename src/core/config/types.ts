@@ -51,6 +51,8 @@ export interface EpicflowConfig {
   readonly fixRounds: number;
   /** Coder turns after a merge that turned the epic head red (default 1). */
   readonly mergeRevisions: number;
+  /** A failing setup gets one coder turn to repair it, then one more setup run. */
+  readonly setupRepair: boolean;
   readonly judge?: { readonly executor: string; readonly rounds: number };
   /** Stories in flight (default 4). */
   readonly concurrency: number;

@@ -33,6 +33,8 @@ export interface PromptFeedback {
   readonly judge?: { readonly findings: readonly string[] };
   /** epicflow stopped the last turn as stalled, and why. */
   readonly stalled?: string;
+  /** Setup fails in the story's tree before any work: this turn repairs it. */
+  readonly setup?: { readonly command: string; readonly output: string };
 }
 
 export interface CoderPromptInput {
@@ -147,6 +149,18 @@ function feedbackSection(feedback: PromptFeedback): string[] {
       'A judge reviewed your branch against the story and did not clear it. Close these gaps ' +
         'within your owned paths, without weakening or skipping tests:',
       bullets(feedback.judge.findings.map(oneLine)),
+    );
+  }
+  if (feedback.setup !== undefined) {
+    parts.push(
+      '## Setup fails',
+      `The setup command \`${oneLine(feedback.setup.command)}\` fails in your working tree, before ` +
+        'any work on the story. Make it pass first, changing only your owned paths (if the cause ' +
+        'is outside them, end with BLOCKED_ON: <what you need>). Its output ends with:',
+      '```text',
+      tail(feedback.setup.output, FEEDBACK_TAIL_CHARS).replace(/```/g, "'''"),
+      '```',
+      'This turn only repairs setup: the story itself comes in the next turn.',
     );
   }
   if (feedback.stalled !== undefined) {

@@ -42,6 +42,21 @@ export function blockingReason(check: {
 }
 
 /** The reason of a story whose setup failed: the last lines of its output. */
-export function setupFailedReason(output: string): string {
-  return `setup failed: ${output.trim().split('\n').slice(-5).join(' | ')}`;
+export function setupFailedReason(output: string, repaired = false): string {
+  const lines = output.trim().split('\n').slice(-5).join(' | ');
+  return `setup failed${repaired ? ' after a repair turn' : ''}: ${lines}`;
+}
+
+/**
+ * After setup ran in a story's tree: go on; give one coder turn to repair it (with
+ * `setupRepair`, once); or fail the story.
+ */
+export function decideAfterSetup(facts: {
+  readonly failed: boolean;
+  readonly setupRepair: boolean;
+  /** A repair turn already ran this attempt. */
+  readonly repaired: boolean;
+}): 'go' | 'repair' | 'fail' {
+  if (!facts.failed) return 'go';
+  return facts.setupRepair && !facts.repaired ? 'repair' : 'fail';
 }

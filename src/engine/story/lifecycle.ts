@@ -17,8 +17,10 @@ import {
   decideAfterHandover,
   decideAfterJudge,
   decideAfterRedMerge,
+  decideAfterSetup,
   decideAfterTurn,
   decideAfterVerifier,
+  INTERRUPTED,
   resumePoint,
   resumeRounds,
   setupFailedReason,
@@ -36,7 +38,14 @@ import { StoryStop } from '../stop.js';
 import { NO_TRACE, type TraceSpan } from '../trace.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
-import { coderTurn, judgeStory, signalRoster, verifyClaim, type TurnScope } from './turns.js';
+import {
+  coderTurn,
+  judgeStory,
+  signalRoster,
+  verifyClaim,
+  type TurnCounter,
+  type TurnScope,
+} from './turns.js';
 
 /**
  * A story whose plan entry changed since its branch was created starts over:
@@ -98,6 +107,8 @@ interface StoryRun {
   readonly chain: readonly string[];
   /** Where the rounds start: a coder turn, or the work an interrupted attempt committed. */
   readonly resume: ResumePoint;
+  /** The story's turn numbers (a setup repair turn comes first). */
+  readonly turn: TurnCounter;
 }
 
 type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
@@ -165,7 +176,7 @@ async function perform(
 /** The rounds: steps performed as the reducer decides, until the story ends. */
 async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
   const { story, tree, rec } = run;
-  const scope: TurnScope = { ctx, story, tree, rec, turn: { round: 1 } };
+  const scope: TurnScope = { ctx, story, tree, rec, turn: run.turn };
   let decision = resumeRounds(
     {
       fixRounds: ctx.config.fixRounds,
@@ -360,21 +371,53 @@ async function runStoryOnce(
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
-    const setupFailure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
-      rec.time('setup', () =>
-        rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log, story.id)),
-      ),
-    );
-    if (setupFailure !== null)
-      throw new StoryStop('failed', setupFailedReason(setupFailure.output));
-    // What setup wrote (a lockfile of `npm install`) is neither the coder's work nor a stray.
-    const setAside = await tree.setAsideChanges();
-    if (setAside.length > 0) {
-      ctx.emit(
-        'story',
-        `setup changed ${setAside.join(', ')}: left out of the story's commits`,
-        story.id,
+    const setup = async (): Promise<{ output: string } | null> => {
+      const failure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
+        rec.time('setup', () =>
+          rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log, story.id)),
+        ),
       );
+      // What setup wrote (a lockfile of `npm install`), passing or not, is neither the
+      // coder's work nor a stray.
+      const setAside = await tree.setAsideChanges();
+      if (setAside.length > 0) {
+        ctx.emit(
+          'story',
+          `setup changed ${setAside.join(', ')}: left out of the story's commits`,
+          story.id,
+        );
+      }
+      return failure;
+    };
+    const turn: TurnCounter = { round: 1 };
+    let setupFailure = await setup();
+    let repaired = false;
+    for (;;) {
+      const next = decideAfterSetup({
+        failed: setupFailure !== null,
+        setupRepair: ctx.config.setupRepair,
+        repaired,
+      });
+      if (next === 'go') break;
+      const output = setupFailure?.output ?? '';
+      if (next === 'fail') throw new StoryStop('failed', setupFailedReason(output, repaired));
+      repaired = true;
+      ctx.emit('story', `${setupFailedReason(output)}; a coder turn to repair it`, story.id);
+      const repair = await coderTurn({ ctx, story, tree, rec, turn }, input.executor, {
+        feedback: { setup: { command: ctx.config.setup ?? '', output } },
+        waitMs: 0,
+      });
+      // The repair is the story's first commit, not its work: the story's turns start after it.
+      await rec.save({}, ['progress']);
+      if (repair.interrupted) throw new StoryStop('waiting', INTERRUPTED);
+      if (repair.outcome !== 'ok') {
+        throw new StoryStop(
+          'failed',
+          `${setupFailedReason(output)}; the repair turn failed (${input.executor.id}): ${repair.detail.split('\n')[0] ?? ''}`,
+        );
+      }
+      setupFailure = await setup();
+      if (setupFailure === null) ctx.emit('story', 'setup passed after the repair turn', story.id);
     }
     ctx.checkpoint('after-setup', story.id);
     // Baseline gates run the epic's code: earlier stories' agents wrote it.
@@ -399,6 +442,7 @@ async function runStoryOnce(
       executor: input.executor,
       chain,
       resume,
+      turn,
     });
   } catch (e) {
     const stop =

@@ -73,7 +73,7 @@ function backoff(ctx: EpicContext, ms: number): Promise<void> {
 }
 
 /** Turns of a story so far: coder, judge and verifier turns count alike. */
-interface TurnCounter {
+export interface TurnCounter {
   round: number;
   /** The code the story started from in this run, read before its first coder turn. */
   starting?: StartingCode;

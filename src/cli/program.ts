@@ -9,6 +9,7 @@ import { registerLandCommand } from './commands/land.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerPlanCommands } from './commands/plan.js';
 import { registerRosterCommands } from './commands/roster.js';
+import { registerWatchCommand } from './commands/watch.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
 import type { CliContext, CliIo } from './context.js';
 
@@ -36,6 +37,7 @@ function buildProgram(ctx: CliContext): Command {
   registerPlanCommands(program, ctx);
   registerEngineCommands(program, ctx);
   registerLogsCommand(program, ctx);
+  registerWatchCommand(program, ctx);
   registerLandCommand(program, ctx);
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);

@@ -5,8 +5,8 @@
  * before anything moves; when the landing fails, the epic branch and the
  * branch are exactly where they were.
  */
-import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { epicsRoot, pickEpic } from './local-epics.js';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createExecutor } from '../adapters/executors/index.js';
 import { readMergedStories, type Git } from '../adapters/git/index.js';
@@ -33,7 +33,7 @@ import { buildReportJson, renderReport, type ReportInput } from '../core/report/
 import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
 import { systemClock } from './epic.js';
-import { checkEpicId, type LocalRunHooks } from './local.js';
+import type { LocalRunHooks } from './local.js';
 import { loadLocalConfig, openRepo } from './local-config.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
 import type { SavedEpic } from '../engine/status.js';
@@ -68,44 +68,6 @@ export interface LocalLandResult {
   readonly checkout: string | null;
   /** `land.json`. */
   readonly file: string;
-}
-
-/** The folder under `.git` holding each epic's state. */
-function epicsRoot(repo: Git): string {
-  return join(repo.gitDir, 'epicflow');
-}
-
-/** Epics that ran in this repository (a state folder with `epic.json`), sorted. */
-export async function localEpics(repo: Git): Promise<string[]> {
-  const root = epicsRoot(repo);
-  if (!existsSync(root)) return [];
-  const names = await readdir(root);
-  return names.filter((n) => existsSync(join(root, n, 'epic.json'))).sort();
-}
-
-/** `--epic`, or the only epic of the repository; anything else is a usage error naming the choices. */
-export async function pickEpic(repo: Git, given: string | undefined): Promise<string> {
-  const epics = await localEpics(repo);
-  if (given !== undefined) {
-    checkEpicId(given, '--epic');
-    if (!epics.includes(given)) {
-      throw new EpicflowError('usage', `no epic "${given}" has run in this repository`, {
-        details: epics.length > 0 ? [`known epics: ${epics.join(', ')}`] : [],
-      });
-    }
-    return given;
-  }
-  if (epics.length === 0) {
-    throw new EpicflowError('usage', `no epic has run in ${repo.root} yet`, {
-      details: ['deliver one first: epicflow run PLAN.md'],
-    });
-  }
-  if (epics.length > 1) {
-    throw new EpicflowError('usage', `${epics.length} epics ran in this repository`, {
-      details: [`pick one with --epic ID: ${epics.join(', ')}`],
-    });
-  }
-  return epics[0] as string;
 }
 
 /**

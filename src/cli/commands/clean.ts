@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { pickEpic } from '../../composition/land-local.js';
+import { pickEpic } from '../../composition/local-epics.js';
 import { cleanEpic, cleanLines } from '../../composition/local-clean.js';
 import { openRepo } from '../../composition/local-config.js';
 import { EXIT_OK, type CliContext } from '../context.js';

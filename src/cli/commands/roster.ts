@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../adapters/config/load-config.js';
-import { epicsIn, openRepo } from './epic-folder.js';
+import { openRepo } from './epic-folder.js';
+import { localEpics } from '../../composition/local-epics.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
@@ -51,7 +52,7 @@ async function setUp(opts: RosterOptions, cwd: string): Promise<RosterSetup> {
   }
   if (opts.epic !== undefined) checkEpicId(opts.epic, '--epic');
   const root = join(repo.gitDir, 'epicflow');
-  const epics = await epicsIn(root);
+  const epics = await localEpics(repo);
   return { config: loaded.config, configFile: loaded.file, root, epics };
 }
 

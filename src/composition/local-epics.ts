@@ -1,0 +1,59 @@
+/**
+ * The epics that ran in a repository, locally: one state folder each under
+ * `<git dir>/epicflow/<epic>`, known by its `epic.json`; and which one a command that
+ * reads a local run means (`--epic ID`, else the only one). One place for every command.
+ */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Git } from '../adapters/git/index.js';
+import { EpicflowError } from '../core/errors.js';
+import { checkEpicId } from './local.js';
+
+/** The folder under `.git` holding each epic's state. */
+export function epicsRoot(repo: Git): string {
+  return join(repo.gitDir, 'epicflow');
+}
+
+/** Epics that ran in this repository (a state folder with `epic.json`), sorted. */
+export async function localEpics(repo: Git): Promise<string[]> {
+  const root = epicsRoot(repo);
+  if (!existsSync(root)) return [];
+  const names = await readdir(root);
+  return names.filter((n) => existsSync(join(root, n, 'epic.json'))).sort();
+}
+
+export type EpicChoice =
+  | { readonly kind: 'found'; readonly epic: string }
+  /** None ran yet, or several did and none was named. */
+  | { readonly kind: 'none' | 'several'; readonly epics: readonly string[] };
+
+/** `--epic` (a usage error when no such epic ran), else the only epic of the repository. */
+export async function chooseEpic(repo: Git, given: string | undefined): Promise<EpicChoice> {
+  const epics = await localEpics(repo);
+  if (given !== undefined) {
+    checkEpicId(given, '--epic');
+    if (!epics.includes(given)) {
+      throw new EpicflowError('usage', `no epic "${given}" has run in this repository`, {
+        details: epics.length > 0 ? [`known epics: ${epics.join(', ')}`] : [],
+      });
+    }
+    return { kind: 'found', epic: given };
+  }
+  if (epics.length === 1) return { kind: 'found', epic: epics[0] as string };
+  return { kind: epics.length === 0 ? 'none' : 'several', epics };
+}
+
+/** `--epic`, or the only epic of the repository; anything else is a usage error naming the choices. */
+export async function pickEpic(repo: Git, given: string | undefined): Promise<string> {
+  const choice = await chooseEpic(repo, given);
+  if (choice.kind === 'found') return choice.epic;
+  if (choice.kind === 'none') {
+    throw new EpicflowError('usage', `no epic has run in ${repo.root} yet`, {
+      details: ['deliver one first: epicflow run PLAN.md'],
+    });
+  }
+  throw new EpicflowError('usage', `${choice.epics.length} epics ran in this repository`, {
+    details: [`pick one with --epic ID: ${choice.epics.join(', ')}`],
+  });
+}

@@ -14,7 +14,7 @@ import {
   runRecordOf,
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
-import { commandsOf, showsToolCalls, toolCallsOf } from '../../core/harness/tool-calls.js';
+import { lineCalls, showsToolCalls } from '../../core/harness/tool-calls.js';
 import { baseEnv } from '../process/run-process.js';
 import { ensureHome, writeHomeFile } from './home-files.js';
 import { sameUser, type Untrusted } from '../process/untrusted.js';
@@ -73,11 +73,7 @@ export class CliExecutor implements ExecutorPort {
     const untrusted = this.options.untrusted ?? sameUser();
     const harness = this.cli.name;
     const commandsRun: string[] = [];
-    const watch = new StallWatch({
-      silenceMs: request.silenceMs,
-      outer: signal,
-      toolCalls: (line) => toolCallsOf(harness, line),
-    });
+    const watch = new StallWatch({ silenceMs: request.silenceMs, outer: signal });
     // Tools run in sessions of their own escape the group kill: `untrusted` ends what the
     // turn left behind (by uid when isolated, else by a marker in the environment).
     const result = await untrusted.run(invocation.argv, {
@@ -97,8 +93,10 @@ export class CliExecutor implements ExecutorPort {
       // aider) is summed over what is kept.
       maxCaptureBytes: STREAM_CAPTURE_BYTES,
       onLine: (_stream, line) => {
-        watch.line(line);
-        commandsRun.push(...commandsOf(harness, line));
+        // Each event line is parsed once, for the stall watch and the claims check both.
+        const { calls, commands } = lineCalls(harness, line);
+        watch.line(calls);
+        commandsRun.push(...commands);
         onOutput?.(line);
         if (this.cli.givesUp?.(line) === true) watch.stopNow();
       },

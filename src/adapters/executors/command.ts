@@ -115,7 +115,7 @@ export class CommandExecutor implements ExecutorPort {
       signal: watch.signal,
       maxCaptureBytes: OUTPUT_TAIL_BYTES,
       onLine: (stream, line) => {
-        watch.line(line);
+        watch.line();
         onOutput?.(line);
         if (stream !== 'stdout') return;
         stdoutChars += line.length + 1;

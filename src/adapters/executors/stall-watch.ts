@@ -24,8 +24,6 @@ export class StallWatch {
       readonly silenceMs?: number | undefined;
       /** The turn's own signal (an interrupt): it stops the turn too. */
       readonly outer?: AbortSignal | undefined;
-      /** The tool calls a line announces (none for a plain command). */
-      readonly toolCalls?: ((line: string) => string[]) | undefined;
     },
   ) {
     if (options.outer?.aborted === true) this.stop.abort();
@@ -56,11 +54,11 @@ export class StallWatch {
     this.stop.abort();
   }
 
-  /** Every line the agent prints, as it prints it. */
-  line(text: string): void {
+  /** At every line the agent prints, as it prints it: the tool calls it announces (if any). */
+  line(calls: readonly string[] = []): void {
     if (this.found !== undefined) return;
     this.arm();
-    for (const call of this.options.toolCalls?.(text) ?? []) {
+    for (const call of calls) {
       const stall = this.repeats.see(call);
       if (stall !== undefined) return this.fire(stall);
     }

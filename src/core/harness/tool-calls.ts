@@ -104,9 +104,20 @@ function callsOf(harness: CliHarnessName, line: string): Call[] {
   return e === undefined ? [] : of(e);
 }
 
+const signature = (c: Call): string => `${c.tool} ${JSON.stringify(c.input)}`;
+
 /** The tool calls one line of a CLI's output announces, each as `<tool> <input as JSON>`. */
 export function toolCallsOf(harness: CliHarnessName, line: string): string[] {
-  return callsOf(harness, line).map((c) => `${c.tool} ${JSON.stringify(c.input)}`);
+  return callsOf(harness, line).map(signature);
+}
+
+/** Both at once, the line read once: its calls (as `toolCallsOf`) and its shell commands. */
+export function lineCalls(
+  harness: CliHarnessName,
+  line: string,
+): { readonly calls: string[]; readonly commands: string[] } {
+  const calls = callsOf(harness, line);
+  return { calls: calls.map(signature), commands: calls.flatMap(commandOf) };
 }
 
 /** Whether a CLI's event stream shows its tool calls at all (aider's prose does not). */
@@ -114,16 +125,19 @@ export function showsToolCalls(harness: CliHarnessName): boolean {
   return CALLS[harness] !== undefined;
 }
 
+/** The shell command a call runs, if it runs one. */
+function commandOf(c: Call): string[] {
+  const input = object(c.input);
+  const command = input?.['command'] ?? input?.['cmd'];
+  if (typeof command === 'string') return [command];
+  return Array.isArray(command) && command.every((p) => typeof p === 'string')
+    ? [command.join(' ')]
+    : [];
+}
+
 /** The shell commands one line announces (codex, Claude Code's Bash, Gemini's and opencode's shell tools). */
 export function commandsOf(harness: CliHarnessName, line: string): string[] {
-  return callsOf(harness, line).flatMap((c) => {
-    const input = object(c.input);
-    const command = input?.['command'] ?? input?.['cmd'];
-    if (typeof command === 'string') return [command];
-    return Array.isArray(command) && command.every((p) => typeof p === 'string')
-      ? [command.join(' ')]
-      : [];
-  });
+  return callsOf(harness, line).flatMap(commandOf);
 }
 
 /** Counts the same call in a row; says when it reached `limit`. */

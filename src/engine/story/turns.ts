@@ -16,7 +16,7 @@ import {
   reusableAnswer,
   verifierAnswerSchema,
 } from '../../core/judge/index.js';
-import type { HelperAnswer as KeptAnswer, Story } from '../../core/model.js';
+import { totalTokens, type HelperAnswer as KeptAnswer, type Story } from '../../core/model.js';
 import {
   answerBlocked,
   buildCoderPrompt,
@@ -54,10 +54,7 @@ import { readStartingCode } from './starting-code.js';
 
 /** What a turn's span says of how it ended and what it used. */
 function turnAttributes(r: RunRecord): TraceAttributes {
-  const tokens = r.usage.reduce(
-    (sum, u) => sum + u.tokens.input + u.tokens.cachedInput + u.tokens.cacheWrite + u.tokens.output,
-    0,
-  );
+  const tokens = r.usage.reduce((sum, u) => sum + totalTokens(u.tokens), 0);
   const cost = r.usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
   return {
     'epicflow.outcome': r.outcome,

@@ -103,6 +103,8 @@ export interface EpicWiring {
   readonly logs?: EpicPorts['logs'];
   /** The run's span (`EpicPorts.trace`); none: not traced. */
   readonly trace?: EpicPorts['trace'];
+  /** Where other jobs merge into the epic branch too (`EpicPorts.upstream`). */
+  readonly upstream?: EpicPorts['upstream'];
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** Test hook: the waits before retries (default: the wall clock's). */
@@ -130,6 +132,7 @@ export async function composeEpic(
     events: { emit: wiring.onEvent },
     ...(wiring.logs === undefined ? {} : { logs: wiring.logs }),
     ...(wiring.trace === undefined ? {} : { trace: wiring.trace }),
+    ...(wiring.upstream === undefined ? {} : { upstream: wiring.upstream }),
   };
   const settings: EpicSettings = {
     epic: wiring.epic,

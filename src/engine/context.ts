@@ -60,6 +60,17 @@ export interface EpicPorts {
   readonly logs?: Pick<StateStore, 'writeText'> | undefined;
   /** The epic run's span: stories and their steps are traced inside it. None: no trace. */
   readonly trace?: TraceSpan | undefined;
+  /**
+   * Where other processes merge stories into the epic branch too (a story job: GitHub's
+   * copy of it), read before a story is judged. None: this process is the only writer.
+   */
+  readonly upstream?: EpicUpstream | undefined;
+}
+
+/** The epic branch as another writer holds it. */
+export interface EpicUpstream {
+  /** The epic branch's head there, fetched into the repository (undefined: no branch). */
+  epicHead(): Promise<string | undefined>;
 }
 
 export interface EpicSettings {
@@ -233,6 +244,19 @@ export class EpicContext {
       ...(story === undefined ? {} : { story }),
       ...(data === undefined ? {} : { data }),
     });
+  }
+
+  /**
+   * Takes the epic head as it stands upstream into the local branch, when it moved there.
+   * A branch moved here meanwhile is left as it is (the merge will say so).
+   */
+  async followUpstream(): Promise<void> {
+    const head = await this.ports.upstream?.epicHead();
+    if (head === undefined || head === this.epicHead) return;
+    const { git } = this.ports;
+    if (await git.updateRef(`refs/heads/${this.settings.epicBranch}`, head, this.epicHead)) {
+      this.epicHead = head;
+    }
   }
 
   checkpoint(point: CrashPoint, story: string): void {

@@ -373,6 +373,8 @@ export async function runStoryJob(
     },
     adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
+    // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.
+    upstream: { epicHead: async () => (await remote.fetch([epicBranch])).get(epicBranch) },
   });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {

@@ -21,6 +21,7 @@ import {
   type ActionWorld,
 } from './support/world.js';
 import { dispatchEvent } from './support/dispatch-event.js';
+import { CLEARED_VERDICT } from '../engine/support/repo.js';
 
 /** The log without `::add-mask::` commands (the runner hides what they name). */
 function unmasked(log: string): string {
@@ -195,6 +196,63 @@ describe('story mode, run from the bundle against GitHub', () => {
       ['search', 'done'],
     ]);
     expect(records.find((r) => r.story === 'cart')?.mergeCommit).toBe(a?.outputs['merge-sha']);
+  });
+
+  it('a story whose epic head moved on GitHub meanwhile takes it before the judge reads it', async () => {
+    // Search's coder starts, then waits until the test says cart is merged on GitHub.
+    const wait =
+      'touch "$1/started-$EPICFLOW_STORY"; if [ "$EPICFLOW_STORY" = search ]; then i=0; while [ ! -f "$1/go-search" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi; exec node "$0" "$1"';
+    const judge = [
+      "const fs = require('fs');",
+      "const seen = fs.existsSync('src/cart/index.js') ? 'saw cart' : 'no cart';",
+      "fs.appendFileSync(process.argv[1] + '/judge-' + process.env.EPICFLOW_STORY, seen + '\\n');",
+      `console.log(${JSON.stringify(CLEARED_VERDICT)});`,
+    ].join(' ');
+    w = await startWorld({
+      config: (dumps) =>
+        configText(dumps, {})
+          .replace(/command: .*/, `command: ${JSON.stringify(['sh', '-c', wait, CODER, dumps])}`)
+          .replace(
+            'gates:',
+            [
+              '  - id: judge',
+              '    harness: command',
+              `    command: ${JSON.stringify(['node', '-e', judge, dumps])}`,
+              '    roles: [judge]',
+              'judge: { executor: judge, rounds: 1 }',
+              'gates:',
+            ].join('\n'),
+          ),
+    });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
+    const searching = runJob(w, bundle, {
+      name: 'search',
+      workspace: await checkout(w, 'search'),
+      inputs: storyInputs(w, epic, 'search'),
+      runId: dispatchOf(w, epic, 'search').runId,
+    });
+    while (!(await readdir(w.dumps).catch((): string[] => [])).includes('started-search')) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const cart = await runJob(w, bundle, {
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
+    });
+    expect(cart.outputs['status']).toBe('done');
+    await writeFile(join(w.dumps, 'go-search'), '');
+    const job = await searching;
+    expect({ status: job.outputs['status'], log: job.stdout }).toMatchObject({ status: 'done' });
+    expect(job.stdout).toContain(
+      'search: took the epic head before the judge (stories merged meanwhile): checking again',
+    );
+    // The judge read search with cart in its tree, and the push needed no second merge.
+    expect(await readFile(join(w.dumps, 'judge-search'), 'utf8')).toBe('saw cart\n');
+    expect(job.summary).toContain('| pushes of the epic head | 1 |');
+    expect(job.stdout).not.toContain('moved on GitHub; merging again');
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeDefined();
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/search/index.js')).toBeDefined();
   });
 
   it('a record taken over while the story ran (a retry): the newer attempt is kept, not overwritten', async () => {

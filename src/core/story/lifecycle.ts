@@ -80,7 +80,10 @@ export type Awaiting =
   | { readonly step: 'exclusion' }
   | { readonly step: 'handover'; readonly why: string; readonly exhausted: boolean }
   | { readonly step: 'verifier'; readonly claim: BlockedClaim }
-  | { readonly step: 'check' }
+  /** `afterCatchUp`: the branch just took the epic head, which other stories moved. */
+  | { readonly step: 'check'; readonly afterCatchUp?: true }
+  /** The branch takes the epic head before the judge reads it. */
+  | { readonly step: 'catch-up' }
   /** The checks again, after paths outside the perimeter were put back. */
   | { readonly step: 'recheck' }
   /** `inPlace`: the branch has no changes and the judge says whether the work is there. */
@@ -144,6 +147,11 @@ export type StoryAction =
   | { readonly kind: 'check' }
   /** Put these paths back as on the epic branch, commit, and check again. */
   | { readonly kind: 'restore'; readonly paths: readonly string[] }
+  /**
+   * Take the epic head into the branch (epic side wins, as at the start) when other
+   * stories moved it since, so the judge reads the story as it would be merged.
+   */
+  | { readonly kind: 'catch-up' }
   | { readonly kind: 'judge'; readonly inPlace: boolean }
   /** Merge this commit into the epic branch. */
   | { readonly kind: 'integrate'; readonly commit: string }
@@ -559,10 +567,73 @@ function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]
     };
   }
   return {
-    state: { ...checked, awaiting: { step: 'judge', inPlace: false } },
+    state: { ...checked, awaiting: { step: 'catch-up' } },
     effects,
-    next: { kind: 'judge', inPlace: false },
+    next: { kind: 'catch-up' },
   };
+}
+
+/** What catching up before the judge did. */
+export interface CatchUpFacts {
+  /** The epic head had moved since the branch last took it: the branch took it now. */
+  readonly moved: boolean;
+}
+
+/**
+ * Before the judge. An epic head that did not move: the judge reads the checked commit.
+ * One that moved (stories merged meanwhile) was taken into the branch, so everything is
+ * checked again on the commit that is now the story, before any judge reads it.
+ */
+export function decideAfterCatchUp(state: StoryRounds, facts: CatchUpFacts): Decision {
+  expecting(state, 'catch-up');
+  if (!facts.moved) {
+    return {
+      state: { ...state, awaiting: { step: 'judge', inPlace: false } },
+      effects: [],
+      next: { kind: 'judge', inPlace: false },
+    };
+  }
+  return {
+    state: { ...state, awaiting: { step: 'check', afterCatchUp: true } },
+    effects: [
+      say('took the epic head before the judge (stories merged meanwhile): checking again'),
+    ],
+    next: { kind: 'check' },
+  };
+}
+
+/** The gates that fail anew, as the coder's feedback shows them. */
+function newGateFailures(facts: CheckFacts): NonNullable<PromptFeedback['gateFailures']> {
+  return facts.verdicts
+    .filter((v) => v.status === 'new')
+    .map((v) => ({
+      command: v.command,
+      lines: v.newLines,
+      output: facts.runs.find((r) => r.command === v.command)?.output ?? '',
+    }));
+}
+
+/**
+ * Gates the story passed before it took the epic head fail after: what other stories
+ * merged clashes with it. Like a merge that turns the epic head red, this spends a merge
+ * revision (the coder gets the red lines), not a fix round, and fails without one.
+ */
+function redAfterCatchUp(state: StoryRounds, facts: CheckFacts): Decision {
+  const used = state.mergeRevisions ?? 0;
+  const allowed = state.rules.mergeRevisions ?? 0;
+  const blocking = blockingReason(facts);
+  if (used >= allowed) {
+    return stop(state, 'failed', `gates failed after taking the epic head: ${blocking}`);
+  }
+  const message = `the gates failed after taking the epic head: merge revision ${used + 1} of ${allowed}`;
+  return code(
+    { ...state, mergeRevisions: used + 1, blocking },
+    {
+      gateFailures: newGateFailures(facts),
+      oracle: facts.oracle,
+    },
+    [say(message), { kind: 'note', notes: [message] }],
+  );
 }
 
 /**
@@ -574,7 +645,7 @@ function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]
  */
 export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decision {
   if (state.awaiting.step === 'recheck') return afterRecheck(state, facts);
-  expecting(state, 'check');
+  const { afterCatchUp } = expecting(state, 'check');
   if (facts.interrupted) return stop(state, 'waiting', INTERRUPTED);
   if (facts.empty) {
     if (state.rules.judgeRounds === undefined) return stop(state, 'failed', 'no changes');
@@ -587,15 +658,12 @@ export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decisio
   const failing = facts.verdicts.filter((v) => v.status === 'new');
   const strays = isClean(facts.perimeter) ? [] : describeStrays(facts.perimeter);
   if (failing.length > 0 || facts.oracle.length > 0) {
+    if (afterCatchUp === true) return redAfterCatchUp(state, facts);
     if (state.fixRoundsLeft <= 0) {
       return stop(state, 'failed', `gates failed: ${blockingReason(facts)}`);
     }
     const feedback: PromptFeedback = {
-      gateFailures: failing.map((v) => ({
-        command: v.command,
-        lines: v.newLines,
-        output: facts.runs.find((r) => r.command === v.command)?.output ?? '',
-      })),
+      gateFailures: newGateFailures(facts),
       oracle: facts.oracle,
       ...(strays.length > 0 && !state.perimeterShown ? { perimeter: strays } : {}),
     };

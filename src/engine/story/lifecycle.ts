@@ -12,6 +12,7 @@ import type { GateRun } from '../../core/gates/index.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
+  decideAfterCatchUp,
   decideAfterCheck,
   decideAfterExclusion,
   decideAfterHandover,
@@ -160,6 +161,8 @@ async function perform(
       await restoreStrays(ctx, story, tree, rec, base, action.paths);
       // The gates must hold without the restored paths, the perimeter is judged again.
       return decideAfterCheck(state, await checks());
+    case 'catch-up':
+      return decideAfterCatchUp(state, { moved: await catchUpBeforeJudge(ctx, run) });
     case 'judge': {
       const facts = await judgeStory(scope, helperBudget(state), base, action.inPlace);
       if (facts.kind === 'verdict') {
@@ -224,6 +227,17 @@ async function catchUpAgain(ctx: EpicContext, run: StoryRun): Promise<void> {
     guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
   );
   run.base = base;
+}
+
+/**
+ * The epic head as it stands now (where other jobs merge stories too, as it is upstream),
+ * taken into the branch when it moved since the branch last took it.
+ */
+async function catchUpBeforeJudge(ctx: EpicContext, run: StoryRun): Promise<boolean> {
+  await ctx.followUpstream();
+  if (ctx.epicHead === run.base) return false;
+  await catchUpAgain(ctx, run);
+  return true;
 }
 
 /** Done without a merge: the judge found the work already in place. */

@@ -6,6 +6,7 @@ import type { JudgeVerdict } from '../../../src/core/judge/index.js';
 import { describeStrays, type PerimeterResult } from '../../../src/core/perimeter/index.js';
 import type { PromptFeedback } from '../../../src/core/prompt/index.js';
 import {
+  decideAfterCatchUp,
   decideAfterCheck,
   decideAfterExclusion,
   decideAfterHandover,
@@ -16,6 +17,7 @@ import {
   startRounds,
   type Awaiting,
   type BlockedClaim,
+  type CatchUpFacts,
   type CheckFacts,
   type Decision,
   type JudgeFacts,
@@ -627,13 +629,53 @@ describe('decideAfterCheck', () => {
       },
     ],
     [
-      'clean with a judge: the judge reads it',
+      'clean with a judge: the branch takes the epic head before the judge reads it',
       {
         state: judging,
         facts: green,
-        next: { kind: 'judge', inPlace: false },
+        next: { kind: 'catch-up' },
         effects: [say('gates passed'), progress('c1', 'checks')],
-        then: { checked: 'c1', awaiting: { step: 'judge', inPlace: false } },
+        then: { checked: 'c1', awaiting: { step: 'catch-up' } },
+      },
+    ],
+    [
+      'red after taking the epic head: a merge revision with the red lines, not a fix round',
+      {
+        state: at(
+          { step: 'check', afterCatchUp: true },
+          { rules: { ...withJudge, mergeRevisions: 1 } },
+        ),
+        facts: failing,
+        next: code({ gateFailures: [gateFeedback], oracle: [] }),
+        effects: [
+          say('the gates failed after taking the epic head: merge revision 1 of 1'),
+          {
+            kind: 'note',
+            notes: ['the gates failed after taking the epic head: merge revision 1 of 1'],
+          },
+        ],
+        then: { mergeRevisions: 1, fixRoundsLeft: 2 },
+      },
+    ],
+    [
+      'red after taking the epic head with no merge revision left: failed, fix rounds or not',
+      {
+        state: at(
+          { step: 'check', afterCatchUp: true },
+          { rules: { ...withJudge, mergeRevisions: 1 }, mergeRevisions: 1 },
+        ),
+        facts: failing,
+        next: failed('gates failed after taking the epic head: npm test: FAIL a; FAIL b; FAIL c'),
+      },
+    ],
+    [
+      'green after taking the epic head: on to the judge by way of the catch-up',
+      {
+        state: at({ step: 'check', afterCatchUp: true }, { rules: withJudge }),
+        facts: { ...green, commit: 'c5' },
+        next: { kind: 'catch-up' },
+        effects: [say('gates passed'), progress('c5', 'checks')],
+        then: { checked: 'c5' },
       },
     ],
   ])('%s', (_name, row) => check(decideAfterCheck, row));
@@ -695,12 +737,41 @@ describe('decideAfterCheck', () => {
       {
         state: { ...restored, rules: withJudge },
         facts: { ...green, commit: 'c2' },
-        next: { kind: 'judge', inPlace: false },
+        next: { kind: 'catch-up' },
         effects: [progress('c2', 'checks')],
         then: { checked: 'c2' },
       },
     ],
   ])('%s', (_name, row) => check(decideAfterCheck, row));
+});
+
+// --- catching up before the judge ---------------------------------------------
+
+describe('decideAfterCatchUp', () => {
+  const catching = at({ step: 'catch-up' }, { rules: withJudge, checked: 'c1' });
+  it.each<[string, Row<CatchUpFacts>]>([
+    [
+      'the epic head did not move: the judge reads the checked commit',
+      {
+        state: catching,
+        facts: { moved: false },
+        next: { kind: 'judge', inPlace: false },
+        then: { checked: 'c1', awaiting: { step: 'judge', inPlace: false } },
+      },
+    ],
+    [
+      'stories merged meanwhile: checked again on the branch that took them',
+      {
+        state: catching,
+        facts: { moved: true },
+        next: { kind: 'check' },
+        effects: [
+          say('took the epic head before the judge (stories merged meanwhile): checking again'),
+        ],
+        then: { awaiting: { step: 'check', afterCatchUp: true } },
+      },
+    ],
+  ])('%s', (_name, row) => check(decideAfterCatchUp, row));
 });
 
 // --- the judge -----------------------------------------------------------------
@@ -843,6 +914,8 @@ describe('a story through its rounds', () => {
     d = decideAfterCheck(d.state, { ...green, perimeter: stray, commit: 'c2' });
     expect(d.next).toEqual({ kind: 'restore', paths: ['docs/r.md', 'OUT.md'] });
     d = decideAfterCheck(d.state, { ...green, commit: 'c3' });
+    expect(d.next).toEqual({ kind: 'catch-up' });
+    d = decideAfterCatchUp(d.state, { moved: false });
     expect(d.next).toEqual({ kind: 'judge', inPlace: false });
     d = decideAfterJudge(d.state, verdict(unclear));
     d = decideAfterTurn(d.state, ok);
@@ -851,6 +924,7 @@ describe('a story through its rounds', () => {
       failed('gates failed: npm test: FAIL a; FAIL b; FAIL c'),
     );
     d = decideAfterCheck(d.state, { ...green, commit: 'c4' });
+    d = decideAfterCatchUp(d.state, { moved: false });
     d = decideAfterJudge(d.state, verdict(clear));
     expect(d.next).toEqual({ kind: 'integrate', commit: 'c4' });
     expect(d.effects).toContainEqual({

@@ -23,6 +23,7 @@ import {
 } from '../orchestrator/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
+import { epicTraceParent, otelTracing } from '../adapters/telemetry/otel.js';
 import { isLandJob } from '../core/epic/landing.js';
 import { connectJob } from './github.js';
 import { runLandMode } from './land.js';
@@ -128,12 +129,27 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
     return;
   }
   maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
+  // With an OTLP endpoint configured, the job's spans join the epic's one trace.
+  const tracing = otelTracing(env);
+  const span = tracing?.root(
+    `story job ${inputs.story}`,
+    {
+      'epicflow.epic': inputs.epic,
+      'epicflow.story': inputs.story,
+      'epicflow.attempt': inputs.attempt,
+    },
+    epicTraceParent(`${runner.owner}/${runner.repo}`, inputs.epic),
+  );
   let result;
   try {
     result = await core.group(`epicflow: story ${inputs.story}`, () =>
-      runStoryJob({ ...job, untrusted }, prepared),
+      runStoryJob({ ...job, untrusted, ...(span === undefined ? {} : { trace: span }) }, prepared),
+    );
+    span?.end(
+      result.record.status === 'done' ? undefined : (result.record.reason ?? result.record.status),
     );
   } catch (e) {
+    span?.end('the job failed');
     await refuse(e, {
       store,
       inputs,
@@ -141,6 +157,8 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
       secrets,
     });
     return;
+  } finally {
+    await tracing?.shutdown();
   }
   const { record } = result;
   const totals = storyTotals(record);

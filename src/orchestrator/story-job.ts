@@ -32,7 +32,7 @@ import { planDigest, preferredExecutor } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
-import type { EngineEvent, GateRunner } from '../engine/ports.js';
+import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
 import { StoryStop } from '../engine/stop.js';
@@ -70,6 +70,8 @@ export interface StoryJobInput {
    * as its artifact: outside the job's folder, which is removed when the job ends.
    */
   readonly logsDir?: string;
+  /** The job's span: the story and its steps are traced inside it. None: not traced. */
+  readonly trace?: TraceSpan;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -373,6 +375,7 @@ export async function runStoryJob(
     },
     adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
+    ...(input.trace === undefined ? {} : { trace: input.trace }),
     // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.
     upstream: { epicHead: async () => (await remote.fetch([epicBranch])).get(epicBranch) },
   });

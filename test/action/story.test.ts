@@ -22,6 +22,8 @@ import {
 } from './support/world.js';
 import { dispatchEvent } from './support/dispatch-event.js';
 import { CLEARED_VERDICT } from '../engine/support/repo.js';
+import { startCollector } from '../support/otlp-collector.js';
+import { epicTraceParent } from '../../src/adapters/telemetry/otel.js';
 
 /** The log without `::add-mask::` commands (the runner hides what they name). */
 function unmasked(log: string): string {
@@ -253,6 +255,41 @@ describe('story mode, run from the bundle against GitHub', () => {
     expect(job.stdout).not.toContain('moved on GitHub; merging again');
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeDefined();
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/search/index.js')).toBeDefined();
+  });
+
+  it("exports each story job's spans into the epic's one trace, with an OTLP endpoint set", async () => {
+    const otlp = await startCollector();
+    try {
+      w = await startWorld();
+      const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
+      for (const story of ['cart', 'search']) {
+        const job = await runJob(w, bundle, {
+          name: story,
+          workspace: await checkout(w, story),
+          inputs: storyInputs(w, epic, story),
+          runId: dispatchOf(w, epic, story).runId,
+          env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+        });
+        expect(job.outputs['status']).toBe('done');
+      }
+      const parent = epicTraceParent(`${OWNER}/${REPO}`, epic);
+      const jobs = otlp.spans.filter((s) => s.name.startsWith('story job '));
+      expect(jobs.map((s) => s.name).sort()).toEqual(['story job cart', 'story job search']);
+      // Both jobs' spans sit in the epic's trace, under its (derived) root.
+      for (const s of jobs) {
+        expect(s).toMatchObject({ traceId: parent.traceId, parentSpanId: parent.spanId });
+      }
+      const story = otlp.spans.find((s) => s.name === 'story cart');
+      expect(story).toMatchObject({
+        traceId: parent.traceId,
+        parentSpanId: jobs.find((s) => s.name === 'story job cart')?.spanId,
+        attributes: { 'epicflow.status': 'done', 'epicflow.tokens': 1500 },
+      });
+      const steps = otlp.spans.filter((s) => s.parentSpanId === story?.spanId).map((s) => s.name);
+      expect(steps).toEqual(expect.arrayContaining(['setup', 'code', 'gates', 'integrate']));
+    } finally {
+      await otlp.close();
+    }
   });
 
   it('a record taken over while the story ran (a retry): the newer attempt is kept, not overwritten', async () => {

@@ -5,8 +5,7 @@
  * executor, tokens, outcome and the judge's verdict as attributes.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startCollector as start, type Collector } from '../support/otlp-collector.js';
 import {
   CLEARED_VERDICT,
   configYaml,
@@ -18,68 +17,17 @@ import {
 } from './support/repo.js';
 
 let repo: TestRepo | undefined;
-let collector: Server | undefined;
+let collector: Collector | undefined;
 afterEach(async () => {
   repo?.cleanup();
-  await new Promise((r) => collector?.close(r) ?? r(undefined));
+  await collector?.close();
   repo = undefined;
   collector = undefined;
 });
 
-interface ReceivedSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: Record<string, string | number | boolean>;
-  status?: { code?: number; message?: string };
-}
-
-type OtlpValue = {
-  stringValue?: string;
-  intValue?: string | number;
-  doubleValue?: number;
-  boolValue?: boolean;
-};
-
-/** An OTLP/HTTP JSON endpoint on 127.0.0.1 that keeps every span it is sent. */
-async function startCollector(): Promise<{ url: string; spans: ReceivedSpan[]; paths: string[] }> {
-  const spans: ReceivedSpan[] = [];
-  const paths: string[] = [];
-  collector = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans: {
-          scopeSpans: {
-            spans: (Omit<ReceivedSpan, 'attributes'> & {
-              attributes?: { key: string; value: OtlpValue }[];
-            })[];
-          }[];
-        }[];
-      };
-      for (const rs of body.resourceSpans) {
-        for (const ss of rs.scopeSpans) {
-          for (const s of ss.spans) {
-            const attributes: ReceivedSpan['attributes'] = {};
-            for (const a of s.attributes ?? []) {
-              const v = a.value;
-              attributes[a.key] =
-                v.stringValue ?? v.boolValue ?? v.doubleValue ?? Number(v.intValue ?? NaN);
-            }
-            spans.push({ ...s, attributes });
-          }
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((r) => collector?.listen(0, '127.0.0.1', r));
-  const { port } = collector.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, spans, paths };
+async function startCollector(): Promise<Collector> {
+  collector = await start();
+  return collector;
 }
 
 describe('an epic run traced with OpenTelemetry', () => {
@@ -182,7 +130,7 @@ describe('an epic run traced with OpenTelemetry', () => {
     expect(story?.status).toMatchObject({ code: 2 });
     expect(story?.status?.message).toMatch(/^coder turn failed \(bot\)/);
     // Nothing listens there: the run ends as it would without a trace.
-    await new Promise((done) => collector?.close(done));
+    await collector?.close();
     collector = undefined;
     const again = await run(
       r,

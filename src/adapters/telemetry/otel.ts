@@ -2,17 +2,45 @@
  * The run's trace exported with OpenTelemetry's own SDK and OTLP/HTTP exporter, when
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set (headers
  * from `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME` for the service). One trace
- * per epic run; spans are batched and flushed when the run ends.
+ * per epic run; spans are batched and flushed when the run ends. On GitHub, where each
+ * story is a job of its own, every job's spans go into the epic's one trace
+ * (`epicTraceParent`).
  */
-import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { createHash } from 'node:crypto';
+import {
+  context,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { TraceAttributes, TraceSpan } from '../../engine/ports.js';
 
+/** A span of another process this run's root span belongs under. */
+export interface TraceParent {
+  /** 32 hex digits. */
+  readonly traceId: string;
+  /** 16 hex digits. */
+  readonly spanId: string;
+}
+
+/**
+ * The trace of an epic on GitHub, the same in every job of it: its id and its root's
+ * are derived from the repository and the epic number, so the story jobs' spans meet in
+ * one trace without any job passing ids to another. (No job exports the root span itself.)
+ */
+export function epicTraceParent(repository: string, epic: string | number): TraceParent {
+  const digest = createHash('sha256').update(`epicflow trace ${repository}#${epic}`).digest('hex');
+  return { traceId: digest.slice(0, 32), spanId: digest.slice(32, 48) };
+}
+
 export interface RunTracing {
-  /** The run's root span. */
-  root(name: string, attributes?: TraceAttributes): TraceSpan;
+  /** The run's root span (inside `parent`'s trace, when given). */
+  root(name: string, attributes?: TraceAttributes, parent?: TraceParent): TraceSpan;
   /** Sends what is left; the run waits for it (bounded by the exporter's timeout). */
   shutdown(): Promise<void>;
 }
@@ -84,8 +112,21 @@ export function otelTracing(env: NodeJS.ProcessEnv): RunTracing | undefined {
   });
   const tracer = provider.getTracer('epicflow');
   return {
-    root: (name, attributes) =>
-      spanOf(tracer, tracer.startSpan(name, attributes === undefined ? {} : { attributes })),
+    root: (name, attributes, parent) =>
+      spanOf(
+        tracer,
+        tracer.startSpan(
+          name,
+          attributes === undefined ? {} : { attributes },
+          parent === undefined
+            ? context.active()
+            : trace.setSpanContext(context.active(), {
+                ...parent,
+                traceFlags: TraceFlags.SAMPLED,
+                isRemote: true,
+              }),
+        ),
+      ),
     shutdown: () => provider.shutdown(),
   };
 }

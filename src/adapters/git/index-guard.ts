@@ -1,0 +1,66 @@
+/** The index of a tree as epicflow left it, and copies of an index git reads as the original. */
+import { copyFile, lstat, rm, stat, utimes } from 'node:fs/promises';
+
+/**
+ * A tree's index is epicflow's: git trusts its flags (`skip-worktree`,
+ * `assume-unchanged`) and its stat data, so an index written by code that ran in the
+ * tree (as epicflow's own user, locally) could hide a change from a commit or keep a
+ * file from being checked out. The guard keeps the identity of the index file as
+ * epicflow's last command left it; before the next command, an index that is not that one (or one never
+ * seen) is replaced by a fresh one from HEAD, whose entries carry no flag and no stat
+ * data (git then reads every file). Shared by every `Worktree` of one tree.
+ */
+export class IndexGuard {
+  private digest: string | undefined;
+
+  constructor(readonly file: string) {}
+
+  /**
+   * What identifies the file as written: its inode, size and change time (set by the
+   * kernel on every write and every `utimes`, so it cannot be put back), to the
+   * nanosecond. Reads no content: this runs around every git command.
+   */
+  private async current(): Promise<string> {
+    try {
+      const st = await lstat(this.file, { bigint: true });
+      if (!st.isFile()) return `other ${st.mode}`;
+      return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}:${st.mtimeNs}`;
+    } catch {
+      return 'missing';
+    }
+  }
+
+  /** Whether the index is the one epicflow's last command left. */
+  async trusted(): Promise<boolean> {
+    return this.digest !== undefined && (await this.current()) === this.digest;
+  }
+
+  /** Before a command: an index epicflow did not leave is put aside for a fresh one. */
+  async check(rebuild: () => Promise<void>): Promise<void> {
+    if (await this.trusted()) return;
+    await rm(this.file, { recursive: true, force: true });
+    await rebuild();
+  }
+
+  async settle(): Promise<void> {
+    this.digest = await this.current();
+  }
+}
+
+/**
+ * A copy of an index that git reads as it would the original: with the original's
+ * modification time (floored, never later). Git tells a file changed within the same
+ * second as the index was written ("racily clean") by comparing with the index's own
+ * time; a copy made now would make such a change look clean, and hide it.
+ */
+export async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    const st = await stat(from);
+    await copyFile(from, to);
+    const mtime = new Date(Math.floor(st.mtimeMs));
+    await utimes(to, mtime, mtime);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,658 @@
+/**
+ * One checked-out work tree (a story's, or the epic's integration tree): commits, the
+ * catch-up and integration merges, the diff a perimeter is enforced on, and restores.
+ * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
+ */
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
+import type { ProcessResult } from '../process/run-process.js';
+import {
+  GitConfigGuard,
+  GitConfigWindow,
+  gitConfigPaths,
+  type GitConfigPath,
+} from './config-guard.js';
+import { GitRunner, gitError, type GitIdentity, type GitLocation } from './run-git.js';
+import {
+  type ChangedPath,
+  NUL,
+  DIFF_AS_STORED,
+  splitNul,
+  checkRefName,
+  parseStatusPaths,
+  MODES,
+  STATUSES,
+  type TreeEntry,
+  mergeInIndexOrder,
+  LIST_FILES,
+} from './listings.js';
+import { IndexGuard, copyIndex } from './index-guard.js';
+
+/** One checked-out work tree (a story's, or the epic's integration tree). */
+export class Worktree {
+  readonly path: string;
+  /** Its git directory: the repository's own for the main tree, its admin folder for a linked one. */
+  private readonly gitDir: string;
+  private readonly git: GitRunner;
+  /**
+   * Uncommitted changes that are not the story's (what setup left: a lockfile `npm
+   * install` wrote): path → the blob it held then, or null when it was deleted.
+   * Commits leave such a path out while it still holds exactly that.
+   */
+  private readonly setAside = new Map<string, string | null>();
+
+  constructor(
+    location: Required<GitLocation>,
+    /** The repository's common git directory (the main tree's own). */
+    private readonly commonDir: string,
+    identity: GitIdentity | undefined,
+    private readonly guard = new GitConfigGuard(),
+    private readonly index: IndexGuard = new IndexGuard(join(location.gitDir, 'index')),
+  ) {
+    this.path = location.workTree;
+    this.gitDir = location.gitDir;
+    // A fresh index from HEAD: read-tree writes it, without checking itself.
+    const bare = new GitRunner(location.workTree, identity, undefined, location);
+    const rebuild = async (): Promise<void> => {
+      const r = await bare.try(['read-tree', 'HEAD']);
+      if (r.exitCode !== 0) throw gitError(`cannot rebuild the index of ${this.path}`, r);
+    };
+    this.git = new GitRunner(
+      location.workTree,
+      identity,
+      {
+        check: async () => {
+          await guard.check();
+          await index.check(rebuild);
+        },
+        settle: () => index.settle(),
+      },
+      location,
+    );
+  }
+
+  /** The files that configure git for this tree (see `GitConfigGuard`). */
+  gitConfigPaths(): GitConfigPath[] {
+    return gitConfigPaths(this.path, this.commonDir, this.gitDir);
+  }
+
+  /**
+   * Before untrusted code runs in this tree: trusts the files that configure git
+   * for it as they are. Until `restoreGitConfig`, every git command of this
+   * repository checks them first.
+   */
+  async snapshotGitConfig(): Promise<GitConfigWindow> {
+    return this.guard.begin(this.gitConfigPaths());
+  }
+
+  /** Puts back, byte for byte, whatever of them changed; returns the labels of what was put back. */
+  async restoreGitConfig(snapshot: { readonly files: readonly string[] }): Promise<string[]> {
+    if (!(snapshot instanceof GitConfigWindow)) {
+      throw new EpicflowError('internal', 'restoreGitConfig: not a snapshot of this repository');
+    }
+    return this.guard.end(snapshot);
+  }
+
+  /**
+   * The tree of the files as they are (`add -A`, through links never followed),
+   * staged in an index of epicflow's own: a copy of the tree's index when it is the one
+   * epicflow's last command left at `base` (only what changed since is read again), else
+   * one from `base`'s tree (every file is read).
+   */
+  private async treeOfFiles(
+    base: string,
+    fromTreeIndex: boolean,
+    /** Given the staged index before it is removed: it may take it (rename it away). */
+    keep?: (indexFile: string) => Promise<void>,
+    /** Given the staged index before its tree is written: it may change entries. */
+    adjust?: (indexFile: string) => Promise<void>,
+  ): Promise<string> {
+    // Beside the tree's own index (epicflow's folder): a rename can put it in its place.
+    const scratch = await mkdtemp(join(this.gitDir, 'epicflow-index-'));
+    try {
+      const indexFile = join(scratch, 'index');
+      const copied =
+        fromTreeIndex &&
+        (await this.index.trusted()) &&
+        (await copyIndex(this.index.file, indexFile));
+      if (!copied) {
+        await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
+          indexFile,
+        });
+      }
+      await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
+      await adjust?.(indexFile);
+      const tree = (
+        await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
+      ).trim();
+      await keep?.(indexFile);
+      return tree;
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  async head(): Promise<string> {
+    return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
+  }
+
+  /**
+   * The uncommitted changes as they are now are not the story's: later commits leave
+   * each such path out while it holds what it holds now. Returns those paths, sorted.
+   */
+  async setAsideChanges(): Promise<string[]> {
+    const head = await this.head();
+    const found = new Map<string, string | null>();
+    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
+      for (const [path, blob] of await this.stagedChanges(head, indexFile)) found.set(path, blob);
+    });
+    for (const [path, blob] of found) this.setAside.set(path, blob);
+    return [...found.keys()].sort();
+  }
+
+  /** Paths staged in `indexFile` that differ from `head`: path → staged blob, or null when deleted. */
+  private async stagedChanges(
+    head: string,
+    indexFile: string,
+  ): Promise<Map<string, string | null>> {
+    // `:<mode> <mode> <blob> <blob> <status>` NUL `<path>` NUL, per path; a deletion's new blob is zeros.
+    const fields = splitNul(
+      await this.git.run(
+        `cannot compare the staged files with ${head} in ${this.path}`,
+        ['diff-index', '--cached', '--no-renames', '--raw', '-z', head, '--'],
+        { indexFile },
+      ),
+    );
+    const staged = new Map<string, string | null>();
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const blob = (fields[i] ?? '').split(' ')[3] ?? '';
+      staged.set(fields[i + 1] ?? '', /^0+$/.test(blob) ? null : blob);
+    }
+    return staged;
+  }
+
+  /** In a staged index: the set-aside paths that still hold what was set aside go back to `head`. */
+  private async leaveOutSetAside(head: string, indexFile: string): Promise<void> {
+    if (this.setAside.size === 0) return;
+    const staged = await this.stagedChanges(head, indexFile);
+    const out = [...staged].filter(
+      ([path, blob]) => this.setAside.has(path) && this.setAside.get(path) === blob,
+    );
+    if (out.length === 0) return;
+    await this.git.run(
+      `cannot leave setup's changes out of the commit in ${this.path}`,
+      ['reset', '-q', head, '--pathspec-from-file=-', '--pathspec-file-nul'],
+      { indexFile, input: out.map(([path]) => path).join(NUL), literalPathspecs: true },
+    );
+  }
+
+  /**
+   * Stages everything (`add -A`) but what was set aside and still holds the same, and
+   * commits; null when there is nothing to commit.
+   */
+  async commitAll(message: string): Promise<string | null> {
+    // HEAD read first: the tree's index is then checked, and stands for HEAD.
+    const head = await this.head();
+    let staged: string | undefined;
+    const tree = await this.treeOfFiles(
+      head,
+      true,
+      async (indexFile) => {
+        const kept = `${this.index.file}.epicflow-staged`;
+        await rename(indexFile, kept);
+        staged = kept;
+      },
+      (indexFile) => this.leaveOutSetAside(head, indexFile),
+    );
+    try {
+      const headTree = (
+        await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
+      ).trim();
+      if (tree === headTree) return null;
+      const commit = (
+        await this.git.run(
+          `cannot commit in ${this.path}`,
+          ['commit-tree', tree, '-p', head, '-F', '-'],
+          { input: message },
+        )
+      ).trim();
+      // HEAD (and the branch it names) moves only from the commit it was read at.
+      await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
+        'update-ref',
+        '-m',
+        'epicflow: commit',
+        'HEAD',
+        commit,
+        head,
+      ]);
+      // What was staged is the tree's index now: it is the commit, with the files' stat data.
+      if (staged !== undefined) {
+        await rename(staged, this.index.file);
+        staged = undefined;
+        await this.index.settle();
+      }
+      return commit;
+    } finally {
+      if (staged !== undefined) await rm(staged, { force: true });
+    }
+  }
+
+  /**
+   * Merges the epic head into this (story) branch. Conflicting hunks take the
+   * epic side (`-X theirs`): those paths belong to stories already merged. Paths
+   * still in conflict (delete/modify, binary) are taken as the epic has them.
+   * Uncommitted work is committed first so nothing is lost.
+   */
+  async catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }> {
+    const anc = await this.git.try(['merge-base', '--is-ancestor', epicSha, 'HEAD']);
+    if (anc.exitCode === 0) return { merged: false, conflictsResolvedForEpic: [] };
+    if (anc.exitCode !== 1) throw gitError(`cannot compare ${this.path} with ${epicSha}`, anc);
+    await this.commitAll('Work in progress before catching up with the epic');
+    if (this.setAside.size > 0) {
+      // What is still uncommitted is what was set aside: the merge could not run over it.
+      const paths = [...this.setAside.keys()];
+      this.setAside.clear();
+      await this.restorePaths('HEAD', paths);
+      // git clean reads no pathspec file: the paths go as arguments, a few hundred at a time.
+      for (let i = 0; i < paths.length; i += 256) {
+        await this.git.run(
+          `cannot remove setup's files in ${this.path}`,
+          ['clean', '-f', '-x', '-q', '--', ...paths.slice(i, i + 256)],
+          { literalPathspecs: true },
+        );
+      }
+    }
+    const message = `Catch up with the epic at ${epicSha.slice(0, 12)}`;
+    const merge = await this.git.try([
+      'merge',
+      '--no-ff',
+      '--no-edit',
+      '-X',
+      'theirs',
+      '-m',
+      message,
+      epicSha,
+    ]);
+    if (merge.exitCode === 0) return { merged: true, conflictsResolvedForEpic: [] };
+    const conflicts = await this.settleConflictsAs(epicSha, merge, 'the catch-up merge');
+    return { merged: true, conflictsResolvedForEpic: conflicts };
+  }
+
+  /**
+   * A merge stopped on conflicts `-X` could not settle (a deletion against a change, a
+   * binary file): each such path is taken as `side` has it (deleted when it has none),
+   * and the merge is committed. Returns those paths.
+   */
+  private async settleConflictsAs(
+    side: string,
+    merge: ProcessResult,
+    what: string,
+  ): Promise<string[]> {
+    const conflicts = await this.unmergedPaths();
+    if (conflicts.length === 0) {
+      await this.git.try(['merge', '--abort']);
+      throw gitError(`cannot conclude ${what} in ${this.path}`, merge);
+    }
+    const present = new Set(await this.existingIn(side, conflicts));
+    const take = conflicts.filter((p) => present.has(p));
+    const drop = conflicts.filter((p) => !present.has(p));
+    if (take.length > 0) {
+      await this.git.run(
+        `cannot take the ${side.slice(0, 12)} version of conflicting paths in ${this.path}`,
+        ['checkout', side, '--pathspec-from-file=-', '--pathspec-file-nul'],
+        { input: take.join(NUL), literalPathspecs: true },
+      );
+    }
+    if (drop.length > 0) {
+      await this.git.run(
+        `cannot remove conflicting paths ${side.slice(0, 12)} deleted in ${this.path}`,
+        ['rm', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
+        { input: drop.join(NUL), literalPathspecs: true },
+      );
+    }
+    await this.git.run(`cannot conclude ${what} in ${this.path}`, [
+      'commit',
+      '--no-verify',
+      '--quiet',
+      '--no-edit',
+    ]);
+    return conflicts;
+  }
+
+  /**
+   * Merges `commit` into HEAD with `--no-ff`, conflicting hunks taking HEAD's side
+   * (`-X ours`) and paths still in conflict taken as HEAD has them: the rest of
+   * `commit` merges. Returns the merge commit.
+   */
+  async mergeKeepingOurs(commit: string, message: string): Promise<string> {
+    checkRefName(commit);
+    const head = await this.head();
+    const merge = await this.git.try([
+      'merge',
+      '--no-ff',
+      '--no-edit',
+      '-X',
+      'ours',
+      '-m',
+      message,
+      commit,
+    ]);
+    if (merge.exitCode !== 0)
+      await this.settleConflictsAs(head, merge, `the merge of ${commit.slice(0, 12)}`);
+    return this.head();
+  }
+
+  /**
+   * Committed changes of `head` (HEAD by default) against its merge base with `baseRef`
+   * (renames split in two): what merging `head` would bring, read from commits, never
+   * from the working tree.
+   */
+  async changedPaths(baseRef: string, head = 'HEAD'): Promise<ChangedPath[]> {
+    checkRefName(baseRef);
+    checkRefName(head);
+    const out = await this.git.run(`cannot diff ${head} against ${baseRef} in ${this.path}`, [
+      'diff',
+      '--raw',
+      '-z',
+      '--no-renames',
+      '--no-abbrev',
+      ...DIFF_AS_STORED,
+      `${baseRef}...${head}`,
+      '--',
+    ]);
+    // Raw format: ":<old mode> <new mode> <old sha> <new sha> <status>" NUL "<path>" NUL.
+    const fields = out.split(NUL);
+    const changes: ChangedPath[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const meta = fields[i] as string;
+      const path = fields[i + 1] as string;
+      if (!meta.startsWith(':')) continue;
+      const [oldMode = '', newMode = '', , newSha = '', letter = ''] = meta.slice(1).split(' ');
+      const status = STATUSES[letter.charAt(0)] ?? 'modified';
+      const mode = MODES[status === 'deleted' ? oldMode : newMode] ?? 'file';
+      const change: ChangedPath = { path, status, mode };
+      if (mode === 'symlink' && status !== 'deleted') {
+        change.symlinkTarget = await this.git.run(`cannot read symlink ${path}`, [
+          'cat-file',
+          'blob',
+          newSha,
+        ]);
+      }
+      changes.push(change);
+    }
+    return changes;
+  }
+
+  /**
+   * Puts paths (files or directory prefixes) back as they are in `fromRef`:
+   * present there → restored, absent there → deleted; tracked files elsewhere
+   * (and their uncommitted changes) are left alone. Committing is the caller's job.
+   *
+   * Linear in the size of the repository, whatever the number of paths: the
+   * target tree is computed from two listings and put in place by one two-tree
+   * `read-tree` (git, never fs, writes and deletes: it refuses to follow a
+   * symlinked directory out of the tree). Pathspecs would be matched path by
+   * pathspec, hours for tens of thousands of paths.
+   */
+  async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
+    checkRefName(fromRef);
+    if (paths.length === 0) return;
+    for (const p of paths) {
+      if (p === '' || isAbsolute(p) || p.split('/').includes('..')) {
+        throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
+      }
+    }
+    const wanted = new Set(paths);
+    const under = (file: string): boolean => {
+      for (let at = file.length; at > 0; at = file.lastIndexOf('/', at - 1)) {
+        if (wanted.has(file.slice(0, at))) return true;
+      }
+      return false;
+    };
+    const current = (
+      await this.git.run(`cannot read the index of ${this.path}`, ['write-tree'])
+    ).trim();
+    const restored = (await this.treeEntries(fromRef)).filter((e) => under(e.path));
+    const kept = (await this.treeEntries(current)).filter((e) => !under(e.path));
+    // Both listings are in the index's order: merged, each entry goes in at the end, no shuffling.
+    const target = mergeInIndexOrder(kept, restored);
+    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
+    let tree: string;
+    try {
+      const indexFile = join(scratch, 'index');
+      await this.git.run(
+        `cannot build the restored tree in ${this.path}`,
+        // ls-tree's own records are what --index-info reads; --replace: a restored file wins over a folder.
+        ['update-index', '--add', '--replace', '-z', '--index-info'],
+        { input: target.map((e) => `${e.record}${NUL}`).join(''), indexFile },
+      );
+      tree = (
+        await this.git.run(`cannot write the restored tree in ${this.path}`, ['write-tree'], {
+          indexFile,
+        })
+      ).trim();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    // Two-tree merge from the index as it is: only paths that differ are written or deleted.
+    await this.git.run(`cannot restore paths from ${fromRef} in ${this.path}`, [
+      'read-tree',
+      '--reset',
+      '-u',
+      current,
+      tree,
+    ]);
+    if (restored.length > 0) {
+      // A restored file the index already had as wanted may still be edited on disk.
+      await this.git.run(
+        `cannot restore paths from ${fromRef} in ${this.path}`,
+        ['checkout-index', '-f', '-z', '--stdin'],
+        { input: restored.map((e) => `${e.path}${NUL}`).join('') },
+      );
+    }
+  }
+
+  /** Every file of a tree-ish as `ls-tree -r` writes it (in the index's order): the record and its path. */
+  private async treeEntries(ref: string): Promise<TreeEntry[]> {
+    const out = await this.git.run(`cannot list the files of ${ref}`, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--full-tree',
+      ref,
+    ]);
+    return splitNul(out).map((record) => {
+      return { record, path: record.slice(record.indexOf('\t') + 1) };
+    });
+  }
+
+  /**
+   * Merges `branch` into HEAD with a merge commit. On a conflict the merge is
+   * aborted (the tree stays clean) and the conflicting paths are returned. A
+   * branch already contained in HEAD merges to HEAD itself.
+   */
+  async mergeNoFf(
+    branch: string,
+    message: string,
+  ): Promise<{ ok: true; sha: string } | { ok: false; conflicts: string[] }> {
+    checkRefName(branch);
+    const anc = await this.git.try(['merge-base', '--is-ancestor', branch, 'HEAD']);
+    if (anc.exitCode === 0) return { ok: true, sha: await this.head() };
+    const merge = await this.git.try(['merge', '--no-ff', '--no-edit', '-m', message, branch]);
+    if (merge.exitCode === 0) return { ok: true, sha: await this.head() };
+    const conflicts = await this.unmergedPaths();
+    await this.git.try(['merge', '--abort']);
+    if (conflicts.length === 0) throw gitError(`cannot merge ${branch} in ${this.path}`, merge);
+    return { ok: false, conflicts };
+  }
+
+  /**
+   * Starts merging `commit` into HEAD without committing (`--no-ff --no-commit`):
+   * a clean merge leaves the merged tree, a conflict leaves git's markers in the
+   * conflicting files. Returns the conflicting paths. Conclude with
+   * `snapshotCommit`, or put the tree back with `detachAt`.
+   */
+  async mergeNoCommit(commit: string): Promise<string[]> {
+    checkRefName(commit);
+    const merge = await this.git.try(['merge', '--no-ff', '--no-commit', '--no-edit', commit]);
+    const conflicts = await this.unmergedPaths();
+    if (merge.exitCode !== 0 && conflicts.length === 0) {
+      await this.git.try(['merge', '--abort']);
+      throw gitError(`cannot merge ${commit} in ${this.path}`, merge);
+    }
+    return conflicts;
+  }
+
+  /**
+   * Stages the whole tree as it is (`add -A`, which also settles a merge's
+   * conflicting entries as their files now read) and writes a commit of it with
+   * `parents`. HEAD does not move; whatever HEAD or the index said before (an
+   * agent's own commits, a merge in progress) has no say in the commit.
+   */
+  async snapshotCommit(parents: readonly string[], message: string): Promise<string> {
+    for (const p of parents) checkRefName(p);
+    const tree = await this.treeOfFiles(parents[0] ?? 'HEAD', false);
+    const out = await this.git.run(
+      `cannot commit in ${this.path}`,
+      ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
+      { input: message },
+    );
+    return out.trim();
+  }
+
+  /**
+   * A detached HEAD at `sha`, index and tree as there, untracked files removed
+   * (ignored ones kept: installed dependencies); a merge in progress is dropped.
+   * No branch moves, even when something checked one out here meanwhile.
+   */
+  async detachAt(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot put ${this.path} at ${sha}`, [
+      'checkout',
+      '--quiet',
+      '--force',
+      '--detach',
+      sha,
+    ]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+  }
+
+  /** Moves this tree's branch (and its checkout) forward to `sha`; false when that is no fast-forward. */
+  async fastForward(sha: string): Promise<boolean> {
+    checkRefName(sha);
+    const r = await this.git.try(['merge', '--ff-only', '--quiet', sha]);
+    return r.exitCode === 0;
+  }
+
+  /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
+  async resetHard(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+  }
+
+  /**
+   * Paths with uncommitted changes or untracked (not ignored) files, both sides of a
+   * rename; a path set aside that still holds what it held then is not one.
+   */
+  async dirtyPaths(): Promise<string[]> {
+    const out = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+    ]);
+    const dirty = parseStatusPaths(out);
+    if (!dirty.some((p) => this.setAside.has(p))) return dirty;
+    const head = await this.head();
+    const same = new Set<string>();
+    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
+      for (const [path, blob] of await this.stagedChanges(head, indexFile)) {
+        if (this.setAside.has(path) && this.setAside.get(path) === blob) same.add(path);
+      }
+    });
+    return dirty.filter((p) => !same.has(p));
+  }
+
+  /**
+   * Every path that differs from `base` in this tree: in commits made on top of
+   * it (or on another HEAD altogether), staged, unstaged, untracked, and
+   * ignored files too. What a read-only run left behind, sorted.
+   */
+  async changedFrom(base: string): Promise<string[]> {
+    checkRefName(base);
+    const committed = await this.git.run(`cannot diff ${this.path} against ${base}`, [
+      'diff',
+      '--name-only',
+      '-z',
+      '--no-renames',
+      ...DIFF_AS_STORED,
+      base,
+      'HEAD',
+      '--',
+    ]);
+    const status = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignored=traditional',
+    ]);
+    return [...new Set([...splitNul(committed), ...parseStatusPaths(status)])].sort();
+  }
+
+  /**
+   * A detached HEAD at `sha` with index and tree as there, untracked and ignored
+   * files removed: the tree as checked out. No branch moves (one the run
+   * checked out here stays where it was).
+   */
+  async discardTo(sha: string): Promise<void> {
+    checkRefName(sha);
+    await this.git.run(`cannot put ${this.path} back at ${sha}`, [
+      'checkout',
+      '--quiet',
+      '--force',
+      '--detach',
+      sha,
+    ]);
+    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-x', '-q']);
+  }
+
+  async isClean(): Promise<boolean> {
+    const out = await this.git.run(`cannot read the status of ${this.path}`, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+    ]);
+    return out === '';
+  }
+
+  private async unmergedPaths(): Promise<string[]> {
+    const out = await this.git.run(`cannot list conflicts in ${this.path}`, [
+      'diff',
+      '--name-only',
+      '-z',
+      '--diff-filter=U',
+      ...DIFF_AS_STORED,
+    ]);
+    return [...new Set(splitNul(out))];
+  }
+
+  /** Which of `paths` (files or prefixes) have at least one file in `ref`. */
+  private async existingIn(ref: string, paths: readonly string[]): Promise<string[]> {
+    const out = await this.git.run(`cannot list the files of ${ref}`, [...LIST_FILES, ref]);
+    // Every file and every directory above it, so a prefix is one lookup.
+    const present = new Set<string>();
+    for (const file of splitNul(out)) {
+      let at = file.length;
+      while (at > 0) {
+        present.add(file.slice(0, at));
+        at = file.lastIndexOf('/', at - 1);
+      }
+    }
+    return paths.filter((p) => present.has(p));
+  }
+}

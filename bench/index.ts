@@ -14,6 +14,7 @@ const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   app: () => import('./app.js'),
   action: () => import('./action.js'),
   scale: () => import('./scale.js'),
+  'starting-code': () => import('./starting-code.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

@@ -148,6 +148,11 @@ async function planTurn(
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     tasks: taskPlanSection(story, request),
   });
+  // The story's wall-clock limit counts from its start, as for its other coder turns.
+  const started = rec.record.startedAt
+    ? Date.parse(rec.record.startedAt)
+    : ctx.ports.clock.now().getTime();
+  const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
   const round = turn.round;
   const what = request.repair !== undefined ? 'repairing its task list' : 'planning tasks';
   ctx.emit('story', `round ${round}: ${executor.id} ${what}`, story.id);
@@ -168,7 +173,7 @@ async function planTurn(
               executor,
               env: ctx.settings.executorEnv[executor.id] ?? {},
               home: join(ctx.settings.homesDir, story.id, 'coder', executor.id),
-              timeoutMs: ctx.config.timeouts.storyMs,
+              timeoutMs: Math.max(1000, left),
               silenceMs: ctx.config.timeouts.silenceMs,
             },
             ctx.interrupt.signal,

@@ -25,6 +25,9 @@ import type { ResumePoint } from './resume.js';
 /** At most this much of a task's "Findings" is carried into the next task's prompt. */
 export const FINDINGS_MAX_CHARS = 2000;
 
+/** At most this many tasks in a plan: each is a turn of its own. */
+export const MAX_TASKS = 20;
+
 /** The task list a coder answers (one JSON object). */
 export const taskListSchema = z.object({
   tasks: z
@@ -36,7 +39,8 @@ export const taskListSchema = z.object({
         satisfies: z.array(z.number().int().positive()).default([]),
       }),
     )
-    .min(1),
+    .min(1)
+    .max(MAX_TASKS),
 });
 export type TaskList = z.infer<typeof taskListSchema>;
 
@@ -219,7 +223,7 @@ export function taskPlanSection(story: Story, request: TaskRequest): string[] {
   };
   const parts = [
     '## First, plan this story as tasks',
-    'Do not change any file in this turn: answer with a list of small tasks, in the order they ' +
+    `Do not change any file in this turn: answer with a list of small tasks (at most ${MAX_TASKS}), in the order they ` +
       'are done, as one JSON object in a ```json block. Each task has a `title`, an observable ' +
       '`outcome` (what a test or a command shows once it is done), the `paths` it changes ' +
       '(only your owned paths) and `satisfies`: the numbers of the acceptance lines ' +

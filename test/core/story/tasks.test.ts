@@ -7,6 +7,7 @@ import {
   decideAfterCheck,
   decideAfterPlanTurn,
   decideAfterTurn,
+  MAX_TASKS,
   parseFindings,
   startRounds,
   startTaskPlanning,
@@ -142,6 +143,19 @@ describe('the task plan of a story', () => {
     expect(decide(first.state, json([{ title: 'A', outcome: 'a', paths: ['x'] }]))).toMatchObject({
       next: 'without',
       note: expect.stringMatching(/^the re-planned task list still/),
+    });
+  });
+
+  it('more than MAX_TASKS tasks is not a task list: a repair turn', () => {
+    const many = Array.from({ length: MAX_TASKS + 1 }, (_, i) => ({
+      title: `T${i}`,
+      outcome: 'done',
+      paths: ['src/s'],
+      satisfies: [1, 2],
+    }));
+    expect(decide(fresh, json(many))).toMatchObject({
+      next: 'ask',
+      request: { repair: expect.stringContaining('tasks: Too big') },
     });
   });
 

@@ -18,6 +18,8 @@ export interface Story {
   readonly acceptance: readonly string[];
   readonly executor?: string;
   readonly testsChange: boolean;
+  /** Run as a task plan (`tasks` in the plan); absent: as the config says. */
+  readonly tasks?: boolean;
 }
 
 /** A valid plan: stories in plan order, plus derived facts. */
@@ -115,6 +117,27 @@ export interface StoryRecord {
    * (red there already): tolerated, and listed in the report with the stories they touched.
    */
   readonly inherited?: readonly string[];
+  /**
+   * The story's task plan with its ticks (`tasks: true`): the checkpoint a resumed story
+   * continues from. Empty: the story runs without tasks (its planning said why, in a note).
+   */
+  readonly tasks?: readonly StoryTask[];
+}
+
+/** One task of a story's task plan. */
+export interface StoryTask {
+  readonly title: string;
+  /** What shows it is done. */
+  readonly outcome: string;
+  readonly paths: readonly string[];
+  /** The acceptance lines it satisfies, counted from 1. */
+  readonly satisfies: readonly number[];
+  /** Ticked: its turn and the gates after it passed. */
+  readonly done: boolean;
+  /** The branch head when it was ticked. */
+  readonly commit?: string;
+  /** The "Findings" its turn ended with, for the next task's prompt. */
+  readonly findings?: string;
 }
 
 /**

@@ -69,6 +69,19 @@ export const StoryRecordSchema = z.object({
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
   inherited: z.array(z.string()).exactOptional(),
+  tasks: z
+    .array(
+      z.object({
+        title: z.string(),
+        outcome: z.string(),
+        paths: z.array(z.string()),
+        satisfies: z.array(z.number().int().positive()),
+        done: z.boolean(),
+        commit: z.string().exactOptional(),
+        findings: z.string().exactOptional(),
+      }),
+    )
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -154,6 +154,7 @@ export const CRASH_POINTS = [
   'after-setup',
   'mid-coder',
   'after-commit',
+  'after-task',
   'mid-gates',
   'after-restore',
   'mid-merge',

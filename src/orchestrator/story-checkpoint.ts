@@ -3,8 +3,10 @@
  * after the coder's turn was paid for and committed: each commit the story reaches goes to
  * its branch on GitHub as it is made, and the first one of the job is written to the
  * story's record there (its `progress`), so the next attempt checks that work first
- * instead of paying for the turn again. A checkpoint that cannot be written is said in the
- * job's log and costs nothing else: the job's own end still pushes and records everything.
+ * instead of paying for the turn again. A story run as a task plan also writes its record
+ * at each tick (with the branch pushed where the tick is), so the next attempt continues at
+ * its first unchecked task. A checkpoint that cannot be written is said in the job's log
+ * and costs nothing else: the job's own end still pushes and records everything.
  */
 import type { GitHubStateStore } from '../adapters/github/index.js';
 import type { PushResult } from '../adapters/git/remote-git.js';
@@ -30,20 +32,32 @@ export interface CheckpointOptions {
   readonly warn: (message: string) => void;
 }
 
+/** The tasks of a task plan ticked so far. */
+function ticks(record: StoryRecord): number {
+  return (record.tasks ?? []).filter((t) => t.done).length;
+}
+
 /** `scratch`, with each new commit of the story's progress also published to GitHub. */
 export function checkpointing(scratch: StateStore, options: CheckpointOptions): StateStore {
   const { story, branch, push, store, onGitHub, warn } = options;
   let recorded = false;
-  const publish = async (record: StoryRecord, commit: string): Promise<void> => {
-    const pushed = await push(commit, onGitHub.head);
-    if (!pushed.ok) {
-      warn(`could not push ${branch} at ${commit.slice(0, 12)} yet: ${pushed.reason}`);
-      return;
+  // The ticks the record had when this job first wrote it (a resumed plan has some).
+  let ticked: number | undefined;
+  const publish = async (record: StoryRecord, commit: string | undefined): Promise<void> => {
+    if (commit !== undefined && commit !== onGitHub.head) {
+      const pushed = await push(commit, onGitHub.head);
+      if (!pushed.ok) {
+        warn(`could not push ${branch} at ${commit.slice(0, 12)} yet: ${pushed.reason}`);
+        return;
+      }
+      onGitHub.head = commit;
     }
-    onGitHub.head = commit;
-    // One record write a job: a later attempt checks the branch as it is anyway.
-    if (recorded) return;
+    // One record write a job, and one a task ticked: a later attempt checks the branch as
+    // it is anyway, and continues at the first unchecked task.
+    const tick = ticks(record) > (ticked ?? 0);
+    if (recorded && !tick) return;
     recorded = true;
+    ticked = ticks(record);
     const wrote = await store.write(record, onGitHub.recordSha);
     if (wrote.ok) onGitHub.recordSha = wrote.sha;
     else warn(`the record of ${story} changed on GitHub meanwhile: its progress is not written`);
@@ -58,7 +72,10 @@ export function checkpointing(scratch: StateStore, options: CheckpointOptions): 
     async writeStory(record) {
       await scratch.writeStory(record);
       const commit = record.progress?.commit;
-      if (record.story !== story || commit === undefined || commit === onGitHub.head) return;
+      if (record.story !== story) return;
+      ticked ??= ticks(record);
+      const moved = commit !== undefined && commit !== onGitHub.head;
+      if (!moved && ticks(record) <= ticked) return;
       try {
         await publish(record, commit);
       } catch (e) {

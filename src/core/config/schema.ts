@@ -154,6 +154,12 @@ const ConfigObject = mapping(
       .describe(
         "A story whose setup fails gets one coder turn with setup's output to repair it (within its perimeter), then setup runs once more before the story fails.",
       ),
+    tasks: z
+      .boolean(expecting('true or false'))
+      .default(false)
+      .describe(
+        "Each story's coder first answers a list of small tasks (each with an observable outcome, covering every acceptance line), then runs each as its own turn with the gates after it; a resumed story continues at its first unchecked task. A story's own `tasks` overrides this.",
+      ),
     mergeRevisions: nonNegativeInt()
       .default(1)
       .describe(

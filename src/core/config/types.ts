@@ -53,6 +53,8 @@ export interface EpicflowConfig {
   readonly mergeRevisions: number;
   /** A failing setup gets one coder turn to repair it, then one more setup run. */
   readonly setupRepair: boolean;
+  /** Stories run as a task plan (a story's own `tasks` overrides it). */
+  readonly tasks: boolean;
   readonly judge?: { readonly executor: string; readonly rounds: number };
   /** Stories in flight (default 4). */
   readonly concurrency: number;

@@ -20,6 +20,8 @@ export function storyHash(story: Story): string {
     acceptance: [...story.acceptance],
     executor: story.executor ?? null,
     testsChange: story.testsChange,
+    // Absent when unset, so a plan without it keeps its hashes.
+    tasks: story.tasks,
   };
   return createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 16);
 }

@@ -24,6 +24,7 @@ export const StoryEntryShape = {
   acceptance: strings.optional(),
   executor: nonEmpty.optional(),
   testsChange: z.boolean().optional(),
+  tasks: z.boolean().optional(),
 } as const;
 
 export type StoryField = keyof typeof StoryEntryShape;

@@ -228,6 +228,7 @@ function checkEntry(raw: unknown, index: number, options: PlanOptions, sink: Sin
     acceptance: e.acceptance ?? [],
     ...(e.executor === undefined ? {} : { executor: e.executor.trim() }),
     testsChange: e.testsChange ?? false,
+    ...(e.tasks === undefined ? {} : { tasks: e.tasks }),
   };
   return { ...draft, story };
 }

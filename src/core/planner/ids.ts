@@ -38,6 +38,7 @@ function entryKey(s: Story, dependsOn: readonly string[]): string {
     acceptance: [...s.acceptance],
     executor: s.executor ?? null,
     testsChange: s.testsChange,
+    tasks: s.tasks,
   });
 }
 

@@ -22,6 +22,7 @@ function entryOf(s: Story): Record<string, unknown> {
   if (s.acceptance.length > 0) entry.acceptance = [...s.acceptance];
   if (s.executor !== undefined) entry.executor = s.executor;
   if (s.testsChange) entry.testsChange = true;
+  if (s.tasks !== undefined) entry.tasks = s.tasks;
   return entry;
 }
 

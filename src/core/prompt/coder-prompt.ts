@@ -50,6 +50,8 @@ export interface CoderPromptInput {
   readonly review?: Revision | undefined;
   /** "The code you start from" (the first coder turn of a run). */
   readonly startingCode?: StartingCode | undefined;
+  /** A task plan's part (core/story/tasks.ts): the plan request, or the task of this turn. */
+  readonly tasks?: readonly string[] | undefined;
 }
 
 const RELATION_NOTE = {
@@ -218,6 +220,7 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
     ]),
   );
   if (input.review !== undefined) parts.push(...reviewSection(input.review));
+  if (input.tasks !== undefined) parts.push(...input.tasks);
   if (input.feedback !== undefined) parts.push(...feedbackSection(input.feedback));
   parts.push(`(round ${input.round})`);
   return `${parts.join('\n\n')}\n`;

@@ -6,3 +6,4 @@ export * from './resume.js';
 export * from './texts.js';
 export * from './transient.js';
 export * from './claims.js';
+export * from './tasks.js';

@@ -61,6 +61,12 @@ export interface RoundRules {
    * head red (the merge undone), before it fails (absent: none).
    */
   readonly mergeRevisions?: number;
+  /**
+   * The rounds of a task that is not the story's last (core/story/tasks.ts): a commit
+   * that passed the checks ends them (no judge, no merge yet), and a turn that changed
+   * nothing completes the task.
+   */
+  readonly taskEnd?: boolean;
 }
 
 /** A BLOCKED_ON claim of a coder and what the plan answers it (`answerBlocked`). */
@@ -157,6 +163,8 @@ export type StoryAction =
   | { readonly kind: 'integrate'; readonly commit: string }
   /** Done without a merge: the work was already in place. */
   | { readonly kind: 'in-place' }
+  /** The task's rounds end (`taskEnd`): at this checked commit, or where the branch is. */
+  | { readonly kind: 'task-done'; readonly commit: string | undefined }
   | { readonly kind: 'stop'; readonly status: 'failed' | 'waiting'; readonly reason: string };
 
 /** What the engine tells and records before the next step, in this order. */
@@ -376,6 +384,10 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
   if (facts.stalled !== undefined) return stalled(state, facts.stalled, facts.round);
   if (facts.outcome === 'ok') {
     const claim = facts.blocked;
+    if (claim === undefined && facts.unchanged === true && taskTurn(state)) {
+      // A task that needed no change is completed, not failed.
+      return taskDone(state, undefined, [say('the task changed nothing: completed')]);
+    }
     if (claim === undefined && facts.unchanged === true && isFixRound(state.feedback)) {
       // The same diff as the round the gates failed on: checking it again tells nothing.
       const stall: Stall = { signal: 'no-progress', detail: 'it changed nothing' };
@@ -427,6 +439,30 @@ function withoutOnce(feedback: PromptFeedback | undefined): PromptFeedback {
   if (feedback === undefined) return {};
   const { takeover: _takeover, blocked: _blocked, stalled: _stalled, ...rest } = feedback;
   return rest;
+}
+
+/** A task's own turn (`taskEnd`), not a round fed with failures, strays or findings. */
+function taskTurn(state: StoryRounds): boolean {
+  const f = state.feedback;
+  return (
+    state.rules.taskEnd === true &&
+    !isFixRound(f) &&
+    f?.perimeter === undefined &&
+    f?.judge === undefined &&
+    f?.blocked === undefined
+  );
+}
+
+function taskDone(
+  state: StoryRounds,
+  commit: string | undefined,
+  effects: readonly StoryEffect[],
+): Decision {
+  return {
+    state: { ...state, awaiting: { step: 'end' } },
+    effects,
+    next: { kind: 'task-done', commit },
+  };
 }
 
 /** A round fed with new gate failures or weakened tests. */
@@ -559,6 +595,7 @@ function reusedEffects(note: string): StoryEffect[] {
 function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]): Decision {
   const checked = { ...state, checked: commit };
   const effects = [...told, { kind: 'progress', progress: { commit, passed: 'checks' } } as const];
+  if (state.rules.taskEnd === true) return taskDone(checked, commit, effects);
   if (state.rules.judgeRounds === undefined) {
     return {
       state: { ...checked, awaiting: { step: 'end' } },
@@ -648,6 +685,7 @@ export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decisio
   const { afterCatchUp } = expecting(state, 'check');
   if (facts.interrupted) return stop(state, 'waiting', INTERRUPTED);
   if (facts.empty) {
+    if (state.rules.taskEnd === true) return taskDone(state, undefined, []);
     if (state.rules.judgeRounds === undefined) return stop(state, 'failed', 'no changes');
     return {
       state: { ...state, awaiting: { step: 'judge', inPlace: true } },

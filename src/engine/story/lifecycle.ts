@@ -39,11 +39,13 @@ import { StoryStop } from '../stop.js';
 import { NO_TRACE, type TraceSpan } from '../trace.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
+import { runWithTasks, type TaskRounds } from './tasks.js';
 import {
   coderTurn,
   judgeStory,
   signalRoster,
   verifyClaim,
+  type TaskTurn,
   type TurnCounter,
   type TurnScope,
 } from './turns.js';
@@ -95,7 +97,7 @@ async function prepareBranch(
 }
 
 /** A story in its rounds: its tree at the epic base it caught up with, gated against `baseline`. */
-interface StoryRun {
+export interface StoryRun {
   readonly story: Story;
   readonly branch: string;
   readonly tree: WorktreePort;
@@ -112,7 +114,7 @@ interface StoryRun {
   readonly turn: TurnCounter;
 }
 
-type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' }>;
+type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' | 'task-done' }>;
 
 /** What a judge or verifier call needs of the rounds: whom to avoid, the retries spent. */
 function helperBudget(state: StoryRounds): {
@@ -176,10 +178,24 @@ async function perform(
   }
 }
 
-/** The rounds: steps performed as the reducer decides, until the story ends. */
-async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> {
+/**
+ * The rounds: steps performed as the reducer decides, until the story ends, or, for a
+ * task that is not the story's last (`task.last` false), until the task is done.
+ */
+async function runRounds(
+  ctx: EpicContext,
+  run: StoryRun,
+  task?: TaskTurn & { readonly last: boolean },
+): Promise<StoryRecord | TaskRounds> {
   const { story, tree, rec } = run;
-  const scope: TurnScope = { ctx, story, tree, rec, turn: run.turn };
+  const scope: TurnScope = {
+    ctx,
+    story,
+    tree,
+    rec,
+    turn: run.turn,
+    ...(task === undefined ? {} : { task }),
+  };
   let decision = resumeRounds(
     {
       fixRounds: ctx.config.fixRounds,
@@ -187,6 +203,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
       judgeRounds: ctx.config.judge?.rounds,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       retries: ctx.config.retries,
+      ...(task !== undefined && !task.last ? { taskEnd: true } : {}),
     },
     run.executor,
     run.chain,
@@ -200,6 +217,13 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
         throw new StoryStop(next.status, next.reason);
       case 'in-place':
         return finishInPlace(ctx, run, state.chain);
+      case 'task-done':
+        return {
+          kind: 'task-done',
+          commit: next.commit ?? (await tree.head()),
+          executor: state.executor,
+          chain: state.chain,
+        };
       case 'integrate':
         try {
           return await merge(ctx, run, next.commit, state.chain);
@@ -254,7 +278,7 @@ async function finishInPlace(
       notes: [...rec.record.notes, 'already in place'],
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason', 'progress'],
+    ['reason', 'progress', 'tasks'],
   );
   ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
   return rec.record;
@@ -296,7 +320,7 @@ async function merge(
       storyCommit: commit,
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason', 'progress'],
+    ['reason', 'progress', 'tasks'],
   );
   ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
     status: 'done',
@@ -369,6 +393,8 @@ async function runStoryOnce(
       // Answers kept for a later run over the same fingerprint (what the call read).
       ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
+      // The task plan with its ticks: a resumed story continues at its first unchecked task.
+      ...(sameEntry && prior.tasks !== undefined ? { tasks: prior.tasks } : {}),
     },
     span,
   );
@@ -446,7 +472,7 @@ async function runStoryOnce(
       judge: ctx.config.judge !== undefined,
     });
 
-    return await runRounds(ctx, {
+    return await runWithTasks(ctx, (r, task) => runRounds(ctx, r, task), {
       story,
       branch,
       tree,
@@ -469,7 +495,10 @@ async function runStoryOnce(
     // The reason is short; the whole output of the step that failed is in its log.
     const reason = status === 'failed' ? withLog(stop.reason, rec.logs.last) : stop.reason;
     // A failed story's next attempt starts with a coder turn; an interrupted one resumes.
-    await rec.save({ status, reason, finishedAt: now() }, status === 'failed' ? ['progress'] : []);
+    await rec.save(
+      { status, reason, finishedAt: now() },
+      status === 'failed' ? ['progress', 'tasks'] : [],
+    );
     ctx.emit('status', `${status}: ${reason}`, story.id, { status, reason });
     if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {
       // A bug of ours, not the story's: keep it visible in events.jsonl.

@@ -21,7 +21,7 @@ export class Recorder {
 
   async save(
     patch: Partial<StoryRecord>,
-    clear: readonly ('reason' | 'finishedAt' | 'progress')[] = [],
+    clear: readonly ('reason' | 'finishedAt' | 'progress' | 'tasks')[] = [],
   ): Promise<void> {
     const next: Record<string, unknown> = { ...this.record, ...patch };
     for (const key of clear) delete next[key];

@@ -32,6 +32,7 @@ import {
   evidenceNotes,
   INTERRUPTED,
   parseClaims,
+  parseFindings,
   startHelperCall,
   type BlockedClaim,
   type ExecutorSignal,
@@ -53,7 +54,7 @@ import { performEffects, type Recorder } from './recorder.js';
 import { readStartingCode } from './starting-code.js';
 
 /** What a turn's span says of how it ended and what it used. */
-function turnAttributes(r: RunRecord): TraceAttributes {
+export function turnAttributes(r: RunRecord): TraceAttributes {
   const tokens = r.usage.reduce((sum, u) => sum + totalTokens(u.tokens), 0);
   const cost = r.usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
   return {
@@ -86,6 +87,14 @@ export interface TurnScope {
   readonly tree: WorktreePort;
   readonly rec: Recorder;
   readonly turn: TurnCounter;
+  /** The task these rounds run (a task plan): its prompt section, and its findings once it answered. */
+  readonly task?: TaskTurn;
+}
+
+/** The task of a coder turn: shown in its prompt; the "Findings" it ended with are kept. */
+export interface TaskTurn {
+  readonly section: readonly string[];
+  findings?: string;
 }
 
 interface HelperAnswer<T> {
@@ -454,6 +463,7 @@ export async function coderTurn(
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     ...(startingCode === undefined ? {} : { startingCode }),
+    ...(scope.task === undefined ? {} : { tasks: scope.task.section }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt
@@ -509,6 +519,10 @@ export async function coderTurn(
   if (evidence.length > 0) {
     await rec.save({ notes: [...rec.record.notes, ...evidence] });
     for (const note of evidence) ctx.emit('story', `warning: ${note}`, story.id);
+  }
+  if (scope.task !== undefined && result.outcome === 'ok') {
+    const findings = parseFindings(result.finalMessage);
+    if (findings !== undefined) scope.task.findings = findings;
   }
   const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
   if (sha !== null) {

@@ -163,7 +163,7 @@ const ConfigObject = mapping(
     mergeRevisions: nonNegativeInt()
       .default(1)
       .describe(
-        "Coder turns a story gets, on its branch caught up with the epic head, when its merge turned the epic head's gates red (the merge is undone) before it fails.",
+        "Coder turns a story gets, on its branch caught up with the epic head, when its merge turned the epic head's gates red (the merge is undone), or its gates turned red when it took the epic head before the judge, before it fails.",
       ),
     judge: mapping(
       {

@@ -4,8 +4,7 @@
  * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { ProcessResult } from '../process/run-process.js';
 import {
@@ -22,13 +21,10 @@ import {
   splitNul,
   checkRefName,
   parseStatusPaths,
-  MODES,
-  STATUSES,
-  type TreeEntry,
-  mergeInIndexOrder,
   LIST_FILES,
 } from './listings.js';
 import { IndexGuard, copyIndex } from './index-guard.js';
+import { changedPaths, restorePaths } from './perimeter-diff.js';
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
@@ -349,123 +345,17 @@ export class Worktree {
    * (renames split in two): what merging `head` would bring, read from commits, never
    * from the working tree.
    */
-  async changedPaths(baseRef: string, head = 'HEAD'): Promise<ChangedPath[]> {
-    checkRefName(baseRef);
-    checkRefName(head);
-    const out = await this.git.run(`cannot diff ${head} against ${baseRef} in ${this.path}`, [
-      'diff',
-      '--raw',
-      '-z',
-      '--no-renames',
-      '--no-abbrev',
-      ...DIFF_AS_STORED,
-      `${baseRef}...${head}`,
-      '--',
-    ]);
-    // Raw format: ":<old mode> <new mode> <old sha> <new sha> <status>" NUL "<path>" NUL.
-    const fields = out.split(NUL);
-    const changes: ChangedPath[] = [];
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const meta = fields[i] as string;
-      const path = fields[i + 1] as string;
-      if (!meta.startsWith(':')) continue;
-      const [oldMode = '', newMode = '', , newSha = '', letter = ''] = meta.slice(1).split(' ');
-      const status = STATUSES[letter.charAt(0)] ?? 'modified';
-      const mode = MODES[status === 'deleted' ? oldMode : newMode] ?? 'file';
-      const change: ChangedPath = { path, status, mode };
-      if (mode === 'symlink' && status !== 'deleted') {
-        change.symlinkTarget = await this.git.run(`cannot read symlink ${path}`, [
-          'cat-file',
-          'blob',
-          newSha,
-        ]);
-      }
-      changes.push(change);
-    }
-    return changes;
+  changedPaths(baseRef: string, head = 'HEAD'): Promise<ChangedPath[]> {
+    return changedPaths(this.git, this.path, baseRef, head);
   }
 
   /**
-   * Puts paths (files or directory prefixes) back as they are in `fromRef`:
-   * present there → restored, absent there → deleted; tracked files elsewhere
-   * (and their uncommitted changes) are left alone. Committing is the caller's job.
-   *
-   * Linear in the size of the repository, whatever the number of paths: the
-   * target tree is computed from two listings and put in place by one two-tree
-   * `read-tree` (git, never fs, writes and deletes: it refuses to follow a
-   * symlinked directory out of the tree). Pathspecs would be matched path by
-   * pathspec, hours for tens of thousands of paths.
+   * Puts paths (files or directory prefixes) back as they are in `fromRef` (see
+   * perimeter-diff.ts): present there → restored, absent there → deleted; committing is
+   * the caller's job.
    */
-  async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
-    checkRefName(fromRef);
-    if (paths.length === 0) return;
-    for (const p of paths) {
-      if (p === '' || isAbsolute(p) || p.split('/').includes('..')) {
-        throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
-      }
-    }
-    const wanted = new Set(paths);
-    const under = (file: string): boolean => {
-      for (let at = file.length; at > 0; at = file.lastIndexOf('/', at - 1)) {
-        if (wanted.has(file.slice(0, at))) return true;
-      }
-      return false;
-    };
-    const current = (
-      await this.git.run(`cannot read the index of ${this.path}`, ['write-tree'])
-    ).trim();
-    const restored = (await this.treeEntries(fromRef)).filter((e) => under(e.path));
-    const kept = (await this.treeEntries(current)).filter((e) => !under(e.path));
-    // Both listings are in the index's order: merged, each entry goes in at the end, no shuffling.
-    const target = mergeInIndexOrder(kept, restored);
-    const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
-    let tree: string;
-    try {
-      const indexFile = join(scratch, 'index');
-      await this.git.run(
-        `cannot build the restored tree in ${this.path}`,
-        // ls-tree's own records are what --index-info reads; --replace: a restored file wins over a folder.
-        ['update-index', '--add', '--replace', '-z', '--index-info'],
-        { input: target.map((e) => `${e.record}${NUL}`).join(''), indexFile },
-      );
-      tree = (
-        await this.git.run(`cannot write the restored tree in ${this.path}`, ['write-tree'], {
-          indexFile,
-        })
-      ).trim();
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-    }
-    // Two-tree merge from the index as it is: only paths that differ are written or deleted.
-    await this.git.run(`cannot restore paths from ${fromRef} in ${this.path}`, [
-      'read-tree',
-      '--reset',
-      '-u',
-      current,
-      tree,
-    ]);
-    if (restored.length > 0) {
-      // A restored file the index already had as wanted may still be edited on disk.
-      await this.git.run(
-        `cannot restore paths from ${fromRef} in ${this.path}`,
-        ['checkout-index', '-f', '-z', '--stdin'],
-        { input: restored.map((e) => `${e.path}${NUL}`).join('') },
-      );
-    }
-  }
-
-  /** Every file of a tree-ish as `ls-tree -r` writes it (in the index's order): the record and its path. */
-  private async treeEntries(ref: string): Promise<TreeEntry[]> {
-    const out = await this.git.run(`cannot list the files of ${ref}`, [
-      'ls-tree',
-      '-r',
-      '-z',
-      '--full-tree',
-      ref,
-    ]);
-    return splitNul(out).map((record) => {
-      return { record, path: record.slice(record.indexOf('\t') + 1) };
-    });
+  restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
+    return restorePaths(this.git, this.path, fromRef, paths);
   }
 
   /**

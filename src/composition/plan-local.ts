@@ -13,7 +13,13 @@ import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js'
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
+import { requirePlanner } from '../core/config/index.js';
+import {
+  extractPlanBlocks,
+  parsePlan,
+  planOptionsFor,
+  samePlanEntries,
+} from '../core/plan/index.js';
 import {
   proseOf,
   renderPlanSection,
@@ -123,14 +129,8 @@ export async function draftPlanLocally(
   const insideRepo = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const shownConfig = insideRepo ? inRepo.split(sep).join('/') : loaded.file;
   const config = loaded.config;
+  requirePlanner(config, shownConfig);
   const planners = config.executors.filter((e) => e.roles.includes('planner'));
-  if (planners.length === 0) {
-    throw new EpicflowError('config', `no planner in ${shownConfig}`, {
-      details: [
-        'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
-      ],
-    });
-  }
   const planOptions = planOptionsFor(config, insideRepo ? shownConfig : undefined);
 
   // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.
@@ -210,7 +210,7 @@ export async function draftPlanLocally(
   const document = withPlanSection(markdown, section);
   // Never write a plan that does not read back as the one validated.
   const check = parsePlan(document, planOptions);
-  if (!check.ok || JSON.stringify(check.plan.hashes) !== JSON.stringify(outcome.plan.hashes)) {
+  if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
     throw new EpicflowError('internal', `the drafted plan does not read back as validated`, {
       details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
     });

@@ -25,6 +25,7 @@ import {
 } from '../core/report/index.js';
 import { loadRosterState, type RosterState } from '../core/roster/index.js';
 import { LaunchSummary } from '../core/scheduler/index.js';
+import { unfinishedStories } from '../core/land/index.js';
 import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
 import { runStory } from './story.js';
 
@@ -201,10 +202,8 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     'report.json',
     `${JSON.stringify(buildReportJson(input), null, 2)}\n`,
   );
-  const allDone = stories.every((s) => {
-    const r = records.get(s.id);
-    return merged.has(s.id) || r?.status === 'done';
-  });
+  // Finished as landing counts it: merged, or done for the plan entry as it is.
+  const allDone = unfinishedStories(ctx.settings.plan, records, merged).length === 0;
   return {
     exitCode: allDone ? 0 : 1,
     records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),

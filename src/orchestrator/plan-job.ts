@@ -17,7 +17,7 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { parseConfig } from '../core/config/index.js';
+import { parseConfig, requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
 import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
@@ -31,7 +31,12 @@ import {
 } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
+import {
+  extractPlanBlocks,
+  parsePlan,
+  planOptionsFor,
+  samePlanEntries,
+} from '../core/plan/index.js';
 import {
   proseOf,
   refinePrefix,
@@ -115,13 +120,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     );
   }
   const config = parseConfig(view.configText, input.configPath);
-  if (!config.executors.some((e) => e.roles.includes('planner'))) {
-    throw new EpicflowError('config', `no planner in ${input.configPath}`, {
-      details: [
-        'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
-      ],
-    });
-  }
+  requirePlanner(config, input.configPath);
   if (view.issue === undefined) {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }
@@ -318,7 +317,7 @@ export async function runPlanJob(
     } else {
       // Never write a plan that does not read back as the one validated.
       const check = parsePlan(withPlanSection(issue.body, section), options);
-      if (!check.ok || !sameHashes(check.plan, outcome.plan)) {
+      if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
         throw new EpicflowError('internal', 'the drafted plan does not read back as validated', {
           details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
         });
@@ -396,13 +395,6 @@ export async function runPlanJob(
   return { outcome, doc: ended, body };
 }
 
-/** The same stories with the same entries, whatever their order. */
-function sameHashes(a: Plan, b: Plan): boolean {
-  const sorted = (p: Plan): string =>
-    JSON.stringify(Object.entries(p.hashes).sort(([x], [y]) => x.localeCompare(y)));
-  return sorted(a) === sorted(b);
-}
-
 /**
  * `planner.subIssues`: each story an ensured sub-issue of the epic (found by its story
  * marker, so a kept id keeps its issue), a story the plan dropped unlinked and closed,
@@ -453,7 +445,7 @@ async function writeSubIssuePlan(
     prepared.config,
     { configFile: input.configPath },
   );
-  if (!back.ok || !sameHashes(back.plan, plan)) {
+  if (!back.ok || !samePlanEntries(back.plan, plan)) {
     throw new EpicflowError('internal', 'the sub-issue plan does not read back as validated', {
       details: back.ok ? [] : back.violations.map((v) => `${v.code}: ${v.message}`),
     });

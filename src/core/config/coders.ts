@@ -1,6 +1,6 @@
 /**
  * What a configuration needs before any story can run: at least one executor
- * with the coder role. One rule for every entry (the local run and landing, the
+ * with the coder role (and, to plan, one with the planner role). One rule for every entry (the local run and landing, the
  * App's decision, the Actions story job), so none dispatches work another refuses.
  */
 import { EpicflowError } from '../errors.js';
@@ -11,6 +11,16 @@ export function requireCoder(config: EpicflowConfig, file: string): void {
   if (config.executors.some((e) => e.roles.includes('coder'))) return;
   throw new EpicflowError('config', `invalid config in ${file}`, {
     details: ['executors: list at least one executor with the coder role'],
+  });
+}
+
+/** Throws the `config` error naming the file when no executor can plan (`epicflow plan`, a planning job). */
+export function requirePlanner(config: EpicflowConfig, file: string): void {
+  if (config.executors.some((e) => e.roles.includes('planner'))) return;
+  throw new EpicflowError('config', `no planner in ${file}`, {
+    details: [
+      'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
+    ],
   });
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Story } from '../model.js';
+import type { Plan, Story } from '../model.js';
 
 /**
  * Stable hash of a story's normalised entry (docs/plan-format.md: a changed entry restarts
@@ -24,6 +24,13 @@ export function storyHash(story: Story): string {
     tasks: story.tasks,
   };
   return createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 16);
+}
+
+/** The same stories with the same entries (hashes), whatever their order: a plan read back as written. */
+export function samePlanEntries(a: Plan, b: Plan): boolean {
+  const sorted = (p: Plan): string =>
+    JSON.stringify(Object.entries(p.hashes).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  return sorted(a) === sorted(b);
 }
 
 function sortedSet(values: readonly string[]): string[] {

@@ -1,6 +1,6 @@
 export { extractPlanBlocks } from './extract.js';
 export type { PlanBlock } from './extract.js';
-export { canonicalJson, storyHash } from './hash.js';
+export { canonicalJson, samePlanEntries, storyHash } from './hash.js';
 export { planOptionsFor } from './options.js';
 export { assemblePlan, parsePlan, parseStoryBlock } from './parse.js';
 export { StoryEntry } from './schema.js';

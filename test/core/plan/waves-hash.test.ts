@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { computeWaves, parsePlan, storyHash } from '../../../src/core/plan/index.js';
-import type { Story } from '../../../src/core/model.js';
+import {
+  computeWaves,
+  parsePlan,
+  samePlanEntries,
+  storyHash,
+} from '../../../src/core/plan/index.js';
+import type { Plan, Story } from '../../../src/core/model.js';
 
 const deps = (id: string, ...dependsOn: string[]) => ({ id, dependsOn });
 
@@ -94,5 +99,19 @@ describe('storyHash', () => {
     expect(storyHash({ ...base, acceptance: [] })).not.toBe(h);
     expect(storyHash({ ...base, executor: 'claude' })).not.toBe(h);
     expect(storyHash({ ...base, testsChange: true })).not.toBe(h);
+  });
+});
+
+describe('samePlanEntries', () => {
+  const plan = (hashes: Record<string, string>): Plan =>
+    ({ stories: [], hashes, waves: [] }) as unknown as Plan;
+
+  it('is true for the same entries in another order (a plan read back from its text)', () => {
+    expect(samePlanEntries(plan({ a: '1', b: '2' }), plan({ b: '2', a: '1' }))).toBe(true);
+  });
+
+  it('is false when an entry changed, or a story came or went', () => {
+    expect(samePlanEntries(plan({ a: '1', b: '2' }), plan({ a: '1', b: '3' }))).toBe(false);
+    expect(samePlanEntries(plan({ a: '1' }), plan({ a: '1', b: '2' }))).toBe(false);
   });
 });

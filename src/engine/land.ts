@@ -20,7 +20,8 @@ import type { RunRecord } from '../core/executor.js';
 import { triageGate, type GateRun } from '../core/gates/index.js';
 import { conflictMarkerLines, MAX_LAND_ROUNDS } from '../core/land/index.js';
 import type { UsageEntry } from '../core/model.js';
-import { classifyChanges, describeGitConfigRestore, strayPaths } from '../core/perimeter/index.js';
+import { classifyChanges, strayPaths } from '../core/perimeter/index.js';
+import { withGitConfigGuarded } from './guarded-config.js';
 import { landPerimeter } from '../core/perimeter/land.js';
 import {
   buildLandPrompt,
@@ -116,13 +117,7 @@ class Landing {
    * byte for byte before epicflow runs git again, and noted.
    */
   async guarded<T>(tree: WorktreePort, during: string, work: () => Promise<T>): Promise<T> {
-    const snapshot = await tree.snapshotGitConfig();
-    try {
-      return await work();
-    } finally {
-      const restored = await tree.restoreGitConfig(snapshot);
-      if (restored.length > 0) this.note(describeGitConfigRestore(restored, during));
-    }
+    return withGitConfigGuarded(tree, during, work, (note) => this.note(note));
   }
 
   /** After untrusted code ran in the land tree: back at `sha`, whatever it committed or left. */

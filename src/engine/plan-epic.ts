@@ -15,7 +15,7 @@ import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
 import type { OutcomeClass, RunRecord } from '../core/executor.js';
 import type { Plan, UsageEntry } from '../core/model.js';
-import { describeGitConfigRestore } from '../core/perimeter/index.js';
+import { withGitConfigGuarded } from './guarded-config.js';
 import type { PlanOptions, Violation } from '../core/plan/index.js';
 import {
   buildPlannerPrompt,
@@ -296,33 +296,31 @@ async function planIn(
       round,
       repair,
     });
-    const snapshot = await tree.snapshotGitConfig();
-    let result: RunRecord;
-    try {
-      result = await ports.executors(executor).runTurn(
-        {
-          epic: request.epic,
-          story: PLANNER_STORY,
-          round,
-          role: 'planner',
-          prompt,
-          worktree: tree.path,
-          executor,
-          env: request.executorEnv[executor.id] ?? {},
-          home: request.home(executor.id),
-          timeoutMs: config.timeouts.storyMs,
-          silenceMs: config.timeouts.silenceMs,
-        },
-        ports.signal,
-      );
-    } finally {
-      const restored = await tree.restoreGitConfig(snapshot);
-      if (restored.length > 0) {
-        const note = describeGitConfigRestore(restored, `round ${round} (${executor.id} planning)`);
+    const result: RunRecord = await withGitConfigGuarded(
+      tree,
+      `round ${round} (${executor.id} planning)`,
+      () =>
+        ports.executors(executor).runTurn(
+          {
+            epic: request.epic,
+            story: PLANNER_STORY,
+            round,
+            role: 'planner',
+            prompt,
+            worktree: tree.path,
+            executor,
+            env: request.executorEnv[executor.id] ?? {},
+            home: request.home(executor.id),
+            timeoutMs: config.timeouts.storyMs,
+            silenceMs: config.timeouts.silenceMs,
+          },
+          ports.signal,
+        ),
+      (note) => {
         notes.push(note);
         ports.emit(note);
-      }
-    }
+      },
+    );
     usage = mergeUsage(usage, priceUsage(result.usage, config.prices));
     if (!used.includes(executor.id)) used.push(executor.id);
     await discardChanges(tree, request.base, `round ${round}, ${executor.id}`, notes, ports);

@@ -23,7 +23,7 @@ import {
   type Story,
   type StoryRecord,
 } from '../core/model.js';
-import { describeGitConfigRestore } from '../core/perimeter/index.js';
+import { withGitConfigGuarded } from '../engine/guarded-config.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
 import { expectBoard, loadPlan, readView } from './load.js';
@@ -538,21 +538,21 @@ async function publish(
     ctx.epicHead = head;
     // The merge runs the gates on code the agent wrote: git's configuration is put
     // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
-    const snapshot = await ctx.epicTree.snapshotGitConfig();
     try {
-      await integrate(ctx, input);
+      await withGitConfigGuarded(
+        ctx.epicTree,
+        'the merge retry',
+        () => integrate(ctx, input),
+        (note, restored) => {
+          input.restores.push(note);
+          ctx.emit('story', note, input.story.id, { restored });
+        },
+      );
     } catch (e) {
       if (e instanceof StoryStop) return { ok: false, pushes, reason: e.reason };
       if (isEpicflowError(e))
         return { ok: false, pushes, reason: describeError(e).split('\n').join(' | ') };
       throw e;
-    } finally {
-      const restored = await ctx.epicTree.restoreGitConfig(snapshot);
-      if (restored.length > 0) {
-        const note = describeGitConfigRestore(restored, 'the merge retry');
-        input.restores.push(note);
-        ctx.emit('story', note, input.story.id, { restored });
-      }
     }
   }
 }

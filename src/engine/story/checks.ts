@@ -10,16 +10,13 @@ import {
   type GateVerdict,
 } from '../../core/gates/index.js';
 import type { Story } from '../../core/model.js';
-import {
-  classifyChanges,
-  describeGitConfigRestore,
-  type PerimeterResult,
-} from '../../core/perimeter/index.js';
+import { classifyChanges, type PerimeterResult } from '../../core/perimeter/index.js';
 import type { CheckFacts } from '../../core/story/index.js';
 import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
+import { withGitConfigGuarded } from '../guarded-config.js';
 
 /**
  * Runs code in the story's tree that epicflow does not trust (an agent's turn,
@@ -35,17 +32,10 @@ export async function guardGitConfig<T>(
   during: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  const snapshot = await tree.snapshotGitConfig();
-  try {
-    return await work();
-  } finally {
-    const restored = await tree.restoreGitConfig(snapshot);
-    if (restored.length > 0) {
-      const note = describeGitConfigRestore(restored, during);
-      await rec.save({ notes: [...rec.record.notes, note] });
-      ctx.emit('story', note, story.id, { restored });
-    }
-  }
+  return withGitConfigGuarded(tree, during, work, async (note, restored) => {
+    await rec.save({ notes: [...rec.record.notes, note] });
+    ctx.emit('story', note, story.id, { restored });
+  });
 }
 
 /**

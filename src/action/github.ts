@@ -6,6 +6,7 @@
  * before they expire, for the API client and for each git network command
  * alike, so a story that runs longer than one token still pushes and records.
  */
+import { botCommitIdentity } from '../core/epic/push.js';
 import * as core from '@actions/core';
 import { appTokens, type TokenSource } from '../adapters/github/app-auth.js';
 import { createOctokit, GitHubRepo } from '../adapters/github/index.js';
@@ -122,7 +123,7 @@ export async function connectJob(
     cwd: runner.workspace,
     serverUrl: runner.serverUrl,
     repository: `${runner.owner}/${runner.repo}`,
-    identity: { name: gh.repo.botLogin, email: 'epicflow@users.noreply.github.com' },
+    identity: botCommitIdentity(gh.repo.botLogin),
   });
   const childEnv = childEnvironment(env, gh.secrets);
   const defaultBranch = await readDefaultBranch(runner);

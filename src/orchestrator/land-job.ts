@@ -20,6 +20,7 @@ import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import { parseConfig } from '../core/config/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
+import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
 import { epicBranchName } from '../core/model.js';
@@ -144,10 +145,7 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
 
   // Before anything of the repository runs: no credential may be in reach of the coder.
   const removed = await input.remote.scrubCredentials();
-  const git = await Git.open(input.workspace, {
-    name: repo.botLogin,
-    email: `${repo.botLogin.replace(/\[bot\]$/, '')}@users.noreply.github.com`,
-  });
+  const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
   await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', String(epic), 'state'));
   const { ports, settings } = await composeEpic({
@@ -228,7 +226,7 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
         record,
         pushed.reason === 'stale'
           ? `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`
-          : `GitHub refused the push to ${epicBranch} (${pushed.reason}): ${pushed.detail.split('\n').join(' | ')}`,
+          : describePushRefusal(epicBranch, pushed.reason, pushed.detail),
       );
       break;
     }

@@ -28,7 +28,12 @@ import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
 import { expectBoard, loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
-import { planDigest, preferredExecutor } from '../core/epic/index.js';
+import {
+  botCommitIdentity,
+  describePushRefusal,
+  planDigest,
+  preferredExecutor,
+} from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
@@ -318,10 +323,7 @@ export async function runStoryJob(
       details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
     });
   }
-  const repo = await Git.open(workspace, {
-    name: input.repo.botLogin,
-    email: `${input.repo.botLogin.replace(/\[bot\]$/, '')}@users.noreply.github.com`,
-  });
+  const repo = await Git.open(workspace, botCommitIdentity(input.repo.botLogin));
   // The checkout's own branch is left alone: the job works on detached and local refs.
   await repo.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
   await repo.read(`cannot set ${epicBranch}`, [
@@ -498,20 +500,12 @@ async function publish(
       if (pushes > 1) ctx.emit('story', `published after ${pushes} pushes`, input.story.id);
       return { ok: true, sha: ctx.epicHead, pushes };
     }
-    if (pushed.reason === 'protected') {
-      return {
-        ok: false,
-        pushes,
-        refused: 'protected',
-        reason: `GitHub refused the push to ${epicBranch}: the branch is protected; allow the epicflow App (or the token's user) as a bypass actor in the branch's ruleset, or leave epic branches unprotected (${oneLine(pushed.detail)})`,
-      };
-    }
     if (pushed.reason !== 'stale') {
       return {
         ok: false,
         pushes,
         refused: pushed.reason,
-        reason: `GitHub refused the push to ${epicBranch} (${pushed.reason === 'auth' ? 'token rejected or without Contents: write' : 'push failed'}): ${oneLine(pushed.detail)}`,
+        reason: describePushRefusal(epicBranch, pushed.reason, pushed.detail),
       };
     }
     if (pushes >= MAX_PUBLISH_ATTEMPTS) {
@@ -555,12 +549,4 @@ async function publish(
       throw e;
     }
   }
-}
-
-function oneLine(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-    .join(' | ');
 }

@@ -67,3 +67,4 @@ export { checkStoryRun } from './run-origin.js';
 export * from './report-rows.js';
 export * from './rules.js';
 export * from './local.js';
+export * from './push.js';

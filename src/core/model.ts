@@ -115,6 +115,20 @@ export interface StoryRecord {
    * (red there already): tolerated, and listed in the report with the stories they touched.
    */
   readonly inherited?: readonly string[];
+  /**
+   * The judge's findings below critical the story's last clearing verdict deferred
+   * (`judge.deferNonBlocking`): listed under the story as "Deferred".
+   */
+  readonly deferred?: readonly string[];
+  /** The follow-up round over deferred findings the story runs (or ran) (`/resume deferred`). */
+  readonly deferredRound?: DeferredRound;
+}
+
+/** One follow-up round of a story over the findings its judge deferred. */
+export interface DeferredRound {
+  readonly findings: readonly string[];
+  /** The story's merge the round revises: while it is still the newest, the story is not done. */
+  readonly supersedes?: string;
 }
 
 /**

@@ -69,6 +69,10 @@ export const StoryRecordSchema = z.object({
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
   inherited: z.array(z.string()).exactOptional(),
+  deferred: z.array(z.string()).exactOptional(),
+  deferredRound: z
+    .object({ findings: z.array(z.string()), supersedes: z.string().exactOptional() })
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { decideLocal, type Trigger, verifiedRecord } from '../core/epic/index.js';
 import { preferredExecutor } from '../core/epic/rules.js';
+import { deferredStories, deferredSummary } from '../core/epic/deferred.js';
+import { supersededMerge } from '../core/epic/review.js';
 import { reportRow } from '../core/epic/report-rows.js';
 import {
   storyBranchName,
@@ -34,6 +36,8 @@ export const EPIC_TREE_DIR = '_epic';
 export interface EpicRunOptions {
   readonly concurrency: number;
   readonly failFast: boolean;
+  /** `--deferred`: the run is one follow-up round over the findings the judge deferred. */
+  readonly deferred?: boolean;
   /** Title for the report (the plan file's first heading, say). */
   readonly title?: string | undefined;
 }
@@ -104,9 +108,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       renderBoard(reportInput(ctx, stories, records, startedAt, options)),
     );
   };
-  // The first decision reruns what a rerun should (as `/resume` would); later ones only
-  // see stories finish.
-  let trigger: Trigger = { kind: 'rerun' };
+  // The first decision reruns what a rerun should (as `/resume` would), or, with
+  // `--deferred`, starts the follow-up round over deferred findings (as `/resume deferred`
+  // would); later ones only see stories finish.
+  let trigger: Trigger = options.deferred === true ? { kind: 'deferred' } : { kind: 'rerun' };
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
@@ -129,6 +134,7 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       now: ctx.ports.clock.now().toISOString(),
     });
     trigger = { kind: 'status' };
+    for (const reply of d.replies) ctx.emit('epic', reply);
     for (const a of d.stateActions) if (a.kind === 'set-halt') ctx.setHalt(a.halt);
     if (d.halt?.kind === 'budget') ctx.setHalt(d.halt);
     if (d.starts.length > 0) {
@@ -160,8 +166,9 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     for (const id of d.starts) {
       const story = byId.get(id);
       if (story === undefined) continue;
-      // The story runs from its record as it is durable (a crash resumes its attempt).
-      const prior = records.get(id) ?? null;
+      // The story runs from its record as it is durable (a crash resumes its attempt), or
+      // as the decision changed it (a follow-up round).
+      const prior = d.startRecords.get(id) ?? records.get(id) ?? null;
       const executor = await ctx.roster.lease(
         id,
         preferredExecutor(story, prior, plan.hashes[id] ?? ''),
@@ -203,7 +210,9 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   );
   const allDone = stories.every((s) => {
     const r = records.get(s.id);
-    return merged.has(s.id) || r?.status === 'done';
+    // A merge a follow-up round replaces counts only once the round merged again.
+    const merge = merged.get(s.id);
+    return (merge !== undefined && !supersededMerge(r, merge)) || r?.status === 'done';
   });
   return {
     exitCode: allDone ? 0 : 1,
@@ -266,6 +275,14 @@ function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): 
   if (halt !== undefined) return 'rerun `epicflow run` to continue';
   if ([...records.values()].some((r) => r.status === 'failed')) {
     return 'fix the plan or the code of the failed stories, then rerun `epicflow run`';
+  }
+  const stories = ctx.settings.plan.stories.map((s) => {
+    const record = records.get(s.id);
+    return { id: s.id, done: record?.status === 'done', ...(record ? { record } : {}) };
+  });
+  const deferred = deferredStories(stories);
+  if (deferred.length > 0 && stories.every((s) => s.done)) {
+    return `every story is done; ${deferredSummary([...records.values()], deferred)} (listed under Deferred): \`epicflow run --deferred\` runs one follow-up round over them`;
   }
   return undefined;
 }

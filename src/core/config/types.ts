@@ -53,7 +53,12 @@ export interface EpicflowConfig {
   readonly mergeRevisions: number;
   /** A failing setup gets one coder turn to repair it, then one more setup run. */
   readonly setupRepair: boolean;
-  readonly judge?: { readonly executor: string; readonly rounds: number };
+  readonly judge?: {
+    readonly executor: string;
+    readonly rounds: number;
+    /** Only critical findings block; the others are deferred (docs/config.md). */
+    readonly deferNonBlocking: boolean;
+  };
   /** Stories in flight (default 4). */
   readonly concurrency: number;
   /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */

@@ -182,6 +182,7 @@ async function runRounds(ctx: EpicContext, run: StoryRun): Promise<StoryRecord> 
       fixRounds: ctx.config.fixRounds,
       mergeRevisions: ctx.config.mergeRevisions,
       judgeRounds: ctx.config.judge?.rounds,
+      deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       retries: ctx.config.retries,
     },
@@ -355,6 +356,10 @@ async function runStoryOnce(
       // Answers kept for a later run over the same fingerprint (what the call read).
       ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
+      // A follow-up round's findings reach its prompts; what the merge deferred is the judge's to say again.
+      ...(sameEntry && prior.deferredRound !== undefined
+        ? { deferredRound: prior.deferredRound }
+        : {}),
     },
     span,
   );

@@ -302,6 +302,8 @@ export async function judgeStory(
       repairError,
       review: scope.rec.record.revision,
       evidence: evidenceNotes(scope.rec.record.notes),
+      deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
+      followUp: scope.rec.record.deferredRound?.findings,
     });
   const fingerprintOf: FingerprintOf = (executor) =>
     helperFingerprint({
@@ -454,6 +456,9 @@ export async function coderTurn(
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     ...(startingCode === undefined ? {} : { startingCode }),
+    ...(rec.record.deferredRound === undefined
+      ? {}
+      : { followUp: rec.record.deferredRound.findings }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt

@@ -95,7 +95,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     records.set(r.story, verified);
   }
   for (const s of stories) {
-    if (merged.has(s.id)) ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    // A follow-up round (`--deferred`) says which merged stories it runs again.
+    if (merged.has(s.id) && options.deferred !== true) {
+      ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    }
   }
 
   const running = new Map<string, Promise<void>>();

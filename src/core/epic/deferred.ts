@@ -114,3 +114,20 @@ export function applyDeferredRound(
       '(each story once more on its branch, then its gates, the judge and the merge).',
   );
 }
+
+/** What a follow-up round would take once every story is done, for people (undefined: nothing). */
+export function deferredOffer(entries: readonly Entry[]): string | undefined {
+  const ids = deferredStories(
+    entries.map((e) => ({
+      id: e.story.id,
+      done: statusOf(e) === 'done',
+      ...(e.current === undefined ? {} : { record: e.current }),
+    })),
+  );
+  return ids.length === 0
+    ? undefined
+    : deferredSummary(
+        entries.map((e) => e.current),
+        ids,
+      );
+}

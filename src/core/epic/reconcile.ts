@@ -38,7 +38,7 @@ import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts
 import type { Action, ReconcileInput } from './types.js';
 import { applyReviewRound, reviewEnd, reviewStart } from './review-state.js';
 import { supersededMerge } from './review.js';
-import { applyDeferredRound, deferredStories, deferredSummary } from './deferred.js';
+import { applyDeferredRound, deferredOffer } from './deferred.js';
 
 /** Halts a `/resume` lifts; a spent budget or an exhausted roster must lift by themselves. */
 const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
@@ -456,23 +456,6 @@ interface NextStepFacts {
   readonly proposed?: boolean;
   /** The findings a follow-up round would take, for people (undefined: none). */
   readonly deferred?: string | undefined;
-}
-
-/** What a follow-up round over deferred findings would take, once every story is done. */
-function deferredOffer(entries: readonly Entry[]): string | undefined {
-  const ids = deferredStories(
-    entries.map((e) => ({
-      id: e.story.id,
-      done: statusOf(e) === 'done',
-      ...(e.current === undefined ? {} : { record: e.current }),
-    })),
-  );
-  return ids.length === 0
-    ? undefined
-    : deferredSummary(
-        entries.map((e) => e.current),
-        ids,
-      );
 }
 
 /** One sentence of epicflow's own markdown: what the reader can do now. */

@@ -681,8 +681,10 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
   const findings = verdictFindings(verdict);
   const reused = facts.reused === true ? reusedEffects(REUSED_VERDICT_NOTE) : [];
   const told = say(
-    `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
-      (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
+    outcome.passes && outcome.deferred.length > 0
+      ? `judge ${executor}: nothing critical (${formatScores(verdict)}); deferred: ${outcome.deferred.join('; ')}`
+      : `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
+          (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
   );
   const revisions = state.judgeRevisions;
   if (outcome.passes) {

@@ -842,7 +842,7 @@ describe('decideAfterJudge', () => {
         next: { kind: 'integrate', commit: 'c1' },
         effects: [
           say(
-            `judge judge: not cleared (${tests1}): minor: name it after what it returns; major: no test for the empty list`,
+            `judge judge: nothing critical (${tests1}); deferred: minor: name it after what it returns; major: no test for the empty list`,
           ),
           { kind: 'note', notes: [`judge judge cleared (${tests1}); 2 findings deferred`] },
           {

@@ -50,14 +50,13 @@ function judgeOf(answers: string[]): string[] {
   });
 }
 
-function setUp(answers: string[], defer = true): string {
+function setUp(answers: string[], defer = true, followUpChanges = true): string {
   repo = makeRepo({ 'README.md': 'x\n' });
+  const again = followUpChanges ? 'echo "hello." > src/s.txt' : 'true';
   const coder = scriptedCoder(repo, 'coder', {
     s: {
       '*': {
-        sh: [
-          'mkdir -p src; if [ -f src/s.txt ]; then echo "hello." > src/s.txt; else echo hello > src/s.txt; fi',
-        ],
+        sh: [`mkdir -p src; if [ -f src/s.txt ]; then ${again}; else echo hello > src/s.txt; fi`],
       },
     },
   });
@@ -138,6 +137,30 @@ describe('deferred findings', () => {
     const again = await run(repo, plan, { deferred: true });
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('No follow-up round: no story has deferred findings left');
+    expect(prompts(repo, 'coder')).toHaveLength(2);
+  });
+
+  it('a follow-up round that changes nothing leaves the earlier merge standing, the finding still listed', async () => {
+    const plan = setUp([deferring], true, false);
+    expect((await run(repo, plan)).code).toBe(0);
+    const merge = record(repo, 's').mergeCommit;
+    const followUp = await run(repo, plan, { deferred: true });
+    expect(followUp.code).toBe(0);
+    expect(prompts(repo, 'coder')).toHaveLength(2);
+    expect(epicMerges(repo)).toEqual(['Merge story s: Story s']);
+    const after = record(repo, 's');
+    expect(after).toMatchObject({
+      status: 'done',
+      mergeCommit: merge,
+      deferred: [`minor: ${MINOR}`],
+      deferredRound: { findings: [`minor: ${MINOR}`] },
+    });
+    const report = readFileSync(join(stateDir(repo), 'report.md'), 'utf8');
+    expect(report).toContain(`  - minor: ${MINOR}`);
+    expect(report).toContain(`| \`${String(merge).slice(0, 7)}\` | coder |`);
+    expect(report).not.toContain('epicflow run --deferred');
+    // A plain rerun finds the epic finished.
+    expect((await run(repo, plan)).code).toBe(0);
     expect(prompts(repo, 'coder')).toHaveLength(2);
   });
 

@@ -56,6 +56,17 @@ export function followUpRecord(record: StoryRecord, supersedes: string | undefin
   return { ...rest, status: 'planned', deferredRound: round };
 }
 
+/**
+ * A follow-up round that ends with the work in place (the coder changed nothing and the judge
+ * let it pass): the story's earlier merge counts again, as its merge. Nothing for a story
+ * outside a round, or one whose earlier work was in place too.
+ */
+export function followUpInPlace(record: StoryRecord): Partial<StoryRecord> {
+  const round = record.deferredRound;
+  if (round?.supersedes === undefined) return {};
+  return { mergeCommit: round.supersedes, deferredRound: { findings: round.findings } };
+}
+
 /** Whether the story's merge on the epic branch is the one its running follow-up round replaces. */
 export function supersededByFollowUp(
   record: StoryRecord | undefined,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import type { GateRun } from '../../core/gates/index.js';
+import { followUpInPlace } from '../../core/epic/deferred.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
@@ -240,6 +241,8 @@ async function finishInPlace(
       executors: [...chain],
       notes: [...rec.record.notes, 'already in place'],
       finishedAt: ctx.ports.clock.now().toISOString(),
+      // A follow-up round that changed nothing leaves the story's earlier merge standing.
+      ...followUpInPlace(rec.record),
     },
     ['reason', 'progress'],
   );

@@ -1,5 +1,5 @@
 /**
- * Deferred findings (`judge.deferNonBlocking`, docs/commands.md): a judge's findings below
+ * Deferred findings (`judge.deferNonBlocking`, docs/executors.md): a judge's findings below
  * critical do not hold a story back; its record lists them (`deferred`), and once every
  * story is done the epic offers one follow-up round over them (`/resume deferred`,
  * `epicflow run --deferred`). The round is a new attempt of each such story on its branch
@@ -29,6 +29,9 @@ export function deferredStories(
     .map((s) => s.id);
 }
 
+/** Stories named in a sentence about deferred findings; the rest are counted. */
+const NAMED_STORIES = 10;
+
 /** How many findings the stories defer, for people: `3 deferred findings on \`a\`, \`b\``. */
 export function deferredSummary(
   records: readonly (StoryRecord | undefined)[],
@@ -37,7 +40,9 @@ export function deferredSummary(
   const n = records
     .filter((r): r is StoryRecord => r !== undefined && ids.includes(r.story))
     .reduce((sum, r) => sum + (r.deferred?.length ?? 0), 0);
-  return `${n} deferred finding${n === 1 ? '' : 's'} on ${ids.map(code).join(', ')}`;
+  const named = ids.slice(0, NAMED_STORIES).map(code).join(', ');
+  const more = ids.length > NAMED_STORIES ? ` and ${ids.length - NAMED_STORIES} more` : '';
+  return `${n} deferred finding${n === 1 ? '' : 's'} on ${named}${more}`;
 }
 
 /** A story's record as its follow-up round starts: a new attempt on its branch, told the findings. */

@@ -115,6 +115,9 @@ export function renderStorySummary(input: {
     `| perimeter | ${cell(perimeterVerdict(record))} |`,
     `| judge | ${cell(judgeVerdict(record, result.events, input.judged))} |`,
   ];
+  if (record.deferred !== undefined && record.deferred.length > 0) {
+    lines.push(`| deferred | ${cell(record.deferred.join('; '))} |`);
+  }
   lines.push(
     `| untrusted code | ${cell(input.isolation.isolated ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
   );

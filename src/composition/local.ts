@@ -29,6 +29,8 @@ export interface LocalRunOptions {
   readonly epic?: string | undefined;
   readonly concurrency?: number | undefined;
   readonly failFast?: boolean | undefined;
+  /** `--deferred`: one follow-up round over the findings the judge deferred. */
+  readonly deferred?: boolean | undefined;
   readonly worktrees?: string | undefined;
   /** Who untrusted code runs as (see core/agent-user.ts). */
   readonly agentUser?: AgentUserFlag;
@@ -290,6 +292,7 @@ export async function runLocalEpic(
       const result = await runEpic(ctx, {
         concurrency: options.concurrency ?? local.config.concurrency,
         failFast: options.failFast ?? false,
+        ...(options.deferred === true ? { deferred: true } : {}),
         title: local.title,
       });
       const done = result.records.filter((r) => r.status === 'done').length;

@@ -122,6 +122,13 @@ export interface StoryRecord {
    * continues from. Empty: the story runs without tasks (its planning said why, in a note).
    */
   readonly tasks?: readonly StoryTask[];
+  /**
+   * The judge's findings below critical the story's last clearing verdict deferred
+   * (`judge.deferNonBlocking`): listed under the story as "Deferred".
+   */
+  readonly deferred?: readonly string[];
+  /** The follow-up round over deferred findings the story runs (or ran) (`/resume deferred`). */
+  readonly deferredRound?: DeferredRound;
 }
 
 /** One task of a story's task plan. */
@@ -138,6 +145,13 @@ export interface StoryTask {
   readonly commit?: string;
   /** The "Findings" its turn ended with, for the next task's prompt. */
   readonly findings?: string;
+}
+
+/** One follow-up round of a story over the findings its judge deferred. */
+export interface DeferredRound {
+  readonly findings: readonly string[];
+  /** The story's merge the round revises: while it is still the newest, the story is not done. */
+  readonly supersedes?: string;
 }
 
 /**

@@ -82,6 +82,10 @@ export const StoryRecordSchema = z.object({
       }),
     )
     .exactOptional(),
+  deferred: z.array(z.string()).exactOptional(),
+  deferredRound: z
+    .object({ findings: z.array(z.string()), supersedes: z.string().exactOptional() })
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

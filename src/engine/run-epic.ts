@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { decideLocal, type Trigger, verifiedRecord } from '../core/epic/index.js';
 import { preferredExecutor } from '../core/epic/rules.js';
+import { deferredStories, deferredSummary } from '../core/epic/deferred.js';
+import { supersededMerge } from '../core/epic/review.js';
 import { reportRow } from '../core/epic/report-rows.js';
 import {
   storyBranchName,
@@ -35,6 +37,8 @@ export const EPIC_TREE_DIR = '_epic';
 export interface EpicRunOptions {
   readonly concurrency: number;
   readonly failFast: boolean;
+  /** `--deferred`: the run is one follow-up round over the findings the judge deferred. */
+  readonly deferred?: boolean;
   /** Title for the report (the plan file's first heading, say). */
   readonly title?: string | undefined;
 }
@@ -92,7 +96,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     records.set(r.story, verified);
   }
   for (const s of stories) {
-    if (merged.has(s.id)) ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    // A follow-up round (`--deferred`) says which merged stories it runs again.
+    if (merged.has(s.id) && options.deferred !== true) {
+      ctx.emit('status', 'already merged; skipping', s.id, { status: 'done' });
+    }
   }
 
   const running = new Map<string, Promise<void>>();
@@ -105,9 +112,10 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       renderBoard(reportInput(ctx, stories, records, startedAt, options)),
     );
   };
-  // The first decision reruns what a rerun should (as `/resume` would); later ones only
-  // see stories finish.
-  let trigger: Trigger = { kind: 'rerun' };
+  // The first decision reruns what a rerun should (as `/resume` would), or, with
+  // `--deferred`, starts the follow-up round over deferred findings (as `/resume deferred`
+  // would); later ones only see stories finish.
+  let trigger: Trigger = options.deferred === true ? { kind: 'deferred' } : { kind: 'rerun' };
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
@@ -130,6 +138,7 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
       now: ctx.ports.clock.now().toISOString(),
     });
     trigger = { kind: 'status' };
+    for (const reply of d.replies) ctx.emit('epic', reply);
     for (const a of d.stateActions) if (a.kind === 'set-halt') ctx.setHalt(a.halt);
     if (d.halt?.kind === 'budget') ctx.setHalt(d.halt);
     if (d.starts.length > 0) {
@@ -161,8 +170,9 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     for (const id of d.starts) {
       const story = byId.get(id);
       if (story === undefined) continue;
-      // The story runs from its record as it is durable (a crash resumes its attempt).
-      const prior = records.get(id) ?? null;
+      // The story runs from its record as it is durable (a crash resumes its attempt), or
+      // as the decision changed it (a follow-up round).
+      const prior = d.startRecords.get(id) ?? records.get(id) ?? null;
       const executor = await ctx.roster.lease(
         id,
         preferredExecutor(story, prior, plan.hashes[id] ?? ''),
@@ -202,8 +212,12 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     'report.json',
     `${JSON.stringify(buildReportJson(input), null, 2)}\n`,
   );
-  // Finished as landing counts it: merged, or done for the plan entry as it is.
-  const allDone = unfinishedStories(ctx.settings.plan, records, merged).length === 0;
+  // Finished as landing counts it: merged, or done for the plan entry as it is. A merge
+  // a follow-up round replaces counts only once the round merged again.
+  const standing = new Map(
+    [...merged].filter(([id, sha]) => !supersededMerge(records.get(id), sha)),
+  );
+  const allDone = unfinishedStories(ctx.settings.plan, records, standing).length === 0;
   return {
     exitCode: allDone ? 0 : 1,
     records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),
@@ -265,6 +279,14 @@ function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): 
   if (halt !== undefined) return 'rerun `epicflow run` to continue';
   if ([...records.values()].some((r) => r.status === 'failed')) {
     return 'fix the plan or the code of the failed stories, then rerun `epicflow run`';
+  }
+  const stories = ctx.settings.plan.stories.map((s) => {
+    const record = records.get(s.id);
+    return { id: s.id, done: record?.status === 'done', ...(record ? { record } : {}) };
+  });
+  const deferred = deferredStories(stories);
+  if (deferred.length > 0 && stories.every((s) => s.done)) {
+    return `every story is done; ${deferredSummary([...records.values()], deferred)} (listed under Deferred): \`epicflow run --deferred\` runs one follow-up round over them`;
   }
   return undefined;
 }

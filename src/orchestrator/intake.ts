@@ -337,7 +337,7 @@ function triggerOf(
   const by = event.sender.login;
   switch (command.kind) {
     case 'resume':
-      return { kind: 'resume', by };
+      return command.deferred === true ? { kind: 'deferred', by } : { kind: 'resume', by };
     case 'approve':
       return { kind: 'approve', by };
     case 'cancel':

@@ -79,3 +79,22 @@ describe('the hint of a story summary', () => {
     expect(summary(r)).not.toContain(BYPASS);
   });
 });
+
+describe('the deferred findings of a story summary', () => {
+  it('lists the findings the judge let the story merge with', () => {
+    const base = result('');
+    const { reason: _r, ...record } = base.record;
+    const text = summary({
+      ...base,
+      record: {
+        ...record,
+        status: 'done',
+        deferred: ['minor: name the helper | after what it returns', 'major: no test for []'],
+      },
+    });
+    expect(text).toContain(
+      '| deferred | minor: name the helper \\| after what it returns; major: no test for [] |',
+    );
+    expect(summary(result('x'))).not.toContain('| deferred |');
+  });
+});

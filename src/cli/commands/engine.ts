@@ -31,6 +31,10 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
     .option('--epic <id>', "the epic's id (default: the plan file's base name)")
     .option('--concurrency <n>', 'stories in flight (default: config concurrency)', positiveInteger)
     .option('--fail-fast', 'stop launching stories after the first failure')
+    .option(
+      '--deferred',
+      'once every story is done: one follow-up round over the findings the judge deferred (judge.deferNonBlocking)',
+    )
     .option('--worktrees <dir>', 'where story worktrees go (default: inside the git folder)')
     .option(
       '--agent-user <user>',
@@ -46,6 +50,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
           epic?: string;
           concurrency?: number;
           failFast?: boolean;
+          deferred?: boolean;
           worktrees?: string;
           agentUser?: string | false;
         },
@@ -58,6 +63,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
             ...(o.epic !== undefined && { epic: o.epic }),
             ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
             ...(o.failFast === true && { failFast: true }),
+            ...(o.deferred === true && { deferred: true }),
             ...(o.worktrees !== undefined && { worktrees: o.worktrees }),
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
           },

@@ -23,6 +23,8 @@ export interface RunCommandOptions {
   readonly epic?: string;
   readonly concurrency?: number;
   readonly failFast?: boolean;
+  /** `--deferred`: one follow-up round over the findings the judge deferred. */
+  readonly deferred?: boolean;
   readonly worktrees?: string;
   /** Who untrusted code runs as (see core/agent-user.ts). */
   readonly agentUser?: AgentUserFlag;

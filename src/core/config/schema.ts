@@ -171,6 +171,12 @@ const ConfigObject = mapping(
           .string(expecting('the id of an executor with role judge'))
           .describe('Id of a roster executor that has the judge role.'),
         rounds: nonNegativeInt().default(2).describe("Coder rounds fed with the judge's findings."),
+        deferNonBlocking: z
+          .boolean(expecting('true or false'))
+          .default(false)
+          .describe(
+            'Only critical findings block a story: the judge gives each finding a severity, and major and minor ones are listed under the story as Deferred (the report offers one follow-up round over them once the epic is finished).',
+          ),
       },
       'a mapping with executor and rounds',
     )

@@ -55,7 +55,12 @@ export interface EpicflowConfig {
   readonly setupRepair: boolean;
   /** Stories run as a task plan (a story's own `tasks` overrides it). */
   readonly tasks: boolean;
-  readonly judge?: { readonly executor: string; readonly rounds: number };
+  readonly judge?: {
+    readonly executor: string;
+    readonly rounds: number;
+    /** Only critical findings block; the others are deferred (docs/config.md). */
+    readonly deferNonBlocking: boolean;
+  };
   /** Stories in flight (default 4). */
   readonly concurrency: number;
   /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */

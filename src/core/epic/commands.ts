@@ -9,7 +9,8 @@ import { code } from '../report/escape.js';
 import { sanitizeIssueText } from './sanitize.js';
 
 export type Command =
-  | { readonly kind: 'resume' }
+  /** `deferred`: `/resume deferred`, one follow-up round over the findings judges deferred. */
+  | { readonly kind: 'resume'; readonly deferred?: true }
   | { readonly kind: 'approve' }
   | { readonly kind: 'cancel' }
   | { readonly kind: 'status' }
@@ -35,8 +36,10 @@ interface CommandHelp {
 /** The commands people may use, in the order help lists them. */
 export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandHelp>> = {
   resume: {
-    usage: '/resume',
-    does: 'continue the epic: lift a cancel, retry failed stories on their branch, restart changed ones',
+    usage: '/resume [deferred]',
+    does:
+      'continue the epic: lift a cancel, retry failed stories on their branch, restart changed ones; ' +
+      '`/resume deferred`, once every story is done: one follow-up round over the findings the judge deferred',
   },
   approve: {
     usage: '/approve',
@@ -84,6 +87,7 @@ export function parseCommand(body: string): Command | null {
   const arg = (match[2] ?? '').trim().split(/\s+/)[0] ?? '';
   switch (word) {
     case 'resume':
+      return arg.toLowerCase() === 'deferred' ? { kind: 'resume', deferred: true } : { kind: word };
     case 'approve':
     case 'cancel':
     case 'status':

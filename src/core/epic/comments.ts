@@ -182,10 +182,13 @@ const REPORT_LIMITS = { title: 200, rowTitle: 80, note: 300 } as const;
 function inertStory(entry: ReportStory): ReportStory {
   const story = { ...entry.story, title: fitInert(entry.story.title, REPORT_LIMITS.rowTitle) };
   if (entry.record === undefined) return { ...entry, story };
-  const { reason, notes, ...rest } = entry.record;
+  const { reason, notes, deferred, ...rest } = entry.record;
   const note = [...(reason === undefined ? [] : [reason]), ...notes].join('; ');
   const record: StoryRecord = {
     ...rest,
+    ...(deferred === undefined
+      ? {}
+      : { deferred: deferred.map((f) => fitInert(f, REPORT_LIMITS.note)) }),
     notes: [],
     ...(note === '' ? {} : { reason: fitInert(note, REPORT_LIMITS.note) }),
   };

@@ -38,10 +38,17 @@ export interface LocalDecision {
   readonly writes: readonly StoryRecord[];
   /** Stories to start, in order (each needs a free executor). */
   readonly starts: readonly string[];
+  /**
+   * The records of starting stories the decision changed (a follow-up round's, say): the
+   * story starts from these; the others from their record as stored.
+   */
+  readonly startRecords: ReadonlyMap<string, StoryRecord>;
   readonly halt: Halt | undefined;
   readonly summary: string;
   /** Halts the trigger set or lifted (a local `cancel` or `resume`). */
   readonly stateActions: readonly Action[];
+  /** What the trigger answers (a follow-up round started, or why none did). */
+  readonly replies: readonly string[];
 }
 
 /**
@@ -120,16 +127,22 @@ export function decideLocal(input: LocalInput): LocalDecision {
   });
   const starting = new Set(d.decision.start);
   const writes: StoryRecord[] = [];
+  const startRecords = new Map<string, StoryRecord>();
   for (const e of d.entries) {
     const id = e.story.id;
+    if (starting.has(id) && e.current !== undefined && !sameRecord(view[id], e.current)) {
+      startRecords.set(id, e.current);
+    }
     if (starting.has(id) || input.running.has(id) || e.current === undefined) continue;
     if (!sameRecord(view[id], e.current)) writes.push(e.current);
   }
   return {
     writes,
     starts: d.decision.start,
+    startRecords,
     halt: d.halt,
     summary: d.decision.summary,
     stateActions: d.stateActions,
+    replies: d.replies,
   };
 }

@@ -38,6 +38,7 @@ import { renderFailureComment, renderPullRequest, renderSubIssue } from './texts
 import type { Action, ReconcileInput } from './types.js';
 import { applyReviewRound, reviewEnd, reviewStart } from './review-state.js';
 import { supersededMerge } from './review.js';
+import { applyDeferredRound, deferredOffer } from './deferred.js';
 
 /** Halts a `/resume` lifts; a spent budget or an exhausted roster must lift by themselves. */
 const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
@@ -109,6 +110,7 @@ export function decideStories(given: ReconcileInput): StoryDecision {
     }),
   );
   for (const entry of entries) applyTrigger(input, entry, replies);
+  if (input.trigger.kind === 'deferred') applyDeferredRound(entries, input.trigger.by, replies);
   if (review.round !== undefined) applyReviewRound(input, entries, review.round);
   const { trigger } = input;
   if ((trigger.kind === 'retry' || trigger.kind === 'skip') && !input.plan.hashes[trigger.story]) {
@@ -389,6 +391,7 @@ function commentActions(
     running: entries.filter((e) => statusOf(e) === 'active').length,
     changed: entries.some((e) => e.display.includes(PLAN_CHANGED_NOTE)),
     proposed: input.planning?.proposed === true,
+    deferred: deferredOffer(entries),
   });
   const status = renderStatusComment({
     epic: input.epic,
@@ -451,12 +454,17 @@ interface NextStepFacts {
   readonly changed: boolean;
   /** The unapproved plan is the planner's proposal. */
   readonly proposed?: boolean;
+  /** The findings a follow-up round would take, for people (undefined: none). */
+  readonly deferred?: string | undefined;
 }
 
 /** One sentence of epicflow's own markdown: what the reader can do now. */
 function nextStepText(f: NextStepFacts): string {
   if (f.allDone) {
     const pr = f.pr === undefined ? 'The pull request' : `Pull request #${f.pr.number}`;
+    if (f.deferred !== undefined) {
+      return `Every story is done; ${f.deferred} (listed under Deferred). Comment \`/resume deferred\` for one follow-up round over them, or review ${pr.charAt(0).toLowerCase()}${pr.slice(1)} as it is.`;
+    }
     return `Every story is done. ${pr} is ready for review.`;
   }
   if (f.unapproved !== undefined && f.proposed === true && f.halt === f.unapproved) {

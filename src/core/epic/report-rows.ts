@@ -8,6 +8,7 @@
  */
 import type { Story, StoryRecord } from '../model.js';
 import type { ReportStory } from '../report/index.js';
+import { deferredRoundNote } from './deferred.js';
 import { revisionNote } from './review.js';
 import { blankRecord, effectiveStatus } from './rules.js';
 import { sanitizeIssueText } from './sanitize.js';
@@ -55,9 +56,11 @@ export function reportRow(facts: RowFacts): ReportStory {
     ...(skipped ? { executors: [] } : {}),
     ...(reason === undefined ? {} : { reason: clean(reason) }),
     ...(mergeCommit === undefined ? {} : { mergeCommit }),
+    ...(base.deferred === undefined ? {} : { deferred: base.deferred.map(clean) }),
     notes: [
       ...base.notes.map(clean),
       ...(base.revision === undefined ? [] : [revisionNote(base.revision)]),
+      ...(base.deferredRound === undefined ? [] : [deferredRoundNote(base.deferredRound)]),
       ...(facts.display ?? []),
     ],
   };

@@ -9,6 +9,7 @@
  * the comments, `decideStories` applies the round (one state machine), and the
  * answers are rendered here and written by the orchestrator.
  */
+import { supersededByFollowUp } from './deferred.js';
 import type { EpicflowConfig } from '../config/types.js';
 import { isProtectedPath, isWithin, normalisePath } from '../paths.js';
 import type { Plan, Revision, RevisionComment, Story, StoryRecord } from '../model.js';
@@ -272,12 +273,18 @@ export function withReviewStories(plan: Plan, doc: ReviewDoc | undefined): Plan 
   return buildPlan([...plan.stories, ...added]);
 }
 
-/** Whether the story's merge on the epic branch is the one a running revision replaces. */
+/**
+ * Whether the story's merge on the epic branch is the one a running revision replaces (a
+ * review round's, or a follow-up round's over deferred findings).
+ */
 export function supersededMerge(
   record: StoryRecord | undefined,
   merge: string | undefined,
 ): boolean {
-  return merge !== undefined && record?.revision?.supersedes === merge;
+  return (
+    merge !== undefined &&
+    (record?.revision?.supersedes === merge || supersededByFollowUp(record, merge))
+  );
 }
 
 /**
@@ -371,7 +378,16 @@ export function revisedRecord(
   comments: readonly RevisionComment[],
   supersedes: string | undefined,
 ): StoryRecord {
-  const { reason: _r, mergeCommit: _m, finishedAt: _f, storyCommit: _c, ...rest } = record;
+  // A follow-up round over deferred findings is over for a story a review round runs again.
+  const {
+    reason: _r,
+    mergeCommit: _m,
+    finishedAt: _f,
+    storyCommit: _c,
+    deferred: _d,
+    deferredRound: _dr,
+    ...rest
+  } = record;
   return {
     ...rest,
     status: 'planned',

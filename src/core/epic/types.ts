@@ -40,6 +40,11 @@ export type Trigger =
    */
   | { readonly kind: 'rerun' }
   /**
+   * One follow-up round over the findings judges deferred (`/resume deferred`, `epicflow
+   * run --deferred`; core/epic/deferred.ts): only once every story is done.
+   */
+  | { readonly kind: 'deferred'; readonly by?: string }
+  /**
    * A review round was asked for on the epic's pull request (a review requesting
    * changes, or `/revise`), with every comment on it as listed (see core/epic/review.ts).
    */

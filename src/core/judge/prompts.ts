@@ -58,7 +58,28 @@ export interface JudgePromptInput {
   readonly review?: Revision | undefined;
   /** What epicflow found checking the coder's claims against what it ran: read first. */
   readonly evidence?: readonly string[] | undefined;
+  /** `judge.deferNonBlocking`: each finding carries a severity, and only critical ones block. */
+  readonly deferNonBlocking?: boolean | undefined;
+  /** The findings deferred earlier that this follow-up round addresses (`/resume deferred`). */
+  readonly followUp?: readonly string[] | undefined;
 }
+
+/** The follow-up round of deferred findings, as the judge sees it. */
+function followUpSection(findings: readonly string[]): string[] {
+  return [
+    '## A follow-up round of deferred findings',
+    'The story was merged already (its earlier work is on the epic branch, outside the diff ' +
+      'below). A judge then deferred these findings; this change addresses them. Judge whether ' +
+      'it does, and that the story as a whole still holds:',
+    bullets(findings.map(oneLine)),
+  ];
+}
+
+const SEVERITY_RULES = [
+  '`critical`: the story must not merge without it (an unmet acceptance criterion or promise, a bug, a missing or weakened test, a change out of scope).',
+  '`major`: it should be fixed, but the story works and can merge.',
+  '`minor`: polish (naming, comments, small style points).',
+];
 
 /** epicflow's own findings about the coder's claims, before anything the coder wrote. */
 function evidenceSection(evidence: readonly string[]): string[] {
@@ -81,6 +102,9 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
     ...evidenceSection(input.evidence ?? []),
     ...storySections(input.plan, story),
     ...(input.review === undefined ? [] : judgeReviewSection(input.review)),
+    ...(input.followUp === undefined || input.followUp.length === 0
+      ? []
+      : followUpSection(input.followUp)),
   ];
   if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
     parts.push(
@@ -109,10 +133,25 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
     bullets(RUBRIC),
     'Clear the story only when every dimension scores 2. Otherwise list findings: each one ' +
       'concrete gap the coder must close, naming the file and what is missing.',
-    '## Answer',
-    'End your reply with exactly one JSON object in a ```json fenced block:',
-    '```json\n{"scores": {"provides": 2, "scope": 2, "style": 2, "tests": 2}, "cleared": true, "findings": []}\n```',
   );
+  if (input.deferNonBlocking === true) {
+    parts.push(
+      '## Severity',
+      'Give each finding a severity. Only critical findings hold the story back; the others ' +
+        'are deferred to a later round and the story merges without them:',
+      bullets(SEVERITY_RULES),
+      '## Answer',
+      'End your reply with exactly one JSON object in a ```json fenced block, each finding an ' +
+        'object with its severity:',
+      '```json\n{"scores": {"provides": 2, "scope": 2, "style": 1, "tests": 2}, "cleared": false, "findings": [{"severity": "minor", "text": "src/a.ts: name the helper after what it returns"}]}\n```',
+    );
+  } else {
+    parts.push(
+      '## Answer',
+      'End your reply with exactly one JSON object in a ```json fenced block:',
+      '```json\n{"scores": {"provides": 2, "scope": 2, "style": 2, "tests": 2}, "cleared": true, "findings": []}\n```',
+    );
+  }
   if (input.repairError !== undefined) {
     parts.push(
       '## Your previous answer could not be read',

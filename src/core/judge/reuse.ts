@@ -7,6 +7,11 @@
  * (harness, model, command and arguments). The first call of its role in a later run of
  * the story (a rerun, `/retry`, a resume) over the same fingerprint reuses the answer
  * and says so; any other call, or any change to what it read, asks again.
+ *
+ * What a verdict means can depend on the config only through what the judge was asked:
+ * under `judge.deferNonBlocking` its prompt asks for severities (and a follow-up round's
+ * prompt names the deferred findings), so a verdict given without them is never reused
+ * with them, nor the other way round.
  */
 import { createHash } from 'node:crypto';
 import type { ExecutorConfig } from '../config/types.js';

@@ -12,12 +12,26 @@ export type JudgeDimension = (typeof JUDGE_DIMENSIONS)[number];
 
 const score = z.number().int().min(0).max(2);
 
+/** How much a finding weighs: only a critical one blocks a story under `judge.deferNonBlocking`. */
+export const FINDING_SEVERITIES = ['critical', 'major', 'minor'] as const;
+export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+
+/**
+ * One finding: a plain string (what every verdict was before severities, and what a judge
+ * asked without them answers) weighs as critical, so an old verdict keeps its meaning.
+ */
+const finding = z.union([
+  z.string(),
+  z.object({ severity: z.enum(FINDING_SEVERITIES), text: z.string() }),
+]);
+
 export const judgeVerdictSchema = z.object({
   scores: z.object({ provides: score, scope: score, style: score, tests: score }),
   cleared: z.boolean(),
-  findings: z.array(z.string()),
+  findings: z.array(finding),
 });
 export type JudgeVerdict = z.infer<typeof judgeVerdictSchema>;
+export type JudgeFinding = JudgeVerdict['findings'][number];
 
 export const verifierAnswerSchema = z.object({ real: z.boolean(), reason: z.string() });
 export type VerifierAnswer = z.infer<typeof verifierAnswerSchema>;
@@ -86,12 +100,57 @@ export function extractAnswer<T>(text: string, schema: z.ZodType<T>): Extracted<
  * named nothing) one line per dimension below 2, so the coder always gets a reason.
  */
 export function verdictFindings(verdict: JudgeVerdict): string[] {
-  const given = verdict.findings.map((f) => f.trim()).filter((f) => f !== '');
+  return weighedFindings(verdict).map(findingText);
+}
+
+/** A finding with its weight (a plain string, or a finding epicflow made up, is critical). */
+export interface WeighedFinding {
+  readonly severity: FindingSeverity;
+  readonly text: string;
+}
+
+/** The findings with their severities, as `verdictFindings` picks them. */
+export function weighedFindings(verdict: JudgeVerdict): WeighedFinding[] {
+  const given = verdict.findings
+    .map((f) =>
+      typeof f === 'string'
+        ? { severity: 'critical' as const, text: f.trim() }
+        : { severity: f.severity, text: f.text.trim() },
+    )
+    .filter((f) => f.text !== '');
   if (given.length > 0 || verdict.cleared) return given;
   const low = JUDGE_DIMENSIONS.filter((d) => verdict.scores[d] < 2).map(
     (d) => `${d} scored ${verdict.scores[d]}/2`,
   );
-  return low.length > 0 ? low : ['the judge did not clear the story and named no finding'];
+  const texts = low.length > 0 ? low : ['the judge did not clear the story and named no finding'];
+  return texts.map((text) => ({ severity: 'critical', text }));
+}
+
+/** A finding as people and the coder read it: `minor: …` and `major: …`; a critical one as it is. */
+export function findingText(f: WeighedFinding): string {
+  return f.severity === 'critical' ? f.text : `${f.severity}: ${f.text}`;
+}
+
+/**
+ * What a verdict means for the story under `judge.deferNonBlocking` (`defer`): without it,
+ * the story passes when the judge cleared it and every finding blocks otherwise. With it,
+ * only critical findings block (and a verdict that did not clear but named nothing, whose
+ * findings epicflow makes up): the story passes when none is left, and the findings below
+ * critical are deferred — listed with the story, for one follow-up round.
+ */
+export function judgeOutcome(
+  verdict: JudgeVerdict,
+  defer: boolean,
+): { readonly passes: boolean; readonly blocking: string[]; readonly deferred: string[] } {
+  const weighed = weighedFindings(verdict);
+  if (!defer) {
+    return verdict.cleared
+      ? { passes: true, blocking: [], deferred: [] }
+      : { passes: false, blocking: weighed.map(findingText), deferred: [] };
+  }
+  const blocking = weighed.filter((f) => f.severity === 'critical').map(findingText);
+  const deferred = weighed.filter((f) => f.severity !== 'critical').map(findingText);
+  return { passes: blocking.length === 0, blocking, deferred };
 }
 
 /** `provides 2/2, scope 1/2, style 2/2, tests 2/2` for notes and events. */

@@ -52,6 +52,19 @@ export interface CoderPromptInput {
   readonly startingCode?: StartingCode | undefined;
   /** A task plan's part (core/story/tasks.ts): the plan request, or the task of this turn. */
   readonly tasks?: readonly string[] | undefined;
+  /** The findings a judge deferred, which this follow-up round closes (`/resume deferred`). */
+  readonly followUp?: readonly string[] | undefined;
+}
+
+/** The follow-up round over deferred findings: the story is merged; these are left to close. */
+function followUpSection(findings: readonly string[]): string[] {
+  return [
+    '## Deferred findings (a follow-up round)',
+    'Your story was merged already: its work is in your working tree. A judge let it merge ' +
+      'with these findings, deferred to this round. Close them within your owned paths, ' +
+      'without weakening or skipping tests:',
+    bullets(findings.map(oneLine)),
+  ];
 }
 
 const RELATION_NOTE = {
@@ -221,6 +234,9 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
   );
   if (input.review !== undefined) parts.push(...reviewSection(input.review));
   if (input.tasks !== undefined) parts.push(...input.tasks);
+  if (input.followUp !== undefined && input.followUp.length > 0) {
+    parts.push(...followUpSection(input.followUp));
+  }
   if (input.feedback !== undefined) parts.push(...feedbackSection(input.feedback));
   parts.push(`(round ${input.round})`);
   return `${parts.join('\n\n')}\n`;

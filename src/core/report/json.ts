@@ -34,6 +34,8 @@ export interface ReportJsonStory {
   readonly notes: readonly string[];
   /** Gates red on the base already that this story was not charged for. */
   readonly inherited: readonly string[];
+  /** The judge's findings below critical the story merged with (`judge.deferNonBlocking`). */
+  readonly deferred: readonly string[];
   readonly attempt: number | null;
   readonly usage: ReportJsonUsage;
 }
@@ -137,6 +139,7 @@ function storyJson({ story, wave, record }: ReportStory): ReportJsonStory {
     executor: record && record.executors.length > 0 ? formatChain(record.executors) : null,
     notes: record?.notes ?? [],
     inherited: record?.inherited ?? [],
+    deferred: record?.deferred ?? [],
     attempt: record?.attempt ?? null,
     usage: { ...summarizeUsage(usage), entries: usage },
   };

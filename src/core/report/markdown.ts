@@ -32,6 +32,8 @@ const MIN_ROWS_WITH_GRAPH = 20;
 const FINISHED_SHORT = 10;
 const TITLE_MAX = 80;
 const NOTE_MAX = 300;
+/** Deferred findings listed in all; the rest are counted. */
+const DEFERRED_SHOWN = 50;
 
 /** When the table is shortened, the rows people act on come first. */
 const ROW_RANK: Readonly<Record<StoryStatus, number>> = {
@@ -154,6 +156,7 @@ function compose(facts: Facts, layout: Layout): string[] {
     blocks.push(...graphSection(facts, layout), ...storiesSection(facts, layout));
   }
   blocks.push(...inheritedSection(input));
+  blocks.push(...deferredSection(input));
   blocks.push(...totalsSection(facts.totals));
   if (facts.executors.length > 0) blocks.push(...executorsSection(facts.executors, layout));
   blocks.push(...haltsSection(input));
@@ -365,6 +368,36 @@ function inheritedSection(input: ReportInput): string[] {
   return [
     '## Red on the base (tolerated)',
     'These gates failed on the epic base already; the stories below were charged only with failures of their own:',
+    items.join('\n'),
+  ];
+}
+
+/** Findings below critical the judge let stories merge with, under each story (`judge.deferNonBlocking`). */
+function deferredSection(input: ReportInput): string[] {
+  const items: string[] = [];
+  let shown = 0;
+  let left = 0;
+  for (const { story, record } of input.stories) {
+    const findings = record?.deferred ?? [];
+    if (findings.length === 0) continue;
+    const room = Math.max(0, DEFERRED_SHOWN - shown);
+    if (room === 0) {
+      left += findings.length;
+      continue;
+    }
+    const listed = findings.slice(0, room);
+    shown += listed.length;
+    left += findings.length - listed.length;
+    items.push(
+      `- ${code(story.id)} ${inlineText(capText(story.title, TITLE_MAX))}`,
+      ...listed.map((f) => `  - ${inlineText(capText(f, NOTE_MAX))}`),
+    );
+  }
+  if (items.length === 0) return [];
+  if (left > 0) items.push(`- … and ${left} more`);
+  return [
+    '## Deferred',
+    'Findings below critical that the judge let these stories merge with:',
     items.join('\n'),
   ];
 }

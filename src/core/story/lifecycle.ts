@@ -22,6 +22,7 @@ import type { OutcomeClass, Stall } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import {
   formatScores,
+  judgeOutcome,
   REUSED_VERDICT_NOTE,
   REUSED_VERIFIER_NOTE,
   verdictFindings,
@@ -52,6 +53,8 @@ export interface RoundRules {
   readonly fixRounds: number;
   /** `judge.rounds` when a judge is configured; undefined: no judge. */
   readonly judgeRounds: number | undefined;
+  /** `judge.deferNonBlocking`: only critical findings block; the others are deferred. */
+  readonly deferNonBlocking?: boolean;
   /** True when some executor has the verifier role. */
   readonly verifier: boolean;
   /** `retries`: the story's budget of retries for transient faults, and the backoff. */
@@ -178,7 +181,9 @@ export type StoryEffect =
   /** Stop launching stories. */
   | { readonly kind: 'halt'; readonly halt: Halt }
   /** The record's progress: this commit passed these checks (a resume starts there). */
-  | { readonly kind: 'progress'; readonly progress: StoryProgress };
+  | { readonly kind: 'progress'; readonly progress: StoryProgress }
+  /** The judge's findings below critical the story passed with (`judge.deferNonBlocking`). */
+  | { readonly kind: 'deferred'; readonly findings: readonly string[] };
 
 export interface Decision {
   readonly state: StoryRounds;
@@ -768,43 +773,54 @@ function afterRecheck(state: StoryRounds, facts: CheckFacts): Decision {
 /**
  * After the judge: cleared merges the checked commit (or, for a branch without
  * changes, ends the story as already in place); not cleared gets a revision round
- * with the findings while `judge.rounds` allow, and fails after.
+ * with the findings while `judge.rounds` allow, and fails after. Under
+ * `judge.deferNonBlocking` a verdict with no critical finding clears, and its other
+ * findings are deferred (`judgeOutcome`).
  */
 export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decision {
   const { inPlace } = expecting(before, 'judge');
   const state = withHelperRetries(before, facts);
   if (facts.kind === 'unavailable') return stop(state, 'failed', `judge unavailable: ${facts.why}`);
   const { verdict, executor } = facts;
+  const defer = state.rules.deferNonBlocking === true;
+  const outcome = judgeOutcome(verdict, defer);
   const findings = verdictFindings(verdict);
   const reused = facts.reused === true ? reusedEffects(REUSED_VERDICT_NOTE) : [];
   const told = say(
-    `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
-      (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
+    outcome.passes && outcome.deferred.length > 0
+      ? `judge ${executor}: nothing critical (${formatScores(verdict)}); deferred: ${outcome.deferred.join('; ')}`
+      : `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
+          (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
   );
   const revisions = state.judgeRevisions;
-  if (verdict.cleared) {
+  if (outcome.passes) {
+    const n = outcome.deferred.length;
+    const deferred = n === 0 ? '' : `; ${n} finding${n === 1 ? '' : 's'} deferred`;
     const notes = [
       `judge ${executor} cleared` +
         (revisions > 0 ? ` after ${plural(revisions, 'revision')}` : '') +
-        ` (${formatScores(verdict)})`,
+        ` (${formatScores(verdict)})${deferred}`,
       ...(facts.independent ? [] : [`judge was not independent: ${executor} also coded the story`]),
     ];
     const progress: StoryEffect[] = inPlace
       ? []
       : [{ kind: 'progress', progress: { commit: state.checked, passed: 'judge' } }];
+    // Under deferNonBlocking the record always says what the merge deferred (none is news too).
+    const kept: StoryEffect[] = defer ? [{ kind: 'deferred', findings: outcome.deferred }] : [];
     return {
       state: { ...state, awaiting: { step: 'end' } },
-      effects: [...reused, told, { kind: 'note', notes }, ...progress],
+      effects: [...reused, told, { kind: 'note', notes }, ...kept, ...progress],
       next: inPlace ? { kind: 'in-place' } : { kind: 'integrate', commit: state.checked },
     };
   }
   if (revisions >= (state.rules.judgeRounds ?? 0)) {
+    const blocking = outcome.blocking.join('; ');
     return stop(
       state,
       'failed',
       inPlace
-        ? `no changes, and the judge did not find the story in place after ${plural(revisions, 'revision')}: ${findings.join('; ')}`
-        : `judge did not clear the story after ${plural(revisions, 'revision')}: ${findings.join('; ')}`,
+        ? `no changes, and the judge did not find the story in place after ${plural(revisions, 'revision')}: ${blocking}`
+        : `judge did not clear the story after ${plural(revisions, 'revision')}: ${blocking}`,
       [...reused, told],
     );
   }

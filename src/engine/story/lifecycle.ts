@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import type { GateRun } from '../../core/gates/index.js';
+import { followUpInPlace } from '../../core/epic/deferred.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
@@ -201,6 +202,7 @@ async function runRounds(
       fixRounds: ctx.config.fixRounds,
       mergeRevisions: ctx.config.mergeRevisions,
       judgeRounds: ctx.config.judge?.rounds,
+      deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       retries: ctx.config.retries,
       ...(task !== undefined && !task.last ? { taskEnd: true } : {}),
@@ -277,6 +279,8 @@ async function finishInPlace(
       executors: [...chain],
       notes: [...rec.record.notes, 'already in place'],
       finishedAt: ctx.ports.clock.now().toISOString(),
+      // A follow-up round that changed nothing leaves the story's earlier merge standing.
+      ...followUpInPlace(rec.record),
     },
     ['reason', 'progress', 'tasks'],
   );
@@ -395,6 +399,10 @@ async function runStoryOnce(
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
       // The task plan with its ticks: a resumed story continues at its first unchecked task.
       ...(sameEntry && prior.tasks !== undefined ? { tasks: prior.tasks } : {}),
+      // A follow-up round's findings reach its prompts; what the merge deferred is the judge's to say again.
+      ...(sameEntry && prior.deferredRound !== undefined
+        ? { deferredRound: prior.deferredRound }
+        : {}),
     },
     span,
   );

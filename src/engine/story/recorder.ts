@@ -21,7 +21,7 @@ export class Recorder {
 
   async save(
     patch: Partial<StoryRecord>,
-    clear: readonly ('reason' | 'finishedAt' | 'progress' | 'tasks')[] = [],
+    clear: readonly ('reason' | 'finishedAt' | 'progress' | 'tasks' | 'deferred')[] = [],
   ): Promise<void> {
     const next: Record<string, unknown> = { ...this.record, ...patch };
     for (const key of clear) delete next[key];
@@ -81,6 +81,10 @@ export async function performEffects(
         break;
       case 'progress':
         await rec.save({ progress: effect.progress });
+        break;
+      case 'deferred':
+        if (effect.findings.length === 0) await rec.save({}, ['deferred']);
+        else await rec.save({ deferred: [...effect.findings] });
         break;
     }
   }

@@ -311,6 +311,8 @@ export async function judgeStory(
       repairError,
       review: scope.rec.record.revision,
       evidence: evidenceNotes(scope.rec.record.notes),
+      deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
+      followUp: scope.rec.record.deferredRound?.findings,
     });
   const fingerprintOf: FingerprintOf = (executor) =>
     helperFingerprint({
@@ -464,6 +466,9 @@ export async function coderTurn(
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     ...(startingCode === undefined ? {} : { startingCode }),
     ...(scope.task === undefined ? {} : { tasks: scope.task.section }),
+    ...(rec.record.deferredRound === undefined
+      ? {}
+      : { followUp: rec.record.deferredRound.findings }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
   const started = rec.record.startedAt

@@ -101,7 +101,7 @@ describe('parseConfig', () => {
       mergeRevisions: 1,
       setupRepair: false,
       tasks: false,
-      judge: { executor: 'claude', rounds: 2 },
+      judge: { executor: 'claude', rounds: 2, deferNonBlocking: false },
       concurrency: 4,
       timeouts: { storyMs: 3_600_000, gateMs: 1_200_000, silenceMs: 900_000 },
       retries: { transient: 3, backoffMs: 2000 },

@@ -17,6 +17,11 @@ describe('parseCommand', () => {
     ['case-insensitive word and id', '/RETRY Api', { kind: 'retry', story: 'api' }],
     ['story id written as code', '/retry `api`', { kind: 'retry', story: 'api' }],
     ['trailing text after the command', '/resume please, the limit reset', { kind: 'resume' }],
+    [
+      'the follow-up round of deferred findings',
+      '/resume Deferred',
+      { kind: 'resume', deferred: true },
+    ],
     ['trailing text after the story', '/retry api it was flaky', { kind: 'retry', story: 'api' }],
     ['further lines', '/cancel\n\nWe are changing the plan.', { kind: 'cancel' }],
     ['leading blank lines', '\n\n   \n/resume', { kind: 'resume' }],
@@ -91,7 +96,7 @@ describe('helpText', () => {
   it('lists every command with what it does', () => {
     const help = helpText();
     for (const usage of [
-      '/resume',
+      '/resume [deferred]',
       '/approve',
       '/retry <story>',
       '/skip <story>',

@@ -2,7 +2,8 @@
  * One set of epic rules: the local run (`decideLocal`, what `epicflow run` decides) and
  * the GitHub reconcile (`reconcile`, what the App and the orchestrating Action decide)
  * are driven by the same random sequences of events — stories merging and failing, plan
- * edits, a cancel, resumes, skips, retries, a budget running out — and must agree at
+ * edits, a cancel, resumes, skips, retries, a budget running out, merges with deferred
+ * findings and follow-up rounds over them — and must agree at
  * every step: the same status for every story, and report.md (the local report) and the
  * pull request's report comment showing each story with the same status.
  */
@@ -21,6 +22,7 @@ import type { Halt, Plan, StoryRecord, StoryStatus } from '../../../src/core/mod
 import { buildPlan } from '../../../src/core/plan/index.js';
 import { renderReport } from '../../../src/core/report/index.js';
 import { attemptOf } from '../../../src/core/epic/rules.js';
+import { supersededMerge } from '../../../src/core/epic/review.js';
 import { completed, story, World } from './world.js';
 
 const NOW = '2026-11-30T10:00:00.000Z';
@@ -72,8 +74,9 @@ class LocalWorld {
       if (d.halt?.kind === 'budget') this.halt ??= d.halt;
       for (const r of d.writes) this.records.set(r.story, r);
       for (const id of d.starts) {
-        // What runStory records when it starts (its attempt rule is the shared one).
-        const prior = this.records.get(id);
+        // What runStory records when it starts (its attempt rule is the shared one), from
+        // the record as the decision changed it (a follow-up round) or as stored.
+        const prior = d.startRecords.get(id) ?? this.records.get(id);
         const hash = this.plan.hashes[id] ?? '';
         const base = prior ?? {
           version: 1 as const,
@@ -103,13 +106,16 @@ class LocalWorld {
     }
   }
 
-  finish(id: string, outcome: 'merge' | 'fail', sha: string): void {
+  finish(id: string, outcome: 'merge' | 'fail', sha: string, deferred = false): void {
     const r = this.records.get(id);
     if (r === undefined) throw new Error(`no record of ${id}`);
     this.running.delete(id);
     if (outcome === 'merge') {
       this.merged.set(id, sha);
-      this.records.set(id, { ...r, status: 'done', mergeCommit: sha, usage: [USAGE] });
+      this.records.set(
+        id,
+        withDeferred({ ...r, status: 'done', mergeCommit: sha, usage: [USAGE] }, deferred),
+      );
     } else {
       this.records.set(id, { ...r, status: 'failed', reason: 'gates failed', usage: [USAGE] });
     }
@@ -117,7 +123,7 @@ class LocalWorld {
 
   status(id: string): StoryStatus {
     if (this.running.has(id)) return 'active';
-    return effectiveStatus({ mergeCommit: this.merged.get(id), record: this.records.get(id) });
+    return statusOnBranch(this.merged.get(id), this.records.get(id));
   }
 
   report(): string {
@@ -142,8 +148,20 @@ class LocalWorld {
   }
 }
 
+/** A merge's record as the story lifecycle leaves it: with the findings its judge deferred, or none. */
+function withDeferred(record: StoryRecord, deferred: boolean): StoryRecord {
+  const { deferred: _d, ...rest } = record;
+  return deferred ? { ...rest, deferred: ['minor: name it better'] } : rest;
+}
+
+/** Merged wins, unless a running revision (a follow-up round) replaces that merge. */
+function statusOnBranch(merge: string | undefined, record: StoryRecord | undefined): StoryStatus {
+  const mergeCommit = supersededMerge(record, merge) ? undefined : merge;
+  return effectiveStatus({ mergeCommit, record });
+}
+
 function githubStatus(world: World, id: string): StoryStatus {
-  return effectiveStatus({ mergeCommit: world.merged.get(id), record: world.records[id] });
+  return statusOnBranch(world.merged.get(id), world.records[id]);
 }
 
 /** The status each story shows in a rendered report's story table. */
@@ -175,7 +193,15 @@ const graphs = fc.integer({ min: 1, max: 7 }).chain((n) =>
 
 const events = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ kind: fc.constant('merge' as const), pick: fc.nat(9) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant('merge' as const),
+        pick: fc.nat(9),
+        deferred: fc.boolean(),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('deferred' as const) }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('fail' as const), pick: fc.nat(9) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('edit' as const), pick: fc.nat(9) }) },
     {
@@ -233,6 +259,10 @@ describe('the local run and the GitHub reconcile decide the same', () => {
               after,
               report: shownStatuses(reportComment(actions), ids),
             });
+            expect({ after, deferred: local.report().includes('## Deferred') }).toEqual({
+              after,
+              deferred: reportComment(actions).includes('## Deferred'),
+            });
           };
 
           // The label's decision and the local run's first one.
@@ -242,13 +272,16 @@ describe('the local run and the GitHub reconcile decide the same', () => {
 
           let n = 0;
           const sha = (id: string): string => `${id}-${n}`.padEnd(40, '0');
-          const finish = (id: string, outcome: 'merge' | 'fail'): void => {
+          const finish = (id: string, outcome: 'merge' | 'fail', deferred = false): void => {
             const attempt = world.records[id]?.attempt ?? 1;
             if (outcome === 'merge') world.jobMerges(id, sha(id));
             else world.jobFails(id, 'gates failed');
             const r = world.records[id];
-            if (r !== undefined) world.records[id] = { ...r, usage: [USAGE] };
-            local.finish(id, outcome, sha(id));
+            if (r !== undefined) {
+              const used = { ...r, usage: [USAGE] };
+              world.records[id] = outcome === 'merge' ? withDeferred(used, deferred) : used;
+            }
+            local.finish(id, outcome, sha(id), deferred);
             const actions = world.step(
               completed(id, attempt, outcome === 'merge' ? 'success' : 'failure'),
             );
@@ -274,7 +307,7 @@ describe('the local run and the GitHub reconcile decide the same', () => {
               const active = ids.filter((id) => local.running.has(id));
               const id = active[e.pick % Math.max(1, active.length)];
               if (id === undefined) continue;
-              finish(id, e.kind);
+              finish(id, e.kind, e.kind === 'merge' && e.deferred);
             } else if (e.kind === 'edit') {
               const id = ids[e.pick % ids.length] ?? 's0';
               edited.add(id);
@@ -285,6 +318,11 @@ describe('the local run and the GitHub reconcile decide the same', () => {
               agree(actions, `an edit of ${id}`);
             } else if (!drained()) {
               continue;
+            } else if (e.kind === 'deferred') {
+              const trigger: Trigger = { kind: 'deferred', by: 'alice' };
+              const actions = world.step(trigger);
+              local.step(trigger);
+              agree(actions, 'a follow-up round');
             } else if (e.kind === 'cancel' || e.kind === 'resume') {
               const trigger: Trigger = { kind: e.kind, by: 'alice' };
               const actions = world.step(trigger);

@@ -4,6 +4,7 @@ import {
   buildVerifierPrompt,
   extractAnswer,
   JUDGE_DIFF_MAX_BYTES,
+  judgeOutcome,
   judgeVerdictSchema,
   verdictFindings,
   verifierAnswerSchema,
@@ -105,5 +106,56 @@ describe('judge and verifier prompts', () => {
     expect(text).toContain('> BLOCKED_ON: lib/x.js is missing');
     expect(text).toContain('lib/x.js is owned by no story of the plan.');
     expect(text).toContain('{"real": false, "reason": "one sentence"}');
+  });
+});
+
+describe('judgeOutcome', () => {
+  const weighed = {
+    ...ok,
+    cleared: false,
+    findings: [
+      { severity: 'minor' as const, text: 'rename x' },
+      'plain: an old verdict',
+      { severity: 'major' as const, text: ' ' },
+    ],
+  };
+  it('under deferNonBlocking only critical findings (a plain string is one) block; the rest are deferred', () => {
+    expect(judgeOutcome(weighed, true)).toEqual({
+      passes: false,
+      blocking: ['plain: an old verdict'],
+      deferred: ['minor: rename x'],
+    });
+    expect(judgeOutcome({ ...weighed, findings: [weighed.findings[0]!] }, true)).toEqual({
+      passes: true,
+      blocking: [],
+      deferred: ['minor: rename x'],
+    });
+  });
+  it('without it, the verdict decides as before', () => {
+    expect(judgeOutcome(weighed, false)).toEqual({
+      passes: false,
+      blocking: ['minor: rename x', 'plain: an old verdict'],
+      deferred: [],
+    });
+    expect(judgeOutcome({ ...weighed, cleared: true }, false)).toEqual({
+      passes: true,
+      blocking: [],
+      deferred: [],
+    });
+  });
+  it('reads findings as objects with a severity, and refuses an unknown one', () => {
+    const text = '```json\n' + JSON.stringify(weighed) + '\n```';
+    expect(extractAnswer(text, judgeVerdictSchema)).toEqual({ ok: true, value: weighed });
+    const bad = extractAnswer(
+      JSON.stringify({ ...ok, findings: [{ severity: 'blocker', text: 'x' }] }),
+      judgeVerdictSchema,
+    );
+    expect(bad.ok).toBe(false);
+  });
+  it('asks the judge for severities only under deferNonBlocking', () => {
+    const s = story('s');
+    const input = { epic: 'e', plan: plan([s]), story: s, diff: 'diff --git a/x b/x\n' };
+    expect(buildJudgePrompt({ ...input, deferNonBlocking: true })).toContain('## Severity');
+    expect(buildJudgePrompt(input)).not.toContain('severity');
   });
 });

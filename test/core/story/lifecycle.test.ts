@@ -785,6 +785,14 @@ const unclear: JudgeVerdict = {
 };
 const all2 = 'provides 2/2, scope 2/2, style 2/2, tests 2/2';
 const tests1 = 'provides 2/2, scope 2/2, style 2/2, tests 1/2';
+const minorOnly: JudgeVerdict = {
+  ...unclear,
+  findings: [
+    { severity: 'minor', text: 'name it after what it returns' },
+    { severity: 'major', text: 'no test for the empty list' },
+  ],
+};
+const deferring: RoundRules = { ...withJudge, deferNonBlocking: true };
 const verdict = (v: JudgeVerdict, independent = true): JudgeFacts => ({
   kind: 'verdict',
   verdict: v,
@@ -895,6 +903,88 @@ describe('decideAfterJudge', () => {
           'no changes, and the judge did not find the story in place after 2 revisions: no test for the empty list',
         ),
         effects: [say(`judge judge: not cleared (${tests1}): no test for the empty list`)],
+      },
+    ],
+    [
+      'deferNonBlocking, only findings below critical: merged, the findings deferred',
+      {
+        state: { ...reading, rules: deferring },
+        facts: verdict(minorOnly),
+        next: { kind: 'integrate', commit: 'c1' },
+        effects: [
+          say(
+            `judge judge: nothing critical (${tests1}); deferred: minor: name it after what it returns; major: no test for the empty list`,
+          ),
+          { kind: 'note', notes: [`judge judge cleared (${tests1}); 2 findings deferred`] },
+          {
+            kind: 'deferred',
+            findings: ['minor: name it after what it returns', 'major: no test for the empty list'],
+          },
+          progress('c1', 'judge'),
+        ],
+      },
+    ],
+    [
+      'deferNonBlocking, cleared with none: the record says nothing is deferred',
+      {
+        state: { ...reading, rules: deferring },
+        facts: verdict(clear),
+        next: { kind: 'integrate', commit: 'c1' },
+        effects: [
+          say(`judge judge: cleared (${all2})`),
+          { kind: 'note', notes: [`judge judge cleared (${all2})`] },
+          { kind: 'deferred', findings: [] },
+          progress('c1', 'judge'),
+        ],
+      },
+    ],
+    [
+      'deferNonBlocking, a critical finding (a plain string is one): a revision round with every finding',
+      {
+        state: { ...reading, rules: deferring },
+        facts: verdict({
+          ...minorOnly,
+          findings: ['src/a.ts crashes on empty input', ...minorOnly.findings],
+        }),
+        next: code({
+          judge: {
+            findings: [
+              'src/a.ts crashes on empty input',
+              'minor: name it after what it returns',
+              'major: no test for the empty list',
+            ],
+          },
+        }),
+        effects: [
+          say(
+            `judge judge: not cleared (${tests1}): src/a.ts crashes on empty input; minor: name it after what it returns; major: no test for the empty list`,
+          ),
+        ],
+        then: { judgeRevisions: 1 },
+      },
+    ],
+    [
+      'deferNonBlocking, not cleared and naming nothing: blocked by the low scores',
+      {
+        state: { ...reading, judgeRevisions: 2, rules: deferring },
+        facts: verdict({ ...unclear, findings: [] }),
+        next: failed('judge did not clear the story after 2 revisions: tests scored 1/2'),
+        effects: [say(`judge judge: not cleared (${tests1}): tests scored 1/2`)],
+      },
+    ],
+    [
+      'without deferNonBlocking, a minor finding blocks as any',
+      {
+        state: { ...reading, judgeRevisions: 2 },
+        facts: verdict(minorOnly),
+        next: failed(
+          'judge did not clear the story after 2 revisions: minor: name it after what it returns; major: no test for the empty list',
+        ),
+        effects: [
+          say(
+            `judge judge: not cleared (${tests1}): minor: name it after what it returns; major: no test for the empty list`,
+          ),
+        ],
       },
     ],
   ])('%s', (_name, row) => check(decideAfterJudge, row));

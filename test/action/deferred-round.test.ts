@@ -1,0 +1,144 @@
+/**
+ * Deferred findings end to end: the App on the GitHub double with the bundled Action as the
+ * runner, `judge.deferNonBlocking` on. The judge's minor finding does not hold a story back:
+ * the story job merges it, its record keeps the finding, and the pull request's report
+ * lists it under Deferred with `/resume deferred` as the next step. That command runs one
+ * follow-up round: the story again (a new attempt on its branch) with the finding in its
+ * prompt, judged and merged again.
+ */
+import { agentScript } from './support/agents.js';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { botComments, say, startEpic, type AppWorld } from '../app/harness.js';
+import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
+import {
+  checkout,
+  dispatchOf,
+  dispatched,
+  planBody,
+  runJob,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+const AGENT = agentScript('deferred-agent.mjs');
+
+let world: AppActionWorld;
+let bundle: string;
+let app: AppWorld;
+let w: ActionWorld;
+
+function config(dumps: string): string {
+  const command = (role: string): string => JSON.stringify(['node', AGENT, dumps, role]);
+  return [
+    'executors:',
+    '  - id: scripted',
+    '    harness: command',
+    `    command: ${command('coder')}`,
+    '    slots: 4',
+    '  - id: reviewer',
+    '    harness: command',
+    `    command: ${command('judge')}`,
+    '    roles: [judge]',
+    'gates: ["node check.mjs"]',
+    'fixRounds: 0',
+    'judge: { executor: reviewer, rounds: 1, deferNonBlocking: true }',
+    '',
+  ].join('\n');
+}
+
+beforeAll(async () => {
+  world = await startAppActionWorld('deferred', config);
+  ({ app, w, bundle } = world);
+});
+afterAll(() => world.close());
+
+/** Runs the dispatched job of `story#attempt` to its end, as the runner and GitHub would. */
+async function runStory(epic: number, story: string, attempt: number): Promise<void> {
+  const { runId } = dispatchOf(w, epic, story, attempt);
+  w.gh.act.startWorkflowRun(runId);
+  await w.gh.idle();
+  const job = await runJob(w, bundle, {
+    name: `${epic}-${story}-${attempt}`,
+    workspace: await checkout(w, `${epic}-${story}-${attempt}`),
+    inputs: storyInputs(w, epic, story, attempt),
+    runId,
+  });
+  const log = job.code === 0 ? '' : job.stdout.slice(-3000);
+  expect({ story, attempt, code: job.code, log }).toEqual({ story, attempt, code: 0, log: '' });
+  w.gh.act.completeWorkflowRun(runId, 'success');
+  await w.gh.idle();
+}
+
+async function prompts(epic: number, story: string, role: string): Promise<string[]> {
+  const prefix = `${epic}-${story}-${role}-`;
+  const files = (await readdir(w.dumps)).filter((f) => f.startsWith(prefix)).sort();
+  return Promise.all(files.map((f) => readFile(join(w.dumps, f), 'utf8')));
+}
+
+describe('deferred findings on GitHub', () => {
+  it('a minor finding is listed under Deferred on the pull request, and /resume deferred follows it up once', async () => {
+    const epic = await startEpic(app, 'Catalog', planBody([{ id: 'list' }, { id: 'item' }]));
+    await runStory(epic, 'list', 1);
+    await runStory(epic, 'item', 1);
+
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const finding = (story: string): string =>
+      `minor: src/${story}/index.js: say what the module is for`;
+    const records = new Map((await store.listStories()).map((r) => [r.story, r]));
+    expect(records.get('list')).toMatchObject({ status: 'done', deferred: [finding('list')] });
+    const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
+    expect(pr?.draft).toBe(false);
+    const report = (): string =>
+      botComments(app, pr?.number ?? 0).find((b) => b.includes('epicflow:report')) ?? '';
+    expect(report()).toContain(
+      [
+        '## Deferred',
+        '',
+        'Findings below critical that the judge let these stories merge with:',
+        '',
+        '- `list` Build list',
+        `  - ${finding('list')}`,
+        '- `item` Build item',
+        `  - ${finding('item')}`,
+      ].join('\n'),
+    );
+    expect(report()).toContain(
+      '2 deferred findings on `list`, `item` (listed under Deferred). Comment `/resume deferred` for one follow-up round over them',
+    );
+
+    await say(app, epic, '/resume deferred');
+    expect(dispatched(w, epic)).toEqual(['list#1', 'item#1', 'list#2', 'item#2']);
+    expect(botComments(app, epic).join('\n')).toContain(
+      'Follow-up round started by @alice: 2 deferred findings on `list`, `item`',
+    );
+    await runStory(epic, 'list', 2);
+    await runStory(epic, 'item', 2);
+
+    const [first, again] = await prompts(epic, 'list', 'coder');
+    expect(first).not.toContain('## Deferred findings');
+    expect(again).toContain('## Deferred findings (a follow-up round)');
+    expect(again).toContain(`- ${finding('list')}`);
+    const judged = await prompts(epic, 'list', 'judge');
+    expect(judged).toHaveLength(2);
+    expect(judged[1]).toContain('## A follow-up round of deferred findings');
+
+    const after = new Map((await store.listStories()).map((r) => [r.story, r]));
+    expect(after.get('list')).toMatchObject({ status: 'done', attempt: 2 });
+    expect(after.get('list')?.deferred).toBeUndefined();
+    const merged = await w.repo.mergedStories(`epic/${epic}`);
+    expect(after.get('list')?.mergeCommit).toBe(merged.get('list'));
+    expect(report()).not.toContain('## Deferred');
+    expect(report()).toContain('follow-up round over 1 deferred finding');
+    expect((await w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
+
+    // One round: asked again, nothing is left to follow up.
+    await say(app, epic, '/resume deferred');
+    expect(dispatched(w, epic)).toHaveLength(4);
+    expect(botComments(app, epic).join('\n')).toContain(
+      'No follow-up round: no story has deferred findings left to follow up.',
+    );
+  });
+});

@@ -115,6 +115,8 @@ export interface StoryRecord {
    * (red there already): tolerated, and listed in the report with the stories they touched.
    */
   readonly inherited?: readonly string[];
+  /** A note for the story's next coder prompts, from a retro fix a person approved. */
+  readonly retroNote?: string;
 }
 
 /**

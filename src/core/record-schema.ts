@@ -69,6 +69,7 @@ export const StoryRecordSchema = z.object({
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
   inherited: z.array(z.string()).exactOptional(),
+  retroNote: z.string().exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

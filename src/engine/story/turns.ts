@@ -453,6 +453,7 @@ export async function coderTurn(
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
+    ...(rec.record.retroNote === undefined ? {} : { retroNote: rec.record.retroNote }),
     ...(startingCode === undefined ? {} : { startingCode }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);

@@ -13,7 +13,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { EpicflowError } from '../core/errors.js';
-import type { Plan, StoryRecord } from '../core/model.js';
+import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
 import type { PlanOptions } from '../core/plan/types.js';
 import {
   applyPlanFixes,
@@ -56,7 +56,14 @@ export interface LocalRetroHooks {
 }
 
 export type LocalRetroResult =
-  | { readonly kind: 'proposed'; readonly file: string; readonly proposal: RetroProposal }
+  | {
+      readonly kind: 'proposed';
+      readonly file: string;
+      readonly proposal: RetroProposal;
+      /** Rounds of the call (2 after a repair re-ask) and what they cost. */
+      readonly rounds: number;
+      readonly usage: readonly UsageEntry[];
+    }
   | { readonly kind: 'nothing'; readonly epic: string };
 
 interface EpicJson {
@@ -221,7 +228,7 @@ export async function retroLocally(
       RETRO_FILE,
       renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
     );
-    return { kind: 'proposed', file, proposal };
+    return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
   } finally {
     await unlock();
   }

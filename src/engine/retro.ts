@@ -48,6 +48,8 @@ export interface RetroPorts {
 export type RetroOutcome =
   | {
       readonly kind: 'proposed';
+      /** Rounds answered (2: a repair re-ask was needed). */
+      readonly rounds: number;
       readonly fixes: readonly RetroFix[];
       readonly leftOut: readonly string[];
       readonly usage: readonly UsageEntry[];
@@ -138,7 +140,14 @@ export async function proposeRetro(
       }
       const answer = readRetroAnswer(result.finalMessage, request.subjects);
       if (answer.ok) {
-        return { kind: 'proposed', fixes: answer.fixes, leftOut: answer.leftOut, usage, notes };
+        return {
+          kind: 'proposed',
+          rounds: round,
+          fixes: answer.fixes,
+          leftOut: answer.leftOut,
+          usage,
+          notes,
+        };
       }
       repairError = answer.error;
       ports.emit(`round ${round}: the answer of ${executor.id} could not be read: ${answer.error}`);

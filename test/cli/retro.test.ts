@@ -102,6 +102,7 @@ describe('epicflow retro', () => {
     const file = join(stateDir(repo), 'retro.md');
     expect(retro.stdout).toContain(`proposal: ${file}`);
     expect(retro.stdout).toContain('3 fixes proposed by reviewer for 4 failed or held stories');
+    expect(retro.stdout).toMatch(/^retro: 1 round by reviewer; (measured|estimated) /m);
 
     // The model read the evidence and the story text, once, read-only.
     const asked = prompts(repo, 'reviewer');

@@ -12,6 +12,7 @@ import { approvable } from '../../core/retro/index.js';
 import { describeError } from '../../core/errors.js';
 import { retroLocally, type LocalRetroOptions } from '../../composition/retro-local.js';
 import { exitCodeFor, type CliContext } from '../context.js';
+import { roundsUsageLine } from './plan-draft.js';
 
 export async function retroCommand(
   opts: LocalRetroOptions,
@@ -31,6 +32,7 @@ export async function retroCommand(
     io.stdout(
       [
         `retro: ${n} ${n === 1 ? 'fix' : 'fixes'} proposed by ${result.proposal.executor} for ${result.proposal.subjects.length} failed or held ${result.proposal.subjects.length === 1 ? 'story' : 'stories'}`,
+        roundsUsageLine('retro', result.rounds, [result.proposal.executor], result.usage).trimEnd(),
         `proposal: ${result.file}`,
         'tick the fixes you approve there ([x]); the next `epicflow run` of this epic applies them',
         '',

@@ -12,6 +12,7 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
+import type { AgentUserFlag } from '../core/agent-user.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
 import type { PlanOptions } from '../core/plan/types.js';
@@ -32,6 +33,7 @@ import { proposeRetro } from '../engine/retro.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { loadLocalConfig, openRepo } from './local-config.js';
 import { epicsRoot, pickEpic } from './local-epics.js';
+import { localUntrusted } from './local-untrusted.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
 export const RETRO_FILE = 'retro.md';
@@ -44,6 +46,8 @@ export interface LocalRetroOptions {
   readonly repo?: string | undefined;
   readonly epic?: string | undefined;
   readonly config?: string | undefined;
+  /** Who the executor runs as, as for `epicflow run` (see core/agent-user.ts). */
+  readonly agentUser?: AgentUserFlag;
 }
 
 export interface LocalRetroHooks {
@@ -51,6 +55,8 @@ export interface LocalRetroHooks {
   readonly env: NodeJS.ProcessEnv;
   /** One line per step. */
   readonly onEvent: (message: string) => void;
+  /** What is said once about who the executor runs as. */
+  readonly onWarning?: ((line: string) => void) | undefined;
   readonly interrupt?: AbortSignal | undefined;
   readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices'> | undefined;
 }
@@ -172,6 +178,12 @@ export async function retroLocally(
     if (head === null) {
       throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
     }
+    // The executor runs as the judge of a run does: as the agent user when there is one.
+    const untrusted = await localUntrusted(
+      options.agentUser,
+      { roots: [epicsRoot(repo)], home: join(stateDir, 'agent-home') },
+      hooks,
+    );
     const work = join(stateDir, 'retro', randomUUID().slice(0, 8));
     const treePath = join(work, 'tree');
     let outcome;
@@ -197,7 +209,12 @@ export async function retroLocally(
             },
             release: () => repo.removeWorktree(treePath),
           },
-          executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
+          executors: executorLookup({
+            config,
+            env: hooks.env,
+            untrusted,
+            deps: hooks.executorDeps,
+          }),
           emit: hooks.onEvent,
           signal: hooks.interrupt,
         },
@@ -220,7 +237,8 @@ export async function retroLocally(
         planHash: plan.hashes[s.story.id] ?? '',
       })),
       fixes: outcome.fixes,
-      leftOut: [...outcome.leftOut, ...outcome.notes],
+      leftOut: outcome.leftOut,
+      notes: outcome.notes,
       outcomes: {},
     };
     await store.writeJson(RETRO_JSON, proposal);

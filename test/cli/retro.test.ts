@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   configYaml,
+  git,
   makeRepo,
   planMarkdown,
   prompts,
@@ -96,7 +97,11 @@ describe('epicflow retro', () => {
     expect(record(repo, 'api')).toMatchObject({ status: 'failed' });
     expect(record(repo, 'ui')).toMatchObject({ status: 'waiting', reason: 'waiting for api' });
 
-    const retro = await epicflow(['retro', '--repo', repo.dir], repo.tmp, process.env);
+    const retro = await epicflow(
+      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      repo.tmp,
+      process.env,
+    );
     expect(retro.stderr).toBe('');
     expect(retro.code).toBe(0);
     const file = join(stateDir(repo), 'retro.md');
@@ -178,7 +183,11 @@ describe('epicflow retro', () => {
   it('asks once more for an answer that is not JSON, then says no proposal came', async () => {
     setUp('I think you should just try again.\n');
     await run(repo, PLAN);
-    const retro = await epicflow(['retro', '--repo', repo.dir], repo.tmp, process.env);
+    const retro = await epicflow(
+      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      repo.tmp,
+      process.env,
+    );
     expect(retro.code).toBe(1);
     expect(retro.stderr).toContain(
       'error: the retro found no proposal: the answer of reviewer could not be read after a repair re-ask: no JSON object found in the final message',
@@ -191,9 +200,55 @@ describe('epicflow retro', () => {
   it('says so when no story failed or is held', async () => {
     setUp(ANSWER);
     await run(repo, planMarkdown([{ id: 'ok', owns: ['src/ok.txt'], description: 'GO' }]));
-    const retro = await epicflow(['retro', '--repo', repo.dir], repo.tmp, process.env);
+    const retro = await epicflow(
+      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      repo.tmp,
+      process.env,
+    );
     expect(retro.code).toBe(0);
     expect(retro.stdout).toBe('epic epic: no story failed or is held; nothing to look back on\n');
     expect(prompts(repo, 'reviewer')).toHaveLength(0);
   });
+});
+
+describe('epicflow retro --agent-user', () => {
+  it('runs the model call as that user; what it changes in its checkout is discarded and noted', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', CODER);
+    const fix = { story: 'api', kind: 'retry', why: 'WHO', note: 'Say GO.' };
+    const answer = `\`\`\`json\n${JSON.stringify({ fixes: [fix] })}\n\`\`\``;
+    // It tries to change the checkout, then answers naming the user it ran as.
+    const reviewer = [
+      'sh',
+      '-c',
+      `echo changed > README.md; git commit -qam x 2>/dev/null; printf '%s\\n' '${answer}' | sed "s/WHO/$(id -un)/"`,
+    ];
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [
+          { id: 'coder', command: coder },
+          { id: 'reviewer', command: reviewer, roles: ['judge'] },
+        ],
+        gates: ['true'],
+        extra: 'retries: { transient: 0 }',
+      }),
+    );
+    repo.commit('config');
+    await run(repo, planMarkdown([{ id: 'api', owns: ['src/api.txt'] }]));
+    const retro = await epicflow(
+      ['retro', '--repo', repo.dir, '--agent-user', 'epicflow-agent'],
+      repo.tmp,
+      process.env,
+    );
+    expect(retro.stderr).toBe('');
+    expect(retro.code).toBe(0);
+    const proposal = readFileSync(join(stateDir(repo), 'retro.md'), 'utf8');
+    expect(proposal).toMatch(/Why:\n {2}```text\n {2}epicflow-agent(-\d+)?\n/);
+    expect(proposal).toContain(
+      '## Notes\n\n- retro changed README.md: discarded (round 1, reviewer)\n',
+    );
+    expect(repo.read('README.md')).toBe('x\n');
+    expect(git(repo.dir, 'rev-parse', 'epic/epic')).toBe(git(repo.dir, 'rev-parse', 'main'));
+  }, 60_000);
 });

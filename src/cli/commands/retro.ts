@@ -23,6 +23,7 @@ export async function retroCommand(
       cwd: io.cwd,
       env: (io.env ?? process.env) as NodeJS.ProcessEnv,
       onEvent: (line) => io.stdout(`retro: ${line}\n`),
+      onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
     });
     if (result.kind === 'nothing') {
       io.stdout(`epic ${result.epic}: no story failed or is held; nothing to look back on\n`);
@@ -54,7 +55,14 @@ export function registerRetroCommand(program: Command, ctx: CliContext): void {
     .option('--epic <id>', 'the epic (default: the only one that ran here)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
     .option('--config <file>', 'the config file (default: .github/epicflow.yml or epicflow.yml)')
-    .action(async (o: { epic?: string; repo?: string; config?: string }) => {
-      ctx.setExitCode(await retroCommand(o, ctx.io));
-    });
+    .option(
+      '--agent-user <user>',
+      'run the executor as this unprivileged user, as `epicflow run` does (as root the default is epicflow-agent)',
+    )
+    .option('--no-agent-user', 'as root: run the executor as root (not isolated)')
+    .action(
+      async (o: { epic?: string; repo?: string; config?: string; agentUser?: string | false }) => {
+        ctx.setExitCode(await retroCommand(o, ctx.io));
+      },
+    );
 }

@@ -38,6 +38,8 @@ export interface RetroProposal {
   readonly subjects: readonly RetroSubjectFacts[];
   readonly fixes: readonly RetroFix[];
   readonly leftOut: readonly string[];
+  /** What epicflow did about the call itself: changes it made in its checkout discarded, say. */
+  readonly notes: readonly string[];
   /** Story id → what applying its approved fix did. */
   readonly outcomes: Readonly<Record<string, FixOutcome>>;
 }
@@ -57,6 +59,7 @@ export const retroProposalSchema = z.object({
   ),
   fixes: z.array(retroFixSchema),
   leftOut: z.array(z.string()),
+  notes: z.array(z.string()),
   outcomes: z.record(
     z.string(),
     z.union([
@@ -122,8 +125,9 @@ export function renderRetro(proposal: RetroProposal, options: RenderRetroOptions
     RETRO_MARKER,
     `# Retro of epic \`${proposal.epic.replace(/`/g, '')}\``,
     '',
-    `\`${proposal.executor.replace(/`/g, '')}\` read the evidence of ${failed} failed and ${held} held ` +
-      `${proposal.subjects.length === 1 ? 'story' : 'stories'} and proposes ${fixes.length} ` +
+    `\`${proposal.executor.replace(/`/g, '')}\` read the evidence of ${proposal.subjects.length} ` +
+      `${proposal.subjects.length === 1 ? 'story' : 'stories'} (${failed} failed, ${held} held) ` +
+      `and proposes ${fixes.length} ` +
       `${fixes.length === 1 ? 'fix' : 'fixes'}. Tick the fixes you approve (\`[x]\`): ` +
       `${options.applyWith} applies the ticked ones and marks them applied here. ` +
       'An unticked fix is never applied.',
@@ -156,6 +160,9 @@ export function renderRetro(proposal: RetroProposal, options: RenderRetroOptions
   }
   if (proposal.leftOut.length > 0) {
     lines.push('', '## Left out', '', ...proposal.leftOut.map((l) => `- ${inlineText(l)}`));
+  }
+  if (proposal.notes.length > 0) {
+    lines.push('', '## Notes', '', ...proposal.notes.map((l) => `- ${inlineText(l)}`));
   }
   return `${lines.join('\n')}\n`;
 }

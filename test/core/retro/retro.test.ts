@@ -71,6 +71,7 @@ function proposal(fixes: RetroProposal['fixes']): RetroProposal {
     })),
     fixes,
     leftOut: [],
+    notes: [],
     outcomes: {},
   };
 }

@@ -22,7 +22,6 @@ export {
   approvable,
   fencedText,
   renderRetro,
-  RETRO_MARKER,
   retroProposalSchema,
   tickedFixes,
   type FixOutcome,
@@ -30,3 +29,14 @@ export {
   type RetroProposal,
   type RetroSubjectFacts,
 } from './proposal.js';
+export {
+  RETRO_APPLY_WITH_RESUME,
+  RETRO_DOC,
+  retroDocSchema,
+  retroRunning,
+  retroRunOf,
+  RETRO_RUN_STALE_MS,
+  RETRO_RUN_STORY,
+  RETRO_TEXTS,
+  type RetroDoc,
+} from './run.js';

@@ -12,9 +12,6 @@ import { inlineText } from '../report/escape.js';
 import { sanitizeIssueText } from '../epic/sanitize.js';
 import { retroFixSchema, type RetroFix } from './answer.js';
 
-/** The hidden marker of a retro document (the GitHub comment is found by it). */
-export const RETRO_MARKER = '<!-- epicflow:retro -->';
-
 /** What happened to an approved fix: applied, or not (and why); either way never tried again. */
 export type FixOutcome =
   | { readonly applied: true; readonly at: string }
@@ -122,7 +119,6 @@ export function renderRetro(proposal: RetroProposal, options: RenderRetroOptions
   const fixes = approvable(proposal);
   const state = new Map(proposal.subjects.map((s) => [s.story, s]));
   const lines = [
-    RETRO_MARKER,
     `# Retro of epic \`${proposal.epic.replace(/`/g, '')}\``,
     '',
     `\`${proposal.executor.replace(/`/g, '')}\` read the evidence of ${proposal.subjects.length} ` +

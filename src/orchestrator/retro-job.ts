@@ -15,7 +15,7 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { parseConfig } from '../core/config/index.js';
+import { parseConfig, type EpicflowConfig } from '../core/config/index.js';
 import { RETRO_MARKER } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
 import { parsePlan, planOptionsFor } from '../core/plan/index.js';
@@ -53,6 +53,8 @@ export interface RetroJobInput {
   /** Where the executor runs (a separate user in the Action). */
   readonly untrusted?: Untrusted | undefined;
   readonly onEvent?: (message: string) => void;
+  /** The configuration, once read and before any executor runs (the Action masks its secrets). */
+  readonly onConfig?: (config: EpicflowConfig) => void;
   readonly now?: () => Date;
   /** How the executor adapters run their CLIs (tests). */
   readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
@@ -98,6 +100,7 @@ export async function runRetroJob(input: RetroJobInput): Promise<RetroJobResult>
     );
   }
   const config = parseConfig(view.configText, input.configPath);
+  input.onConfig?.(config);
   if (view.issue === undefined) {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }

@@ -8,7 +8,8 @@ import * as core from '@actions/core';
 import { GitHubStateStore } from '../adapters/github/index.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
-import { recordRetroRefusal, runRetroJob, type RetroJobResult } from '../orchestrator/retro-job.js';
+import { failRetroAttempt } from '../orchestrator/retro.js';
+import { runRetroJob, type RetroJobResult } from '../orchestrator/retro-job.js';
 import { connectJob } from './github.js';
 import type { RetroInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
@@ -55,7 +56,7 @@ async function runRetro({ inputs, runner, env }: RetroModeDeps, work: string): P
       .map((l) => l.trim())
       .join(' | ');
     try {
-      await recordRetroRefusal(repo, store, Number(inputs.epic), inputs.attempt, reason);
+      await failRetroAttempt(repo, store, Number(inputs.epic), inputs.attempt, reason);
     } catch (w) {
       core.warning(redact(`could not record the failure: ${describeError(w)}`, secrets));
     }

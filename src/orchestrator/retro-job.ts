@@ -67,26 +67,6 @@ export interface RetroJobResult {
   readonly superseded?: boolean;
 }
 
-/** A retro job that could not run: its attempt fails with the reason (same attempt, still active, only). */
-export async function recordRetroRefusal(
-  repo: GitHubRepo,
-  store: GitHubStateStore,
-  epic: number,
-  attempt: number,
-  reason: string,
-): Promise<void> {
-  let failed = false;
-  await store.updateJson<RetroDoc | null>(RETRO_DOC, (current) => {
-    failed = false;
-    if (current === null || current.attempt !== attempt || current.status !== 'active') {
-      return current;
-    }
-    failed = true;
-    return { ...current, status: 'failed', reason };
-  });
-  if (failed) await repo.reply(epic, RETRO_TEXTS.failed(attempt, inlineText(reason)));
-}
-
 export async function runRetroJob(input: RetroJobInput): Promise<RetroJobResult> {
   const { repo, epic } = input;
   const emit = input.onEvent ?? (() => undefined);

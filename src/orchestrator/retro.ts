@@ -13,6 +13,7 @@ import { RETRO_MARKER } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan, StoryRecord } from '../core/model.js';
 import { parsePlan, planOptionsFor } from '../core/plan/index.js';
+import { inlineText } from '../core/report/escape.js';
 import {
   applyPlanFixes,
   pendingFixes,
@@ -191,4 +192,54 @@ export async function applyRetroOnResume(input: {
 
 function fail(story: string): never {
   throw new EpicflowError('state', `GitHub state: the record of story ${story} is gone`);
+}
+
+/**
+ * Ends an active retro attempt as failed with `reason` and says so on the epic (that
+ * attempt, still active, only: a newer attempt or a recorded proposal is left alone).
+ * True when it did.
+ */
+export async function failRetroAttempt(
+  repo: GitHubRepo,
+  store: GitHubStateStore,
+  epic: number,
+  attempt: number,
+  reason: string,
+): Promise<boolean> {
+  let failed = false;
+  await store.updateJson<RetroDoc | null>(RETRO_DOC, (current) => {
+    failed = false;
+    if (current === null || current.attempt !== attempt || current.status !== 'active') {
+      return current;
+    }
+    failed = true;
+    return { ...current, status: 'failed', reason };
+  });
+  if (failed) await repo.reply(epic, RETRO_TEXTS.failed(attempt, inlineText(reason)));
+  return failed;
+}
+
+/** A retro run completed: one that died before recording its outcome fails its attempt. */
+export async function retroRunFinished(input: {
+  readonly repo: GitHubRepo;
+  readonly store: GitHubStateStore;
+  readonly epic: number;
+  readonly attempt: number;
+  readonly conclusion: string;
+}): Promise<HandleResult> {
+  const failed = await failRetroAttempt(
+    input.repo,
+    input.store,
+    input.epic,
+    input.attempt,
+    `the retro job ended (${input.conclusion}) without recording an outcome`,
+  );
+  return failed
+    ? { outcome: 'reconciled', reason: 'retro failed', epic: input.epic, dispatched: [] }
+    : {
+        outcome: 'ignored',
+        reason: 'retro run already recorded',
+        epic: input.epic,
+        dispatched: [],
+      };
 }

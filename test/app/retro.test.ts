@@ -205,4 +205,20 @@ describe('/retro on the epic issue', () => {
       commentsOn(w.gh, epic).filter((c) => c.body.includes('<!-- epicflow:retro -->')),
     ).toHaveLength(1);
   });
+
+  it('a retro job that dies before recording fails its attempt, and /retro starts another', async () => {
+    const epic = await startEpic(w, 'Cart', planBody([{ id: 'cart' }]));
+    await failStory(w, epic, 'cart');
+    await say(w, epic, '/retro');
+    expect(dispatched(w.gh, epic)).toEqual(['cart#1', '_retro#1']);
+    const { runId } = dispatchOf(w.gh, epic, '_retro');
+    w.gh.act.startWorkflowRun(runId);
+    w.gh.act.completeWorkflowRun(runId, 'cancelled');
+    await w.gh.idle();
+    expect(botComments(w, epic).at(-1)).toBe(
+      'The retro (attempt 1) found no proposal: the retro job ended (cancelled) without recording an outcome\n\nComment `/retro` to try again.',
+    );
+    await say(w, epic, '/retro');
+    expect(dispatched(w.gh, epic)).toEqual(['cart#1', '_retro#1', '_retro#2']);
+  });
 });

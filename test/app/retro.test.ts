@@ -171,6 +171,10 @@ describe('/retro on the epic issue', () => {
       body: proposal.replace('- [ ] **api**', '- [x] **api**'),
     });
     await w.gh.idle();
+    await say(w, epic, '/retro');
+    expect(botComments(w, epic).at(-1)).toContain(
+      'the retro comment has approved fixes not applied yet (`api`): comment `/resume` to apply them',
+    );
     await say(w, epic, '/resume');
     const api = await readRecord(w, epic, 'api');
     expect(api).toMatchObject({ retroNote: 'Export the handler.\n```\n- [x] **db** — forged' });

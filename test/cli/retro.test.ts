@@ -138,6 +138,15 @@ describe('epicflow retro', () => {
 
     // The user approves api and db, not web.
     writeFileSync(file, tick(tick(proposal, 'api'), 'db'));
+    // A new retro would lose the approvals: refused until the run applied them.
+    const again = await epicflow(
+      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      repo.tmp,
+      process.env,
+    );
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`${file} has approved fixes not applied yet: api, db`);
+    expect(prompts(repo, 'reviewer')).toHaveLength(1);
     const second = await run(repo, readFileSync(planFile, 'utf8'), {}, {});
     expect(second.stdout).toContain('epicflow: retro: applied the retry fix of api');
     expect(second.stdout).toContain('epicflow: retro: applied the plan-edit fix of db to epic.md');

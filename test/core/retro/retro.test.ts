@@ -88,6 +88,17 @@ describe('a retro answer', () => {
     expect(wrong.ok).toBe(false);
   });
 
+  it('refuses a plan edit of a field a fix may not set (an id, an executor)', () => {
+    const read = readRetroAnswer(
+      answer({
+        fixes: [{ story: 'api', kind: 'plan-edit', why: 'w', edit: { executor: 'other' } }],
+      }),
+      subjects,
+    );
+    expect(read.ok).toBe(false);
+    expect(!read.ok && read.error).toContain('fixes.0.edit');
+  });
+
   it('keeps one fix per failed or held story and leaves the rest out with a note', () => {
     const read = readRetroAnswer(
       answer({
@@ -164,6 +175,29 @@ describe('applying plan fixes', () => {
     expect(outcome?.applied === false && outcome.reason).toMatch(
       /^the edited plan would be invalid \(owns-overlap: /,
     );
+  });
+
+  it('does not let an edit own a workflow file', () => {
+    const p = proposal([
+      {
+        story: 'api',
+        kind: 'plan-edit',
+        why: 'w',
+        edit: { owns: ['src/api', '.github/workflows/ci.yml'] },
+      },
+    ]);
+    const r = applyPlanFixes({
+      markdown: MD,
+      plan,
+      proposal: p,
+      fixes: p.fixes,
+      records,
+      options: {},
+      now,
+    });
+    expect(r.markdown).toBe(MD);
+    const outcome = r.outcomes.get('api');
+    expect(outcome?.applied === false && outcome.reason).toMatch(/\(protected-path: /);
   });
 
   it('does not apply an edit to an entry changed since the retro', () => {

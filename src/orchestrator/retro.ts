@@ -122,11 +122,13 @@ export async function applyRetroOnResume(input: {
   readonly now: string;
 }): Promise<boolean> {
   const { repo, store, epic } = input;
+  // The comment first: found in the epic view's comments, so an epic without a retro
+  // costs its `/resume` no read.
+  const comment = await repo.findComment(epic.number, RETRO_MARKER);
+  if (comment === null) return false;
   const { doc, sha } = await readRetroDoc(store);
   const proposal = doc?.status === 'proposed' ? doc.proposal : undefined;
   if (doc === undefined || proposal === undefined) return false;
-  const comment = await repo.findComment(epic.number, RETRO_MARKER);
-  if (comment === null) return false;
   const ticked = tickedFixes(comment.body, proposal);
   const pending = pendingFixes(proposal, ticked);
   if (pending.length === 0) return false;

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { PLANNING_RUN_STORY } from '../core/epic/planning.js';
+import { RETRO_RUN_STORY } from '../core/retro/run.js';
 import { EpicflowError } from '../core/errors.js';
 
 const ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -81,7 +82,9 @@ type WithAuth<T> = Omit<T, keyof typeof access> & { readonly auth: GitHubAuth };
 export type StoryInputs = WithAuth<z.infer<typeof StoryFields>>;
 export type PlanInputs = WithAuth<z.infer<typeof PlanFields>>;
 export type OrchestrateInputs = WithAuth<z.infer<typeof OrchestrateFields>>;
-export type ActionInputs = StoryInputs | PlanInputs | OrchestrateInputs;
+/** A retro job: the story workflow dispatched with the reserved story `_retro` runs it. */
+export type RetroInputs = Omit<PlanInputs, 'mode'> & { readonly mode: 'retro' };
+export type ActionInputs = StoryInputs | PlanInputs | RetroInputs | OrchestrateInputs;
 
 /** Input names as action.yml spells them, by record key. */
 const NAMES = {
@@ -145,6 +148,10 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     if (rest.mode === 'story' && rest.story === PLANNING_RUN_STORY) {
       const { story: _s, ...plan } = rest;
       return { ...plan, mode: 'plan', auth };
+    }
+    if (rest.mode === 'story' && rest.story === RETRO_RUN_STORY) {
+      const { story: _s, ...retro } = rest;
+      return { ...retro, mode: 'retro', auth };
     }
     return { ...rest, auth };
   }

@@ -11,6 +11,7 @@ import { privateKeySecrets } from './github.js';
 import { readInputs } from './inputs.js';
 import { runOrchestrateMode } from './orchestrate.js';
 import { runPlanMode } from './plan.js';
+import { runRetroMode } from './retro.js';
 import { readRunner } from './runner.js';
 import { runStoryMode } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
@@ -31,6 +32,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     delete env['INPUT_APP-PRIVATE-KEY'];
     if (inputs.mode === 'story') await runStoryMode({ inputs, runner, env });
     else if (inputs.mode === 'plan') await runPlanMode({ inputs, runner, env });
+    else if (inputs.mode === 'retro') await runRetroMode({ inputs, runner, env });
     else await runOrchestrateMode({ inputs, runner });
   } catch (e) {
     const message = redact(describeError(e), secrets);

@@ -8,6 +8,7 @@ import { registerInitCommand } from './commands/init.js';
 import { registerLandCommand } from './commands/land.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerPlanCommands } from './commands/plan.js';
+import { registerRetroCommand } from './commands/retro.js';
 import { registerRosterCommands } from './commands/roster.js';
 import { registerWatchCommand } from './commands/watch.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
@@ -38,6 +39,7 @@ function buildProgram(ctx: CliContext): Command {
   registerEngineCommands(program, ctx);
   registerLogsCommand(program, ctx);
   registerWatchCommand(program, ctx);
+  registerRetroCommand(program, ctx);
   registerLandCommand(program, ctx);
   registerRosterCommands(program, ctx);
   registerInitCommand(program, ctx);

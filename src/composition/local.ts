@@ -21,6 +21,7 @@ import { findingLines } from '../core/doctor/index.js';
 import { composeEpic, resolveExecutorEnvs } from './epic.js';
 import { checkLocal } from './local-doctor.js';
 import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
+import { applyApprovedRetro } from './retro-local.js';
 
 export interface LocalRunOptions {
   readonly file: string;
@@ -100,6 +101,9 @@ export interface LocalEpic {
   readonly configPaths: readonly string[];
   readonly executorEnv: Record<string, Record<string, string>>;
   readonly title: string | undefined;
+  /** The plan file (absolute) and its text as read. */
+  readonly planPath: string;
+  readonly markdown: string;
   /** What the start's checks warn about (`warning: …` lines). */
   readonly warnings: readonly string[];
 }
@@ -221,6 +225,8 @@ export async function prepareLocalEpic(
     configPaths: planOptions.configPaths,
     executorEnv,
     title: planTitle(markdown),
+    planPath,
+    markdown,
     warnings: findingLines(diagnosis.findings),
   };
 }
@@ -230,7 +236,7 @@ export async function runLocalEpic(
   options: LocalRunOptions,
   hooks: LocalRunHooks,
 ): Promise<EpicRunResult & { stateDir: string; events: string }> {
-  const local = await prepareLocalEpic(options, hooks);
+  let local = await prepareLocalEpic(options, hooks);
   for (const line of local.warnings) hooks.onWarning?.(line);
   const untrusted = await localUntrusted(
     options.agentUser,
@@ -243,6 +249,24 @@ export async function runLocalEpic(
   );
   const store = new FileStateStore(local.stateDir);
   const unlock = await store.lock();
+  try {
+    // The fixes people approved in the epic's retro.md come first; an edited plan is read again.
+    const retro = await applyApprovedRetro({
+      store,
+      planPath: local.planPath,
+      markdown: local.markdown,
+      plan: local.plan,
+      options: {
+        allowWorkflowChanges: local.config.allowWorkflowChanges,
+        configPaths: local.configPaths,
+      },
+      emit: (message) => hooks.onEvent({ at: new Date().toISOString(), kind: 'epic', message }),
+    });
+    if (retro.planChanged) local = await prepareLocalEpic(options, hooks);
+  } catch (e) {
+    await unlock();
+    throw e;
+  }
   // Events are appended in order, without holding up the run.
   let appending: Promise<void> = Promise.resolve();
   // One trace per run, when an OpenTelemetry exporter endpoint is configured.

@@ -129,6 +129,8 @@ export interface StoryRecord {
   readonly deferred?: readonly string[];
   /** The follow-up round over deferred findings the story runs (or ran) (`/resume deferred`). */
   readonly deferredRound?: DeferredRound;
+  /** A note for the story's next coder prompts, from a retro fix a person approved. */
+  readonly retroNote?: string;
 }
 
 /** One task of a story's task plan. */

@@ -86,6 +86,7 @@ export const StoryRecordSchema = z.object({
   deferredRound: z
     .object({ findings: z.array(z.string()), supersedes: z.string().exactOptional() })
     .exactOptional(),
+  retroNote: z.string().exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -403,21 +403,24 @@ async function planIn(
   }
 }
 
-/** Whatever the turn changed in the checkout, commits included, is discarded and noted by path. */
-async function discardChanges(
+/**
+ * Whatever a read-only turn (`who`: the planner, a retro) changed in the checkout,
+ * commits included, is discarded and noted by path.
+ */
+export async function discardChanges(
   tree: PlanningTree,
   base: string,
   during: string,
   notes: string[],
-  ports: PlanningPorts,
+  ports: Pick<PlanningPorts, 'emit'>,
+  who = 'planner',
 ): Promise<void> {
   const head = await tree.head();
   const changed = await tree.changedFrom(base);
   if (head === base && changed.length === 0) return;
   const found: string[] = [];
-  if (head !== base)
-    found.push(`planner moved HEAD to ${head.slice(0, 12)}: discarded (${during})`);
-  if (changed.length > 0) found.push(`planner changed ${pathList(changed)}: discarded (${during})`);
+  if (head !== base) found.push(`${who} moved HEAD to ${head.slice(0, 12)}: discarded (${during})`);
+  if (changed.length > 0) found.push(`${who} changed ${pathList(changed)}: discarded (${during})`);
   for (const note of found) {
     notes.push(note);
     ports.emit(note);

@@ -21,6 +21,7 @@ import { expectBoard, loadPlan, readView, stateFromView } from './load.js';
 import { epicLockBusy, withEpicLock } from './lock.js';
 import { epicDocOf, epicRepo, ownerClaim } from './owner.js';
 import { planningStep } from './planning.js';
+import { applyRetroOnResume, requestRetro } from './retro.js';
 import { noteRateLimit } from './rate-limit.js';
 import { clearProblem, clearViolations, reportFailure } from './problems.js';
 import { dispatchedRuns } from './runs.js';
@@ -88,8 +89,15 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
     }
     if ('again' in result) {
       // A queued review round may start: decided again with the comments listed now.
+      // (Or a retro's approved fixes were applied: decided again with the plan as edited.)
       dispatched.push(...result.dispatched);
-      next = { ...fresh, trigger: result.again, command: null, replyTo: result.replyTo };
+      next = {
+        ...fresh,
+        ...(result.epic === undefined ? {} : { epic: result.epic }),
+        trigger: result.again,
+        command: null,
+        replyTo: result.replyTo,
+      };
       continue;
     }
     if (result.outcome !== 'reconciled') return result;
@@ -106,7 +114,9 @@ async function decideOnce(
   deps: OrchestratorDeps,
   d: Decision,
 ): Promise<
-  HandleResult | 'conflict' | { again: Trigger; replyTo: number; dispatched: readonly string[] }
+  | HandleResult
+  | 'conflict'
+  | { again: Trigger; replyTo: number; dispatched: readonly string[]; epic?: EventIssue }
 > {
   const epicNumber = d.epic.number;
   const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
@@ -122,13 +132,21 @@ async function decideOnce(
   // The status and report comments came with the view: found without listing.
   if (view.issue?.comments !== undefined) repo.knowComments(epicNumber, view.issue.comments);
   if (view.pr?.comments !== undefined) repo.knowComments(view.pr.number, view.pr.comments);
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  // `/resume` applies the fixes ticked in the retro's comment first, then decides on them.
+  if (
+    d.trigger.kind === 'resume' &&
+    (await applyRetroOnResume({ repo, store, epic: d.epic, config: d.config, now }))
+  ) {
+    const body = (await repo.getIssue(epicNumber)).body;
+    return { again: d.trigger, replyTo: d.replyTo, dispatched: [], epic: { ...d.epic, body } };
+  }
   const loaded = await loadPlan(
     repo,
     d.epic,
     d.config,
     view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
   );
-  const now = (deps.now?.() ?? new Date()).toISOString();
   // Planning first: an epic without a plan may get one drafted (planning.ts).
   const planning = await planningStep({
     repo,
@@ -167,6 +185,21 @@ async function decideOnce(
   // A landed epic is delivered: nothing is started, opened or dispatched for it again.
   if (state.doc?.value.landed !== undefined) {
     return { outcome: 'ignored', reason: 'the epic has landed', epic: epicNumber, dispatched: [] };
+  }
+  if (d.command?.kind === 'retro') {
+    return requestRetro({
+      repo,
+      store,
+      epic: epicNumber,
+      config: d.config,
+      plan: reviewed,
+      records: state.records,
+      by: d.by ?? '',
+      replyTo: d.replyTo,
+      defaultBranch,
+      storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+      now,
+    });
   }
   const landings = landingsOf(store, view);
   const merged = await repo.mergedStories(branch, {

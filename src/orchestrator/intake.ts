@@ -29,6 +29,8 @@ import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index
 import { GitHubStateStore } from '../adapters/github/index.js';
 import { decide } from './decide.js';
 import { planningRunFinished, planningRunOf } from './planning.js';
+import { retroRunOf } from '../core/retro/run.js';
+import { retroRunFinished } from './retro.js';
 import { handlePullRequestClosed } from './after-pr.js';
 import { handlePush, isLandJob, landRunCompleted } from './landing.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
@@ -175,6 +177,15 @@ async function handleRun(
       conclusion: event.conclusion,
       now: (deps.now?.() ?? new Date()).toISOString(),
     });
+  }
+  const retroRun = retroRunOf(event.displayTitle);
+  if (retroRun !== null) {
+    const store = new GitHubStateStore({
+      repo: deps.repo,
+      epic: String(retroRun.epic),
+      defaultBranch,
+    });
+    return retroRunFinished({ repo: deps.repo, store, ...retroRun, conclusion: event.conclusion });
   }
   const run = parseRunTitle(event.displayTitle);
   if (run === null) {

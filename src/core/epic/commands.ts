@@ -17,6 +17,8 @@ export type Command =
   | { readonly kind: 'help' }
   /** Start a review round from the comments on the epic's pull request. */
   | { readonly kind: 'revise' }
+  /** Propose one fix per failed or held story (a retro job), for people to tick. */
+  | { readonly kind: 'retro' }
   /** `story` is absent when the command named none (`validateCommand` explains). */
   | { readonly kind: 'retry'; readonly story?: string }
   | { readonly kind: 'skip'; readonly story?: string }
@@ -53,6 +55,10 @@ export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandH
   revise: {
     usage: '/revise',
     does: "run the stories the pull request's review comments concern again with those comments (a review round)",
+  },
+  retro: {
+    usage: '/retro',
+    does: 'propose one fix per failed or held story (one read-only model call), as a comment with a checkbox per fix; `/resume` applies the ticked ones',
   },
   plan: {
     usage: '/plan [guidance]',
@@ -93,6 +99,7 @@ export function parseCommand(body: string): Command | null {
     case 'status':
     case 'help':
     case 'revise':
+    case 'retro':
       return { kind: word };
     case 'plan': {
       // The guidance may go on over the next lines.

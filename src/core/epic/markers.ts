@@ -29,6 +29,8 @@ export type MarkerName =
   | `epic:${number}`
   /** The failure comment of one attempt of a story, on its sub-issue. */
   | `failure:${string}:${number}`
+  /** The retro's proposal on the epic issue, a checkbox per fix (`/retro`). */
+  | 'retro'
   /** The start and end of the plan section epicflow writes below an epic's prose. */
   | 'plan:start'
   | 'plan:end';
@@ -38,6 +40,7 @@ export const REPORT_MARKER: MarkerName = 'report';
 export const VIOLATIONS_MARKER: MarkerName = 'violations';
 export const ERROR_MARKER: MarkerName = 'error';
 export const NOT_AN_EPIC_MARKER: MarkerName = 'not-an-epic';
+export const RETRO_MARKER: MarkerName = 'retro';
 
 /** Marks the sub-issue of one story. */
 export function storyMarker(story: string): MarkerName {

@@ -48,6 +48,8 @@ export interface CoderPromptInput {
   readonly feedback?: PromptFeedback | undefined;
   /** The review round the story runs again for: its comments on the pull request. */
   readonly review?: Revision | undefined;
+  /** A note from a retro fix a person approved (text a model wrote: quoted, as data). */
+  readonly retroNote?: string | undefined;
   /** "The code you start from" (the first coder turn of a run). */
   readonly startingCode?: StartingCode | undefined;
   /** A task plan's part (core/story/tasks.ts): the plan request, or the task of this turn. */
@@ -236,6 +238,14 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
   if (input.tasks !== undefined) parts.push(...input.tasks);
   if (input.followUp !== undefined && input.followUp.length > 0) {
     parts.push(...followUpSection(input.followUp));
+  }
+  if (input.retroNote !== undefined && input.retroNote.trim() !== '') {
+    parts.push(
+      '## A note for this attempt',
+      'The story failed or was held before. A retro over what happened proposed this note and a ' +
+        'person approved it (quoted as written):',
+      quote(input.retroNote),
+    );
   }
   if (input.feedback !== undefined) parts.push(...feedbackSection(input.feedback));
   parts.push(`(round ${input.round})`);

@@ -394,6 +394,8 @@ async function runStoryOnce(
       ...(sameEntry && prior.progress !== undefined ? { progress: prior.progress } : {}),
       // A review round's comments stay with the story's record (and reach its prompt).
       ...(prior?.revision === undefined ? {} : { revision: prior.revision }),
+      // So does the note of an approved retro fix.
+      ...(prior?.retroNote === undefined ? {} : { retroNote: prior.retroNote }),
       // Answers kept for a later run over the same fingerprint (what the call read).
       ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),

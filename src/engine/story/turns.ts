@@ -464,6 +464,7 @@ export async function coderTurn(
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
+    ...(rec.record.retroNote === undefined ? {} : { retroNote: rec.record.retroNote }),
     ...(startingCode === undefined ? {} : { startingCode }),
     ...(scope.task === undefined ? {} : { tasks: scope.task.section }),
     ...(rec.record.deferredRound === undefined

@@ -1,0 +1,332 @@
+/**
+ * The local composition root of a retro. `epicflow retro`: the evidence of the epic's
+ * failed and held stories (their records, their plan entries) goes to one executor with
+ * the judge role on a read-only checkout of the epic head, and its proposal is written
+ * to `retro.md` in the epic's state folder (kept as `retro.json`), one checkbox per fix.
+ * The next `epicflow run` of the epic applies the ticked fixes first
+ * (`applyApprovedRetro`), marks them in `retro.md`, and runs with them.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ExecutorDeps } from '../adapters/executors/index.js';
+import { FileStateStore } from '../adapters/state/file-store.js';
+import type { AgentUserFlag } from '../core/agent-user.js';
+import { EpicflowError } from '../core/errors.js';
+import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
+import type { PlanOptions } from '../core/plan/types.js';
+import {
+  applyPlanFixes,
+  pendingFixes,
+  renderRetro,
+  retriedRecord,
+  retroProposalSchema,
+  retroSubjects,
+  tickedFixes,
+  type FixOutcome,
+  type RetroProposal,
+} from '../core/retro/index.js';
+import { loadRosterState, pickHelper } from '../core/roster/index.js';
+import type { PlanningTree } from '../engine/plan-epic.js';
+import { proposeRetro } from '../engine/retro.js';
+import { executorLookup, resolveExecutorEnvs } from './epic.js';
+import { loadLocalConfig, openRepo } from './local-config.js';
+import { epicsRoot, pickEpic } from './local-epics.js';
+import { localUntrusted } from './local-untrusted.js';
+
+/** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
+export const RETRO_FILE = 'retro.md';
+export const RETRO_JSON = 'retro.json';
+
+/** How the local retro file says its fixes get applied. */
+const APPLY_WITH = 'the next `epicflow run` of this epic';
+
+export interface LocalRetroOptions {
+  readonly repo?: string | undefined;
+  readonly epic?: string | undefined;
+  readonly config?: string | undefined;
+  /** Who the executor runs as, as for `epicflow run` (see core/agent-user.ts). */
+  readonly agentUser?: AgentUserFlag;
+}
+
+export interface LocalRetroHooks {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** One line per step. */
+  readonly onEvent: (message: string) => void;
+  /** What is said once about who the executor runs as. */
+  readonly onWarning?: ((line: string) => void) | undefined;
+  readonly interrupt?: AbortSignal | undefined;
+  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices'> | undefined;
+}
+
+export type LocalRetroResult =
+  | {
+      readonly kind: 'proposed';
+      readonly file: string;
+      readonly proposal: RetroProposal;
+      /** Rounds of the call (2 after a repair re-ask) and what they cost. */
+      readonly rounds: number;
+      readonly usage: readonly UsageEntry[];
+    }
+  | { readonly kind: 'nothing'; readonly epic: string };
+
+interface EpicJson {
+  readonly epicBranch?: unknown;
+  readonly plan?: unknown;
+}
+
+function isPlan(value: unknown): value is Plan {
+  const v = value as Partial<Plan> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Array.isArray(v.stories) &&
+    Array.isArray(v.waves) &&
+    typeof v.hashes === 'object'
+  );
+}
+
+/** Reads the kept proposal; absent is null, anything else epicflow did not write is an error. */
+async function readProposal(store: FileStateStore): Promise<RetroProposal | null> {
+  const raw = await store.readJson<unknown>(RETRO_JSON);
+  if (raw === null) return null;
+  const parsed = retroProposalSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new EpicflowError(
+      'state',
+      `${join(store.dir, RETRO_JSON)} is not a retro epicflow wrote`,
+      {
+        details: ['delete it (and retro.md), then run `epicflow retro` again'],
+      },
+    );
+  }
+  return parsed.data;
+}
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** `epicflow retro`: proposes one fix per failed or held story and writes `retro.md`. */
+export async function retroLocally(
+  options: LocalRetroOptions,
+  hooks: LocalRetroHooks,
+): Promise<LocalRetroResult> {
+  const repo = await openRepo(resolve(hooks.cwd, options.repo ?? '.'));
+  const epic = await pickEpic(repo, options.epic);
+  const stateDir = join(epicsRoot(repo), epic);
+  const store = new FileStateStore(stateDir);
+  const unlock = await store.lock();
+  try {
+    const kept = await readProposal(store);
+    if (kept !== null) {
+      const md = (await readText(join(stateDir, RETRO_FILE))) ?? '';
+      const waiting = pendingFixes(kept, tickedFixes(md, kept));
+      if (waiting.length > 0) {
+        throw new EpicflowError(
+          'usage',
+          `${join(stateDir, RETRO_FILE)} has approved fixes not applied yet: ${waiting.map((f) => f.story).join(', ')}`,
+          { details: ['apply them with `epicflow run`, or untick them, before a new retro'] },
+        );
+      }
+    }
+    const doc = await store.readJson<EpicJson>('epic.json');
+    if (doc === null || !isPlan(doc.plan) || typeof doc.epicBranch !== 'string') {
+      throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
+    }
+    const plan = doc.plan;
+    const records = new Map<string, StoryRecord>(
+      (await store.listStories()).map((r) => [r.story, r]),
+    );
+    const subjects = retroSubjects(plan, records);
+    if (subjects.length === 0) return { kind: 'nothing', epic };
+
+    const { config } = await loadLocalConfig({
+      root: repo.root,
+      config: options.config,
+      cwd: hooks.cwd,
+      env: hooks.env,
+      deferEnv: true,
+    });
+    const now = new Date();
+    const roster = loadRosterState(
+      await store.readJson<unknown>('roster.json'),
+      join(stateDir, 'roster.json'),
+    );
+    const picked = pickHelper(config.executors, roster, {
+      role: 'judge',
+      preferred: config.judge?.executor,
+      avoid: [],
+      now,
+    });
+    if (picked === null) {
+      throw new EpicflowError('config', 'no executor can run the retro', {
+        details: [
+          'give an executor the judge role (roles: [coder, judge]): the retro runs it read-only',
+        ],
+      });
+    }
+    const executor = picked.executor;
+    const env = resolveExecutorEnvs([executor], hooks.env)[executor.id] ?? {};
+    const head = await repo.revParse(`refs/heads/${doc.epicBranch}`);
+    if (head === null) {
+      throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
+    }
+    // The executor runs as the judge of a run does: as the agent user when there is one.
+    const untrusted = await localUntrusted(
+      options.agentUser,
+      { roots: [epicsRoot(repo)], home: join(stateDir, 'agent-home') },
+      hooks,
+    );
+    const work = join(stateDir, 'retro', randomUUID().slice(0, 8));
+    const treePath = join(work, 'tree');
+    let outcome;
+    try {
+      outcome = await proposeRetro(
+        {
+          epic,
+          plan,
+          subjects,
+          base: head,
+          executor,
+          config,
+          env,
+          home: join(work, 'home'),
+        },
+        {
+          git: {
+            listFiles: (sha) => repo.listFiles(sha),
+            checkout: async (sha): Promise<PlanningTree> => {
+              await repo.removeWorktree(treePath);
+              await repo.addWorktree(treePath, sha);
+              return repo.worktree(treePath);
+            },
+            release: () => repo.removeWorktree(treePath),
+          },
+          executors: executorLookup({
+            config,
+            env: hooks.env,
+            untrusted,
+            deps: hooks.executorDeps,
+          }),
+          emit: hooks.onEvent,
+          signal: hooks.interrupt,
+        },
+      );
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+    if (outcome.kind === 'failed') {
+      throw new EpicflowError('executor', `the retro found no proposal: ${outcome.reason}`);
+    }
+    const proposal: RetroProposal = {
+      version: 1,
+      epic,
+      at: now.toISOString(),
+      executor: executor.id,
+      subjects: subjects.map((s) => ({
+        story: s.story.id,
+        state: s.state,
+        ...(s.record.reason === undefined ? {} : { reason: s.record.reason }),
+        planHash: plan.hashes[s.story.id] ?? '',
+      })),
+      fixes: outcome.fixes,
+      leftOut: outcome.leftOut,
+      notes: outcome.notes,
+      outcomes: {},
+    };
+    await store.writeJson(RETRO_JSON, proposal);
+    const file = await store.writeText(
+      RETRO_FILE,
+      renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
+    );
+    return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
+  } finally {
+    await unlock();
+  }
+}
+
+/** Writes through a temporary file and a rename: the plan file is whole or untouched. */
+async function writeWhole(path: string, text: string): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomUUID().slice(0, 8)}.tmp`);
+  try {
+    await writeFile(tmp, text, 'utf8');
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new EpicflowError('usage', `cannot write ${path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+export interface AppliedRetro {
+  /** Set when an approved fix edited the plan file: the run reads it again. */
+  readonly planChanged: boolean;
+}
+
+/**
+ * At the start of `epicflow run` (the epic's lock held): applies the fixes ticked in
+ * `retro.md` that were not applied yet — plan edits and acceptance lines to the plan file,
+ * retries to the story records — then marks each in `retro.md` (applied, or not and why)
+ * and keeps the outcomes, so no fix is applied twice.
+ */
+export async function applyApprovedRetro(input: {
+  readonly store: FileStateStore;
+  /** The plan file of the run (absolute) and its text. */
+  readonly planPath: string;
+  readonly markdown: string;
+  readonly plan: Plan;
+  readonly options: PlanOptions;
+  readonly emit: (line: string) => void;
+}): Promise<AppliedRetro> {
+  const { store } = input;
+  const proposal = await readProposal(store);
+  const mdPath = join(store.dir, RETRO_FILE);
+  if (proposal === null || !existsSync(mdPath)) return { planChanged: false };
+  const ticked = tickedFixes((await readText(mdPath)) ?? '', proposal);
+  const pending = pendingFixes(proposal, ticked);
+  if (pending.length === 0) return { planChanged: false };
+  const now = new Date().toISOString();
+  const records = new Map((await store.listStories()).map((r) => [r.story, r]));
+  const planned = applyPlanFixes({
+    markdown: input.markdown,
+    plan: input.plan,
+    proposal,
+    fixes: pending,
+    records,
+    options: input.options,
+    now,
+  });
+  const outcomes: Record<string, FixOutcome> = { ...proposal.outcomes };
+  for (const [story, outcome] of planned.outcomes) outcomes[story] = outcome;
+  const planChanged = planned.markdown !== input.markdown;
+  if (planChanged) await writeWhole(input.planPath, planned.markdown);
+  for (const fix of pending) {
+    if (fix.kind !== 'retry') continue;
+    const retried = retriedRecord(records.get(fix.story), fix.note);
+    if (retried.ok) {
+      await store.writeStory(retried.record);
+      outcomes[fix.story] = { applied: true, at: now };
+    } else {
+      outcomes[fix.story] = { applied: false, at: now, reason: retried.reason };
+    }
+  }
+  for (const fix of pending) {
+    const outcome = outcomes[fix.story];
+    if (outcome === undefined) continue;
+    input.emit(
+      outcome.applied
+        ? `retro: applied the ${fix.kind} fix of ${fix.story}${fix.kind === 'retry' ? '' : ` to ${basename(input.planPath)}`}`
+        : `retro: the ${fix.kind} fix of ${fix.story} was not applied: ${outcome.reason}`,
+    );
+  }
+  const updated: RetroProposal = { ...proposal, outcomes };
+  await store.writeJson(RETRO_JSON, updated);
+  await store.writeText(RETRO_FILE, renderRetro(updated, { ticked, applyWith: APPLY_WITH }));
+  return { planChanged };
+}

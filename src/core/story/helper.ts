@@ -11,8 +11,13 @@
 import { EpicflowError } from '../errors.js';
 import type { OutcomeClass } from '../executor.js';
 import type { Extracted } from '../judge/index.js';
-import type { ExecutorSignal, StoryEffect, Unavailable } from './lifecycle.js';
-import { executorSignal, RATE_LIMIT_BACKOFF_MS } from './lifecycle.js';
+import {
+  executorSignal,
+  RATE_LIMIT_BACKOFF_MS,
+  type ExecutorSignal,
+  type StoryEffect,
+  type Unavailable,
+} from './rounds.js';
 import { INTERRUPTED, shortDetail } from './texts.js';
 import {
   afterRetries,

@@ -17,322 +17,41 @@
  * the roster's threshold retries after a growing backoff.
  */
 import type { ExecutorConfig } from '../config/types.js';
-import { EpicflowError } from '../errors.js';
-import type { OutcomeClass, Stall } from '../executor.js';
-import type { GateRun, GateVerdict } from '../gates/index.js';
+import type { Stall } from '../executor.js';
 import {
   formatScores,
   judgeOutcome,
   REUSED_VERDICT_NOTE,
   REUSED_VERIFIER_NOTE,
   verdictFindings,
-  type JudgeVerdict,
 } from '../judge/index.js';
-import type { Halt, StoryProgress } from '../model.js';
-import { describeStrays, isClean, strayPaths, type PerimeterResult } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
-import type { RosterExhausted } from '../roster/index.js';
-import { blockingReason, describeVerdicts, INTERRUPTED, plural, shortDetail } from './texts.js';
+import { INTERRUPTED, plural, shortDetail } from './texts.js';
+import { afterRetries, retryTransient, transientFault } from './transient.js';
 import {
-  afterRetries,
-  retryTransient,
-  transientFault,
-  type RetryRules,
-  type TurnEnd,
-} from './transient.js';
-
-/** At most this many handovers per story. */
-export const MAX_HANDOVERS = 2;
-
-/** Waits before retrying a rate-limited turn: 1 s, then 2 s (the third one excludes). */
-export const RATE_LIMIT_BACKOFF_MS = 1000;
-
-/** What the config allows a story, fixed for all its rounds. */
-export interface RoundRules {
-  /** `fixRounds`: turns that may follow failing gates or oracle findings. */
-  readonly fixRounds: number;
-  /** `judge.rounds` when a judge is configured; undefined: no judge. */
-  readonly judgeRounds: number | undefined;
-  /** `judge.deferNonBlocking`: only critical findings block; the others are deferred. */
-  readonly deferNonBlocking?: boolean;
-  /** True when some executor has the verifier role. */
-  readonly verifier: boolean;
-  /** `retries`: the story's budget of retries for transient faults, and the backoff. */
-  readonly retries: RetryRules;
-  /**
-   * `mergeRevisions`: turns a story gets when its checked commit turned the merged epic
-   * head red (the merge undone), before it fails (absent: none).
-   */
-  readonly mergeRevisions?: number;
-  /**
-   * The rounds of a task that is not the story's last (core/story/tasks.ts): a commit
-   * that passed the checks ends them (no judge, no merge yet), and a turn that changed
-   * nothing completes the task.
-   */
-  readonly taskEnd?: boolean;
-}
-
-/** A BLOCKED_ON claim of a coder and what the plan answers it (`answerBlocked`). */
-export interface BlockedClaim {
-  readonly claim: string;
-  /** The pushback text from the plan. */
-  readonly answer: string;
-  /** The plan edit that would resolve a real claim. */
-  readonly suggestedEdit: string;
-  /** True when the plan alone settles the claim (no verifier is asked). */
-  readonly decided: boolean;
-}
-
-/** The step whose result the state waits for, with what deciding on it needs. */
-export type Awaiting =
-  | { readonly step: 'turn' }
-  | { readonly step: 'exclusion' }
-  | { readonly step: 'handover'; readonly why: string; readonly exhausted: boolean }
-  | { readonly step: 'verifier'; readonly claim: BlockedClaim }
-  /** `afterCatchUp`: the branch just took the epic head, which other stories moved. */
-  | { readonly step: 'check'; readonly afterCatchUp?: true }
-  /** The branch takes the epic head before the judge reads it. */
-  | { readonly step: 'catch-up' }
-  /** The checks again, after paths outside the perimeter were put back. */
-  | { readonly step: 'recheck' }
-  /** `inPlace`: the branch has no changes and the judge says whether the work is there. */
-  | { readonly step: 'judge'; readonly inPlace: boolean }
-  | { readonly step: 'end' };
-
-/** What was decided so far about one story's rounds. */
-export interface StoryRounds {
-  readonly rules: RoundRules;
-  readonly awaiting: Awaiting;
-  /** The coder now: the first one, or the one the story was handed over to. */
-  readonly executor: ExecutorConfig;
-  /** Every coder of the story so far, in order. */
-  readonly chain: readonly string[];
-  readonly handovers: number;
-  /** Rate-limited turns retried so far (reset when an executor stops). */
-  readonly rateRetries: number;
-  /** Turns of any kind retried after a transient fault so far (the story's budget). */
-  readonly transientRetries: number;
-  /** Merge revisions spent so far (absent: none). */
-  readonly mergeRevisions?: number;
-  /** The feedback of the coder turn that runs (or ran) last. */
-  readonly feedback: PromptFeedback | undefined;
-  readonly fixRoundsLeft: number;
-  /** True once paths outside the perimeter were shown to the coder. */
-  readonly perimeterShown: boolean;
-  /** True once a BLOCKED_ON claim was pushed back. */
-  readonly blockedPushback: boolean;
-  readonly judgeRevisions: number;
-  /** The commit that passed every check: what is merged ('' none yet). */
-  readonly checked: string;
-  /** What the last check found blocking, when it sent the coder a fix round. */
-  readonly blocking?: string | undefined;
-}
-
-/** How an executor that stopped is reported to the roster. */
-export type ExecutorSignal =
-  | { readonly kind: 'missing-binary'; readonly detail: string }
-  | {
-      readonly kind: 'signal';
-      readonly outcome: OutcomeClass;
-      readonly resetAt: string | undefined;
-      readonly detail: string;
-    };
-
-/** The next step, for the engine to perform. */
-export type StoryAction =
-  /** A coder turn of `state.executor` with this feedback, after waiting `waitMs`. */
-  | {
-      readonly kind: 'code';
-      readonly feedback: PromptFeedback | undefined;
-      readonly waitMs: number;
-    }
-  /** Tell the roster the executor stopped; it answers with an exclusion or none. */
-  | { readonly kind: 'exclude'; readonly executor: string; readonly signal: ExecutorSignal }
-  /** Ask the roster for the next coder, excluding `state.chain`. */
-  | { readonly kind: 'hand-over' }
-  /** Ask a verifier whether the claim is real. */
-  | { readonly kind: 'verify'; readonly claim: BlockedClaim }
-  /** Gates against the baseline, oracle guard and perimeter of the branch head. */
-  | { readonly kind: 'check' }
-  /** Put these paths back as on the epic branch, commit, and check again. */
-  | { readonly kind: 'restore'; readonly paths: readonly string[] }
-  /**
-   * Take the epic head into the branch (epic side wins, as at the start) when other
-   * stories moved it since, so the judge reads the story as it would be merged.
-   */
-  | { readonly kind: 'catch-up' }
-  | { readonly kind: 'judge'; readonly inPlace: boolean }
-  /** Merge this commit into the epic branch. */
-  | { readonly kind: 'integrate'; readonly commit: string }
-  /** Done without a merge: the work was already in place. */
-  | { readonly kind: 'in-place' }
-  /** The task's rounds end (`taskEnd`): at this checked commit, or where the branch is. */
-  | { readonly kind: 'task-done'; readonly commit: string | undefined }
-  | { readonly kind: 'stop'; readonly status: 'failed' | 'waiting'; readonly reason: string };
-
-/** What the engine tells and records before the next step, in this order. */
-export type StoryEffect =
-  /** A `story` event. */
-  | { readonly kind: 'say'; readonly message: string }
-  /** Notes appended to the record, in one save. */
-  | { readonly kind: 'note'; readonly notes: readonly string[] }
-  /** The record's executors are now these. */
-  | { readonly kind: 'executors'; readonly executors: readonly string[] }
-  /** Stop launching stories. */
-  | { readonly kind: 'halt'; readonly halt: Halt }
-  /** The record's progress: this commit passed these checks (a resume starts there). */
-  | { readonly kind: 'progress'; readonly progress: StoryProgress }
-  /** The judge's findings below critical the story passed with (`judge.deferNonBlocking`). */
-  | { readonly kind: 'deferred'; readonly findings: readonly string[] };
-
-export interface Decision {
-  readonly state: StoryRounds;
-  readonly effects: readonly StoryEffect[];
-  readonly next: StoryAction;
-}
-
-/** A coder turn as it ended. */
-export interface TurnFacts extends TurnEnd {
-  /** The run was interrupted (SIGINT/SIGTERM) by the time the turn ended. */
-  readonly interrupted: boolean;
-  /** The story's turn number (`EPICFLOW_ROUND`), for people. */
-  readonly round?: number | undefined;
-  readonly outcome: OutcomeClass;
-  readonly missingBinary: boolean;
-  readonly detail: string;
-  readonly resetAt?: string | undefined;
-  /** Its BLOCKED_ON claim, answered from the plan, if it made one. */
-  readonly blocked?: BlockedClaim | undefined;
-  /** The turn committed nothing: the branch is as the round before left it. */
-  readonly unchanged?: boolean | undefined;
-}
-
-/** No answer from a judge or verifier, and why. */
-export interface Unavailable {
-  readonly kind: 'unavailable';
-  readonly why: string;
-}
-
-/** What a judge or verifier call spent of the story's retries for transient faults. */
-export interface HelperRetries {
-  /** The story's transient retries once the call ended; undefined: as before it. */
-  readonly transientRetries?: number | undefined;
-}
-
-/** The verifier's answer on a claim, or why there is none. */
-export type VerifierFacts = HelperRetries &
-  (
-    | Unavailable
-    | {
-        readonly kind: 'answer';
-        readonly executor: string;
-        readonly real: boolean;
-        readonly reason: string;
-        /** The answer a run before gave over the same fingerprint (none was asked now). */
-        readonly reused?: boolean;
-      }
-  );
-
-/** The checks of one commit. */
-export interface CheckFacts {
-  readonly interrupted: boolean;
-  /** The branch changes nothing against the epic base. */
-  readonly empty: boolean;
-  readonly verdicts: readonly GateVerdict[];
-  readonly oracle: readonly string[];
-  readonly perimeter: PerimeterResult;
-  readonly runs: readonly Pick<GateRun, 'command' | 'output'>[];
-  /** The commit every check judged. */
-  readonly commit: string;
-}
-
-/** The judge's verdict, or why there is none. */
-export type JudgeFacts = HelperRetries &
-  (
-    | Unavailable
-    | {
-        readonly kind: 'verdict';
-        readonly verdict: JudgeVerdict;
-        readonly executor: string;
-        /** False when the judge also coded the story. */
-        readonly independent: boolean;
-        /** The verdict a run before gave over the same fingerprint (no judge was asked now). */
-        readonly reused?: boolean;
-      }
-  );
-
-/** The state with what a helper call spent of the story's retries. */
-function withHelperRetries(state: StoryRounds, facts: HelperRetries): StoryRounds {
-  return facts.transientRetries === undefined
-    ? state
-    : { ...state, transientRetries: facts.transientRetries };
-}
-
-/** The roster's answer to a stopped executor. */
-export interface ExclusionFacts {
-  /** The exclusion's reason; null: a rate limit below the threshold, no exclusion. */
-  readonly exclusion: string | null;
-  /** Whether every coder is now out, as the roster says after the signal. */
-  readonly exhausted: RosterExhausted | null;
-}
-
-/** The roster's next coder, or none. */
-export interface HandoverFacts {
-  readonly next: ExecutorConfig | null;
-}
-
-const say = (message: string): StoryEffect => ({ kind: 'say', message });
-
-/** How a turn that stopped on infrastructure is reported to the roster. */
-export function executorSignal(turn: {
-  readonly outcome: OutcomeClass;
-  readonly missingBinary: boolean;
-  readonly detail: string;
-  readonly resetAt?: string | undefined;
-}): ExecutorSignal {
-  return turn.missingBinary
-    ? { kind: 'missing-binary', detail: turn.detail }
-    : { kind: 'signal', outcome: turn.outcome, resetAt: turn.resetAt, detail: turn.detail };
-}
-
-function stop(
-  state: StoryRounds,
-  status: 'failed' | 'waiting',
-  reason: string,
-  effects: readonly StoryEffect[] = [],
-): Decision {
-  return {
-    state: { ...state, awaiting: { step: 'end' } },
-    effects,
-    next: { kind: 'stop', status, reason },
-  };
-}
-
-function code(
-  state: StoryRounds,
-  feedback: PromptFeedback | undefined,
-  effects: readonly StoryEffect[] = [],
-  waitMs = 0,
-): Decision {
-  return {
-    state: { ...state, awaiting: { step: 'turn' }, feedback },
-    effects,
-    next: { kind: 'code', feedback, waitMs },
-  };
-}
-
-function expecting<S extends Awaiting['step']>(
-  state: StoryRounds,
-  step: S,
-): Extract<Awaiting, { step: S }> {
-  if (state.awaiting.step !== step) {
-    throw new EpicflowError(
-      'internal',
-      `story rounds: a ${step} result while waiting for a ${state.awaiting.step} result`,
-    );
-  }
-  return state.awaiting as Extract<Awaiting, { step: S }>;
-}
+  executorSignal,
+  MAX_HANDOVERS,
+  RATE_LIMIT_BACKOFF_MS,
+  type RoundRules,
+  type BlockedClaim,
+  type StoryRounds,
+  type StoryEffect,
+  type Decision,
+  type TurnFacts,
+  type VerifierFacts,
+  type JudgeFacts,
+  type ExclusionFacts,
+  type HandoverFacts,
+} from './rounds.js';
+import {
+  say,
+  stop,
+  code,
+  expecting,
+  taskDone,
+  reusedEffects,
+  withHelperRetries,
+} from './decision-kit.js';
 
 /** The rounds of a story that starts (or resumes) with `executor`; `chain` ends with it. */
 export function startRounds(
@@ -458,18 +177,6 @@ function taskTurn(state: StoryRounds): boolean {
   );
 }
 
-function taskDone(
-  state: StoryRounds,
-  commit: string | undefined,
-  effects: readonly StoryEffect[],
-): Decision {
-  return {
-    state: { ...state, awaiting: { step: 'end' } },
-    effects,
-    next: { kind: 'task-done', commit },
-  };
-}
-
 /** A round fed with new gate failures or weakened tests. */
 function isFixRound(feedback: PromptFeedback | undefined): boolean {
   return (feedback?.gateFailures?.length ?? 0) > 0 || (feedback?.oracle?.length ?? 0) > 0;
@@ -591,185 +298,6 @@ export function decideAfterVerifier(before: StoryRounds, facts: VerifierFacts): 
   );
 }
 
-/** A kept answer reused instead of a call: said, and noted on the story for its report. */
-function reusedEffects(note: string): StoryEffect[] {
-  return [say(note), { kind: 'note', notes: [note] }];
-}
-
-/** A commit that passed every check goes to the judge, or is merged. */
-function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]): Decision {
-  const checked = { ...state, checked: commit };
-  const effects = [...told, { kind: 'progress', progress: { commit, passed: 'checks' } } as const];
-  if (state.rules.taskEnd === true) return taskDone(checked, commit, effects);
-  if (state.rules.judgeRounds === undefined) {
-    return {
-      state: { ...checked, awaiting: { step: 'end' } },
-      effects,
-      next: { kind: 'integrate', commit },
-    };
-  }
-  return {
-    state: { ...checked, awaiting: { step: 'catch-up' } },
-    effects,
-    next: { kind: 'catch-up' },
-  };
-}
-
-/** What catching up before the judge did. */
-export interface CatchUpFacts {
-  /** The epic head had moved since the branch last took it: the branch took it now. */
-  readonly moved: boolean;
-}
-
-/**
- * Before the judge. An epic head that did not move: the judge reads the checked commit.
- * One that moved (stories merged meanwhile) was taken into the branch, so everything is
- * checked again on the commit that is now the story, before any judge reads it.
- */
-export function decideAfterCatchUp(state: StoryRounds, facts: CatchUpFacts): Decision {
-  expecting(state, 'catch-up');
-  if (!facts.moved) {
-    return {
-      state: { ...state, awaiting: { step: 'judge', inPlace: false } },
-      effects: [],
-      next: { kind: 'judge', inPlace: false },
-    };
-  }
-  return {
-    state: { ...state, awaiting: { step: 'check', afterCatchUp: true } },
-    effects: [
-      say('took the epic head before the judge (stories merged meanwhile): checking again'),
-    ],
-    next: { kind: 'check' },
-  };
-}
-
-/** The gates that fail anew, as the coder's feedback shows them. */
-function newGateFailures(facts: CheckFacts): NonNullable<PromptFeedback['gateFailures']> {
-  return facts.verdicts
-    .filter((v) => v.status === 'new')
-    .map((v) => ({
-      command: v.command,
-      lines: v.newLines,
-      output: facts.runs.find((r) => r.command === v.command)?.output ?? '',
-    }));
-}
-
-/**
- * Gates the story passed before it took the epic head fail after: what other stories
- * merged clashes with it. Like a merge that turns the epic head red, this spends a merge
- * revision (the coder gets the red lines), not a fix round, and fails without one.
- */
-function redAfterCatchUp(state: StoryRounds, facts: CheckFacts): Decision {
-  const used = state.mergeRevisions ?? 0;
-  const allowed = state.rules.mergeRevisions ?? 0;
-  const blocking = blockingReason(facts);
-  if (used >= allowed) {
-    return stop(state, 'failed', `gates failed after taking the epic head: ${blocking}`);
-  }
-  const message = `the gates failed after taking the epic head: merge revision ${used + 1} of ${allowed}`;
-  return code(
-    { ...state, mergeRevisions: used + 1, blocking },
-    {
-      gateFailures: newGateFailures(facts),
-      oracle: facts.oracle,
-    },
-    [say(message), { kind: 'note', notes: [message] }],
-  );
-}
-
-/**
- * After the checks. An interrupt waits (gates it killed prove nothing). No changes:
- * only the judge can find the work in place. New gate failures or oracle findings:
- * a fix round while any is left (with the strays, if not shown yet). Then strays not
- * shown yet: one perimeter round. Forbidden paths refuse the story. Strays shown:
- * put back, and everything checked again on the commit that is now the story.
- */
-export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decision {
-  if (state.awaiting.step === 'recheck') return afterRecheck(state, facts);
-  const { afterCatchUp } = expecting(state, 'check');
-  if (facts.interrupted) return stop(state, 'waiting', INTERRUPTED);
-  if (facts.empty) {
-    if (state.rules.taskEnd === true) return taskDone(state, undefined, []);
-    if (state.rules.judgeRounds === undefined) return stop(state, 'failed', 'no changes');
-    return {
-      state: { ...state, awaiting: { step: 'judge', inPlace: true } },
-      effects: [],
-      next: { kind: 'judge', inPlace: true },
-    };
-  }
-  const failing = facts.verdicts.filter((v) => v.status === 'new');
-  const strays = isClean(facts.perimeter) ? [] : describeStrays(facts.perimeter);
-  if (failing.length > 0 || facts.oracle.length > 0) {
-    if (afterCatchUp === true) return redAfterCatchUp(state, facts);
-    if (state.fixRoundsLeft <= 0) {
-      return stop(state, 'failed', `gates failed: ${blockingReason(facts)}`);
-    }
-    const feedback: PromptFeedback = {
-      gateFailures: newGateFailures(facts),
-      oracle: facts.oracle,
-      ...(strays.length > 0 && !state.perimeterShown ? { perimeter: strays } : {}),
-    };
-    return code(
-      {
-        ...state,
-        fixRoundsLeft: state.fixRoundsLeft - 1,
-        perimeterShown: state.perimeterShown || strays.length > 0,
-        blocking: blockingReason(facts),
-      },
-      feedback,
-      [say(`gates failed: ${describeVerdicts(facts.verdicts, 1) || facts.oracle.join('; ')}`)],
-    );
-  }
-  const effects: StoryEffect[] = [say('gates passed')];
-  if (strays.length > 0 && !state.perimeterShown) {
-    return code({ ...state, perimeterShown: true }, { perimeter: strays }, [
-      ...effects,
-      say(`changes outside its perimeter: ${strayPaths(facts.perimeter).join(', ')}`),
-    ]);
-  }
-  if (facts.perimeter.forbidden.length > 0) {
-    return stop(
-      state,
-      'failed',
-      `refused: ${facts.perimeter.forbidden.map((f) => `${f.path} (${f.reason})`).join(', ')}`,
-      effects,
-    );
-  }
-  if (strays.length > 0) {
-    return {
-      state: { ...state, checked: facts.commit, awaiting: { step: 'recheck' } },
-      effects,
-      next: { kind: 'restore', paths: strayPaths(facts.perimeter) },
-    };
-  }
-  return passed(state, facts.commit, effects);
-}
-
-/** The checks after restoring: the gates must hold, and the perimeter be clean, without the restored paths. */
-function afterRecheck(state: StoryRounds, facts: CheckFacts): Decision {
-  if (facts.empty) {
-    return stop(state, 'failed', 'no changes (everything it changed was outside its perimeter)');
-  }
-  const blocking = blockingReason(facts);
-  if (blocking !== '') {
-    return stop(
-      state,
-      'failed',
-      `gates failed after restoring paths outside the perimeter: ${blocking}`,
-    );
-  }
-  if (!isClean(facts.perimeter)) {
-    const left = [...strayPaths(facts.perimeter), ...facts.perimeter.forbidden.map((f) => f.path)];
-    return stop(
-      state,
-      'failed',
-      `still outside its perimeter after restoring: ${[...new Set(left)].join(', ')}`,
-    );
-  }
-  return passed(state, facts.commit, []);
-}
-
 /**
  * After the judge: cleared merges the checked commit (or, for a branch without
  * changes, ends the story as already in place); not cleared gets a revision round
@@ -829,28 +357,4 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
     inPlace ? { noChanges: true, judge: { findings } } : { judge: { findings } },
     [...reused, told],
   );
-}
-
-/** The merged epic head failed its gates with the story's checked commit; the merge was undone. */
-export interface RedMergeFacts {
-  /** The gates' new failures on the merged tree. */
-  readonly failures: PromptFeedback['gateFailures'] & object;
-  /** The story's failure when no revision is left (`epic gates failed after merging; …`). */
-  readonly reason: string;
-}
-
-/**
- * A story whose merge turned the epic head red goes back to its coder with the new red
- * lines, on its branch caught up with the epic head, while `mergeRevisions` last; then
- * it fails as before.
- */
-export function decideAfterRedMerge(state: StoryRounds, facts: RedMergeFacts): Decision {
-  const used = state.mergeRevisions ?? 0;
-  const allowed = state.rules.mergeRevisions ?? 0;
-  if (used >= allowed) return stop(state, 'failed', facts.reason);
-  const message = `the merged epic head failed its gates (merge undone): merge revision ${used + 1} of ${allowed}, on the epic head`;
-  return code({ ...state, mergeRevisions: used + 1 }, { gateFailures: facts.failures }, [
-    say(message),
-    { kind: 'note', notes: [message] },
-  ]);
 }

@@ -13,7 +13,8 @@
  */
 import type { ExecutorConfig } from '../config/types.js';
 import type { StoryProgress } from '../model.js';
-import { startRounds, type Decision, type RoundRules } from './lifecycle.js';
+import { startRounds } from './lifecycle.js';
+import type { Decision, RoundRules } from './rounds.js';
 
 /** What a resume is decided on. */
 export interface ResumeFacts {

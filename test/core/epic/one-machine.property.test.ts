@@ -271,7 +271,8 @@ describe('the local run and the GitHub reconcile decide the same', () => {
           agree(labelled, 'the start');
 
           let n = 0;
-          const sha = (id: string): string => `${id}-${n}`.padEnd(40, '0');
+          // Distinct for every event (`s0-1` and `s0-10` must not pad to the same sha).
+          const sha = (id: string): string => `${id}-${n}-`.padEnd(40, '0');
           const finish = (id: string, outcome: 'merge' | 'fail', deferred = false): void => {
             const attempt = world.records[id]?.attempt ?? 1;
             if (outcome === 'merge') world.jobMerges(id, sha(id));

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import {
   configYaml,
   epicMerges,
+  git,
   makeRepo,
   planMarkdown,
   prompts,
@@ -99,5 +100,41 @@ describe('a resumed story does not pay for its coder turn again', () => {
     expect(turns[1]?.prompt).toContain('## The gates failed');
     expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
     expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
+  });
+});
+
+describe('a story resumed under another worktree root', () => {
+  it('leaves the old root and merges from the new one (the repository moved, or --worktrees changed)', async () => {
+    repo = makeRepo({ 'README.md': 'original\n' });
+    // Red until the test says otherwise: the first run leaves the story failed, its tree kept.
+    const green = join(repo.tmp, 'green');
+    const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'a\n' } } } });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: [`test -f '${green}' || ! test -f src/a.txt`],
+        fixRounds: 0,
+      }),
+    );
+    repo.commit('config');
+    const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
+    const first = await run(repo, plan, { worktrees: 'old-root' });
+    expect(first.code).toBe(1);
+    expect(git(repo.dir, 'worktree', 'list', '--porcelain')).toContain(
+      `worktree ${join(repo.tmp, 'old-root', 'a')}\n`,
+    );
+
+    writeFileSync(green, '');
+    const rerun = await run(repo, plan, { worktrees: 'new-root' });
+    expect({ code: rerun.code, out: rerun.stdout }).toMatchObject({ code: 0 });
+    expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
+    const trees = git(repo.dir, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '))
+      .map((l) => l.slice('worktree '.length));
+    expect(trees).toContain(join(repo.tmp, 'new-root', 'a'));
+    expect(trees).not.toContain(join(repo.tmp, 'old-root', 'a'));
+    expect(record(repo, 'a')).toMatchObject({ status: 'done' });
   });
 });

@@ -224,6 +224,22 @@ export class Git {
     }
     const entries = await this.listWorktrees();
     if (entries.some((e) => canonical(e.path) === target)) await this.removeWorktreeNow(path);
+    // The branch's tree under another path (the repository moved, or the worktree root
+    // changed since the story ran): that tree goes, the story's is made here, as for any
+    // resumed story (a tree is rebuilt from its commit, never reused as found).
+    const elsewhere = isBranch
+      ? entries.find((e) => e.branch === ref && canonical(e.path) !== target)
+      : undefined;
+    if (elsewhere !== undefined) {
+      if (canonical(elsewhere.path) === canonical(this.root)) {
+        throw new EpicflowError(
+          'git',
+          `cannot add a worktree for ${branch} at ${path}: it is checked out in your repository at ${this.root}`,
+          { details: ['switch that checkout to another branch, then run again'] },
+        );
+      }
+      await this.removeWorktreeNow(elsewhere.path);
+    }
     // A folder left behind (a tree whose registration was pruned): its content is no one's.
     await rm(target, { recursive: true, force: true });
     await mkdir(dirname(target), { recursive: true });

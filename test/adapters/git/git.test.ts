@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
-import { isEpicflowError } from '../../../src/core/errors.js';
+import { describeError, isEpicflowError } from '../../../src/core/errors.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const fixtures: Fixture[] = [];
@@ -99,6 +99,20 @@ describe('branches and worktrees', () => {
     for (const id of ids) {
       expect(await git.worktree(wtPath(f, id)).head()).toBe(base);
     }
+  });
+
+  it("refuses a branch checked out in the user's own checkout, naming it and what to do", async () => {
+    const f = repo();
+    const git = await Git.open(f.dir, IDENTITY);
+    await git.createBranch('story/1/a', await git.defaultBase());
+    f.git('checkout', '-q', 'story/1/a');
+    const err = await git.addWorktree(wtPath(f, 'a'), 'story/1/a').catch((e: unknown) => e);
+    expect(isEpicflowError(err, 'git')).toBe(true);
+    expect(describeError(err)).toContain(
+      `it is checked out in your repository at ${f.dir}\n  switch that checkout to another branch, then run again`,
+    );
+    // The user's checkout is left as it was.
+    expect(await git.currentBranch()).toBe('story/1/a');
   });
 
   it('never changes the user checkout or HEAD', async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveEnv } from '../core/config/schema.js';
 import type { ExecutorConfig } from '../core/config/types.js';
-import { runTitle, type RunOrigin } from '../core/epic/index.js';
+import { jobTitle, type RunOrigin } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { formatChain } from '../core/model.js';
 import {
@@ -23,10 +23,9 @@ import {
 } from '../orchestrator/story-job.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
-import { isLandJob } from '../core/epic/landing.js';
 import { connectJob } from './github.js';
 import { runLandMode } from './land.js';
-import type { StoryInputs } from './inputs.js';
+import { jobOf, type StoryInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
 import {
   failedGates,
@@ -70,7 +69,7 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 
 export async function runStoryMode(deps: StoryModeDeps): Promise<void> {
   // `story: land-<n>`: a landing of the default branch into the epic (docs/landing.md).
-  if (isLandJob(deps.inputs.story)) return inJobFolder((work) => runLandMode(deps, work));
+  if (jobOf(deps.inputs).kind === 'land') return inJobFolder((work) => runLandMode(deps, work));
   return inJobFolder((work) => runStory(deps, work));
 }
 
@@ -186,7 +185,7 @@ async function runStory({ inputs, runner, env }: StoryModeDeps, work: string): P
     repo,
     runner,
     defaultBranch,
-    title: runTitle(job),
+    title: jobTitle(jobOf(inputs)),
     conclusion: record.status === 'done' ? 'success' : 'failure',
   });
 }
@@ -234,7 +233,17 @@ async function refuse(
     .map((l) => l.trim())
     .join(' | ');
   try {
-    await recordRefusal(ctx.store, ctx.inputs.story, ctx.inputs.attempt, reason, new Date());
+    await recordRefusal(
+      ctx.store,
+      {
+        kind: 'story',
+        epic: Number(ctx.inputs.epic),
+        story: ctx.inputs.story,
+        attempt: ctx.inputs.attempt,
+      },
+      reason,
+      new Date(),
+    );
   } catch (w) {
     core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
   }

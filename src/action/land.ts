@@ -12,7 +12,7 @@ import type { Untrusted } from '../adapters/process/untrusted.js';
 import { recordLandRefusal, runLandJob, type LandJobInput } from '../orchestrator/land-job.js';
 import { connectJob } from './github.js';
 import { jobOf } from './inputs.js';
-import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './story.js';
+import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 /** `work`: the job's own folder (`inJobFolder`). */

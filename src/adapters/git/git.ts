@@ -5,7 +5,17 @@
  * disables hooks; every failure is an `EpicflowError('git', …)`.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { copyFile, lstat, mkdir, mkdtemp, rename, rm, stat, utimes } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  realpath,
+  rename,
+  rm,
+  stat,
+  utimes,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
@@ -707,6 +717,11 @@ export class Worktree {
    * Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
+
+  /** The tree's path with every symlink resolved, as the processes running in it see it. */
+  realPath(): Promise<string> {
+    return realpath(this.path);
+  }
 
   constructor(
     location: Required<GitLocation>,

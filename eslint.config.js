@@ -22,6 +22,8 @@ const ioModules = [
   'execa',
   'simple-git',
   'probot',
+  'node:process',
+  'process',
 ];
 const ioPatterns = [
   '@octokit/*',
@@ -37,6 +39,33 @@ const ioPatterns = [
 
 /** The entries: nothing below them imports one. */
 const entryPatterns = ['**/app/**', '**/action/**', '**/cli/**'];
+
+/** Files, processes and the network: the engine reaches them through its ports. */
+const fileAndProcessModules = [
+  'node:fs',
+  'node:fs/promises',
+  'fs',
+  'fs/promises',
+  'node:child_process',
+  'child_process',
+];
+
+/** GitHub's client and the Actions toolkit: only the GitHub adapter and the Action entry use them. */
+const githubClientPatterns = ['@octokit/*', '@actions/*'];
+
+/** GitHub's API is called in one place: the GitHub adapter's resources. */
+const octokitSelectors = [
+  {
+    selector: "MemberExpression[property.name='octokit']",
+    message:
+      'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of using .octokit.',
+  },
+  {
+    selector: "ObjectPattern > Property[key.name='octokit']",
+    message:
+      'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of taking its octokit.',
+  },
+];
 
 /**
  * `no-restricted-imports` for one layer: the import patterns it may not use, and why.
@@ -92,6 +121,25 @@ export default tseslint.config(
       'no-restricted-globals': [
         'error',
         { name: 'process', message: 'src/core is pure: pass what you need in.' },
+        { name: 'fetch', message: 'src/core is pure: do I/O in an adapter behind a port.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'Date',
+          property: 'now',
+          message: 'src/core is pure: take the time as an argument (the clock port gives it).',
+        },
+        {
+          object: 'globalThis',
+          property: 'process',
+          message: 'src/core is pure: pass what you need in.',
+        },
+        {
+          object: 'globalThis',
+          property: 'fetch',
+          message: 'src/core is pure: do I/O in an adapter behind a port.',
+        },
       ],
     },
   },
@@ -103,10 +151,9 @@ export default tseslint.config(
       '**/composition/**',
       '**/orchestrator/**',
       ...entryPatterns,
-      '@octokit/*',
-      '@actions/*',
+      ...githubClientPatterns,
     ],
-    ['execa', 'simple-git', 'probot'],
+    ['execa', 'simple-git', 'probot', ...fileAndProcessModules],
   ),
   layer(
     ['src/adapters/**/*.ts'],
@@ -121,30 +168,43 @@ export default tseslint.config(
   ),
   layer(
     ['src/composition/**/*.ts'],
-    'src/composition wires adapters into the engine for the entries: it imports no GitHub use case and no entry.',
-    ['**/orchestrator/**', ...entryPatterns],
+    'src/composition wires adapters into the engine for the entries: it imports no GitHub use case, no entry, and neither octokit nor @actions (the GitHub adapter and the Action entry use them).',
+    ['**/orchestrator/**', ...entryPatterns, ...githubClientPatterns],
   ),
   layer(
     ['src/orchestrator/**/*.ts'],
-    'src/orchestrator is the GitHub side of the use cases: it imports no entry (cli, app, action).',
-    entryPatterns,
+    'src/orchestrator is the GitHub side of the use cases: it imports no entry (cli, app, action), and neither octokit nor @actions (GitHub through src/adapters/github, the runner through the Action entry).',
+    [...entryPatterns, ...githubClientPatterns],
+  ),
+  ...[
+    ['app', ['**/action/**', '**/cli/**']],
+    ['action', ['**/app/**', '**/cli/**']],
+    ['cli', ['**/app/**', '**/action/**']],
+  ].map(([entry, others]) =>
+    layer(
+      [`src/${entry}/**/*.ts`],
+      'src/app, src/action and src/cli are separate entries: none imports another; what they share lives in src/orchestrator or src/composition.',
+      others,
+    ),
   ),
   {
     // GitHub's API is called in one place: the GitHub adapter's resources.
     files: ['src/**/*.ts'],
     ignores: ['src/adapters/github/**'],
+    rules: { 'no-restricted-syntax': ['error', ...octokitSelectors] },
+  },
+  {
+    // The engine is wired, it loads nothing: an adapter comes in through a port, never
+    // through a dynamic import. (The octokit rule above again: this block replaces it.)
+    files: ['src/engine/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
+        ...octokitSelectors,
         {
-          selector: "MemberExpression[property.name='octokit']",
+          selector: 'ImportExpression',
           message:
-            'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of using .octokit.',
-        },
-        {
-          selector: "ObjectPattern > Property[key.name='octokit']",
-          message:
-            'Only src/adapters/github talks to the GitHub API: add a method to its resource instead of taking its octokit.',
+            'src/engine holds the use cases: it loads nothing at run time; adapters are wired in src/composition and come in through ports.',
         },
       ],
     },

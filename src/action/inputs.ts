@@ -7,8 +7,7 @@
  * (the action then mints installation tokens itself, fresh for long stories).
  */
 import { z } from 'zod';
-import { PLANNING_RUN_STORY } from '../core/epic/planning.js';
-import { RETRO_RUN_STORY } from '../core/retro/run.js';
+import { jobRef, type JobRef } from '../core/epic/job-ref.js';
 import { EpicflowError } from '../core/errors.js';
 
 const ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -86,6 +85,20 @@ export type OrchestrateInputs = WithAuth<z.infer<typeof OrchestrateFields>>;
 export type RetroInputs = Omit<PlanInputs, 'mode'> & { readonly mode: 'retro' };
 export type ActionInputs = StoryInputs | PlanInputs | RetroInputs | OrchestrateInputs;
 
+/**
+ * The job a story or plan mode runs: a story's attempt, a landing (`story: land-<n>`)
+ * or a planning attempt (`story: _plan`, or plan mode given directly).
+ */
+export function jobOf(
+  inputs:
+    | Pick<StoryInputs, 'mode' | 'epic' | 'story' | 'attempt'>
+    | Pick<PlanInputs, 'mode' | 'epic' | 'attempt'>,
+): JobRef {
+  const epic = Number(inputs.epic);
+  if (inputs.mode === 'plan') return { kind: 'plan', epic, attempt: inputs.attempt };
+  return jobRef({ epic, story: inputs.story, attempt: inputs.attempt });
+}
+
 /** Input names as action.yml spells them, by record key. */
 const NAMES = {
   mode: 'mode',
@@ -145,11 +158,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   if (parsed.success && !Array.isArray(auth)) {
     const { githubToken: _t, appId: _i, appPrivateKey: _k, ...rest } = parsed.data;
     // The story workflow runs planning jobs too: dispatched with the reserved story id.
-    if (rest.mode === 'story' && rest.story === PLANNING_RUN_STORY) {
+    if (rest.mode === 'story' && jobOf(rest).kind === 'plan') {
       const { story: _s, ...plan } = rest;
       return { ...plan, mode: 'plan', auth };
     }
-    if (rest.mode === 'story' && rest.story === RETRO_RUN_STORY) {
+    if (rest.mode === 'story' && jobOf(rest).kind === 'retro') {
       const { story: _s, ...retro } = rest;
       return { ...retro, mode: 'retro', auth };
     }

@@ -6,12 +6,13 @@
  * the status comment shows a hold).
  */
 import * as core from '@actions/core';
-import { runTitle } from '../core/epic/index.js';
+import { jobTitle } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { recordLandRefusal, runLandJob, type LandJobInput } from '../orchestrator/land-job.js';
 import { connectJob } from './github.js';
-import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './story.js';
+import { jobOf } from './inputs.js';
+import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 /** `work`: the job's own folder (`inJobFolder`). */
@@ -87,7 +88,7 @@ export async function runLandMode(
     repo,
     runner,
     defaultBranch,
-    title: runTitle({ epic, story: inputs.story, attempt: inputs.attempt }),
+    title: jobTitle(jobOf(inputs)),
     conclusion: record.outcome === 'landed' ? 'success' : 'failure',
   });
 }

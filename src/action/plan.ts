@@ -20,7 +20,7 @@ import {
 import { connectJob } from './github.js';
 import type { PlanInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
-import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './story.js';
+import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export interface PlanModeDeps {

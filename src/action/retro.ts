@@ -13,7 +13,7 @@ import { runRetroJob, type RetroJobResult } from '../orchestrator/retro-job.js';
 import { connectJob } from './github.js';
 import type { RetroInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
-import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './story.js';
+import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export interface RetroModeDeps {

@@ -8,7 +8,18 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { EpicflowError } from '../core/errors.js';
-import { checkEpicId } from './local.js';
+
+/** `--epic` ids and plan base names become branch names and folder names. */
+const EPIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkEpicId(id: string, from: string): string {
+  if (!EPIC_ID.test(id) || id.endsWith('.lock') || id.includes('..')) {
+    throw new EpicflowError('usage', `invalid epic id ${JSON.stringify(id)} (${from})`, {
+      details: ['use letters, digits, ".", "_" and "-" (at most 64), or pass --epic ID'],
+    });
+  }
+  return id;
+}
 
 /** The folder under `.git` holding each epic's state. */
 export function epicsRoot(repo: Git): string {

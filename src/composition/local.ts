@@ -22,6 +22,7 @@ import { composeEpic, resolveExecutorEnvs } from './epic.js';
 import { checkLocal } from './local-doctor.js';
 import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
 import { applyApprovedRetro } from './retro-local.js';
+import { checkEpicId } from './local-epics.js';
 
 export interface LocalRunOptions {
   readonly file: string;
@@ -71,18 +72,6 @@ function observedStore(store: StateStore, onRecord: (record: StoryRecord) => voi
     writeJson: (name, value) => store.writeJson(name, value),
     writeText: (name, text) => store.writeText(name, text),
   };
-}
-
-/** `--epic` ids and plan base names become branch names and folder names. */
-const EPIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function checkEpicId(id: string, from: string): string {
-  if (!EPIC_ID.test(id) || id.endsWith('.lock') || id.includes('..')) {
-    throw new EpicflowError('usage', `invalid epic id ${JSON.stringify(id)} (${from})`, {
-      details: ['use letters, digits, ".", "_" and "-" (at most 64), or pass --epic ID'],
-    });
-  }
-  return id;
 }
 
 /** The plan's first markdown heading, for the report title. */

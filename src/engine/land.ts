@@ -11,7 +11,6 @@
  * Written against the ports, so a GitHub `land-<n>` job can run it on its own
  * checkout, state store and executors (the local entry is `composition/land-local.ts`).
  */
-import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { buildLandMessage } from '../core/merge-message.js';
@@ -278,7 +277,7 @@ export async function bringIntoEpic(
       buildLandMessage({ branch: req.branch, epicBranch, chain: [] }),
     );
     await tree.detachAt(merged);
-    const roots = [...new Set([tree.path, realpathSync(tree.path)])];
+    const roots = [...new Set([tree.path, await tree.realPath()])];
     let perimeter = [...facts.conflicts];
     let failures: GateFailureFeedback[] = [];
     let runs: GateRun[] = [];

@@ -174,6 +174,8 @@ export interface LandTreePort extends WorktreePort {
   snapshotCommit(parents: readonly string[], message: string): Promise<string>;
   /** Detached HEAD, index and tree at `sha` (untracked files removed); no branch moves. */
   detachAt(sha: string): Promise<void>;
+  /** The tree's path with every symlink resolved, as the processes running in it see it. */
+  realPath(): Promise<string>;
 }
 
 /** What landing needs of the repository besides the git port. */

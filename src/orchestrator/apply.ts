@@ -14,7 +14,13 @@ import {
   type GitHubStateStore,
 } from '../adapters/github/index.js';
 import { isTransient, lackingPermission, statusOf } from '../adapters/github/errors.js';
-import { oneLineText, sameButForTime, type Action, type BoardValues } from '../core/epic/index.js';
+import {
+  jobInputs,
+  oneLineText,
+  sameButForTime,
+  type Action,
+  type BoardValues,
+} from '../core/epic/index.js';
 // The core renders bodies with their marker; the adapter adds it again when it writes.
 import { withoutMarker } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
@@ -195,7 +201,7 @@ async function applyInOrder(
         await repo.dispatchWorkflow({
           workflow: ctx.storyWorkflow,
           ref: ctx.defaultBranch,
-          inputs: { epic: String(epic), story: action.story, attempt: String(action.attempt) },
+          inputs: jobInputs({ kind: 'story', epic, story: action.story, attempt: action.attempt }),
         });
         dispatched.push(`${action.story}#${action.attempt}`);
         break;

@@ -18,8 +18,9 @@ import {
   decideSender,
   helpText,
   isBot,
+  jobId,
   parseCommand,
-  parseRunTitle,
+  parseJobTitle,
   planDigest,
   RUN_NAME_TEMPLATE,
   validateCommand,
@@ -28,11 +29,10 @@ import { isEpicflowError, type EpicflowError } from '../core/errors.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
 import { GitHubStateStore } from '../adapters/github/index.js';
 import { decide } from './decide.js';
-import { planningRunFinished, planningRunOf } from './planning.js';
-import { retroRunOf } from '../core/retro/run.js';
+import { planningRunFinished } from './planning.js';
 import { retroRunFinished } from './retro.js';
 import { handlePullRequestClosed } from './after-pr.js';
-import { handlePush, isLandJob, landRunCompleted } from './landing.js';
+import { handlePush, landRunCompleted } from './landing.js';
 import { configFromText, loadConfig, rawEpicLabel, readView } from './load.js';
 import { noteRateLimit } from './rate-limit.js';
 import { commentInvalidConfig } from './problems.js';
@@ -160,40 +160,44 @@ async function handleRun(
     deps.log?.warn(reason);
     return ignored(reason);
   }
-  const planningRun = planningRunOf(event.displayTitle);
-  if (planningRun !== null) {
-    const view = await readView(deps.repo, planningRun.epic, defaultBranch);
-    const store = new GitHubStateStore({
-      repo: deps.repo,
-      epic: String(planningRun.epic),
-      defaultBranch,
-    });
-    return planningRunFinished({
-      repo: deps.repo,
-      store,
-      view,
-      epic: planningRun.epic,
-      attempt: planningRun.attempt,
-      conclusion: event.conclusion,
-      now: (deps.now?.() ?? new Date()).toISOString(),
-    });
-  }
-  const retroRun = retroRunOf(event.displayTitle);
-  if (retroRun !== null) {
-    const store = new GitHubStateStore({
-      repo: deps.repo,
-      epic: String(retroRun.epic),
-      defaultBranch,
-    });
-    return retroRunFinished({ repo: deps.repo, store, ...retroRun, conclusion: event.conclusion });
-  }
-  const run = parseRunTitle(event.displayTitle);
+  const run = parseJobTitle(event.displayTitle);
   if (run === null) {
     const reason =
       `run ${event.runId} of ${event.workflowPath}, titled ${JSON.stringify(event.displayTitle)}, ` +
       `names no story: the story workflow needs the top-level line \`run-name: ${RUN_NAME_TEMPLATE}\``;
     deps.log?.warn(reason);
     return ignored(reason);
+  }
+  if (run.kind === 'plan') {
+    const view = await readView(deps.repo, run.epic, defaultBranch);
+    const store = new GitHubStateStore({
+      repo: deps.repo,
+      epic: String(run.epic),
+      defaultBranch,
+    });
+    return planningRunFinished({
+      repo: deps.repo,
+      store,
+      view,
+      epic: run.epic,
+      attempt: run.attempt,
+      conclusion: event.conclusion,
+      now: (deps.now?.() ?? new Date()).toISOString(),
+    });
+  }
+  if (run.kind === 'retro') {
+    const store = new GitHubStateStore({
+      repo: deps.repo,
+      epic: String(run.epic),
+      defaultBranch,
+    });
+    return retroRunFinished({
+      repo: deps.repo,
+      store,
+      epic: run.epic,
+      attempt: run.attempt,
+      conclusion: event.conclusion,
+    });
   }
   // One read for the issue, the configuration, the sub-issues and the epic's progress.
   const view = await readView(deps.repo, run.epic, defaultBranch).catch(async (e: unknown) => {
@@ -218,19 +222,19 @@ async function handleRun(
     await commentInvalidConfig(deps.repo, epic.number, e);
     return { outcome: 'invalid-config', epic: epic.number, dispatched: [] };
   }
-  const landRun = isLandJob(run.story);
+  const landRun = run.kind === 'land';
   if (landRun) {
     // A landing's run: a record it left running holds the epic; a queued landing starts.
     await landRunCompleted(deps, {
       epic: epic.number,
-      job: run.story,
+      job: run.job,
       conclusion: event.conclusion,
       defaultBranch,
     });
   }
   const trigger: Trigger = {
     kind: 'workflow_run',
-    story: run.story,
+    story: jobId(run),
     attempt: run.attempt,
     conclusion: event.conclusion,
   };

@@ -19,6 +19,7 @@ import { landGitPort } from '../adapters/git/port.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import { parseConfig } from '../core/config/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
+import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
 import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
@@ -62,18 +63,11 @@ export interface LandJobResult {
 async function runningRecord(store: GitHubStateStore, input: LandJobInput): Promise<LandRecord> {
   const { log } = await readLanding(store);
   const record = log.lands.find((l) => l.job === input.job);
+  const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
+  const stale = jobStaleness(job, { kind: 'land', record });
+  if (stale !== undefined) throw stale;
   if (record === undefined) {
-    throw new EpicflowError(
-      'state',
-      `epic #${input.epic} has no record of ${input.job}: epicflow did not dispatch this landing`,
-      { details: ['landings start when the default branch moves'] },
-    );
-  }
-  if (record.outcome !== 'running') {
-    throw new EpicflowError(
-      'state',
-      `${input.job} of epic #${input.epic} is ${record.outcome}, not running: this job is stale`,
-    );
+    throw new EpicflowError('internal', `${input.job} passed the staleness check without a record`);
   }
   return record;
 }
@@ -94,7 +88,8 @@ export async function recordLandRefusal(
   const store = new GitHubStateStore({ repo, epic: String(input.epic) });
   const { log } = await readLanding(store);
   const record = log.lands.find((l) => l.job === input.job);
-  if (record?.outcome !== 'running') return;
+  const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
+  if (record === undefined || !ownsRecord(job, record)) return;
   const failed: LandRecord = {
     ...record,
     outcome: 'not-landed',

@@ -9,9 +9,9 @@
 import { GitHubStateStore } from '../adapters/github/index.js';
 import { Landings } from '../adapters/github/resources/landing.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
+import { jobInputs } from '../core/epic/index.js';
 import {
   decideLanding,
-  isLandJob,
   LAND_DOC,
   landHalt,
   landRunEnded,
@@ -27,8 +27,6 @@ import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
 /** Compare-and-swap rounds on the landing log before giving up. */
 const MAX_WRITES = 5;
-
-export { isLandJob };
 
 /** The epic's landing log and its blob sha (null: none yet). */
 export async function readLanding(
@@ -178,7 +176,7 @@ async function dispatchLanding(
     await deps.repo.dispatchWorkflow({
       workflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
       ref: input.defaultBranch,
-      inputs: { epic: String(input.epic), story: job, attempt: '1' },
+      inputs: jobInputs({ kind: 'land', epic: input.epic, job, attempt: 1 }),
     });
     deps.log?.info(`epic #${input.epic}: dispatched ${job}`);
   } catch (e) {

@@ -19,7 +19,13 @@ import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
 import { parseConfig, requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
+import {
+  hasMarker,
+  jobStaleness,
+  ownsRecord,
+  planDigest,
+  storyMarker,
+} from '../core/epic/index.js';
 import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
 import {
   PLANNING_DOC,
@@ -127,24 +133,15 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
   const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
   const read = readPlanning(store, view);
   const doc = read.doc;
+  const stale = jobStaleness(
+    { kind: 'plan', epic, attempt: input.attempt },
+    { kind: 'plan', record: read.sha === null ? undefined : doc },
+  );
+  if (stale !== undefined) throw stale;
   if (doc === undefined || read.sha === null) {
     throw new EpicflowError(
-      'state',
-      `epic #${epic} has no planning record: epicflow did not dispatch this planning job`,
-      { details: ['planning starts by labelling an issue without a plan, or commenting /plan'] },
-    );
-  }
-  if (doc.attempt !== input.attempt) {
-    throw new EpicflowError(
-      'state',
-      `planning of epic #${epic} is at attempt ${doc.attempt}, not ${input.attempt}: this job is stale`,
-    );
-  }
-  if (doc.status !== 'active') {
-    throw new EpicflowError(
-      'state',
-      `planning attempt ${doc.attempt} of epic #${epic} is ${doc.status}, not active: nothing to run`,
-      { details: ['comment /plan on the epic to plan it again'] },
+      'internal',
+      `planning of epic #${epic} passed the staleness check without a record`,
     );
   }
   const body = view.issue.body;
@@ -205,9 +202,7 @@ export async function recordPlanningRefusal(
   let failed: PlanningDoc | undefined;
   await store.updateJson<PlanningDoc | null>(PLANNING_DOC, (current) => {
     failed = undefined;
-    if (current === null || current.attempt !== attempt || current.status !== 'active') {
-      return current;
-    }
+    if (current === null || !ownsRecord({ kind: 'plan', epic, attempt }, current)) return current;
     failed = { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
     return failed;
   });

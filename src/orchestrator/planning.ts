@@ -10,8 +10,8 @@
 import type { EpicView, GitHubRepo, GitHubStateStore } from '../adapters/github/index.js';
 import { isTransient, statusOf } from '../adapters/github/errors.js';
 import type { EpicflowConfig } from '../core/config/index.js';
-import type { Command, Trigger } from '../core/epic/index.js';
-import { planDigest, STATUS_MARKER } from '../core/epic/index.js';
+import type { Command, PlanJobRef, Trigger } from '../core/epic/index.js';
+import { jobId, jobInputs, planDigest, STATUS_MARKER } from '../core/epic/index.js';
 import { ERROR_MARKER } from '../core/epic/markers.js';
 import {
   decidePlanning,
@@ -20,7 +20,6 @@ import {
   parsePlanningDoc,
   PLANNER_OPTION_HINT,
   PLANNING_DOC,
-  PLANNING_RUN_STORY,
   planningReport,
   renderPlanningEnded,
   renderPlanningFailed,
@@ -208,15 +207,12 @@ async function startPlanning(
   const { repo, store, epic } = ctx;
   const written = await store.writeJson(PLANNING_DOC, doc, read.sha);
   if (!written.ok) return { kind: 'conflict' };
+  const job: PlanJobRef = { kind: 'plan', epic: epic.number, attempt: doc.attempt };
   try {
     await repo.dispatchWorkflow({
       workflow: ctx.storyWorkflow,
       ref: ctx.defaultBranch,
-      inputs: {
-        epic: String(epic.number),
-        story: PLANNING_RUN_STORY,
-        attempt: String(doc.attempt),
-      },
+      inputs: jobInputs(job),
     });
   } catch (e) {
     if (isTransient(e)) throw e;
@@ -229,7 +225,7 @@ async function startPlanning(
     );
     throw refusedPlanningDispatch(ctx, e);
   }
-  const dispatched = [`${PLANNING_RUN_STORY}#${doc.attempt}`];
+  const dispatched = [`${jobId(job)}#${job.attempt}`];
   if (plan === 'missing') await ensurePlanningStatus(repo, epic, doc);
   else if (doc.refine !== undefined) {
     await repo.reply(
@@ -261,13 +257,6 @@ function refusedPlanningDispatch(ctx: PlanningContext, e: unknown): unknown {
       cause: e,
     },
   );
-}
-
-/** `epicflow epic <n> story _plan attempt <a>`: a planning run's title. */
-export function planningRunOf(title: string): { epic: number; attempt: number } | null {
-  const m = /^epicflow epic ([1-9]\d{0,9}) story _plan attempt ([1-9]\d{0,5})$/.exec(title);
-  if (m === null) return null;
-  return { epic: Number(m[1]), attempt: Number(m[2]) };
 }
 
 /**

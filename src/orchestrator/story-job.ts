@@ -31,8 +31,10 @@ import { epicDocOf } from './owner.js';
 import {
   botCommitIdentity,
   describePushRefusal,
-  planDigest,
+  jobStaleness,
+  ownsRecord,
   preferredExecutor,
+  type StoryJobRef,
 } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { integrate } from '../engine/integrate.js';
@@ -160,46 +162,22 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   }
   const store = new GitHubStateStore({ repo, epic: String(epic) });
   const file = view.stories.get(`${story.id}.json`);
-  if (file === undefined) {
+  const prior = file === undefined ? undefined : store.parseStory(story.id, file.text);
+  const stale = jobStaleness(
+    { kind: 'story', epic, story: story.id, attempt: input.attempt },
+    {
+      kind: 'story',
+      record: prior,
+      entryHash: plan.hashes[story.id],
+      plan: planLoad.plan,
+      approvedPlan: epicDocOf(store, view)?.approvedPlan,
+    },
+  );
+  if (stale !== undefined) throw stale;
+  if (prior === undefined || file === undefined) {
     throw new EpicflowError(
-      'state',
-      `epic #${epic} has no record of story ${story.id}: epicflow did not dispatch this job`,
-      { details: ['stories are started by labelling the epic issue or commenting /resume'] },
-    );
-  }
-  const prior = store.parseStory(story.id, file.text);
-  if (prior.attempt !== input.attempt) {
-    throw new EpicflowError(
-      'state',
-      `story ${story.id} of epic #${epic} is at attempt ${prior.attempt}, not ${input.attempt}: this job is stale`,
-    );
-  }
-  if (prior.planHash !== plan.hashes[story.id]) {
-    throw new EpicflowError(
-      'plan',
-      `the plan entry of story ${story.id} changed since it was dispatched`,
-      { details: ['epicflow restarts the story with the new entry; comment /resume on the epic'] },
-    );
-  }
-  // The prompt shows other stories of the plan too: none of them may carry text a
-  // writer did not approve (an issue's author may edit it without write permission).
-  const approved = epicDocOf(store, view)?.approvedPlan;
-  if (approved !== undefined && approved !== planDigest(planLoad.plan)) {
-    throw new EpicflowError(
-      'plan',
-      `the plan of epic #${epic} changed since a user with write permission approved it`,
-      {
-        details: [
-          'a user with write permission must check the plan and comment /resume to accept it',
-        ],
-      },
-    );
-  }
-  if (prior.status !== 'active') {
-    throw new EpicflowError(
-      'state',
-      `story ${story.id} of epic #${epic} is ${prior.status}, not active: nothing to run`,
-      { details: [`comment /retry ${story.id} on the epic to run it again`] },
+      'internal',
+      `story ${story.id} passed the staleness check without a record`,
     );
   }
   return { config, plan, story, prior, store, priorSha: file.sha };
@@ -274,13 +252,12 @@ async function saveRoster(
 /** Marks the dispatched record failed with a refusal's reason (same attempt only). */
 export async function recordRefusal(
   store: GitHubStateStore,
-  story: string,
-  attempt: number,
+  job: StoryJobRef,
   reason: string,
   now: Date,
 ): Promise<void> {
-  const applies = (r: StoryRecord | null): r is StoryRecord =>
-    r !== null && r.attempt === attempt && r.status === 'active';
+  const { story } = job;
+  const applies = (r: StoryRecord | null): r is StoryRecord => r !== null && ownsRecord(job, r);
   if (!applies((await store.read(story))?.record ?? null)) return;
   await store.update(story, (current) => {
     if (current === null) {

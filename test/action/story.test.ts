@@ -478,6 +478,40 @@ describe('story mode with a plan a writer did not approve', () => {
   });
 });
 
+describe('story mode with no approval on file', () => {
+  let w: ActionWorld;
+  afterAll(async () => {
+    await w.close();
+  });
+
+  it('refuses as the decision holds such an epic, fails the record and pushes nothing', async () => {
+    w = await startWorld();
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const epicHead = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    // An epic document written before approvals were recorded: no `approvedPlan`.
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const doc = await store.readJson<Record<string, unknown>>('epic');
+    if (doc === null) throw new Error('no epic document');
+    const { approvedPlan: _approved, approvedStories: _stories, ...rest } = doc.value;
+    expect((await store.writeJson('epic', rest, doc.sha)).ok).toBe(true);
+    const job = await runJob(w, bundle, {
+      name: 'no-approval',
+      workspace: await checkout(w, 'no-approval'),
+      inputs: storyInputs(w, epic, 'cart'),
+    });
+    expect(job.code).toBe(1);
+    expect(job.summary).toContain(
+      `epic #${epic}: no approval of the plan by a user with write permission is recorded for this epic`,
+    );
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(epicHead);
+    expect(await readdir(w.dumps).catch(() => [])).toEqual([]);
+    expect((await store.read('cart'))?.record).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('no approval of the plan') as unknown as string,
+    });
+  });
+});
+
 describe('story mode reports a failed story and a refused push', () => {
   let w: ActionWorld;
   let epic: number;

@@ -12,7 +12,12 @@ const root = join(import.meta.dirname, '..', '..');
 // The project's own configuration, read by ESLint as `npx eslint .` reads it.
 const eslint = new ESLint({ cwd: root, overrideConfigFile: join(root, 'eslint.config.js') });
 
-const LAYER_RULES = new Set(['no-restricted-imports', 'no-restricted-syntax']);
+const LAYER_RULES = new Set([
+  'no-restricted-imports',
+  'no-restricted-syntax',
+  'no-restricted-globals',
+  'no-restricted-properties',
+]);
 
 /** The layer rules' messages for `code` as the file `file` of the repository. */
 async function refusals(file: string, code: string): Promise<string[]> {
@@ -37,6 +42,30 @@ describe('src/engine: use cases import their ports and src/core only', () => {
     const found = await refusals('src/engine/bad.ts', `${line}\nexport const used = [${'x'}];\n`);
     expect(found).toHaveLength(1);
     expect(found[0]).toContain('src/engine holds the use cases');
+  });
+
+  it.each([
+    ['node:fs', "import { realpathSync } from 'node:fs';"],
+    ['node:fs/promises', "import { readFile } from 'node:fs/promises';"],
+    ['fs', "import { readFileSync } from 'fs';"],
+    ['node:child_process', "import { spawn } from 'node:child_process';"],
+    ['@actions/core', "import * as core from '@actions/core';"],
+  ])('refuses %s: files and processes are reached through ports', async (_what, line) => {
+    const found = await refusals('src/engine/bad.ts', `${line}\n`);
+    expect(found).toEqual([expect.stringContaining('src/engine holds the use cases')]);
+  });
+
+  it.each([
+    ['an adapter', "await import('../adapters/git/git.js')"],
+    ['a module named at run time', 'await import(`../adapters/${name}.js`)'],
+  ])('refuses a dynamic import of %s', async (_what, expression) => {
+    const code = [
+      'export async function load(name: string): Promise<unknown> {',
+      `  return ${expression};`,
+      '}',
+    ].join('\n');
+    const found = await refusals('src/engine/bad.ts', `${code}\n`);
+    expect(found).toEqual([expect.stringContaining('it loads nothing at run time')]);
   });
 
   it('lets it import core and its own ports', async () => {
@@ -95,6 +124,15 @@ describe('src/composition and src/orchestrator import no entry', () => {
     expect(await refusals('src/composition/ok.ts', code)).toEqual([]);
   });
 
+  it.each([
+    ['src/orchestrator/bad.ts', "import { Octokit } from '@octokit/rest';", 'src/orchestrator is'],
+    ['src/orchestrator/bad.ts', "import * as core from '@actions/core';", 'src/orchestrator is'],
+    ['src/composition/bad.ts', "import { Octokit } from '@octokit/rest';", 'src/composition wires'],
+    ['src/composition/bad.ts', "import * as core from '@actions/core';", 'src/composition wires'],
+  ])('refuses in %s: %s', async (file, line, message) => {
+    expect(await refusals(file, `${line}\n`)).toEqual([expect.stringContaining(message)]);
+  });
+
   it('refuses an entry in the orchestrator, and lets it use the composition', async () => {
     expect(
       await refusals('src/orchestrator/bad.ts', "import app from '../app/index.js';\n"),
@@ -118,6 +156,57 @@ describe('src/core stays pure', () => {
   ])('refuses %s', async (_what, line) => {
     const found = await refusals('src/core/epic/bad.ts', `${line}\n`);
     expect(found).toEqual([expect.stringContaining('src/core is pure')]);
+  });
+});
+
+describe('src/core stays pure: no process, no clock, no network', () => {
+  it.each([
+    ['the process global', 'export const home = process.env.HOME;'],
+    ['globalThis.process', 'export const home = globalThis.process.env.HOME;'],
+    ['node:process', "import { env } from 'node:process';\nexport const home = env.HOME;"],
+    ['the clock', 'export const stamp = (): number => Date.now();'],
+    ['fetch', "export const get = (): Promise<Response> => fetch('https://example.com');"],
+    [
+      'globalThis.fetch',
+      "export const get = (): Promise<Response> => globalThis.fetch('https://example.com');",
+    ],
+  ])('refuses %s', async (_what, code) => {
+    const found = await refusals('src/core/epic/bad.ts', `${code}\n`);
+    expect(found).toEqual([expect.stringContaining('src/core is pure')]);
+  });
+
+  it('lets it compute with a time it is given', async () => {
+    const code = 'export const later = (now: string): number => Date.parse(now) + 60_000;\n';
+    expect(await refusals('src/core/epic/ok.ts', code)).toEqual([]);
+  });
+});
+
+describe('the entries import one another not at all', () => {
+  const lines: Record<string, string> = {
+    app: "import app from '../app/index.js';",
+    action: "import { runStoryMode } from '../action/story.js';",
+    cli: "import { exitCodeFor } from '../cli/context.js';",
+  };
+  it.each([
+    ['app', 'action'],
+    ['app', 'cli'],
+    ['action', 'app'],
+    ['action', 'cli'],
+    ['cli', 'app'],
+    ['cli', 'action'],
+  ])('refuses src/%s importing src/%s', async (entry, other) => {
+    const found = await refusals(`src/${entry}/bad.ts`, `${lines[other] ?? ''}\n`);
+    expect(found).toEqual([expect.stringContaining('are separate entries')]);
+  });
+
+  it('lets an entry use its own files, the orchestrator and the composition', async () => {
+    const code = [
+      "import { readInputs } from './inputs.js';",
+      "import { handleEpicEvent } from '../orchestrator/index.js';",
+      "import { composeEpic } from '../composition/epic.js';",
+      'export const used = [readInputs, handleEpicEvent, composeEpic];',
+    ].join('\n');
+    expect(await refusals('src/action/ok.ts', code)).toEqual([]);
   });
 });
 
@@ -146,6 +235,13 @@ describe('only src/adapters/github talks to the GitHub API', () => {
       expect.stringContaining('Only src/adapters/github talks to the GitHub API'),
     ]);
     expect(await refusals(file, taken)).toEqual([
+      expect.stringContaining('Only src/adapters/github talks to the GitHub API'),
+    ]);
+  });
+
+  it('refuses .octokit in the engine too, beside its own rule on dynamic imports', async () => {
+    const code = 'export const client = (repo: { octokit: unknown }): unknown => repo.octokit;\n';
+    expect(await refusals('src/engine/bad.ts', code)).toEqual([
       expect.stringContaining('Only src/adapters/github talks to the GitHub API'),
     ]);
   });

@@ -3,7 +3,7 @@
  * catch-up and integration merges, the diff a perimeter is enforced on, and restores.
  * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
  */
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { ProcessResult } from '../process/run-process.js';
@@ -38,6 +38,11 @@ export class Worktree {
    * Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
+
+  /** The tree's path with every symlink resolved, as the processes running in it see it. */
+  realPath(): Promise<string> {
+    return realpath(this.path);
+  }
 
   constructor(
     location: Required<GitLocation>,

@@ -12,7 +12,7 @@ import type { UsageEntry } from '../../core/model.js';
 import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index.js';
 import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan-local.js';
 import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
-import { planCheckText } from './plan.js';
+import { planCheckText } from './plan-text.js';
 
 export interface PlanDraftIo {
   stdout(s: string): void;

@@ -5,6 +5,7 @@ import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 import { planDraftCommand } from './plan-draft.js';
+import { planCheckText } from './plan-text.js';
 
 /** `epicflow plan check FILE|- [--json]` and `epicflow plan draft EPIC.md`. */
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
@@ -65,18 +66,4 @@ export function planCheckJson(result: PlanResult): {
     waves: [],
     violations: result.violations.map((v) => ({ code: v.code, message: v.message })),
   };
-}
-
-/** `valid: N stories in W waves`, or one `<code>: <message>` line per violation. */
-export function planCheckText(result: PlanResult): string {
-  if (result.ok) {
-    return `valid: ${result.plan.stories.length} stories in ${result.plan.waves.length} waves\n`;
-  }
-  return result.violations.map((v) => `${v.code}: ${oneLine(v.message)}\n`).join('');
-}
-
-/** Keeps one violation on one line even if a message quotes raw input. */
-function oneLine(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }

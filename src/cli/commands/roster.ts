@@ -22,7 +22,7 @@ import {
   type RosterState,
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
-import { checkEpicId } from '../../composition/local.js';
+import { checkEpicId } from '../../composition/local-epics.js';
 import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
 
 interface RosterOptions {

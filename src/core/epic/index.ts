@@ -27,6 +27,26 @@ export { decideStories, reconcile, type StoryDecision } from './reconcile.js';
 export { epicIdOf, sameRecord } from './story-state.js';
 export type { RunRef } from './run-title.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
+export type {
+  JobFacts,
+  JobIds,
+  JobRecord,
+  JobRef,
+  LandJobRef,
+  PlanJobRef,
+  StoryJobRef,
+} from './job-ref.js';
+export {
+  isLandJob,
+  jobId,
+  jobInputs,
+  jobRef,
+  jobStaleness,
+  jobTitle,
+  ownsRecord,
+  parseJobTitle,
+  PLANNING_RUN_STORY,
+} from './job-ref.js';
 export {
   fenceBlock,
   neutralizeMentions,

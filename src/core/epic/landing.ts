@@ -13,12 +13,7 @@ import { endedWithoutOutcome } from './dispatch-check.js';
 /** The landing log's document on the state branch (`epics/<n>/land.json`). */
 export const LAND_DOC = 'land';
 
-/** `land-<n>`: the story workflow runs a landing when its `story` input says so. */
-const LAND_JOB = /^land-([1-9][0-9]{0,8})$/;
-
-export function isLandJob(id: string): boolean {
-  return LAND_JOB.test(id);
-}
+export { isLandJob } from './job-ref.js';
 
 /** Halts under which no landing starts: people stopped the epic, or must act first. */
 const NO_LANDING: ReadonlySet<HaltKind> = new Set(['cancel', 'land-failed', 'pr-closed']);

@@ -19,11 +19,7 @@ import { code } from '../report/escape.js';
 import { fenceBlock } from './sanitize.js';
 import { echoInline } from './texts.js';
 
-/**
- * The `story` input of a planning job: not a plan id (those start with a letter or
- * digit), so no story's run is ever taken for a planning run or the other way round.
- */
-export const PLANNING_RUN_STORY = '_plan';
+export { PLANNING_RUN_STORY } from './job-ref.js';
 
 /** The planning record's name on the state branch (`epics/<n>/planning.json`). */
 export const PLANNING_DOC = 'planning';

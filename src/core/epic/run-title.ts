@@ -2,36 +2,26 @@
  * Which story a workflow run belongs to, read from its title. A `workflow_run`
  * webhook carries no dispatch inputs, but it carries the run's evaluated
  * `run-name` as `display_title`; the story workflow names each run after the
- * ids it was dispatched with, so the run tells its story without any lookup.
+ * ids it was dispatched with, so the run tells its job without any lookup.
+ * The title's grammar and the job it names are `JobRef`'s (job-ref.ts).
  */
-import { ID_PATTERN, MAX_ID_LENGTH } from '../plan/index.js';
+import { jobIds, jobTitle, parseJobTitle, type JobIds } from './job-ref.js';
 
-export interface RunRef {
-  readonly epic: number;
-  readonly story: string;
-  readonly attempt: number;
-}
+export { RUN_NAME_TEMPLATE } from './job-ref.js';
 
-/** The story workflow's `run-name` as users copy it (epicflow-story.yml in each folder of examples/workflows). */
-export const RUN_NAME_TEMPLATE =
-  'epicflow epic ${{ inputs.epic }} story ${{ inputs.story }} attempt ${{ inputs.attempt }}';
+/** The ids of a story's or a landing's run. */
+export type RunRef = JobIds;
 
 /** The title GitHub gives a run dispatched with these ids under `RUN_NAME_TEMPLATE`. */
 export function runTitle(ref: RunRef): string {
-  return `epicflow epic ${ref.epic} story ${ref.story} attempt ${ref.attempt}`;
+  return jobTitle(ref);
 }
 
-// Numbers as epicflow dispatches them (`String(n)`): no sign, no leading zero.
-const TITLE = /^epicflow epic ([1-9]\d*) story (\S+) attempt ([1-9]\d*)$/;
-
-/** The ids in a run title, or null when the title is not exactly one `runTitle` makes. */
+/**
+ * The ids in a story's or a landing's run title, or null when the title is not
+ * exactly one `runTitle` makes (a planning run's title included: see `parseJobTitle`).
+ */
 export function parseRunTitle(title: string): RunRef | null {
-  const m = TITLE.exec(title);
-  if (m === null) return null;
-  const [, epicText = '', story = '', attemptText = ''] = m;
-  const epic = Number(epicText);
-  const attempt = Number(attemptText);
-  if (!Number.isSafeInteger(epic) || !Number.isSafeInteger(attempt)) return null;
-  if (!ID_PATTERN.test(story) || story.length > MAX_ID_LENGTH) return null;
-  return { epic, story, attempt };
+  const ref = parseJobTitle(title);
+  return ref === null || ref.kind === 'plan' ? null : jobIds(ref);
 }

@@ -6,10 +6,11 @@
  * The next `/resume` applies the ticked fixes and marks them in the comment.
  */
 import { z } from 'zod';
+import { parseJobTitle } from '../epic/job-ref.js';
 import { retroProposalSchema, type RetroProposal } from './proposal.js';
 
 /** The story id a retro job is dispatched with (story ids cannot start with `_`). */
-export const RETRO_RUN_STORY = '_retro';
+export { RETRO_RUN_STORY } from '../epic/job-ref.js';
 
 /** The retro's record: `epics/<n>/retro.json` on the state branch. */
 export const RETRO_DOC = 'retro';
@@ -48,10 +49,10 @@ export function retroRunning(doc: RetroDoc | undefined, now: string): boolean {
   );
 }
 
-/** `epicflow epic <n> story _retro attempt <a>`: a retro run's title. */
+/** `epicflow epic <n> story _retro attempt <a>`: a retro run's title (read as every job's). */
 export function retroRunOf(title: string): { epic: number; attempt: number } | null {
-  const m = /^epicflow epic ([1-9]\d{0,9}) story _retro attempt ([1-9]\d{0,5})$/.exec(title);
-  return m === null ? null : { epic: Number(m[1]), attempt: Number(m[2]) };
+  const ref = parseJobTitle(title);
+  return ref?.kind === 'retro' ? { epic: ref.epic, attempt: ref.attempt } : null;
 }
 
 export const RETRO_TEXTS = {

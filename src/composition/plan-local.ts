@@ -11,6 +11,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
+import { requirePlanner } from '../core/config/coders.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import { extractPlanBlocks, parsePlan, planOptionsFor } from '../core/plan/index.js';
@@ -123,14 +124,7 @@ export async function draftPlanLocally(
   const insideRepo = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const shownConfig = insideRepo ? inRepo.split(sep).join('/') : loaded.file;
   const config = loaded.config;
-  const planners = config.executors.filter((e) => e.roles.includes('planner'));
-  if (planners.length === 0) {
-    throw new EpicflowError('config', `no planner in ${shownConfig}`, {
-      details: [
-        'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
-      ],
-    });
-  }
+  const planners = requirePlanner(config, shownConfig);
   const planOptions = planOptionsFor(config, insideRepo ? shownConfig : undefined);
 
   // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.

@@ -27,8 +27,8 @@ import { dispatchedRuns } from './runs.js';
 import { ReviewAnswers, reviewTrigger } from './review.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { planOptionsFor } from '../core/plan/index.js';
-import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
-import { DEFAULT_STORY_WORKFLOW } from './types.js';
+import type { SettledDeps } from './settings.js';
+import type { EventIssue, HandleResult } from './types.js';
 
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
@@ -58,7 +58,7 @@ export interface Decision {
 }
 
 /** Load, reconcile, apply — again from scratch whenever a record changed under us. */
-export async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+export async function decide(deps: SettledDeps, d: Decision): Promise<HandleResult> {
   const { repo } = deps;
   const key = `${repo.fullName}#${d.epic.number}`;
   // A view read while another decision on the epic ran may miss what that one did (the
@@ -76,7 +76,7 @@ export async function decide(deps: OrchestratorDeps, d: Decision): Promise<Handl
   });
 }
 
-async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+async function decideUntilSettled(deps: SettledDeps, d: Decision): Promise<HandleResult> {
   const dispatched: string[] = [];
   let next = d;
   for (let round = 1; round <= MAX_DECISIONS; round++) {
@@ -103,13 +103,13 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
 }
 
 async function decideOnce(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   d: Decision,
 ): Promise<
   HandleResult | 'conflict' | { again: Trigger; replyTo: number; dispatched: readonly string[] }
 > {
   const epicNumber = d.epic.number;
-  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const defaultBranch = await deps.defaultBranch();
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
   const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
   // The next views read the configured board along (its items and values come with them).
@@ -128,7 +128,7 @@ async function decideOnce(
     d.config,
     view.issue === undefined ? undefined : { subIssues: view.issue.subIssues },
   );
-  const now = (deps.now?.() ?? new Date()).toISOString();
+  const now = deps.now().toISOString();
   // Planning first: an epic without a plan may get one drafted (planning.ts).
   const planning = await planningStep({
     repo,
@@ -141,7 +141,7 @@ async function decideOnce(
     by: d.by,
     planLoad: loaded,
     defaultBranch,
-    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    storyWorkflow: deps.storyWorkflow,
     replyTo: d.replyTo,
     now,
   });
@@ -215,7 +215,7 @@ async function decideOnce(
     store,
     epic: epicNumber,
     defaultBranch,
-    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    storyWorkflow: deps.storyWorkflow,
     replyTo: d.replyTo,
     shas: { ...state.shas },
     subIssues: new Map(
@@ -300,7 +300,7 @@ function landingsOf(store: GitHubStateStore, view: EpicView): readonly LandRecor
  * fails leaves them unjudged: the decision goes on, and a later one looks again.
  */
 async function strandedRuns(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: {
     readonly epic: number;
     readonly defaultBranch: string;
@@ -310,7 +310,7 @@ async function strandedRuns(
 ): Promise<Record<string, DispatchedRun> | undefined> {
   const overdue = overdueDispatches(input.records, input.now);
   if (overdue.length === 0) return undefined;
-  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  const workflow = deps.storyWorkflow;
   try {
     return await dispatchedRuns(deps.repo, {
       epic: input.epic,

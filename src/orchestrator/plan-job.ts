@@ -17,7 +17,7 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { parseConfig } from '../core/config/index.js';
+import { parseConfig, requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import {
   hasMarker,
@@ -55,6 +55,7 @@ import {
 } from '../engine/plan-epic.js';
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
+import { settle } from './settings.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
@@ -121,13 +122,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     );
   }
   const config = parseConfig(view.configText, input.configPath);
-  if (!config.executors.some((e) => e.roles.includes('planner'))) {
-    throw new EpicflowError('config', `no planner in ${input.configPath}`, {
-      details: [
-        'executors[].roles: give an executor the planner role, e.g. roles: [coder, planner] (any harness)',
-      ],
-    });
-  }
+  requirePlanner(config, input.configPath);
   if (view.issue === undefined) {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }
@@ -229,7 +224,8 @@ export async function runPlanJob(
 ): Promise<PlanJobResult> {
   const { config, store, doc, issue } = prepared;
   const emit = input.onEvent ?? (() => undefined);
-  const now = (): string => (input.now?.() ?? new Date()).toISOString();
+  const clock = input.now ?? ((): Date => new Date());
+  const now = (): string => clock().toISOString();
   const removed = await input.remote.scrubCredentials();
   if (removed.length > 0) {
     emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
@@ -237,7 +233,7 @@ export async function runPlanJob(
   const git = await Git.open(input.workspace);
   const base = await git.revParse('HEAD');
   if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
-  const planners = config.executors.filter((e) => e.roles.includes('planner'));
+  const planners = requirePlanner(config, input.configPath);
   const folder = join(input.tempDir, 'epicflow', String(input.epic), 'planning');
   const treePath = join(folder, 'tree');
   const options = planOptionsFor(config, input.configPath);
@@ -274,11 +270,7 @@ export async function runPlanJob(
         untrusted: input.untrusted,
         deps: input.executorDeps,
       }),
-      roster: plannerRoster(
-        planners,
-        { now: () => input.now?.() ?? new Date() },
-        emptyRosterState(),
-      ),
+      roster: plannerRoster(planners, { now: clock }, emptyRosterState()),
       emit,
     },
   );
@@ -374,12 +366,12 @@ export async function runPlanJob(
   // The status comment says what the planner proposed (nothing starts: nobody approved it).
   const fresh = await input.repo.labelledIssue(issue.number);
   await decide(
-    {
+    settle({
       repo: input.repo,
       defaultBranch: prepared.defaultBranch,
       ...(input.storyWorkflow === undefined ? {} : { storyWorkflow: input.storyWorkflow }),
-      ...(input.now === undefined ? {} : { now: input.now }),
-    },
+      now: clock,
+    }),
     {
       epic: fresh,
       config,

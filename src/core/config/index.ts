@@ -25,4 +25,4 @@ export {
   renderJsonSchema,
   updateConfigDocs,
 } from './json-schema.js';
-export { coderSlots, requireCoder } from './coders.js';
+export { coderSlots, requireCoder, requirePlanner } from './coders.js';

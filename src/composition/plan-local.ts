@@ -11,9 +11,9 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
+import { requirePlanner } from '../core/config/coders.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
-import { requirePlanner } from '../core/config/index.js';
 import {
   extractPlanBlocks,
   parsePlan,
@@ -129,8 +129,7 @@ export async function draftPlanLocally(
   const insideRepo = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const shownConfig = insideRepo ? inRepo.split(sep).join('/') : loaded.file;
   const config = loaded.config;
-  requirePlanner(config, shownConfig);
-  const planners = config.executors.filter((e) => e.roles.includes('planner'));
+  const planners = requirePlanner(config, shownConfig);
   const planOptions = planOptionsFor(config, insideRepo ? shownConfig : undefined);
 
   // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.

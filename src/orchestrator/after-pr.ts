@@ -21,7 +21,8 @@ import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { loadConfig } from './load.js';
 import { withEpicLock } from './lock.js';
 import { commentInvalidConfig } from './problems.js';
-import type { EpicEvent, HandleResult, OrchestratorDeps } from './types.js';
+import type { SettledDeps } from './settings.js';
+import type { EpicEvent, HandleResult } from './types.js';
 
 /** The final report's marker on the epic issue. */
 export const LANDED_MARKER = 'landed';
@@ -31,7 +32,7 @@ const EPIC_HEAD = /^epic\/([1-9][0-9]*)$/;
 const ignored = (reason: string): HandleResult => ({ outcome: 'ignored', reason, dispatched: [] });
 
 export async function handlePullRequestClosed(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   event: Extract<EpicEvent, { kind: 'pr-closed' }>,
 ): Promise<HandleResult> {
   const { repo } = deps;
@@ -40,7 +41,7 @@ export async function handlePullRequestClosed(
   const m = EPIC_HEAD.exec(pr.headRef);
   if (m === null || pr.headRepository !== repo.fullName) return ignored('not an epic pull request');
   if (pr.state !== 'closed') return ignored(`pull request #${pr.number} is open`);
-  const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+  const defaultBranch = await deps.defaultBranch();
   if (pr.baseRef !== defaultBranch) return ignored('not a pull request into the default branch');
   const epic = Number(m[1]);
   let config: EpicflowConfig;
@@ -78,7 +79,7 @@ export async function handlePullRequestClosed(
 }
 
 async function landed(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: {
     epic: number;
     pr: PullFacts;
@@ -94,7 +95,7 @@ async function landed(
   const mergeCommit = pr.mergeCommit ?? '';
   // First, so that no decision starts, opens or dispatches anything for the epic again.
   if (input.doc?.value.landed === undefined) {
-    const at = (deps.now?.() ?? new Date()).toISOString();
+    const at = deps.now().toISOString();
     await store.updateJson<EpicDoc>(EPIC_DOC, (current) => {
       if (current?.landed !== undefined) return current;
       const { halt: _h, ...rest } = current ?? {};

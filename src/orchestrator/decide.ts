@@ -28,8 +28,8 @@ import { dispatchedRuns } from './runs.js';
 import { ReviewAnswers, reviewTrigger } from './review.js';
 import { withReviewStories } from '../core/epic/review.js';
 import { planOptionsFor } from '../core/plan/index.js';
-import type { EventIssue, HandleResult, OrchestratorDeps } from './types.js';
-import { DEFAULT_STORY_WORKFLOW } from './types.js';
+import type { SettledDeps } from './settings.js';
+import type { EventIssue, HandleResult } from './types.js';
 
 /** Fresh decisions after a record changed under us, before giving up. */
 const MAX_DECISIONS = 6;
@@ -59,7 +59,7 @@ export interface Decision {
 }
 
 /** Load, reconcile, apply — again from scratch whenever a record changed under us. */
-export async function decide(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+export async function decide(deps: SettledDeps, d: Decision): Promise<HandleResult> {
   const { repo } = deps;
   const key = `${repo.fullName}#${d.epic.number}`;
   // A view read while another decision on the epic ran may miss what that one did (the
@@ -77,7 +77,7 @@ export async function decide(deps: OrchestratorDeps, d: Decision): Promise<Handl
   });
 }
 
-async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<HandleResult> {
+async function decideUntilSettled(deps: SettledDeps, d: Decision): Promise<HandleResult> {
   const dispatched: string[] = [];
   let next = d;
   for (let round = 1; round <= MAX_DECISIONS; round++) {
@@ -111,7 +111,7 @@ async function decideUntilSettled(deps: OrchestratorDeps, d: Decision): Promise<
 }
 
 async function decideOnce(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   d: Decision,
 ): Promise<
   | HandleResult
@@ -119,7 +119,7 @@ async function decideOnce(
   | { again: Trigger; replyTo: number; dispatched: readonly string[]; epic?: EventIssue }
 > {
   const epicNumber = d.epic.number;
-  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const defaultBranch = await deps.defaultBranch();
   // Records, the epic branch's head, the pull request and the sub-issues in one request.
   const view = d.view ?? (await readView(deps.repo, epicNumber, defaultBranch));
   // The next views read the configured board along (its items and values come with them).
@@ -132,7 +132,7 @@ async function decideOnce(
   // The status and report comments came with the view: found without listing.
   if (view.issue?.comments !== undefined) repo.knowComments(epicNumber, view.issue.comments);
   if (view.pr?.comments !== undefined) repo.knowComments(view.pr.number, view.pr.comments);
-  const now = (deps.now?.() ?? new Date()).toISOString();
+  const now = deps.now().toISOString();
   // `/resume` applies the fixes ticked in the retro's comment first, then decides on them.
   if (
     d.trigger.kind === 'resume' &&
@@ -159,7 +159,7 @@ async function decideOnce(
     by: d.by,
     planLoad: loaded,
     defaultBranch,
-    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    storyWorkflow: deps.storyWorkflow,
     replyTo: d.replyTo,
     now,
   });
@@ -197,7 +197,7 @@ async function decideOnce(
       by: d.by ?? '',
       replyTo: d.replyTo,
       defaultBranch,
-      storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+      storyWorkflow: deps.storyWorkflow,
       now,
     });
   }
@@ -248,7 +248,7 @@ async function decideOnce(
     store,
     epic: epicNumber,
     defaultBranch,
-    storyWorkflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+    storyWorkflow: deps.storyWorkflow,
     replyTo: d.replyTo,
     shas: { ...state.shas },
     subIssues: new Map(
@@ -333,7 +333,7 @@ function landingsOf(store: GitHubStateStore, view: EpicView): readonly LandRecor
  * fails leaves them unjudged: the decision goes on, and a later one looks again.
  */
 async function strandedRuns(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: {
     readonly epic: number;
     readonly defaultBranch: string;
@@ -343,7 +343,7 @@ async function strandedRuns(
 ): Promise<Record<string, DispatchedRun> | undefined> {
   const overdue = overdueDispatches(input.records, input.now);
   if (overdue.length === 0) return undefined;
-  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  const workflow = deps.storyWorkflow;
   try {
     return await dispatchedRuns(deps.repo, {
       epic: input.epic,

@@ -38,8 +38,8 @@ import { noteRateLimit } from './rate-limit.js';
 import { commentInvalidConfig } from './problems.js';
 import { readRunOrigin } from './runs.js';
 import { reviewTrigger } from './review.js';
+import { settle, type SettledDeps } from './settings.js';
 import type { EpicEvent, EventIssue, HandleResult, OrchestratorDeps } from './types.js';
-import { DEFAULT_STORY_WORKFLOW } from './types.js';
 
 const ignored = (reason: string, epic?: number): HandleResult => ({
   outcome: 'ignored',
@@ -49,9 +49,11 @@ const ignored = (reason: string, epic?: number): HandleResult => ({
 });
 
 export async function handleEpicEvent(
-  deps: OrchestratorDeps,
+  given: OrchestratorDeps,
   event: EpicEvent,
 ): Promise<HandleResult> {
+  // Every setting is defaulted here, once, for the whole handling of the event.
+  const deps = settle(given);
   const { repo } = deps;
   if (event.kind === 'workflow-run') return handleRun(deps, event);
   // The default branch moved, or an epic's pull request closed (docs/landing.md).
@@ -140,13 +142,13 @@ export async function handleEpicEvent(
  * run is ignored before anything is read or written.
  */
 async function handleRun(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   event: Extract<EpicEvent, { kind: 'workflow-run' }>,
 ): Promise<HandleResult> {
-  const workflow = deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW;
+  const workflow = deps.storyWorkflow;
   // Every other workflow's runs come here too (the App hears them all): dropped for free.
   if (event.workflowPath.split('/').pop() !== workflow) return ignored('not the story workflow');
-  const defaultBranch = deps.defaultBranch ?? (await deps.repo.defaultBranch());
+  const defaultBranch = await deps.defaultBranch();
   const origin = event.origin ?? (await readRunOrigin(deps.repo, event.runId));
   const check = checkStoryRun(origin, {
     repository: { fullName: deps.repo.fullName, id: event.repositoryId },
@@ -182,7 +184,7 @@ async function handleRun(
       epic: run.epic,
       attempt: run.attempt,
       conclusion: event.conclusion,
-      now: (deps.now?.() ?? new Date()).toISOString(),
+      now: deps.now().toISOString(),
     });
   }
   if (run.kind === 'retro') {
@@ -239,7 +241,7 @@ async function handleRun(
     conclusion: event.conclusion,
   };
   return decide(
-    { ...deps, defaultBranch },
+    deps,
     // After a landing's run the view is read again: its end may have held the epic.
     { epic, config, trigger, replyTo: epic.number, command: null, ...(landRun ? {} : { view }) },
   );
@@ -314,7 +316,7 @@ async function epicOf(
  * pull request starts nothing; `/revise` there is answered.
  */
 async function startReview(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   event: Extract<EpicEvent, { kind: 'review' | 'comment' }>,
   epic: number,
 ): Promise<{ trigger: Trigger; why?: undefined } | { trigger?: undefined; why: string }> {
@@ -324,7 +326,7 @@ async function startReview(
     if (!event.open) return { why: 'a review of a closed pull request' };
     pr = event.pr;
   } else {
-    const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+    const defaultBranch = await deps.defaultBranch();
     const open = await repo.findOpenPr(`epic/${epic}`, defaultBranch);
     if (open === null || (event.issue.isPullRequest && open.number !== event.issue.number)) {
       await repo.reply(

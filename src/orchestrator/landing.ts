@@ -22,8 +22,8 @@ import { readLandLog, type LandLog } from '../core/land/index.js';
 import { epicBranchName } from '../core/model.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { withEpicLock } from './lock.js';
-import type { EpicEvent, HandleResult, OrchestratorDeps } from './types.js';
-import { DEFAULT_STORY_WORKFLOW } from './types.js';
+import type { SettledDeps } from './settings.js';
+import type { EpicEvent, HandleResult } from './types.js';
 
 /** Compare-and-swap rounds on the landing log before giving up. */
 const MAX_WRITES = 5;
@@ -45,11 +45,11 @@ export async function readLanding(
  * nothing that was not due.
  */
 export async function handlePush(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   event: Extract<EpicEvent, { kind: 'push' }>,
 ): Promise<HandleResult> {
   const { repo } = deps;
-  const defaultBranch = deps.defaultBranch ?? (await repo.defaultBranch());
+  const defaultBranch = await deps.defaultBranch();
   if (event.ref !== `refs/heads/${defaultBranch}`) {
     return { outcome: 'ignored', reason: 'not a push to the default branch', dispatched: [] };
   }
@@ -79,7 +79,7 @@ export async function handlePush(
  * (null). Under the epic's lock, so a decision of the same process never races it.
  */
 export async function ensureLanding(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: { epic: number; defaultBranch: string; intoHead: string },
 ): Promise<string | null> {
   return withEpicLock(`${deps.repo.fullName}#${input.epic}`, () => startLanding(deps, input));
@@ -87,7 +87,7 @@ export async function ensureLanding(
 
 /** `ensureLanding` for a caller that holds the epic's lock. */
 async function startLanding(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: { epic: number; defaultBranch: string; intoHead: string },
 ): Promise<string | null> {
   const { repo } = deps;
@@ -109,7 +109,7 @@ async function startLanding(
       prOpen: pr !== null,
       landed: doc?.landed !== undefined,
       halt: doc?.halt,
-      now: (deps.now?.() ?? new Date()).toISOString(),
+      now: deps.now().toISOString(),
     });
   });
   if (decision.kind === 'none') {
@@ -131,7 +131,7 @@ async function startLanding(
  * of the landing decides again. The caller holds the epic's lock.
  */
 export async function landBeforeReady(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: { epic: number; defaultBranch: string },
 ): Promise<boolean> {
   const epicBranch = epicBranchName(String(input.epic));
@@ -167,14 +167,14 @@ async function writeDecision(
 
 /** Dispatches the story workflow as `land-<n>`; refused, the record says why and nothing waits. */
 async function dispatchLanding(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   store: GitHubStateStore,
   input: { epic: number; defaultBranch: string },
   job: string,
 ): Promise<void> {
   try {
     await deps.repo.dispatchWorkflow({
-      workflow: deps.storyWorkflow ?? DEFAULT_STORY_WORKFLOW,
+      workflow: deps.storyWorkflow,
       ref: input.defaultBranch,
       inputs: jobInputs({ kind: 'land', epic: input.epic, job, attempt: 1 }),
     });
@@ -183,7 +183,7 @@ async function dispatchLanding(
     const reason = `the land job was not started: ${e instanceof Error ? e.message : String(e)}`;
     await store.updateJson<unknown>(LAND_DOC, (current) => {
       const log = readLandLog(current, store.docPath(LAND_DOC));
-      const ended = landRunEnded(log, job, 'not started', new Date().toISOString());
+      const ended = landRunEnded(log, job, 'not started', deps.now().toISOString());
       if (ended.log === undefined || ended.died === undefined) return log;
       return {
         ...ended.log,
@@ -200,7 +200,7 @@ async function dispatchLanding(
  * queued meanwhile starts. Returns the landing started, if any.
  */
 export async function landRunCompleted(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   input: { epic: number; job: string; conclusion: string; defaultBranch: string },
 ): Promise<string | null> {
   const { repo } = deps;
@@ -209,7 +209,7 @@ export async function landRunCompleted(
     epic: String(input.epic),
     defaultBranch: input.defaultBranch,
   });
-  const now = (deps.now?.() ?? new Date()).toISOString();
+  const now = deps.now().toISOString();
   const pending = await withEpicLock(`${repo.fullName}#${input.epic}`, async () => {
     for (let round = 1; round <= MAX_WRITES; round++) {
       const { log, sha } = await readLanding(store);

@@ -60,6 +60,7 @@ import {
 } from '../engine/plan-epic.js';
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
+import { settle } from './settings.js';
 import { loadPlan, readView, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
@@ -228,7 +229,8 @@ export async function runPlanJob(
 ): Promise<PlanJobResult> {
   const { config, store, doc, issue } = prepared;
   const emit = input.onEvent ?? (() => undefined);
-  const now = (): string => (input.now?.() ?? new Date()).toISOString();
+  const clock = input.now ?? ((): Date => new Date());
+  const now = (): string => clock().toISOString();
   const removed = await input.remote.scrubCredentials();
   if (removed.length > 0) {
     emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
@@ -236,7 +238,7 @@ export async function runPlanJob(
   const git = await Git.open(input.workspace);
   const base = await git.revParse('HEAD');
   if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
-  const planners = config.executors.filter((e) => e.roles.includes('planner'));
+  const planners = requirePlanner(config, input.configPath);
   const folder = join(input.tempDir, 'epicflow', String(input.epic), 'planning');
   const treePath = join(folder, 'tree');
   const options = planOptionsFor(config, input.configPath);
@@ -273,11 +275,7 @@ export async function runPlanJob(
         untrusted: input.untrusted,
         deps: input.executorDeps,
       }),
-      roster: plannerRoster(
-        planners,
-        { now: () => input.now?.() ?? new Date() },
-        emptyRosterState(),
-      ),
+      roster: plannerRoster(planners, { now: clock }, emptyRosterState()),
       emit,
     },
   );
@@ -373,12 +371,12 @@ export async function runPlanJob(
   // The status comment says what the planner proposed (nothing starts: nobody approved it).
   const fresh = await input.repo.labelledIssue(issue.number);
   await decide(
-    {
+    settle({
       repo: input.repo,
       defaultBranch: prepared.defaultBranch,
       ...(input.storyWorkflow === undefined ? {} : { storyWorkflow: input.storyWorkflow }),
-      ...(input.now === undefined ? {} : { now: input.now }),
-    },
+      now: clock,
+    }),
     {
       epic: fresh,
       config,

@@ -13,7 +13,7 @@ import { ERROR_MARKER, VIOLATIONS_MARKER, withoutMarker } from '../core/epic/mar
 import type { EpicflowError } from '../core/errors.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import type { Violation } from '../core/plan/index.js';
-import type { OrchestratorDeps } from './types.js';
+import type { SettledDeps } from './settings.js';
 
 /**
  * A decision that failed for a reason someone has to fix gets one comment on the
@@ -22,11 +22,7 @@ import type { OrchestratorDeps } from './types.js';
  * caller. When the comment cannot be written either (the App lacks Issues write),
  * that is logged too, once: nothing retries it.
  */
-export async function reportFailure(
-  deps: OrchestratorDeps,
-  epic: number,
-  e: unknown,
-): Promise<void> {
+export async function reportFailure(deps: SettledDeps, epic: number, e: unknown): Promise<void> {
   if (!needsSomeone(e)) return;
   try {
     await deps.repo.ensureComment({
@@ -54,7 +50,7 @@ function needsSomeone(e: unknown): e is EpicflowError {
  * decision costs no comment lookup; the comment asks for `/resume` anyway.
  */
 export async function clearProblem(
-  deps: OrchestratorDeps,
+  deps: SettledDeps,
   epic: number,
   trigger: Trigger,
 ): Promise<void> {

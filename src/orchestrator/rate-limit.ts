@@ -7,14 +7,10 @@ import { rateLimitedUntil } from '../adapters/github/index.js';
 import { STATUS_MARKER, withoutMarker } from '../core/epic/markers.js';
 import { withRateLimitNote } from '../core/epic/rate-limit-note.js';
 import { describeError } from '../core/errors.js';
-import type { OrchestratorDeps } from './types.js';
+import type { SettledDeps } from './settings.js';
 
-export async function noteRateLimit(
-  deps: OrchestratorDeps,
-  epic: number,
-  e: unknown,
-): Promise<void> {
-  const now = deps.now?.() ?? new Date();
+export async function noteRateLimit(deps: SettledDeps, epic: number, e: unknown): Promise<void> {
+  const now = deps.now();
   const until = rateLimitedUntil(e, now.getTime());
   if (until === undefined) return;
   try {

@@ -257,6 +257,57 @@ describe('story mode, run from the bundle against GitHub', () => {
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/search/index.js')).toBeDefined();
   });
 
+  it('a story whose merge clashes with what another job merged meanwhile gets a merge revision, then merges', async () => {
+    // Two's first turn ends once the test says one is merged on GitHub; it writes what clashes
+    // with one, unless one is in its tree (as after the revision's catch-up).
+    const coder = [
+      'touch "$1/started-$EPICFLOW_STORY"; mkdir -p "src/$EPICFLOW_STORY"',
+      'if [ "$EPICFLOW_STORY" = two ] && [ "$EPICFLOW_ROUND" = 1 ]; then i=0; while [ ! -f "$1/go-two" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi',
+      'if [ -f src/one/index.js ]; then t=knows-one; else t=clash; fi',
+      'echo "export const story = \\"$EPICFLOW_STORY\\"; // $t" > "src/$EPICFLOW_STORY/index.js"',
+      'touch "$1/turn-$EPICFLOW_STORY-$EPICFLOW_ROUND"',
+    ].join('; ');
+    const clash =
+      "if [ -f src/one/index.js ] && grep -qs clash src/two/index.js; then echo 'not ok 1 - two clashes with one'; exit 1; fi";
+    w = await startWorld({
+      config: (dumps) =>
+        configText(dumps, { gates: ['node check.mjs', clash] }).replace(
+          /command: .*/,
+          `command: ${JSON.stringify(['sh', '-c', coder, 'coder', dumps])}`,
+        ),
+    });
+    const epic = await startEpic(w, planBody([{ id: 'one' }, { id: 'two' }]));
+    const running = runJob(w, bundle, {
+      name: 'two',
+      workspace: await checkout(w, 'two'),
+      inputs: storyInputs(w, epic, 'two'),
+      runId: dispatchOf(w, epic, 'two').runId,
+    });
+    while (!(await readdir(w.dumps).catch((): string[] => [])).includes('started-two')) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const one = await runJob(w, bundle, {
+      name: 'one',
+      workspace: await checkout(w, 'one'),
+      inputs: storyInputs(w, epic, 'one'),
+      runId: dispatchOf(w, epic, 'one').runId,
+    });
+    expect(one.outputs['status']).toBe('done');
+    await writeFile(join(w.dumps, 'go-two'), '');
+    const job = await running;
+    expect({ status: job.outputs['status'], log: job.stdout }).toMatchObject({ status: 'done' });
+    const revision =
+      'the merged epic head failed its gates (merge undone): merge revision 1 of 1, on the epic head';
+    expect(job.stdout).toContain(`two: ${revision}`);
+    const turns = (await readdir(w.dumps)).filter((f) => f.startsWith('turn-two-')).sort();
+    expect(turns).toEqual(['turn-two-1', 'turn-two-2']);
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/two/index.js')).toBe(
+      'export const story = "two"; // knows-one\n',
+    );
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('two'))?.record.notes).toContain(revision);
+  });
+
   it("exports each story job's spans into the epic's one trace, with an OTLP endpoint set", async () => {
     const otlp = await startCollector();
     try {

@@ -297,6 +297,9 @@ async function merge(
 ): Promise<StoryRecord> {
   const { story, rec, branch } = run;
   await rec.save({ executors: [...chain] });
+  // Merged where other jobs merge too (a story job: on GitHub's epic head), so a clash with
+  // what they merged meanwhile is a merge revision here, not a failed push later.
+  await ctx.followUpstream();
   const mergeNotes: string[] = [];
   // The epic's gates run the merged code; the epic tree shares the repository's configuration.
   const merged = await rec.time(

@@ -308,6 +308,76 @@ describe('story mode, run from the bundle against GitHub', () => {
     expect((await store.read('two'))?.record.notes).toContain(revision);
   });
 
+  it('a retried story over an unchanged diff reuses its judge verdict: the judge is paid once', async () => {
+    const judge = [
+      "require('fs').appendFileSync(process.argv[1] + '/judge-calls', process.env.EPICFLOW_STORY + '\\n');",
+      `console.log(${JSON.stringify(CLEARED_VERDICT)});`,
+    ].join(' ');
+    w = await startWorld({
+      config: (dumps) =>
+        configText(dumps, {}).replace(
+          'gates:',
+          [
+            '  - id: judge',
+            '    harness: command',
+            `    command: ${JSON.stringify(['node', '-e', judge, dumps])}`,
+            '    roles: [judge]',
+            'judge: { executor: judge, rounds: 1 }',
+            'gates:',
+          ].join('\n'),
+        ),
+    });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    // A job that does not end as expected says why in its error lines.
+    const errors = (log: string): string[] =>
+      log.split('\n').filter((l) => l.startsWith('::error'));
+    // The first job's merge is refused at its push (a protected epic branch): judged, not merged.
+    const hook = join(w.gh.state.repoDir(OWNER, REPO), 'hooks', 'pre-receive');
+    await writeFile(
+      hook,
+      '#!/bin/sh\nwhile read old new ref; do case "$ref" in refs/heads/epic/*) echo "error: GH006: Protected branch update failed for $ref." >&2; exit 1;; esac; done\n',
+    );
+    await chmod(hook, 0o755);
+    const first = await runJob(w, bundle, {
+      name: 'cart-1',
+      workspace: await checkout(w, 'cart-1'),
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
+    });
+    await rm(hook);
+    expect({ status: first.outputs['status'], errors: errors(first.stdout) }).toEqual({
+      status: 'failed',
+      errors: [expect.stringContaining('the branch is protected')],
+    });
+    // The next job's agent may be another user of the pool: what this one's left is theirs.
+    await rm(join(w.dumps, 'cart.json'));
+    await rm(join(w.dumps, 'ready-cart'));
+    await chmod(join(w.dumps, 'judge-calls'), 0o666);
+    // `/retry cart`, as the App records it: a new attempt of the same plan entry.
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    await store.update('cart', (r) => {
+      if (r === null) throw new Error('no record of cart');
+      const { reason: _r, finishedAt: _f, ...rest } = r;
+      return { ...rest, attempt: 2, status: 'active' };
+    });
+    const second = await runJob(w, bundle, {
+      name: 'cart-2',
+      workspace: await checkout(w, 'cart-2'),
+      inputs: storyInputs(w, epic, 'cart', 2),
+    });
+    expect({ status: second.outputs['status'], errors: errors(second.stdout) }).toEqual({
+      status: 'done',
+      errors: [],
+    });
+    expect(second.stdout).toContain(
+      'cart: judge round 1: reused the verdict for an unchanged diff',
+    );
+    expect(await readFile(join(w.dumps, 'judge-calls'), 'utf8')).toBe('cart\n');
+    expect((await store.read('cart'))?.record.notes).toContain(
+      'judge round 1: reused the verdict for an unchanged diff',
+    );
+  });
+
   it("exports each story job's spans into the epic's one trace, with an OTLP endpoint set", async () => {
     const otlp = await startCollector();
     try {

@@ -14,7 +14,7 @@ import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { parseConfig, requireCoder } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { describeError, EpicflowError, isEpicflowError } from '../core/errors.js';
+import { EpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
 import {
   epicBranchName,
@@ -23,33 +23,27 @@ import {
   type Story,
   type StoryRecord,
 } from '../core/model.js';
-import { withGitConfigGuarded } from '../engine/guarded-config.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
 import { expectBoard, loadPlan, readView } from './load.js';
 import { epicDocOf } from './owner.js';
 import {
   botCommitIdentity,
-  describePushRefusal,
   jobStaleness,
   ownsRecord,
   preferredExecutor,
   type StoryJobRef,
 } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
-import { integrate } from '../engine/integrate.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
-import { StoryStop } from '../engine/stop.js';
+import { publish, type PushRefusal } from './story-publish.js';
 import { runStory } from '../engine/story.js';
 import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
-import { TOKEN_REFUSED_HINT, type PushResult, type RemoteGit } from '../adapters/git/remote-git.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
 import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
-
-/** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
-export const MAX_PUBLISH_ATTEMPTS = 5;
 
 export interface StoryJobInput {
   readonly epic: number;
@@ -104,8 +98,7 @@ export interface StoryJobResult {
   readonly refusedPush?: PushRefusal;
 }
 
-/** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
-export type PushRefusal = Exclude<Extract<PushResult, { ok: false }>['reason'], 'stale'>;
+export type { PushRefusal } from './story-publish.js';
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
@@ -440,90 +433,4 @@ export async function runStoryJob(
     pushes,
     ...(refusedPush === undefined ? {} : { refusedPush }),
   };
-}
-
-type Published =
-  | { readonly ok: true; readonly sha: string; readonly pushes: number }
-  | {
-      readonly ok: false;
-      readonly reason: string;
-      readonly pushes: number;
-      /** Set when GitHub refused the push itself (not a merge retry that failed). */
-      readonly refused?: PushRefusal;
-    };
-
-/**
- * Publishes the merged epic head. The push is the commit point: a rejected
- * push changed nothing on GitHub, so the story merges again on the new head
- * (the engine's `integrate`: merge, gates, compare-and-swap) and tries again.
- */
-async function publish(
-  ctx: Awaited<ReturnType<typeof openEpic>>,
-  remote: RemoteGit,
-  input: {
-    story: Story;
-    branch: string;
-    /** The checked story commit. */
-    commit: string;
-    chain: readonly string[];
-    /** Collects a note for each time git's configuration was put back after a merge retry. */
-    restores: string[];
-  },
-): Promise<Published> {
-  const { epicBranch } = ctx.settings;
-  for (let pushes = 1; ; pushes++) {
-    const pushed = await remote.push(ctx.epicHead, epicBranch);
-    if (pushed.ok) {
-      if (pushes > 1) ctx.emit('story', `published after ${pushes} pushes`, input.story.id);
-      return { ok: true, sha: ctx.epicHead, pushes };
-    }
-    if (pushed.reason !== 'stale') {
-      return {
-        ok: false,
-        pushes,
-        refused: pushed.reason,
-        reason: describePushRefusal(epicBranch, pushed.reason, pushed.detail),
-      };
-    }
-    if (pushes >= MAX_PUBLISH_ATTEMPTS) {
-      return {
-        ok: false,
-        pushes,
-        reason: `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${input.story.id}`,
-      };
-    }
-    ctx.emit('story', `${epicBranch} moved on GitHub; merging again`, input.story.id);
-    const heads = await remote.fetch([epicBranch]);
-    const head = heads.get(epicBranch);
-    if (head === undefined) {
-      return { ok: false, pushes, reason: `${epicBranch} was deleted on GitHub while merging` };
-    }
-    const { git } = ctx.ports;
-    if (!(await git.updateRef(`refs/heads/${epicBranch}`, head, ctx.epicHead))) {
-      return {
-        ok: false,
-        pushes,
-        reason: `${epicBranch} changed in the job checkout while merging`,
-      };
-    }
-    ctx.epicHead = head;
-    // The merge runs the gates on code the agent wrote: git's configuration is put
-    // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
-    try {
-      await withGitConfigGuarded(
-        ctx.epicTree,
-        'the merge retry',
-        () => integrate(ctx, input),
-        (note, restored) => {
-          input.restores.push(note);
-          ctx.emit('story', note, input.story.id, { restored });
-        },
-      );
-    } catch (e) {
-      if (e instanceof StoryStop) return { ok: false, pushes, reason: e.reason };
-      if (isEpicflowError(e))
-        return { ok: false, pushes, reason: describeError(e).split('\n').join(' | ') };
-      throw e;
-    }
-  }
 }

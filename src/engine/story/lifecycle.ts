@@ -41,11 +41,10 @@ import { NO_TRACE, type TraceSpan } from '../trace.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
 import { runWithTasks, type TaskRounds } from './tasks.js';
+import { judgeStory, verifyClaim } from './helper-calls.js';
 import {
   coderTurn,
-  judgeStory,
   signalRoster,
-  verifyClaim,
   type TaskTurn,
   type TurnCounter,
   type TurnScope,

@@ -5,6 +5,7 @@
  * into the planning use case, and writes the prose followed by the plan
  * section to the output file — only a plan that parses as it is written.
  */
+import { planningGit } from './planning-tree.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -27,12 +28,7 @@ import {
   withPlanSection,
 } from '../core/planner/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
-import {
-  planEpic,
-  plannerRoster,
-  type PlanningOutcome,
-  type PlanningTree,
-} from '../engine/plan-epic.js';
+import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { openRepo, readInputFile } from './local-config.js';
 
@@ -181,15 +177,7 @@ export async function draftPlanLocally(
         previous,
       },
       {
-        git: {
-          listFiles: (sha) => repo.listFiles(sha),
-          checkout: async (sha): Promise<PlanningTree> => {
-            await repo.removeWorktree(treePath);
-            await repo.addWorktree(treePath, sha);
-            return repo.worktree(treePath);
-          },
-          release: () => repo.removeWorktree(treePath),
-        },
+        git: planningGit(repo, treePath),
         executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
         roster: plannerRoster(planners, clock, emptyRosterState()),
         emit: hooks.onEvent,

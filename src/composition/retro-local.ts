@@ -6,6 +6,7 @@
  * The next `epicflow run` of the epic applies the ticked fixes first
  * (`applyApprovedRetro`), marks them in `retro.md`, and runs with them.
  */
+import { planningGit } from './planning-tree.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -28,7 +29,6 @@ import {
   type RetroProposal,
 } from '../core/retro/index.js';
 import { loadRosterState, pickHelper } from '../core/roster/index.js';
-import type { PlanningTree } from '../engine/plan-epic.js';
 import { proposeRetro } from '../engine/retro.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { loadLocalConfig, openRepo } from './local-config.js';
@@ -200,15 +200,7 @@ export async function retroLocally(
           home: join(work, 'home'),
         },
         {
-          git: {
-            listFiles: (sha) => repo.listFiles(sha),
-            checkout: async (sha): Promise<PlanningTree> => {
-              await repo.removeWorktree(treePath);
-              await repo.addWorktree(treePath, sha);
-              return repo.worktree(treePath);
-            },
-            release: () => repo.removeWorktree(treePath),
-          },
+          git: planningGit(repo, treePath),
           executors: executorLookup({
             config,
             env: hooks.env,

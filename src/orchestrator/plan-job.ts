@@ -10,6 +10,7 @@
  * after the repair rounds holds the epic with its violations listed. Then the
  * epic is decided again, so its status comment says what the planner proposed.
  */
+import { planningGit } from '../composition/planning-tree.js';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
@@ -52,12 +53,7 @@ import {
 } from '../core/planner/index.js';
 import { GITHUB_BODY_MAX } from '../core/report/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
-import {
-  planEpic,
-  plannerRoster,
-  type PlanningOutcome,
-  type PlanningTree,
-} from '../engine/plan-epic.js';
+import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
 import { settle } from './settings.js';
@@ -260,15 +256,7 @@ export async function runPlanJob(
         : { refine: { round: doc.refine, merged: prepared.merged } }),
     },
     {
-      git: {
-        listFiles: (sha) => git.listFiles(sha),
-        checkout: async (sha): Promise<PlanningTree> => {
-          await git.removeWorktree(treePath);
-          await git.addWorktree(treePath, sha);
-          return git.worktree(treePath);
-        },
-        release: () => git.removeWorktree(treePath),
-      },
+      git: planningGit(git, treePath),
       executors: executorLookup({
         config,
         env: input.env,

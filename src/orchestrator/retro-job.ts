@@ -8,6 +8,7 @@
  * (compare-and-swap: a newer attempt wins) and to one comment on the epic issue, a
  * checkbox per fix; the next `/resume` applies the ticked ones (retro.ts).
  */
+import { planningGit } from '../composition/planning-tree.js';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
@@ -30,7 +31,6 @@ import {
   type RetroProposal,
 } from '../core/retro/index.js';
 import { emptyRosterState, pickHelper } from '../core/roster/index.js';
-import type { PlanningTree } from '../engine/plan-epic.js';
 import { proposeRetro, type RetroOutcome } from '../engine/retro.js';
 import { readView, stateFromView } from './load.js';
 import { readRetroDoc } from './retro.js';
@@ -136,15 +136,7 @@ export async function runRetroJob(input: RetroJobInput): Promise<RetroJobResult>
       home: join(folder, 'homes', executor.id),
     },
     {
-      git: {
-        listFiles: (s) => git.listFiles(s),
-        checkout: async (s): Promise<PlanningTree> => {
-          await git.removeWorktree(treePath);
-          await git.addWorktree(treePath, s);
-          return git.worktree(treePath);
-        },
-        release: () => git.removeWorktree(treePath),
-      },
+      git: planningGit(git, treePath),
       executors: executorLookup({
         config,
         env: input.env,

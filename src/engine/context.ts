@@ -62,7 +62,8 @@ export interface EpicPorts {
   readonly trace?: TraceSpan | undefined;
   /**
    * Where other processes merge stories into the epic branch too (a story job: GitHub's
-   * copy of it), read before a story is judged. None: this process is the only writer.
+   * copy of it), read before a story is judged and before it merges. None: this process is
+   * the only writer.
    */
   readonly upstream?: EpicUpstream | undefined;
 }

@@ -3,8 +3,8 @@
  * changed nothing there, so the story merges again on the new head and tries again, at
  * most `MAX_PUBLISH_ATTEMPTS` times; any other refusal is said with what to do.
  */
-import type { PushResult, RemoteGit } from '../adapters/git/remote-git.js';
-import { describePushRefusal } from '../core/epic/index.js';
+import type { RemoteGit } from '../adapters/git/remote-git.js';
+import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import type { Story } from '../core/model.js';
 import { withGitConfigGuarded } from '../engine/guarded-config.js';
@@ -16,7 +16,7 @@ import { StoryStop } from '../engine/stop.js';
 export const MAX_PUBLISH_ATTEMPTS = 5;
 
 /** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
-export type PushRefusal = Exclude<Extract<PushResult, { ok: false }>['reason'], 'stale'>;
+export type PushRefusal = Exclude<PushRefusalReason, 'stale'>;
 
 export type Published =
   | { readonly ok: true; readonly sha: string; readonly pushes: number }

@@ -121,6 +121,8 @@ export async function composeEpic(
   wiring: EpicWiring,
 ): Promise<{ ports: EpicPorts; settings: EpicSettings }> {
   const { repo, config, env, untrusted, adapt } = wiring;
+  // Its trees go to the agent's user and back around every step.
+  if (untrusted?.isolated === true) repo.handsTreesOver();
   const git = reclaimingTrees(gitPort(repo), untrusted);
   const gates = shellGates(env, untrusted);
   const ports: EpicPorts = {

@@ -14,7 +14,7 @@ import {
   gitError,
   readConfiguredIdentity,
   type GitIdentity,
-  type GitLocation,
+  type TreeLocation,
 } from './run-git.js';
 import {
   PATCH_AS_TEXT,
@@ -51,6 +51,8 @@ export class Git {
   private readonly admins = new Map<string, string>();
   /** The index guard of each tree, by its git directory: every `Worktree` of a tree shares it. */
   private readonly indexes = new Map<string, IndexGuard>();
+  /** Linked trees are handed to other users between commands (`handsTreesOver`). */
+  private handedOver = false;
   /** The last worktree addition or removal queued (see `oneAdminAtATime`). */
   private adminQueue: Promise<unknown> = Promise.resolve();
 
@@ -68,6 +70,16 @@ export class Git {
     this.gitDir = gitDir;
     this.identity = identity;
     this.git = new GitRunner(root, identity, this.guard, { gitDir, workTree: root });
+  }
+
+  /**
+   * The linked trees of this repository are handed to other users and taken back
+   * between epicflow's commands (`--agent-user`, the story jobs): git then compares their
+   * files without their change times, which every taking back moves (see
+   * `GitLocation.handedOver`). The main tree, the user's own, is never handed over.
+   */
+  handsTreesOver(): void {
+    this.handedOver = true;
   }
 
   /** Opens the repository containing `dir`; `EpicflowError('git')` when there is none. */
@@ -297,11 +309,13 @@ export class Git {
    * folders' `gitdir` files), never from the tree's own `.git`, which the code
    * that ran in the tree could have replaced.
    */
-  private locationOf(path: string): Required<GitLocation> {
+  private locationOf(path: string): TreeLocation {
     const workTree = canonical(isAbsolute(path) ? path : resolve(this.root, path));
     if (workTree === canonical(this.root)) return { gitDir: this.gitDir, workTree };
+    const linked = (gitDir: string): TreeLocation =>
+      this.handedOver ? { gitDir, workTree, handedOver: true } : { gitDir, workTree };
     const known = this.admins.get(workTree);
-    if (known !== undefined) return { gitDir: known, workTree };
+    if (known !== undefined) return linked(known);
     const admins = join(this.gitDir, 'worktrees');
     let ids: string[] = [];
     try {
@@ -320,7 +334,7 @@ export class Git {
         continue;
       }
       this.admins.set(workTree, admin);
-      return { gitDir: admin, workTree };
+      return linked(admin);
     }
     throw new EpicflowError('git', `${path} is not a worktree of ${this.root}`, {
       details: [`no folder under ${admins} names it`],

@@ -35,7 +35,18 @@ export interface GitLocation {
   readonly gitDir: string;
   /** The work tree; absent for commands that need none. */
   readonly workTree?: string;
+  /**
+   * The tree is handed to another user and taken back (adapters/process/untrusted.ts):
+   * every file's change time moved with its owner, so git compares files by what the
+   * taking back keeps true (modification time, size, inode, owner) instead of re-reading
+   * all of them; the taking back gives every file the step changed a new modification
+   * time, whatever the step set it to.
+   */
+  readonly handedOver?: boolean;
 }
+
+/** A tree's location: its work tree always named. */
+export type TreeLocation = GitLocation & { readonly workTree: string };
 
 export interface RunGitOptions {
   readonly input?: string;
@@ -134,6 +145,7 @@ export function gitArgv(
   if (identity) argv.push('-c', `user.name=${identity.name}`, '-c', `user.email=${identity.email}`);
   if (options.location !== undefined) {
     argv.push(`--git-dir=${options.location.gitDir}`);
+    if (options.location.handedOver === true) argv.push('-c', 'core.trustCtime=false');
     if (options.location.workTree !== undefined) {
       argv.push(`--work-tree=${options.location.workTree}`);
     }

@@ -13,7 +13,7 @@ import {
   gitConfigPaths,
   type GitConfigPath,
 } from './config-guard.js';
-import { GitRunner, gitError, type GitIdentity, type GitLocation } from './run-git.js';
+import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-git.js';
 import {
   type ChangedPath,
   NUL,
@@ -45,7 +45,7 @@ export class Worktree {
   }
 
   constructor(
-    location: Required<GitLocation>,
+    location: TreeLocation,
     /** The repository's common git directory (the main tree's own). */
     private readonly commonDir: string,
     identity: GitIdentity | undefined,

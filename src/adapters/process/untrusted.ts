@@ -20,7 +20,17 @@
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  readdir,
+  realpath,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
@@ -104,6 +114,19 @@ export function sameUser(): Untrusted {
     reclaim: () => Promise.resolve(),
   };
 }
+
+/**
+ * Taking a folder back (`sh -c` with the owner, the folder, and a mark or ''): the
+ * files changed after the mark (all of them without one) get a modification time of
+ * now; then everything is the owner's, readable and writable by it.
+ */
+const RECLAIM = [
+  'set -e',
+  'if [ -n "$3" ]; then find "$2" ! -type d -cnewer "$3" -exec touch -h -c -- {} +',
+  'else find "$2" ! -type d -exec touch -h -c -- {} +; fi',
+  'chown -R -h -- "$1" "$2"',
+  'find "$2" \\( \\( -type d ! -perm -u=rwx \\) -o \\( ! -type d ! -type l ! -perm -u=rw \\) \\) -exec chmod u+rwX -- {} +',
+].join('\n');
 
 export interface AgentUserOptions {
   /**
@@ -272,25 +295,54 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   };
 
   /**
+   * A mark of the kernel's clock, the one files take their change time from (a file
+   * in the homes folder, epicflow's, closed to the agents), made once a step's folders
+   * are handed over: it waits for that clock's next tick, so a change the step makes is
+   * strictly newer than the mark, and the handing over itself is not.
+   */
+  const markNow = async (): Promise<string> => {
+    const mark = join(homeRoot, `.since-${randomUUID()}`);
+    await writeFile(mark, '', { flag: 'wx', mode: 0o600 });
+    const probe = `${mark}-next`;
+    await writeFile(probe, '', { flag: 'wx', mode: 0o600 });
+    const at = (await stat(mark, { bigint: true })).ctimeNs;
+    for (let i = 0; (await stat(probe, { bigint: true })).ctimeNs <= at; i++) {
+      if (i === 2000) throw new EpicflowError('isolation', 'the clock of file times stands still');
+      await new Promise((r) => setTimeout(r, 1));
+      const now = new Date();
+      await utimes(probe, now, now); // a change time of now
+    }
+    await rm(probe);
+    return mark;
+  };
+
+  /**
    * Takes folders back once no process of the account is left: everything in them is
    * epicflow's again (owner, and read and write for it), so epicflow's git can check
    * out, merge and clean there, as epicflow's own user, whether that is root or not.
+   * First, every file changed after `since` (a `markNow`; without one, or when the
+   * clock went back since: every file) gets a new modification time, whatever time the
+   * step gave it: git, told not to trust change times (taking back moves them all),
+   * then never takes a changed file for the one it knew.
    */
-  const reclaim = async (folders: readonly string[]): Promise<void> => {
+  const reclaim = async (folders: readonly string[], since?: string): Promise<void> => {
+    let mark = since;
+    if (mark !== undefined) {
+      const check = join(homeRoot, `.now-${randomUUID()}`);
+      await writeFile(check, '', { flag: 'wx', mode: 0o600 });
+      const then = (await stat(mark, { bigint: true })).ctimeNs;
+      const now = (await stat(check, { bigint: true })).ctimeNs;
+      await rm(check);
+      if (now <= then) mark = undefined;
+    }
     for (const dir of folders) {
       const st = await lstat(dir).catch(() => null);
       if (st === null || !st.isDirectory()) continue;
-      // One privileged process for both (sudo costs a start each).
+      // One privileged process for all (sudo costs a start each). `find` and `-h` never
+      // follow a link; what epicflow may already read and write is not chmod-ed again.
       await must(
         `cannot take ${dir} back from untrusted code`,
-        root.argv([
-          'sh',
-          '-c',
-          'chown -R -h -- "$1" "$2" && chmod -R u+rwX -- "$2"',
-          'sh',
-          `${self.uid}:${self.gid}`,
-          dir,
-        ]),
+        root.argv(['sh', '-c', RECLAIM, 'sh', `${self.uid}:${self.gid}`, dir, mark ?? '']),
         root.env,
       );
       // Closed to others until it is handed over again (a home holds credentials).
@@ -324,6 +376,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       if (childEnv['HOME'] !== undefined) folders.push(childEnv['HOME']);
       const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];
       await grant(account, granted);
+      const since = await markNow();
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
       try {
@@ -366,7 +419,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         // Nothing of the step survives it: its processes, what it scheduled or left in /tmp, its hold on the folders.
         await reapAccount(account, root);
         await dropLeftovers(account, root);
-        await reclaim(granted);
+        await reclaim(granted, since);
+        await rm(since, { force: true });
       }
     } finally {
       idle.push(account);

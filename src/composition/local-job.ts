@@ -1,11 +1,12 @@
 /**
  * The local job shell: what `epicflow run`, `plan draft`, `retro` and `land` share on one
  * machine. `localJob` opens the job (the repository, `--repo`), hands it to the command's
- * recipe, and closes it the one way whatever the recipe did: the epic's lock released,
- * the events appended, scratch trees taken back from the untrusted user and removed, in
- * the reverse order they were opened. The job gives each recipe the same pieces: the
- * config, the epic's folders (the local registry, `local-epics.ts`), its state store
- * under the lock, who untrusted code runs as, and the git ports over the repository.
+ * recipe, and closes it one way whatever the recipe did, last opened first: scratch trees
+ * taken back from the untrusted user and removed, the events written, the epic's lock
+ * released. The job gives each recipe the same pieces: the config, the epic's folders
+ * (the local registry, `local-epics.ts`), its state store under the lock, who untrusted
+ * code runs as, the event log and landing's git port; the epic's own ports and settings
+ * are `composeEpic`'s (`epic.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';

@@ -28,7 +28,6 @@ import {
   localJob,
   writeWhole,
   type LocalHooks,
-  type LocalJob,
   type LocalJobOptions,
 } from './local-job.js';
 
@@ -76,90 +75,84 @@ export function draftPlanLocally(
   options: LocalDraftOptions,
   hooks: LocalDraftHooks,
 ): Promise<LocalDraftResult> {
-  return localJob(hooks, options.repo, (job) => draft(job, options, hooks));
-}
+  return localJob(hooks, options.repo, async (job) => {
+    const { repo } = job;
+    const { text: markdown } = await job.input(options.file, 'epic');
+    const shownOut = options.out ?? defaultOutFile(options.file);
+    const out = job.path(shownOut);
 
-async function draft(
-  job: LocalJob,
-  options: LocalDraftOptions,
-  hooks: LocalDraftHooks,
-): Promise<LocalDraftResult> {
-  const { repo } = job;
-  const { text: markdown } = await job.input(options.file, 'epic');
-  const shownOut = options.out ?? defaultOutFile(options.file);
-  const out = job.path(shownOut);
+    const { config, planOptions, shownFile } = await job.config(options.config, {
+      deferEnv: true,
+      role: 'planner',
+    });
+    const planners = requirePlanner(config, shownFile);
 
-  const { config, planOptions, shownFile } = await job.config(options.config, {
-    deferEnv: true,
-    role: 'planner',
+    // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.
+    const split = splitPlanSection(markdown);
+    const prose = proseOf(markdown);
+    if (extractPlanBlocks(prose).length > 0) {
+      throw new EpicflowError('usage', `${options.file} already holds a plan block`, {
+        details: [
+          `run it with: epicflow run ${options.file}`,
+          'plan draft turns prose into a plan: remove the ```epicflow block to draft one',
+        ],
+      });
+    }
+    if (prose.trim() === '') {
+      throw new EpicflowError('usage', `${options.file} has no text to plan from`, {
+        details: ['describe the epic in prose: what to build, for whom, what done looks like'],
+      });
+    }
+    let previous: Plan | undefined;
+    if (split.section !== undefined) {
+      const parsed = parsePlan(split.section, planOptions);
+      if (parsed.ok) previous = parsed.plan;
+    }
+
+    const executorEnv = resolveExecutorEnvs(planners, hooks.env);
+    const base = await repo.defaultBase();
+    const epic = epicIdOf(options.file);
+    const planningDir = job.scratch(join(epicsRoot(repo), 'planning'), `${epic}-`);
+    const treePath = join(planningDir, 'tree');
+    const clock = { now: () => new Date() };
+
+    const outcome = await planEpic(
+      {
+        epic,
+        title: headingOf(prose),
+        epicText: prose,
+        base,
+        config,
+        configPaths: planOptions.configPaths,
+        executorEnv,
+        home: (id) => join(planningDir, 'homes', id),
+        previous,
+      },
+      {
+        git: planningGit(repo, treePath),
+        executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
+        roster: plannerRoster(planners, clock, emptyRosterState()),
+        emit: hooks.onEvent,
+        signal: hooks.interrupt,
+      },
+    );
+
+    if (outcome.kind !== 'planned') return { outcome, out, shownOut, written: false };
+    const section = renderPlanSection({
+      plan: outcome.plan,
+      warnings: outcome.warnings,
+      note: `Drafted by epicflow's planner from the text above: check it, edit it if needed, then run it with \`epicflow run ${basename(shownOut)}\`.`,
+    });
+    const document = withPlanSection(markdown, section);
+    // Never write a plan that does not read back as the one validated.
+    const check = parsePlan(document, planOptions);
+    if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
+      throw new EpicflowError('internal', `the drafted plan does not read back as validated`, {
+        details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
+      });
+    }
+    await mkdir(dirname(out), { recursive: true });
+    await writeWhole(out, document);
+    return { outcome, out, shownOut, written: true };
   });
-  const planners = requirePlanner(config, shownFile);
-
-  // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.
-  const split = splitPlanSection(markdown);
-  const prose = proseOf(markdown);
-  if (extractPlanBlocks(prose).length > 0) {
-    throw new EpicflowError('usage', `${options.file} already holds a plan block`, {
-      details: [
-        `run it with: epicflow run ${options.file}`,
-        'plan draft turns prose into a plan: remove the ```epicflow block to draft one',
-      ],
-    });
-  }
-  if (prose.trim() === '') {
-    throw new EpicflowError('usage', `${options.file} has no text to plan from`, {
-      details: ['describe the epic in prose: what to build, for whom, what done looks like'],
-    });
-  }
-  let previous: Plan | undefined;
-  if (split.section !== undefined) {
-    const parsed = parsePlan(split.section, planOptions);
-    if (parsed.ok) previous = parsed.plan;
-  }
-
-  const executorEnv = resolveExecutorEnvs(planners, hooks.env);
-  const base = await repo.defaultBase();
-  const epic = epicIdOf(options.file);
-  const planningDir = job.scratch(join(epicsRoot(repo), 'planning'), `${epic}-`);
-  const treePath = join(planningDir, 'tree');
-  const clock = { now: () => new Date() };
-
-  const outcome = await planEpic(
-    {
-      epic,
-      title: headingOf(prose),
-      epicText: prose,
-      base,
-      config,
-      configPaths: planOptions.configPaths,
-      executorEnv,
-      home: (id) => join(planningDir, 'homes', id),
-      previous,
-    },
-    {
-      git: planningGit(repo, treePath),
-      executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
-      roster: plannerRoster(planners, clock, emptyRosterState()),
-      emit: hooks.onEvent,
-      signal: hooks.interrupt,
-    },
-  );
-
-  if (outcome.kind !== 'planned') return { outcome, out, shownOut, written: false };
-  const section = renderPlanSection({
-    plan: outcome.plan,
-    warnings: outcome.warnings,
-    note: `Drafted by epicflow's planner from the text above: check it, edit it if needed, then run it with \`epicflow run ${basename(shownOut)}\`.`,
-  });
-  const document = withPlanSection(markdown, section);
-  // Never write a plan that does not read back as the one validated.
-  const check = parsePlan(document, planOptions);
-  if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
-    throw new EpicflowError('internal', `the drafted plan does not read back as validated`, {
-      details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
-    });
-  }
-  await mkdir(dirname(out), { recursive: true });
-  await writeWhole(out, document);
-  return { outcome, out, shownOut, written: true };
 }

@@ -17,6 +17,7 @@ import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
 import type { PlanOptions } from '../core/plan/types.js';
 import {
   applyPlanFixes,
+  newRetroProposal,
   pendingFixes,
   renderRetro,
   retriedRecord,
@@ -29,13 +30,7 @@ import {
 import { loadRosterState, pickHelper } from '../core/roster/index.js';
 import { proposeRetro } from '../engine/retro.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import {
-  localJob,
-  writeWhole,
-  type LocalHooks,
-  type LocalJob,
-  type LocalJobOptions,
-} from './local-job.js';
+import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
 export const RETRO_FILE = 'retro.md';
@@ -110,112 +105,98 @@ export function retroLocally(
   options: LocalRetroOptions,
   hooks: LocalRetroHooks,
 ): Promise<LocalRetroResult> {
-  return localJob(hooks, options.repo, (job) => retro(job, options, hooks));
-}
-
-async function retro(
-  job: LocalJob,
-  options: LocalRetroOptions,
-  hooks: LocalRetroHooks,
-): Promise<LocalRetroResult> {
-  const { repo } = job;
-  const folders = await job.chosenEpic(options.epic);
-  const { epic, state: stateDir } = folders;
-  const store = await job.lock(folders);
-  const kept = await readProposal(store);
-  if (kept !== null) {
-    const md = (await readText(join(stateDir, RETRO_FILE))) ?? '';
-    const waiting = pendingFixes(kept, tickedFixes(md, kept));
-    if (waiting.length > 0) {
-      throw new EpicflowError(
-        'usage',
-        `${join(stateDir, RETRO_FILE)} has approved fixes not applied yet: ${waiting.map((f) => f.story).join(', ')}`,
-        { details: ['apply them with `epicflow run`, or untick them, before a new retro'] },
-      );
+  return localJob(hooks, options.repo, async (job) => {
+    const { repo } = job;
+    const folders = await job.chosenEpic(options.epic);
+    const { epic, state: stateDir } = folders;
+    const store = await job.lock(folders);
+    const kept = await readProposal(store);
+    if (kept !== null) {
+      const md = (await readText(join(stateDir, RETRO_FILE))) ?? '';
+      const waiting = pendingFixes(kept, tickedFixes(md, kept));
+      if (waiting.length > 0) {
+        throw new EpicflowError(
+          'usage',
+          `${join(stateDir, RETRO_FILE)} has approved fixes not applied yet: ${waiting.map((f) => f.story).join(', ')}`,
+          { details: ['apply them with `epicflow run`, or untick them, before a new retro'] },
+        );
+      }
     }
-  }
-  const doc = await store.readJson<EpicJson>('epic.json');
-  if (doc === null || !isPlan(doc.plan) || typeof doc.epicBranch !== 'string') {
-    throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
-  }
-  const plan = doc.plan;
-  const records = new Map<string, StoryRecord>(
-    (await store.listStories()).map((r) => [r.story, r]),
-  );
-  const subjects = retroSubjects(plan, records);
-  if (subjects.length === 0) return { kind: 'nothing', epic };
+    const doc = await store.readJson<EpicJson>('epic.json');
+    if (doc === null || !isPlan(doc.plan) || typeof doc.epicBranch !== 'string') {
+      throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
+    }
+    const plan = doc.plan;
+    const records = new Map<string, StoryRecord>(
+      (await store.listStories()).map((r) => [r.story, r]),
+    );
+    const subjects = retroSubjects(plan, records);
+    if (subjects.length === 0) return { kind: 'nothing', epic };
 
-  const { config } = await job.config(options.config, { deferEnv: true });
-  const now = new Date();
-  const roster = loadRosterState(
-    await store.readJson<unknown>('roster.json'),
-    join(stateDir, 'roster.json'),
-  );
-  const picked = pickHelper(config.executors, roster, {
-    role: 'judge',
-    preferred: config.judge?.executor,
-    avoid: [],
-    now,
-  });
-  if (picked === null) {
-    throw new EpicflowError('config', 'no executor can run the retro', {
-      details: [
-        'give an executor the judge role (roles: [coder, judge]): the retro runs it read-only',
-      ],
+    const { config } = await job.config(options.config, { deferEnv: true });
+    const now = new Date();
+    const roster = loadRosterState(
+      await store.readJson<unknown>('roster.json'),
+      join(stateDir, 'roster.json'),
+    );
+    const picked = pickHelper(config.executors, roster, {
+      role: 'judge',
+      preferred: config.judge?.executor,
+      avoid: [],
+      now,
     });
-  }
-  const executor = picked.executor;
-  const env = resolveExecutorEnvs([executor], hooks.env)[executor.id] ?? {};
-  const head = await repo.revParse(`refs/heads/${doc.epicBranch}`);
-  if (head === null) {
-    throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
-  }
-  // The executor runs as the judge of a run does: as the agent user when there is one.
-  const untrusted = await job.untrusted(options.agentUser, folders);
-  const work = job.scratch(join(stateDir, 'retro'));
-  const outcome = await proposeRetro(
-    {
+    if (picked === null) {
+      throw new EpicflowError('config', 'no executor can run the retro', {
+        details: [
+          'give an executor the judge role (roles: [coder, judge]): the retro runs it read-only',
+        ],
+      });
+    }
+    const executor = picked.executor;
+    const env = resolveExecutorEnvs([executor], hooks.env)[executor.id] ?? {};
+    const head = await repo.revParse(`refs/heads/${doc.epicBranch}`);
+    if (head === null) {
+      throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
+    }
+    // The executor runs as the judge of a run does: as the agent user when there is one.
+    const untrusted = await job.untrusted(options.agentUser, folders);
+    const work = job.scratch(join(stateDir, 'retro'));
+    const outcome = await proposeRetro(
+      {
+        epic,
+        plan,
+        subjects,
+        base: head,
+        executor,
+        config,
+        env,
+        home: join(work, 'home'),
+      },
+      {
+        git: planningGit(repo, join(work, 'tree')),
+        executors: executorLookup({ config, env: hooks.env, untrusted, deps: hooks.executorDeps }),
+        emit: hooks.onEvent,
+        signal: hooks.interrupt,
+      },
+    );
+    if (outcome.kind === 'failed') {
+      throw new EpicflowError('executor', `the retro found no proposal: ${outcome.reason}`);
+    }
+    const proposal = newRetroProposal({
       epic,
+      at: now.toISOString(),
+      executor: executor.id,
       plan,
       subjects,
-      base: head,
-      executor,
-      config,
-      env,
-      home: join(work, 'home'),
-    },
-    {
-      git: planningGit(repo, join(work, 'tree')),
-      executors: executorLookup({ config, env: hooks.env, untrusted, deps: hooks.executorDeps }),
-      emit: hooks.onEvent,
-      signal: hooks.interrupt,
-    },
-  );
-  if (outcome.kind === 'failed') {
-    throw new EpicflowError('executor', `the retro found no proposal: ${outcome.reason}`);
-  }
-  const proposal: RetroProposal = {
-    version: 1,
-    epic,
-    at: now.toISOString(),
-    executor: executor.id,
-    subjects: subjects.map((s) => ({
-      story: s.story.id,
-      state: s.state,
-      ...(s.record.reason === undefined ? {} : { reason: s.record.reason }),
-      planHash: plan.hashes[s.story.id] ?? '',
-    })),
-    fixes: outcome.fixes,
-    leftOut: outcome.leftOut,
-    notes: outcome.notes,
-    outcomes: {},
-  };
-  await store.writeJson(RETRO_JSON, proposal);
-  const file = await store.writeText(
-    RETRO_FILE,
-    renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
-  );
-  return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
+      answer: outcome,
+    });
+    await store.writeJson(RETRO_JSON, proposal);
+    const file = await store.writeText(
+      RETRO_FILE,
+      renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
+    );
+    return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
+  });
 }
 
 export interface AppliedRetro {

@@ -31,7 +31,7 @@ import type {
 } from '../engine/ports.js';
 
 /** The wall clock; a wait ends early, without an error, when its signal is aborted. */
-export const systemClock: RunClock = {
+const systemClock: RunClock = {
   now: () => new Date(),
   sleep: async (ms, signal) => {
     try {

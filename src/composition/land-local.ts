@@ -5,47 +5,29 @@
  * before anything moves; when the landing fails, the epic branch and the
  * branch are exactly where they were.
  */
-import { epicsRoot, pickEpic } from './local-epics.js';
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { createExecutor } from '../adapters/executors/index.js';
-import { readMergedStories, type Git } from '../adapters/git/index.js';
-import { gitPort, landGitPort } from '../adapters/git/port.js';
-import { reclaimingLandTrees, reclaimingTrees } from './reclaiming-trees.js';
-import { buildLandedMessage } from '../core/merge-message.js';
-import { shellGates } from '../adapters/process/shell-gates.js';
-import { localUntrusted } from './local-untrusted.js';
-import type { AgentUserFlag } from '../core/agent-user.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import { describeError, EpicflowError } from '../core/errors.js';
+import { join } from 'node:path';
+import type { FileStateStore } from '../adapters/state/file-store.js';
+import { describeError } from '../core/errors.js';
 import {
   LAND_FILE,
   landNextStep,
   nextLandJob,
   readLandLog,
-  unfinishedStories,
   withLand,
   type LandLog,
   type LandRecord,
 } from '../core/land/index.js';
-import { epicBranchName, type StoryRecord } from '../core/model.js';
 import { buildReportJson, renderReport, type ReportInput } from '../core/report/index.js';
-import type { EpicPorts, EpicSettings } from '../engine/context.js';
 import { bringIntoEpic, noLandFacts, type LandFacts } from '../engine/land.js';
-import { systemClock } from './epic.js';
-import type { LocalRunHooks } from './local.js';
-import { loadLocalConfig, openRepo } from './local-config.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
-import type { SavedEpic } from '../engine/status.js';
+import { composeEpic } from './epic.js';
+import { landInto, prepareLanding, type Prepared } from './land-local-checks.js';
+import type { LocalRunHooks } from './local.js';
+import { localJob, type LocalJob, type LocalJobOptions } from './local-job.js';
 
-export interface LocalLandOptions {
-  readonly epic?: string | undefined;
+export interface LocalLandOptions extends LocalJobOptions {
   /** The branch to land in (default: the one checked out in the repository's main work tree). */
   readonly into?: string | undefined;
-  readonly repo?: string | undefined;
-  readonly config?: string | undefined;
-  /** Who the coder, setup and gates run as (see core/agent-user.ts). */
-  readonly agentUser?: AgentUserFlag;
 }
 
 /** As for a run; aborting `interrupt` (SIGINT/SIGTERM) stops the landing, and nothing moves. */
@@ -70,182 +52,40 @@ export interface LocalLandResult {
   readonly file: string;
 }
 
-/**
- * What keeps the checkout of the branch landed in from following the merge:
- * changes to tracked files, and untracked files the epic would overwrite.
- */
-async function checkoutBlockers(repo: Git, dir: string, epicHead: string): Promise<string[]> {
-  const tracked = await repo.dirtyPaths(dir, { untracked: false });
-  const all = await repo.dirtyPaths(dir);
-  const inEpic = new Set(await repo.listFiles(epicHead));
-  const known = new Set(tracked);
-  return [...tracked, ...all.filter((p) => !known.has(p) && inEpic.has(p))];
-}
-
-function dirtyCheckout(into: string, dir: string, paths: readonly string[]): EpicflowError {
-  return new EpicflowError('usage', `the checkout of ${into} in ${dir} has uncommitted changes`, {
-    details: [
-      `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}`,
-      `landing merges the epic into ${into} there: commit or stash them first`,
-    ],
-  });
-}
-
-interface Prepared {
-  readonly repo: Git;
-  readonly epic: string;
-  readonly saved: SavedEpic;
-  readonly epicBranch: string;
-  readonly epicHead: string;
-  readonly into: string;
-  readonly intoHead: string;
-  readonly checkout: string | null;
-  readonly stateDir: string;
-  readonly local: Awaited<ReturnType<typeof loadLocalConfig>>;
-  /** The story records, every story the epic branch merged shown done. */
-  readonly records: ReadonlyMap<string, StoryRecord>;
-}
-
-/** Every refusal (exit 2) before anything is created or moved. */
-async function prepare(options: LocalLandOptions, hooks: LocalLandHooks): Promise<Prepared> {
-  const repo = await openRepo(resolve(hooks.cwd, options.repo ?? '.'));
-  const epic = await pickEpic(repo, options.epic);
-  const stateDir = join(epicsRoot(repo), epic);
-  const store = new FileStateStore(stateDir);
-  const saved = await store.readJson<SavedEpic>('epic.json');
-  if (saved === null || !Array.isArray(saved.plan?.stories)) {
-    throw new EpicflowError('state', `unreadable epic record: ${join(stateDir, 'epic.json')}`, {
-      details: ['rerun `epicflow run` with the epic’s plan to write it again'],
-    });
-  }
-  const epicBranch = saved.epicBranch || epicBranchName(epic);
-  const epicHead = await repo.revParse(`refs/heads/${epicBranch}`);
-  if (epicHead === null) {
-    throw new EpicflowError('usage', `the epic branch ${epicBranch} does not exist`, {
-      details: ['rerun `epicflow run` with the epic’s plan to create it'],
-    });
-  }
-  const local = await loadLocalConfig({
-    root: repo.root,
-    config: options.config,
-    cwd: hooks.cwd,
-    env: hooks.env,
-  });
-  let into = options.into;
-  if (into === undefined) {
-    const current = await repo.currentBranch();
-    if (current === null) {
-      throw new EpicflowError('usage', `HEAD of ${repo.root} is detached`, {
-        details: ['name the branch to land in: --into BRANCH'],
-      });
-    }
-    into = current;
-  }
-  if (into === epicBranch || into === `refs/heads/${epicBranch}`) {
-    throw new EpicflowError('usage', `--into ${into} is the epic branch itself`);
-  }
-  into = into.replace(/^refs\/heads\//, '');
-  const intoHead = /^-|[\0\n]/.test(into) ? null : await repo.revParse(`refs/heads/${into}`);
-  if (intoHead === null) {
-    throw new EpicflowError('usage', `no branch ${JSON.stringify(into)} in ${repo.root}`, {
-      details: ['--into names a local branch'],
-    });
-  }
-  // The same rule `epicflow run` and `status` use: merged on the epic branch, or recorded done.
-  const records = new Map<string, StoryRecord>();
-  for (const r of await store.listStories()) records.set(r.story, r);
-  const merged = await readMergedStories(repo, epicBranch);
-  const open = unfinishedStories(saved.plan, records, merged);
-  if (open.length > 0) {
-    throw new EpicflowError(
-      'usage',
-      `epic ${epic} is not finished: ${open.length} ${open.length === 1 ? 'story is' : 'stories are'} not merged`,
-      {
-        details: [
-          ...open.map((s) => `${s.id}: ${s.status}`),
-          'finish them first (rerun `epicflow run` with the epic’s plan), then land',
-        ],
-      },
-    );
-  }
-  const checkout = await repo.checkoutOf(into);
-  if (checkout !== null) {
-    const blockers = await checkoutBlockers(repo, checkout, epicHead);
-    if (blockers.length > 0) throw dirtyCheckout(into, checkout, blockers);
-  }
-  // For the report: the epic branch is the truth about merges, even when a record lags.
-  for (const [id, mergeCommit] of merged) {
-    const r = records.get(id);
-    if (r === undefined || r.status === 'done') continue;
-    const { reason: _reason, ...rest } = r;
-    records.set(id, { ...rest, status: 'done', mergeCommit });
-  }
-  return {
-    repo,
-    epic,
-    saved,
-    epicBranch,
-    epicHead,
-    into,
-    intoHead,
-    checkout,
-    stateDir,
-    local,
-    records,
-  };
-}
-
 /** Lands the epic locally; refusals throw `EpicflowError` (exit 2) before anything moves. */
-export async function landLocalEpic(
+export function landLocalEpic(
   options: LocalLandOptions,
   hooks: LocalLandHooks,
 ): Promise<LocalLandResult> {
-  const p = await prepare(options, hooks);
-  const { repo, epicBranch, into } = p;
-  const untrusted = await localUntrusted(
-    options.agentUser,
-    { roots: [join(repo.gitDir, 'epicflow')], home: join(p.stateDir, 'agent-home') },
-    hooks,
-  );
-  const store = new FileStateStore(p.stateDir);
-  const unlock = await store.lock();
-  let appending: Promise<void> = Promise.resolve();
-  const ports: EpicPorts = {
-    git: reclaimingTrees(gitPort(repo), untrusted),
-    state: store,
-    gates: shellGates(hooks.env, untrusted),
-    executors: (e) =>
-      createExecutor(e, { sourceEnv: hooks.env, prices: p.local.config.prices, untrusted }),
-    clock: systemClock,
-    events: {
-      emit: (event) => {
-        hooks.onEvent(event);
-        appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
-      },
-    },
-  };
-  let houseRules: string | undefined;
-  try {
-    houseRules = await readFile(join(repo.root, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
-    houseRules = undefined; // no house rules: fine
-  }
-  const worktreesDir = join(epicsRoot(repo), 'worktrees', p.epic);
-  const settings: EpicSettings = {
+  return localJob(hooks, options.repo, (shell) => land(shell, options, hooks));
+}
+
+async function land(
+  shell: LocalJob,
+  options: LocalLandOptions,
+  hooks: LocalLandHooks,
+): Promise<LocalLandResult> {
+  const p = await prepareLanding(shell, options);
+  const { repo, epicBranch, into, folders } = p;
+  const untrusted = await shell.untrusted(options.agentUser, folders);
+  const store = await shell.lock(folders);
+  const { ports, settings } = await composeEpic({
+    repo,
     epic: p.epic,
-    epicBranch,
     plan: p.saved.plan,
     config: p.local.config,
     configPaths: p.local.configPaths,
-    worktreesDir,
-    homesDir: join(p.stateDir, 'homes'),
     executorEnv: p.local.executorEnv,
-    houseRules,
-  };
+    env: hooks.env,
+    untrusted,
+    state: store,
+    folders,
+    onEvent: shell.eventLog(store, hooks.onEvent),
+  });
   const now = (): string => new Date().toISOString();
   let log: LandLog = readLandLog(
     await store.readJson<unknown>(LAND_FILE),
-    join(p.stateDir, LAND_FILE),
+    join(folders.state, LAND_FILE),
   );
   const job = nextLandJob(log);
   let record: LandRecord = {
@@ -300,12 +140,13 @@ export async function landLocalEpic(
       into,
       record,
       checkout: p.checkout,
-      file: join(p.stateDir, LAND_FILE),
+      file: join(folders.state, LAND_FILE),
     };
   };
   try {
     await save(record);
-    const ctx = await openEpic(settings, ports);
+    // The epic branch its run recorded.
+    const ctx = await openEpic({ ...settings, epicBranch }, ports);
     const onAbort = (): void => ctx.interrupt.abort();
     if (hooks.interrupt?.aborted === true) onAbort();
     hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
@@ -323,11 +164,11 @@ export async function landLocalEpic(
         const facts: LandFacts = { ...noLandFacts(), notes: ['already landed'] };
         return await finish(facts, { ok: true, epicHead: p.epicHead, intoHead: p.intoHead });
       }
-      const brought = await bringIntoEpic(ctx, reclaimingLandTrees(landGitPort(repo), untrusted), {
+      const brought = await bringIntoEpic(ctx, shell.landGitPort(), {
         job,
         branch: into,
         branchHead: p.intoHead,
-        treePath: join(worktreesDir, '_land'),
+        treePath: join(folders.worktrees, '_land'),
       });
       const { ok: _ok, ...facts } = brought;
       if (!brought.ok) return await finish(facts, { ok: false, reason: brought.reason });
@@ -370,9 +211,6 @@ export async function landLocalEpic(
       );
     }
     throw e;
-  } finally {
-    await appending;
-    await unlock();
   }
 }
 
@@ -404,42 +242,4 @@ async function writeReport(
   };
   await store.writeText('report.md', renderReport(input));
   await store.writeText('report.json', `${JSON.stringify(buildReportJson(input), null, 2)}\n`);
-}
-
-/**
- * The epic merged into the branch with `--no-ff` (two parents: the branch head
- * and the epic head, the epic's tree): in its checkout when it has one, so the
- * files follow, else by compare-and-swap of the ref. The merge commit, or why not.
- */
-async function landInto(p: Prepared, epicHead: string): Promise<string | { reason: string }> {
-  const { repo, into } = p;
-  const message = buildLandedMessage({
-    epic: p.epic,
-    epicBranch: p.epicBranch,
-    into,
-    title: p.saved.title,
-  });
-  const commit = await repo.commitTree(epicHead, [p.intoHead, epicHead], message);
-  const checkout = await repo.checkoutOf(into);
-  if (checkout !== p.checkout) {
-    return { reason: `${into} was checked out elsewhere meanwhile (${checkout ?? 'nowhere'})` };
-  }
-  if (checkout === null) {
-    return (await repo.updateRef(`refs/heads/${into}`, commit, p.intoHead))
-      ? commit
-      : { reason: `${into} moved meanwhile (it was at ${p.intoHead.slice(0, 12)})` };
-  }
-  if ((await repo.revParse(`refs/heads/${into}`)) !== p.intoHead) {
-    return { reason: `${into} moved meanwhile (it was at ${p.intoHead.slice(0, 12)})` };
-  }
-  const blockers = await checkoutBlockers(repo, checkout, epicHead);
-  if (blockers.length > 0) {
-    return {
-      reason: `the checkout of ${into} in ${checkout} changed meanwhile: ${blockers.slice(0, 5).join(', ')}`,
-    };
-  }
-  if (!(await repo.worktree(checkout).fastForward(commit))) {
-    return { reason: `the checkout of ${into} in ${checkout} could not follow the merge` };
-  }
-  return commit;
 }

@@ -6,9 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { epicBranchName, storyBranchName } from '../core/model.js';
+import { epicFolders } from './local-epics.js';
 
 export interface CleanOutcome {
   readonly removedWorktrees: readonly string[];
@@ -54,7 +55,7 @@ export async function cleanEpic(
 ): Promise<CleanOutcome> {
   const epicBranch = epicBranchName(epic);
   const prefix = `refs/heads/${storyBranchName(epic, '')}`;
-  const worktreesDir = options.worktreesDir ?? join(repo.gitDir, 'epicflow', 'worktrees', epic);
+  const worktreesDir = options.worktreesDir ?? epicFolders(repo, epic).worktrees;
   const epicExists = (await repo.revParse(`refs/heads/${epicBranch}`)) !== null;
   const branches = (
     await repo.read(`cannot list the story branches of ${epic}`, [

@@ -40,6 +40,8 @@ export async function loadLocalConfig(input: {
    * all at once (`local-doctor.ts`) and resolves those it keeps.
    */
   readonly deferEnv?: boolean;
+  /** What the command needs of the executors: a coder (the default), or a planner (checked by the caller). */
+  readonly role?: 'coder' | 'planner';
 }): Promise<LocalConfig> {
   const configFile = input.config === undefined ? undefined : resolve(input.cwd, input.config);
   if (configFile !== undefined && !existsSync(configFile)) {
@@ -52,12 +54,12 @@ export async function loadLocalConfig(input: {
   if (loaded.file === null) {
     throw new EpicflowError('config', `no epicflow config found in ${input.root}`, {
       details: [
-        `create ${CONFIG_LOCATIONS.join(' or ')} with at least one executor, or pass --config FILE`,
+        `create ${CONFIG_LOCATIONS.join(' or ')} with ${input.role === 'planner' ? 'an executor that has the planner role' : 'at least one executor'}, or pass --config FILE`,
       ],
     });
   }
   const { config } = loaded;
-  requireCoder(config, loaded.file);
+  if (input.role !== 'planner') requireCoder(config, loaded.file);
   const inRepo = relative(input.root, loaded.file);
   const inside = !inRepo.startsWith('..') && !isAbsolute(inRepo);
   const planOptions = planOptionsFor(config, inside ? inRepo.split(sep).join('/') : undefined);

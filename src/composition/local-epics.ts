@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { EpicflowError } from '../core/errors.js';
 
@@ -24,6 +24,32 @@ export function checkEpicId(id: string, from: string): string {
 /** The folder under `.git` holding each epic's state. */
 export function epicsRoot(repo: Git): string {
   return join(repo.gitDir, 'epicflow');
+}
+
+/** Where one epic's things are kept locally. */
+export interface EpicFolders {
+  readonly epic: string;
+  /** Its state: records, events, reports, the lock (`<git dir>/epicflow/<epic>`). */
+  readonly state: string;
+  /** Its worktrees (`<git dir>/epicflow/worktrees/<epic>`, unless `--worktrees DIR`). */
+  readonly worktrees: string;
+  /** The executors' isolated homes. */
+  readonly homes: string;
+  /** The agent user's home, when untrusted code runs as one. */
+  readonly agentHome: string;
+}
+
+/** The folders of `epic`; `worktrees` is a `--worktrees DIR` already resolved. */
+export function epicFolders(repo: Git, epic: string, worktrees?: string): EpicFolders {
+  const state = join(epicsRoot(repo), epic);
+  return {
+    epic,
+    state,
+    worktrees:
+      worktrees === undefined ? join(epicsRoot(repo), 'worktrees', epic) : resolve(worktrees),
+    homes: join(state, 'homes'),
+    agentHome: join(state, 'agent-home'),
+  };
 }
 
 /** Epics that ran in this repository (a state folder with `epic.json`), sorted. */

@@ -5,11 +5,7 @@
  * `.git/epicflow/<epic>`, the worktrees beside them, events appended to
  * `events.jsonl`, and the epic branch in the user's own repository.
  */
-import { basename, extname, join, resolve } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { localUntrusted } from './local-untrusted.js';
-import type { AgentUserFlag } from '../core/agent-user.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
+import { basename, extname, join } from 'node:path';
 import { otelTracing } from '../adapters/telemetry/otel.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
@@ -20,38 +16,32 @@ import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
 import { findingLines } from '../core/doctor/index.js';
 import { composeEpic, resolveExecutorEnvs } from './epic.js';
 import { checkLocal } from './local-doctor.js';
-import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
+import {
+  headingOf,
+  localJob,
+  type LocalHooks,
+  type LocalJob,
+  type LocalJobOptions,
+} from './local-job.js';
 import { applyApprovedRetro } from './retro-local.js';
-import { checkEpicId } from './local-epics.js';
+import { checkEpicId, type EpicFolders } from './local-epics.js';
 
-export interface LocalRunOptions {
+export interface LocalRunOptions extends LocalJobOptions {
   readonly file: string;
-  readonly repo?: string | undefined;
-  readonly config?: string | undefined;
-  readonly epic?: string | undefined;
   readonly concurrency?: number | undefined;
   readonly failFast?: boolean | undefined;
   /** `--deferred`: one follow-up round over the findings the judge deferred. */
   readonly deferred?: boolean | undefined;
   readonly worktrees?: string | undefined;
-  /** Who untrusted code runs as (see core/agent-user.ts). */
-  readonly agentUser?: AgentUserFlag;
 }
 
-export interface LocalRunHooks {
-  /** Where relative paths are resolved. */
-  readonly cwd: string;
-  /** The environment executors' `${VAR}` come from and children start from. */
-  readonly env: NodeJS.ProcessEnv;
+/** `interrupt` (SIGINT/SIGTERM): stop launching, stop running stories, write the report. */
+export interface LocalRunHooks extends LocalHooks {
   readonly onEvent: (event: EngineEvent) => void;
-  /** Aborted on SIGINT/SIGTERM: stop launching, stop running stories, write the report. */
-  readonly interrupt?: AbortSignal | undefined;
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** Test hook: the waits before retries (default: the wall clock's). */
   readonly sleep?: RunClock['sleep'] | undefined;
-  /** The start's checks found something to warn about (one line each). */
-  readonly onWarning?: ((line: string) => void) | undefined;
   /** The plan's story ids and the records as the run starts (the live line on a terminal). */
   readonly onStart?: (stories: readonly string[], records: readonly StoryRecord[]) => void;
   /** Every story record as it is saved (the live line's cost). */
@@ -74,19 +64,10 @@ function observedStore(store: StateStore, onRecord: (record: StoryRecord) => voi
   };
 }
 
-/** The plan's first markdown heading, for the report title. */
-function planTitle(markdown: string): string | undefined {
-  const m = /^#\s+(.+)$/m.exec(markdown);
-  return m?.[1]?.trim();
-}
-
-export interface LocalEpic {
-  readonly repo: Git;
+interface LocalEpic {
   readonly plan: Plan;
   readonly config: EpicflowConfig;
-  readonly epic: string;
-  readonly stateDir: string;
-  readonly worktreesDir: string;
+  readonly folders: EpicFolders;
   readonly configPaths: readonly string[];
   readonly executorEnv: Record<string, Record<string, string>>;
   readonly title: string | undefined;
@@ -98,21 +79,10 @@ export interface LocalEpic {
 }
 
 /** Every check that can fail for bad input, before anything is created. */
-export async function prepareLocalEpic(
-  options: LocalRunOptions,
-  hooks: LocalRunHooks,
-): Promise<LocalEpic> {
-  const repoDir = resolve(hooks.cwd, options.repo ?? '.');
-  const repo = await openRepo(repoDir);
-  const planPath = resolve(hooks.cwd, options.file);
-  const markdown = await readInputFile(planPath, options.file, 'plan');
-  const loaded = await loadLocalConfig({
-    root: repo.root,
-    config: options.config,
-    cwd: hooks.cwd,
-    env: hooks.env,
-    deferEnv: true,
-  });
+async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promise<LocalEpic> {
+  const { repo, hooks } = job;
+  const { path: planPath, text: markdown } = await job.input(options.file, 'plan');
+  const loaded = await job.config(options.config, { deferEnv: true });
   const { planOptions, shownFile } = loaded;
   let config = loaded.config;
   const coders = config.executors.filter((e) => e.roles.includes('coder'));
@@ -199,21 +169,13 @@ export async function prepareLocalEpic(
       });
     }
   }
-  const stateDir = join(repo.gitDir, 'epicflow', epic);
-  const worktreesDir =
-    options.worktrees === undefined
-      ? join(repo.gitDir, 'epicflow', 'worktrees', epic)
-      : resolve(hooks.cwd, options.worktrees);
   return {
-    repo,
     plan: parsed.plan,
     config,
-    epic,
-    stateDir,
-    worktreesDir,
+    folders: job.folders(epic, options.worktrees),
     configPaths: planOptions.configPaths,
     executorEnv,
-    title: planTitle(markdown),
+    title: headingOf(markdown),
     planPath,
     markdown,
     warnings: findingLines(diagnosis.findings),
@@ -221,24 +183,15 @@ export async function prepareLocalEpic(
 }
 
 /** Runs an epic locally; bad input throws `EpicflowError` before anything is created. */
-export async function runLocalEpic(
+export function runLocalEpic(
   options: LocalRunOptions,
   hooks: LocalRunHooks,
 ): Promise<EpicRunResult & { stateDir: string; events: string }> {
-  let local = await prepareLocalEpic(options, hooks);
-  for (const line of local.warnings) hooks.onWarning?.(line);
-  const untrusted = await localUntrusted(
-    options.agentUser,
-    {
-      // epicflow's own folders: its state (homes among it) and the worktrees.
-      roots: [join(local.repo.gitDir, 'epicflow'), local.worktreesDir],
-      home: join(local.stateDir, 'agent-home'),
-    },
-    hooks,
-  );
-  const store = new FileStateStore(local.stateDir);
-  const unlock = await store.lock();
-  try {
+  return localJob(hooks, options.repo, async (job) => {
+    let local = await prepareLocalEpic(job, options);
+    for (const line of local.warnings) hooks.onWarning?.(line);
+    const untrusted = await job.untrusted(options.agentUser, local.folders);
+    const store = await job.lock(local.folders);
     // The fixes people approved in the epic's retro.md come first; an edited plan is read again.
     const retro = await applyApprovedRetro({
       store,
@@ -251,78 +204,72 @@ export async function runLocalEpic(
       },
       emit: (message) => hooks.onEvent({ at: new Date().toISOString(), kind: 'epic', message }),
     });
-    if (retro.planChanged) local = await prepareLocalEpic(options, hooks);
-  } catch (e) {
-    await unlock();
-    throw e;
-  }
-  // Events are appended in order, without holding up the run.
-  let appending: Promise<void> = Promise.resolve();
-  // One trace per run, when an OpenTelemetry exporter endpoint is configured.
-  const tracing = otelTracing(hooks.env ?? process.env);
-  const trace = tracing?.root(`epic ${local.epic}`, {
-    'epicflow.epic': local.epic,
-    'epicflow.stories': local.plan.stories.length,
-  });
-  let outcome: string | undefined = 'the run ended early';
-  try {
-    const { ports, settings } = await composeEpic({
-      repo: local.repo,
-      epic: local.epic,
-      plan: local.plan,
-      config: local.config,
-      configPaths: local.configPaths,
-      executorEnv: local.executorEnv,
-      env: hooks.env,
-      untrusted,
-      state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
-      folders: { worktrees: local.worktreesDir, homes: join(local.stateDir, 'homes') },
-      onEvent: (event) => {
-        hooks.onEvent(event);
-        appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
-      },
-      onCheckpoint: hooks.onCheckpoint,
-      sleep: hooks.sleep,
-      // The user's state folder keeps them, beside the records.
-      logs: store,
-      trace,
+    if (retro.planChanged) local = await prepareLocalEpic(job, options);
+    const { epic, state } = local.folders;
+    // Events are appended in order, without holding up the run.
+    const onEvent = job.eventLog(store, hooks.onEvent);
+    // One trace per run, when an OpenTelemetry exporter endpoint is configured.
+    const tracing = otelTracing(hooks.env ?? process.env);
+    // Spans not sent yet go at the close; an unreachable collector costs the export's timeout, not the run.
+    if (tracing !== undefined) job.onClose(() => tracing.shutdown().catch(() => undefined));
+    const trace = tracing?.root(`epic ${epic}`, {
+      'epicflow.epic': epic,
+      'epicflow.stories': local.plan.stories.length,
     });
-    await store.writeJson('epic.json', {
-      epic: local.epic,
-      epicBranch: settings.epicBranch,
-      title: local.title ?? null,
-      plan: local.plan,
-    });
-    hooks.onStart?.(
-      local.plan.stories.map((s) => s.id),
-      await store.listStories(),
-    );
-    const ctx = await openEpic(settings, ports);
-    const onAbort = (): void => ctx.interrupt.abort();
-    if (hooks.interrupt?.aborted === true) onAbort();
-    hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
+    let outcome: string | undefined = 'the run ended early';
     try {
-      const result = await runEpic(ctx, {
-        concurrency: options.concurrency ?? local.config.concurrency,
-        failFast: options.failFast ?? false,
-        ...(options.deferred === true ? { deferred: true } : {}),
-        title: local.title,
+      const { ports, settings } = await composeEpic({
+        repo: job.repo,
+        epic,
+        plan: local.plan,
+        config: local.config,
+        configPaths: local.configPaths,
+        executorEnv: local.executorEnv,
+        env: hooks.env,
+        untrusted,
+        state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
+        folders: local.folders,
+        onEvent,
+        onCheckpoint: hooks.onCheckpoint,
+        sleep: hooks.sleep,
+        // The user's state folder keeps them, beside the records.
+        logs: store,
+        trace,
       });
-      const done = result.records.filter((r) => r.status === 'done').length;
-      trace?.set({
-        'epicflow.done': done,
-        'epicflow.failed': result.records.filter((r) => r.status === 'failed').length,
+      await store.writeJson('epic.json', {
+        epic,
+        epicBranch: settings.epicBranch,
+        title: local.title ?? null,
+        plan: local.plan,
       });
-      outcome = result.exitCode === 0 ? undefined : `${done} of ${local.plan.stories.length} done`;
-      return { ...result, stateDir: local.stateDir, events: join(local.stateDir, 'events.jsonl') };
+      hooks.onStart?.(
+        local.plan.stories.map((s) => s.id),
+        await store.listStories(),
+      );
+      const ctx = await openEpic(settings, ports);
+      const onAbort = (): void => ctx.interrupt.abort();
+      if (hooks.interrupt?.aborted === true) onAbort();
+      hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const result = await runEpic(ctx, {
+          concurrency: options.concurrency ?? local.config.concurrency,
+          failFast: options.failFast ?? false,
+          ...(options.deferred === true ? { deferred: true } : {}),
+          title: local.title,
+        });
+        const done = result.records.filter((r) => r.status === 'done').length;
+        trace?.set({
+          'epicflow.done': done,
+          'epicflow.failed': result.records.filter((r) => r.status === 'failed').length,
+        });
+        outcome =
+          result.exitCode === 0 ? undefined : `${done} of ${local.plan.stories.length} done`;
+        return { ...result, stateDir: state, events: join(state, 'events.jsonl') };
+      } finally {
+        hooks.interrupt?.removeEventListener('abort', onAbort);
+      }
     } finally {
-      hooks.interrupt?.removeEventListener('abort', onAbort);
+      trace?.end(outcome);
     }
-  } finally {
-    trace?.end(outcome);
-    // Spans not sent yet go now; an unreachable collector costs the export's timeout, not the run.
-    await tracing?.shutdown().catch(() => undefined);
-    await appending;
-    await unlock();
-  }
+  });
 }

@@ -7,18 +7,17 @@
  * (`applyApprovedRetro`), marks them in `retro.md`, and runs with them.
  */
 import { planningGit } from './planning-tree.js';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import type { AgentUserFlag } from '../core/agent-user.js';
+import type { FileStateStore } from '../adapters/state/file-store.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
 import type { PlanOptions } from '../core/plan/types.js';
 import {
   applyPlanFixes,
+  newRetroProposal,
   pendingFixes,
   renderRetro,
   retriedRecord,
@@ -31,9 +30,7 @@ import {
 import { loadRosterState, pickHelper } from '../core/roster/index.js';
 import { proposeRetro } from '../engine/retro.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { loadLocalConfig, openRepo } from './local-config.js';
-import { epicsRoot, pickEpic } from './local-epics.js';
-import { localUntrusted } from './local-untrusted.js';
+import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
 export const RETRO_FILE = 'retro.md';
@@ -42,22 +39,12 @@ export const RETRO_JSON = 'retro.json';
 /** How the local retro file says its fixes get applied. */
 const APPLY_WITH = 'the next `epicflow run` of this epic';
 
-export interface LocalRetroOptions {
-  readonly repo?: string | undefined;
-  readonly epic?: string | undefined;
-  readonly config?: string | undefined;
-  /** Who the executor runs as, as for `epicflow run` (see core/agent-user.ts). */
-  readonly agentUser?: AgentUserFlag;
-}
+/** `--repo`, `--epic`, `--config`, and who the executor runs as, as for `epicflow run`. */
+export type LocalRetroOptions = LocalJobOptions;
 
-export interface LocalRetroHooks {
-  readonly cwd: string;
-  readonly env: NodeJS.ProcessEnv;
+export interface LocalRetroHooks extends LocalHooks {
   /** One line per step. */
   readonly onEvent: (message: string) => void;
-  /** What is said once about who the executor runs as. */
-  readonly onWarning?: ((line: string) => void) | undefined;
-  readonly interrupt?: AbortSignal | undefined;
   readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices'> | undefined;
 }
 
@@ -114,16 +101,15 @@ async function readText(path: string): Promise<string | null> {
 }
 
 /** `epicflow retro`: proposes one fix per failed or held story and writes `retro.md`. */
-export async function retroLocally(
+export function retroLocally(
   options: LocalRetroOptions,
   hooks: LocalRetroHooks,
 ): Promise<LocalRetroResult> {
-  const repo = await openRepo(resolve(hooks.cwd, options.repo ?? '.'));
-  const epic = await pickEpic(repo, options.epic);
-  const stateDir = join(epicsRoot(repo), epic);
-  const store = new FileStateStore(stateDir);
-  const unlock = await store.lock();
-  try {
+  return localJob(hooks, options.repo, async (job) => {
+    const { repo } = job;
+    const folders = await job.chosenEpic(options.epic);
+    const { epic, state: stateDir } = folders;
+    const store = await job.lock(folders);
     const kept = await readProposal(store);
     if (kept !== null) {
       const md = (await readText(join(stateDir, RETRO_FILE))) ?? '';
@@ -147,13 +133,7 @@ export async function retroLocally(
     const subjects = retroSubjects(plan, records);
     if (subjects.length === 0) return { kind: 'nothing', epic };
 
-    const { config } = await loadLocalConfig({
-      root: repo.root,
-      config: options.config,
-      cwd: hooks.cwd,
-      env: hooks.env,
-      deferEnv: true,
-    });
+    const { config } = await job.config(options.config, { deferEnv: true });
     const now = new Date();
     const roster = loadRosterState(
       await store.readJson<unknown>('roster.json'),
@@ -179,81 +159,44 @@ export async function retroLocally(
       throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
     }
     // The executor runs as the judge of a run does: as the agent user when there is one.
-    const untrusted = await localUntrusted(
-      options.agentUser,
-      { roots: [epicsRoot(repo)], home: join(stateDir, 'agent-home') },
-      hooks,
+    const untrusted = await job.untrusted(options.agentUser, folders);
+    const work = job.scratch(join(stateDir, 'retro'));
+    const outcome = await proposeRetro(
+      {
+        epic,
+        plan,
+        subjects,
+        base: head,
+        executor,
+        config,
+        env,
+        home: join(work, 'home'),
+      },
+      {
+        git: planningGit(repo, join(work, 'tree')),
+        executors: executorLookup({ config, env: hooks.env, untrusted, deps: hooks.executorDeps }),
+        emit: hooks.onEvent,
+        signal: hooks.interrupt,
+      },
     );
-    const work = join(stateDir, 'retro', randomUUID().slice(0, 8));
-    const treePath = join(work, 'tree');
-    let outcome;
-    try {
-      outcome = await proposeRetro(
-        {
-          epic,
-          plan,
-          subjects,
-          base: head,
-          executor,
-          config,
-          env,
-          home: join(work, 'home'),
-        },
-        {
-          git: planningGit(repo, treePath),
-          executors: executorLookup({
-            config,
-            env: hooks.env,
-            untrusted,
-            deps: hooks.executorDeps,
-          }),
-          emit: hooks.onEvent,
-          signal: hooks.interrupt,
-        },
-      );
-    } finally {
-      await rm(work, { recursive: true, force: true });
-    }
     if (outcome.kind === 'failed') {
       throw new EpicflowError('executor', `the retro found no proposal: ${outcome.reason}`);
     }
-    const proposal: RetroProposal = {
-      version: 1,
+    const proposal = newRetroProposal({
       epic,
       at: now.toISOString(),
       executor: executor.id,
-      subjects: subjects.map((s) => ({
-        story: s.story.id,
-        state: s.state,
-        ...(s.record.reason === undefined ? {} : { reason: s.record.reason }),
-        planHash: plan.hashes[s.story.id] ?? '',
-      })),
-      fixes: outcome.fixes,
-      leftOut: outcome.leftOut,
-      notes: outcome.notes,
-      outcomes: {},
-    };
+      plan,
+      subjects,
+      answer: outcome,
+    });
     await store.writeJson(RETRO_JSON, proposal);
     const file = await store.writeText(
       RETRO_FILE,
       renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
     );
     return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
-  } finally {
-    await unlock();
-  }
-}
-
-/** Writes through a temporary file and a rename: the plan file is whole or untouched. */
-async function writeWhole(path: string, text: string): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomUUID().slice(0, 8)}.tmp`);
-  try {
-    await writeFile(tmp, text, 'utf8');
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw new EpicflowError('usage', `cannot write ${path}: ${(e as Error).message}`, { cause: e });
-  }
+  });
 }
 
 export interface AppliedRetro {

@@ -10,7 +10,6 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../adapters/config/load-config.js';
 import { openRepo } from './epic-folder.js';
-import { localEpics } from '../../composition/local-epics.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
@@ -22,7 +21,7 @@ import {
   type RosterState,
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
-import { checkEpicId } from '../../composition/local-epics.js';
+import { checkEpicId, epicsRoot, localEpics } from '../../composition/local-epics.js';
 import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
 
 interface RosterOptions {
@@ -51,7 +50,7 @@ async function setUp(opts: RosterOptions, cwd: string): Promise<RosterSetup> {
     });
   }
   if (opts.epic !== undefined) checkEpicId(opts.epic, '--epic');
-  const root = join(repo.gitDir, 'epicflow');
+  const root = epicsRoot(repo);
   const epics = await localEpics(repo);
   return { config: loaded.config, configFile: loaded.file, root, epics };
 }

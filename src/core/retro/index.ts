@@ -21,6 +21,7 @@ export {
 export {
   approvable,
   fencedText,
+  newRetroProposal,
   renderRetro,
   retroProposalSchema,
   tickedFixes,

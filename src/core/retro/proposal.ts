@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { inlineText } from '../report/escape.js';
 import { sanitizeIssueText } from '../epic/sanitize.js';
-import { retroFixSchema, type RetroFix } from './answer.js';
+import type { Plan } from '../model.js';
+import { retroFixSchema, type RetroFix, type RetroSubject } from './answer.js';
 
 /** What happened to an approved fix: applied, or not (and why); either way never tried again. */
 export type FixOutcome =
@@ -39,6 +40,33 @@ export interface RetroProposal {
   readonly notes: readonly string[];
   /** Story id → what applying its approved fix did. */
   readonly outcomes: Readonly<Record<string, FixOutcome>>;
+}
+
+/** A retro's new proposal: its subjects as the retro read them, the model's answer, nothing applied yet. */
+export function newRetroProposal(input: {
+  readonly epic: string;
+  readonly at: string;
+  readonly executor: string;
+  readonly plan: Plan;
+  readonly subjects: readonly RetroSubject[];
+  readonly answer: Pick<RetroProposal, 'fixes' | 'leftOut' | 'notes'>;
+}): RetroProposal {
+  return {
+    version: 1,
+    epic: input.epic,
+    at: input.at,
+    executor: input.executor,
+    subjects: input.subjects.map((s) => ({
+      story: s.story.id,
+      state: s.state,
+      ...(s.record.reason === undefined ? {} : { reason: s.record.reason }),
+      planHash: input.plan.hashes[s.story.id] ?? '',
+    })),
+    fixes: input.answer.fixes,
+    leftOut: input.answer.leftOut,
+    notes: input.answer.notes,
+    outcomes: {},
+  };
 }
 
 export const retroProposalSchema = z.object({

@@ -9,7 +9,7 @@
  * A landing that fails pushes nothing and holds the epic, naming the paths.
  */
 import { join } from 'node:path';
-import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
+import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
@@ -17,21 +17,21 @@ import { FileStateStore } from '../adapters/state/file-store.js';
 import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
 import { landGitPort } from '../adapters/git/port.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
-import { parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/types.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
 import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
-import { epicBranchName } from '../core/model.js';
+import { epicBranchName, type Plan } from '../core/model.js';
 import { planOptionsFor } from '../core/plan/index.js';
 import { bringIntoEpic } from '../engine/land.js';
 import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { loadPlan, readView } from './load.js';
+import { jobPlan, openJob } from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
 export const MAX_LAND_PUSHES = 3;
@@ -82,18 +82,18 @@ async function saveRecord(store: GitHubStateStore, record: LandRecord): Promise<
 /** Records a landing that could not even start (the job refused), and holds the epic. */
 export async function recordLandRefusal(
   repo: GitHubRepo,
-  input: { epic: number; job: string },
+  job: LandJobRef,
   reason: string,
+  now: Date,
 ): Promise<void> {
-  const store = new GitHubStateStore({ repo, epic: String(input.epic) });
+  const store = new GitHubStateStore({ repo, epic: String(job.epic) });
   const { log } = await readLanding(store);
-  const record = log.lands.find((l) => l.job === input.job);
-  const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
+  const record = log.lands.find((l) => l.job === job.job);
   if (record === undefined || !ownsRecord(job, record)) return;
   const failed: LandRecord = {
     ...record,
     outcome: 'not-landed',
-    finishedAt: new Date().toISOString(),
+    finishedAt: now.toISOString(),
     reason,
     nextStep: githubLandNextStep(record),
   };
@@ -110,32 +110,32 @@ async function hold(store: GitHubStateStore, record: LandRecord): Promise<void> 
   );
 }
 
-export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
+/** Everything read and checked before the landing runs. */
+export interface PreparedLanding {
+  readonly config: EpicflowConfig;
+  readonly plan: Plan;
+  readonly store: GitHubStateStore;
+  readonly defaultBranch: string;
+  /** The landing's record as dispatched (running). */
+  readonly started: LandRecord;
+}
+
+/** Reads the configuration, the plan and the landing's record; refuses clearly on any mismatch. */
+export async function prepareLandJob(input: LandJobInput): Promise<PreparedLanding> {
+  const opened = await openJob(input);
+  const plan = await jobPlan(input, opened);
+  const started = await runningRecord(opened.store, input);
+  const { config, store, defaultBranch } = opened;
+  return { config, plan, store, defaultBranch, started };
+}
+
+export async function runLandJob(
+  input: LandJobInput,
+  prepared: PreparedLanding,
+): Promise<LandJobResult> {
   const { repo, remote, epic } = input;
+  const { config, plan, store, defaultBranch, started } = prepared;
   const events: EngineEvent[] = [];
-  const defaultBranch = input.defaultBranch ?? (await repo.defaultBranch());
-  const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
-  const view: EpicView = await readView(repo, epic, defaultBranch, input.configPath);
-  if (view.configText === null) {
-    throw new EpicflowError(
-      'config',
-      `no epicflow config at ${input.configPath} on the default branch of ${repo.fullName}`,
-    );
-  }
-  const config = parseConfig(view.configText, input.configPath);
-  if (view.issue === undefined) {
-    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
-  }
-  const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
-    subIssues: view.issue.subIssues,
-    configFile: input.configPath,
-  });
-  if (!planLoad.ok) {
-    throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
-      details: planLoad.violations.map((v) => v.message),
-    });
-  }
-  const started = await runningRecord(store, input);
   const epicBranch = epicBranchName(String(epic));
 
   // Before anything of the repository runs: no credential may be in reach of the coder.
@@ -146,7 +146,7 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
   const { ports, settings } = await composeEpic({
     repo: git,
     epic: String(epic),
-    plan: planLoad.plan,
+    plan,
     config,
     configPaths: planOptionsFor(config, input.configPath).configPaths,
     executorEnv: resolveExecutorEnvs(config.executors, input.env),

@@ -15,20 +15,12 @@ import {
   type LandJobResult,
   type PreparedLanding,
 } from '../orchestrator/land-job.js';
-import type { ActionJob, ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
 function landInput(job: ActionJob, ref: LandJobRef): LandJobInput {
   return {
-    epic: ref.epic,
+    ...jobInput(job, ref),
     job: ref.job,
-    configPath: job.inputs.config,
-    defaultBranch: job.defaultBranch,
-    repo: job.repo,
-    remote: job.remote,
-    workspace: job.runner.workspace,
-    tempDir: job.work,
-    env: job.childEnv,
-    untrusted: job.untrusted,
     onEvent: (e) => core.info(`${e.story ?? 'epic'}: ${e.message}`),
   };
 }

@@ -16,7 +16,7 @@ import {
   type PlanJobResult,
   type PreparedPlanning,
 } from '../orchestrator/plan-job.js';
-import type { ActionJob, ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
 function summaryOf(epic: number, result: PlanJobResult, isolation: Untrusted): string {
   const { outcome, doc } = result;
@@ -45,16 +45,8 @@ function summaryOf(epic: number, result: PlanJobResult, isolation: Untrusted): s
 
 function planInput(job: ActionJob, ref: PlanJobRef): PlanJobInput {
   return {
-    epic: ref.epic,
+    ...jobInput(job, ref),
     attempt: ref.attempt,
-    configPath: job.inputs.config,
-    defaultBranch: job.defaultBranch,
-    repo: job.repo,
-    remote: job.remote,
-    workspace: job.runner.workspace,
-    tempDir: job.work,
-    env: job.childEnv,
-    untrusted: job.untrusted,
     storyWorkflow: job.runner.workflowPath?.split('/').pop(),
     onEvent: (m) => core.info(`planning: ${m}`),
   };

@@ -9,7 +9,7 @@ import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { RetroJobRef } from '../core/epic/job-ref.js';
 import { runRetroJob, type RetroJobInput, type RetroJobResult } from '../orchestrator/retro-job.js';
 import { prepareRetroJob, type PreparedRetro } from '../orchestrator/retro-prepare.js';
-import type { ActionJob, ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
 function summaryOf(epic: number, result: RetroJobResult, isolation: Untrusted): string {
   const { outcome, doc } = result;
@@ -32,16 +32,8 @@ function summaryOf(epic: number, result: RetroJobResult, isolation: Untrusted): 
 
 function retroInput(job: ActionJob, ref: RetroJobRef): RetroJobInput {
   return {
-    epic: ref.epic,
+    ...jobInput(job, ref),
     attempt: ref.attempt,
-    configPath: job.inputs.config,
-    defaultBranch: job.defaultBranch,
-    repo: job.repo,
-    remote: job.remote,
-    workspace: job.runner.workspace,
-    tempDir: job.work,
-    env: job.childEnv,
-    untrusted: job.untrusted,
     onEvent: (m) => core.info(`retro: ${m}`),
   };
 }

@@ -17,6 +17,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { recordJobRefusal } from '../orchestrator/job-refusal.js';
+import type { JobInput } from '../orchestrator/job-shell.js';
 import { connectJob } from './github.js';
 import type { PlanInputs, RetroInputs, StoryInputs } from './inputs.js';
 import { inJobFolder, isolateUntrusted, maskExecutorSecrets, reconcileAfter } from './job.js';
@@ -69,6 +70,21 @@ export interface ActionRecipe<P extends { readonly config: EpicflowConfig }, R> 
   prepare(job: ActionJob): Promise<P>;
   run(job: ActionJob, prepared: P): Promise<R>;
   report(job: ActionJob, prepared: P, result: R): JobReport;
+}
+
+/** What every job kind's input holds, from the job as the shell opened it. */
+export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly remote: RemoteGit } {
+  return {
+    epic: ref.epic,
+    configPath: job.inputs.config,
+    defaultBranch: job.defaultBranch,
+    repo: job.repo,
+    remote: job.remote,
+    workspace: job.runner.workspace,
+    tempDir: job.work,
+    env: job.childEnv,
+    untrusted: job.untrusted,
+  };
 }
 
 export async function runActionJob<P extends { readonly config: EpicflowConfig }, R>(

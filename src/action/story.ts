@@ -16,25 +16,17 @@ import {
   type StoryJobInput,
   type StoryJobResult,
 } from '../orchestrator/story-job.js';
-import type { ActionJob, ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 import { failedGates, renderStorySummary, storyHint, storyTotals } from './summary.js';
 
 function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
-  const { runner, defaultBranch } = job;
+  const { runner } = job;
   return {
-    epic: ref.epic,
+    ...jobInput(job, ref),
     story: ref.story,
     attempt: ref.attempt,
-    configPath: job.inputs.config,
-    ...(defaultBranch === undefined ? {} : { defaultBranch }),
-    repo: job.repo,
-    remote: job.remote,
-    workspace: runner.workspace,
-    tempDir: job.work,
     // The runner's temp folder outlives this step: the workflow uploads it as an artifact.
     logsDir: join(runner.tempDir, 'epicflow-logs', `epic-${ref.epic}-${ref.story}-${ref.attempt}`),
-    env: job.childEnv,
-    untrusted: job.untrusted,
     onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
   };
 }

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
+import { composeEpic } from '../composition/epic.js';
 import { landGitPort } from '../adapters/git/port.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import type { EpicflowConfig } from '../core/config/types.js';
@@ -25,31 +24,20 @@ import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
 import { epicBranchName, type Plan } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
 import { bringIntoEpic } from '../engine/land.js';
 import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { jobPlan, openJob } from './job-shell.js';
+import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
 export const MAX_LAND_PUSHES = 3;
 
-export interface LandJobInput {
-  readonly epic: number;
+export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */
   readonly job: string;
-  readonly configPath: string;
-  readonly defaultBranch?: string | undefined;
-  readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
-  /** The job checkout (`GITHUB_WORKSPACE`). */
-  readonly workspace: string;
-  readonly tempDir: string;
-  /** Without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  readonly untrusted?: Untrusted | undefined;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -148,10 +136,7 @@ export async function runLandJob(
     epic: String(epic),
     plan,
     config,
-    configPaths: planOptionsFor(config, input.configPath).configPaths,
-    executorEnv: resolveExecutorEnvs(config.executors, input.env),
-    env: input.env,
-    untrusted: input.untrusted,
+    ...composedFrom(input, config),
     state: scratch,
     folders: {
       worktrees: join(input.tempDir, 'epicflow', String(epic), 'worktrees'),

@@ -10,14 +10,9 @@
  * after the repair rounds holds the epic with its violations listed. Then the
  * epic is decided again, so its status comment says what the planner proposed.
  */
-import { planningGit } from '../composition/planning-tree.js';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
+import { resolveExecutorEnvs } from '../composition/epic.js';
 import { requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import {
@@ -58,34 +53,15 @@ import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-ep
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
 import { settle } from './settings.js';
-import { openJob } from './job-shell.js';
+import { openCheckout, openJob, type CheckoutJobInput } from './job-shell.js';
 import { loadPlan, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
 
-export interface PlanJobInput {
-  readonly epic: number;
-  readonly attempt: number;
-  /** Path of the configuration on the default branch. */
-  readonly configPath: string;
-  readonly defaultBranch?: string | undefined;
-  readonly repo: GitHubRepo;
-  /** Only its credential scrub: the planning job pushes nothing. */
-  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
-  /** The job checkout (`GITHUB_WORKSPACE`) of the default branch. */
-  readonly workspace: string;
-  /** A scratch folder of the job (`RUNNER_TEMP`). */
-  readonly tempDir: string;
-  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  /** Where the planner runs (a separate user in the Action). */
-  readonly untrusted?: Untrusted | undefined;
+/** The job checkout is the default branch; the planner runs as `untrusted`. */
+export interface PlanJobInput extends CheckoutJobInput {
   /** The story workflow (the planning job's own), for the decision after it. */
   readonly storyWorkflow?: string | undefined;
-  readonly onEvent?: (message: string) => void;
-  readonly now?: () => Date;
-  /** How the executor adapters run their CLIs (tests). */
-  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
 }
 
 /** Everything read and checked before the planner runs. */
@@ -217,16 +193,8 @@ export async function runPlanJob(
   const emit = input.onEvent ?? (() => undefined);
   const clock = input.now ?? ((): Date => new Date());
   const now = (): string => clock().toISOString();
-  const removed = await input.remote.scrubCredentials();
-  if (removed.length > 0) {
-    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
-  const git = await Git.open(input.workspace);
-  const base = await git.revParse('HEAD');
-  if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
+  const { git, base, folder, executors } = await openCheckout(input, config, 'planning', emit);
   const planners = requirePlanner(config, input.configPath);
-  const folder = join(input.tempDir, 'epicflow', String(input.epic), 'planning');
-  const treePath = join(folder, 'tree');
   const options = planOptionsFor(config, input.configPath);
   const prose = proseOf(issue.body);
   const outcome = await planEpic(
@@ -246,13 +214,8 @@ export async function runPlanJob(
         : { refine: { round: doc.refine, merged: prepared.merged } }),
     },
     {
-      git: planningGit(git, treePath),
-      executors: executorLookup({
-        config,
-        env: input.env,
-        untrusted: input.untrusted,
-        deps: input.executorDeps,
-      }),
+      git,
+      executors,
       roster: plannerRoster(planners, { now: clock }, emptyRosterState()),
       emit,
     },

@@ -8,16 +8,10 @@
  * (compare-and-swap: a newer attempt wins) and to one comment on the epic issue, a
  * checkbox per fix; the next `/resume` applies the ticked ones (retro.ts).
  */
-import { planningGit } from '../composition/planning-tree.js';
 import { join } from 'node:path';
-import type { GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
+
+import { resolveExecutorEnvs } from '../composition/epic.js';
 import { RETRO_MARKER } from '../core/epic/markers.js';
-import { EpicflowError } from '../core/errors.js';
 import { inlineText } from '../core/report/escape.js';
 import {
   renderRetro,
@@ -28,30 +22,11 @@ import {
   type RetroProposal,
 } from '../core/retro/index.js';
 import { proposeRetro, type RetroOutcome } from '../engine/retro.js';
+import { openCheckout, type CheckoutJobInput } from './job-shell.js';
 import { prepareRetroJob, type PreparedRetro } from './retro-prepare.js';
 
-export interface RetroJobInput {
-  readonly epic: number;
-  readonly attempt: number;
-  /** Path of the configuration on the default branch. */
-  readonly configPath: string;
-  readonly defaultBranch?: string | undefined;
-  readonly repo: GitHubRepo;
-  /** Only its credential scrub: the retro job pushes nothing. */
-  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
-  /** The job checkout (`GITHUB_WORKSPACE`) of the default branch. */
-  readonly workspace: string;
-  /** A scratch folder of the job (`RUNNER_TEMP`). */
-  readonly tempDir: string;
-  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  /** Where the executor runs (a separate user in the Action). */
-  readonly untrusted?: Untrusted | undefined;
-  readonly onEvent?: (message: string) => void;
-  readonly now?: () => Date;
-  /** How the executor adapters run their CLIs (tests). */
-  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
-}
+/** The job checkout is the default branch; the executor runs as `untrusted`. */
+export type RetroJobInput = CheckoutJobInput;
 
 export interface RetroJobResult {
   readonly outcome: RetroOutcome;
@@ -71,15 +46,7 @@ export async function runRetroJob(
   const emit = input.onEvent ?? (() => undefined);
   const now = input.now?.() ?? new Date();
 
-  const removed = await input.remote.scrubCredentials();
-  if (removed.length > 0) {
-    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
-  const git = await Git.open(input.workspace);
-  const base = await git.revParse('HEAD');
-  if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
-  const folder = join(input.tempDir, 'epicflow', String(epic), 'retro');
-  const treePath = join(folder, 'tree');
+  const { git, base, folder, executors } = await openCheckout(input, config, 'retro', emit);
   const outcome = await proposeRetro(
     {
       epic: String(epic),
@@ -92,13 +59,8 @@ export async function runRetroJob(
       home: join(folder, 'homes', executor.id),
     },
     {
-      git: planningGit(git, treePath),
-      executors: executorLookup({
-        config,
-        env: input.env,
-        untrusted: input.untrusted,
-        deps: input.executorDeps,
-      }),
+      git,
+      executors,
       emit,
     },
   );

@@ -22,9 +22,8 @@ import {
   type Story,
   type StoryRecord,
 } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { jobPlan, openJob } from './job-shell.js';
+import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
 import { expectBoard } from './load.js';
 import { epicDocOf } from './owner.js';
 import {
@@ -35,37 +34,19 @@ import {
   type StoryJobRef,
 } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
 import { publish, type PushRefusal } from './story-publish.js';
 import { runStory } from '../engine/story.js';
-import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
+import { composeEpic } from '../composition/epic.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
-export interface StoryJobInput {
-  readonly epic: number;
+export interface StoryJobInput extends JobInput {
   readonly story: string;
   readonly attempt: number;
-  /** Path of the configuration on the default branch. */
-  readonly configPath: string;
-  /** The repository's default branch when the caller knows it (spares a read). */
-  readonly defaultBranch?: string;
-  readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
-  /** The job checkout (`GITHUB_WORKSPACE`): the repository; never handed to untrusted code. */
-  readonly workspace: string;
-  /**
-   * The job's own folder (epicflow's): its records, and the trees and homes untrusted
-   * code is handed, live under it.
-   */
-  readonly tempDir: string;
-  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  /** Where the agent, setup, gates and the judge's tools run (a separate user in the Action). */
-  readonly untrusted?: Untrusted;
   /**
    * Where the story's logs (setup, gates, agent turns, merge) are kept for the job to upload
    * as its artifact: outside the job's folder, which is removed when the job ends.
@@ -278,10 +259,7 @@ export async function runStoryJob(
     epic,
     plan,
     config,
-    configPaths: planOptionsFor(config, input.configPath).configPaths,
-    executorEnv: resolveExecutorEnvs(config.executors, input.env),
-    env: input.env,
-    untrusted: input.untrusted,
+    ...composedFrom(input, config),
     state: checkpointing(scratch, {
       story: story.id,
       branch,

@@ -18,6 +18,7 @@ import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
 import { planningGit } from '../composition/planning-tree.js';
 import { parseConfig } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
+import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import { planOptionsFor } from '../core/plan/index.js';
@@ -183,4 +184,53 @@ export async function jobPlan(input: JobOpening, opened: OpenedJob): Promise<Pla
     });
   }
   return load.plan;
+}
+
+/** What one round of a job makes: a commit to push (with a lease on the head it was made on), or a stop. */
+export type PushRound<T> =
+  { readonly push: string; readonly lease?: string } | { readonly stop: T };
+
+/** How a job's push ended, after `pushes` pushes. */
+type PushOutcome<T> =
+  | { readonly kind: 'pushed'; readonly sha: string; readonly pushes: number }
+  | { readonly kind: 'stopped'; readonly value: T; readonly pushes: number }
+  | {
+      readonly kind: 'refused';
+      /** Why GitHub refused it, as the git adapter tells it. */
+      readonly refused: Exclude<PushRefusalReason, 'stale'>;
+      /** The refusal with what to do about it. */
+      readonly reason: string;
+      readonly pushes: number;
+    }
+  /** The branch moved again before each of `max` pushes. */
+  | { readonly kind: 'kept-moving'; readonly pushes: number };
+
+/**
+ * The one push of a job's result to a branch other jobs move too, never a force: a push
+ * with no lease is refused unless it fast-forwards, one with a lease unless the branch
+ * is where the lease says. A refused push changed nothing on GitHub, so on a moved
+ * branch the job makes its result again on the new head (`round(n)`, n > 1) and pushes
+ * again, at most `max` times; any other refusal ends it.
+ */
+export async function pushAgainOnMove<T>(
+  remote: Pick<RemoteGit, 'push'>,
+  branch: string,
+  max: number,
+  round: (n: number) => Promise<PushRound<T>>,
+): Promise<PushOutcome<T>> {
+  for (let n = 1; ; n++) {
+    const made = await round(n);
+    if ('stop' in made) return { kind: 'stopped', value: made.stop, pushes: n - 1 };
+    const pushed = await remote.push(made.push, branch, made.lease);
+    if (pushed.ok) return { kind: 'pushed', sha: made.push, pushes: n };
+    if (pushed.reason !== 'stale') {
+      return {
+        kind: 'refused',
+        refused: pushed.reason,
+        reason: describePushRefusal(branch, pushed.reason, pushed.detail),
+        pushes: n,
+      };
+    }
+    if (n >= max) return { kind: 'kept-moving', pushes: n };
+  }
 }

@@ -20,7 +20,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
-import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
+import { botCommitIdentity } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
 import { epicBranchName, type Plan } from '../core/model.js';
@@ -29,7 +29,7 @@ import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
+import { composedFrom, jobPlan, openJob, pushAgainOnMove, type JobInput } from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
 export const MAX_LAND_PUSHES = 3;
@@ -149,16 +149,19 @@ export async function runLandJob(
   });
 
   let record: LandRecord = started;
-  for (let push = 1; ; push++) {
+  let ctx: Awaited<ReturnType<typeof openEpic>> | undefined;
+  const out = await pushAgainOnMove(remote, epicBranch, MAX_LAND_PUSHES, async (push) => {
+    if (push > 1) ctx?.emit('epic', `${epicBranch} moved on GitHub; landing again on its new head`);
     const heads = await remote.fetch([epicBranch, defaultBranch]);
     const epicHead = heads.get(epicBranch);
     const intoHead = heads.get(defaultBranch);
     if (epicHead === undefined || intoHead === undefined) {
-      record = failed(
-        record,
-        `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
-      );
-      break;
+      return {
+        stop: failed(
+          record,
+          `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
+        ),
+      };
     }
     for (const [branch, sha] of [
       [epicBranch, epicHead],
@@ -166,7 +169,7 @@ export async function runLandJob(
     ] as const) {
       await git.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, sha]);
     }
-    const ctx = await openEpic(settings, ports);
+    ctx = await openEpic(settings, ports);
     if (removed.length > 0 && push === 1) {
       ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
     }
@@ -187,31 +190,22 @@ export async function runLandJob(
     );
     const { ok: _ok, ...facts } = brought;
     record = { ...record, ...facts };
-    if (!brought.ok) {
-      record = failed(record, brought.reason);
-      break;
-    }
-    if (!brought.merged) {
-      record = landedRecord(record, undefined);
-      break;
-    }
+    if (!brought.ok) return { stop: failed(record, brought.reason) };
+    if (!brought.merged) return { stop: landedRecord(record, undefined) };
     // A lease on the head the landing started from: a moved epic branch is never overwritten.
-    const pushed = await remote.push(brought.epicHead, epicBranch, epicHead);
-    if (pushed.ok) {
-      record = landedRecord(record, brought.epicHead);
-      break;
-    }
-    if (pushed.reason !== 'stale' || push >= MAX_LAND_PUSHES) {
-      record = failed(
-        record,
-        pushed.reason === 'stale'
-          ? `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`
-          : describePushRefusal(epicBranch, pushed.reason, pushed.detail),
-      );
-      break;
-    }
-    ctx.emit('epic', `${epicBranch} moved on GitHub; landing again on its new head`);
-  }
+    return { push: brought.epicHead, lease: epicHead };
+  });
+  record =
+    out.kind === 'stopped'
+      ? out.value
+      : out.kind === 'pushed'
+        ? landedRecord(record, out.sha)
+        : failed(
+            record,
+            out.kind === 'refused'
+              ? out.reason
+              : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
+          );
   await saveRecord(store, record);
   if (record.outcome === 'not-landed') await hold(store, record);
   return { record, events };

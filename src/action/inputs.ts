@@ -86,16 +86,19 @@ export type RetroInputs = Omit<PlanInputs, 'mode'> & { readonly mode: 'retro' };
 export type ActionInputs = StoryInputs | PlanInputs | RetroInputs | OrchestrateInputs;
 
 /**
- * The job a story or plan mode runs: a story's attempt, a landing (`story: land-<n>`)
- * or a planning attempt (`story: _plan`, or plan mode given directly).
+ * The job a story, plan or retro mode runs: a story's attempt, a landing
+ * (`story: land-<n>`), a planning attempt (`story: _plan`, or plan mode given directly)
+ * or a retro attempt (`story: _retro`).
  */
 export function jobOf(
   inputs:
     | Pick<StoryInputs, 'mode' | 'epic' | 'story' | 'attempt'>
-    | Pick<PlanInputs, 'mode' | 'epic' | 'attempt'>,
+    | Pick<PlanInputs, 'mode' | 'epic' | 'attempt'>
+    | Pick<RetroInputs, 'mode' | 'epic' | 'attempt'>,
 ): JobRef {
   const epic = Number(inputs.epic);
   if (inputs.mode === 'plan') return { kind: 'plan', epic, attempt: inputs.attempt };
+  if (inputs.mode === 'retro') return { kind: 'retro', epic, attempt: inputs.attempt };
   return jobRef({ epic, story: inputs.story, attempt: inputs.attempt });
 }
 

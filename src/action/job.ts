@@ -1,7 +1,7 @@
 /**
- * What every job of the story workflow does the same way, whatever it runs (a story,
- * a planning attempt, a landing): its own folder, the untrusted user its agents run
- * as, the executors' secrets masked, and the orchestrator's decision after it.
+ * The steps of the job shell (shell.ts) every job of the story workflow takes the same
+ * way, whatever it runs: its own folder, the untrusted user its agents run as, the
+ * executors' secrets masked, and the orchestrator's decision after it.
  */
 import * as core from '@actions/core';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -16,12 +16,6 @@ import { describeError, isEpicflowError } from '../core/errors.js';
 import { handleEpicEvent } from '../orchestrator/index.js';
 import type { StoryInputs } from './inputs.js';
 import type { RunnerContext } from './runner.js';
-
-export interface StoryModeDeps {
-  readonly inputs: StoryInputs;
-  readonly runner: RunnerContext;
-  readonly env: NodeJS.ProcessEnv;
-}
 
 /** Secrets of the configured executors, masked before anything can print them. */
 export function maskExecutorSecrets(

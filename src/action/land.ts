@@ -1,68 +1,32 @@
 /**
- * `mode: story` with `story: land-<n>`: bring the default branch into the epic branch
- * in this job (docs/landing.md), with the isolation and credential rules of a story
- * job: the token never reaches the coder, setup or the gates; the landed merge is
- * pushed with a lease. Then the orchestrator decides again (a queued landing starts,
- * the status comment shows a hold).
+ * A landing's job (`story: land-<n>`): bring the default branch into the epic branch
+ * (docs/landing.md), with the isolation and credential rules of a story job: the
+ * token never reaches the coder, setup or the gates; the landed merge is pushed with
+ * a lease. Then the orchestrator decides again (shell.ts): a queued landing starts,
+ * the status comment shows a hold.
  */
 import * as core from '@actions/core';
-import { jobTitle } from '../core/epic/index.js';
-import { describeError, isEpicflowError } from '../core/errors.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { recordLandRefusal, runLandJob, type LandJobInput } from '../orchestrator/land-job.js';
-import { connectJob } from './github.js';
-import { jobOf } from './inputs.js';
-import { isolateUntrusted, reconcileAfter, type StoryModeDeps } from './job.js';
-import { redact, renderFailureSummary } from './summary.js';
+import type { LandJobRef } from '../core/epic/index.js';
+import type { LandRecord } from '../core/land/index.js';
+import {
+  prepareLandJob,
+  runLandJob,
+  type LandJobInput,
+  type LandJobResult,
+  type PreparedLanding,
+} from '../orchestrator/land-job.js';
+import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
-/** `work`: the job's own folder (`inJobFolder`). */
-export async function runLandMode(
-  { inputs, runner, env }: StoryModeDeps,
-  work: string,
-): Promise<void> {
-  const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
-  const { repo, secrets } = gh;
-  const epic = Number(inputs.epic);
-  const write = async (markdown: string): Promise<void> => {
-    await core.summary.addRaw(redact(markdown, secrets), true).write();
+function landInput(job: ActionJob, ref: LandJobRef): LandJobInput {
+  return {
+    ...jobInput(job, ref),
+    job: ref.job,
+    onEvent: (e) => core.info(`${e.story ?? 'epic'}: ${e.message}`),
   };
-  let result;
-  try {
-    const untrusted: Untrusted = await isolateUntrusted(inputs, work, childEnv);
-    const job: LandJobInput = {
-      epic,
-      job: inputs.story,
-      configPath: inputs.config,
-      defaultBranch,
-      repo,
-      remote,
-      workspace: runner.workspace,
-      tempDir: work,
-      env: childEnv,
-      untrusted,
-      onEvent: (e) => core.info(`${e.story ?? 'epic'}: ${e.message}`),
-    };
-    result = await core.group(`epicflow: ${inputs.story} of epic #${epic}`, () => runLandJob(job));
-  } catch (e) {
-    const message = redact(describeError(e), secrets);
-    try {
-      await recordLandRefusal(repo, { epic, job: inputs.story }, message.split('\n').join(' | '));
-    } catch (w) {
-      core.warning(redact(`could not record the failure: ${describeError(w)}`, secrets));
-    }
-    await write(
-      renderFailureSummary({ title: `${inputs.story} of epic #${epic} failed`, message }),
-    );
-    core.setOutput('status', 'failed');
-    core.setFailed(message);
-    if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));
-    return;
-  }
-  const { record } = result;
-  core.setOutput('status', record.outcome);
-  core.setOutput('merge-sha', record.epicHeadAfter ?? '');
-  core.setOutput('executor', record.executors.join(' → '));
-  const lines = [
+}
+
+function summaryOf(epic: number, record: LandRecord): string {
+  return [
     `## ${record.outcome === 'landed' ? '✅' : '❌'} epicflow: ${record.job} of epic #${epic}: ${record.outcome}`,
     '',
     `${record.into} (${record.intoHeadBefore.slice(0, 12)}) into ${record.epicBranch} (${record.epicHeadBefore.slice(0, 12)})` +
@@ -77,18 +41,30 @@ export async function runLandMode(
     ...(record.nextStep === undefined ? [] : ['', `Next: ${record.nextStep}`]),
     ...(record.notes.length === 0 ? [] : ['', ...record.notes.map((n) => `- ${n}`)]),
     '',
-  ];
-  await write(lines.join('\n'));
-  if (record.outcome !== 'landed') {
-    core.setFailed(
-      redact(`${record.job} not landed: ${record.reason ?? 'no reason recorded'}`, secrets),
-    );
-  }
-  await reconcileAfter({
-    repo,
-    runner,
-    defaultBranch,
-    title: jobTitle(jobOf(inputs)),
-    conclusion: record.outcome === 'landed' ? 'success' : 'failure',
-  });
+  ].join('\n');
+}
+
+export function landJob(ref: LandJobRef): ActionRecipe<PreparedLanding, LandJobResult> {
+  // One title: a landing that could not start failed all the same.
+  const failed = `${ref.job} of epic #${ref.epic} failed`;
+  return {
+    ref,
+    didNotRun: failed,
+    failed,
+    group: `epicflow: ${ref.job} of epic #${ref.epic}`,
+    prepare: (job) => prepareLandJob(landInput(job, ref)),
+    run: (job, prepared) => runLandJob(landInput(job, ref), prepared),
+    report: (_job, _prepared, { record }) => ({
+      outputs: {
+        status: record.outcome,
+        'merge-sha': record.epicHeadAfter ?? '',
+        executor: record.executors.join(' → '),
+      },
+      summary: summaryOf(ref.epic, record),
+      ...(record.outcome === 'landed'
+        ? {}
+        : { failure: `${record.job} not landed: ${record.reason ?? 'no reason recorded'}` }),
+      conclusion: record.outcome === 'landed' ? 'success' : 'failure',
+    }),
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * The Action's logic: read the inputs into one validated record, mask the
- * token at once, then run the mode. Every failure ends in a readable summary
+ * token at once, then run the mode: orchestrate, or one job of the story workflow
+ * (its kind, `JobRef`, picks the recipe the job shell runs: shell.ts). Every failure ends in a readable summary
  * and a failed step, never a stack trace. `main.ts` (the bundled entry) calls
  * it; tools that run an action's source (`@github/local-action`) import it
  * and call `run()` themselves.
@@ -8,12 +9,14 @@
 import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
-import { readInputs } from './inputs.js';
+import { jobOf, readInputs } from './inputs.js';
+import { landJob } from './land.js';
 import { runOrchestrateMode } from './orchestrate.js';
-import { runPlanMode } from './plan.js';
-import { runRetroMode } from './retro.js';
+import { planJob } from './plan.js';
+import { retroJob } from './retro.js';
 import { readRunner } from './runner.js';
-import { runStoryMode } from './story.js';
+import { runActionJob, type JobModeDeps } from './shell.js';
+import { storyJob } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -30,10 +33,8 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     // Nothing started from here on may inherit them.
     delete env['INPUT_GITHUB-TOKEN'];
     delete env['INPUT_APP-PRIVATE-KEY'];
-    if (inputs.mode === 'story') await runStoryMode({ inputs, runner, env });
-    else if (inputs.mode === 'plan') await runPlanMode({ inputs, runner, env });
-    else if (inputs.mode === 'retro') await runRetroMode({ inputs, runner, env });
-    else await runOrchestrateMode({ inputs, runner });
+    if (inputs.mode === 'orchestrate') await runOrchestrateMode({ inputs, runner });
+    else await runJob({ inputs, runner, env });
   } catch (e) {
     const message = redact(describeError(e), secrets);
     try {
@@ -45,5 +46,20 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     }
     core.setFailed(message);
     if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));
+  }
+}
+
+/** A job of the story workflow: its kind picks the recipe (a new kind adds an arm here). */
+async function runJob(deps: JobModeDeps): Promise<void> {
+  const ref = jobOf(deps.inputs);
+  switch (ref.kind) {
+    case 'story':
+      return runActionJob(deps, storyJob(ref));
+    case 'plan':
+      return runActionJob(deps, planJob(ref));
+    case 'retro':
+      return runActionJob(deps, retroJob(ref));
+    case 'land':
+      return runActionJob(deps, landJob(ref));
   }
 }

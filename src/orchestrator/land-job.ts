@@ -9,47 +9,35 @@
  * A landing that fails pushes nothing and holds the epic, naming the paths.
  */
 import { join } from 'node:path';
-import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
+import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
+import { composeEpic } from '../composition/epic.js';
 import { landGitPort } from '../adapters/git/port.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
-import { parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/types.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
-import { botCommitIdentity, describePushRefusal } from '../core/epic/push.js';
+import { botCommitIdentity } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
-import { epicBranchName } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
+import { epicBranchName, type Plan } from '../core/model.js';
 import { bringIntoEpic } from '../engine/land.js';
 import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { loadPlan, readView } from './load.js';
+import { composedFrom, jobPlan, openJob, pushAgainOnMove, type JobInput } from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
 export const MAX_LAND_PUSHES = 3;
 
-export interface LandJobInput {
-  readonly epic: number;
+export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */
   readonly job: string;
-  readonly configPath: string;
-  readonly defaultBranch?: string | undefined;
-  readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
-  /** The job checkout (`GITHUB_WORKSPACE`). */
-  readonly workspace: string;
-  readonly tempDir: string;
-  /** Without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  readonly untrusted?: Untrusted | undefined;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -82,18 +70,18 @@ async function saveRecord(store: GitHubStateStore, record: LandRecord): Promise<
 /** Records a landing that could not even start (the job refused), and holds the epic. */
 export async function recordLandRefusal(
   repo: GitHubRepo,
-  input: { epic: number; job: string },
+  job: LandJobRef,
   reason: string,
+  now: Date,
 ): Promise<void> {
-  const store = new GitHubStateStore({ repo, epic: String(input.epic) });
+  const store = new GitHubStateStore({ repo, epic: String(job.epic) });
   const { log } = await readLanding(store);
-  const record = log.lands.find((l) => l.job === input.job);
-  const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
+  const record = log.lands.find((l) => l.job === job.job);
   if (record === undefined || !ownsRecord(job, record)) return;
   const failed: LandRecord = {
     ...record,
     outcome: 'not-landed',
-    finishedAt: new Date().toISOString(),
+    finishedAt: now.toISOString(),
     reason,
     nextStep: githubLandNextStep(record),
   };
@@ -110,32 +98,32 @@ async function hold(store: GitHubStateStore, record: LandRecord): Promise<void> 
   );
 }
 
-export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
+/** Everything read and checked before the landing runs. */
+export interface PreparedLanding {
+  readonly config: EpicflowConfig;
+  readonly plan: Plan;
+  readonly store: GitHubStateStore;
+  readonly defaultBranch: string;
+  /** The landing's record as dispatched (running). */
+  readonly started: LandRecord;
+}
+
+/** Reads the configuration, the plan and the landing's record; refuses clearly on any mismatch. */
+export async function prepareLandJob(input: LandJobInput): Promise<PreparedLanding> {
+  const opened = await openJob(input);
+  const plan = await jobPlan(input, opened);
+  const started = await runningRecord(opened.store, input);
+  const { config, store, defaultBranch } = opened;
+  return { config, plan, store, defaultBranch, started };
+}
+
+export async function runLandJob(
+  input: LandJobInput,
+  prepared: PreparedLanding,
+): Promise<LandJobResult> {
   const { repo, remote, epic } = input;
+  const { config, plan, store, defaultBranch, started } = prepared;
   const events: EngineEvent[] = [];
-  const defaultBranch = input.defaultBranch ?? (await repo.defaultBranch());
-  const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
-  const view: EpicView = await readView(repo, epic, defaultBranch, input.configPath);
-  if (view.configText === null) {
-    throw new EpicflowError(
-      'config',
-      `no epicflow config at ${input.configPath} on the default branch of ${repo.fullName}`,
-    );
-  }
-  const config = parseConfig(view.configText, input.configPath);
-  if (view.issue === undefined) {
-    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
-  }
-  const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
-    subIssues: view.issue.subIssues,
-    configFile: input.configPath,
-  });
-  if (!planLoad.ok) {
-    throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
-      details: planLoad.violations.map((v) => v.message),
-    });
-  }
-  const started = await runningRecord(store, input);
   const epicBranch = epicBranchName(String(epic));
 
   // Before anything of the repository runs: no credential may be in reach of the coder.
@@ -146,12 +134,9 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
   const { ports, settings } = await composeEpic({
     repo: git,
     epic: String(epic),
-    plan: planLoad.plan,
+    plan,
     config,
-    configPaths: planOptionsFor(config, input.configPath).configPaths,
-    executorEnv: resolveExecutorEnvs(config.executors, input.env),
-    env: input.env,
-    untrusted: input.untrusted,
+    ...composedFrom(input, config),
     state: scratch,
     folders: {
       worktrees: join(input.tempDir, 'epicflow', String(epic), 'worktrees'),
@@ -164,16 +149,19 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
   });
 
   let record: LandRecord = started;
-  for (let push = 1; ; push++) {
+  let ctx: Awaited<ReturnType<typeof openEpic>> | undefined;
+  const out = await pushAgainOnMove(remote, epicBranch, MAX_LAND_PUSHES, async (push) => {
+    if (push > 1) ctx?.emit('epic', `${epicBranch} moved on GitHub; landing again on its new head`);
     const heads = await remote.fetch([epicBranch, defaultBranch]);
     const epicHead = heads.get(epicBranch);
     const intoHead = heads.get(defaultBranch);
     if (epicHead === undefined || intoHead === undefined) {
-      record = failed(
-        record,
-        `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
-      );
-      break;
+      return {
+        stop: failed(
+          record,
+          `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
+        ),
+      };
     }
     for (const [branch, sha] of [
       [epicBranch, epicHead],
@@ -181,7 +169,7 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
     ] as const) {
       await git.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, sha]);
     }
-    const ctx = await openEpic(settings, ports);
+    ctx = await openEpic(settings, ports);
     if (removed.length > 0 && push === 1) {
       ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
     }
@@ -202,31 +190,22 @@ export async function runLandJob(input: LandJobInput): Promise<LandJobResult> {
     );
     const { ok: _ok, ...facts } = brought;
     record = { ...record, ...facts };
-    if (!brought.ok) {
-      record = failed(record, brought.reason);
-      break;
-    }
-    if (!brought.merged) {
-      record = landedRecord(record, undefined);
-      break;
-    }
+    if (!brought.ok) return { stop: failed(record, brought.reason) };
+    if (!brought.merged) return { stop: landedRecord(record, undefined) };
     // A lease on the head the landing started from: a moved epic branch is never overwritten.
-    const pushed = await remote.push(brought.epicHead, epicBranch, epicHead);
-    if (pushed.ok) {
-      record = landedRecord(record, brought.epicHead);
-      break;
-    }
-    if (pushed.reason !== 'stale' || push >= MAX_LAND_PUSHES) {
-      record = failed(
-        record,
-        pushed.reason === 'stale'
-          ? `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`
-          : describePushRefusal(epicBranch, pushed.reason, pushed.detail),
-      );
-      break;
-    }
-    ctx.emit('epic', `${epicBranch} moved on GitHub; landing again on its new head`);
-  }
+    return { push: brought.epicHead, lease: epicHead };
+  });
+  record =
+    out.kind === 'stopped'
+      ? out.value
+      : out.kind === 'pushed'
+        ? landedRecord(record, out.sha)
+        : failed(
+            record,
+            out.kind === 'refused'
+              ? out.reason
+              : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
+          );
   await saveRecord(store, record);
   if (record.outcome === 'not-landed') await hold(store, record);
   return { record, events };

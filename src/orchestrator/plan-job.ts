@@ -10,15 +10,10 @@
  * after the repair rounds holds the epic with its violations listed. Then the
  * epic is decided again, so its status comment says what the planner proposed.
  */
-import { planningGit } from '../composition/planning-tree.js';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { parseConfig, requirePlanner } from '../core/config/index.js';
+import { resolveExecutorEnvs } from '../composition/epic.js';
+import { requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import {
   hasMarker,
@@ -26,6 +21,7 @@ import {
   ownsRecord,
   planDigest,
   storyMarker,
+  type PlanJobRef,
 } from '../core/epic/index.js';
 import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
 import {
@@ -57,33 +53,15 @@ import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-ep
 import { mergeUsage } from '../engine/usage.js';
 import { decide } from './decide.js';
 import { settle } from './settings.js';
-import { loadPlan, readView, stateFromView } from './load.js';
+import { openCheckout, openJob, type CheckoutJobInput } from './job-shell.js';
+import { loadPlan, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
 import { clearViolations } from './problems.js';
 
-export interface PlanJobInput {
-  readonly epic: number;
-  readonly attempt: number;
-  /** Path of the configuration on the default branch. */
-  readonly configPath: string;
-  readonly defaultBranch?: string | undefined;
-  readonly repo: GitHubRepo;
-  /** Only its credential scrub: the planning job pushes nothing. */
-  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
-  /** The job checkout (`GITHUB_WORKSPACE`) of the default branch. */
-  readonly workspace: string;
-  /** A scratch folder of the job (`RUNNER_TEMP`). */
-  readonly tempDir: string;
-  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  /** Where the planner runs (a separate user in the Action). */
-  readonly untrusted?: Untrusted | undefined;
+/** The job checkout is the default branch; the planner runs as `untrusted`. */
+export interface PlanJobInput extends CheckoutJobInput {
   /** The story workflow (the planning job's own), for the decision after it. */
   readonly storyWorkflow?: string | undefined;
-  readonly onEvent?: (message: string) => void;
-  readonly now?: () => Date;
-  /** How the executor adapters run their CLIs (tests). */
-  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
 }
 
 /** Everything read and checked before the planner runs. */
@@ -113,21 +91,9 @@ export interface PlanJobResult {
 /** Reads the configuration, the issue and the planning record; refuses clearly on any mismatch. */
 export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlanning> {
   const { repo, epic } = input;
-  const defaultBranch = input.defaultBranch ?? (await repo.defaultBranch());
-  const view = await readView(repo, epic, defaultBranch, input.configPath);
-  if (view.configText === null) {
-    throw new EpicflowError(
-      'config',
-      `no epicflow config at ${input.configPath} on the default branch of ${repo.fullName}`,
-      { details: ['add the file (see docs/config.md), or point the "config" input at it'] },
-    );
-  }
-  const config = parseConfig(view.configText, input.configPath);
+  const opened = await openJob(input);
+  const { config, view, store, issue, defaultBranch } = opened;
   requirePlanner(config, input.configPath);
-  if (view.issue === undefined) {
-    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
-  }
-  const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
   const read = readPlanning(store, view);
   const doc = read.doc;
   const stale = jobStaleness(
@@ -141,7 +107,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
       `planning of epic #${epic} passed the staleness check without a record`,
     );
   }
-  const body = view.issue.body;
+  const body = issue.body;
   if (extractPlanBlocks(proseOf(body)).length > 0) {
     throw new EpicflowError('plan', `epic #${epic} holds a plan written outside the plan section`, {
       details: ['the planner drafts plans for issues without one: edit the plan instead'],
@@ -154,7 +120,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
   if (section !== undefined && previous === undefined && extractPlanBlocks(section).length === 0) {
     // The planner's earlier plan made of sub-issues (planner.subIssues): the section holds no block.
     const load = await loadPlan(repo, { number: epic, body }, config, {
-      subIssues: view.issue.subIssues,
+      subIssues: issue.subIssues,
       configFile: input.configPath,
     });
     if (load.ok) previous = load.plan;
@@ -175,8 +141,8 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     store,
     doc,
     docSha: read.sha,
-    issue: { number: view.issue.number, title: view.issue.title, body },
-    labels: view.issue.labels,
+    issue: { number: issue.number, title: issue.title, body },
+    labels: issue.labels,
     previous,
     merged,
     defaultBranch,
@@ -190,16 +156,16 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
  */
 export async function recordPlanningRefusal(
   repo: GitHubRepo,
-  store: GitHubStateStore,
-  epic: number,
-  attempt: number,
+  job: PlanJobRef,
   reason: string,
   now: Date,
 ): Promise<void> {
+  const { epic, attempt } = job;
+  const store = new GitHubStateStore({ repo, epic: String(epic) });
   let failed: PlanningDoc | undefined;
   await store.updateJson<PlanningDoc | null>(PLANNING_DOC, (current) => {
     failed = undefined;
-    if (current === null || !ownsRecord({ kind: 'plan', epic, attempt }, current)) return current;
+    if (current === null || !ownsRecord(job, current)) return current;
     failed = { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
     return failed;
   });
@@ -227,16 +193,8 @@ export async function runPlanJob(
   const emit = input.onEvent ?? (() => undefined);
   const clock = input.now ?? ((): Date => new Date());
   const now = (): string => clock().toISOString();
-  const removed = await input.remote.scrubCredentials();
-  if (removed.length > 0) {
-    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
-  const git = await Git.open(input.workspace);
-  const base = await git.revParse('HEAD');
-  if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
+  const { git, base, folder, executors } = await openCheckout(input, config, 'planning', emit);
   const planners = requirePlanner(config, input.configPath);
-  const folder = join(input.tempDir, 'epicflow', String(input.epic), 'planning');
-  const treePath = join(folder, 'tree');
   const options = planOptionsFor(config, input.configPath);
   const prose = proseOf(issue.body);
   const outcome = await planEpic(
@@ -256,13 +214,8 @@ export async function runPlanJob(
         : { refine: { round: doc.refine, merged: prepared.merged } }),
     },
     {
-      git: planningGit(git, treePath),
-      executors: executorLookup({
-        config,
-        env: input.env,
-        untrusted: input.untrusted,
-        deps: input.executorDeps,
-      }),
+      git,
+      executors,
       roster: plannerRoster(planners, { now: clock }, emptyRosterState()),
       emit,
     },

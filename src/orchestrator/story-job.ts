@@ -8,11 +8,10 @@
  * there first, fetch, merge again, re-run the gates and push again.
  */
 import { join } from 'node:path';
-import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
-import { statusOf } from '../adapters/github/errors.js';
+import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
-import { parseConfig, requireCoder } from '../core/config/index.js';
+import { requireCoder } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { EpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
@@ -23,9 +22,9 @@ import {
   type Story,
   type StoryRecord,
 } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { expectBoard, loadPlan, readView } from './load.js';
+import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
+import { expectBoard } from './load.js';
 import { epicDocOf } from './owner.js';
 import {
   botCommitIdentity,
@@ -35,37 +34,19 @@ import {
   type StoryJobRef,
 } from '../core/epic/index.js';
 import { withReviewStories } from '../core/epic/review.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
 import { publish, type PushRefusal } from './story-publish.js';
 import { runStory } from '../engine/story.js';
-import { composeEpic, resolveExecutorEnvs } from '../composition/epic.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
+import { composeEpic } from '../composition/epic.js';
+import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
-export interface StoryJobInput {
-  readonly epic: number;
+export interface StoryJobInput extends JobInput {
   readonly story: string;
   readonly attempt: number;
-  /** Path of the configuration on the default branch. */
-  readonly configPath: string;
-  /** The repository's default branch when the caller knows it (spares a read). */
-  readonly defaultBranch?: string;
-  readonly repo: GitHubRepo;
   readonly remote: RemoteGit;
-  /** The job checkout (`GITHUB_WORKSPACE`): the repository; never handed to untrusted code. */
-  readonly workspace: string;
-  /**
-   * The job's own folder (epicflow's): its records, and the trees and homes untrusted
-   * code is handed, live under it.
-   */
-  readonly tempDir: string;
-  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
-  readonly env: NodeJS.ProcessEnv;
-  /** Where the agent, setup, gates and the judge's tools run (a separate user in the Action). */
-  readonly untrusted?: Untrusted;
   /**
    * Where the story's logs (setup, gates, agent turns, merge) are kept for the job to upload
    * as its artifact: outside the job's folder, which is removed when the job ends.
@@ -117,43 +98,20 @@ export interface PreparedStory {
  */
 export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
   const { repo, epic } = input;
-  const view = await readJobView(input);
-  const text = view.configText;
-  if (text === null) {
-    throw new EpicflowError(
-      'config',
-      `no epicflow config at ${input.configPath} on the default branch of ${repo.fullName}`,
-      { details: ['add the file (see docs/config.md), or point the "config" input at it'] },
-    );
-  }
-  const config = parseConfig(text, input.configPath);
+  const opened = await openJob(input);
+  const { config, view, store } = opened;
   requireCoder(config, input.configPath);
   // The decision after the story (`reconcileAfter`) then reads the board with its view.
   expectBoard(repo, config);
-  if (view.issue === undefined) {
-    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
-  }
-  const planLoad = await loadPlan(repo, { number: epic, body: view.issue.body }, config, {
-    subIssues: view.issue.subIssues,
-    configFile: input.configPath,
-  });
-  if (!planLoad.ok) {
-    throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
-      details: planLoad.violations.map((v) => `${v.code}: ${v.message}`),
-    });
-  }
+  const approved = await jobPlan(input, opened);
   // Review rounds' `review-<n>` stories join the plan (approval is of the plan's own).
-  const plan = withReviewStories(
-    planLoad.plan,
-    epicDocOf(new GitHubStateStore({ repo, epic: String(epic) }), view)?.review,
-  );
+  const plan = withReviewStories(approved, epicDocOf(store, view)?.review);
   const story = plan.stories.find((s) => s.id === input.story);
   if (story === undefined) {
     throw new EpicflowError('usage', `story "${input.story}" is not in the plan of epic #${epic}`, {
       details: [`stories in the plan: ${plan.stories.map((s) => s.id).join(', ') || 'none'}`],
     });
   }
-  const store = new GitHubStateStore({ repo, epic: String(epic) });
   const file = view.stories.get(`${story.id}.json`);
   const prior = file === undefined ? undefined : store.parseStory(story.id, file.text);
   const stale = jobStaleness(
@@ -162,7 +120,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       kind: 'story',
       record: prior,
       entryHash: plan.hashes[story.id],
-      plan: planLoad.plan,
+      plan: approved,
       approvedPlan: epicDocOf(store, view)?.approvedPlan,
     },
   );
@@ -174,31 +132,6 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
     );
   }
   return { config, plan, story, prior, store, priorSha: file.sha };
-}
-
-/**
- * The configuration on the default branch, the epic issue with its sub-issues and
- * every record with its blob sha, as the orchestrator reads them (one request); a
- * token GitHub refuses is said to be one.
- */
-async function readJobView(input: StoryJobInput): Promise<EpicView> {
-  const { repo, epic } = input;
-  try {
-    return await readView(
-      repo,
-      epic,
-      input.defaultBranch ?? (await repo.defaultBranch()),
-      input.configPath,
-    );
-  } catch (e) {
-    // `attempt` wraps Octokit's failure: GitHub's status is on its cause.
-    if ((statusOf(e) ?? statusOf((e as { cause?: unknown }).cause)) !== 401) throw e;
-    throw new EpicflowError(
-      'github',
-      `GitHub refused the token while reading epic #${epic} of ${repo.fullName}`,
-      { details: [TOKEN_REFUSED_HINT], cause: e },
-    );
-  }
 }
 
 /** Gates that remember every run for the summary. */
@@ -244,12 +177,13 @@ async function saveRoster(
 
 /** Marks the dispatched record failed with a refusal's reason (same attempt only). */
 export async function recordRefusal(
-  store: GitHubStateStore,
+  repo: GitHubRepo,
   job: StoryJobRef,
   reason: string,
   now: Date,
 ): Promise<void> {
   const { story } = job;
+  const store = new GitHubStateStore({ repo, epic: String(job.epic) });
   const applies = (r: StoryRecord | null): r is StoryRecord => r !== null && ownsRecord(job, r);
   if (!applies((await store.read(story))?.record ?? null)) return;
   await store.update(story, (current) => {
@@ -325,10 +259,7 @@ export async function runStoryJob(
     epic,
     plan,
     config,
-    configPaths: planOptionsFor(config, input.configPath).configPaths,
-    executorEnv: resolveExecutorEnvs(config.executors, input.env),
-    env: input.env,
-    untrusted: input.untrusted,
+    ...composedFrom(input, config),
     state: checkpointing(scratch, {
       story: story.id,
       branch,

@@ -1,0 +1,167 @@
+/**
+ * The one shell every job of the story workflow runs in, whatever its kind (a story,
+ * a planning attempt, a retro, a landing; `JobRef`): the job's own folder, the GitHub
+ * connection, the untrusted user its agents run as, the recipe's `prepare` (read and
+ * checked on GitHub before anything changes), the executors' secrets masked, the
+ * recipe's work in a log group, then its report (outputs, job summary, annotations,
+ * the step's failure) and, for the kinds that ask for it, the orchestrator's decision
+ * after it. A job that could not run, or failed, is refused one way: its record fails
+ * with the reason, the summary says why, `status` is `failed` and the step fails.
+ * The recipes (story.ts, plan.ts, retro.ts, land.ts) say only what differs.
+ */
+import * as core from '@actions/core';
+import type { GitHubRepo } from '../adapters/github/index.js';
+import type { RemoteGit } from '../adapters/git/remote-git.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { jobTitle, type JobRef } from '../core/epic/index.js';
+import { describeError, isEpicflowError } from '../core/errors.js';
+import { recordJobRefusal } from '../orchestrator/job-refusal.js';
+import type { JobInput } from '../orchestrator/job-shell.js';
+import { connectJob } from './github.js';
+import type { PlanInputs, RetroInputs, StoryInputs } from './inputs.js';
+import { inJobFolder, isolateUntrusted, maskExecutorSecrets, reconcileAfter } from './job.js';
+import type { RunnerContext } from './runner.js';
+import { redact, renderFailureSummary } from './summary.js';
+
+/** What the Action runs a job with. */
+export interface JobModeDeps {
+  readonly inputs: StoryInputs | PlanInputs | RetroInputs;
+  readonly runner: RunnerContext;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** A job opened by the shell: what a recipe's steps are given. */
+export interface ActionJob extends JobModeDeps {
+  readonly repo: GitHubRepo;
+  readonly remote: RemoteGit;
+  /** The environment executors and children start from: no credential in it. */
+  readonly childEnv: NodeJS.ProcessEnv;
+  /** From the event payload when it says (spares a read). */
+  readonly defaultBranch: string | undefined;
+  /** The job's own folder (`inJobFolder`). */
+  readonly work: string;
+  readonly untrusted: Untrusted;
+}
+
+/** What a job shows when it ran: the shell writes it, redacted. */
+export interface JobReport {
+  readonly outputs: Readonly<Record<string, string>>;
+  /** The job summary (markdown). */
+  readonly summary: string;
+  /** Error annotations, shown on the run. */
+  readonly errors?: readonly { readonly message: string; readonly title: string }[];
+  /** Why the step fails (none: it succeeds). */
+  readonly failure?: string;
+  /** The conclusion the orchestrator decides again with (none: no decision after the job). */
+  readonly conclusion?: 'success' | 'failure';
+}
+
+/** One job kind over the shell. */
+export interface ActionRecipe<P extends { readonly config: EpicflowConfig }, R> {
+  readonly ref: JobRef;
+  /** The failure summary's title when the job could not start. */
+  readonly didNotRun: string;
+  /** The failure summary's title when the work failed. */
+  readonly failed: string;
+  /** The log group the work runs in. */
+  readonly group: string;
+  /** Reads and checks what the job needs, before anything changes. */
+  prepare(job: ActionJob): Promise<P>;
+  run(job: ActionJob, prepared: P): Promise<R>;
+  report(job: ActionJob, prepared: P, result: R): JobReport;
+}
+
+/** What every job kind's input holds, from the job as the shell opened it. */
+export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly remote: RemoteGit } {
+  return {
+    epic: ref.epic,
+    configPath: job.inputs.config,
+    defaultBranch: job.defaultBranch,
+    repo: job.repo,
+    remote: job.remote,
+    workspace: job.runner.workspace,
+    tempDir: job.work,
+    env: job.childEnv,
+    untrusted: job.untrusted,
+  };
+}
+
+export async function runActionJob<P extends { readonly config: EpicflowConfig }, R>(
+  deps: JobModeDeps,
+  recipe: ActionRecipe<P, R>,
+): Promise<void> {
+  return inJobFolder((work) => runIn(deps, recipe, work));
+}
+
+async function runIn<P extends { readonly config: EpicflowConfig }, R>(
+  deps: JobModeDeps,
+  recipe: ActionRecipe<P, R>,
+  work: string,
+): Promise<void> {
+  const { inputs, runner, env } = deps;
+  const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
+  const { repo, secrets } = gh;
+  const refuse = (e: unknown, title: string): Promise<void> =>
+    refuseJob(e, { repo, ref: recipe.ref, title, secrets });
+  let job: ActionJob;
+  let prepared: P;
+  try {
+    // Before anything of the repository is read: no credential may be in reach of what runs.
+    const untrusted = await isolateUntrusted(inputs, work, childEnv);
+    job = { ...deps, repo, remote, childEnv, defaultBranch, work, untrusted };
+    prepared = await recipe.prepare(job);
+  } catch (e) {
+    await refuse(e, recipe.didNotRun);
+    return;
+  }
+  maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
+  let result: R;
+  try {
+    result = await core.group(recipe.group, () => recipe.run(job, prepared));
+  } catch (e) {
+    await refuse(e, recipe.failed);
+    return;
+  }
+  const report = recipe.report(job, prepared, result);
+  for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value);
+  await writeSummary(report.summary, secrets);
+  for (const { message, title } of report.errors ?? []) {
+    core.error(redact(message, secrets), { title });
+  }
+  if (report.failure !== undefined) core.setFailed(redact(report.failure, secrets));
+  if (report.conclusion !== undefined) {
+    await reconcileAfter({
+      repo,
+      runner,
+      defaultBranch,
+      title: jobTitle(recipe.ref),
+      conclusion: report.conclusion,
+    });
+  }
+}
+
+async function writeSummary(markdown: string, secrets: readonly string[]): Promise<void> {
+  await core.summary.addRaw(redact(markdown, secrets), true).write();
+}
+
+/** The one failure path of a job: record the refusal, say why, fail the step. */
+async function refuseJob(
+  e: unknown,
+  ctx: { repo: GitHubRepo; ref: JobRef; title: string; secrets: readonly string[] },
+): Promise<void> {
+  const message = redact(describeError(e), ctx.secrets);
+  const reason = message
+    .split('\n')
+    .map((l) => l.trim())
+    .join(' | ');
+  try {
+    await recordJobRefusal(ctx.repo, ctx.ref, reason, new Date());
+  } catch (w) {
+    core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
+  }
+  await writeSummary(renderFailureSummary({ title: ctx.title, message }), ctx.secrets);
+  core.setOutput('status', 'failed');
+  core.setFailed(message);
+  if (!isEpicflowError(e)) core.debug(String((e as Error).stack ?? e));
+}

@@ -1,0 +1,236 @@
+/**
+ * What every job of the story workflow reads first on GitHub, whatever it runs (a
+ * story, a planning attempt, a retro, a landing): the epic's view in one request (the
+ * configuration on the default branch, the issue with its sub-issues, every record
+ * with its blob sha), the configuration parsed, and the epic's state store. A job
+ * kind's recipe (story-job.ts, plan-job.ts, retro-job.ts, land-job.ts) then checks
+ * its own record against `jobStaleness` and runs; a refusal is recorded one way
+ * (job-refusal.ts).
+ */
+import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
+import { statusOf } from '../adapters/github/errors.js';
+import { join } from 'node:path';
+import type { ExecutorDeps } from '../adapters/executors/index.js';
+import { Git } from '../adapters/git/index.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
+import type { Untrusted } from '../adapters/process/untrusted.js';
+import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
+import { planningGit } from '../composition/planning-tree.js';
+import { parseConfig } from '../core/config/index.js';
+import type { EpicflowConfig } from '../core/config/types.js';
+import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
+import { EpicflowError } from '../core/errors.js';
+import type { Plan } from '../core/model.js';
+import { planOptionsFor } from '../core/plan/index.js';
+import type { PlanningGit } from '../engine/plan-epic.js';
+import type { ExecutorLookup } from '../engine/ports.js';
+import { loadPlan, readView } from './load.js';
+
+/** What every job kind is given (each kind's input adds its own ids and hooks). */
+export interface JobInput {
+  readonly epic: number;
+  /** Path of the configuration on the default branch. */
+  readonly configPath: string;
+  /** The repository's default branch when the caller knows it (spares a read). */
+  readonly defaultBranch?: string | undefined;
+  readonly repo: GitHubRepo;
+  /** The job checkout (`GITHUB_WORKSPACE`): never handed to untrusted code. */
+  readonly workspace: string;
+  /**
+   * The job's own folder (epicflow's): its records, and the trees and homes untrusted
+   * code is handed, live under it.
+   */
+  readonly tempDir: string;
+  /** The environment executors' `${VAR}` and children start from — without the GitHub token. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Where agents, setup, gates and helpers run (a separate user in the Action). */
+  readonly untrusted?: Untrusted | undefined;
+}
+
+/**
+ * A job on a checkout of the default branch that pushes nothing (planning, retro): one
+ * executor reads a read-only worktree of it.
+ */
+export interface CheckoutJobInput extends JobInput {
+  readonly attempt: number;
+  /** Only its credential scrub: the job pushes nothing. */
+  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
+  readonly onEvent?: (message: string) => void;
+  readonly now?: () => Date;
+  /** How the executor adapters run their CLIs (tests). */
+  readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices' | 'untrusted'> | undefined;
+}
+
+/** What a job is given to open itself. */
+type JobOpening = Pick<JobInput, 'repo' | 'epic' | 'configPath' | 'defaultBranch'>;
+
+/** A job opened: everything each kind reads before it checks its own record. */
+interface OpenedJob {
+  readonly defaultBranch: string;
+  readonly view: EpicView;
+  readonly config: EpicflowConfig;
+  readonly issue: NonNullable<EpicView['issue']>;
+  readonly store: GitHubStateStore;
+}
+
+/** Reads the epic's view and configuration; refuses clearly when either is missing. */
+export async function openJob(input: JobOpening): Promise<OpenedJob> {
+  const { repo, epic, configPath } = input;
+  const { defaultBranch, view } = await readJobView(input);
+  if (view.configText === null) {
+    throw new EpicflowError(
+      'config',
+      `no epicflow config at ${configPath} on the default branch of ${repo.fullName}`,
+      { details: ['add the file (see docs/config.md), or point the "config" input at it'] },
+    );
+  }
+  const config = parseConfig(view.configText, configPath);
+  if (view.issue === undefined) {
+    throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
+  }
+  const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
+  return { defaultBranch, view, config, issue: view.issue, store };
+}
+
+/** The view in one request; a token GitHub refuses is said to be one. */
+async function readJobView(
+  input: JobOpening,
+): Promise<{ readonly defaultBranch: string; readonly view: EpicView }> {
+  const { repo, epic } = input;
+  try {
+    const defaultBranch = input.defaultBranch ?? (await repo.defaultBranch());
+    return { defaultBranch, view: await readView(repo, epic, defaultBranch, input.configPath) };
+  } catch (e) {
+    // `attempt` wraps Octokit's failure: GitHub's status is on its cause.
+    if ((statusOf(e) ?? statusOf((e as { cause?: unknown }).cause)) !== 401) throw e;
+    throw new EpicflowError(
+      'github',
+      `GitHub refused the token while reading epic #${epic} of ${repo.fullName}`,
+      { details: [TOKEN_REFUSED_HINT], cause: e },
+    );
+  }
+}
+
+/** A checkout job's tools: its executor reads `base` on a read-only worktree, under `folder`. */
+interface OpenedCheckout {
+  /** The commit the checkout holds. */
+  readonly base: string;
+  /** The job's folder for this work (the tree and the executors' homes live under it). */
+  readonly folder: string;
+  readonly git: PlanningGit;
+  readonly executors: ExecutorLookup;
+}
+
+/**
+ * The job checkout, its credentials scrubbed before anything of it runs, the commit
+ * it holds, and the executors as the job's untrusted user runs them.
+ */
+export async function openCheckout(
+  input: CheckoutJobInput,
+  config: EpicflowConfig,
+  /** The work's folder name under the job's epic folder (`planning`, `retro`). */
+  work: string,
+  emit: (message: string) => void,
+): Promise<OpenedCheckout> {
+  const removed = await input.remote.scrubCredentials();
+  if (removed.length > 0) {
+    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
+  }
+  const git = await Git.open(input.workspace);
+  const base = await git.revParse('HEAD');
+  if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
+  const folder = join(input.tempDir, 'epicflow', String(input.epic), work);
+  return {
+    base,
+    folder,
+    git: planningGit(git, join(folder, 'tree')),
+    executors: executorLookup({
+      config,
+      env: input.env,
+      untrusted: input.untrusted,
+      deps: input.executorDeps,
+    }),
+  };
+}
+
+/** What a job hands the epic's composition (`composeEpic`) from its input. */
+export function composedFrom(
+  input: JobInput,
+  config: EpicflowConfig,
+): {
+  readonly configPaths: readonly string[];
+  readonly executorEnv: ReturnType<typeof resolveExecutorEnvs>;
+  readonly env: NodeJS.ProcessEnv;
+  readonly untrusted: Untrusted | undefined;
+} {
+  return {
+    configPaths: planOptionsFor(config, input.configPath).configPaths,
+    executorEnv: resolveExecutorEnvs(config.executors, input.env),
+    env: input.env,
+    untrusted: input.untrusted,
+  };
+}
+
+/** The epic's plan as every decision reads it (sub-issues included); an invalid one refuses. */
+export async function jobPlan(input: JobOpening, opened: OpenedJob): Promise<Plan> {
+  const { repo, epic } = input;
+  const load = await loadPlan(repo, { number: epic, body: opened.issue.body }, opened.config, {
+    subIssues: opened.issue.subIssues,
+    configFile: input.configPath,
+  });
+  if (!load.ok) {
+    throw new EpicflowError('plan', `the plan of epic #${epic} is not valid`, {
+      details: load.violations.map((v) => `${v.code}: ${v.message}`),
+    });
+  }
+  return load.plan;
+}
+
+/** What one round of a job makes: a commit to push (with a lease on the head it was made on), or a stop. */
+export type PushRound<T> =
+  { readonly push: string; readonly lease?: string } | { readonly stop: T };
+
+/** How a job's push ended, after `pushes` pushes. */
+type PushOutcome<T> =
+  | { readonly kind: 'pushed'; readonly sha: string; readonly pushes: number }
+  | { readonly kind: 'stopped'; readonly value: T; readonly pushes: number }
+  | {
+      readonly kind: 'refused';
+      /** Why GitHub refused it, as the git adapter tells it. */
+      readonly refused: Exclude<PushRefusalReason, 'stale'>;
+      /** The refusal with what to do about it. */
+      readonly reason: string;
+      readonly pushes: number;
+    }
+  /** The branch moved again before each of `max` pushes. */
+  | { readonly kind: 'kept-moving'; readonly pushes: number };
+
+/**
+ * The one push of a job's result to a branch other jobs move too, never a force: a push
+ * with no lease is refused unless it fast-forwards, one with a lease unless the branch
+ * is where the lease says. A refused push changed nothing on GitHub, so on a moved
+ * branch the job makes its result again on the new head (`round(n)`, n > 1) and pushes
+ * again, at most `max` times; any other refusal ends it.
+ */
+export async function pushAgainOnMove<T>(
+  remote: Pick<RemoteGit, 'push'>,
+  branch: string,
+  max: number,
+  round: (n: number) => Promise<PushRound<T>>,
+): Promise<PushOutcome<T>> {
+  for (let n = 1; ; n++) {
+    const made = await round(n);
+    if ('stop' in made) return { kind: 'stopped', value: made.stop, pushes: n - 1 };
+    const pushed = await remote.push(made.push, branch, made.lease);
+    if (pushed.ok) return { kind: 'pushed', sha: made.push, pushes: n };
+    if (pushed.reason !== 'stale') {
+      return {
+        kind: 'refused',
+        refused: pushed.reason,
+        reason: describePushRefusal(branch, pushed.reason, pushed.detail),
+        pushes: n,
+      };
+    }
+    if (n >= max) return { kind: 'kept-moving', pushes: n };
+  }
+}

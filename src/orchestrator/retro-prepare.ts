@@ -1,0 +1,62 @@
+/**
+ * What a retro job reads and checks before its executor runs (retro-job.ts): the job
+ * opened (job-shell.ts), the retro record still this attempt's and active, the plan it
+ * looks back on, the failed and held stories, and the executor with the judge role.
+ */
+import type { GitHubStateStore } from '../adapters/github/index.js';
+import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import { jobStaleness } from '../core/epic/index.js';
+import { EpicflowError } from '../core/errors.js';
+import type { Plan } from '../core/model.js';
+import { parsePlan, planOptionsFor } from '../core/plan/index.js';
+import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../core/retro/index.js';
+import { emptyRosterState, pickHelper } from '../core/roster/index.js';
+import { openJob } from './job-shell.js';
+import { stateFromView } from './load.js';
+import { readRetroDoc } from './retro.js';
+import type { RetroJobInput } from './retro-job.js';
+
+/** Everything read and checked before the executor runs. */
+export interface PreparedRetro {
+  readonly config: EpicflowConfig;
+  readonly store: GitHubStateStore;
+  readonly doc: RetroDoc;
+  readonly sha: string;
+  readonly plan: Plan;
+  readonly subjects: ReturnType<typeof retroSubjects>;
+  readonly executor: ExecutorConfig;
+}
+
+/** Reads the configuration, the plan and the retro record; refuses clearly on any mismatch. */
+export async function prepareRetroJob(input: RetroJobInput): Promise<PreparedRetro> {
+  const { epic } = input;
+  const opened = await openJob(input);
+  const { config, store, view, issue } = opened;
+  const { doc, sha } = await readRetroDoc(store);
+  const stale = jobStaleness(
+    { kind: 'retro', epic, attempt: input.attempt },
+    { kind: 'retro', record: sha === null ? undefined : doc },
+  );
+  if (stale !== undefined) throw stale;
+  if (doc === undefined || sha === null) {
+    throw new EpicflowError(
+      'internal',
+      `the retro of epic #${epic} passed the staleness check without a record`,
+    );
+  }
+  const parsed = parsePlan(issue.body, planOptionsFor(config, input.configPath));
+  if (!parsed.ok) {
+    throw new EpicflowError('plan', `epic #${epic} has no valid plan: a retro looks back on one`);
+  }
+  const plan = parsed.plan;
+  const records = stateFromView(store, plan, view).records;
+  const subjects = retroSubjects(plan, new Map(Object.entries(records)));
+  const picked = pickHelper(config.executors, emptyRosterState(), {
+    role: 'judge',
+    preferred: config.judge?.executor,
+    avoid: [],
+    now: input.now?.() ?? new Date(),
+  });
+  if (picked === null) throw new EpicflowError('config', RETRO_TEXTS.noJudge);
+  return { config, store, doc, sha, plan, subjects, executor: picked.executor };
+}

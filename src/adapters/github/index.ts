@@ -18,15 +18,8 @@ export {
   type IssueSummary,
   type WorkflowRunSummary,
 } from './repo.js';
-export {
-  BOARD_FIELDS,
-  cellsOf,
-  ProjectBoard,
-  parseProjectUrl,
-  type BoardCells,
-  type BoardRead,
-  type ProjectRef,
-} from './board.js';
+export { BOARD_FIELDS, cellsOf, ProjectBoard, type BoardCells } from './board.js';
+export { parseProjectUrl, type BoardRead, type ProjectRef } from './board-read.js';
 export {
   GitHubStateStore,
   gitBlobSha,

@@ -23,7 +23,7 @@ import type { RunnerContext } from './runner.js';
 import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
-export interface PlanModeDeps {
+interface PlanModeDeps {
   readonly inputs: PlanInputs;
   readonly runner: RunnerContext;
   readonly env: NodeJS.ProcessEnv;

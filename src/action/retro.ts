@@ -16,7 +16,7 @@ import type { RunnerContext } from './runner.js';
 import { inJobFolder, isolateUntrusted, maskExecutorSecrets } from './job.js';
 import { redact, renderFailureSummary } from './summary.js';
 
-export interface RetroModeDeps {
+interface RetroModeDeps {
   readonly inputs: RetroInputs;
   readonly runner: RunnerContext;
   readonly env: NodeJS.ProcessEnv;

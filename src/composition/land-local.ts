@@ -38,7 +38,7 @@ import { loadLocalConfig, openRepo } from './local-config.js';
 import { buildReportInput, openEpic } from '../engine/run-epic.js';
 import type { SavedEpic } from '../engine/status.js';
 
-export interface LocalLandOptions {
+interface LocalLandOptions {
   readonly epic?: string | undefined;
   /** The branch to land in (default: the one checked out in the repository's main work tree). */
   readonly into?: string | undefined;
@@ -49,7 +49,7 @@ export interface LocalLandOptions {
 }
 
 /** As for a run; aborting `interrupt` (SIGINT/SIGTERM) stops the landing, and nothing moves. */
-export interface LocalLandHooks extends Pick<
+interface LocalLandHooks extends Pick<
   LocalRunHooks,
   'cwd' | 'env' | 'onEvent' | 'interrupt' | 'onWarning'
 > {
@@ -57,7 +57,7 @@ export interface LocalLandHooks extends Pick<
   readonly beforeInto?: (() => void | Promise<void>) | undefined;
 }
 
-export interface LocalLandResult {
+interface LocalLandResult {
   /** 0 landed, 1 not landed (nothing moved). */
   readonly exitCode: 0 | 1;
   readonly epic: string;

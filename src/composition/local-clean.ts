@@ -10,7 +10,7 @@ import { join, resolve, sep } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { epicBranchName, storyBranchName } from '../core/model.js';
 
-export interface CleanOutcome {
+interface CleanOutcome {
   readonly removedWorktrees: readonly string[];
   readonly deletedBranches: readonly { readonly branch: string; readonly merged: boolean }[];
   readonly kept: readonly { readonly branch: string; readonly reason: string }[];

@@ -15,7 +15,7 @@ import { planOptionsFor } from '../core/plan/index.js';
 import type { PlanOptions } from '../core/plan/types.js';
 import { resolveExecutorEnvs } from './epic.js';
 
-export interface LocalConfig {
+interface LocalConfig {
   readonly config: EpicflowConfig;
   /** The file it was read from (absolute). */
   readonly file: string;

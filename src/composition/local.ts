@@ -24,7 +24,7 @@ import { loadLocalConfig, openRepo, readInputFile } from './local-config.js';
 import { applyApprovedRetro } from './retro-local.js';
 import { checkEpicId } from './local-epics.js';
 
-export interface LocalRunOptions {
+interface LocalRunOptions {
   readonly file: string;
   readonly repo?: string | undefined;
   readonly config?: string | undefined;
@@ -80,7 +80,7 @@ function planTitle(markdown: string): string | undefined {
   return m?.[1]?.trim();
 }
 
-export interface LocalEpic {
+interface LocalEpic {
   readonly repo: Git;
   readonly plan: Plan;
   readonly config: EpicflowConfig;
@@ -98,7 +98,7 @@ export interface LocalEpic {
 }
 
 /** Every check that can fail for bad input, before anything is created. */
-export async function prepareLocalEpic(
+async function prepareLocalEpic(
   options: LocalRunOptions,
   hooks: LocalRunHooks,
 ): Promise<LocalEpic> {

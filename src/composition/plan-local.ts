@@ -41,7 +41,7 @@ export interface LocalDraftOptions {
   readonly config?: string | undefined;
 }
 
-export interface LocalDraftHooks {
+interface LocalDraftHooks {
   /** Where relative paths are resolved. */
   readonly cwd: string;
   /** The environment executors' `${VAR}` come from and children start from. */

@@ -36,8 +36,8 @@ import { epicsRoot, pickEpic } from './local-epics.js';
 import { localUntrusted } from './local-untrusted.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
-export const RETRO_FILE = 'retro.md';
-export const RETRO_JSON = 'retro.json';
+const RETRO_FILE = 'retro.md';
+const RETRO_JSON = 'retro.json';
 
 /** How the local retro file says its fixes get applied. */
 const APPLY_WITH = 'the next `epicflow run` of this epic';
@@ -50,7 +50,7 @@ export interface LocalRetroOptions {
   readonly agentUser?: AgentUserFlag;
 }
 
-export interface LocalRetroHooks {
+interface LocalRetroHooks {
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
   /** One line per step. */
@@ -61,7 +61,7 @@ export interface LocalRetroHooks {
   readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices'> | undefined;
 }
 
-export type LocalRetroResult =
+type LocalRetroResult =
   | {
       readonly kind: 'proposed';
       readonly file: string;
@@ -256,7 +256,7 @@ async function writeWhole(path: string, text: string): Promise<void> {
   }
 }
 
-export interface AppliedRetro {
+interface AppliedRetro {
   /** Set when an approved fix edited the plan file: the run reads it again. */
   readonly planChanged: boolean;
 }

@@ -34,7 +34,7 @@ import { readLanding } from './landing.js';
 import { loadPlan, readView } from './load.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
-export const MAX_LAND_PUSHES = 3;
+const MAX_LAND_PUSHES = 3;
 
 export interface LandJobInput {
   readonly epic: number;
@@ -53,7 +53,7 @@ export interface LandJobInput {
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
-export interface LandJobResult {
+interface LandJobResult {
   /** The record as written on GitHub. */
   readonly record: LandRecord;
   readonly events: readonly EngineEvent[];

@@ -87,7 +87,7 @@ export interface PlanJobInput {
 }
 
 /** Everything read and checked before the planner runs. */
-export interface PreparedPlanning {
+interface PreparedPlanning {
   readonly config: EpicflowConfig;
   readonly store: GitHubStateStore;
   readonly doc: PlanningDoc;

@@ -35,7 +35,7 @@ import { proposeRetro, type RetroOutcome } from '../engine/retro.js';
 import { readView, stateFromView } from './load.js';
 import { readRetroDoc } from './retro.js';
 
-export interface RetroJobInput {
+interface RetroJobInput {
   readonly epic: number;
   readonly attempt: number;
   /** Path of the configuration on the default branch. */

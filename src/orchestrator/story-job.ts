@@ -101,7 +101,7 @@ export interface StoryJobResult {
 export type { PushRefusal } from './story-publish.js';
 
 /** Everything read and checked before the job changes anything. */
-export interface PreparedStory {
+interface PreparedStory {
   readonly config: EpicflowConfig;
   readonly plan: Plan;
   readonly story: Story;

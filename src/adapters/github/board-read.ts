@@ -6,7 +6,7 @@
  */
 import { EpicflowError } from '../../core/errors.js';
 import { BOARD_FIELDS, FIELD_SELECTION, type RawField } from './board-fields.js';
-export interface ProjectRef {
+interface ProjectRef {
   readonly ownerType: 'organization' | 'user';
   readonly owner: string;
   readonly number: number;

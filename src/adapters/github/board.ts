@@ -35,13 +35,11 @@ import {
   type RawContent,
 } from './board-read.js';
 
-export { BOARD_FIELDS, type RawField } from './board-fields.js';
-
 /**
  * The cells one write sets on a story's item; omitted cells are left as they are.
  * What a story shows is `BoardValues` (core/epic/board-values.ts): see `cellsOf`.
  */
-export interface BoardCells {
+interface BoardCells {
   readonly status?: StoryStatus;
   readonly wave?: number;
   readonly executor?: string;
@@ -64,7 +62,7 @@ export function cellsOf(v: BoardValues): BoardCells {
 /** Mutations per GraphQL document: large enough to batch a wave, small enough for the 10 s limit. */
 const MUTATIONS_PER_DOCUMENT = 50;
 
-export interface OpenOptions {
+interface OpenOptions {
   /**
    * Issues or pull requests (node ids) whose board items and cell values are read along
    * with the board, in the same request: `ensureItems` and `updateMany` then need no read

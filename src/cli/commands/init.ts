@@ -113,7 +113,7 @@ function modeOf(o: InitOptions): InitMode {
   return o.appless === true ? 'appless' : 'app';
 }
 
-export async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
+async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
   const { io } = ctx;
   const env = io.env ?? process.env;
   const mode = modeOf(o);

@@ -56,7 +56,7 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
  * spent budget), and the scheduler's holds, releases and starts. The entries carry each
  * story's record as it must be after the decision; launches are not applied yet.
  */
-export interface StoryDecision {
+interface StoryDecision {
   readonly entries: Entry[];
   readonly decision: SchedulerDecision;
   readonly halt: Halt | undefined;

@@ -264,7 +264,7 @@ async function catchUpBeforeJudge(ctx: EpicContext, run: StoryRun): Promise<bool
   return true;
 }
 
-export interface StoryRunInput {
+interface StoryRunInput {
   readonly story: Story;
   readonly executor: ExecutorConfig;
   readonly prior: StoryRecord | null;

@@ -15,9 +15,9 @@ import type { GitHubAuth } from './inputs.js';
 import { childEnvironment, readDefaultBranch, type RunnerContext } from './runner.js';
 
 /** Who `GITHUB_TOKEN` acts as; the default login when a token is given. */
-export const TOKEN_BOT_LOGIN = 'github-actions[bot]';
+const TOKEN_BOT_LOGIN = 'github-actions[bot]';
 
-export interface ActionGitHub {
+interface ActionGitHub {
   readonly repo: GitHubRepo;
   /** A token with time left; ask again for every use. */
   readonly token: TokenSource;
@@ -97,7 +97,7 @@ export async function connectGitHub(input: {
  * source is asked before every network command (each token it hands out is masked
  * as it is minted), so a push after an hour-long agent run goes with a fresh token.
  */
-export function remoteGit(gh: ActionGitHub, options: Omit<RemoteGitOptions, 'token'>): RemoteGit {
+function remoteGit(gh: ActionGitHub, options: Omit<RemoteGitOptions, 'token'>): RemoteGit {
   return new RemoteGit({ ...options, token: gh.token });
 }
 

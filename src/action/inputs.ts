@@ -83,7 +83,7 @@ export type PlanInputs = WithAuth<z.infer<typeof PlanFields>>;
 export type OrchestrateInputs = WithAuth<z.infer<typeof OrchestrateFields>>;
 /** A retro job: the story workflow dispatched with the reserved story `_retro` runs it. */
 export type RetroInputs = Omit<PlanInputs, 'mode'> & { readonly mode: 'retro' };
-export type ActionInputs = StoryInputs | PlanInputs | RetroInputs | OrchestrateInputs;
+type ActionInputs = StoryInputs | PlanInputs | RetroInputs | OrchestrateInputs;
 
 /**
  * The job a story, plan or retro mode runs: a story's attempt, a landing
@@ -143,7 +143,7 @@ function authOf(fields: {
 }
 
 /** What `core.getInput` reads: `INPUT_` + the name upper-cased, spaces as `_`. */
-export function inputVariable(name: string): string {
+function inputVariable(name: string): string {
   return `INPUT_${name.replace(/ /g, '_').toUpperCase()}`;
 }
 

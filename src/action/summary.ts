@@ -10,11 +10,11 @@ import type { EngineEvent } from '../engine/ports.js';
 import type { GateLog, StoryJobResult } from '../orchestrator/story-job.js';
 
 /** GitHub keeps at most 1 MiB per step summary; stay far below it. */
-export const SUMMARY_BUDGET = 512 * 1024;
+const SUMMARY_BUDGET = 512 * 1024;
 const OUTPUT_TAIL = 4000;
 const MAX_EVENTS = 200;
 
-export interface StoryTotals {
+interface StoryTotals {
   readonly tokens: number;
   readonly costUsd: number;
   readonly estimated: boolean;

@@ -9,9 +9,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { QueuedJob } from './queue.js';
 
-export const HEALTH_PATH = '/healthz';
+const HEALTH_PATH = '/healthz';
 
-export interface HealthInput {
+interface HealthInput {
   /** Why no JWT could be signed with the App's private key; undefined when one was. */
   readonly signError: string | undefined;
   readonly jobs: readonly QueuedJob[];
@@ -21,13 +21,13 @@ export interface HealthInput {
   readonly stuckAfterMs: number;
 }
 
-export interface HealthBody {
+interface HealthBody {
   readonly status: 'ok' | 'unhealthy' | 'stopping';
   readonly reason?: string;
   readonly deliveries: { readonly running: number; readonly waiting: number };
 }
 
-export interface Health {
+interface Health {
   readonly code: 200 | 503;
   readonly body: HealthBody;
 }

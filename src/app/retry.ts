@@ -20,7 +20,7 @@ export const REAL_CLOCK: AppClock = {
 };
 
 /** Self-redeliveries of one delivery, after which the next event (or `/resume`) picks it up. */
-export const MAX_SELF_RETRIES = 5;
+const MAX_SELF_RETRIES = 5;
 /** Past the reset a little, so the retry does not come a hair too early. */
 const MARGIN_MS = 1000;
 

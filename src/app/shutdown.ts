@@ -9,12 +9,12 @@
  */
 import type { KeyedQueue } from './queue.js';
 
-export interface ShutdownLog {
+interface ShutdownLog {
   info(message: string): void;
   warn(message: string): void;
 }
 
-export interface ShutdownOptions {
+interface ShutdownOptions {
   readonly queue: KeyedQueue;
   /** How long the queued deliveries may take after the first signal. */
   readonly deadlineMs: number;

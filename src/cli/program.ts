@@ -14,8 +14,6 @@ import { registerWatchCommand } from './commands/watch.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
 import type { CliContext, CliIo } from './context.js';
 
-export type { CliIo } from './context.js';
-
 function packageVersion(): string {
   const require = createRequire(import.meta.url);
   // The same relative path works from src/cli (tsx, tests) and lib/cli (the build).

@@ -75,7 +75,7 @@ export function executorLookup(input: {
     });
 }
 
-export interface EpicWiring {
+interface EpicWiring {
   /** The repository: the user's checkout locally, the job checkout in Actions. */
   readonly repo: Git;
   readonly epic: string;

@@ -25,13 +25,13 @@ import { landInto, prepareLanding, type Prepared } from './land-local-checks.js'
 import type { LocalRunHooks } from './local.js';
 import { localJob, type LocalJob, type LocalJobOptions } from './local-job.js';
 
-export interface LocalLandOptions extends LocalJobOptions {
+interface LocalLandOptions extends LocalJobOptions {
   /** The branch to land in (default: the one checked out in the repository's main work tree). */
   readonly into?: string | undefined;
 }
 
 /** As for a run; aborting `interrupt` (SIGINT/SIGTERM) stops the landing, and nothing moves. */
-export interface LocalLandHooks extends Pick<
+interface LocalLandHooks extends Pick<
   LocalRunHooks,
   'cwd' | 'env' | 'onEvent' | 'interrupt' | 'onWarning'
 > {
@@ -39,7 +39,7 @@ export interface LocalLandHooks extends Pick<
   readonly beforeInto?: (() => void | Promise<void>) | undefined;
 }
 
-export interface LocalLandResult {
+interface LocalLandResult {
   /** 0 landed, 1 not landed (nothing moved). */
   readonly exitCode: 0 | 1;
   readonly epic: string;

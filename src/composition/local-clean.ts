@@ -11,7 +11,7 @@ import type { Git } from '../adapters/git/index.js';
 import { epicBranchName, storyBranchName } from '../core/model.js';
 import { epicFolders } from './local-epics.js';
 
-export interface CleanOutcome {
+interface CleanOutcome {
   readonly removedWorktrees: readonly string[];
   readonly deletedBranches: readonly { readonly branch: string; readonly merged: boolean }[];
   readonly kept: readonly { readonly branch: string; readonly reason: string }[];

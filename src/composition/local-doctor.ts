@@ -62,7 +62,7 @@ async function gitOrUndefined(repo: Git, args: string[]): Promise<string | undef
   }
 }
 
-export interface DoctorInput {
+interface DoctorInput {
   readonly repo: Git;
   readonly config: EpicflowConfig;
   readonly configFile: string;

@@ -60,7 +60,7 @@ export async function localEpics(repo: Git): Promise<string[]> {
   return names.filter((n) => existsSync(join(root, n, 'epic.json'))).sort();
 }
 
-export type EpicChoice =
+type EpicChoice =
   | { readonly kind: 'found'; readonly epic: string }
   /** None ran yet, or several did and none was named. */
   | { readonly kind: 'none' | 'several'; readonly epics: readonly string[] };

@@ -26,7 +26,7 @@ import {
 import { applyApprovedRetro } from './retro-local.js';
 import { checkEpicId, type EpicFolders } from './local-epics.js';
 
-export interface LocalRunOptions extends LocalJobOptions {
+interface LocalRunOptions extends LocalJobOptions {
   readonly file: string;
   readonly concurrency?: number | undefined;
   readonly failFast?: boolean | undefined;

@@ -38,7 +38,7 @@ export interface LocalDraftOptions extends Pick<LocalJobOptions, 'repo' | 'confi
   readonly out?: string | undefined;
 }
 
-export interface LocalDraftHooks extends LocalHooks {
+interface LocalDraftHooks extends LocalHooks {
   /** One line per planning step. */
   readonly onEvent: (message: string) => void;
   /** How the executor adapters run their CLIs (binaries, model API base URLs). */

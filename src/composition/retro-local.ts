@@ -33,8 +33,8 @@ import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
-export const RETRO_FILE = 'retro.md';
-export const RETRO_JSON = 'retro.json';
+const RETRO_FILE = 'retro.md';
+const RETRO_JSON = 'retro.json';
 
 /** How the local retro file says its fixes get applied. */
 const APPLY_WITH = 'the next `epicflow run` of this epic';
@@ -42,13 +42,13 @@ const APPLY_WITH = 'the next `epicflow run` of this epic';
 /** `--repo`, `--epic`, `--config`, and who the executor runs as, as for `epicflow run`. */
 export type LocalRetroOptions = LocalJobOptions;
 
-export interface LocalRetroHooks extends LocalHooks {
+interface LocalRetroHooks extends LocalHooks {
   /** One line per step. */
   readonly onEvent: (message: string) => void;
   readonly executorDeps?: Omit<ExecutorDeps, 'sourceEnv' | 'prices'> | undefined;
 }
 
-export type LocalRetroResult =
+type LocalRetroResult =
   | {
       readonly kind: 'proposed';
       readonly file: string;
@@ -199,7 +199,7 @@ export function retroLocally(
   });
 }
 
-export interface AppliedRetro {
+interface AppliedRetro {
   /** Set when an approved fix edited the plan file: the run reads it again. */
   readonly planChanged: boolean;
 }

@@ -10,7 +10,7 @@ export const DEFAULT_AGENT_USER = 'epicflow-agent';
 /** `--agent-user USER` (a name), `--no-agent-user` (false), or neither (undefined). */
 export type AgentUserFlag = string | false | undefined;
 
-export interface AgentUserChoice {
+interface AgentUserChoice {
   /** The pool to run untrusted code as; undefined: epicflow's own user. */
   readonly user: string | undefined;
   /** One line to say once at the start, when the choice is not the one the user named. */

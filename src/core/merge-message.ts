@@ -7,13 +7,13 @@ import { formatChain } from './model.js';
 import { oneLineText } from './epic/sanitize.js';
 
 export const STORY_TRAILER = 'Epicflow-Story';
-export const EXECUTOR_TRAILER = 'Epicflow-Executor';
+const EXECUTOR_TRAILER = 'Epicflow-Executor';
 /** On the epic branch: the merge that brought a branch (the default branch, say) in. */
 export const LAND_TRAILER = 'Epicflow-Land';
 /** On the branch an epic landed in: the merge of the epic branch. */
-export const EPIC_TRAILER = 'Epicflow-Epic';
+const EPIC_TRAILER = 'Epicflow-Epic';
 
-export interface MergeMessageInput {
+interface MergeMessageInput {
   /** Story id. */
   readonly story: string;
   readonly title: string;

@@ -90,5 +90,6 @@ export const StoryRecordSchema = z.object({
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */
-export type _RecordMatches = z.output<typeof StoryRecordSchema> extends StoryRecord ? true : never;
-export const RECORD_SCHEMA_MATCHES: _RecordMatches = true;
+type _RecordMatches = z.output<typeof StoryRecordSchema> extends StoryRecord ? true : never;
+const RECORD_SCHEMA_MATCHES: _RecordMatches = true;
+void RECORD_SCHEMA_MATCHES;

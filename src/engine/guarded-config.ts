@@ -9,7 +9,7 @@ import { describeGitConfigRestore } from '../core/perimeter/index.js';
 import type { GitConfigSnapshot } from './ports.js';
 
 /** What the guard needs of a tree. */
-export interface GuardedTree {
+interface GuardedTree {
   snapshotGitConfig(): Promise<GitConfigSnapshot>;
   restoreGitConfig(snapshot: GitConfigSnapshot): Promise<string[]>;
 }

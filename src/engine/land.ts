@@ -33,7 +33,7 @@ import type { LandGitPort, LandTreePort, WorktreePort } from './ports.js';
 import { MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from './story.js';
 import { mergeUsage } from './usage.js';
 
-export interface LandRequest {
+interface LandRequest {
   /** `land-<n>`: the job's lane, its coder lease and home. */
   readonly job: string;
   /** The branch brought in (named in messages and the `Epicflow-Land` trailer). */
@@ -58,7 +58,7 @@ export interface LandFacts {
   notes: string[];
 }
 
-export type BringInResult =
+type BringInResult =
   | (LandFacts & {
       readonly ok: true;
       /** The epic head now: the landed merge, or the head it was when nothing was needed. */

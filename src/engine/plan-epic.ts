@@ -40,13 +40,13 @@ import type { Clock, ExecutorLookup, GitConfigSnapshot } from './ports.js';
 import { mergeUsage } from './usage.js';
 
 /** `EPICFLOW_STORY` of a planner turn (and the story part of its session names). */
-export const PLANNER_STORY = 'plan';
+const PLANNER_STORY = 'plan';
 
 /** A planner turn moves to another executor (or waits out a rate limit) at most this often per round. */
-export const PLANNER_ATTEMPTS = 3;
+const PLANNER_ATTEMPTS = 3;
 
 /** Waits before retrying a rate-limited planner turn: 1 s, then 2 s. */
-export const PLANNER_BACKOFF_MS = 1000;
+const PLANNER_BACKOFF_MS = 1000;
 
 /** Paths of a discarded change listed in its note; the rest are counted. */
 const PATHS_IN_NOTE = 20;
@@ -75,7 +75,7 @@ export interface PlanningGit {
 }
 
 /** The planners of the roster: which one runs a turn, and what infrastructure signals do. */
-export interface PlannerRoster {
+interface PlannerRoster {
   /** A planner not excluded now; null when none can serve. */
   pick(): ExecutorConfig | null;
   signal(
@@ -87,7 +87,7 @@ export interface PlannerRoster {
   missingBinary(executor: string, detail: string): Promise<Exclusion>;
 }
 
-export interface PlanningPorts {
+interface PlanningPorts {
   readonly git: PlanningGit;
   readonly executors: ExecutorLookup;
   readonly roster: PlannerRoster;
@@ -97,7 +97,7 @@ export interface PlanningPorts {
   readonly signal?: AbortSignal | undefined;
 }
 
-export interface PlanningRequest {
+interface PlanningRequest {
   /** The epic's id: `EPICFLOW_EPIC` of the planner's turns. */
   readonly epic: string;
   readonly title?: string | undefined;

@@ -22,9 +22,9 @@ import type { ExecutorLookup } from './ports.js';
 import { mergeUsage } from './usage.js';
 
 /** `EPICFLOW_STORY` of a retro turn. */
-export const RETRO_STORY = 'retro';
+const RETRO_STORY = 'retro';
 
-export interface RetroRequest {
+interface RetroRequest {
   readonly epic: string;
   readonly plan: Plan;
   readonly subjects: readonly RetroSubject[];
@@ -38,7 +38,7 @@ export interface RetroRequest {
   readonly home: string;
 }
 
-export interface RetroPorts {
+interface RetroPorts {
   readonly git: PlanningGit;
   readonly executors: ExecutorLookup;
   readonly emit: (message: string) => void;
@@ -64,7 +64,7 @@ export type RetroOutcome =
     };
 
 /** Rounds of a retro call: the answer, and one repair re-ask when it cannot be read. */
-export const RETRO_ROUNDS = 2;
+const RETRO_ROUNDS = 2;
 
 /** One line of a process's detail: its first line and its last. */
 function shortDetail(detail: string): string {

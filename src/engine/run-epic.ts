@@ -32,9 +32,9 @@ import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './
 import { runStory } from './story.js';
 
 /** The integration tree's folder name beside the story worktrees (story ids cannot start with `_`). */
-export const EPIC_TREE_DIR = '_epic';
+const EPIC_TREE_DIR = '_epic';
 
-export interface EpicRunOptions {
+interface EpicRunOptions {
   readonly concurrency: number;
   readonly failFast: boolean;
   /** `--deferred`: the run is one follow-up round over the findings the judge deferred. */
@@ -292,7 +292,7 @@ function nextStep(ctx: EpicContext, records: ReadonlyMap<string, StoryRecord>): 
 }
 
 /** The report's input from the plan and the records. */
-export function reportInput(
+function reportInput(
   ctx: EpicContext,
   stories: readonly Story[],
   records: ReadonlyMap<string, StoryRecord>,

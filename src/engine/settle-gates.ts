@@ -13,7 +13,7 @@
 import { triageGate, type GateRun, type GateVerdict } from '../core/gates/index.js';
 import type { EpicContext, OutputLog } from './context.js';
 
-export interface SettledGates {
+interface SettledGates {
   readonly runs: GateRun[];
   readonly verdicts: GateVerdict[];
   /** One line for each gate that was flaky or unstable on the base, for the story's notes. */

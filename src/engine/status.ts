@@ -4,7 +4,7 @@
  */
 import { mergedRecord } from '../core/epic/rules.js';
 import type { Plan, StoryRecord } from '../core/model.js';
-import { renderBoard, type ReportInput } from '../core/report/index.js';
+import type { ReportInput } from '../core/report/index.js';
 import type { Clock, GitPort, StateStore } from './ports.js';
 import { buildReportInput } from './run-epic.js';
 
@@ -40,13 +40,4 @@ export async function loadEpicReport(
     title: saved.title ?? undefined,
     halts: [],
   });
-}
-
-export async function renderEpicBoard(
-  state: StateStore,
-  git: GitPort,
-  clock: Clock,
-): Promise<string | null> {
-  const input = await loadEpicReport(state, git, clock);
-  return input === null ? null : renderBoard(input);
 }

@@ -4,5 +4,5 @@
  * `story/checks.ts` the checks and the guards around untrusted code. What to do next
  * is decided by `core/story`.
  */
-export { runStory, type StoryRunInput } from './story/lifecycle.js';
-export { INTERRUPTED, MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from '../core/story/index.js';
+export { runStory } from './story/lifecycle.js';
+export { MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from '../core/story/index.js';

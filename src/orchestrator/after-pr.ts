@@ -25,7 +25,7 @@ import type { SettledDeps } from './settings.js';
 import type { EpicEvent, HandleResult } from './types.js';
 
 /** The final report's marker on the epic issue. */
-export const LANDED_MARKER = 'landed';
+const LANDED_MARKER = 'landed';
 
 const EPIC_HEAD = /^epic\/([1-9][0-9]*)$/;
 

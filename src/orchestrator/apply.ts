@@ -60,7 +60,7 @@ export interface ApplyContext {
   readonly reviewAnswers?: ReviewAnswers;
 }
 
-export type ApplyResult =
+type ApplyResult =
   | { readonly ok: true; readonly dispatched: readonly string[] }
   /** A record changed under us: decide again. */
   | { readonly ok: false; readonly dispatched: readonly string[] };

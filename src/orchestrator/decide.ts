@@ -46,7 +46,7 @@ export const CONFLICT_PAUSE_MS = 5_000;
 
 const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export interface Decision {
+interface Decision {
   readonly epic: EventIssue;
   readonly config: EpicflowConfig;
   readonly trigger: Trigger;

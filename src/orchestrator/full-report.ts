@@ -22,7 +22,7 @@ export function fullReportUrl(repoHtmlUrl: string, epic: number): string {
   return `${repoHtmlUrl}/blob/${STATE_BRANCH}/epics/${epic}/${REPORT_FILE}`;
 }
 
-export interface FullReportInput {
+interface FullReportInput {
   readonly store: GitHubStateStore;
   readonly epic: { readonly number: number; readonly title: string };
   readonly plan: Plan;

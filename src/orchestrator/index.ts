@@ -5,12 +5,4 @@
  */
 export { handleEpicEvent } from './intake.js';
 export { toEpicEvent } from './webhook.js';
-export {
-  DEFAULT_STORY_WORKFLOW,
-  type EpicEvent,
-  type EventIssue,
-  type HandleResult,
-  type OrchestratorDeps,
-  type OrchestratorLog,
-  type Sender,
-} from './types.js';
+export { type EpicEvent } from './types.js';

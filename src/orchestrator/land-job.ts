@@ -32,7 +32,7 @@ import { readLanding } from './landing.js';
 import { composedFrom, jobPlan, openJob, pushAgainOnMove, type JobInput } from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
-export const MAX_LAND_PUSHES = 3;
+const MAX_LAND_PUSHES = 3;
 
 export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */

@@ -78,7 +78,7 @@ export async function handlePush(
  * One epic's landing for `intoHead`: started (the job's id), queued, or not needed
  * (null). Under the epic's lock, so a decision of the same process never races it.
  */
-export async function ensureLanding(
+async function ensureLanding(
   deps: SettledDeps,
   input: { epic: number; defaultBranch: string; intoHead: string },
 ): Promise<string | null> {

@@ -199,7 +199,7 @@ function refs(
   return out;
 }
 
-export interface EpicState {
+interface EpicState {
   readonly records: Readonly<Record<string, StoryRecord>>;
   /** Blob sha of each record as read: the compare-and-swap token (null: no record yet). */
   readonly shas: Readonly<Record<string, string | null>>;

@@ -36,7 +36,7 @@ import { commentViolations } from './problems.js';
 import type { EventIssue, HandleResult } from './types.js';
 
 /** The planning record as a decision read it, with its compare-and-swap token. */
-export interface PlanningRead {
+interface PlanningRead {
   readonly doc: PlanningDoc | undefined;
   readonly sha: string | null;
 }
@@ -60,7 +60,7 @@ export function readPlanning(store: GitHubStateStore, view: EpicView): PlanningR
 }
 
 /** What the plan of the issue is, for planning: none, the planner's section, people's, or broken. */
-export function planKindOf(body: string, load: PlanLoad): PlanningFacts['plan'] {
+function planKindOf(body: string, load: PlanLoad): PlanningFacts['plan'] {
   if (!load.ok) {
     const onlyMissing = load.violations.every((v) => v.code === 'no-plan-block');
     return onlyMissing ? 'missing' : 'invalid';
@@ -70,7 +70,7 @@ export function planKindOf(body: string, load: PlanLoad): PlanningFacts['plan'] 
   return drafted ? 'drafted' : 'written';
 }
 
-export interface PlanningContext {
+interface PlanningContext {
   readonly repo: GitHubRepo;
   readonly store: GitHubStateStore;
   readonly view: EpicView;
@@ -88,14 +88,14 @@ export interface PlanningContext {
 }
 
 /** What reconcile is told about planning when the epic has a plan. */
-export interface PlanningShown {
+interface PlanningShown {
   /** The plan is the planner's proposal, nobody approved it yet. */
   readonly proposed: boolean;
   /** What planning cost (the report's Planning row). */
   readonly report: ReportPlanning | undefined;
 }
 
-export type PlanningOutcome =
+type PlanningOutcome =
   /** The decision goes on with the plan. */
   | {
       readonly kind: 'continue';

@@ -49,7 +49,7 @@ export async function readRetroDoc(
   return { doc: parsed.data, sha: read.sha };
 }
 
-export interface RetroRequest {
+interface RetroRequest {
   readonly repo: GitHubRepo;
   readonly store: GitHubStateStore;
   readonly epic: number;

@@ -10,7 +10,7 @@ import { decideSender, isBot, parseCommand } from '../core/epic/index.js';
 import type { ReviewAnswer, ReviewComment } from '../core/epic/review.js';
 
 /** The pull request's comments as the core reads them; `listed` is the raw listing. */
-export async function reviewComments(
+async function reviewComments(
   repo: GitHubRepo,
   pr: number,
 ): Promise<{ comments: ReviewComment[]; listed: ListedReviewItem[] }> {

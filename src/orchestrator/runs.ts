@@ -13,7 +13,7 @@ import type {
 } from '../core/epic/index.js';
 import { checkStoryRun, parseRunTitle } from '../core/epic/index.js';
 
-export function originOf(run: WorkflowRunSummary): RunOrigin {
+function originOf(run: WorkflowRunSummary): RunOrigin {
   return {
     event: run.event,
     path: run.path,

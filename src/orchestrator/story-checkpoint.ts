@@ -21,7 +21,7 @@ export interface StoryOnGitHub {
   recordSha: string;
 }
 
-export interface CheckpointOptions {
+interface CheckpointOptions {
   readonly story: string;
   readonly branch: string;
   /** Pushes a commit to the story branch with a lease on `expected`. */

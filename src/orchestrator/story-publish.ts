@@ -14,12 +14,12 @@ import { StoryStop } from '../engine/stop.js';
 import { pushAgainOnMove, type PushRound } from './job-shell.js';
 
 /** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
-export const MAX_PUBLISH_ATTEMPTS = 5;
+const MAX_PUBLISH_ATTEMPTS = 5;
 
 /** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
 export type PushRefusal = Exclude<PushRefusalReason, 'stale'>;
 
-export type Published =
+type Published =
   | { readonly ok: true; readonly sha: string; readonly pushes: number }
   | {
       readonly ok: false;

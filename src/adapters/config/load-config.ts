@@ -12,13 +12,13 @@ import type { EpicflowConfig } from '../../core/config/types.js';
 /** Looked up in this order, relative to the repository. */
 export const CONFIG_LOCATIONS = ['.github/epicflow.yml', 'epicflow.yml'] as const;
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   readonly repoDir: string;
   /** `--config FILE`, relative to the current directory. */
   readonly configFile?: string;
 }
 
-export interface LoadedConfig {
+interface LoadedConfig {
   readonly config: EpicflowConfig;
   /** Absolute path of the file read, or null when defaults were used. */
   readonly file: string | null;

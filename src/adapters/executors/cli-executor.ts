@@ -22,7 +22,7 @@ import { StallWatch } from './stall-watch.js';
 
 const STREAM_CAPTURE_BYTES = 16 * 1024 * 1024;
 
-export interface CliExecutorOptions {
+interface CliExecutorOptions {
   /** The CLI binary (a name on PATH or a path); default: the CLI's usual name. */
   readonly binary?: string;
   /** The model API base URL (a gateway, or a loopback test server). */

@@ -23,7 +23,7 @@ import {
 } from './usage-line.js';
 
 /** Exit status of a command agent that is out of quota (EX_TEMPFAIL). */
-export const USAGE_LIMIT_EXIT = 75;
+const USAGE_LIMIT_EXIT = 75;
 /**
  * What is kept of the agent's output: the tail, for people (a cut says so in
  * its first line). Nothing read from it needs more: usage comes line by line
@@ -32,7 +32,7 @@ export const USAGE_LIMIT_EXIT = 75;
 const OUTPUT_TAIL_BYTES = 1024 * 1024;
 const DETAIL_CAP = 2000;
 
-export interface CommandExecutorOptions {
+interface CommandExecutorOptions {
   /** Where the base environment comes from (default: this process's). Tests pass their own. */
   readonly sourceEnv?: NodeJS.ProcessEnv;
   /** Where the agent runs (default: as epicflow's own user). */

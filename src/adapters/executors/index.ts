@@ -39,6 +39,3 @@ export function createExecutor(config: ExecutorConfig, deps: ExecutorDeps = {}):
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
 }
-
-export { CliExecutor } from './cli-executor.js';
-export type { CliExecutorOptions } from './cli-executor.js';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { addTokens, ZERO_TOKENS, type TokenCounts, type UsageEntry } from '../../core/model.js';
 
-export const USAGE_PREFIX = 'EPICFLOW_USAGE';
+const USAGE_PREFIX = 'EPICFLOW_USAGE';
 
 const Count = z.number().int().nonnegative();
 

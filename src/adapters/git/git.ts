@@ -30,12 +30,10 @@ import {
 import { IndexGuard } from './index-guard.js';
 import { Worktree } from './worktree.js';
 
-export type { GitIdentity } from './run-git.js';
-export type { ChangedPath } from './listings.js';
 export { Worktree } from './worktree.js';
 
 /** The identity used when neither the caller nor the repository configures one. */
-export const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
+const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
 
 export class Git {
   /** Top level of the main work tree. */

@@ -1,2 +1,2 @@
-export { DEFAULT_IDENTITY, Git, Worktree, type ChangedPath, type GitIdentity } from './git.js';
+export { Git } from './git.js';
 export { readMergedStories } from './merged-stories.js';

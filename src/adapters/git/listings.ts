@@ -144,7 +144,7 @@ export interface TreeEntry {
  * order. UTF-16 code units differ only past U+FFFF: a surrogate (U+D800–DFFF)
  * stands for a code point above every unit from U+E000 up.
  */
-export function compareIndexOrder(a: string, b: string): number {
+function compareIndexOrder(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);

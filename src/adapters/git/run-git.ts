@@ -48,7 +48,7 @@ export interface GitLocation {
 /** A tree's location: its work tree always named. */
 export type TreeLocation = GitLocation & { readonly workTree: string };
 
-export interface RunGitOptions {
+interface RunGitOptions {
   readonly input?: string;
   /** Treat every pathspec literally (no globs, no magic). */
   readonly literalPathspecs?: boolean;
@@ -106,7 +106,7 @@ const PRIVATE_GLOBAL_CONFIG: readonly string[] = [
  * read; past it the command is stopped and fails (`git`), it is never cut. Far
  * above real repositories: `ls-tree -r` of 100,000 files is about 6 MB.
  */
-export const GIT_OUTPUT_LIMIT = 256 * 1024 * 1024;
+const GIT_OUTPUT_LIMIT = 256 * 1024 * 1024;
 
 const GIT_TIMEOUT_MS = 30 * 60 * 1000;
 
@@ -115,7 +115,7 @@ const GIT_TIMEOUT_MS = 30 * 60 * 1000;
  * (no GIT_* variable of the caller's, no token), no prompt, no pager, and no
  * configuration from outside the repository (see the module comment).
  */
-export function gitEnv(): Record<string, string> {
+function gitEnv(): Record<string, string> {
   return {
     ...baseEnv(process.env),
     LC_ALL: 'C',
@@ -135,7 +135,7 @@ export function gitEnv(): Record<string, string> {
 }
 
 /** Builds the full argv of a git command, with the safe configuration and identity. */
-export function gitArgv(
+function gitArgv(
   args: readonly string[],
   identity: GitIdentity | undefined,
   options: RunGitOptions & { readonly location?: GitLocation | undefined } = {},
@@ -155,7 +155,7 @@ export function gitArgv(
   return argv;
 }
 
-export interface SpawnGitOptions extends RunGitOptions {
+interface SpawnGitOptions extends RunGitOptions {
   readonly cwd: string;
   /** The repository, named explicitly (see `GitLocation`); unset: discovered from `cwd`. */
   readonly location?: GitLocation | undefined;
@@ -235,13 +235,13 @@ export async function readConfiguredIdentity(
 }
 
 /** The last lines of a process's output, for error details. */
-export function outputTail(result: ProcessResult, lines = 20): string[] {
+function outputTail(result: ProcessResult, lines = 20): string[] {
   const text = (result.stderr.trim() || result.stdout.trim()).split('\n');
   return text.slice(-lines).filter((l) => l.trim() !== '');
 }
 
 /** Checked before every command (see `GitConfigGuard`); told after each one ran. */
-export interface GitCommandGuard {
+interface GitCommandGuard {
   check(): Promise<void>;
   /** After a command of epicflow's: what it wrote is trusted. */
   settle?(): Promise<void>;

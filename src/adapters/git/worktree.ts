@@ -1,12 +1,12 @@
 /**
  * One checked-out work tree (a story's, or the epic's integration tree): commits, the
- * catch-up and integration merges, the diff a perimeter is enforced on, and restores.
+ * catch-up and integration merges, the diff a perimeter is enforced on, and restores
+ * (the diff and restores in perimeter-diff.ts, a merge's conflicts in merge-conflicts.ts).
  * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
  */
 import { mkdtemp, realpath, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import type { ProcessResult } from '../process/run-process.js';
 import {
   GitConfigGuard,
   GitConfigWindow,
@@ -21,10 +21,10 @@ import {
   splitNul,
   checkRefName,
   parseStatusPaths,
-  LIST_FILES,
 } from './listings.js';
 import { IndexGuard, copyIndex } from './index-guard.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
+import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
@@ -277,49 +277,14 @@ export class Worktree {
       epicSha,
     ]);
     if (merge.exitCode === 0) return { merged: true, conflictsResolvedForEpic: [] };
-    const conflicts = await this.settleConflictsAs(epicSha, merge, 'the catch-up merge');
+    const conflicts = await settleConflictsAs(
+      this.git,
+      this.path,
+      epicSha,
+      merge,
+      'the catch-up merge',
+    );
     return { merged: true, conflictsResolvedForEpic: conflicts };
-  }
-
-  /**
-   * A merge stopped on conflicts `-X` could not settle (a deletion against a change, a
-   * binary file): each such path is taken as `side` has it (deleted when it has none),
-   * and the merge is committed. Returns those paths.
-   */
-  private async settleConflictsAs(
-    side: string,
-    merge: ProcessResult,
-    what: string,
-  ): Promise<string[]> {
-    const conflicts = await this.unmergedPaths();
-    if (conflicts.length === 0) {
-      await this.git.try(['merge', '--abort']);
-      throw gitError(`cannot conclude ${what} in ${this.path}`, merge);
-    }
-    const present = new Set(await this.existingIn(side, conflicts));
-    const take = conflicts.filter((p) => present.has(p));
-    const drop = conflicts.filter((p) => !present.has(p));
-    if (take.length > 0) {
-      await this.git.run(
-        `cannot take the ${side.slice(0, 12)} version of conflicting paths in ${this.path}`,
-        ['checkout', side, '--pathspec-from-file=-', '--pathspec-file-nul'],
-        { input: take.join(NUL), literalPathspecs: true },
-      );
-    }
-    if (drop.length > 0) {
-      await this.git.run(
-        `cannot remove conflicting paths ${side.slice(0, 12)} deleted in ${this.path}`,
-        ['rm', '-q', '-f', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
-        { input: drop.join(NUL), literalPathspecs: true },
-      );
-    }
-    await this.git.run(`cannot conclude ${what} in ${this.path}`, [
-      'commit',
-      '--no-verify',
-      '--quiet',
-      '--no-edit',
-    ]);
-    return conflicts;
   }
 
   /**
@@ -341,7 +306,13 @@ export class Worktree {
       commit,
     ]);
     if (merge.exitCode !== 0)
-      await this.settleConflictsAs(head, merge, `the merge of ${commit.slice(0, 12)}`);
+      await settleConflictsAs(
+        this.git,
+        this.path,
+        head,
+        merge,
+        `the merge of ${commit.slice(0, 12)}`,
+      );
     return this.head();
   }
 
@@ -377,7 +348,7 @@ export class Worktree {
     if (anc.exitCode === 0) return { ok: true, sha: await this.head() };
     const merge = await this.git.try(['merge', '--no-ff', '--no-edit', '-m', message, branch]);
     if (merge.exitCode === 0) return { ok: true, sha: await this.head() };
-    const conflicts = await this.unmergedPaths();
+    const conflicts = await unmergedPaths(this.git, this.path);
     await this.git.try(['merge', '--abort']);
     if (conflicts.length === 0) throw gitError(`cannot merge ${branch} in ${this.path}`, merge);
     return { ok: false, conflicts };
@@ -392,7 +363,7 @@ export class Worktree {
   async mergeNoCommit(commit: string): Promise<string[]> {
     checkRefName(commit);
     const merge = await this.git.try(['merge', '--no-ff', '--no-commit', '--no-edit', commit]);
-    const conflicts = await this.unmergedPaths();
+    const conflicts = await unmergedPaths(this.git, this.path);
     if (merge.exitCode !== 0 && conflicts.length === 0) {
       await this.git.try(['merge', '--abort']);
       throw gitError(`cannot merge ${commit} in ${this.path}`, merge);
@@ -523,31 +494,5 @@ export class Worktree {
       '--untracked-files=all',
     ]);
     return out === '';
-  }
-
-  private async unmergedPaths(): Promise<string[]> {
-    const out = await this.git.run(`cannot list conflicts in ${this.path}`, [
-      'diff',
-      '--name-only',
-      '-z',
-      '--diff-filter=U',
-      ...DIFF_AS_STORED,
-    ]);
-    return [...new Set(splitNul(out))];
-  }
-
-  /** Which of `paths` (files or prefixes) have at least one file in `ref`. */
-  private async existingIn(ref: string, paths: readonly string[]): Promise<string[]> {
-    const out = await this.git.run(`cannot list the files of ${ref}`, [...LIST_FILES, ref]);
-    // Every file and every directory above it, so a prefix is one lookup.
-    const present = new Set<string>();
-    for (const file of splitNul(out)) {
-      let at = file.length;
-      while (at > 0) {
-        present.add(file.slice(0, at));
-        at = file.lastIndexOf('/', at - 1);
-      }
-    }
-    return paths.filter((p) => present.has(p));
   }
 }

@@ -15,9 +15,9 @@ import { statusOf } from './errors.js';
 export type TokenSource = () => Promise<string>;
 
 /** A token is replaced once less than this is left (or half its lifetime, when that is shorter). */
-export const REFRESH_MARGIN_MS = 10 * 60 * 1000;
+const REFRESH_MARGIN_MS = 10 * 60 * 1000;
 
-export interface AppTokenOptions {
+interface AppTokenOptions {
   /** The App's numeric id or its client id (`Iv…`): GitHub takes either as the JWT issuer. */
   readonly appId: string;
   /** The App's private key (PEM, PKCS#1 as GitHub downloads it, or PKCS#8). */
@@ -33,7 +33,7 @@ export interface AppTokenOptions {
   readonly now?: () => number;
 }
 
-export interface AppTokens {
+interface AppTokens {
   readonly token: TokenSource;
   readonly installationId: number;
   /** The login the tokens act as: `<app-slug>[bot]`. */
@@ -46,7 +46,7 @@ export interface AppTokens {
  * The key as a PKCS#8 PEM, or a usage error naming the input. Secrets pasted into
  * a variable sometimes carry literal `\n` for newlines: those are read as newlines.
  */
-export function readPrivateKey(text: string, input = 'app-private-key'): string {
+function readPrivateKey(text: string, input = 'app-private-key'): string {
   const pem = text.includes('\\n') && !text.includes('\n') ? text.replace(/\\n/g, '\n') : text;
   try {
     return createPrivateKey(pem.trim()).export({ type: 'pkcs8', format: 'pem' }).toString();

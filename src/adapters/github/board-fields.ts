@@ -7,19 +7,18 @@ import { EpicflowError } from '../../core/errors.js';
 import { attempt } from './errors.js';
 import type { GitHubClient } from './repo.js';
 
-export type FieldType = 'SINGLE_SELECT' | 'NUMBER' | 'TEXT';
+type FieldType = 'SINGLE_SELECT' | 'NUMBER' | 'TEXT';
 
 /** The Status options epicflow creates, in board order; descriptions show on the board. */
-export const STATUS_OPTION_INPUTS: readonly { name: string; color: string; description: string }[] =
-  (
-    [
-      ['planned', 'GRAY', 'epicflow: waits for its dependencies or a free slot'],
-      ['active', 'BLUE', 'epicflow: an agent is working on it'],
-      ['waiting', 'YELLOW', 'epicflow: not started or held up; the epic comment says why'],
-      ['done', 'GREEN', 'epicflow: merged into the epic branch'],
-      ['failed', 'RED', 'epicflow: failed; /retry or /skip it on the epic'],
-    ] as const
-  ).map(([status, color, description]) => ({ name: boardStatusOf(status), color, description }));
+const STATUS_OPTION_INPUTS: readonly { name: string; color: string; description: string }[] = (
+  [
+    ['planned', 'GRAY', 'epicflow: waits for its dependencies or a free slot'],
+    ['active', 'BLUE', 'epicflow: an agent is working on it'],
+    ['waiting', 'YELLOW', 'epicflow: not started or held up; the epic comment says why'],
+    ['done', 'GREEN', 'epicflow: merged into the epic branch'],
+    ['failed', 'RED', 'epicflow: failed; /retry or /skip it on the epic'],
+  ] as const
+).map(([status, color, description]) => ({ name: boardStatusOf(status), color, description }));
 
 export const BOARD_FIELDS: readonly { readonly name: string; readonly type: FieldType }[] = [
   { name: 'Status', type: 'SINGLE_SELECT' },
@@ -63,7 +62,7 @@ export function missingOptions(status: FieldInfo): string[] {
 }
 
 /** Item pages read before deciding a Status is unused; past them it is taken as used. */
-export const STATUS_PAGES = 10;
+const STATUS_PAGES = 10;
 
 /**
  * Whether any item on the board has a Status value. Only asked when Status lacks

@@ -7,7 +7,7 @@
  */
 
 /** A `Map` that forgets its oldest entries beyond `max` (insertion order, refreshed on `get`). */
-export class BoundedMap<K, V> {
+class BoundedMap<K, V> {
   private readonly map = new Map<K, V>();
 
   constructor(private readonly max: number) {}

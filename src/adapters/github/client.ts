@@ -19,7 +19,7 @@ export interface OctokitLog {
   error(message: string, ...rest: unknown[]): void;
 }
 
-export interface CreateOctokitOptions {
+interface CreateOctokitOptions {
   /** An installation token, a PAT or `GITHUB_TOKEN`. */
   readonly token?: string;
   /**

@@ -5,7 +5,7 @@
  * pull request. Replaces a folder listing, a tree, changed blobs, a ref, a
  * commit and a pull-request listing over REST.
  */
-import { boardRead, boardSelection, type BoardRead } from './board.js';
+import { boardRead, boardSelection, type BoardRead } from './board-read.js';
 import { attempt, isTransient } from './errors.js';
 import type { GitHubRepo, IssueSummary } from './repo.js';
 

@@ -6,7 +6,7 @@
 import { EpicflowError } from '../../core/errors.js';
 
 /** GitHub App permissions, named as people see them in the App settings. */
-export type AppPermission =
+type AppPermission =
   | 'Issues: read and write'
   | 'Pull requests: read and write'
   | 'Contents: read and write'
@@ -57,7 +57,7 @@ function looksForbidden(e: unknown): boolean {
 }
 
 /** A GitHub call that failed, with the App permission it probably lacked (when forbidden). */
-export class GitHubCallError extends EpicflowError {
+class GitHubCallError extends EpicflowError {
   readonly permission: AppPermission | undefined;
 
   constructor(

@@ -2,7 +2,7 @@
 import { githubError, statusOf } from './errors.js';
 import type { GitHubClient } from './repo.js';
 
-export interface LabelSpec {
+interface LabelSpec {
   readonly owner: string;
   readonly repo: string;
   readonly name: string;

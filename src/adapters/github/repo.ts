@@ -26,15 +26,10 @@ import type { GitHubClient, RepoScope } from './resources/resource.js';
 import { Workflows } from './resources/workflows.js';
 
 export { CONFIG_PATH } from './resources/contents.js';
-export type { IssueSummary, LabelledIssue } from './resources/issues.js';
-export type { EnsurePrResult } from './resources/pulls.js';
+export type { IssueSummary } from './resources/issues.js';
 export type { ListedReviewItem } from './resources/reviews.js';
-export type { EnsureAction, GitHubClient } from './resources/resource.js';
-export {
-  DISPATCH_INPUT,
-  type DispatchResult,
-  type WorkflowRunSummary,
-} from './resources/workflows.js';
+export type { GitHubClient } from './resources/resource.js';
+export { type WorkflowRunSummary } from './resources/workflows.js';
 
 /** Bots sign in as `name[bot]`; some APIs drop the suffix, so compare without it. */
 function sameLogin(a: string | undefined, b: string): boolean {
@@ -42,7 +37,7 @@ function sameLogin(a: string | undefined, b: string): boolean {
   return a !== undefined && norm(a) === norm(b);
 }
 
-export interface GitHubRepoOptions {
+interface GitHubRepoOptions {
   readonly owner: string;
   readonly repo: string;
   readonly octokit: GitHubClient;

@@ -14,14 +14,14 @@ import type { GitHubRepo } from './repo.js';
 
 export const STATE_BRANCH = 'epicflow/state';
 
-export type WriteResult =
+type WriteResult =
   { readonly ok: true; readonly sha: string } | { readonly ok: false; readonly conflict: true };
 
 const STORY_ID = /^[a-z0-9][a-z0-9-]*$/;
 const EPIC_ID = /^[A-Za-z0-9._-]{1,100}$/;
 const DOC_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
-export interface GitHubStateStoreOptions {
+interface GitHubStateStoreOptions {
   readonly repo: GitHubRepo;
   readonly epic: string;
   readonly branch?: string;

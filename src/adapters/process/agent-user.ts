@@ -35,7 +35,7 @@ export interface Privileged {
 }
 
 /** Processes of `uid` that are alive (zombies are dead already: they only wait to be reaped). */
-export async function processesOf(uid: number): Promise<number[]> {
+async function processesOf(uid: number): Promise<number[]> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
@@ -123,7 +123,7 @@ export async function establishPrivilege(
 
 /** The agent users' locks (a folder only root may enter: no agent can open, let alone lock, them). */
 const LOCKS = '/run/epicflow-agent-users';
-export const POOL_SIZE = 32;
+const POOL_SIZE = 32;
 /** flock's exit code when another process holds the lock. */
 const LOCK_HELD = 75;
 
@@ -269,7 +269,7 @@ export async function ensureUser(user: string, root: Privileged): Promise<AgentA
 }
 
 /** `argv` as the account, from `/`, with `env` (no grant, no reap: for epicflow's own probes). */
-export function asAccount(
+function asAccount(
   account: AgentAccount,
   root: Privileged,
   argv: readonly string[],

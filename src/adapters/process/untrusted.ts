@@ -128,7 +128,7 @@ const RECLAIM = [
   'find "$2" \\( \\( -type d ! -perm -u=rwx \\) -o \\( ! -type d ! -type l ! -perm -u=rw \\) \\) -exec chmod u+rwX -- {} +',
 ].join('\n');
 
-export interface AgentUserOptions {
+interface AgentUserOptions {
   /**
    * The pool the users untrusted code runs as are taken from: `<user>`, `<user>-2` …
    * (created — system users, no login, no sudo — when missing). Every process of a user

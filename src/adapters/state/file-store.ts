@@ -31,7 +31,7 @@ function errnoCode(e: unknown): string | undefined {
 }
 
 /** Writes a file atomically: temp file beside it, fsync, rename over. */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+async function writeFileAtomic(path: string, data: string): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'wx', 0o644);
   try {

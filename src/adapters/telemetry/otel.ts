@@ -21,7 +21,7 @@ import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { TraceAttributes, TraceSpan } from '../../engine/ports.js';
 
 /** A span of another process this run's root span belongs under. */
-export interface TraceParent {
+interface TraceParent {
   /** 32 hex digits. */
   readonly traceId: string;
   /** 16 hex digits. */
@@ -38,7 +38,7 @@ export function epicTraceParent(repository: string, epic: string | number): Trac
   return { traceId: digest.slice(0, 32), spanId: digest.slice(32, 48) };
 }
 
-export interface RunTracing {
+interface RunTracing {
   /** The run's root span (inside `parent`'s trace, when given). */
   root(name: string, attributes?: TraceAttributes, parent?: TraceParent): TraceSpan;
   /** Sends what is left; the run waits for it (bounded by the exporter's timeout). */
@@ -57,7 +57,7 @@ function headersOf(text: string | undefined): Record<string, string> {
 }
 
 /** Where spans go, from the standard variables; undefined when none is set. */
-export function tracesUrl(env: NodeJS.ProcessEnv): string | undefined {
+function tracesUrl(env: NodeJS.ProcessEnv): string | undefined {
   const traces = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim();
   if (traces) return traces;
   const base = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();

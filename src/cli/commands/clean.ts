@@ -17,7 +17,7 @@ interface CleanOptions {
   readonly repo?: string;
 }
 
-export async function cleanCommand(o: CleanOptions, ctx: CliContext): Promise<number> {
+async function cleanCommand(o: CleanOptions, ctx: CliContext): Promise<number> {
   const repo = await openRepo(resolve(ctx.io.cwd, o.repo ?? '.'));
   const epic = await pickEpic(repo, o.epic);
   const outcome = await cleanEpic(repo, epic, { force: o.force === true });

@@ -17,7 +17,7 @@ interface DoctorOptions {
   readonly config?: string;
 }
 
-export async function doctorCommand(o: DoctorOptions, ctx: CliContext): Promise<number> {
+async function doctorCommand(o: DoctorOptions, ctx: CliContext): Promise<number> {
   const { io } = ctx;
   const env = io.env ?? process.env;
   const repo = await openRepo(resolve(io.cwd, o.repo ?? '.'));

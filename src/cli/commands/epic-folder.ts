@@ -13,7 +13,7 @@ export function openRepo(cwd: string, repoOption: string | undefined): Promise<G
   return openRepoAt(resolve(cwd, repoOption ?? '.'));
 }
 
-export type EpicFolder =
+type EpicFolder =
   | { readonly kind: 'found'; readonly repo: Git; readonly root: string; readonly epic: string }
   /** Nothing to pick from, or more than one: what to tell the user (not an error). */
   | { readonly kind: 'none'; readonly message: string };

@@ -13,10 +13,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { execa } from 'execa';
+import { GitRunner } from '../../adapters/git/run-git.js';
 import { createOctokit, ensureLabel } from '../../adapters/github/index.js';
 import { DEFAULT_CONFIG } from '../../core/config/index.js';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import {
   adaptWorkflow,
   choosePresets,
@@ -66,16 +66,24 @@ async function template(path: string): Promise<string> {
 
 /** `owner/name` of the repository's `origin` remote (https, ssh or scp-like URL), or undefined. */
 async function originRepo(dir: string): Promise<string | undefined> {
-  const r = await execa('git', ['remote', 'get-url', 'origin'], { cwd: dir, reject: false });
-  if (r.exitCode !== 0) return undefined;
-  const m = /[:/]([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/?$/.exec(String(r.stdout).trim());
+  const url = await gitLine(dir, ['remote', 'get-url', 'origin']);
+  if (url === undefined) return undefined;
+  const m = /[:/]([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/?$/.exec(url);
   return m ? `${m[1]}/${m[2]}` : undefined;
 }
 
-/** The output of a git command in `dir`, or undefined when it fails. */
-async function gitLine(dir: string, args: string[]): Promise<string | undefined> {
-  const r = await execa('git', args, { cwd: dir, reject: false });
-  return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
+/**
+ * The output of a git command in `dir` (the repository found from it), run as epicflow
+ * runs git; undefined when it fails or git cannot run.
+ */
+async function gitLine(dir: string, args: readonly string[]): Promise<string | undefined> {
+  try {
+    const r = await new GitRunner(dir, undefined).try(args);
+    return r.exitCode === 0 ? r.stdout.trim() : undefined;
+  } catch (e) {
+    if (isEpicflowError(e, 'git')) return undefined;
+    throw e;
+  }
 }
 
 /** What init's defaults are decided from: package.json, the lockfiles, the branches. */
@@ -105,7 +113,7 @@ function modeOf(o: InitOptions): InitMode {
   return o.appless === true ? 'appless' : 'app';
 }
 
-export async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
+async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
   const { io } = ctx;
   const env = io.env ?? process.env;
   const mode = modeOf(o);

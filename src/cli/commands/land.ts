@@ -22,14 +22,14 @@ export interface LandCommandOptions {
   readonly agentUser?: string | false;
 }
 
-export interface LandCommandIo {
+interface LandCommandIo {
   stdout(s: string): void;
   stderr(s: string): void;
   readonly cwd: string;
 }
 
 /** Test hooks; never set by the CLI itself. */
-export interface LandCommandHooks {
+interface LandCommandHooks {
   readonly env?: NodeJS.ProcessEnv;
   /** After the epic branch moved, before the branch landed in does. */
   readonly beforeInto?: () => void | Promise<void>;

@@ -18,7 +18,7 @@ export function formatEvent(event: EngineEvent): string {
 }
 
 /** What the live line tells. */
-export interface LiveFacts {
+interface LiveFacts {
   readonly done: number;
   readonly total: number;
   readonly running: readonly string[];

@@ -15,7 +15,7 @@ import { storyLogsDir } from '../../core/story/index.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { epicFolder } from './epic-folder.js';
 
-export interface LogsCommandOptions {
+interface LogsCommandOptions {
   readonly story: string;
   readonly epic?: string | undefined;
   readonly repo?: string | undefined;
@@ -40,7 +40,7 @@ interface LogFile {
   readonly n: number;
 }
 
-export async function logsCommand(
+async function logsCommand(
   opts: LogsCommandOptions,
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd'>,
 ): Promise<number> {

@@ -14,14 +14,14 @@ import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan
 import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
 import { planCheckText } from './plan-text.js';
 
-export interface PlanDraftIo {
+interface PlanDraftIo {
   stdout(s: string): void;
   stderr(s: string): void;
   readonly cwd: string;
 }
 
 /** Test hooks; never set by the CLI itself. */
-export interface PlanDraftHooks {
+interface PlanDraftHooks {
   /** The environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
   /** How the agent CLIs are run (binaries, model API base URLs). */
@@ -38,7 +38,7 @@ function line(code: string, message: string): string {
  * `planning: 2 rounds by claude; measured 12.3k tokens, $0.04; estimated (characters ÷ 4)
  * ~1k tokens, ~$0.01`: measured and estimated apart, as every report has them.
  */
-export function planningUsageLine(
+function planningUsageLine(
   rounds: number,
   executors: readonly string[],
   usage: readonly UsageEntry[],

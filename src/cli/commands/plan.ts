@@ -46,7 +46,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
 }
 
 /** The fixed `--json` shape: `{"valid","stories","waves","violations":[{"code","message"}]}`. */
-export function planCheckJson(result: PlanResult): {
+function planCheckJson(result: PlanResult): {
   valid: boolean;
   stories: number;
   waves: string[][];

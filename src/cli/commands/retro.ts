@@ -14,7 +14,7 @@ import { retroLocally, type LocalRetroOptions } from '../../composition/retro-lo
 import { exitCodeFor, type CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 
-export async function retroCommand(
+async function retroCommand(
   opts: LocalRetroOptions,
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd' | 'env'>,
 ): Promise<number> {

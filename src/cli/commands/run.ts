@@ -30,7 +30,7 @@ export interface RunCommandOptions {
   readonly agentUser?: AgentUserFlag;
 }
 
-export interface RunCommandIo {
+interface RunCommandIo {
   stdout(s: string): void;
   stderr(s: string): void;
   readonly cwd: string;

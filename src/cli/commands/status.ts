@@ -16,13 +16,13 @@ import { sanitizeIssueText } from '../../core/epic/index.js';
 import { buildReportJson, renderBoard, type ReportJson } from '../../core/report/index.js';
 import { loadEpicReport } from '../../engine/status.js';
 
-export interface StatusCommandOptions {
+interface StatusCommandOptions {
   readonly epic?: string;
   readonly repo?: string;
   readonly json?: boolean;
 }
 
-export interface StatusCommandIo {
+interface StatusCommandIo {
   stdout(s: string): void;
   stderr(s: string): void;
   readonly cwd: string;
@@ -50,7 +50,7 @@ function plain(text: string): string {
 }
 
 /** The board as plain lines: a header, then `status  id  executor  title[ — reason]` per story. */
-export function plainLines(report: ReportJson): string[] {
+function plainLines(report: ReportJson): string[] {
   const c = report.counts;
   const lines = [
     `epic ${report.epic} (${report.epicBranch})${report.title === null ? '' : `: ${plain(report.title)}`}\n`,

@@ -16,12 +16,12 @@ import { epicFolder } from './epic-folder.js';
 import { formatEvent } from './live.js';
 import { printable } from './logs.js';
 
-export interface WatchCommandOptions {
+interface WatchCommandOptions {
   readonly epic?: string | undefined;
   readonly repo?: string | undefined;
 }
 
-export interface WatchHooks {
+interface WatchHooks {
   /** Between two looks at the events (default: half a second of the wall clock). */
   readonly pause?: () => Promise<void>;
 }

@@ -24,7 +24,7 @@ export function isGithubTokenName(name: string): boolean {
   return GITHUB_TOKEN_NAME.test(name);
 }
 
-export function looksLikeRawSecret(value: string): boolean {
+function looksLikeRawSecret(value: string): boolean {
   return RAW_SECRET.test(value);
 }
 

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 /** Known keys of each object that had unknown keys, keyed by that object (the input). */
 export type KnownKeys = WeakMap<object, readonly string[]>;
 
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
@@ -19,7 +19,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** What the user wrote, short: strings quoted, containers named. */
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
@@ -31,7 +31,7 @@ export function describeValue(value: unknown): string {
 }
 
 /** A close known key for a misspelt one: case, `_`/`-` and one or two typos forgiven. */
-export function suggestKey(key: string, known: readonly string[]): string | undefined {
+function suggestKey(key: string, known: readonly string[]): string | undefined {
   const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
   const limit = key.length <= 4 ? 1 : 2;
   let best: { name: string; distance: number } | undefined;

@@ -120,7 +120,7 @@ function rowsOf(schema: JsonSchema, prefix: string, rows: Row[]): void {
 }
 
 /** The reference table: one row per key, nested keys spelt out. */
-export function renderConfigReference(schema: JsonSchema = configJsonSchema()): string {
+function renderConfigReference(schema: JsonSchema = configJsonSchema()): string {
   const rows: Row[] = [];
   rowsOf(schema, '', rows);
   const cell = (text: string): string => text.replace(/\|/g, '\\|');

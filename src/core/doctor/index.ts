@@ -16,7 +16,7 @@ export interface ExecutorFacts {
   readonly missingBinary?: { readonly name: string; readonly install?: string } | undefined;
 }
 
-export interface DoctorFacts {
+interface DoctorFacts {
   readonly config: EpicflowConfig;
   /** The config file as shown to the user. */
   readonly configFile: string;

@@ -113,7 +113,7 @@ export function planApproval(input: {
 }
 
 /** Stories added, removed or changed against the approved plan's entry hashes. */
-export function planChanges(plan: Plan, approved: Readonly<Record<string, string>>): PlanChanges {
+function planChanges(plan: Plan, approved: Readonly<Record<string, string>>): PlanChanges {
   const ids = new Set(plan.stories.map((s) => s.id));
   return {
     added: plan.stories.filter((s) => approved[s.id] === undefined).map((s) => s.id),

@@ -50,7 +50,7 @@ export function storyStatusOf(option: BoardStatus): StoryStatus {
   return STATUS_OF_OPTION[option];
 }
 
-export interface BoardStoryInput {
+interface BoardStoryInput {
   readonly wave: number;
   readonly record?: StoryRecord | undefined;
   /** Merged-ness comes from the epic branch and wins over the record. */

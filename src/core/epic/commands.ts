@@ -28,7 +28,7 @@ export type Command =
   | { readonly kind: 'refine'; readonly feedback?: string }
   | { readonly kind: 'unknown'; readonly word: string };
 
-export type CommandKind = Command['kind'];
+type CommandKind = Command['kind'];
 
 interface CommandHelp {
   readonly usage: string;
@@ -36,7 +36,7 @@ interface CommandHelp {
 }
 
 /** The commands people may use, in the order help lists them. */
-export const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandHelp>> = {
+const COMMANDS: Readonly<Record<Exclude<CommandKind, 'unknown'>, CommandHelp>> = {
   resume: {
     usage: '/resume [deferred]',
     does:
@@ -130,7 +130,7 @@ export function helpText(): string {
   ].join('\n');
 }
 
-export type CommandCheck = { readonly ok: true } | { readonly ok: false; readonly error: string };
+type CommandCheck = { readonly ok: true } | { readonly ok: false; readonly error: string };
 
 /**
  * Checks a command against the plan: a story named by `/retry` or `/skip`

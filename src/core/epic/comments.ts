@@ -43,7 +43,7 @@ export function sameButForTime(a: string, b: string): boolean {
 const ATTENTION_MAX = 25;
 const REASON_MAX = 200;
 
-export interface StatusCommentInput {
+interface StatusCommentInput {
   readonly epic: { readonly number: number; readonly title: string };
   /** In plan order, with the records as they stand after this decision. */
   readonly stories: readonly ReportStory[];
@@ -132,7 +132,7 @@ const ATTENTION_STATUSES: ReadonlySet<string> = new Set(['failed', 'waiting']);
 /** Shown on a started story whose plan entry changed, until `/resume` restarts it. */
 export const PLAN_CHANGED_NOTE = 'plan entry changed: restarts from the epic head on `/resume`';
 
-export interface ReportCommentInput {
+interface ReportCommentInput {
   readonly epic: { readonly number: number; readonly title: string };
   readonly stories: readonly ReportStory[];
   readonly halts: readonly Halt[];

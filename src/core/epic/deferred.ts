@@ -46,7 +46,7 @@ export function deferredSummary(
 }
 
 /** A story's record as its follow-up round starts: a new attempt on its branch, told the findings. */
-export function followUpRecord(record: StoryRecord, supersedes: string | undefined): StoryRecord {
+function followUpRecord(record: StoryRecord, supersedes: string | undefined): StoryRecord {
   const {
     mergeCommit: _m,
     finishedAt: _f,

@@ -11,7 +11,7 @@ import { echoBlock, echoInline } from './texts.js';
 /** Characters of the problem quoted: enough for GitHub's answer and our hints. */
 const PROBLEM_MAX = 8_000;
 
-export interface ErrorCommentInput {
+interface ErrorCommentInput {
   /** The failure as `describeError` renders it (GitHub's answer, our hints). */
   readonly problem: string;
   /** The GitHub App permission the failed call probably lacked. */

@@ -166,7 +166,7 @@ export type JobFacts =
     };
 
 /** The record a job was dispatched for: a story's or a planning attempt's, or a landing's. */
-export type JobRecord =
+type JobRecord =
   { readonly attempt: number; readonly status: string } | { readonly outcome: string };
 
 /**

@@ -41,7 +41,7 @@ export type LandingDecision =
   | { readonly kind: 'none'; readonly reason: string };
 
 /** The landing running now, if any. */
-export function runningLanding(log: LandLog): LandRecord | undefined {
+function runningLanding(log: LandLog): LandRecord | undefined {
   return log.lands.find((l) => l.outcome === 'running');
 }
 

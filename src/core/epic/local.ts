@@ -13,7 +13,7 @@ import { blankRecord } from './rules.js';
 import { sameRecord } from './story-state.js';
 import type { Action, Trigger } from './types.js';
 
-export interface LocalInput {
+interface LocalInput {
   readonly epic: string;
   readonly title: string;
   readonly plan: Plan;
@@ -33,7 +33,7 @@ export interface LocalInput {
   readonly now: string;
 }
 
-export interface LocalDecision {
+interface LocalDecision {
   /** Records to write (not of stories starting or running: those write their own). */
   readonly writes: readonly StoryRecord[];
   /** Stories to start, in order (each needs a free executor). */
@@ -87,7 +87,7 @@ export function verifiedRecord(
 }
 
 /** The records as the state machine sees them locally. */
-export function localView(
+function localView(
   input: Pick<LocalInput, 'epic' | 'plan' | 'records' | 'running'>,
 ): Record<string, StoryRecord> {
   const view: Record<string, StoryRecord> = {};

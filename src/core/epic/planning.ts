@@ -27,7 +27,7 @@ export const PLANNING_DOC = 'planning';
 /** Longest guidance kept from a `/plan` or `/refine` comment (the planner's prompt caps it again). */
 export const GUIDANCE_MAX_CHARS = 4_000;
 
-export const PLANNING_STATUSES = ['active', 'proposed', 'invalid', 'failed'] as const;
+const PLANNING_STATUSES = ['active', 'proposed', 'invalid', 'failed'] as const;
 export type PlanningStatus = (typeof PLANNING_STATUSES)[number];
 
 export interface PlanningDoc {
@@ -134,7 +134,7 @@ export function startedPlanning(input: {
 }
 
 /** What a decision does about planning. */
-export type PlanningStep =
+type PlanningStep =
   /** Nothing: the epic has a plan (or planning is not ours to start), decide as always. */
   | { readonly kind: 'none' }
   /** Write `doc` (compare-and-swap on the record read), then dispatch its attempt. */
@@ -370,7 +370,7 @@ export function renderPlanningEnded(input: {
 }
 
 /** Shown in the plan section instead of the block when the stories are sub-issues. */
-export const SUB_ISSUE_PLAN_NOTE =
+const SUB_ISSUE_PLAN_NOTE =
   "_The stories are this epic's sub-issues: each holds its story's `epicflow` block, and their “blocked by” links are the dependencies._";
 
 /**

@@ -27,7 +27,7 @@ export function withRateLimitNote(body: string, until: Date, now: Date): string 
 }
 
 /** The body without a waiting note. */
-export function withoutRateLimitNote(body: string): string {
+function withoutRateLimitNote(body: string): string {
   if (!body.startsWith(PREFIX)) return body;
   const end = body.indexOf('\n\n');
   return end === -1 ? '' : body.slice(end + 2);

@@ -13,7 +13,6 @@
 import type { Halt, HaltKind, StoryRecord, StoryStatus } from '../model.js';
 import { epicBranchName } from '../model.js';
 import type { ReportStory } from '../report/index.js';
-import { formatUtcTime } from '../report/format.js';
 import type { Hold, SchedulerDecision } from '../scheduler/index.js';
 import { schedule } from '../scheduler/index.js';
 import { boardStatusOf, boardValues } from './board-values.js';
@@ -39,6 +38,7 @@ import type { Action, ReconcileInput } from './types.js';
 import { applyReviewRound, reviewEnd, reviewStart } from './review-state.js';
 import { supersededMerge } from './review.js';
 import { applyDeferredRound, deferredOffer } from './deferred.js';
+import { nextStepText } from './next-step.js';
 
 /** Halts a `/resume` lifts; a spent budget or an exhausted roster must lift by themselves. */
 const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
@@ -56,7 +56,7 @@ const LIFTED_BY_RESUME: ReadonlySet<HaltKind> = new Set([
  * spent budget), and the scheduler's holds, releases and starts. The entries carry each
  * story's record as it must be after the decision; launches are not applied yet.
  */
-export interface StoryDecision {
+interface StoryDecision {
   readonly entries: Entry[];
   readonly decision: SchedulerDecision;
   readonly halt: Halt | undefined;
@@ -440,65 +440,4 @@ function reportStories(entries: readonly Entry[], epic: string): ReportStory[] {
 function earliest(times: readonly (string | undefined)[]): string | undefined {
   const known = times.filter((t): t is string => t !== undefined).sort();
   return known[0];
-}
-
-interface NextStepFacts {
-  readonly allDone: boolean;
-  readonly halt: Halt | undefined;
-  /** Set when the plan is not the one a user with write permission approved. */
-  readonly unapproved: Halt | undefined;
-  readonly pr: { readonly number: number } | undefined;
-  readonly now: string;
-  readonly failed: readonly string[];
-  readonly running: number;
-  readonly changed: boolean;
-  /** The unapproved plan is the planner's proposal. */
-  readonly proposed?: boolean;
-  /** The findings a follow-up round would take, for people (undefined: none). */
-  readonly deferred?: string | undefined;
-}
-
-/** One sentence of epicflow's own markdown: what the reader can do now. */
-function nextStepText(f: NextStepFacts): string {
-  if (f.allDone) {
-    const pr = f.pr === undefined ? 'The pull request' : `Pull request #${f.pr.number}`;
-    if (f.deferred !== undefined) {
-      return `Every story is done; ${f.deferred} (listed under Deferred). Comment \`/resume deferred\` for one follow-up round over them, or review ${pr.charAt(0).toLowerCase()}${pr.slice(1)} as it is.`;
-    }
-    return `Every story is done. ${pr} is ready for review.`;
-  }
-  if (f.unapproved !== undefined && f.proposed === true && f.halt === f.unapproved) {
-    return "Check the plan epicflow's planner wrote into the issue: a user with write permission edits it or comments `/approve` to start it (`/plan <feedback>` drafts it again).";
-  }
-  if (f.unapproved !== undefined) {
-    // Another halt is shown instead: say here why /resume is needed besides.
-    const lead = f.halt === f.unapproved ? 'A' : `${capitalize(f.unapproved.message)}: a`;
-    return `${lead} user with write permission must check the plan and comment \`/resume\` to accept it; stories already running go on. \`/approve\` accepts it without retrying failed stories or lifting a \`/cancel\`.`;
-  }
-  if (f.halt !== undefined) {
-    // A halt that knows its way out says it (a failed landing names the paths to resolve).
-    if (f.halt.nextStep !== undefined) return f.halt.nextStep;
-    const after = f.halt.until === undefined ? '' : ` after ${formatUtcTime(f.halt.until, f.now)}`;
-    switch (f.halt.kind) {
-      case 'budget':
-        return 'Raise `budget` in the epicflow configuration, then comment `/resume`.';
-      case 'roster-exhausted':
-        return `Comment \`/resume\`${after} once an executor is available again.`;
-      case 'outside-change':
-        return 'Check the epic branch (it was changed outside epicflow), then comment `/resume`.';
-      default:
-        return `Comment \`/resume\`${after} to continue.`;
-    }
-  }
-  if (f.failed.length > 0) {
-    const first = f.failed[0] ?? '';
-    const running = f.running > 0 ? `${f.running} running; ` : '';
-    return `${running}fix the cause of the failure, then comment \`/retry ${first}\` (or \`/resume\` to retry every failed story), or \`/skip ${first}\` to go on without it.`;
-  }
-  if (f.changed) return 'Comment `/resume` to restart the stories whose plan entry changed.';
-  return 'Nothing to do: running stories report here as they finish.';
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

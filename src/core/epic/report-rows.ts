@@ -13,7 +13,7 @@ import { revisionNote } from './review.js';
 import { blankRecord, effectiveStatus } from './rules.js';
 import { sanitizeIssueText } from './sanitize.js';
 
-export interface RowFacts {
+interface RowFacts {
   readonly epic: string;
   readonly story: Story;
   readonly wave: number;

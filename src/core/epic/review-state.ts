@@ -24,7 +24,7 @@ import type { Entry } from './story-state.js';
 import { epicIdOf, login, newRecord, statusOf } from './story-state.js';
 import type { Action, ReconcileInput } from './types.js';
 
-export interface ReviewStart {
+interface ReviewStart {
   /** The review part of the epic document after this decision. */
   readonly doc: ReviewDoc | undefined;
   /** The plan with every round's `review-<n>` story. */

@@ -38,7 +38,7 @@ export interface ReviewComment {
 }
 
 /** The stable key of a comment in the epic document (`line:12`, `review:7`, `comment:3`). */
-export function commentKey(c: Pick<ReviewComment, 'kind' | 'id'>): string {
+function commentKey(c: Pick<ReviewComment, 'kind' | 'id'>): string {
   return `${c.kind}:${c.id}`;
 }
 
@@ -46,9 +46,9 @@ export function commentKey(c: Pick<ReviewComment, 'kind' | 'id'>): string {
 export const REVISION_COMMENTS_MAX = 30;
 
 /** Longest comment text carried into a record (and so a prompt). */
-export const REVISION_COMMENT_MAX = 4000;
+const REVISION_COMMENT_MAX = 4000;
 
-export type { Revision, RevisionComment };
+export type { RevisionComment };
 
 /** The `review-<n>` story of a round, as the epic document keeps it. */
 export interface ReviewStorySpec {
@@ -102,7 +102,7 @@ export interface ReviewRound {
 }
 
 /** The `review-<n>` story id of round `n`. */
-export function reviewStoryId(round: number): string {
+function reviewStoryId(round: number): string {
   return `review-${round}`;
 }
 
@@ -124,7 +124,7 @@ function revisionComment(c: ReviewComment): RevisionComment {
 }
 
 /** The story whose `owns` covers the path (the first in plan order). */
-export function ownerOf(plan: Plan, path: string): string | undefined {
+function ownerOf(plan: Plan, path: string): string | undefined {
   const p = normalisePath(path);
   return plan.stories.find((s) => s.owns.some((o) => isWithin(p, normalisePath(o))))?.id;
 }
@@ -246,7 +246,7 @@ export function startedReviewDoc(r: ReviewRound): ReviewDoc {
 }
 
 /** The story a `review-<n>` spec stands for in the plan. */
-export function reviewStory(spec: ReviewStorySpec, round: number): Story {
+function reviewStory(spec: ReviewStorySpec, round: number): Story {
   return {
     id: spec.id,
     title: `Review round ${round}`,

@@ -77,13 +77,6 @@ export function effectiveStatus(facts: {
   return facts.record?.status ?? 'planned';
 }
 
-/** A story the judge found already in place (or a writer skipped): done, with no merge. */
-export function doneWithoutMerge(record: StoryRecord | undefined, planHash: string): boolean {
-  return (
-    record?.status === 'done' && record.mergeCommit === undefined && record.planHash === planHash
-  );
-}
-
 /**
  * The attempt a start of the story runs. Resuming the same start — a crash mid-story, or
  * the job of a dispatch, whose record is `active` at that attempt (with this plan entry,

@@ -39,7 +39,7 @@ export interface StoryRunSource {
   readonly defaultBranch: string;
 }
 
-export type RunCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+type RunCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
 /** Whether this run is one epicflow dispatched; if not, why not (the first mismatch). */
 export function checkStoryRun(origin: RunOrigin, source: StoryRunSource): RunCheck {

@@ -10,7 +10,7 @@ import { jobIds, jobTitle, parseJobTitle, type JobIds } from './job-ref.js';
 export { RUN_NAME_TEMPLATE } from './job-ref.js';
 
 /** The ids of a story's or a landing's run. */
-export type RunRef = JobIds;
+type RunRef = JobIds;
 
 /** The title GitHub gives a run dispatched with these ids under `RUN_NAME_TEMPLATE`. */
 export function runTitle(ref: RunRef): string {

@@ -7,7 +7,7 @@
 /** The collaborator-permission API's answer (`maintain` counts as write, `triage` as read). */
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
-export interface SenderInput {
+interface SenderInput {
   /** `sender.type` of the webhook: 'User', 'Bot', 'Organization', … */
   readonly senderType: string;
   readonly login: string;

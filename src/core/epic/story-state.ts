@@ -203,8 +203,6 @@ export function newRecord(epic: string, e: Pick<Entry, 'story' | 'hash'>): Story
   return blankRecord(epic, e.story.id, e.hash);
 }
 
-export { withoutReason };
-
 export function sameRecord(a: StoryRecord | undefined, b: StoryRecord): boolean {
   return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
 }

@@ -26,7 +26,7 @@ const DESCRIPTION_MAX = 20_000;
 const REASON_MAX = 4_000;
 const LIST_MAX = 50;
 
-export interface IssueText {
+interface IssueText {
   readonly title: string;
   readonly body: string;
 }
@@ -87,7 +87,7 @@ export function renderSubIssue(epic: number, story: Story, wave: number): IssueT
   };
 }
 
-export interface FailureCommentInput {
+interface FailureCommentInput {
   readonly epic: number;
   readonly story: string;
   readonly attempt: number;

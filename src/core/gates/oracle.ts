@@ -22,7 +22,7 @@ export function isTestFile(path: string): boolean {
 const MARKER =
   /(\.(?:skip|only)\s*\(|\bx(?:it|describe|test)\s*\(|@pytest\.mark\.skip|\bt\.Skip(?:Now|f)?\s*\()/;
 
-export interface AddedMarker {
+interface AddedMarker {
   readonly file: string;
   readonly line: string;
   readonly marker: string;
@@ -71,7 +71,7 @@ export function findAddedMarkers(diff: string): AddedMarker[] {
 const ASSERTION =
   /(\bexpect\s*[.(]|\bassert\w*\s*[.(]|\.should\b|\bshould\s*\(|\bt\.(?:is|not|deepEqual|notDeepEqual|true|false|truthy|falsy|throws\w*|regex|snapshot|like|equal|same|ok|match|Errorf?|Fatalf?)\s*\(|\bself\.assert\w*\s*\(|\b(?:require|assert)\.\w+\s*\(|\bAssert\.\w+\s*\(|\b(?:EXPECT|ASSERT)_\w+\s*\()/;
 
-export interface ChangedAssertion {
+interface ChangedAssertion {
   readonly file: string;
   /** The assertion as it was (the line the diff removes). */
   readonly line: string;
@@ -119,7 +119,7 @@ export function findChangedAssertions(diff: string): ChangedAssertion[] {
   return result;
 }
 
-export interface ChangedFile {
+interface ChangedFile {
   readonly path: string;
   readonly status: string;
 }
@@ -128,7 +128,7 @@ export function deletedTestFiles(changes: readonly ChangedFile[]): string[] {
   return changes.filter((c) => c.status === 'deleted' && isTestFile(c.path)).map((c) => c.path);
 }
 
-export interface OracleInput {
+interface OracleInput {
   readonly changes: readonly ChangedFile[];
   /** The story's diff against the epic branch (unified format). */
   readonly diff: string;

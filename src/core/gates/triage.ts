@@ -34,10 +34,10 @@ export interface GateRun {
 }
 
 /** Distinct lines a digest remembers for the line-by-line comparison. */
-export const MAX_LINE_KEYS = 200_000;
+const MAX_LINE_KEYS = 200_000;
 
 /** A short, stable key of a normalised line (FNV-1a, 64 bits as hex): pure, no crypto needed. */
-export function lineKey(normalised: string): string {
+function lineKey(normalised: string): string {
   let h = 0xcbf29ce484222325n;
   for (let i = 0; i < normalised.length; i++) {
     h ^= BigInt(normalised.charCodeAt(i));
@@ -98,7 +98,7 @@ const FAILURE_LINE =
   /(^not ok\b|✖|✗|×|^\s*FAIL\b|\bfailed\b|\bFAILED\b|\bError\b|\berror\b|AssertionError|^\s*--- FAIL|^\s*●|\bpanic:|Traceback)/;
 
 /** Strip what changes between runs of the same failure: ANSI, durations, temp paths. */
-export function normaliseLine(line: string): string {
+function normaliseLine(line: string): string {
   return stripAnsi(line)
     .replace(/^(\s*)(not ok|ok)\s+\d+/, '$1$2')
     .replace(/\(\d+(\.\d+)?\s?m?s\)/g, '')

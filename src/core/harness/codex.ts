@@ -29,7 +29,7 @@ import type {
 } from './types.js';
 
 /** The custom provider name used when a base URL is given. */
-export const CODEX_PROVIDER = 'epicflow';
+const CODEX_PROVIDER = 'epicflow';
 
 export function buildCodexInvocation(request: TurnRequest, opts: InvocationOptions): Invocation {
   const { executor } = request;

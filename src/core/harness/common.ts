@@ -8,7 +8,7 @@ import type { TurnRequest } from '../executor.js';
 import { withoutGithubTokens } from './signals.js';
 
 /** HOME and the XDG folders inside the executor's isolated home. */
-export function isolatedHome(home: string): Record<string, string> {
+function isolatedHome(home: string): Record<string, string> {
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),

@@ -76,12 +76,6 @@ export function notInstalledDetail(harness: CliHarnessName): string {
   return `${cli.binary} is not installed: ${cli.install}`;
 }
 
-export { buildAiderInvocation, parseAiderOutput } from './aider.js';
-export { buildClaudeInvocation, parseClaudeOutput } from './claude.js';
-export { buildCodexInvocation, parseCodexOutput } from './codex.js';
-export { buildGeminiInvocation, parseGeminiOutput } from './gemini.js';
-export { buildOpencodeInvocation, opencodeGivesUp, parseOpencodeOutput } from './opencode.js';
-export { classifyMessage, parseResetAt } from './signals.js';
-export { blockedOnClaim, runRecordOf, usageEntries } from './record.js';
-export type { CliRunRecord, ProcessFacts } from './record.js';
+export { runRecordOf } from './record.js';
+export type { CliRunRecord } from './record.js';
 export type * from './types.js';

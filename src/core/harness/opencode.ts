@@ -31,7 +31,7 @@ import type {
 } from './types.js';
 
 /** The provider defined when a base URL is given (bundled in opencode: no npm fetch). */
-export const OPENCODE_PROVIDER = 'epicflow';
+const OPENCODE_PROVIDER = 'epicflow';
 
 export function buildOpencodeInvocation(request: TurnRequest, opts: InvocationOptions): Invocation {
   const { executor } = request;

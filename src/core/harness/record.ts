@@ -11,7 +11,7 @@ import { estimateUsage, priceUsage } from '../usage/index.js';
 import { tail } from './signals.js';
 import type { ParsedRun } from './types.js';
 
-export interface ProcessFacts {
+interface ProcessFacts {
   readonly exitCode: number | null;
   readonly timedOut: boolean;
   readonly aborted: boolean;
@@ -46,7 +46,7 @@ export function blockedOnClaim(message: string): string | undefined {
   return need === undefined || need === '' ? undefined : need;
 }
 
-export function usageEntries(
+function usageEntries(
   parsed: ParsedRun,
   request: TurnRequest,
   prices: Readonly<Record<string, ModelPrice>>,

@@ -32,12 +32,12 @@ export const LOCKFILES = [
   '.yarnrc.yml',
 ] as const;
 
-export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
+type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 
 /** npm's placeholder test script (`npm init` writes it): it always fails. */
-export const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
+const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
 
-export interface InitDefaults {
+interface InitDefaults {
   /** Undefined: not a JavaScript repository, no setup command. */
   readonly setup: string | undefined;
   readonly gates: readonly string[];
@@ -101,11 +101,7 @@ export function lockedInstall(setup: string): PackageManager | undefined {
 }
 
 /** The install command for a manager, with or without a lockfile to hold it to. */
-export function installCommand(
-  manager: PackageManager,
-  locked: boolean,
-  yarnBerry: boolean,
-): string {
+function installCommand(manager: PackageManager, locked: boolean, yarnBerry: boolean): string {
   switch (manager) {
     case 'npm':
       return locked ? 'npm ci' : 'npm install';

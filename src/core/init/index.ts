@@ -7,15 +7,7 @@
 import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
 import { EpicflowError } from '../errors.js';
 
-export {
-  initDefaults,
-  lockedInstall,
-  LOCKFILES,
-  MANAGER_LOCKFILES,
-  NPM_PLACEHOLDER_TEST,
-  type InitDefaults,
-  type RepoFacts,
-} from './detect.js';
+export { initDefaults, LOCKFILES, MANAGER_LOCKFILES, type RepoFacts } from './detect.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -51,7 +43,7 @@ export const WORKFLOW_TEMPLATES: Readonly<
 export const CONFIG_TARGET = '.github/epicflow.yml';
 
 /** A known agent: its roster entry, the secret it needs and how a runner installs it. */
-export interface AgentPreset {
+interface AgentPreset {
   readonly id: string;
   readonly harness: 'codex' | 'claude' | 'gemini' | 'opencode' | 'aider';
   readonly model: string;
@@ -105,7 +97,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
 ];
 
 /** Without `--executor`: the pair the starter configuration uses. */
-export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
+const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
 
 /** The presets for these ids, in the order given; a usage error names an unknown or repeated id. */
 export function choosePresets(ids: readonly string[]): AgentPreset[] {
@@ -127,11 +119,11 @@ export function choosePresets(ids: readonly string[]): AgentPreset[] {
 }
 
 /** The secrets these agents need, each once, in order. */
-export function agentSecrets(presets: readonly AgentPreset[]): string[] {
+function agentSecrets(presets: readonly AgentPreset[]): string[] {
   return [...new Set(presets.map((p) => p.secret))];
 }
 
-export interface ConfigChoices {
+interface ConfigChoices {
   readonly presets: readonly AgentPreset[];
   /** The setup command (`initDefaults`); undefined: none. */
   readonly setup: string | undefined;
@@ -309,7 +301,7 @@ export function releaseRef(version: string): string {
   return `v${major}`;
 }
 
-export interface NextStepsInput {
+interface NextStepsInput {
   readonly mode: InitMode;
   readonly presets: readonly AgentPreset[];
   readonly label: string;

@@ -45,7 +45,7 @@ const RUBRIC = [
   '`tests`: the behaviour is covered by tests that would catch a regression; no test was weakened.',
 ];
 
-export interface JudgePromptInput {
+interface JudgePromptInput {
   readonly epic: string;
   readonly plan: Plan;
   readonly story: Story;
@@ -161,7 +161,7 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
   return `${parts.join('\n\n')}\n`;
 }
 
-export interface VerifierPromptInput {
+interface VerifierPromptInput {
   readonly epic: string;
   readonly plan: Plan;
   readonly story: Story;

@@ -23,7 +23,7 @@ export const REUSED_VERDICT_NOTE = 'judge round 1: reused the verdict for an unc
 export const REUSED_VERIFIER_NOTE =
   'BLOCKED_ON verifier: reused the answer for an unchanged claim and branch';
 
-export interface HelperCallInput {
+interface HelperCallInput {
   readonly role: 'judge' | 'verifier';
   /** The prompt as first asked (a repair re-ask asks the same, quoting the problem). */
   readonly prompt: string;

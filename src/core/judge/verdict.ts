@@ -7,14 +7,13 @@
 import { z } from 'zod';
 
 /** The judge's rubric (docs/executors.md): each dimension scored 0–2. */
-export const JUDGE_DIMENSIONS = ['provides', 'scope', 'style', 'tests'] as const;
-export type JudgeDimension = (typeof JUDGE_DIMENSIONS)[number];
+const JUDGE_DIMENSIONS = ['provides', 'scope', 'style', 'tests'] as const;
 
 const score = z.number().int().min(0).max(2);
 
 /** How much a finding weighs: only a critical one blocks a story under `judge.deferNonBlocking`. */
-export const FINDING_SEVERITIES = ['critical', 'major', 'minor'] as const;
-export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+const FINDING_SEVERITIES = ['critical', 'major', 'minor'] as const;
+type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
 /**
  * One finding: a plain string (what every verdict was before severities, and what a judge
@@ -31,10 +30,8 @@ export const judgeVerdictSchema = z.object({
   findings: z.array(finding),
 });
 export type JudgeVerdict = z.infer<typeof judgeVerdictSchema>;
-export type JudgeFinding = JudgeVerdict['findings'][number];
 
 export const verifierAnswerSchema = z.object({ real: z.boolean(), reason: z.string() });
-export type VerifierAnswer = z.infer<typeof verifierAnswerSchema>;
 
 export type Extracted<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -104,13 +101,13 @@ export function verdictFindings(verdict: JudgeVerdict): string[] {
 }
 
 /** A finding with its weight (a plain string, or a finding epicflow made up, is critical). */
-export interface WeighedFinding {
+interface WeighedFinding {
   readonly severity: FindingSeverity;
   readonly text: string;
 }
 
 /** The findings with their severities, as `verdictFindings` picks them. */
-export function weighedFindings(verdict: JudgeVerdict): WeighedFinding[] {
+function weighedFindings(verdict: JudgeVerdict): WeighedFinding[] {
   const given = verdict.findings
     .map((f) =>
       typeof f === 'string'
@@ -127,7 +124,7 @@ export function weighedFindings(verdict: JudgeVerdict): WeighedFinding[] {
 }
 
 /** A finding as people and the coder read it: `minor: …` and `major: …`; a critical one as it is. */
-export function findingText(f: WeighedFinding): string {
+function findingText(f: WeighedFinding): string {
   return f.severity === 'critical' ? f.text : `${f.severity}: ${f.text}`;
 }
 

@@ -15,7 +15,7 @@ export const MAX_LAND_ROUNDS = 3;
 export const LAND_FILE = 'land.json';
 
 /** A story that keeps the epic from landing, and where it stands. */
-export interface StoryStanding {
+interface StoryStanding {
   readonly id: string;
   readonly status: StoryStatus;
 }
@@ -172,8 +172,9 @@ const LandLogSchema = z.object({
 });
 
 /** Compile-time check that what the schema accepts is a LandLog. */
-export type _LandLogMatches = z.output<typeof LandLogSchema> extends LandLog ? true : never;
-export const LAND_LOG_MATCHES: _LandLogMatches = true;
+type _LandLogMatches = z.output<typeof LandLogSchema> extends LandLog ? true : never;
+const LAND_LOG_MATCHES: _LandLogMatches = true;
+void LAND_LOG_MATCHES;
 
 /** The landings read back (`null`: none yet); a typed error naming `where` when unreadable. */
 export function readLandLog(json: unknown, where: string): LandLog {

@@ -32,7 +32,7 @@ export interface PerimeterResult {
   readonly forbidden: readonly { readonly path: string; readonly reason: ForbiddenReason }[];
 }
 
-export interface PerimeterInput {
+interface PerimeterInput {
   readonly changes: readonly PerimeterChange[];
   readonly owns: readonly string[];
   readonly reads: readonly string[];

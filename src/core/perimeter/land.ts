@@ -44,7 +44,7 @@ export function pathsNamedIn(
   return found;
 }
 
-export interface LandPerimeterInput {
+interface LandPerimeterInput {
   /** The paths the merge left in conflict. */
   readonly conflicts: readonly string[];
   /** Output of the gates that failed (new against the baseline). */

@@ -6,7 +6,7 @@ import type { z } from 'zod';
  */
 
 /** How a YAML value reads to its author: `a string`, `a list`, `null`. */
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
@@ -49,7 +49,7 @@ function fieldName(path: readonly PropertyKey[]): string {
   return `field ${JSON.stringify(String(field))}${items.join('')}`;
 }
 
-export interface IssueText {
+interface IssueText {
   /** The top-level field the issue is about (or an unknown field's name). */
   readonly field?: string;
   readonly text: string;
@@ -89,7 +89,7 @@ export function describeIssue(
 }
 
 /** ` (did you mean "dependsOn"?)` when an unknown field is a near miss of a known one. */
-export function suggestion(key: string, known: readonly string[]): string {
+function suggestion(key: string, known: readonly string[]): string {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {

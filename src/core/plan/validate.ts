@@ -19,7 +19,7 @@ import { computeWaves } from './waves.js';
 /** Finds the markdown line of story `index` (and one of its fields), when known. */
 export type Locate = (index: number, field?: string) => number | undefined;
 
-export interface ValidateOptions extends PlanOptions {
+interface ValidateOptions extends PlanOptions {
   readonly locate?: Locate;
 }
 
@@ -353,7 +353,7 @@ function checkDependencies(drafts: readonly Draft[], report: Report): void {
  * once and started at its member that comes first in the plan. Iterative, so a
  * long dependency chain cannot overflow the stack.
  */
-export function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const order = new Map([...graph.keys()].map((id, i) => [id, i]));
   const state = new Map<string, 'open' | 'done'>();
   const seen = new Set<string>();

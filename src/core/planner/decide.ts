@@ -11,7 +11,7 @@ export type RoundDecision =
   | { readonly kind: 'repair'; readonly nextRound: number }
   | { readonly kind: 'give-up' };
 
-export interface RoundFindings {
+interface RoundFindings {
   /** This round (1 first). */
   readonly round: number;
   /** `planner.repairRounds`. */

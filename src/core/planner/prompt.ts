@@ -23,12 +23,12 @@ import { planYaml } from './render.js';
 import { TREE_BUDGET_CHARS, trimTree } from './tree.js';
 
 /** The epic's text is capped so a huge issue cannot crowd out the rules. */
-export const EPIC_TEXT_MAX_BYTES = 32 * 1024;
+const EPIC_TEXT_MAX_BYTES = 32 * 1024;
 /** A writer's guidance (`/plan <guidance>`) is capped the same way, smaller. */
-export const GUIDANCE_MAX_BYTES = 8 * 1024;
+const GUIDANCE_MAX_BYTES = 8 * 1024;
 
 /** One rule per validator code, as the planner is told it. */
-export const PLAN_RULES: Readonly<Record<ViolationCode, string>> = {
+const PLAN_RULES: Readonly<Record<ViolationCode, string>> = {
   'no-plan-block': 'the answer ends with one ```epicflow block holding the whole plan',
   'multiple-plan-blocks':
     'the plan is one block (only the last ```epicflow block of your answer counts)',
@@ -51,7 +51,7 @@ export const PLAN_RULES: Readonly<Record<ViolationCode, string>> = {
 };
 
 /** One rule per quality code. */
-export const QUALITY_RULES: Readonly<Record<QualityCode, string>> = {
+const QUALITY_RULES: Readonly<Record<QualityCode, string>> = {
   'too-many-stories-for-config': 'no more stories than the configuration allows (below): required',
   'unknown-executor':
     '`executor`, when set, names a coder of the configuration (below): required; usually leave it out',
@@ -62,7 +62,7 @@ export const QUALITY_RULES: Readonly<Record<QualityCode, string>> = {
   'no-parallelism': `a plan of ${NO_PARALLELISM_MIN_STORIES} stories or more is not one chain: depend only on stories whose work is really needed first, so others run in parallel`,
 };
 
-export interface PlannerExecutorInfo {
+interface PlannerExecutorInfo {
   readonly id: string;
   readonly harness: string;
   readonly roles: readonly string[];

@@ -20,7 +20,7 @@ export const QUALITY_CODES = [
 export type QualityCode = (typeof QUALITY_CODES)[number];
 
 /** Codes that refuse a drafted plan: the configuration could not run it. */
-export const MUST_FIX_CODES: ReadonlySet<QualityCode> = new Set([
+const MUST_FIX_CODES: ReadonlySet<QualityCode> = new Set([
   'too-many-stories-for-config',
   'unknown-executor',
 ]);
@@ -39,11 +39,11 @@ export interface QualityWarning {
  */
 export const BROAD_OWNS_SHARE = 0.5;
 /** The share is only judged in repositories with at least this many files; `.` always is. */
-export const BROAD_OWNS_MIN_FILES = 20;
+const BROAD_OWNS_MIN_FILES = 20;
 /** A plan of at least this many stories that is one chain runs nothing in parallel. */
 export const NO_PARALLELISM_MIN_STORIES = 5;
 
-export interface QualityOptions {
+interface QualityOptions {
   /** Every file of the repository at the planned commit. */
   readonly files: readonly string[];
   /** `planner.maxStories` of the configuration. */

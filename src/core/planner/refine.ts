@@ -35,7 +35,7 @@ export function refineId(round: number, id: string): string {
   return `${prefix}${short}`;
 }
 
-export interface RefineAnswer extends PlannerAnswer {
+interface RefineAnswer extends PlannerAnswer {
   /** The ids the new stories got, in answer order (empty when the answer had none readable). */
   readonly added: readonly string[];
 }
@@ -84,7 +84,7 @@ export function readRefineAnswer(
 }
 
 /** The answer's entries with the round's ids and their dependencies among them renamed to match. */
-export function combineRefinement(
+function combineRefinement(
   entries: readonly Readonly<Record<string, unknown>>[],
   round: number,
 ): {

@@ -20,7 +20,7 @@ const TITLE_MAX = 80;
 /** Paths listed per cell; the rest are counted. */
 const PATHS_PER_CELL = 6;
 
-export interface PlanSectionInput {
+interface PlanSectionInput {
   readonly plan: Plan;
   /** Quality warnings of the plan (shown so the approver sees them). */
   readonly warnings?: readonly QualityWarning[];
@@ -116,7 +116,7 @@ export function renderPlanSection(input: PlanSectionInput): string {
   return compose(layouts[layouts.length - 1] ?? []);
 }
 
-export interface SplitSection {
+interface SplitSection {
   /** The text before the section (all of it when there is none). */
   readonly before: string;
   /** The section, markers included; undefined when there is none. */

@@ -8,7 +8,7 @@ import type { Plan, Story } from '../model.js';
 import { isWithin, normalisePath } from '../paths.js';
 import { relationOf } from './relations.js';
 
-export type ClaimOwner =
+type ClaimOwner =
   | { readonly kind: 'self'; readonly path: string }
   | {
       readonly kind: 'dependency' | 'dependent' | 'parallel';
@@ -17,7 +17,7 @@ export type ClaimOwner =
     }
   | { readonly kind: 'unowned'; readonly path: string };
 
-export interface BlockedAnswer {
+interface BlockedAnswer {
   /** Each path named in the claim and who owns it in the plan. */
   readonly owners: readonly ClaimOwner[];
   /** The pushback text for the coder. */

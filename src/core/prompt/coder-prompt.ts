@@ -12,7 +12,7 @@ import { startingCodeSection, type StartingCode } from './starting-code.js';
 /** House rules are capped so a long CONTRIBUTING.md cannot crowd out the task. */
 export const HOUSE_RULES_MAX_BYTES = 8 * 1024;
 /** Failing output quoted back to the coder is cut to its tail. */
-export const FEEDBACK_TAIL_CHARS = 4000;
+const FEEDBACK_TAIL_CHARS = 4000;
 
 export interface GateFailureFeedback {
   readonly command: string;
@@ -37,7 +37,7 @@ export interface PromptFeedback {
   readonly setup?: { readonly command: string; readonly output: string };
 }
 
-export interface CoderPromptInput {
+interface CoderPromptInput {
   readonly epic: string;
   readonly plan: Plan;
   readonly story: Story;

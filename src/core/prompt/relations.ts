@@ -1,7 +1,7 @@
 /** How another story of the plan relates to a given story. */
 import type { Plan, Story } from '../model.js';
 
-export type Relation = 'dependency' | 'dependent' | 'parallel';
+type Relation = 'dependency' | 'dependent' | 'parallel';
 
 /** Ids of every story `id` depends on, directly or not. */
 export function transitiveDependencies(stories: readonly Story[], id: string): Set<string> {

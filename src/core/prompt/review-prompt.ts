@@ -19,7 +19,7 @@ function where(c: Revision['comments'][number]): string {
 }
 
 /** Each comment under its own heading, fenced. */
-export function reviewCommentBlocks(review: Revision): string[] {
+function reviewCommentBlocks(review: Revision): string[] {
   return review.comments.flatMap((c, i) => {
     const who = c.author.replace(/[^A-Za-z0-9-]/g, '');
     return [`### Comment ${i + 1}, by ${who}, ${where(c)}`, fenceBlock(cleanText(c.body), 'text')];

@@ -22,10 +22,10 @@ import { bullets } from './clean.js';
 import { transitiveDependencies } from './relations.js';
 
 /** A blob larger than this is never read (generated data, a vendored bundle). */
-export const MAX_FILE_BYTES = 1024 * 1024;
+const MAX_FILE_BYTES = 1024 * 1024;
 
 /** At most this many paths are listed under "Not shown" and under "Skipped" each. */
-export const MAX_LISTED = 40;
+const MAX_LISTED = 40;
 
 /** One entry of a commit's tree, as `git ls-tree -r -l` lists it. */
 export interface TreeFile {
@@ -355,7 +355,7 @@ function fileHeading(path: string, cut: number, shown: number): string {
 }
 
 /** One file as the prompt shows it: a heading, then its text in a fence. */
-export function fileBlock(file: ShownFile): string {
+function fileBlock(file: ShownFile): string {
   const fence = fenceFor(file.text);
   const body = file.text.endsWith('\n') || file.text === '' ? file.text : `${file.text}\n`;
   return `${fileHeading(file.path, file.cut, file.text.length)}\n${fence}${language(file.path)}\n${body}${fence}`;

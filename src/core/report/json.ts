@@ -11,7 +11,7 @@ import type { ExecutorSummary, StatusCounts, UsageSummary } from './summary.js';
 import { allUsage, countStatuses, summarizeExecutors, summarizeUsage } from './summary.js';
 import type { ReportInput, ReportStory } from './types.js';
 
-export type ReportStoryStatus = 'done' | 'failed' | 'waiting';
+type ReportStoryStatus = 'done' | 'failed' | 'waiting';
 
 export interface ReportJsonUsage extends UsageSummary {
   readonly entries: readonly UsageEntry[];
@@ -75,8 +75,8 @@ export interface ReportJson {
 }
 
 /** Reasons for stories that had not finished when the report was written. */
-export const NOT_STARTED_REASON = 'not started';
-export const INTERRUPTED_REASON = 'interrupted';
+const NOT_STARTED_REASON = 'not started';
+const INTERRUPTED_REASON = 'interrupted';
 
 /** Builds the report.json document (plain data, ready for `JSON.stringify`). */
 export function buildReportJson(input: ReportInput): ReportJson {

@@ -11,9 +11,9 @@ import { statusOf } from './summary.js';
 import type { ReportStory } from './types.js';
 
 /** Mermaid's default `maxTextSize`: a longer graph is not rendered at all. */
-export const MERMAID_MAX_TEXT = 50_000;
+const MERMAID_MAX_TEXT = 50_000;
 /** Mermaid's default `maxEdges`. */
-export const MERMAID_MAX_EDGES = 500;
+const MERMAID_MAX_EDGES = 500;
 /** Characters of `id: title` kept in a node label. */
 export const MERMAID_LABEL_MAX = 60;
 

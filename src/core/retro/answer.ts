@@ -10,10 +10,6 @@ import { extractAnswer } from '../judge/verdict.js';
 import type { Plan, Story, StoryRecord } from '../model.js';
 import { bullets, capBytes, cleanText, oneLine, quote } from '../prompt/clean.js';
 
-/** What one fix does when a person approves it. */
-export const FIX_KINDS = ['plan-edit', 'acceptance', 'retry', 'nothing'] as const;
-export type FixKind = (typeof FIX_KINDS)[number];
-
 /** Long texts of an answer are refused rather than cut: a fix is a few lines. */
 const TEXT_MAX = 4000;
 const LIST_MAX = 50;
@@ -22,7 +18,7 @@ const text = z.string().trim().min(1).max(TEXT_MAX);
 const paths = z.array(z.string().trim().min(1).max(400)).max(LIST_MAX);
 
 /** The story fields a plan edit may set (each validated again with the whole plan). */
-export const planEditSchema = z
+const planEditSchema = z
   .strictObject({
     title: z.string().trim().min(1).max(200).optional(),
     description: text.optional(),
@@ -32,7 +28,6 @@ export const planEditSchema = z
     provides: z.array(text).max(LIST_MAX).optional(),
   })
   .refine((e) => Object.keys(e).length > 0, 'a plan edit changes at least one field');
-export type PlanEdit = z.infer<typeof planEditSchema>;
 
 const base = { story: z.string().trim().min(1).max(100), why: text };
 
@@ -48,7 +43,7 @@ export const retroFixSchema = z.discriminatedUnion('kind', [
 ]);
 export type RetroFix = z.infer<typeof retroFixSchema>;
 
-export const retroAnswerSchema = z.object({ fixes: z.array(retroFixSchema).max(200) });
+const retroAnswerSchema = z.object({ fixes: z.array(retroFixSchema).max(200) });
 
 /** One failed or held story, as the retro reads it. */
 export interface RetroSubject {
@@ -73,7 +68,7 @@ export function retroSubjects(
 }
 
 /** Evidence of one story in the prompt is capped so one long log cannot crowd out the rest. */
-export const EVIDENCE_MAX_BYTES = 12 * 1024;
+const EVIDENCE_MAX_BYTES = 12 * 1024;
 
 function evidenceOf(subject: RetroSubject): string[] {
   const { record } = subject;
@@ -101,7 +96,7 @@ function storyText(story: Story): string[] {
   return parts;
 }
 
-export interface RetroPromptInput {
+interface RetroPromptInput {
   readonly epic: string;
   readonly plan: Plan;
   readonly subjects: readonly RetroSubject[];
@@ -169,7 +164,7 @@ export function buildRetroPrompt(input: RetroPromptInput): string {
   return `${parts.join('\n\n')}\n`;
 }
 
-export type RetroAnswer =
+type RetroAnswer =
   | {
       readonly ok: true;
       /** The fixes kept: one per subject story at most, in the order of the answer. */

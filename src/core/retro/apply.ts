@@ -61,7 +61,7 @@ function editBlock(markdown: string, fix: RetroFix): Edited {
   return { ok: true, markdown: lines.join(eol) };
 }
 
-export interface PlanFixResult {
+interface PlanFixResult {
   /** The plan document after the applied edits (unchanged when none applied). */
   readonly markdown: string;
   /** The plan it parses to. */
@@ -123,7 +123,7 @@ export function applyPlanFixes(input: {
 }
 
 /** The note a retro adds to a story's notes when its retry is applied. */
-export const RETRO_RETRY_NOTE = 'retro: retried with a note for its coder';
+const RETRO_RETRY_NOTE = 'retro: retried with a note for its coder';
 
 /**
  * A story's record after its approved retry: the note kept for its next coder prompts,

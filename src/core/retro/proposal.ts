@@ -107,7 +107,7 @@ const KIND_TEXT: Readonly<Record<RetroFix['kind'], string>> = {
 };
 
 /** Text a model wrote, as a fenced block under a list item: nothing in it is markdown. */
-export function fencedText(text: string, info = 'text'): string[] {
+function fencedText(text: string, info = 'text'): string[] {
   const clean = sanitizeIssueText(text).replace(/\s+$/, '');
   const longest = Math.max(0, ...[...clean.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(Math.max(3, longest + 1));
@@ -133,7 +133,7 @@ function outcomeText(outcome: FixOutcome | undefined): string {
   return ` · **not applied**: ${inlineText(outcome.reason)}`;
 }
 
-export interface RenderRetroOptions {
+interface RenderRetroOptions {
   /** Story ids whose box is ticked (as read from the document people edit). */
   readonly ticked: ReadonlySet<string>;
   /** How approved fixes get applied here, e.g. "the next `epicflow run`". */

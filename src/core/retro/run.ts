@@ -6,7 +6,6 @@
  * The next `/resume` applies the ticked fixes and marks them in the comment.
  */
 import { z } from 'zod';
-import { parseJobTitle } from '../epic/job-ref.js';
 import { retroProposalSchema, type RetroProposal } from './proposal.js';
 
 /** The story id a retro job is dispatched with (story ids cannot start with `_`). */
@@ -16,7 +15,7 @@ export { RETRO_RUN_STORY } from '../epic/job-ref.js';
 export const RETRO_DOC = 'retro';
 
 /** An active attempt older than this is taken for dead: `/retro` starts another. */
-export const RETRO_RUN_STALE_MS = 60 * 60 * 1000;
+const RETRO_RUN_STALE_MS = 60 * 60 * 1000;
 
 /** How the retro comment says its fixes get applied. */
 export const RETRO_APPLY_WITH_RESUME = 'the next `/resume` on this issue';
@@ -47,12 +46,6 @@ export function retroRunning(doc: RetroDoc | undefined, now: string): boolean {
   return (
     doc?.status === 'active' && Date.parse(now) - Date.parse(doc.requestedAt) < RETRO_RUN_STALE_MS
   );
-}
-
-/** `epicflow epic <n> story _retro attempt <a>`: a retro run's title (read as every job's). */
-export function retroRunOf(title: string): { epic: number; attempt: number } | null {
-  const ref = parseJobTitle(title);
-  return ref?.kind === 'retro' ? { epic: ref.epic, attempt: ref.attempt } : null;
 }
 
 export const RETRO_TEXTS = {

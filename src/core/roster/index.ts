@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { ExecutorConfig } from '../config/types.js';
 import type { OutcomeClass } from '../executor.js';
 
-export type SignalKind = Exclude<OutcomeClass, 'ok' | 'failed'>;
+type SignalKind = Exclude<OutcomeClass, 'ok' | 'failed'>;
 
 /**
  * Why an executor is out: an infrastructure signal, its CLI not being installed
@@ -18,7 +18,7 @@ export type SignalKind = Exclude<OutcomeClass, 'ok' | 'failed'>;
 export type ExclusionKind = SignalKind | 'missing-binary' | 'paused';
 
 /** The reason of a manual exclusion, as `epicflow roster` shows it. */
-export const PAUSED_REASON = 'paused by user';
+const PAUSED_REASON = 'paused by user';
 
 export interface Exclusion {
   readonly kind: ExclusionKind;
@@ -39,11 +39,11 @@ export interface RosterState {
   readonly leases: Readonly<Record<string, string>>;
 }
 
-export const USAGE_LIMIT_DEFAULT_MS = 30 * 60_000;
-export const RATE_LIMIT_WINDOW_MS = 10 * 60_000;
-export const RATE_LIMIT_THRESHOLD = 3;
-export const RATE_LIMIT_EXCLUSION_MS = 10 * 60_000;
-export const OUTAGE_EXCLUSION_MS = 5 * 60_000;
+const USAGE_LIMIT_DEFAULT_MS = 30 * 60_000;
+const RATE_LIMIT_WINDOW_MS = 10 * 60_000;
+const RATE_LIMIT_THRESHOLD = 3;
+const RATE_LIMIT_EXCLUSION_MS = 10 * 60_000;
+const OUTAGE_EXCLUSION_MS = 5 * 60_000;
 
 export function emptyRosterState(): RosterState {
   return { version: 1, exclusions: {}, rateLimits: {}, lastUsed: {}, leases: {} };
@@ -154,7 +154,7 @@ function take(state: RosterState, story: string, id: string, now: Date): RosterS
   };
 }
 
-export interface LeaseResult {
+interface LeaseResult {
   readonly state: RosterState;
   /** Null when no coder has a free slot now. */
   readonly executor: ExecutorConfig | null;

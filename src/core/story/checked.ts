@@ -184,7 +184,7 @@ function afterRecheck(state: StoryRounds, facts: CheckFacts): Decision {
 }
 
 /** The merged epic head failed its gates with the story's checked commit; the merge was undone. */
-export interface RedMergeFacts {
+interface RedMergeFacts {
   /** The gates' new failures on the merged tree. */
   readonly failures: PromptFeedback['gateFailures'] & object;
   /** The story's failure when no revision is left (`epic gates failed after merging; …`). */

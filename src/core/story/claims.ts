@@ -8,9 +8,9 @@
  */
 
 /** Notes of this kind are evidence the judge reads first. */
-export const EVIDENCE_PREFIXES = ['fabricated status:', 'not checked:', 'confidence: low'] as const;
+const EVIDENCE_PREFIXES = ['fabricated status:', 'not checked:', 'confidence: low'] as const;
 
-export interface Claims {
+interface Claims {
   /** The commands the reply says it ran, as written (trimmed, inner spaces collapsed). */
   readonly verified: readonly string[];
   readonly lowConfidence: boolean;

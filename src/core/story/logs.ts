@@ -8,7 +8,7 @@
 import { cutNotice } from '../cut-notice.js';
 
 /** The most one log keeps: its last 5 MiB. */
-export const LOG_MAX_BYTES = 5 * 1024 * 1024;
+const LOG_MAX_BYTES = 5 * 1024 * 1024;
 
 /** What a log holds: setup, one check's gates, an agent turn, or the merge's setup and gates. */
 export type LogKind = 'setup' | 'gates' | 'coder' | 'judge' | 'verifier' | 'merge';
@@ -17,7 +17,7 @@ export type LogKind = 'setup' | 'gates' | 'coder' | 'judge' | 'verifier' | 'merg
 const MIN_SECRET_LENGTH = 4;
 
 /** What replaces a secret in a log. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** The folder of a story's logs, relative to the epic's state folder. */
 export function storyLogsDir(story: string): string {

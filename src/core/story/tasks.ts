@@ -23,13 +23,13 @@ import { bullets, oneLine, quote } from '../prompt/clean.js';
 import type { ResumePoint } from './resume.js';
 
 /** At most this much of a task's "Findings" is carried into the next task's prompt. */
-export const FINDINGS_MAX_CHARS = 2000;
+const FINDINGS_MAX_CHARS = 2000;
 
 /** At most this many tasks in a plan: each is a turn of its own. */
 export const MAX_TASKS = 20;
 
 /** The task list a coder answers (one JSON object). */
-export const taskListSchema = z.object({
+const taskListSchema = z.object({
   tasks: z
     .array(
       z.object({
@@ -42,7 +42,7 @@ export const taskListSchema = z.object({
     .min(1)
     .max(MAX_TASKS),
 });
-export type TaskList = z.infer<typeof taskListSchema>;
+type TaskList = z.infer<typeof taskListSchema>;
 
 /** Whether a story runs as a task plan: its own `tasks`, else the config's. */
 export function tasksEnabled(story: Story, config: { readonly tasks?: boolean }): boolean {
@@ -50,7 +50,7 @@ export function tasksEnabled(story: Story, config: { readonly tasks?: boolean })
 }
 
 /** What a task list says against the story's perimeter and acceptance lines. */
-export interface TaskListCheck {
+interface TaskListCheck {
   /** The tasks that stay, in order. */
   readonly kept: readonly StoryTask[];
   /** One note per task dropped for naming another story's paths. */
@@ -60,7 +60,7 @@ export interface TaskListCheck {
 }
 
 /** Checks a task list: other stories' paths drop a task, the rest must fit and cover. */
-export function checkTaskList(
+function checkTaskList(
   list: TaskList,
   story: Story,
   plan: Plan,
@@ -143,7 +143,7 @@ export interface TaskRequest {
   readonly replan?: readonly string[];
 }
 
-export type PlanningDecision =
+type PlanningDecision =
   | { readonly next: 'ask'; readonly state: TaskPlanning; readonly request: TaskRequest }
   | {
       readonly next: 'run';

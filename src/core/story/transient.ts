@@ -24,9 +24,9 @@ export interface TurnEnd {
   readonly stalled?: Stall | undefined;
 }
 
-export type TransientKind = 'outage' | 'network-timeout' | 'crash';
+type TransientKind = 'outage' | 'network-timeout' | 'crash';
 
-export interface TransientFault {
+interface TransientFault {
   readonly kind: TransientKind;
   /** For people: `outage (HTTP 503)`, `network timeout`, `crash (exit code 1)`. */
   readonly label: string;
@@ -60,7 +60,7 @@ export interface RetryRules {
 }
 
 /** No wait before a retry is longer than this (unless the configured first one is). */
-export const MAX_BACKOFF_MS = 2 * 60_000;
+const MAX_BACKOFF_MS = 2 * 60_000;
 
 /** The wait before retry `n` (1 first): the backoff, doubled for each retry before it. */
 export function backoffMs(rules: RetryRules, n: number): number {
@@ -77,7 +77,7 @@ export function formatWait(ms: number): string {
   return rest === 0 ? `${s / 60} min` : `${Math.floor(s / 60)} min ${rest} s`;
 }
 
-export interface TransientRetry {
+interface TransientRetry {
   /** Retries of the story so far, this one included. */
   readonly used: number;
   readonly waitMs: number;

@@ -67,7 +67,7 @@ export async function holdAt(
 }
 
 /** The checks of one commit: the story is merged as this commit or not at all. */
-export interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
+interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
   readonly oracle: string[];
   readonly perimeter: PerimeterResult;

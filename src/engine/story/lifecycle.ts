@@ -2,16 +2,15 @@
  * The story lifecycle: branch, catch up, setup, then the rounds (coder turns,
  * gates against the baseline with the oracle guard, perimeter, judge) decided by
  * the core/story reducer and performed here, then integrate into the epic branch,
- * recording the outcome after every step. Nothing here throws for a story's own
- * failure: the outcome is a record.
+ * recording the outcome after every step (the merge or the in-place end in finish.ts).
+ * Nothing here throws for a story's own failure: the outcome is a record.
  */
 import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import type { GateRun } from '../../core/gates/index.js';
-import { followUpInPlace } from '../../core/epic/deferred.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
-import { formatChain, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
+import { storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
   decideAfterCatchUp,
   decideAfterCheck,
@@ -34,13 +33,13 @@ import {
   type StoryRounds,
 } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
-import { integrate } from '../integrate.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { NO_TRACE, type TraceSpan } from '../trace.js';
 import { checkStory, guardGitConfig, restoreStrays } from './checks.js';
 import { performEffects, Recorder } from './recorder.js';
 import { runWithTasks, type TaskRounds } from './tasks.js';
+import { finishInPlace, mergeStory } from './finish.js';
 import { judgeStory, verifyClaim } from './helper-calls.js';
 import {
   coderTurn,
@@ -227,7 +226,7 @@ async function runRounds(
         };
       case 'integrate':
         try {
-          return await merge(ctx, run, next.commit, state.chain);
+          return await mergeStory(ctx, run, next.commit, state.chain);
         } catch (e) {
           if (!(e instanceof StoryStop) || e.redMerge === undefined) throw e;
           const decided = decideAfterRedMerge(state, { failures: e.redMerge, reason: e.reason });
@@ -265,77 +264,7 @@ async function catchUpBeforeJudge(ctx: EpicContext, run: StoryRun): Promise<bool
   return true;
 }
 
-/** Done without a merge: the judge found the work already in place. */
-async function finishInPlace(
-  ctx: EpicContext,
-  run: StoryRun,
-  chain: readonly string[],
-): Promise<StoryRecord> {
-  const { story, rec } = run;
-  await rec.save(
-    {
-      status: 'done',
-      executors: [...chain],
-      notes: [...rec.record.notes, 'already in place'],
-      finishedAt: ctx.ports.clock.now().toISOString(),
-      // A follow-up round that changed nothing leaves the story's earlier merge standing.
-      ...followUpInPlace(rec.record),
-    },
-    ['reason', 'progress', 'tasks'],
-  );
-  ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
-  return rec.record;
-}
-
-/** Integrates the checked commit into the epic branch. */
-async function merge(
-  ctx: EpicContext,
-  run: StoryRun,
-  commit: string,
-  chain: readonly string[],
-): Promise<StoryRecord> {
-  const { story, rec, branch } = run;
-  await rec.save({ executors: [...chain] });
-  // Merged where other jobs merge too (a story job: on GitHub's epic head), so a clash with
-  // what they merged meanwhile is a merge revision here, not a failed push later.
-  await ctx.followUpstream();
-  const mergeNotes: string[] = [];
-  // The epic's gates run the merged code; the epic tree shares the repository's configuration.
-  const merged = await rec.time(
-    'integrate',
-    () =>
-      guardGitConfig(
-        ctx,
-        story,
-        ctx.epicTree,
-        rec,
-        `the merge into ${ctx.settings.epicBranch}`,
-        () =>
-          rec.logs.capture('merge', (log) =>
-            integrate(ctx, { story, branch, commit, chain, log, notes: mergeNotes }),
-          ),
-      ),
-    { 'epicflow.commit': commit },
-    (sha) => ({ 'epicflow.merge_commit': sha }),
-  );
-  await rec.save(
-    {
-      status: 'done',
-      ...(mergeNotes.length === 0 ? {} : { notes: [...rec.record.notes, ...mergeNotes] }),
-      mergeCommit: merged,
-      storyCommit: commit,
-      finishedAt: ctx.ports.clock.now().toISOString(),
-    },
-    ['reason', 'progress', 'tasks'],
-  );
-  ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
-    status: 'done',
-    mergeCommit: merged,
-  });
-  return rec.record;
-}
-
-export interface StoryRunInput {
+interface StoryRunInput {
   readonly story: Story;
   readonly executor: ExecutorConfig;
   readonly prior: StoryRecord | null;

@@ -41,7 +41,7 @@ export interface TaskRounds {
 }
 
 /** Runs a story's rounds (`lifecycle.ts`): to the story's end, or a task's. */
-export type RoundsRunner = (
+type RoundsRunner = (
   run: StoryRun,
   task?: TaskTurn & { readonly last: boolean },
 ) => Promise<StoryRecord | TaskRounds>;

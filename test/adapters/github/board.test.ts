@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ProjectBoard, parseProjectUrl } from '../../../src/adapters/github/board.js';
+import { ProjectBoard } from '../../../src/adapters/github/board.js';
+import { parseProjectUrl } from '../../../src/adapters/github/board-read.js';
 import { describeError } from '../../../src/core/errors.js';
 import { OWNER, REPO, startWorld, type World } from './setup.js';
 

@@ -44,7 +44,7 @@ function summary(i: RawIssue): IssueSummary {
 }
 
 /** An issue or pull request with its labels, as a webhook payload carries one. */
-export interface LabelledIssue {
+interface LabelledIssue {
   readonly number: number;
   readonly title: string;
   readonly body: string;

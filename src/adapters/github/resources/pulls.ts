@@ -2,7 +2,7 @@
 import { attempt, githubError, statusOf } from '../errors.js';
 import { Resource, type EnsureAction } from './resource.js';
 
-export type EnsurePrResult =
+type EnsurePrResult =
   | {
       readonly action: EnsureAction;
       readonly number: number;

@@ -3,7 +3,7 @@ import { EpicflowError } from '../../../core/errors.js';
 import { attempt } from '../errors.js';
 import { Resource } from './resource.js';
 
-export interface DispatchResult {
+interface DispatchResult {
   /** null on GitHub versions that do not return run details (older GHES). */
   readonly runId: number | null;
   /** The run's page, for people. */
@@ -57,7 +57,7 @@ function runSummary(r: RawRun): WorkflowRunSummary {
 }
 
 /** Dispatch inputs are ids only: issue text never reaches a workflow (docs/security.md). */
-export const DISPATCH_INPUT = /^[A-Za-z0-9._-]{1,100}$/;
+const DISPATCH_INPUT = /^[A-Za-z0-9._-]{1,100}$/;
 const WORKFLOW_FILE = /^[A-Za-z0-9._-]+\.ya?ml$/;
 
 export class Workflows extends Resource {

@@ -1,0 +1,97 @@
+/**
+ * The configuration's checks that span fields (the schema in schema.ts checks each
+ * field alone): unique executor ids, a coder among the executors, a judge that names an
+ * executor with role judge, a `command` only with harness command, and the variables
+ * an executor's env may not set.
+ */
+import type { z } from 'zod';
+import { envValueProblem, isGithubTokenName } from './env.js';
+import { HARNESSES } from './types.js';
+
+type Ctx = z.core.$RefinementCtx;
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks that span fields. They run even when fields are invalid, so that all
+ * problems are reported at once; hence they read the value defensively.
+ */
+export function crossCheck(config: unknown, ctx: Ctx): void {
+  if (!isRecord(config)) return;
+  const executors = Array.isArray(config.executors) ? config.executors : [];
+  const seen = new Map<string, number>();
+  executors.forEach((executor: unknown, index) => {
+    if (!isRecord(executor)) return;
+    checkExecutor(executor, ['executors', index], ctx);
+    if (typeof executor.id !== 'string') return;
+    const first = seen.get(executor.id);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['executors', index, 'id'],
+        message: `expected a unique id, got "${executor.id}" again (also executors[${first}])`,
+      });
+    } else seen.set(executor.id, index);
+  });
+  const rolesOf = (executor: Record<string, unknown>): unknown[] =>
+    Array.isArray(executor.roles) ? executor.roles : ['coder'];
+  const valid = executors.filter(isRecord);
+  if (valid.length > 0 && !valid.some((e) => rolesOf(e).includes('coder'))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['executors'],
+      message: 'expected at least one executor with role coder, got none',
+    });
+  }
+  if (isRecord(config.judge) && typeof config.judge.executor === 'string') {
+    const id = config.judge.executor;
+    const judge = valid.find((e) => e.id === id);
+    const why =
+      judge === undefined
+        ? 'no executor has this id'
+        : rolesOf(judge).includes('judge')
+          ? undefined
+          : `its roles are ${rolesOf(judge).map(String).join(', ')}`;
+    if (why !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['judge', 'executor'],
+        message: `expected the id of an executor with role judge, got "${id}" (${why})`,
+      });
+    }
+  }
+}
+
+function checkExecutor(executor: Record<string, unknown>, at: (string | number)[], ctx: Ctx): void {
+  const harness = executor.harness;
+  if (harness === 'command' && executor.command === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'command'],
+      message: 'expected an argv list like ["my-agent", "--flag"] for harness command, got nothing',
+    });
+  }
+  const known = (HARNESSES as readonly unknown[]).includes(harness);
+  if (known && harness !== 'command' && executor.command !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'command'],
+      message: `not allowed with harness ${String(harness)} (only with harness command)`,
+    });
+  }
+  if (!isRecord(executor.env)) return;
+  for (const [name, value] of Object.entries(executor.env)) {
+    const problem = isGithubTokenName(name)
+      ? 'not allowed: executors never see a GitHub token'
+      : /^EPICFLOW_/i.test(name)
+        ? 'not allowed: epicflow sets EPICFLOW_* variables itself'
+        : typeof value === 'string'
+          ? envValueProblem(name, value)
+          : undefined;
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [...at, 'env', name], message: problem });
+    }
+  }
+}

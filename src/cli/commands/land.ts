@@ -13,6 +13,7 @@ import { openRepo } from '../../composition/local-config.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';
+import { onInterrupt } from '../interrupt.js';
 
 export interface LandCommandOptions {
   readonly epic?: string;
@@ -42,13 +43,10 @@ export async function landCommand(
   io: LandCommandIo,
   hooks: LandCommandHooks = {},
 ): Promise<number> {
-  const interrupt = new AbortController();
-  const onSignal = (name: NodeJS.Signals): void => {
-    io.stderr(`epicflow: ${name}: stopping the landing; nothing moves\n`);
-    interrupt.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = onInterrupt({
+    say: (name) => io.stderr(`epicflow: ${name}: stopping the landing; nothing moves\n`),
+    secondQuits: false,
+  });
   try {
     const result = await landLocalEpic(opts, {
       cwd: io.cwd,
@@ -105,8 +103,7 @@ export async function landCommand(
     io.stderr(`error: ${describeError(e)}\n`);
     return exitCodeFor(e);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
   }
 }
 

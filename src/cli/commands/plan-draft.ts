@@ -13,6 +13,7 @@ import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index
 import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan-local.js';
 import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
 import { planCheckText } from './plan-text.js';
+import { onInterrupt } from '../interrupt.js';
 
 interface PlanDraftIo {
   stdout(s: string): void;
@@ -77,10 +78,7 @@ export async function planDraftCommand(
   io: PlanDraftIo,
   hooks: PlanDraftHooks = {},
 ): Promise<number> {
-  const interrupt = new AbortController();
-  const onSignal = (): void => interrupt.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const interrupt = onInterrupt({ secondQuits: true });
   try {
     const result = await draftPlanLocally(options, {
       cwd: io.cwd,
@@ -117,7 +115,6 @@ export async function planDraftCommand(
     io.stderr(`error: ${describeError(e)}\n`);
     return exitCodeFor(e);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
   }
 }

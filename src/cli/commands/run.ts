@@ -13,6 +13,7 @@ import type { CrashPoint, RunClock } from '../../engine/ports.js';
 import { runLocalEpic } from '../../composition/local.js';
 import { defaultOutFile } from '../../composition/plan-local.js';
 import { formatEvent, LiveBoard } from './live.js';
+import { onInterrupt } from '../interrupt.js';
 
 export { formatEvent, LiveBoard, renderLiveLine } from './live.js';
 
@@ -78,21 +79,13 @@ export async function runCommand(
     return exitCodeFor(prose);
   }
   const live = io.isTTY ? new LiveBoard((t) => io.stdout(t)) : undefined;
-  const interrupt = new AbortController();
-  let signals = 0;
-  const onSignal = (name: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals === 1) {
+  const interrupt = onInterrupt({
+    say: (name) =>
       io.stderr(
         `epicflow: ${name}: stopping running stories and writing the report (again to quit at once)\n`,
-      );
-      interrupt.abort();
-    } else {
-      process.exit(130);
-    }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+      ),
+    secondQuits: true,
+  });
   // The live line moves on during long agent turns too.
   const ticking = live === undefined ? undefined : setInterval(() => live.tick(), 1000);
   ticking?.unref();
@@ -136,7 +129,6 @@ export async function runCommand(
     return exitCodeFor(e);
   } finally {
     if (ticking !== undefined) clearInterval(ticking);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
   }
 }

@@ -366,10 +366,16 @@ export class EpicContext {
     return runs;
   }
 
+  /** The `setup` command, or null when there is none (absent or blank). */
+  get setupCommand(): string | null {
+    const setup = this.config.setup;
+    return setup === undefined || setup.trim() === '' ? null : setup;
+  }
+
   /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
   async runSetup(cwd: string, log?: OutputLog, story?: string): Promise<{ output: string } | null> {
-    const setup = this.config.setup;
-    if (setup === undefined || setup.trim() === '') return null;
+    const setup = this.setupCommand;
+    if (setup === null) return null;
     log?.line(`$ ${setup}`);
     const r = await this.ports.gates.run(setup, {
       cwd,

@@ -359,8 +359,8 @@ async function runStoryOnce(
         ),
       );
       // What setup wrote (a lockfile of `npm install`), passing or not, is neither the
-      // coder's work nor a stray.
-      const setAside = await tree.setAsideChanges();
+      // coder's work nor a stray. Without setup the tree is the commit epicflow checked out.
+      const setAside = ctx.setupCommand === null ? [] : await tree.setAsideChanges();
       if (setAside.length > 0) {
         ctx.emit(
           'story',

@@ -12,7 +12,7 @@ import type { ExecutorDeps } from '../adapters/executors/index.js';
 import { requirePlanner } from '../core/config/coders.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, samePlanEntries } from '../core/plan/index.js';
+import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../core/plan/index.js';
 import {
   proseOf,
   renderPlanSection,
@@ -144,13 +144,7 @@ export function draftPlanLocally(
       note: `Drafted by epicflow's planner from the text above: check it, edit it if needed, then run it with \`epicflow run ${basename(shownOut)}\`.`,
     });
     const document = withPlanSection(markdown, section);
-    // Never write a plan that does not read back as the one validated.
-    const check = parsePlan(document, planOptions);
-    if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
-      throw new EpicflowError('internal', `the drafted plan does not read back as validated`, {
-        details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
-      });
-    }
+    readBackAsWritten(parsePlan(document, planOptions), outcome.plan, 'the drafted plan');
     await mkdir(dirname(out), { recursive: true });
     await writeWhole(out, document);
     return { outcome, out, shownOut, written: true };

@@ -38,7 +38,7 @@ import {
   extractPlanBlocks,
   parsePlan,
   planOptionsFor,
-  samePlanEntries,
+  readBackAsWritten,
 } from '../core/plan/index.js';
 import {
   proseOf,
@@ -249,14 +249,12 @@ export async function runPlanJob(
       ended = { ...doc, ...costs, status: 'proposed', planDigest: digest };
       bodyWritten = true;
     } else {
-      // Never write a plan that does not read back as the one validated.
-      const check = parsePlan(withPlanSection(issue.body, section), options);
-      if (!check.ok || !samePlanEntries(check.plan, outcome.plan)) {
-        throw new EpicflowError('internal', 'the drafted plan does not read back as validated', {
-          details: check.ok ? [] : check.violations.map((v) => `${v.code}: ${v.message}`),
-        });
-      }
-      ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(check.plan) };
+      const back = readBackAsWritten(
+        parsePlan(withPlanSection(issue.body, section), options),
+        outcome.plan,
+        'the drafted plan',
+      );
+      ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(back) };
     }
   } else if (outcome.kind === 'invalid') {
     const problems = [...outcome.violations, ...outcome.mustFix].map(
@@ -379,10 +377,5 @@ async function writeSubIssuePlan(
     prepared.config,
     { configFile: input.configPath },
   );
-  if (!back.ok || !samePlanEntries(back.plan, plan)) {
-    throw new EpicflowError('internal', 'the sub-issue plan does not read back as validated', {
-      details: back.ok ? [] : back.violations.map((v) => `${v.code}: ${v.message}`),
-    });
-  }
-  return planDigest(back.plan);
+  return planDigest(readBackAsWritten(back, plan, 'the sub-issue plan'));
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { EpicflowError } from '../errors.js';
 import type { Plan, Story } from '../model.js';
+import type { Violation } from './types.js';
 
 /**
  * Stable hash of a story's normalised entry (docs/plan-format.md: a changed entry restarts
@@ -31,6 +33,24 @@ export function samePlanEntries(a: Plan, b: Plan): boolean {
   const sorted = (p: Plan): string =>
     JSON.stringify(Object.entries(p.hashes).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
   return sorted(a) === sorted(b);
+}
+
+/**
+ * A plan is never written unless it reads back as the one validated: `back` is what
+ * reading the written text gives. Returns the plan read back; throws `internal`, naming
+ * `what` and the violations, otherwise.
+ */
+export function readBackAsWritten(
+  back:
+    | { readonly ok: true; readonly plan: Plan }
+    | { readonly ok: false; readonly violations: readonly Violation[] },
+  written: Plan,
+  what: string,
+): Plan {
+  if (back.ok && samePlanEntries(back.plan, written)) return back.plan;
+  throw new EpicflowError('internal', `${what} does not read back as validated`, {
+    details: back.ok ? [] : back.violations.map((v) => `${v.code}: ${v.message}`),
+  });
 }
 
 function sortedSet(values: readonly string[]): string[] {

@@ -1,5 +1,5 @@
 export { extractPlanBlocks } from './extract.js';
-export { canonicalJson, samePlanEntries, storyHash } from './hash.js';
+export { canonicalJson, readBackAsWritten, samePlanEntries, storyHash } from './hash.js';
 export { planOptionsFor } from './options.js';
 export { assemblePlan, parsePlan, parseStoryBlock } from './parse.js';
 export {

@@ -2,9 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import {
   computeWaves,
   parsePlan,
+  readBackAsWritten,
   samePlanEntries,
   storyHash,
 } from '../../../src/core/plan/index.js';
+import { EpicflowError } from '../../../src/core/errors.js';
 import type { Plan, Story } from '../../../src/core/model.js';
 
 const deps = (id: string, ...dependsOn: string[]) => ({ id, dependsOn });
@@ -113,5 +115,43 @@ describe('samePlanEntries', () => {
   it('is false when an entry changed, or a story came or went', () => {
     expect(samePlanEntries(plan({ a: '1', b: '2' }), plan({ a: '1', b: '3' }))).toBe(false);
     expect(samePlanEntries(plan({ a: '1' }), plan({ a: '1', b: '2' }))).toBe(false);
+  });
+});
+
+describe('readBackAsWritten', () => {
+  const text = (title: string) =>
+    [
+      '```epicflow',
+      'stories:',
+      '  - id: a',
+      `    title: ${title}`,
+      '    description: Do a.',
+      '    owns: [src/a]',
+      '    acceptance: [a works]',
+      '```',
+      '',
+    ].join('\n');
+  const written = parsePlan(text('A'));
+  if (!written.ok) throw new Error('the fixture plan is invalid');
+
+  it('returns the plan read back when its entries are the ones written', () => {
+    expect(
+      readBackAsWritten(parsePlan(text('A')), written.plan, 'the drafted plan').hashes,
+    ).toEqual(written.plan.hashes);
+  });
+
+  it('refuses a text that reads back as another plan, or as no plan, naming what and why', () => {
+    expect(() => readBackAsWritten(parsePlan(text('B')), written.plan, 'the drafted plan')).toThrow(
+      'the drafted plan does not read back as validated',
+    );
+    let caught: unknown;
+    try {
+      readBackAsWritten(parsePlan('no block here'), written.plan, 'the sub-issue plan');
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(EpicflowError);
+    expect((caught as EpicflowError).tag).toBe('internal');
+    expect((caught as EpicflowError).details.join('\n')).toMatch(/^[a-z-]+: /);
   });
 });

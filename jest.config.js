@@ -62,6 +62,8 @@ export default {
       globalTeardown: '<rootDir>/test/action/support/global-teardown.ts',
     }),
   ],
+  // Longest files first, by times kept across clones (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   maxWorkers: Number(process.env['EPICFLOW_TEST_WORKERS'] ?? 3),
   testTimeout: 60000,
   reporters: ['default', ['<rootDir>/test/support/slowest-files.js', { count: 15 }]],

@@ -1,0 +1,67 @@
+/**
+ * The order test files start in: longest first, so that no long file starts last and
+ * runs alone while the other workers have nothing left (a fresh clone's run has no
+ * timings of its own, and jest then orders by file size, which puts short files with
+ * long end-to-end runs, such as the crash and epic end-to-end tests, at the end).
+ *
+ * jest's own sequencer keeps each file's last time by its absolute path, in a cache
+ * folder named after the configuration, so every new clone starts without them. This
+ * one also keeps them by path within the project, in the tests' cache folder
+ * (`test-times.json`, see test/support/cache-dir.ts), and uses them where jest has none.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import jestSequencer from '@jest/test-sequencer';
+
+const Sequencer = jestSequencer.default ?? jestSequencer;
+
+/** The same folder as test/support/cache-dir.ts `testCacheDir('test-times')`. */
+function timesFile() {
+  const root =
+    process.env['EPICFLOW_TEST_CACHE'] ??
+    join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'epicflow');
+  return join(root, 'test-times', 'test-times.json');
+}
+
+function readTimes() {
+  try {
+    const parsed = JSON.parse(readFileSync(timesFile(), 'utf8'));
+    return parsed !== null && typeof parsed === 'object' ? parsed : {};
+  } catch {
+    return {}; // none yet, or unreadable: jest's own order
+  }
+}
+
+export default class LongestFirst extends Sequencer {
+  known = readTimes();
+
+  time(test) {
+    const own = super.time(test);
+    if (own !== undefined && own !== null) return own;
+    const kept = this.known[relative(test.context.config.rootDir, test.path)];
+    return typeof kept === 'number' ? kept : undefined;
+  }
+
+  cacheResults(tests, results) {
+    super.cacheResults(tests, results);
+    const byPath = new Map(tests.map((t) => [t.path, t]));
+    const times = { ...readTimes() };
+    for (const r of results.testResults) {
+      const test = byPath.get(r.testFilePath);
+      if (test === undefined || r.skipped) continue;
+      const ms = r.perfStats.runtime ?? r.perfStats.end - r.perfStats.start;
+      if (ms > 0) times[relative(test.context.config.rootDir, r.testFilePath)] = ms;
+    }
+    const file = timesFile();
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      // Parallel runs may write at once: each writes its own file, then renames.
+      const tmp = `${file}.${process.pid}`;
+      writeFileSync(tmp, JSON.stringify(times));
+      renameSync(tmp, file);
+    } catch {
+      // A cache that cannot be written only costs the order of the next fresh clone.
+    }
+  }
+}

@@ -83,18 +83,22 @@ describe('auto clock', () => {
   });
 
   it('does not jump while a request is being answered', async () => {
-    gh = await startGitHubDouble({ clock: 'auto' });
+    // The answer takes longer than the clock's quiet time, so a clock that ignored the
+    // request in flight would jump before it; the quiet time after the answer leaves the
+    // client time to read it on a loaded machine.
+    gh = await startGitHubDouble({ clock: { mode: 'auto', quietMs: 400 } });
     const alice = gh.seed.user({ login: 'alice' });
     await gh.seed.repo({ owner, name: repo });
-    gh.faults.add({ route: 'GET /repos/{owner}/{repo}', latencyMs: 300 });
+    gh.faults.add({ route: 'GET /repos/{owner}/{repo}', latencyMs: 1_200 });
     const order: string[] = [];
+    const before = gh.stats.requests;
     const request = fetch(`${gh.url}/repos/${owner}/${repo}`, {
       headers: { authorization: `token ${alice.token}` },
     }).then(async (r) => {
       await r.arrayBuffer();
       order.push('answer');
     });
-    await realWait(50);
+    while (gh.stats.requests === before) await realWait(5);
     const sleep = gh.clock.sleep(HOUR).then(() => order.push('an hour later'));
     await Promise.all([request, sleep]);
     expect(order).toEqual(['answer', 'an hour later']);

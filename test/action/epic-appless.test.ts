@@ -80,5 +80,5 @@ describe('a six-story epic, app-less, from label to a ready pull request', () =>
     ]);
 
     await expectSixDelivered(w, epic);
-  }, 240_000);
+  }, 720_000);
 });

@@ -58,5 +58,5 @@ describe('a six-story epic with the App, from label to a ready pull request', ()
       'retry#2',
       'stray#1',
     ]);
-  }, 240_000);
+  }, 720_000);
 });

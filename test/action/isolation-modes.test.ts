@@ -139,21 +139,21 @@ describe('a story job, in each of the three ways a runner runs it', () => {
     await expectRepelled(a);
     for (const user of a.agents) expect(user).toMatch(/^epicflow-agent(-\d+)?$/);
     await expectNothingScheduled(a.agents);
-  }, 180_000);
+  }, 540_000);
 
   it('as an unprivileged runner with passwordless sudo (GitHub-hosted): the same', async () => {
     const a = await attack('sudo');
     await expectRepelled(a);
     for (const user of a.agents) expect(user).toMatch(/^epicflow-agent(-\d+)?$/);
     await expectNothingScheduled(a.agents);
-  }, 180_000);
+  }, 540_000);
 
   it('as a runner with neither, opted in to an unisolated agent: its git and files hold still', async () => {
     const a = await attack('unisolated');
     await expectRepelled(a);
     expect(a.agents).toEqual(['epicflow-test-runner']);
     expect(a.job.summary).toContain('not isolated');
-  }, 180_000);
+  }, 540_000);
 
   it('in sudo mode, refuses an agent user that may use sudo itself, before the agent runs', async () => {
     const agent = await sudoer('epicflow-sudo-agent');
@@ -165,5 +165,5 @@ describe('a story job, in each of the three ways a runner runs it', () => {
     );
     expect(a.log).toBe('');
     expect(await w.gh.state.ref(OWNER, REPO, 'story/1/cart')).toBeUndefined();
-  }, 180_000);
+  }, 540_000);
 });

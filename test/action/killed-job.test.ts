@@ -135,7 +135,7 @@ describe('a story job killed during the coder turn', () => {
       attempt: 2,
       mergeCommit: head,
     });
-  }, 120_000);
+  }, 360_000);
 
   it('killed during its gates, the committed work is on GitHub, and the next attempt checks it instead of paying for the turn again', async () => {
     const epic = await startEpic(w, planBody([{ id: 'late' }]));
@@ -191,7 +191,7 @@ describe('a story job killed during the coder turn', () => {
       attempt: 2,
       mergeCommit: head,
     });
-  }, 120_000);
+  }, 360_000);
 
   it('a coder that crashed is run again after the backoff, without a person, and the story merges', async () => {
     const epic = await startEpic(w, planBody([{ id: 'retry' }]));
@@ -213,7 +213,7 @@ describe('a story job killed during the coder turn', () => {
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/retry/index.js')).toBe(
       'export const story = "retry";\n',
     );
-  }, 120_000);
+  }, 360_000);
 
   it("a coder's claims are checked where its output allows, and the story says when they cannot be", async () => {
     const epic = await startEpic(w, planBody([{ id: 'claims' }]));
@@ -230,7 +230,7 @@ describe('a story job killed during the coder turn', () => {
     expect(job.stdout).toContain(`claims: warning: ${note}`);
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('claims'))?.record.notes).toContain(note);
-  }, 120_000);
+  }, 360_000);
 
   it('a coder that goes silent is stopped after timeouts.silence, and the next round delivers', async () => {
     const epic = await startEpic(w, planBody([{ id: 'silent' }]));
@@ -265,5 +265,5 @@ describe('a story job killed during the coder turn', () => {
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/silent/index.js')).toBe(
       'export const story = "silent";\n',
     );
-  }, 120_000);
+  }, 360_000);
 });

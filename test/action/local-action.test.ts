@@ -116,7 +116,7 @@ beforeAll(async () => {
   );
   await buildBundle(join(actionDir, 'dist'), 'module');
   w = await startWorld();
-}, 120_000);
+}, 360_000);
 afterAll(async () => {
   await w.close();
   await rm(scratch, { recursive: true, force: true });
@@ -140,7 +140,7 @@ describe('the bundled action run by @github/local-action', () => {
     expect(actionLog(job.stdout)).not.toMatch(/\n\s+at .+:\d+:\d+/);
     // The token is masked before anything else is printed.
     expect(job.stdout).toContain(`::add-mask::${w.bot.token}`);
-  }, 120_000);
+  }, 360_000);
 
   it('runs one story job: merged on the epic branch over HTTP git, recorded, outputs and summary written', async () => {
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
@@ -163,7 +163,7 @@ describe('the bundled action run by @github/local-action', () => {
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
     expect(job.summary).toContain('epicflow: story `cart` of epic #');
     expect(job.summary).toContain('| status | done |');
-  }, 180_000);
+  }, 540_000);
 });
 
 describe('the source run by @github/local-action (the debugging loop)', () => {
@@ -180,5 +180,5 @@ describe('the source run by @github/local-action (the debugging loop)', () => {
     const text = await readFile(summary, 'utf8');
     expect(text).toContain('epicflow: the action could not run');
     expect(text).toContain('input "epic" is required in story mode');
-  }, 120_000);
+  }, 360_000);
 });

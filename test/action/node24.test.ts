@@ -47,7 +47,7 @@ beforeAll(async () => {
     mkdtemp(join(tmpdir(), 'epicflow-bundle-')),
   ]);
   bundle = await buildBundle(bundleDir);
-}, 300_000);
+}, 900_000);
 afterAll(async () => {
   await rm(bundleDir, { recursive: true, force: true });
 });
@@ -109,7 +109,7 @@ describe('the bundle on Node 24', () => {
     expect(job.summary).toContain('| status | done |');
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
-  }, 120_000);
+  }, 360_000);
 
   it('orchestrate mode: an `epic` label dispatches the first story', async () => {
     const body = planBody([{ id: 'search' }, { id: 'filters', dependsOn: ['search'] }]);

@@ -53,5 +53,5 @@ describe('planning app-less, from prose to merged stories', () => {
     ]);
     const merged = await w.repo.mergedStories(`epic/${epic}`);
     expect([...merged.keys()].sort()).toEqual(['cart', 'pay']);
-  }, 240_000);
+  }, 720_000);
 });

@@ -204,7 +204,7 @@ describe('a started story whose plan entry changed, in the Action', () => {
       `api: plan entry changed since story/${epic}/api was created: starting over from the epic head`,
     );
     await expectNewWorkMerged(epic, 2, oldHash, oldHead);
-  }, 240_000);
+  }, 720_000);
 
   it('still restarts from the epic head after the restarting job was killed', async () => {
     const epic = await startEpic(w, planBody([{ id: 'api' }]));
@@ -245,5 +245,5 @@ describe('a started story whose plan entry changed, in the Action', () => {
     expect(job.code).toBe(0);
     expect(job.outputs['status']).toBe('done');
     await expectNewWorkMerged(epic, 3, oldHash, oldHead);
-  }, 300_000);
+  }, 900_000);
 });

@@ -107,7 +107,7 @@ describe('/refine on GitHub: a delivered epic gets more stories, approved like a
     expect([...mergedBefore.keys()].sort()).toEqual(['cart', 'pay']);
     expect((await w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
     delivered = await planOf(epic);
-  }, 240_000);
+  }, 720_000);
 
   it('/refine add a receipt: r1-receipt after pay is proposed; /approve runs only it', async () => {
     await say(app, epic, '/refine add a receipt');
@@ -161,7 +161,7 @@ describe('/refine on GitHub: a delivered epic gets more stories, approved like a
       .find((b) => b.includes('| Planning |'));
     expect(report).toMatch(/`r1-receipt`[^\n]*\| done \|/);
     expect(report).toMatch(/\| Planning \| done \|.*\| 2 rounds \|/);
-  }, 240_000);
+  }, 720_000);
 
   it('feedback telling the planner to own the workflows, a planner that obeys: refused every round, the plan intact', async () => {
     const before = (await w.repo.getIssue(epic)).body;
@@ -192,5 +192,5 @@ describe('/refine on GitHub: a delivered epic gets more stories, approved like a
     expect((await planOf(epic)).stories.map((s) => s.id)).toEqual(['cart', 'pay', 'r1-receipt']);
     expect(dispatched(w, epic).at(-1)).toBe('_plan#3');
     expect(await w.repo.readFile('main', '.github/workflows/deploy.yml')).toBeNull();
-  }, 240_000);
+  }, 720_000);
 });

@@ -119,5 +119,5 @@ describe('/retro with the Action', () => {
     };
     expect(seen.prompt).toContain('## A note for this attempt');
     expect(seen.prompt).toContain('> Export `story` from src/broken-api/index.js.');
-  }, 180_000);
+  }, 540_000);
 });

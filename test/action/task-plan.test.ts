@@ -126,5 +126,5 @@ describe('a story job run as a task plan', () => {
       );
     }
     expect((await store.read('tasked'))?.record).toMatchObject({ status: 'done', attempt: 2 });
-  }, 180_000);
+  }, 540_000);
 });

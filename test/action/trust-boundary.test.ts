@@ -191,7 +191,7 @@ describe('a prompt-injected agent in a story job', () => {
     for (const s of secrets())
       expect({ secret: s, leaked: everything.includes(s) }).toEqual({ secret: s, leaked: false });
     await expectLeftoverEnded();
-  }, 120_000);
+  }, 360_000);
 
   it("with the App's private key: finds neither the key nor a minted token", async () => {
     const key = rsaKey();
@@ -207,7 +207,7 @@ describe('a prompt-injected agent in a story job', () => {
     for (const s of secrets(pem))
       expect({ secret: s, leaked: everything.includes(s) }).toEqual({ secret: s, leaked: false });
     await expectLeftoverEnded();
-  }, 120_000);
+  }, 360_000);
 });
 
 describe('a runner where no separate user can be had (no root, no passwordless sudo)', () => {
@@ -254,7 +254,7 @@ describe('a runner where no separate user can be had (no root, no passwordless s
     );
     expect(await w.gh.state.ref(OWNER, REPO, 'story/1/cart')).toBeUndefined();
     expect(existsSync(join(w.dumps, 'cart.json'))).toBe(false);
-  }, 120_000);
+  }, 360_000);
 
   it('runs it only when the workflow opts in, and the summary says the agent was not isolated', async () => {
     const job = await jobAsRunner({ 'allow-unisolated-agent': 'true' });
@@ -265,5 +265,5 @@ describe('a runner where no separate user can be had (no root, no passwordless s
     expect(job.stdout).toContain(
       '::warning title=epicflow%3A agent not isolated::the agent runs as the runner',
     );
-  }, 120_000);
+  }, 360_000);
 });

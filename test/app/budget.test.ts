@@ -89,7 +89,7 @@ describe('requests per story', () => {
     expect(gh.stats.rest['issues/list-comments'] ?? 0).toBeLessThanOrEqual(2);
     // No run index on the state branch: the runs' titles named their stories.
     expect(await gh.state.file(OWNER, REPO, STATE_BRANCH, 'epics/runs/index.json')).toBeUndefined();
-  }, 180_000);
+  }, 540_000);
 
   it('with a board and each story job deciding after its story, the App decides each run with one read and the epic costs at most 20 requests a story', async () => {
     const { gh } = w;
@@ -146,5 +146,5 @@ describe('requests per story', () => {
     // The board is read by the label's decision only (opened, then again once its fields
     // are set up): every later view reads it along.
     expect(gh.stats.graphql['EpicflowBoard'] ?? 0).toBe(2);
-  }, 180_000);
+  }, 540_000);
 });

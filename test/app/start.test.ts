@@ -372,7 +372,7 @@ beforeAll(async () => {
   probot = await startProbot(port);
   gh.setWebhookTarget({ url: webhookUrl(), secret: SECRET });
   issue = gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Flaky login', author: 'alice' }).number;
-}, 120_000);
+}, 360_000);
 
 afterEach(() => {
   gh.faults.clear();

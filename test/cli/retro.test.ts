@@ -259,5 +259,5 @@ describe('epicflow retro --agent-user', () => {
     );
     expect(repo.read('README.md')).toBe('x\n');
     expect(git(repo.dir, 'rev-parse', 'epic/epic')).toBe(git(repo.dir, 'rev-parse', 'main'));
-  }, 60_000);
+  }, 180_000);
 });

@@ -145,7 +145,7 @@ beforeAll(async () => {
   git('config', 'user.email', 'dev@example.com');
   git('add', '-A');
   git('commit', '-q', '-m', 'start');
-}, 120_000);
+}, 360_000);
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -163,7 +163,7 @@ describe('as an unprivileged user with passwordless sudo', () => {
     }
     // The merges are epicflow's, made as the sudoer.
     expect(git('log', '-1', '--format=%an', 'epic/plan')).toBe('Dev');
-  }, 120_000);
+  }, 360_000);
 
   it('lands after a landing killed while its gates ran in a tree the agent user held', async () => {
     git('checkout', '-q', 'main');
@@ -191,5 +191,5 @@ describe('as an unprivileged user with passwordless sudo', () => {
     expect(git('show', 'main:README.md')).toBe('readme, moved on');
     expect(git('show', 'main:src/a.txt')).toMatch(/^epicflow-agent(-\d+)?$/);
     expect(existsSync(landTree)).toBe(false);
-  }, 180_000);
+  }, 540_000);
 });

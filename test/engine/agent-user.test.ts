@@ -64,7 +64,7 @@ describe('a local run with --agent-user', () => {
     await delay(2500);
     expect(existsSync(later)).toBe(false);
     expect(existsSync(pid)).toBe(false);
-  }, 60_000);
+  }, 180_000);
 
   it('gives stories that run side by side users of their own: one cannot write into the other', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -114,7 +114,7 @@ describe('a local run with --agent-user', () => {
     expect(record(repo, 'b')).toMatchObject({ story: 'b', status: 'done' });
     // … because they ran as two users.
     expect(a.at(-1)).not.toBe(b);
-  }, 90_000);
+  }, 270_000);
 
   it('runs the judge as a user and with a home of its own: what the coder planted never runs in it', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -166,7 +166,7 @@ describe('a local run with --agent-user', () => {
     expect(judge).not.toBe(coder);
     expect(readFileSync(join(meet, 'judge-home.txt'), 'utf8')).not.toContain('settings.json');
     expect(readFileSync(join(meet, 'judge-tmp.txt'), 'utf8')).not.toContain('coder-was-here');
-  }, 60_000);
+  }, 180_000);
 
   it('as root, runs the agent as an unprivileged user by default and says so; --no-agent-user says it runs as root', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -197,7 +197,7 @@ describe('a local run with --agent-user', () => {
     });
     expect(named.code).toBe(0);
     expect(named.stdout).not.toContain('note:');
-  }, 60_000);
+  }, 180_000);
 
   it('keeps a secret of the shell that started the run from the agent and the epic branch', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -248,7 +248,7 @@ describe('a local run with --agent-user', () => {
       .join('\n');
     expect(gates).toContain('LOGNAME=epicflow-agent');
     expect(gates).not.toContain(secret);
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a user that is root, before anything is created', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });

@@ -87,5 +87,5 @@ describe('catching up before the judge', () => {
     // One judge call for two, on a tree that holds what one merged.
     expect(prompts(repo, 'reviewer').filter((p) => p.story === 'two')).toHaveLength(1);
     expect(readFileSync(saw, 'utf8')).toContain('two saw one');
-  }, 120_000);
+  }, 360_000);
 });

@@ -181,5 +181,5 @@ describe('the commit that was checked is the commit that is merged', () => {
     expect(reportJson(repo).stories[0]?.notes).toContain(
       'restored outside its perimeter: README.md',
     );
-  }, 120_000);
+  }, 360_000);
 });

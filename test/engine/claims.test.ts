@@ -98,7 +98,7 @@ describe("the coder's claims", () => {
     expect(text).toContain(`## Evidence notes (checked by epicflow, not written by the coder)`);
     expect(text).toContain(`- ${fabricated}`);
     expect(text.indexOf('## Evidence notes')).toBeLessThan(text.indexOf('## The change'));
-  }, 120_000);
+  }, 360_000);
 
   it('a command agent cannot show what it ran: its claims are "not checked", never verified', async () => {
     const r = (repo = makeRepo({ 'README.md': 'x\n' }));

@@ -78,7 +78,7 @@ describe('parallel stories', () => {
     expect(git(join(repo.tmp, 'trees', 'left'), 'branch', '--show-current')).toBe(
       'story/epic/left',
     );
-  }, 120_000);
+  }, 360_000);
 
   it('undoes a merge whose epic gates newly fail, though each story was green alone (no merge revision)', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -119,7 +119,7 @@ describe('parallel stories', () => {
     expect(String(record(repo, loser).reason)).toContain('one and two clash');
     // The epic branch holds exactly the one good merge on top of the start.
     expect(git(repo.dir, 'rev-parse', 'epic/epic^1')).toBe(before);
-  }, 120_000);
+  }, 360_000);
 
   it('gives a story whose merge turned the epic head red one revision on the epic head, and it merges', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -165,5 +165,5 @@ describe('parallel stories', () => {
     const turns = prompts(repo, 'coder').filter((p) => p.story === 'two');
     expect(turns).toHaveLength(2);
     expect(turns[1]?.prompt).toContain('two clashes with one');
-  }, 120_000);
+  }, 360_000);
 });

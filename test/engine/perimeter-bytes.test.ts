@@ -61,5 +61,5 @@ describe('paths that are not UTF-8', () => {
     );
     // The second turn was told which paths and why.
     expect(prompts(repo, 'coder')[1]?.prompt).toContain('never merged (path that is not UTF-8)');
-  }, 60_000);
+  }, 180_000);
 });

@@ -94,7 +94,7 @@ describe('the perimeter', () => {
     for (const p of lookalikes)
       expect({ p, merged: files.includes(p) }).toEqual({ p, merged: false });
     expect(String(record(repo, 'cart').notes)).toContain('restored outside its perimeter');
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a symlink leaving the repository and a workflow edit, merging neither', async () => {
     repo = makeRepo({ '.github/workflows/ci.yml': 'on: push\n', 'README.md': 'x\n' });

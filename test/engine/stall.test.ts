@@ -60,7 +60,7 @@ describe('a stalled coder turn', () => {
     expect(git(repo.dir, 'show', 'epic/epic:src/a.txt')).toBe('a');
     await new Promise((r) => setTimeout(r, 4000));
     expect(existsSync(marker)).toBe(false);
-  }, 60_000);
+  }, 180_000);
 
   it('a fix round that changes nothing: not checked again, and the story fails as stalled', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });

@@ -66,7 +66,7 @@ describe('knip (lint:knip)', () => {
     expect(output).toMatch(/Unused exported types[\s\S]*Unused\s+interface\s+src\/core\/parts\.ts/);
     expect(output).not.toContain('forTests');
     expect(output).not.toMatch(/^used\b/m);
-  }, 30_000);
+  }, 90_000);
 
   it('passes once only what is imported is exported', async () => {
     const cwd = await probe({
@@ -82,5 +82,5 @@ describe('knip (lint:knip)', () => {
     const { code, output } = await knip(cwd);
     expect(output).not.toMatch(/Unused/);
     expect(code).toBe(0);
-  }, 30_000);
+  }, 90_000);
 });

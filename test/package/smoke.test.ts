@@ -98,7 +98,7 @@ beforeAll(async () => {
       maxBuffer: 16 * 1024 * 1024,
     },
   );
-}, 300_000);
+}, 900_000);
 
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });

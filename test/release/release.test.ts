@@ -69,7 +69,7 @@ beforeAll(async () => {
   git(checkout, 'tag', major);
   git(checkout, 'push', '--quiet', 'origin', major);
   git(checkout, 'tag', '-d', major);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });
@@ -104,7 +104,7 @@ describe('npm run release', () => {
     expect(git(origin, 'ls-tree', '-r', '--name-only', 'main')).not.toContain('dist/index.js');
     expect(git(checkout, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
     expect(existsSync(join(checkout, `epicflow-${version}.tgz`))).toBe(true);
-  }, 120_000);
+  }, 360_000);
 
   it('does nothing once the version is released (every push to main runs it)', async () => {
     const r = await release();

@@ -78,7 +78,7 @@ describe('gemini contract (real binary)', () => {
       const env = readFileSync(join(sandbox.worktree, 'env.txt'), 'utf8');
       expect(env).not.toMatch(/GITHUB_TOKEN|must_not_leak/);
     });
-  }, 90_000);
+  }, 270_000);
 
   it.each([
     ['401', { kind: 'auth' }, 'auth', /API key not valid/],

@@ -82,14 +82,14 @@ describe('opencode contract (real binary)', () => {
       const env = readFileSync(join(sandbox.worktree, 'env.txt'), 'utf8');
       expect(env).not.toMatch(/GITHUB_TOKEN|must_not_leak/);
     });
-  }, 90_000);
+  }, 270_000);
 
   it('classifies a 401 answer as auth', async () => {
     const { record, server } = await run([{ kind: 'auth' }]);
     expect(record.outcome).toBe('auth');
     expect(record.detail).toMatch(/Incorrect API key/);
     expect(server.strayRequests()).toEqual([]);
-  }, 90_000);
+  }, 270_000);
 
   it.each([
     ['a 429 quota', { kind: 'usage-limit', resetsAt: new Date() }, 'usage-limit', /quota/],

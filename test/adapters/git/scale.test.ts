@@ -54,7 +54,7 @@ beforeAll(async () => {
   const path = join(dirname(f.dir), 'wt', 's');
   await git.addWorktree(path, 'story/1/s');
   story = git.worktree(path);
-}, 180_000);
+}, 540_000);
 afterAll(() => f.cleanup());
 
 describe('a story of 12,000 changed files in a repository of 20,000', () => {

@@ -76,5 +76,5 @@ describe('a tree taken back from the agent user', () => {
     expect(commit).not.toBeNull();
     expect(git(main, 'show', `${commit ?? ''}:a.txt`)).toBe('bbbb');
     expect(readFileSync(join(tree, 'a.txt'), 'utf8')).toBe('bbbb\n');
-  }, 60_000);
+  }, 180_000);
 });

@@ -9,12 +9,12 @@
  * are `composeEpic`'s (`epic.ts`).
  */
 import { randomUUID } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { landGitPort } from '../adapters/git/port.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
+import { FileStateStore, writeFileAtomic } from '../adapters/state/file-store.js';
 import type { AgentUserFlag } from '../core/agent-user.js';
 import { EpicflowError } from '../core/errors.js';
 import type { EngineEvent, LandGitPort } from '../engine/ports.js';
@@ -176,12 +176,9 @@ export function headingOf(markdown: string): string | undefined {
 
 /** Writes through a temporary file and a rename: the file is whole or untouched. */
 export async function writeWhole(path: string, text: string): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomUUID().slice(0, 8)}.tmp`);
   try {
-    await writeFile(tmp, text, 'utf8');
-    await rename(tmp, path);
+    await writeFileAtomic(path, text);
   } catch (e) {
-    await rm(tmp, { force: true });
     throw new EpicflowError('usage', `cannot write ${path}: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -30,8 +30,8 @@ function errnoCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Writes a file atomically: temp file beside it, fsync, rename over. */
-async function writeFileAtomic(path: string, data: string): Promise<void> {
+/** Writes a file atomically: temp file beside it, fsync, rename over (whole or untouched). */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'wx', 0o644);
   try {

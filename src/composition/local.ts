@@ -149,17 +149,7 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
   if ((await repo.revParse(epicRef)) === null) {
     await repo.defaultBase(); // no commits yet → a clear error
     // Untracked files (the plan file itself, often) are not part of HEAD either way.
-    const dirty = (
-      await repo.read(`cannot read the status of ${repo.root}`, [
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--untracked-files=no',
-      ])
-    )
-      .split('\0')
-      .filter((f) => f.length > 3)
-      .map((f) => f.slice(3));
+    const dirty = await repo.dirtyPaths(undefined, { untracked: false });
     if (dirty.length > 0) {
       throw new EpicflowError('usage', `the checkout in ${repo.root} has uncommitted changes`, {
         details: [
@@ -209,7 +199,7 @@ export function runLocalEpic(
     // Events are appended in order, without holding up the run.
     const onEvent = job.eventLog(store, hooks.onEvent);
     // One trace per run, when an OpenTelemetry exporter endpoint is configured.
-    const tracing = otelTracing(hooks.env ?? process.env);
+    const tracing = otelTracing(hooks.env);
     // Spans not sent yet go at the close; an unreachable collector costs the export's timeout, not the run.
     if (tracing !== undefined) job.onClose(() => tracing.shutdown().catch(() => undefined));
     const trace = tracing?.root(`epic ${epic}`, {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the isolation tests use besides Node and git, when missing: sudo, cron
-# (crontab) and at. The tests make users, so they run as root; as root this script
+# (crontab), at and bubblewrap (the kernel sandbox). The tests make users, so they run as root; as root this script
 # installs with apt-get (Debian and Ubuntu). Anywhere else it only says what is missing.
 set -euo pipefail
 missing=()
-for tool in sudo:sudo crontab:cron at:at flock:util-linux; do
+for tool in sudo:sudo crontab:cron at:at flock:util-linux bwrap:bubblewrap; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

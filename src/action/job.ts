@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GitHubRepo } from '../adapters/github/index.js';
+import { sandbox, SandboxUnavailable, type Sandbox } from '../adapters/process/sandbox.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { resolveEnv } from '../core/config/schema.js';
 import type { ExecutorConfig } from '../core/config/types.js';
@@ -70,12 +71,23 @@ export async function isolateUntrusted(
 ): Promise<Untrusted> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
+  let walls: Sandbox | undefined;
+  try {
+    walls = await sandbox(base, join(work, 'sandbox'));
+  } catch (e) {
+    if (!(e instanceof SandboxUnavailable)) throw e;
+    core.warning(
+      `${describeError(e)} — the agent, setup and gates run as the agent user without the kernel's walls (their own processes, files and namespaces)`,
+      { title: 'epicflow: no kernel sandbox' },
+    );
+  }
   try {
     const untrusted = await agentUser({
       user: inputs.agentUser,
       roots: [work],
       home: join(work, 'agent-homes'),
       env: base,
+      ...(walls === undefined ? {} : { sandbox: walls }),
     });
     core.info(`epicflow: untrusted code runs ${untrusted.description}`);
     return untrusted;
@@ -85,7 +97,7 @@ export async function isolateUntrusted(
       `the agent runs as the runner's own user and can read this job's credentials: ${describeError(e)} (allow-unisolated-agent: true)`,
       { title: 'epicflow: agent not isolated' },
     );
-    return sameUser();
+    return sameUser(walls);
   }
 }
 

@@ -146,7 +146,8 @@ export async function composeEpic(
     homesDir: wiring.folders.homes,
     executorEnv: wiring.executorEnv,
     houseRules: await houseRules(repo.root),
-    stateGuarded: untrusted?.isolated === true,
+    // The agent cannot write the state: it runs as another user, or in the sandbox that hides it.
+    stateGuarded: untrusted?.isolated === true || untrusted?.walled === true,
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
   };
   return { ports, settings };

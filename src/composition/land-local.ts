@@ -67,7 +67,7 @@ async function land(
 ): Promise<LocalLandResult> {
   const p = await prepareLanding(shell, options);
   const { repo, epicBranch, into, folders } = p;
-  const untrusted = await shell.untrusted(options.agentUser, folders);
+  const untrusted = await shell.untrusted(options, folders);
   const store = await shell.lock(folders);
   const { ports, settings } = await composeEpic({
     repo,

@@ -45,6 +45,8 @@ export interface LocalJobOptions {
   readonly epic?: string | undefined;
   /** `--agent-user`: who untrusted code runs as (see core/agent-user.ts). */
   readonly agentUser?: AgentUserFlag;
+  /** `--no-sandbox` (false): untrusted code runs without the kernel sandbox. Default: with it. */
+  readonly sandbox?: boolean | undefined;
 }
 
 /** One local command while it runs; closed by `localJob` only. */
@@ -93,9 +95,12 @@ export class LocalJob {
   }
 
   /** Who untrusted code runs as (`--agent-user`), chosen and said once, before anything is created. */
-  async untrusted(flag: AgentUserFlag, folders: EpicFolders): Promise<Untrusted> {
+  async untrusted(
+    flags: Pick<LocalJobOptions, 'agentUser' | 'sandbox'>,
+    folders: EpicFolders,
+  ): Promise<Untrusted> {
     this.runAs = await localUntrusted(
-      flag,
+      flags,
       // epicflow's own folders: the state (homes among it) and the worktrees.
       { roots: [epicsRoot(this.repo), folders.worktrees], home: folders.agentHome },
       this.hooks,

@@ -1,25 +1,46 @@
 /**
- * The `Untrusted` port of a local command (`epicflow run`, `epicflow land`): chosen once
- * (see core/agent-user.ts) and said once.
+ * The `Untrusted` port of a local command (`epicflow run`, `epicflow land`, `epicflow
+ * retro`): who untrusted code runs as (see core/agent-user.ts) and whether it runs in the
+ * kernel sandbox (on unless `--no-sandbox`; where the machine cannot run it, said once
+ * with what to do), chosen once and said once.
  */
 import { chooseAgentUser, type AgentUserFlag } from '../core/agent-user.js';
+import { describeError } from '../core/errors.js';
 import { baseEnv } from '../adapters/process/run-process.js';
+import { sandbox, SandboxUnavailable, type Sandbox } from '../adapters/process/sandbox.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 
 export async function localUntrusted(
-  flag: AgentUserFlag,
+  flags: { readonly agentUser?: AgentUserFlag; readonly sandbox?: boolean | undefined },
   folders: { readonly roots: readonly string[]; readonly home: string },
   hooks: {
     readonly env: NodeJS.ProcessEnv;
     readonly onWarning?: ((line: string) => void) | undefined;
   },
 ): Promise<Untrusted> {
-  const choice = chooseAgentUser(flag, process.getuid?.() === 0);
+  const env = baseEnv(hooks.env);
+  let walls: Sandbox | undefined;
+  if (flags.sandbox !== false) {
+    try {
+      walls = await sandbox(env);
+    } catch (e) {
+      if (!(e instanceof SandboxUnavailable)) throw e;
+      hooks.onWarning?.(
+        `warning: ${describeError(e).replace(/\n\s*/g, '; ')} — the agent, setup and gates run without it (--no-sandbox silences this)`,
+      );
+    }
+  }
+  const choice = chooseAgentUser(flags.agentUser, process.getuid?.() === 0, walls !== undefined);
   // Checked before anything is created: a user that cannot be had is a usage problem (exit 2).
   const untrusted =
     choice.user === undefined
-      ? sameUser()
-      : await agentUser({ user: choice.user, ...folders, env: baseEnv(hooks.env) });
+      ? sameUser(walls)
+      : await agentUser({
+          user: choice.user,
+          ...folders,
+          env,
+          ...(walls === undefined ? {} : { sandbox: walls }),
+        });
   if (choice.note !== undefined) hooks.onWarning?.(choice.note);
   return untrusted;
 }

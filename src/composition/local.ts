@@ -180,7 +180,7 @@ export function runLocalEpic(
   return localJob(hooks, options.repo, async (job) => {
     let local = await prepareLocalEpic(job, options);
     for (const line of local.warnings) hooks.onWarning?.(line);
-    const untrusted = await job.untrusted(options.agentUser, local.folders);
+    const untrusted = await job.untrusted(options, local.folders);
     const store = await job.lock(local.folders);
     // The fixes people approved in the epic's retro.md come first; an edited plan is read again.
     const retro = await applyApprovedRetro({

@@ -159,7 +159,7 @@ export function retroLocally(
       throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
     }
     // The executor runs as the judge of a run does: as the agent user when there is one.
-    const untrusted = await job.untrusted(options.agentUser, folders);
+    const untrusted = await job.untrusted(options, folders);
     const work = job.scratch(join(stateDir, 'retro'));
     const outcome = await proposeRetro(
       {

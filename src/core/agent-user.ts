@@ -1,7 +1,9 @@
 /**
  * Who the agent, setup and gates run as in a local run: the user `--agent-user` names;
  * else, when epicflow runs as root, an unprivileged user of its own (root would hand the
- * agent the whole machine); else epicflow's own user. What is not isolated is said once.
+ * agent the whole machine); else epicflow's own user. What is not isolated is said once;
+ * inside the kernel sandbox, epicflow's own user sees only its tree and the system folders,
+ * so nothing needs saying unless that user is root.
  */
 
 /** The pool a run as root takes its agent users from when none is named. */
@@ -17,12 +19,25 @@ interface AgentUserChoice {
   readonly note: string | undefined;
 }
 
-export function chooseAgentUser(flag: AgentUserFlag, asRoot: boolean): AgentUserChoice {
+export function chooseAgentUser(
+  flag: AgentUserFlag,
+  asRoot: boolean,
+  /** Whether untrusted code runs inside the kernel sandbox. */
+  walled = false,
+): AgentUserChoice {
   if (typeof flag === 'string') return { user: flag, note: undefined };
   if (flag === undefined && asRoot) {
     return {
       user: DEFAULT_AGENT_USER,
       note: `note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user ${DEFAULT_AGENT_USER} (made when missing); --agent-user USER picks another, --no-agent-user runs them as root`,
+    };
+  }
+  if (walled) {
+    return {
+      user: undefined,
+      note: asRoot
+        ? 'note: the agent, setup and gates run as root without capabilities inside the kernel sandbox (--no-agent-user): they see their own tree and the system folders, read-only, as root reads them'
+        : undefined,
     };
   }
   return {

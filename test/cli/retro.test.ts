@@ -98,7 +98,7 @@ describe('epicflow retro', () => {
     expect(record(repo, 'ui')).toMatchObject({ status: 'waiting', reason: 'waiting for api' });
 
     const retro = await epicflow(
-      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      ['retro', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
       repo.tmp,
       process.env,
     );
@@ -140,7 +140,7 @@ describe('epicflow retro', () => {
     writeFileSync(file, tick(tick(proposal, 'api'), 'db'));
     // A new retro would lose the approvals: refused until the run applied them.
     const again = await epicflow(
-      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      ['retro', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
       repo.tmp,
       process.env,
     );
@@ -193,7 +193,7 @@ describe('epicflow retro', () => {
     setUp('I think you should just try again.\n');
     await run(repo, PLAN);
     const retro = await epicflow(
-      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      ['retro', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
       repo.tmp,
       process.env,
     );
@@ -210,7 +210,7 @@ describe('epicflow retro', () => {
     setUp(ANSWER);
     await run(repo, planMarkdown([{ id: 'ok', owns: ['src/ok.txt'], description: 'GO' }]));
     const retro = await epicflow(
-      ['retro', '--repo', repo.dir, '--no-agent-user'],
+      ['retro', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
       repo.tmp,
       process.env,
     );

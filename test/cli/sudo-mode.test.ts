@@ -153,7 +153,16 @@ afterAll(async () => {
 
 describe('as an unprivileged user with passwordless sudo', () => {
   it('runs an epic with --agent-user: the agent and gates run as the agent user, and every story merges', async () => {
-    const result = await epicflow(['run', join(dir, 'plan.md'), '--agent-user', 'epicflow-agent']);
+    // Without the kernel sandbox: the coder and the gate report to the test through a folder
+    // beside the repository, which the sandbox hides (test/adapters/process/sandbox.test.ts
+    // attacks the sandbox itself, as this user's kind of runner runs it).
+    const result = await epicflow([
+      'run',
+      join(dir, 'plan.md'),
+      '--agent-user',
+      'epicflow-agent',
+      '--no-sandbox',
+    ]);
     expect(result.output).not.toMatch(/Permission denied|EACCES|hint:/);
     expect(result.code).toBe(0);
     for (const id of ['a', 'b']) {
@@ -165,27 +174,99 @@ describe('as an unprivileged user with passwordless sudo', () => {
     expect(git('log', '-1', '--format=%an', 'epic/plan')).toBe('Dev');
   }, 360_000);
 
+  it.each([
+    ['as the developer (the default without root)', [], 'epicflow-test-sudoer'],
+    ['as the agent user', ['--agent-user', 'epicflow-agent'], 'epicflow-agent'],
+  ])(
+    'runs an epic inside the kernel sandbox %s: the agent sees no process, secret or .git of the host',
+    async (_mode, flags, who) => {
+      const epic = who === 'epicflow-agent' ? 'walled-agent' : 'walled-self';
+      const ids = [`${epic}-1`, `${epic}-2`];
+      // The coder writes what it could reach into the one file its story owns.
+      const probe = [
+        'mkdir -p src; {',
+        'id -un;',
+        "ls /proc | grep -c '^[0-9]';",
+        `if [ -e ${repo}/.git/config ]; then echo sees-git; else echo no-git; fi;`,
+        'grep NoNewPrivs /proc/self/status;',
+        // The pattern is put together at run time: sudo's SUDO_COMMAND holds this text as written.
+        'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "sekret-in-the-$(echo shell)"; then echo sees-secret; else echo no-secret; fi;',
+        '} > "src/$EPICFLOW_STORY.txt"',
+      ].join(' ');
+      const config = join(dir, `${epic}.yml`);
+      await writeFile(
+        config,
+        [
+          'executors:',
+          '  - id: bot',
+          '    harness: command',
+          `    command: ${JSON.stringify(['sh', '-c', probe])}`,
+          'gates: ["sh gate.sh"]',
+          '',
+        ].join('\n'),
+      );
+      const plan = join(dir, `${epic}.md`);
+      await writeFile(
+        plan,
+        [
+          '```epicflow',
+          'stories:',
+          ...ids.flatMap((id) => [
+            `  - id: ${id}`,
+            `    title: Story ${id}`,
+            '    description: Probe.',
+            `    owns: [src/${id}.txt]`,
+          ]),
+          '```',
+          '',
+        ].join('\n'),
+      );
+      await run('chown', [`${user.uid}:${user.gid}`, config, plan]);
+      const result = await epicflow(['run', plan, '--config', config, ...flags]);
+      expect(result.output).not.toMatch(/Permission denied|EACCES|hint:|sandbox cannot run/);
+      expect(result.code).toBe(0);
+      for (const id of ids) {
+        const [runAs, processes, ...rest] = git('show', `epic/${epic}:src/${id}.txt`).split('\n');
+        expect(runAs).toMatch(new RegExp(`^${who}(-\\d+)?$`));
+        // The sandbox's init, the shell and its pipeline: none of the host's.
+        expect(Number(processes)).toBeLessThan(6);
+        expect(rest).toEqual(['no-git', 'NoNewPrivs:\t1', 'no-secret']);
+      }
+    },
+    360_000,
+  );
+
   it('lands after a landing killed while its gates ran in a tree the agent user held', async () => {
     git('checkout', '-q', 'main');
     await writeFile(join(repo, 'README.md'), 'readme, moved on\n');
     git('commit', '-q', '-am', 'main moves on');
     const gating = join(dumps, 'land-gating');
-    const killed = await epicflow(['land', '--agent-user', 'epicflow-agent'], (pid) => {
-      void waitFor(gating).then(async () => {
-        process.kill(-pid, 'SIGKILL');
-        try {
-          process.kill(Number(readFileSync(gating, 'utf8')), 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      });
-    });
+    const killed = await epicflow(
+      ['land', '--epic', 'plan', '--agent-user', 'epicflow-agent', '--no-sandbox'],
+      (pid) => {
+        void waitFor(gating).then(async () => {
+          process.kill(-pid, 'SIGKILL');
+          try {
+            process.kill(Number(readFileSync(gating, 'utf8')), 'SIGKILL');
+          } catch {
+            // Already gone.
+          }
+        });
+      },
+    );
     expect(killed.code).toBeNull();
     const landTree = join(repo, '.git', 'epicflow', 'worktrees', 'plan', '_land');
     // Left as the killed landing left it: what is in it is the agent user's.
     expect(statSync(join(landTree, 'README.md')).uid).not.toBe(user.uid);
 
-    const landed = await epicflow(['land', '--agent-user', 'epicflow-agent']);
+    const landed = await epicflow([
+      'land',
+      '--epic',
+      'plan',
+      '--agent-user',
+      'epicflow-agent',
+      '--no-sandbox',
+    ]);
     expect(landed.output).not.toMatch(/Permission denied|EACCES/);
     expect(landed.code).toBe(0);
     expect(git('show', 'main:README.md')).toBe('readme, moved on');

@@ -29,4 +29,11 @@ describe('who the agent runs as locally', () => {
       /^note: the agent, setup and gates run as root \(--no-agent-user\)/,
     );
   });
+
+  it('needs no word inside the kernel sandbox, unless it is root', () => {
+    expect(chooseAgentUser(undefined, false, true)).toEqual({ user: undefined, note: undefined });
+    expect(chooseAgentUser(false, true, true).note).toMatch(
+      /^note: the agent, setup and gates run as root without capabilities inside the kernel sandbox/,
+    );
+  });
 });

@@ -419,7 +419,8 @@ export function runProcess(
 }
 
 /** Finds an executable on the given PATH. */
-function which(name: string, env: Readonly<Record<string, string>>): string | null {
+/** The first executable `name` on `env`'s PATH, or null. */
+export function which(name: string, env: Readonly<Record<string, string>>): string | null {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, name);

@@ -47,6 +47,7 @@ import {
   type Privileged,
 } from './agent-user.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
+import type { Sandbox } from './sandbox.js';
 import {
   runProcess,
   shellArgv,
@@ -58,8 +59,8 @@ export interface UntrustedRunOptions extends RunProcessOptions {
   /** Folders the code may write besides `cwd` (its HOME, a temp folder). */
   readonly writable?: readonly string[];
   /**
-   * Run with a home of the untrusted user's own (setup and gates: npm's cache lives
-   * there), never epicflow's; as epicflow's own user, `env`'s HOME is kept.
+   * Run with a fresh home of the step's own (setup and gates), removed after it, never
+   * epicflow's; as epicflow's own user outside the sandbox, `env`'s HOME is kept.
    */
   readonly ownHome?: boolean;
   /**
@@ -75,6 +76,11 @@ export interface UntrustedRunOptions extends RunProcessOptions {
 export interface Untrusted {
   /** True when the code runs as a separate user. */
   readonly isolated: boolean;
+  /**
+   * True when the code runs inside the kernel sandbox: it sees its own tree and home and
+   * the system's folders, never epicflow's state or another story's tree.
+   */
+  readonly walled: boolean;
   /** One line for notes, logs and the job summary. */
   readonly description: string;
   /**
@@ -91,12 +97,30 @@ export interface Untrusted {
   reclaim(folders: readonly string[]): Promise<void>;
 }
 
-/** Untrusted code as epicflow's own user: the process group and the step's marker are ended after it. */
-export function sameUser(): Untrusted {
+/**
+ * Untrusted code as epicflow's own user. In the kernel sandbox (`walls`), the kernel ends
+ * everything the step started when it ends, and the step sees only its tree, its home
+ * (the one `env` names when it is one of its writable folders, else a fresh one) and the
+ * system's folders. Without it, the process group and the step's marker are ended after it.
+ */
+export function sameUser(walls?: Sandbox): Untrusted {
   const run = async (
     argv: readonly string[],
-    options: UntrustedRunOptions,
+    { writable, ownHome, seat: _s, ...options }: UntrustedRunOptions,
   ): Promise<ProcessResult> => {
+    if (walls !== undefined) {
+      const step = await walls.step(argv, {
+        cwd: options.cwd,
+        env: options.env,
+        writable: writable ?? [],
+        home: ownHome === true ? undefined : givenHome(options.env, writable),
+      });
+      try {
+        return await runProcess(step.argv, { ...options, env: step.env });
+      } finally {
+        await step.done();
+      }
+    }
     const marker = randomUUID();
     try {
       return await runProcess(argv, { ...options, env: { ...options.env, [RUN_MARKER]: marker } });
@@ -107,12 +131,24 @@ export function sameUser(): Untrusted {
   };
   return {
     isolated: false,
-    description: "as epicflow's own user (not isolated)",
-    run: (argv, { writable: _w, ownHome: _h, seat: _s, ...options }) => run(argv, options),
-    runShell: (command, { writable: _w, ownHome: _h, seat: _s, ...options }) =>
-      run(shellArgv(command, options.env), options),
+    walled: walls !== undefined,
+    description:
+      walls === undefined
+        ? "as epicflow's own user (not isolated)"
+        : "as epicflow's own user inside the kernel sandbox (bubblewrap): it sees only its own tree and home and the system's folders; everything it starts ends with the step",
+    run,
+    runShell: (command, options) => run(shellArgv(command, options.env), options),
     reclaim: () => Promise.resolve(),
   };
+}
+
+/** `env`'s HOME when it is one of the step's writable folders (an executor's home). */
+function givenHome(
+  env: Readonly<Record<string, string>>,
+  writable: readonly string[] | undefined,
+): string | undefined {
+  const home = env['HOME'];
+  return home !== undefined && (writable ?? []).includes(home) ? home : undefined;
 }
 
 /**
@@ -146,6 +182,8 @@ interface AgentUserOptions {
   readonly home: string;
   /** The environment `sudo`, `id` and `useradd` are found with (PATH). */
   readonly env: Readonly<Record<string, string>>;
+  /** The kernel sandbox each step runs in, as that user; none: steps run as that user alone. */
+  readonly sandbox?: Sandbox;
 }
 
 /** A real path when it exists, else the real path of its nearest existing parent plus the rest. */
@@ -357,8 +395,16 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     const { writable: extra, ownHome, seat, ...processOptions } = runOptions;
     const account = await take(seat);
     try {
-      const home = ownHome === true ? join(homeRoot, account.user) : undefined;
-      if (home !== undefined) await mkdir(home, { recursive: true, mode: 0o700 });
+      // A fresh folder for the step: its home (setup and gates), and its /tmp in the
+      // sandbox; removed after it, so nothing one step planted there (an `.npmrc`) runs
+      // in the next.
+      const own = join(homeRoot, `${account.user}.${randomUUID()}`);
+      const home =
+        ownHome === true || runOptions.env['HOME'] === undefined ? join(own, 'home') : undefined;
+      const tmp = options.sandbox === undefined ? undefined : join(own, 'tmp');
+      for (const dir of [home, tmp]) {
+        if (dir !== undefined) await mkdir(dir, { recursive: true, mode: 0o700 });
+      }
       const childEnv: Record<string, string> = {
         ...runOptions.env,
         ...(home === undefined ? {} : { HOME: home }),
@@ -374,14 +420,28 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       };
       const folders = [runOptions.cwd, ...(extra ?? [])];
       if (childEnv['HOME'] !== undefined) folders.push(childEnv['HOME']);
+      if (tmp !== undefined) folders.push(tmp);
       const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];
       await grant(account, granted);
       const since = await markNow();
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
+      let command = argv;
+      if (options.sandbox !== undefined && tmp !== undefined) {
+        const step = await options.sandbox.step(argv, {
+          cwd: runOptions.cwd,
+          env: childEnv,
+          writable: granted,
+          home: childEnv['HOME'],
+          tmp,
+          as: { uid: account.uid, gid: account.gid },
+        });
+        command = step.argv;
+        Object.assign(childEnv, step.env);
+      }
       try {
         if (root.privilege === 'root') {
-          return await runProcess(argv, {
+          return await runProcess(command, {
             ...processOptions,
             env: childEnv,
             runAs: { uid: account.uid, gid: account.gid },
@@ -393,7 +453,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           childEnv[k] === undefined ? [] : [`${k}=${childEnv[k]}`],
         );
         return await runProcess(
-          ['sudo', '-n', '-E', '-u', account.user, '--', '/usr/bin/env', ...fixed, ...argv],
+          ['sudo', '-n', '-E', '-u', account.user, '--', '/usr/bin/env', ...fixed, ...command],
           {
             ...processOptions,
             env: childEnv,
@@ -421,6 +481,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         await dropLeftovers(account, root);
         await reclaim(granted, since);
         await rm(since, { force: true });
+        await rm(own, { recursive: true, force: true });
       }
     } finally {
       idle.push(account);
@@ -429,7 +490,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
 
   return {
     isolated: true,
-    description: `as the user ${first.user} (uid ${first.uid}), without sudo; every process of it is ended after each step`,
+    walled: options.sandbox !== undefined,
+    description: `as the user ${first.user} (uid ${first.uid}), without sudo${options.sandbox === undefined ? '' : ', inside the kernel sandbox (bubblewrap)'}; every process of it is ended after each step`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     reclaim: async (folders) => reclaim(await Promise.all(folders.map((f) => inside(f)))),

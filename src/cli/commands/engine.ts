@@ -41,6 +41,10 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
       'run agents, setup and gates as this unprivileged user (needs root or passwordless sudo; as root the default is epicflow-agent)',
     )
     .option('--no-agent-user', 'as root: run agents, setup and gates as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run agents, setup and gates without the kernel sandbox (bubblewrap): they then see every file your user (or the agent user) can read',
+    )
     .action(
       async (
         file: string,
@@ -53,6 +57,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
           deferred?: boolean;
           worktrees?: string;
           agentUser?: string | false;
+          sandbox?: boolean;
         },
       ) => {
         const code = await runCommand(
@@ -66,6 +71,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
             ...(o.deferred === true && { deferred: true }),
             ...(o.worktrees !== undefined && { worktrees: o.worktrees }),
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
+            ...(o.sandbox === false && { sandbox: false }),
           },
           engineIo(ctx),
           ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },

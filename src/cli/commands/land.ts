@@ -21,6 +21,8 @@ export interface LandCommandOptions {
   readonly repo?: string;
   readonly config?: string;
   readonly agentUser?: string | false;
+  /** `--no-sandbox`: untrusted code runs without the kernel sandbox. */
+  readonly sandbox?: boolean;
 }
 
 interface LandCommandIo {
@@ -133,6 +135,10 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
       'run the coder, setup and gates as this unprivileged user (needs root or passwordless sudo; as root the default is epicflow-agent)',
     )
     .option('--no-agent-user', 'as root: run the coder, setup and gates as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run agents, setup and gates without the kernel sandbox (bubblewrap): they then see every file your user (or the agent user) can read',
+    )
     .action(
       async (o: {
         epic?: string;
@@ -140,6 +146,7 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
         repo?: string;
         config?: string;
         agentUser?: string | false;
+        sandbox?: boolean;
       }) => {
         const code = await landCommand(
           {
@@ -148,6 +155,7 @@ export function registerLandCommand(program: Command, ctx: CliContext): void {
             ...(o.repo !== undefined && { repo: o.repo }),
             ...(o.config !== undefined && { config: o.config }),
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
+            ...(o.sandbox === false && { sandbox: false }),
           },
           { stdout: (s) => ctx.io.stdout(s), stderr: (s) => ctx.io.stderr(s), cwd: ctx.io.cwd },
           ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },

@@ -60,8 +60,18 @@ export function registerRetroCommand(program: Command, ctx: CliContext): void {
       'run the executor as this unprivileged user, as `epicflow run` does (as root the default is epicflow-agent)',
     )
     .option('--no-agent-user', 'as root: run the executor as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run agents, setup and gates without the kernel sandbox (bubblewrap): they then see every file your user (or the agent user) can read',
+    )
     .action(
-      async (o: { epic?: string; repo?: string; config?: string; agentUser?: string | false }) => {
+      async (o: {
+        epic?: string;
+        repo?: string;
+        config?: string;
+        agentUser?: string | false;
+        sandbox?: boolean;
+      }) => {
         ctx.setExitCode(await retroCommand(o, ctx.io));
       },
     );

@@ -29,6 +29,8 @@ export interface RunCommandOptions {
   readonly worktrees?: string;
   /** Who untrusted code runs as (see core/agent-user.ts). */
   readonly agentUser?: AgentUserFlag;
+  /** `--no-sandbox`: untrusted code runs without the kernel sandbox. */
+  readonly sandbox?: boolean;
 }
 
 interface RunCommandIo {

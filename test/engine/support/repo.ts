@@ -181,8 +181,10 @@ export async function run(
   let stderr = '';
   const waits: number[] = [];
   const code = await runCommand(
-    // The tests run as root: untrusted code runs as root too unless a test names a user.
-    { file, repo: repo.dir, agentUser: false, ...opts },
+    // The tests run as root: untrusted code runs as root too unless a test names a user, and
+    // outside the kernel sandbox unless a test asks for it (the scripted coder logs its
+    // prompts beside the repository, which the sandbox hides).
+    { file, repo: repo.dir, agentUser: false, sandbox: false, ...opts },
     { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
     {
       sleep: async (ms) => {

@@ -1,0 +1,187 @@
+/**
+ * The kernel's walls around an untrusted step: bubblewrap (`bwrap`) starts it in PID,
+ * mount, IPC and UTS namespaces of its own, without capabilities and with no new
+ * privileges (no `sudo` inside). When the step's first process ends, the kernel ends
+ * every other process of its PID namespace — a double fork, `setsid`, a thread whose
+ * leader exited — so nothing outlives the step. What it sees is `core/sandbox.ts`'s
+ * layout: the system read-only, its tree and home, a fresh `/tmp`; never the user's home,
+ * the repository's `.git`, epicflow's state, or another story's tree.
+ *
+ * `sandbox()` proves once per process that bubblewrap runs here (installed, and the
+ * kernel allows user namespaces), or says why not and what to do.
+ */
+import { randomUUID } from 'node:crypto';
+import { lstat, mkdir, readlink, realpath, rm, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
+import { sandboxArgs, SYSTEM_FOLDERS, toolFolders, type SystemEntry } from '../../core/sandbox.js';
+import { runProcess, which } from './run-process.js';
+
+/** A step's walls, ready to wrap an argv. */
+export interface Sandbox {
+  /** The bubblewrap binary. */
+  readonly bwrap: string;
+  /**
+   * Prepares a step: a fresh `/tmp` (and HOME, when `home` is not given) under the
+   * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders.
+   */
+  step(
+    argv: readonly string[],
+    options: {
+      readonly cwd: string;
+      readonly env: Readonly<Record<string, string>>;
+      readonly writable: readonly string[];
+      /** The step's HOME, one of `writable`; none: a fresh one. */
+      readonly home?: string | undefined;
+      /** A fresh folder to be the step's `/tmp`; none: one is made. */
+      readonly tmp?: string | undefined;
+      /** The user the step runs as, when not this process's: tool folders it cannot reach are left out. */
+      readonly as?: { readonly uid: number; readonly gid: number } | undefined;
+    },
+  ): Promise<{ argv: string[]; env: Record<string, string>; done: () => Promise<void> }>;
+}
+
+/** Why the sandbox cannot run here, and what to do. */
+export class SandboxUnavailable extends EpicflowError {
+  constructor(reason: string, fix: string) {
+    super('isolation', `the kernel sandbox cannot run here: ${reason}`, { details: [fix] });
+  }
+}
+
+let probed: Promise<string> | undefined;
+
+/** The system folders of this machine (links kept as links). */
+async function systemEntries(): Promise<SystemEntry[]> {
+  const out: SystemEntry[] = [];
+  for (const path of SYSTEM_FOLDERS) {
+    const st = await lstat(path).catch(() => null);
+    if (st === null) continue;
+    if (st.isSymbolicLink()) out.push({ path, linkTo: await readlink(path) });
+    else if (st.isDirectory()) out.push({ path });
+  }
+  return out;
+}
+
+/** A real path, or null when it does not exist. */
+async function real(path: string): Promise<string | null> {
+  return realpath(path).catch(() => null);
+}
+
+/**
+ * The sandbox, proven to run on this machine (once per process): bubblewrap found on
+ * `env`'s PATH, and a trivial step started in it. Throws `SandboxUnavailable` otherwise.
+ * `scratch`: the folder under which each step gets its fresh `/tmp` and home.
+ */
+export async function sandbox(
+  env: Readonly<Record<string, string>>,
+  scratch: string = join(tmpdir(), `epicflow-sandbox-${process.pid}`),
+): Promise<Sandbox> {
+  probed ??= probe(env);
+  const bwrap = await probed.catch((e: unknown) => {
+    probed = undefined;
+    throw e;
+  });
+  const system = await systemEntries();
+  await mkdir(scratch, { recursive: true, mode: 0o700 });
+  const homes = [homedir(), env['HOME'] ?? ''].filter((h) => h !== '');
+  return {
+    bwrap,
+    async step(argv, options) {
+      const id = join(scratch, randomUUID());
+      const tmp = options.tmp ?? join(id, 'tmp');
+      await mkdir(tmp, { recursive: true, mode: 0o700 });
+      let home = options.home;
+      if (home === undefined) {
+        home = join(id, 'home');
+        await mkdir(home, { mode: 0o700 });
+      }
+      const pathEntries = (options.env['PATH'] ?? '').split(delimiter).filter((p) => p !== '');
+      const resolved = await Promise.all(pathEntries.map(real));
+      const program = argv[0] ?? '';
+      const programs = [program, process.execPath];
+      if (!program.startsWith('/')) {
+        const found = which(program, options.env);
+        if (found !== null) programs.push(found);
+      }
+      const realPrograms = await Promise.all(programs.map(real));
+      const candidates = toolFolders(
+        [...pathEntries, ...resolved].filter((p): p is string => p !== null),
+        [...programs, ...realPrograms].filter((p): p is string => p !== null),
+        homes,
+        argv.slice(1).filter((a) => a.startsWith('/')),
+      );
+      // Only folders that exist, as they really are (a PATH names folders that may not),
+      // and that the step's user may reach (bubblewrap refuses to bind one it may not).
+      const readable: string[] = [];
+      for (const dir of await Promise.all(candidates.map(real))) {
+        if (dir !== null && (options.as === undefined || (await reachable(dir, options.as)))) {
+          readable.push(dir);
+        }
+      }
+      const writable = (await Promise.all([options.cwd, ...options.writable].map(real))).filter(
+        (p): p is string => p !== null,
+      );
+      const cwd = (await real(options.cwd)) ?? options.cwd;
+      const args = sandboxArgs({ system, readable, writable, tmp, cwd, home });
+      return {
+        argv: [bwrap, ...args, '--', ...argv],
+        env: { ...options.env, HOME: home, TMPDIR: '/tmp' },
+        done: () => rm(id, { recursive: true, force: true }),
+      };
+    },
+  };
+}
+
+/** Whether `uid` may pass through every folder down to `path` and read it (by its mode bits). */
+async function reachable(
+  path: string,
+  who: { readonly uid: number; readonly gid: number },
+): Promise<boolean> {
+  const parts = path.split('/').filter((p) => p !== '');
+  for (let i = 0; i <= parts.length; i++) {
+    const at = `/${parts.slice(0, i).join('/')}`;
+    const st = await stat(at).catch(() => null);
+    if (st === null) return false;
+    const bits = st.uid === who.uid ? st.mode >> 6 : st.gid === who.gid ? st.mode >> 3 : st.mode;
+    const need = i === parts.length && st.isDirectory() ? 0o5 : i === parts.length ? 0o4 : 0o1;
+    if ((bits & need) !== need) return false;
+  }
+  return true;
+}
+
+/** Finds bubblewrap and starts one empty step in it, or says why it cannot run here. */
+async function probe(env: Readonly<Record<string, string>>): Promise<string> {
+  const bwrap = which('bwrap', env);
+  if (bwrap === null) {
+    throw new SandboxUnavailable(
+      'bubblewrap (bwrap) is not installed',
+      'install it: `sudo apt-get install -y bubblewrap` (Debian, Ubuntu), `sudo dnf install bubblewrap` (Fedora)',
+    );
+  }
+  const r = await runProcess(
+    [
+      bwrap,
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--die-with-parent',
+      '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--',
+      'true',
+    ],
+    { cwd: '/', env, timeoutMs: 30_000 },
+  );
+  if (r.exitCode !== 0) {
+    const said = [r.spawnError?.message, r.stderr.trim()].filter(Boolean).join(' | ');
+    throw new SandboxUnavailable(
+      `bubblewrap could not make a user namespace (${said || `exit ${String(r.exitCode)}`})`,
+      'allow unprivileged user namespaces: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 23.10 and later), `sudo sysctl -w kernel.unprivileged_userns_clone=1` (older Debian), or `user.max_user_namespaces` above 0',
+    );
+  }
+  return bwrap;
+}

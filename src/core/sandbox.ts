@@ -1,0 +1,132 @@
+/**
+ * What an untrusted step sees inside its kernel sandbox (bubblewrap: its own PID, mount,
+ * IPC and UTS namespaces, no new privileges). One rule, in one place: the system's
+ * folders read-only; the folders that hold the tools the step is started with read-only;
+ * its own tree, home and writable folders read-write; a fresh `/tmp`; nothing else —
+ * not the user's home, not the repository's `.git`, not epicflow's state, not the trees
+ * and homes of other stories, not `/run` (sockets: docker, D-Bus), not the runner's
+ * `_temp`. Pure: the adapter gathers the facts (which system folders exist and which of
+ * them are links) and runs what this returns.
+ */
+
+/** A system folder as found on this machine. */
+export interface SystemEntry {
+  readonly path: string;
+  /** `bin` → `usr/bin` on a merged-/usr system: recreated as the same link. */
+  readonly linkTo?: string;
+}
+
+/** The folders every step reads (those that exist are bound; the adapter checks which). */
+export const SYSTEM_FOLDERS: readonly string[] = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/nix',
+  '/sys',
+  // Name resolution where /etc/resolv.conf points into /run (systemd-resolved).
+  '/run/systemd/resolve',
+];
+
+interface SandboxLayout {
+  /** The system folders that exist, and which are links. */
+  readonly system: readonly SystemEntry[];
+  /** Folders of the tools the step starts (read-only). */
+  readonly readable: readonly string[];
+  /** Folders the step may change: its tree first (its working directory). */
+  readonly writable: readonly string[];
+  /** A fresh folder of this step's, seen as `/tmp` and `/var/tmp`; removed after it. */
+  readonly tmp: string;
+  readonly cwd: string;
+  /** The step's HOME (one of `writable`, or a fresh folder of its own). */
+  readonly home: string;
+}
+
+/** The bubblewrap arguments for `layout`, before `--` and the step's own argv. */
+export function sandboxArgs(layout: SandboxLayout): string[] {
+  const args = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    // The network stays: agents call their model's API; the credentials that matter are
+    // not in the sandbox, and what it may reach on the network is its executor's key's.
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'sandbox',
+  ];
+  for (const entry of layout.system) {
+    if (entry.linkTo !== undefined) args.push('--symlink', entry.linkTo, entry.path);
+    else args.push('--ro-bind', entry.path, entry.path);
+  }
+  args.push('--proc', '/proc', '--dev', '/dev');
+  // /tmp first: folders below it that are bound later are made inside the step's own.
+  args.push('--bind', layout.tmp, '/tmp', '--bind', layout.tmp, '/var/tmp');
+  const system = layout.system.map((e) => e.path);
+  for (const dir of dedupe(layout.readable)) {
+    if (!system.some((s) => within(dir, s))) args.push('--ro-bind', dir, dir);
+  }
+  for (const dir of dedupe([...layout.writable, layout.home])) args.push('--bind', dir, dir);
+  args.push('--chdir', layout.cwd);
+  return args;
+}
+
+/**
+ * What a step may read to start: the folders of the tools on its `PATH` and of the
+ * programs it names by absolute path — a `bin` folder brings its parent (a Node or
+ * Python installation: `bin/` holds links into `lib/`), unless that parent is a home or
+ * above one (`~/bin` brings only itself) — and each other absolute path on its command
+ * line (a script, its input), itself only. Never `/`, a home, a folder above a home, or
+ * the shared temporary folders themselves.
+ */
+export function toolFolders(
+  pathEntries: readonly string[],
+  programs: readonly string[],
+  homes: readonly string[],
+  named: readonly string[] = [],
+): string[] {
+  const unsafe = (dir: string): boolean =>
+    dir === '/' ||
+    homes.some((h) => h === dir || within(h, dir)) ||
+    /^\/(home|root|tmp|var|var\/tmp|dev\/shm|run)$/.test(dir);
+  const out: string[] = [];
+  const add = (dir: string): void => {
+    if (!dir.startsWith('/') || unsafe(dir)) return;
+    const name = basename(dir);
+    const parent = dirname(dir);
+    out.push(
+      (name === 'bin' || name === '.bin' || name === 'sbin') && !unsafe(parent) ? parent : dir,
+    );
+  };
+  for (const entry of pathEntries) add(entry);
+  for (const program of programs) if (program.startsWith('/')) add(dirname(program));
+  for (const path of named) if (path.startsWith('/') && !unsafe(path)) out.push(path);
+  return dedupe(out);
+}
+
+/** Whether `dir` is `top` or inside it. */
+function within(dir: string, top: string): boolean {
+  return dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function dirname(path: string): string {
+  const at = path.lastIndexOf('/');
+  return at <= 0 ? '/' : path.slice(0, at);
+}
+
+function dedupe(dirs: readonly string[]): string[] {
+  return [...new Set(dirs)];
+}

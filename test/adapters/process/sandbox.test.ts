@@ -1,0 +1,198 @@
+/**
+ * The kernel sandbox (bubblewrap) around an untrusted step, attacked as a prompt-injected
+ * agent would: it leaves processes behind (a thread whose leader exited, a double fork
+ * in a session of its own with an emptied environment), reads every process's
+ * environment, looks for epicflow's state, the repository's `.git` and other stories'
+ * trees, plants files in its home and `/tmp` for the next step, and tries `sudo`. Runs
+ * as whoever runs the suite: no root needed where the kernel allows user namespaces.
+ * Every folder is the test's own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sandbox } from '../../../src/adapters/process/sandbox.js';
+import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+
+const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+const SECRET = `epicflow-secret-${process.pid}-${Date.now()}`;
+let dir: string;
+let tree: string;
+let other: string;
+let state: string;
+let untrusted: Untrusted;
+let holder: ChildProcess;
+
+/** A C program whose main thread exits while another thread goes on writing `$OUT`. */
+const LEADERLESS = `
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *work(void *a) {
+  for (int i = 0; i < 100; i++) {
+    FILE *f = fopen(getenv("OUT"), "a");
+    if (f) { fprintf(f, "alive %d\\n", i); fclose(f); }
+    usleep(100000);
+  }
+  return a;
+}
+int main(void) {
+  if (fork() == 0) { setsid(); pthread_t t; pthread_create(&t, 0, work, 0); pthread_exit(0); }
+  return 0;
+}
+`;
+
+/** Host processes whose command line names `needle`. */
+function hostProcesses(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      if (cmd.includes(needle) && !/^State:\s+Z/m.test(status)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'epicflow-sandbox-test-'));
+  tree = join(dir, 'trees', 'story-a');
+  other = join(dir, 'trees', 'story-b');
+  state = join(dir, 'state');
+  for (const d of [tree, other, state, join(dir, 'repo', '.git')])
+    mkdirSync(d, { recursive: true });
+  writeFileSync(join(other, 'app.js'), 'module.exports = 1;\n');
+  writeFileSync(join(state, 'story-b.json'), '{"status":"running"}\n');
+  writeFileSync(join(dir, 'repo', '.git', 'config'), '[core]\n');
+  untrusted = sameUser(await sandbox(env, join(dir, 'scratch')));
+  // Stands for epicflow's own process: a secret in its environment.
+  holder = spawn('sleep', ['120'], { env: { ...env, EPICFLOW_HELD: SECRET }, stdio: 'ignore' });
+});
+
+afterAll(async () => {
+  holder.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+const step = (script: string, options: { ownHome?: boolean; home?: string } = {}) =>
+  untrusted.runShell(script, {
+    cwd: tree,
+    env: { ...env, ...(options.home === undefined ? {} : { HOME: options.home }) },
+    timeoutMs: 60_000,
+    ...(options.ownHome === undefined ? {} : { ownHome: options.ownHome }),
+    ...(options.home === undefined ? {} : { writable: [options.home] }),
+  });
+
+describe('the kernel sandbox around an untrusted step', () => {
+  it('says what it is', () => {
+    expect(untrusted.walled).toBe(true);
+    expect(untrusted.description).toContain('inside the kernel sandbox (bubblewrap)');
+  });
+
+  it('ends a thread whose leader exited, and a double fork that emptied its environment, when the step ends', async () => {
+    const source = join(tree, 'leaderless.c');
+    writeFileSync(source, LEADERLESS);
+    const r = await step(
+      [
+        `cc -pthread -o ${tree}/leaderless-bin ${source}`,
+        `OUT=${tree}/leftover.log ${tree}/leaderless-bin`,
+        `setsid env -i sh -c 'while true; do echo x >> ${tree}/forked.log; sleep 0.1; done' &`,
+        // Both are alive when the step's own shell ends.
+        'sleep 0.5',
+      ].join('\n'),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const lines = (f: string): number =>
+      existsSync(f) ? readFileSync(f, 'utf8').split('\n').length : 0;
+    const before = [lines(join(tree, 'leftover.log')), lines(join(tree, 'forked.log'))];
+    expect(before[0]).toBeGreaterThan(0);
+    expect(before[1]).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect([lines(join(tree, 'leftover.log')), lines(join(tree, 'forked.log'))]).toEqual(before);
+    expect(hostProcesses(`${tree}/leaderless-bin`)).toEqual([]);
+  });
+
+  it('shows no process of the host: no environment of epicflow’s to read', async () => {
+    const r = await step(
+      `for f in /proc/[0-9]*/environ; do cat "$f" 2>/dev/null | tr '\\0' '\\n'; done; ls /proc | grep -c '^[0-9]'`,
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).not.toContain(SECRET);
+    // Only the step's own processes: the sandbox's init, the shell and its pipeline.
+    expect(Number(r.stdout.trim().split('\n').pop())).toBeLessThan(6);
+  });
+
+  it('sees its own tree, and neither epicflow’s state, the repository’s .git nor another story’s tree', async () => {
+    const r = await step(
+      [
+        'echo mine > mine.txt',
+        `cat ${join(state, 'story-b.json')} && echo READ-STATE`,
+        `echo '{"status":"done"}' > ${join(state, 'story-b.json')} && echo FORGED`,
+        `cat ${join(dir, 'repo', '.git', 'config')} && echo READ-GIT`,
+        `echo 'module.exports = 2;' > ${join(other, 'app.js')} && echo WROTE-OTHER`,
+        `ls ${dir}`,
+        'true',
+      ].join('\n'),
+    );
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(tree, 'mine.txt'), 'utf8')).toBe('mine\n');
+    for (const word of ['READ-STATE', 'FORGED', 'READ-GIT', 'WROTE-OTHER']) {
+      expect(r.stdout).not.toContain(word);
+    }
+    expect(readFileSync(join(state, 'story-b.json'), 'utf8')).toBe('{"status":"running"}\n');
+    expect(readFileSync(join(other, 'app.js'), 'utf8')).toBe('module.exports = 1;\n');
+    // Of the test's folder, only the way down to the step's tree (and its own scratch) is there.
+    expect(r.stdout.trim().split('\n').sort()).toEqual(['scratch', 'trees']);
+    const trees = await step(`ls ${join(dir, 'trees')}`);
+    expect(trees.stdout.trim()).toBe('story-a');
+  });
+
+  it('gives each step a fresh /tmp and a fresh home: nothing one step plants is there for the next', async () => {
+    const plant = await step(
+      'echo "registry=http://127.0.0.1:9/" > ~/.npmrc && echo planted > /tmp/planted && echo "$HOME"',
+      { ownHome: true },
+    );
+    expect(plant.exitCode).toBe(0);
+    const home = plant.stdout.trim();
+    const next = await step('ls -A ~; cat ~/.npmrc /tmp/planted 2>/dev/null; true', {
+      ownHome: true,
+    });
+    expect(next.stdout).toBe('');
+    // The step's folders are gone from the host too.
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it('keeps an executor’s own home (given as writable) from one turn to the next', async () => {
+    const home = join(dir, 'homes', 'story-a', 'coder');
+    mkdirSync(home, { recursive: true });
+    expect((await step('echo session > ~/.session', { home })).exitCode).toBe(0);
+    expect(readFileSync(join(home, '.session'), 'utf8')).toBe('session\n');
+  });
+
+  it('has no new privileges and no capabilities: no sudo inside', async () => {
+    const r = await step(
+      "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status; (sudo -n true 2>/dev/null && echo SUDO-WORKED); true",
+    );
+    expect(r.stdout).toContain('NoNewPrivs:\t1');
+    expect(r.stdout).toContain('CapEff:\t0000000000000000');
+    expect(r.stdout).not.toContain('SUDO-WORKED');
+  });
+
+  it('reaches the tools on its PATH and the files its command names', async () => {
+    const script = join(dir, 'agent.mjs');
+    writeFileSync(script, "console.log('agent ran in', process.cwd());\n");
+    const r = await untrusted.run(['node', script], { cwd: tree, env, timeoutMs: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(`agent ran in ${tree}`);
+    expect(execFileSync('git', ['--version'], { encoding: 'utf8' })).toMatch(/^git version/);
+    expect((await step('git --version')).stdout).toMatch(/^git version/);
+  });
+});

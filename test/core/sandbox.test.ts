@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { sandboxArgs, toolFolders } from '../../src/core/sandbox.js';
+
+describe('what a sandboxed step may read to start', () => {
+  const homes = ['/home/dev'];
+
+  it('brings a bin folder’s installation, never a home or what is above one', () => {
+    expect(
+      toolFolders(
+        [
+          '/home/dev/.nvm/versions/node/v20/bin',
+          '/home/dev/bin',
+          '/home/dev/project/node_modules/.bin',
+          '/usr/local/bin',
+          'relative/bin',
+          '/',
+          '/home',
+        ],
+        [],
+        homes,
+      ),
+    ).toEqual([
+      '/home/dev/.nvm/versions/node/v20',
+      '/home/dev/bin',
+      '/home/dev/project/node_modules',
+      '/usr/local',
+    ]);
+  });
+
+  it('brings a program named by its path, and each path its command names, itself only', () => {
+    expect(
+      toolFolders([], ['/opt/agent/bin/agent'], homes, [
+        '/srv/scripts/coder.mjs',
+        '/tmp',
+        '/home/dev',
+      ]),
+    ).toEqual(['/opt/agent', '/srv/scripts/coder.mjs']);
+  });
+});
+
+describe('the walls of a step', () => {
+  const args = sandboxArgs({
+    system: [{ path: '/usr' }, { path: '/bin', linkTo: 'usr/bin' }, { path: '/etc' }],
+    readable: ['/usr/local', '/home/dev/.nvm/versions/node/v20'],
+    writable: ['/repo/.git/epicflow/trees/a', '/repo/.git/epicflow/homes/a/coder'],
+    tmp: '/scratch/1/tmp',
+    cwd: '/repo/.git/epicflow/trees/a',
+    home: '/repo/.git/epicflow/homes/a/coder',
+  });
+  const pairs = (flag: string): string[] =>
+    args.flatMap((a, i) => (a === flag ? [`${args[i + 1]}->${args[i + 2]}`] : []));
+
+  it('has namespaces of its own and no capabilities, and ends with its parent', () => {
+    for (const flag of [
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--die-with-parent',
+      '--new-session',
+    ]) {
+      expect(args).toContain(flag);
+    }
+    expect(args.join(' ')).toContain('--cap-drop ALL');
+    expect(args).not.toContain('--share-net-none');
+  });
+
+  it('reads the system, writes only its tree and home, and has a /tmp of its own', () => {
+    expect(pairs('--ro-bind')).toEqual([
+      '/usr->/usr',
+      '/etc->/etc',
+      // Inside a system folder already there: not bound twice.
+      '/home/dev/.nvm/versions/node/v20->/home/dev/.nvm/versions/node/v20',
+    ]);
+    expect(pairs('--symlink')).toEqual(['usr/bin->/bin']);
+    expect(pairs('--bind')).toEqual([
+      '/scratch/1/tmp->/tmp',
+      '/scratch/1/tmp->/var/tmp',
+      '/repo/.git/epicflow/trees/a->/repo/.git/epicflow/trees/a',
+      '/repo/.git/epicflow/homes/a/coder->/repo/.git/epicflow/homes/a/coder',
+    ]);
+    expect(args.slice(-2)).toEqual(['--chdir', '/repo/.git/epicflow/trees/a']);
+  });
+});

@@ -185,6 +185,14 @@ export class FileStateStore {
     return path;
   }
 
+  /** Whether a run holds the epic's lock now: a lock left by a dead process on this host is not held. */
+  async lockHeld(): Promise<boolean> {
+    const held = await this.readText(join(this.dir, LOCK_FILE));
+    if (held === null) return false;
+    const holder = parseLock(held);
+    return !(holder && holder.host === hostname() && !isAlive(holder.pid));
+  }
+
   /**
    * Takes the epic's exclusive lock; resolves to its release function. A lock
    * left by a dead process on this host is taken over; a live one is an error.

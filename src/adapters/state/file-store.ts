@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { appendFile, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryRecord } from '../../core/model.js';
 import { StoryRecordSchema } from '../../core/record-schema.js';
@@ -172,6 +172,18 @@ export class FileStateStore {
     try {
       await mkdir(this.dir, { recursive: true });
       await appendFile(path, `${JSON.stringify(event)}\n`, 'utf8');
+    } catch (e) {
+      throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
+    }
+  }
+
+  /** Appends text to a file (made with its folder when missing). */
+  async appendText(name: string, text: string): Promise<void> {
+    checkName(name);
+    const path = join(this.dir, name);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, text, 'utf8');
     } catch (e) {
       throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
     }

@@ -121,6 +121,7 @@ export async function runCommand(
         `report:      ${result.files.report}`,
         `report.json: ${result.files.reportJson}`,
         `events:      ${result.events}`,
+        `runs:        ${result.runs}`,
         '',
       ].join('\n'),
     );

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { EpicflowError } from '../errors.js';
 
 /** What became of a run. */
-export type RunOutcome =
+type RunOutcome =
   /** Still going (or, seen by a later run, ended without saying: see `startRun`). */
   | 'running'
   /** Every story of the plan is done. */
@@ -20,7 +20,7 @@ export type RunOutcome =
   /** It never wrote its end: killed, or its machine lost. */
   | 'lost';
 
-export interface RunEntry {
+interface RunEntry {
   /** `run-1`, `run-2`, … */
   readonly id: string;
   readonly startedAt: string;
@@ -30,7 +30,7 @@ export interface RunEntry {
   readonly summary: string | null;
 }
 
-export interface RunIndex {
+interface RunIndex {
   readonly version: 1;
   readonly runs: readonly RunEntry[];
 }

@@ -15,7 +15,7 @@ import type { ReportInput, ReportStory } from './types.js';
  * with `/skip`, or found already in place on the epic branch) is `skipped`: it counts
  * as done for its dependents, but nothing of it was merged.
  */
-export type BoardColumn = StoryStatus | 'skipped';
+type BoardColumn = StoryStatus | 'skipped';
 
 const HEADINGS: Readonly<Record<BoardColumn, string>> = {
   active: 'Active',
@@ -40,7 +40,7 @@ const BOARD_ORDER: readonly BoardColumn[] = [
 const WITH_REASON: ReadonlySet<BoardColumn> = new Set(['waiting', 'failed']);
 
 /** The column a story is shown under. */
-export function boardColumn(entry: ReportStory): BoardColumn {
+function boardColumn(entry: ReportStory): BoardColumn {
   const status = statusOf(entry);
   return status === 'done' && entry.record?.mergeCommit === undefined ? 'skipped' : status;
 }
@@ -77,7 +77,7 @@ function boardLine(entry: ReportStory): string {
 }
 
 /** One story on `board.json`. */
-export interface BoardJsonItem {
+interface BoardJsonItem {
   readonly id: string;
   readonly title: string;
   readonly wave: number;
@@ -93,7 +93,7 @@ export interface BoardJsonItem {
 }
 
 /** `board.json`: the board for programs (version 1). */
-export interface BoardJson {
+interface BoardJson {
   readonly version: 1;
   readonly epic: string;
   readonly title: string | null;

@@ -36,7 +36,7 @@ export function epicListEntry(report: ReportJson, lands: LandLog, running: boole
 }
 
 /** Where an epic stands, in words. */
-export function epicStanding(e: EpicListEntry): string {
+function epicStanding(e: EpicListEntry): string {
   if (e.landedInto !== null) return `landed in ${e.landedInto}`;
   const finished = e.stories > 0 && e.done === e.stories;
   const words = finished ? 'finished, not landed' : 'in progress';

@@ -8,7 +8,14 @@
 import { basename, extname, join } from 'node:path';
 import { otelTracing } from '../adapters/telemetry/otel.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { EpicflowError } from '../core/errors.js';
+import { describeError, EpicflowError } from '../core/errors.js';
+import {
+  endRun,
+  readRunIndex,
+  RUN_INDEX_FILE,
+  runSummary,
+  startRun,
+} from '../core/epic/run-index.js';
 import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
 import { parsePlan } from '../core/plan/index.js';
 import type { CrashPoint, EngineEvent, RunClock, StateStore } from '../engine/ports.js';
@@ -176,7 +183,7 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
 export function runLocalEpic(
   options: LocalRunOptions,
   hooks: LocalRunHooks,
-): Promise<EpicRunResult & { stateDir: string; events: string }> {
+): Promise<EpicRunResult & { stateDir: string; events: string; runs: string }> {
   return localJob(hooks, options.repo, async (job) => {
     let local = await prepareLocalEpic(job, options);
     for (const line of local.warnings) hooks.onWarning?.(line);
@@ -206,6 +213,21 @@ export function runLocalEpic(
       'epicflow.epic': epic,
       'epicflow.stories': local.plan.stories.length,
     });
+    // The index of runs: this one is added as running, and its end written whatever happens.
+    const indexPath = join(state, RUN_INDEX_FILE);
+    const started = startRun(
+      readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath),
+      new Date().toISOString(),
+    );
+    await store.writeJson(RUN_INDEX_FILE, started.index);
+    let ended: {
+      outcome: 'finished' | 'unfinished' | 'error';
+      summary: string;
+      exitCode?: number;
+    } = {
+      outcome: 'error',
+      summary: 'the run ended early',
+    };
     let outcome: string | undefined = 'the run ended early';
     try {
       const { ports, settings } = await composeEpic({
@@ -254,12 +276,45 @@ export function runLocalEpic(
         });
         outcome =
           result.exitCode === 0 ? undefined : `${done} of ${local.plan.stories.length} done`;
-        return { ...result, stateDir: state, events: join(state, 'events.jsonl') };
+        const failed = result.records.filter((r) => r.status === 'failed').length;
+        ended = {
+          outcome: result.exitCode === 0 ? 'finished' : 'unfinished',
+          summary: runSummary({
+            done,
+            failed,
+            waiting: Math.max(0, local.plan.stories.length - done - failed),
+          }),
+          exitCode: result.exitCode,
+        };
+        return {
+          ...result,
+          stateDir: state,
+          events: join(state, 'events.jsonl'),
+          runs: join(state, RUN_INDEX_FILE),
+        };
+      } catch (e) {
+        ended = { outcome: 'error', summary: describeError(e).split('\n')[0] ?? '' };
+        throw e;
       } finally {
         hooks.interrupt?.removeEventListener('abort', onAbort);
       }
     } finally {
       trace?.end(outcome);
+      const endedAt = new Date().toISOString();
+      await store.writeJson(
+        RUN_INDEX_FILE,
+        endRun(readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath), started.id, {
+          endedAt,
+          outcome: ended.outcome,
+          summary: ended.summary,
+        }),
+      );
+      onEvent({
+        at: endedAt,
+        kind: 'epic',
+        message: `run ended (${started.id}): ${ended.summary}${ended.exitCode === undefined ? '' : ` · exit ${ended.exitCode}`}`,
+        data: { runEnded: started.id, outcome: ended.outcome },
+      });
     }
   });
 }

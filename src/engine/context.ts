@@ -57,7 +57,12 @@ export interface EpicPorts {
    * reasons: the state folder of a local run, a folder a job uploads as its artifact.
    * None: no logs are kept.
    */
-  readonly logs?: Pick<StateStore, 'writeText'> | undefined;
+  readonly logs?:
+    | (Pick<StateStore, 'writeText'> & {
+        /** Appends to a text file (the live log `epicflow logs --follow` reads); none: no live log. */
+        readonly appendText?: (name: string, text: string) => Promise<void>;
+      })
+    | undefined;
   /** The epic run's span: stories and their steps are traced inside it. None: no trace. */
   readonly trace?: TraceSpan | undefined;
   /**
@@ -238,11 +243,14 @@ export class EpicContext {
     story?: string,
     data?: Record<string, unknown>,
   ): void {
+    // A story's event names the executor holding its coder as it is published (a handover shows).
+    const executor = story === undefined ? undefined : this.roster.snapshot.leases[story];
     this.ports.events.emit({
       at: this.ports.clock.now().toISOString(),
       kind,
       message,
       ...(story === undefined ? {} : { story }),
+      ...(executor === undefined ? {} : { executor }),
       ...(data === undefined ? {} : { data }),
     });
   }

@@ -8,6 +8,7 @@
  */
 import { EpicflowError } from '../core/errors.js';
 import { triageGate } from '../core/gates/index.js';
+import { formatDuration } from '../core/report/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext, OutputLog } from './context.js';
 import { buildMergeMessage } from '../core/merge-message.js';
@@ -36,7 +37,26 @@ export async function integrate(
 ): Promise<string> {
   const { git } = ctx.ports;
   const { epicBranch } = ctx.settings;
+  // Waiting for the merge lock is an event: a user sees why a passed story is not merged yet.
+  const askedAt = ctx.ports.clock.now().getTime();
+  const waited = ctx.merge.busy;
+  if (waited) {
+    const holder = ctx.merge.heldFor;
+    ctx.emit(
+      'story',
+      `waiting for the merge lock${holder === undefined ? '' : ` (held for ${holder})`}`,
+      input.story.id,
+      { wait: 'merge lock', ...(holder === undefined ? {} : { heldFor: holder }) },
+    );
+  }
   return ctx.merge.run(async () => {
+    if (waited) {
+      const waitMs = ctx.ports.clock.now().getTime() - askedAt;
+      ctx.emit('story', `took the merge lock after ${formatDuration(waitMs)}`, input.story.id, {
+        wait: 'merge lock',
+        waitMs,
+      });
+    }
     if (ctx.halt?.kind === 'outside-change') {
       throw new EpicflowError('halt', ctx.halt.message);
     }
@@ -171,5 +191,5 @@ export async function integrate(
     await ctx.rememberBaseline(merged, runs);
     ctx.checkpoint('after-merge', input.story.id);
     return merged;
-  });
+  }, `merging ${input.story.id}`);
 }

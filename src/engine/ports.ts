@@ -137,6 +137,8 @@ export interface EngineEvent {
   readonly at: string;
   readonly kind: EngineEventKind;
   readonly story?: string;
+  /** The executor holding the story's coder when the event was published, if one does. */
+  readonly executor?: string;
   readonly message: string;
   readonly data?: Readonly<Record<string, unknown>>;
 }

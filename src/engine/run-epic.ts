@@ -20,6 +20,7 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import {
+  buildBoardJson,
   buildReportJson,
   renderBoard,
   renderReport,
@@ -48,7 +49,12 @@ export interface EpicRunResult {
   readonly exitCode: 0 | 1;
   readonly records: readonly StoryRecord[];
   readonly halts: readonly Halt[];
-  readonly files: { readonly board: string; readonly report: string; readonly reportJson: string };
+  readonly files: {
+    readonly board: string;
+    readonly boardJson: string;
+    readonly report: string;
+    readonly reportJson: string;
+  };
 }
 
 /**
@@ -106,11 +112,11 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
   /** Stories started in this run: a waiting one keeps the reason its own run gave. */
   const startedNow = new Set<string>();
   const summary = new LaunchSummary();
+  // The board for people and the same board for programs, rewritten on every change.
   const writeBoard = async (): Promise<void> => {
-    await state.writeText(
-      'board.md',
-      renderBoard(reportInput(ctx, stories, records, startedAt, options)),
-    );
+    const input = reportInput(ctx, stories, records, startedAt, options);
+    await state.writeText('board.md', renderBoard(input));
+    await state.writeText('board.json', `${JSON.stringify(buildBoardJson(input), null, 2)}\n`);
   };
   // The first decision reruns what a rerun should (as `/resume` would), or, with
   // `--deferred`, starts the follow-up round over deferred findings (as `/resume deferred`
@@ -222,7 +228,12 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
     exitCode: allDone ? 0 : 1,
     records: stories.map((s) => records.get(s.id)).filter((r): r is StoryRecord => r !== undefined),
     halts: ctx.halt === undefined ? [] : [ctx.halt],
-    files: { board: join(state.dir, 'board.md'), report, reportJson },
+    files: {
+      board: join(state.dir, 'board.md'),
+      boardJson: join(state.dir, 'board.json'),
+      report,
+      reportJson,
+    },
   };
 }
 

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { appendFile, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryRecord } from '../../core/model.js';
 import { StoryRecordSchema } from '../../core/record-schema.js';
@@ -177,12 +177,32 @@ export class FileStateStore {
     }
   }
 
+  /** Appends text to a file (made with its folder when missing). */
+  async appendText(name: string, text: string): Promise<void> {
+    checkName(name);
+    const path = join(this.dir, name);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, text, 'utf8');
+    } catch (e) {
+      throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
+    }
+  }
+
   /** Writes a text file atomically and returns its path. */
   async writeText(name: string, text: string): Promise<string> {
     checkName(name);
     const path = join(this.dir, name);
     await this.write(path, text);
     return path;
+  }
+
+  /** Whether a run holds the epic's lock now: a lock left by a dead process on this host is not held. */
+  async lockHeld(): Promise<boolean> {
+    const held = await this.readText(join(this.dir, LOCK_FILE));
+    if (held === null) return false;
+    const holder = parseLock(held);
+    return !(holder && holder.host === hostname() && !isAlive(holder.pid));
   }
 
   /**

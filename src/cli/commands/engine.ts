@@ -86,12 +86,14 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
     .option('--epic <id>', 'the epic (default: the only one, or the latest)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
     .option('--json', 'print the report.json document of the epic instead')
-    .action(async (o: { epic?: string; repo?: string; json?: boolean }) => {
+    .option('--list', 'list every epic of the repository: stories merged, where it stands, title')
+    .action(async (o: { epic?: string; repo?: string; json?: boolean; list?: boolean }) => {
       const code = await statusCommand(
         {
           ...(o.epic !== undefined && { epic: o.epic }),
           ...(o.repo !== undefined && { repo: o.repo }),
           ...(o.json === true && { json: true }),
+          ...(o.list === true && { list: true }),
         },
         engineIo(ctx),
       );

@@ -5,13 +5,17 @@
  * attempt's logs by default, every attempt's with `--all`; each under a header naming
  * its file. What agents printed is shown as text: terminal control sequences in it
  * (colours, a title, the clipboard) are removed, never passed to your terminal.
+ * `--follow`: while a run holds the epic, what the story's current step prints, as it
+ * comes (its `live.log`), until the run ends.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describeError, EpicflowError } from '../../core/errors.js';
-import { storyLogsDir } from '../../core/story/index.js';
+import { liveLogName, storyLogsDir } from '../../core/story/index.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import type { SavedEpic } from '../../engine/status.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { epicFolder } from './epic-folder.js';
 
@@ -20,6 +24,12 @@ interface LogsCommandOptions {
   readonly epic?: string | undefined;
   readonly repo?: string | undefined;
   readonly all?: boolean | undefined;
+  readonly follow?: boolean | undefined;
+}
+
+interface LogsHooks {
+  /** Between two looks at the live log (default: a quarter of a second of the wall clock). */
+  readonly pause?: () => Promise<void>;
 }
 
 const LOG_FILE = /^(\d+)-(\d+)-([a-z]+)\.log$/;
@@ -40,9 +50,42 @@ interface LogFile {
   readonly n: number;
 }
 
+/**
+ * Prints the story's live log from its start, then what is appended, until no run holds
+ * the epic; a log started anew (the story's next attempt) is printed from its start.
+ */
+async function follow(
+  store: FileStateStore,
+  story: string,
+  io: Pick<CliContext['io'], 'stdout'>,
+  pause: () => Promise<void>,
+): Promise<void> {
+  const path = join(store.dir, liveLogName(story));
+  let offset = 0;
+  let partial = '';
+  for (;;) {
+    // Whether a run holds the epic is read before the log: its last lines are then in.
+    const running = await store.lockHeld();
+    const text = existsSync(path) ? await readFile(path, 'utf8') : '';
+    if (text.length < offset) {
+      offset = 0;
+      partial = '';
+    }
+    const fresh = partial + text.slice(offset);
+    offset = text.length;
+    const end = fresh.lastIndexOf('\n');
+    if (end >= 0) io.stdout(printable(fresh.slice(0, end + 1)));
+    partial = fresh.slice(end + 1);
+    if (!running) break;
+    await pause();
+  }
+  if (partial !== '') io.stdout(`${printable(partial)}\n`);
+}
+
 async function logsCommand(
   opts: LogsCommandOptions,
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd'>,
+  hooks: LogsHooks = {},
 ): Promise<number> {
   try {
     const found = await epicFolder(io.cwd, opts);
@@ -51,6 +94,30 @@ async function logsCommand(
       return 0;
     }
     const stateDir = join(found.root, found.epic);
+    if (opts.follow === true) {
+      const store = new FileStateStore(stateDir);
+      const saved = await store.readJson<SavedEpic>('epic.json');
+      const planned = saved?.plan?.stories?.map((s) => s.id) ?? [];
+      if (!planned.includes(opts.story)) {
+        throw new EpicflowError(
+          'usage',
+          `story "${opts.story}" is not in the plan of epic "${found.epic}"`,
+          { details: [`its stories: ${planned.join(', ')}`] },
+        );
+      }
+      if (await store.lockHeld()) {
+        io.stdout(
+          `epicflow: following story ${opts.story} of epic ${found.epic} until the run ends (Ctrl-C stops following, not the run)\n`,
+        );
+        const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 250)));
+        await follow(store, opts.story, io, pause);
+        io.stdout(
+          `epicflow: the run of epic ${found.epic} ended; epicflow logs ${opts.story} prints its logs\n`,
+        );
+        return 0;
+      }
+      io.stdout(`epicflow: no run of epic ${found.epic} is active; the story's last logs:\n`);
+    }
     const logsRoot = join(stateDir, storyLogsDir(''));
     const stories = existsSync(logsRoot)
       ? (await readdir(logsRoot, { withFileTypes: true }))
@@ -100,7 +167,13 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
     .option('--epic <id>', 'the epic (default: the only one that ran here)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
     .option('--all', 'every attempt, not only the last')
-    .action(async (story: string, o: { epic?: string; repo?: string; all?: boolean }) => {
-      ctx.setExitCode(await logsCommand({ story, ...o }, ctx.io));
-    });
+    .option('-f, --follow', 'while a run holds the epic: what the story prints now, as it comes')
+    .action(
+      async (
+        story: string,
+        o: { epic?: string; repo?: string; all?: boolean; follow?: boolean },
+      ) => {
+        ctx.setExitCode(await logsCommand({ story, ...o }, ctx.io));
+      },
+    );
 }

@@ -119,9 +119,11 @@ export async function runCommand(
       [
         `epicflow: ${counts.done} done, ${counts.failed} failed, ${counts.waiting} waiting`,
         `board:       ${result.files.board}`,
+        `board.json:  ${result.files.boardJson}`,
         `report:      ${result.files.report}`,
         `report.json: ${result.files.reportJson}`,
         `events:      ${result.events}`,
+        `runs:        ${result.runs}`,
         '',
       ].join('\n'),
     );

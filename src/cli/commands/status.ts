@@ -2,24 +2,38 @@
  * `epicflow status [--epic ID] [--repo DIR] [--json]`: the board of an epic run in this
  * repository, rebuilt from its records and the epic branch. On a terminal the markdown
  * board; otherwise plain lines, one per story; with `--json` the report.json document.
+ * `--list`: every epic that ran in the repository, one line each.
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
-import { epicFolder } from './epic-folder.js';
+import { epicFolder, openRepo } from './epic-folder.js';
+import { printable } from './logs.js';
 import { exitCodeFor } from '../context.js';
 import { gitPort } from '../../adapters/git/port.js';
 import { storyLogsDir } from '../../core/story/index.js';
 import { sanitizeIssueText } from '../../core/epic/index.js';
-import { buildReportJson, renderBoard, type ReportJson } from '../../core/report/index.js';
+import {
+  buildReportJson,
+  epicListEntry,
+  renderBoard,
+  renderEpicList,
+  type EpicListEntry,
+  type ReportJson,
+} from '../../core/report/index.js';
+import { LAND_FILE, readLandLog } from '../../core/land/index.js';
+import type { Git } from '../../adapters/git/index.js';
+import { epicsRoot, localEpics } from '../../composition/local-epics.js';
 import { loadEpicReport } from '../../engine/status.js';
 
 interface StatusCommandOptions {
   readonly epic?: string;
   readonly repo?: string;
   readonly json?: boolean;
+  /** `--list`: every epic of the repository instead of one epic's board. */
+  readonly list?: boolean;
 }
 
 interface StatusCommandIo {
@@ -66,11 +80,36 @@ function plainLines(report: ReportJson): string[] {
   return lines;
 }
 
+/** One list entry per epic that ran in the repository (one with no board yet is left out). */
+async function epicList(repo: Git): Promise<EpicListEntry[]> {
+  const entries: EpicListEntry[] = [];
+  for (const epic of await localEpics(repo)) {
+    const dir = join(epicsRoot(repo), epic);
+    const store = new FileStateStore(dir);
+    const input = await loadEpicReport(store, gitPort(repo), { now: () => new Date() });
+    if (input === null) continue;
+    const lands = readLandLog(await store.readJson<unknown>(LAND_FILE), join(dir, LAND_FILE));
+    const entry = epicListEntry(buildReportJson(input), lands, await store.lockHeld());
+    entries.push({ ...entry, title: entry.title === null ? null : plain(printable(entry.title)) });
+  }
+  return entries;
+}
+
 export async function statusCommand(
   opts: StatusCommandOptions,
   io: StatusCommandIo,
 ): Promise<number> {
   try {
+    if (opts.list === true) {
+      if (opts.epic !== undefined) {
+        throw new EpicflowError('usage', '--list shows every epic: leave out --epic');
+      }
+      const entries = await epicList(await openRepo(io.cwd, opts.repo));
+      io.stdout(
+        opts.json === true ? `${JSON.stringify(entries, null, 2)}\n` : renderEpicList(entries),
+      );
+      return 0;
+    }
     const found = await epicFolder(io.cwd, opts);
     if (found.kind === 'none') {
       io.stdout(`${found.message}\n`);

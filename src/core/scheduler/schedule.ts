@@ -106,7 +106,15 @@ export function schedule(input: SchedulerInput): SchedulerDecision {
 
   const finished = active === 0 && start.length === 0;
   const count = (want: Standing): number => standing.filter((s) => s === want).length;
+  // The first blocked stories in plan order, each with the dependencies it still waits on.
+  const blockedOn: BlockedStory[] = [];
+  ids.forEach((id, i) => {
+    if (standing[i] !== 'blocked' || blockedOn.length >= BLOCKED_NAMED) return;
+    const waitsOn = (deps[i] ?? []).filter((d) => status[d] !== 'done').map((d) => ids[d] ?? '');
+    blockedOn.push({ id, waitsOn });
+  });
   const summary = summaryLine({
+    blockedOn,
     running: active + start.length,
     concurrency: input.concurrency,
     slotsInService: active + input.freeCoderSlots,
@@ -166,7 +174,18 @@ function checkLimits(input: SchedulerInput): void {
   }
 }
 
+/** Blocked stories the launch summary names, at most. */
+const BLOCKED_NAMED = 3;
+
+interface BlockedStory {
+  readonly id: string;
+  /** Its dependencies not done yet, in its plan order. */
+  readonly waitsOn: readonly string[];
+}
+
 interface SummaryFacts {
+  /** The first blocked stories (at most three), plan order. */
+  readonly blockedOn: readonly BlockedStory[];
   readonly running: number;
   readonly concurrency: number;
   readonly slotsInService: number;
@@ -203,7 +222,11 @@ function summaryLine(f: SummaryFacts): string {
       parts.push(`${f.readyLeft} ready, no coder slot free`);
     }
   }
-  if (f.blocked > 0) parts.push(`${f.blocked} waiting on dependencies`);
+  if (f.blocked > 0) {
+    const named = f.blockedOn.map((b) => `${b.id} ← ${b.waitsOn.join(', ')}`);
+    if (f.blocked > named.length) named.push(`+${f.blocked - named.length} more`);
+    parts.push(`${f.blocked} waiting on dependencies (${named.join('; ')})`);
+  }
   if (f.held > 0) parts.push(`${f.held} waiting for a failed dependency`);
   if (parts.length === 0) parts.push('no other story left to start');
   return `running ${f.running} of ${f.concurrency} allowed: ${parts.join(', ')}`;

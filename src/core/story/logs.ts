@@ -29,6 +29,19 @@ export function logName(story: string, attempt: number, n: number, kind: LogKind
   return `${storyLogsDir(story)}/${attempt}-${n}-${kind}.log`;
 }
 
+/**
+ * `logs/<story>/live.log`: what the story's current attempt prints, appended as it comes
+ * (`epicflow logs --follow`); started anew by each attempt.
+ */
+export function liveLogName(story: string): string {
+  return `${storyLogsDir(story)}/live.log`;
+}
+
+/** The line that opens each step in the live log. */
+export function liveHeader(attempt: number, kind: LogKind): string {
+  return `==> attempt ${attempt}: ${kind} <==`;
+}
+
 /** A short reason with the path of the log that holds the whole output. */
 export function withLog(reason: string, path: string | undefined): string {
   return path === undefined ? reason : `${reason} (log: ${path})`;
@@ -59,9 +72,18 @@ export class LogBuffer {
     private readonly max = LOG_MAX_BYTES,
   ) {}
 
+  private tapped: ((line: string) => void) | undefined;
+
+  /** Also hands each line, secrets redacted, to `tap` as it comes (the live log). */
+  tap(tap: (line: string) => void): this {
+    this.tapped = tap;
+    return this;
+  }
+
   line(text: string): void {
     let clean = text;
     for (const s of this.secrets) if (clean.includes(s)) clean = clean.split(s).join(REDACTED);
+    this.tapped?.(clean);
     this.lines.push(clean);
     this.bytes += encoder.encode(clean).length + 1;
     while (this.bytes > this.max && this.start < this.lines.length) {

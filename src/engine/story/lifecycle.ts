@@ -247,8 +247,10 @@ async function catchUpAgain(ctx: EpicContext, run: StoryRun): Promise<void> {
   const base = ctx.epicHead;
   const caught = await tree.catchUp(base);
   if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
-  run.baseline = await ctx.merge.run(() =>
-    guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+  run.baseline = await ctx.merge.run(
+    () =>
+      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+    `the baseline gates of ${story.id}`,
   );
   run.base = base;
 }
@@ -402,8 +404,12 @@ async function runStoryOnce(
     }
     ctx.checkpoint('after-setup', story.id);
     // Baseline gates run the epic's code: earlier stories' agents wrote it.
-    const baseline = await ctx.merge.run(() =>
-      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+    const baseline = await ctx.merge.run(
+      () =>
+        guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+          ctx.baseline(base),
+        ),
+      `the baseline gates of ${story.id}`,
     );
     const head = await tree.head();
     const resume = resumePoint({

@@ -143,7 +143,7 @@ export async function coderTurn(
   const round = turn.round;
   const doing = `round ${round} (${executor.id} coding)`;
   const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
-    const log = rec.logs.open();
+    const log = rec.logs.open('coder');
     const pending = ctx.ports.executors(executor).runTurn(
       {
         epic: ctx.settings.epic,

@@ -108,7 +108,7 @@ describe('schedule: what starts', () => {
     expect(d.start).toEqual(['b']);
     expect(d.finished).toBe(false);
     expect(d.summary).toBe(
-      'running 1 of 4 allowed: 1 ready, no coder slot free, 1 waiting on dependencies',
+      'running 1 of 4 allowed: 1 ready, no coder slot free, 1 waiting on dependencies (c ← b)',
     );
   });
 
@@ -277,21 +277,21 @@ describe('schedule: launch summary', () => {
       name: 'fewer ready than allowed',
       status: {},
       more: { concurrency: 4 },
-      summary: 'running 3 of 4 allowed: 3 waiting on dependencies',
+      summary: 'running 3 of 4 allowed: 3 waiting on dependencies (d ← a; e ← d; f ← b)',
     },
     {
       name: 'coder slots are the limit',
       status: { a: 'active' },
       more: { concurrency: 4, freeCoderSlots: 0 },
       summary:
-        'running 1 of 4 allowed: 2 ready, coder slots full (1 of 1 busy), 3 waiting on dependencies',
+        'running 1 of 4 allowed: 2 ready, coder slots full (1 of 1 busy), 3 waiting on dependencies (d ← a; e ← d; f ← b)',
     },
     {
       name: 'concurrency is the limit',
       status: {},
       more: { concurrency: 2 },
       summary:
-        'running 2 of 2 allowed: 1 ready, at the concurrency limit, 3 waiting on dependencies',
+        'running 2 of 2 allowed: 1 ready, at the concurrency limit, 3 waiting on dependencies (d ← a; e ← d; f ← b)',
     },
     {
       name: 'everything left is running',
@@ -313,6 +313,21 @@ describe('schedule: launch summary', () => {
     },
   ] as const)('$name', ({ status, more, summary }) => {
     expect(decide(stories, status, more).summary).toBe(summary);
+  });
+
+  it('names at most three blocked stories, each with what it still waits on', () => {
+    const many = [
+      story('a'),
+      story('b'),
+      story('c', ['a', 'b']),
+      story('d', ['c']),
+      story('e', ['a']),
+      story('f', ['e']),
+      story('g', ['f']),
+    ];
+    expect(decide(many, { a: 'done' }, { concurrency: 4 }).summary).toBe(
+      'running 2 of 4 allowed: 4 waiting on dependencies (c ← b; d ← c; f ← e; +1 more)',
+    );
   });
 
   it('is emitted only when it changes', () => {

@@ -128,9 +128,24 @@ export function inCI(env = process.env) {
  * The test files this run leaves out, shared by the sequencer (which leaves them out) and the
  * modes reporter (which says so at the end); both run in jest's main process.
  *
- * @type {{ file: string, modes: Mode[] }[]}
+ * @type {{ file: string, modes: Mode[], part?: string }[]}
  */
 export const notRun = [];
+
+/** How a part of a file that was not run is recorded: the title of a `todo` test. */
+const NOT_RUN_TITLE = /^not run, needs ([a-z ]+): /;
+
+/** The title of the `todo` test that stands for a part not run (test/support/needs.ts). */
+export function notRunTitle(modes, missing) {
+  const why = modes.filter((m) => missing.has(m)).map((m) => missing.get(m));
+  return `not run, needs ${modes.join(' ')}: ${why.join('; ')}`;
+}
+
+/** The modes a `todo` test's title says its part needed, or undefined for any other todo. */
+export function modesOfNotRunTitle(title) {
+  const m = NOT_RUN_TITLE.exec(title);
+  return m === null ? undefined : /** @type {Mode[]} */ ((m[1] ?? '').split(' '));
+}
 
 /**
  * What the end of a run says about the files left out: one line per missing mode with its
@@ -148,17 +163,20 @@ export function notRunReport(files, detected, of = {}) {
     if (why === undefined) continue;
     const needing = files.filter((f) => f.modes.includes(mode));
     if (needing.length === 0) continue;
-    const names = needing.map((f) => (of.rootDir ? relative(of.rootDir, f.file) : f.file));
+    const names = needing.map(
+      (f) => `${of.rootDir ? relative(of.rootDir, f.file) : f.file}${f.part ? ` (${f.part})` : ''}`,
+    );
     lines.push(`  ${mode}: ${why} — ${names.join(', ')}`);
     const pkg = PROGRAMS[/** @type {'sudo'} */ (mode)]?.pkg;
     if (pkg !== undefined && detected.packages.includes(pkg)) packages.add(pkg);
   }
   const install = installCommand([...packages], of);
-  const count = new Set(files.map((f) => f.file)).size;
   return [
-    `Not run: ${count} test file${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} ` +
-      `what this machine lacks (docs/testing.md, "Modes"):`,
+    `Not run: modes this machine lacks, and the tests that need them (docs/testing.md, "Modes"):`,
     ...lines,
     ...(install === undefined ? [] : [`  to install what is missing: ${install}`]),
+    ...(inCI(of.env)
+      ? ['CI=true: in CI every test must run, so a missing mode fails the run.']
+      : []),
   ].join('\n');
 }

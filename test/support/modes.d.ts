@@ -7,3 +7,4 @@ export interface Detected {
 }
 export function detectModes(of?: { env?: NodeJS.ProcessEnv; uid?: number }): Detected;
 export function notRunTitle(modes: readonly Mode[], missing: Map<Mode, string>): string;
+export function modesOfNotRunTitle(title: string): Mode[] | undefined;

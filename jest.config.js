@@ -22,8 +22,33 @@ const transform = {
   ],
 };
 
-/** @param {string} name @param {string[]} roots @param {object} [extra] */
-function project(name, roots, extra = {}) {
+/**
+ * Time budgets in seconds (test/support/budgets.js, docs/testing.md "Budgets"): how long one
+ * test file may take on the development machine under the suite's own load, scaled by how
+ * much slower the host is when the tests run. A file over its budget fails the run.
+ */
+const budgets = {
+  /** Each project's, set below with the project. */
+  projects: /** @type {Record<string, number>} */ ({}),
+  /** A file's own, by its path in the project, where the project's does not fit. */
+  files: {
+    // Compiles the package when the built one is not current (a fresh clone, a changed source).
+    'test/app/start.test.ts': 120,
+    'test/package/smoke.test.ts': 150,
+    // Downloads Node 24 into the tests' cache folder the first time.
+    'test/action/node24.test.ts': 180,
+  },
+  /** How long the budget reporter's fixed work takes on the development machine, quiet. */
+  referenceMs: 300,
+};
+
+/**
+ * @param {string} name
+ * @param {string[]} roots
+ * @param {{ budget: number } & object} options the project's time budget per file, and jest options
+ */
+function project(name, roots, { budget, ...extra }) {
+  budgets.projects[name] = budget;
   return {
     displayName: name,
     // jest's node environment, started in a worker that has not grown too big.
@@ -43,31 +68,44 @@ function project(name, roots, extra = {}) {
 /** @type {import('jest').Config} */
 export default {
   projects: [
-    project('unit', ['core', 'examples', 'lint']),
-    project('github', ['github-double', 'adapters/github', 'app']),
-    project('process', [
-      'engine',
-      'adapters/executors',
-      'adapters/git',
-      'adapters/process',
-      'adapters/state',
-      'adapters/config',
-      'support',
-      'cli',
-      'package',
-      'release',
-    ]),
+    project('unit', ['core', 'examples', 'lint'], { budget: 30 }),
+    project('github', ['github-double', 'adapters/github', 'app'], { budget: 60 }),
+    project(
+      'process',
+      [
+        'engine',
+        'adapters/executors',
+        'adapters/git',
+        'adapters/process',
+        'adapters/state',
+        'adapters/config',
+        'support',
+        'cli',
+        'package',
+        'release',
+      ],
+      { budget: 75 },
+    ),
     project('action', ['action'], {
+      budget: 90,
       globalSetup: '<rootDir>/test/action/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/action/support/global-teardown.ts',
     }),
   ],
-  // Longest files first, by times kept across clones (test/support/sequencer.js).
+  // Longest files first, by times kept across clones; files that need a mode this machine
+  // lacks (`@needs`, test/support/modes.js) left out (test/support/sequencer.js).
   testSequencer: '<rootDir>/test/support/sequencer.js',
   maxWorkers: Number(process.env['EPICFLOW_TEST_WORKERS'] ?? 3),
   // A guard against a hung test, never a measure of speed: three times what a test needs on a
   // shared machine at its slowest (a host three to four times slower than usual ran the suite
   // at 60 s and timed out tests that pass); explicit timeouts in test files keep the same ratio.
   testTimeout: 180_000,
-  reporters: ['default', ['<rootDir>/test/support/slowest-files.js', { count: 15 }]],
+  reporters: [
+    'default',
+    ['<rootDir>/test/support/slowest-files.js', { count: 15 }],
+    // Once, at the end: the modes that did not run and why; a failure with CI=true.
+    '<rootDir>/test/support/modes-reporter.js',
+    // A file over its time budget fails the run.
+    ['<rootDir>/test/support/budgets.js', budgets],
+  ],
 };

@@ -2,6 +2,8 @@
  * End to end with the App: a real probot App on a loopback server receives the
  * double's signed webhooks and dispatches story jobs; each job is the Action's
  * bundle run as a process. The App hears every finished run and finishes the epic.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';

@@ -5,6 +5,8 @@
  * token still pushes and records. Run from the bundle against the GitHub
  * double, which verifies the App's JWTs with the public half of a real RSA key
  * and refuses expired installation tokens as GitHub does.
+ *
+ * @needs root
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync } from 'node:crypto';

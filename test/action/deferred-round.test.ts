@@ -5,6 +5,8 @@
  * lists it under Deferred with `/resume deferred` as the next step. That command runs one
  * follow-up round: the story again (a new attempt on its branch) with the finding in its
  * prompt, judged and merged again.
+ *
+ * @needs root
  */
 import { agentScript } from './support/agents.js';
 import { readFile, readdir } from 'node:fs/promises';

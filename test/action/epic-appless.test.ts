@@ -4,6 +4,8 @@
  * run, a person's /retry) handed to the bundle in orchestrate mode. Between
  * them the epic shows a stray restored, a fix round, a failure that /retry
  * fixes and a handover through exit 75.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';

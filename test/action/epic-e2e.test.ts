@@ -4,6 +4,8 @@
  * bundle run as a process against GitHub, merging over HTTP git. Six stories
  * in three waves show a stray restored, a fix round, a failure that /retry
  * fixes and a handover through exit 75.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { say, startEpic, type AppWorld } from '../app/harness.js';

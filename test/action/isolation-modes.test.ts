@@ -6,6 +6,8 @@
  * `.git` for one whose config runs a filter, plants links where the next prompt is
  * written, leaves a crontab and an at job. None of it reaches epicflow: no filter runs,
  * nothing is written through a link, nothing it scheduled is left.
+ *
+ * @needs root sudo cron at
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';

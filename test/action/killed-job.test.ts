@@ -4,6 +4,8 @@
  * gates, after the coder's work was committed. The run's end tells the orchestrator;
  * `/resume` runs the story again and it is merged exactly once, without paying
  * again for a turn whose work was committed.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync } from 'node:fs';

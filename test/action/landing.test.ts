@@ -2,6 +2,8 @@
  * Keeping an epic mergeable and finishing it, end to end: the App hears the double's
  * `push` and `pull_request` webhooks; each `land-<n>` job is the Action's bundle run as
  * a process, with a scripted coder (`command` harness) that resolves, fails or attacks.
+ *
+ * @needs root
  */
 import { agentScript } from './support/agents.js';
 import { execFileSync } from 'node:child_process';

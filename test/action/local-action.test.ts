@@ -14,6 +14,8 @@
  *
  * The SOURCE (`src/action/run.ts`, through local-action's stubs) is the
  * developer's debugging loop; one check keeps it working.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';

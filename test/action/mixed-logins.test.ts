@@ -3,6 +3,8 @@
  * (the workflow's own token, `bot-login` left at its default): each job ends
  * with the orchestrator's decision, which must find the App's sub-issues and
  * sticky comments rather than open a second set.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';

@@ -3,6 +3,8 @@
  * other Action tests run it on the Node that runs the tests (20 on our
  * machines); here the same bundle runs under a real Node 24 binary: bad
  * input, one story job end to end over HTTP git, and orchestrate mode.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';

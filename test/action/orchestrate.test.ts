@@ -1,3 +1,8 @@
+/**
+ * App-less delivery: orchestrate mode and story jobs, whose agents run as an agent user.
+ *
+ * @needs root
+ */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,8 @@
  * /approve, each finished story run) goes to the bundle in orchestrate mode, and
  * the planning job is the bundle in a run of the story workflow (story `_plan`),
  * acting with the workflow's token. Prose becomes merged stories without the App.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';

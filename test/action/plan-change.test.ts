@@ -3,6 +3,8 @@
  * Action job too: the record the job reads already carries the new plan hash
  * (written at dispatch), so the old story branch on GitHub, with work done for
  * the old entry, must not be resumed — not even after a job killed mid-way.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';

@@ -7,6 +7,8 @@
  * stories the planner proposes unchanged (under other ids) keep their ids and their
  * merged progress. A planner that obeys an injected instruction to own the
  * workflows cannot get its plan through, and no planner ever sees a credential.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -6,6 +6,8 @@
  * after which only `r1-receipt` runs and merges, and the report shows it. Then an
  * attack: feedback telling the planner to own the workflows, and a planner that obeys:
  * every round is refused, nothing is written, the plan stays as it was.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';

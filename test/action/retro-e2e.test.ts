@@ -4,6 +4,8 @@
  * as the model. Its proposal comes as one comment with a checkbox per fix; a maintainer
  * ticks the retry; `/resume` applies it, and the story's next job gives its coder the
  * note in its prompt.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync, rmSync } from 'node:fs';

@@ -4,6 +4,8 @@
  * story owning its file, comments on the pull request as a whole to a `review-<n>`
  * story; those stories run again as new attempts from the epic head with the comments
  * in their prompt, merge again, and every comment is answered.
+ *
+ * @needs root
  */
 import { agentScript } from './support/agents.js';
 import { readFile, readdir } from 'node:fs/promises';

@@ -1,3 +1,8 @@
+/**
+ * Story mode run from the bundle against the GitHub double; its agents run as an agent user.
+ *
+ * @needs root
+ */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

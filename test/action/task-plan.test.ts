@@ -2,6 +2,8 @@
  * A story run as a task plan in a story job: the job is killed during task 2 of 3, after
  * task 1 was ticked; the tick reached the story's record on GitHub with the branch, and
  * `/resume` continues at task 2, without paying for task 1 again.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

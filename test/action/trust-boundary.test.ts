@@ -8,6 +8,8 @@
  * behind to try again while the job pushes. It writes everything it found into a
  * file the story owns, which is merged. Nothing secret lands anywhere: not in that
  * file, the branches, the records, the comments, the summary or the log.
+ *
+ * @needs root
  */
 import { agentScript } from './support/agents.js';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';

@@ -21,6 +21,7 @@ import {
   type TestRepo,
 } from '../engine/support/repo.js';
 import { epicflow } from '../support/cli.js';
+import { describeNeeding } from '../support/needs.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -220,7 +221,7 @@ describe('epicflow retro', () => {
   });
 });
 
-describe('epicflow retro --agent-user', () => {
+describeNeeding(['root'], 'epicflow retro --agent-user', () => {
   it('runs the model call as that user; what it changes in its checkout is discarded and noted', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', CODER);

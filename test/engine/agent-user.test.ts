@@ -3,6 +3,8 @@
  * unprivileged user (the tests run as root, so it can be had here); nothing it
  * starts outlives its step, not even a process that left its group and emptied
  * its environment; the merge is epicflow's, as epicflow's own user.
+ *
+ * @needs root
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';

@@ -20,6 +20,7 @@ import {
   type Script,
   type TestRepo,
 } from './support/repo.js';
+import { describeNeeding } from '../support/needs.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -612,7 +613,7 @@ describe('epicflow land --help', () => {
   });
 });
 
-describe('epicflow land --agent-user', () => {
+describeNeeding(['root'], 'epicflow land --agent-user', () => {
   it('runs the land coder and the gates as that user; the merges are epicflow’s', async () => {
     await deliveredEpic();
     repo.write('src/a.txt', 'a from main\n');

@@ -8,11 +8,15 @@
  * folder named after the configuration, so every new clone starts without them. This
  * one also keeps them by path within the project, in the tests' cache folder
  * (`test-times.json`, see test/support/cache-dir.ts), and uses them where jest has none.
+ *
+ * It also leaves out the files that need a mode this machine lacks (`@needs`, see
+ * test/support/modes.js); the modes reporter says which at the end of the run.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import jestSequencer from '@jest/test-sequencer';
+import { detectModes, modesOfFile, notRun, notRunReport } from './modes.js';
 
 const Sequencer = jestSequencer.default ?? jestSequencer;
 
@@ -35,6 +39,21 @@ function readTimes() {
 
 export default class LongestFirst extends Sequencer {
   known = readTimes();
+
+  sort(tests) {
+    const detected = detectModes();
+    const runnable = [];
+    notRun.length = 0;
+    for (const test of tests) {
+      const modes = modesOfFile(test.path);
+      if (modes.some((m) => detected.missing.has(m))) notRun.push({ file: test.path, modes });
+      else runnable.push(test);
+    }
+    // Nothing left to run: jest ends at once ("No tests found"), before any reporter.
+    if (runnable.length === 0 && notRun.length > 0)
+      process.stderr.write(`${notRunReport(notRun, detected, { rootDir: process.cwd() })}\n`);
+    return super.sort(runnable);
+  }
 
   time(test) {
     const own = super.time(test);

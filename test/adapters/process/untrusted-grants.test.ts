@@ -5,6 +5,8 @@
  * (a crontab, an at job) survives the step. The tests run as root, so users can be made
  * here; these use a pool of their own (`epicflow-grants`, `-2`, …) and folders of the
  * test's own making, never a shared one.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +22,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+import { describeNeeding } from '../../support/needs.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 let dir: string;
@@ -87,7 +90,9 @@ describe('what untrusted code is handed', () => {
     // epicflow's own user may write there again, whatever modes the step left.
     expect(lstatSync(join(tree, 'deep', 'er')).mode & 0o700).toBe(0o700);
   });
+});
 
+describeNeeding(['cron'], 'what untrusted code leaves for later', () => {
   it('removes what the user scheduled for later once the step ended', async () => {
     // A crontab as the user would have made one where cron.deny did not stop it (crontab
     // itself refuses now, even to root, so it is written where cron reads it).

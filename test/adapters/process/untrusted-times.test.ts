@@ -5,6 +5,8 @@
  * new modification time. Here the agent changes a file and puts its size and
  * modification time back as they were; the commit after the step still has the change.
  * The test runs as root (users can be made) with a pool and folders of its own.
+ *
+ * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';

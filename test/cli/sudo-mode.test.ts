@@ -8,7 +8,7 @@
  * The command line is bundled into the test's own folder and run as a user the test makes
  * (the tests run as root; sudo must be installed, see docs/testing.md).
  *
- * @needs root sudo
+ * @needs root sudo sandbox
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync, spawn } from 'node:child_process';

@@ -12,7 +12,9 @@
  * - `sudo`: `sudo` is installed (the tests make a runner user with passwordless sudo, so a
  *           file that needs sudo needs root too: `@needs root sudo`);
  * - `cron`: `crontab` is installed (package cron);
- * - `at`:   `at` is installed (package at).
+ * - `at`:   `at` is installed (package at);
+ * - `sandbox`: bubblewrap is installed (package bubblewrap) and the kernel lets an
+ *           unprivileged user make user namespaces (the kernel sandbox; no root needed).
  *
  * The sequencer (test/support/sequencer.js) leaves out the files that need a mode this machine
  * lacks, and the reporter (test/support/modes-reporter.js) says once, at the end of the run,
@@ -24,17 +26,37 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join, relative } from 'node:path';
 
-/** @typedef {'root' | 'sudo' | 'cron' | 'at'} Mode */
+/** @typedef {'root' | 'sudo' | 'cron' | 'at' | 'sandbox'} Mode */
 
 /** Every mode, in the order they are reported. */
-export const MODES = /** @type {const} */ (['root', 'sudo', 'cron', 'at']);
+export const MODES = /** @type {const} */ (['root', 'sudo', 'cron', 'at', 'sandbox']);
 
 /** The program each installable mode needs, and the Debian/Ubuntu package that has it. */
 const PROGRAMS = {
   sudo: { program: 'sudo', pkg: 'sudo' },
   cron: { program: 'crontab', pkg: 'cron' },
   at: { program: 'at', pkg: 'at' },
+  sandbox: { program: 'bwrap', pkg: 'bubblewrap' },
 };
+
+/** Why the kernel refuses unprivileged user namespaces, or undefined when it allows them. */
+function usernsRefused() {
+  const read = (f) => {
+    try {
+      return readFileSync(f, 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  if (read('/proc/sys/user/max_user_namespaces') === '0') return 'user.max_user_namespaces is 0';
+  if (read('/proc/sys/kernel/unprivileged_userns_clone') === '0') {
+    return 'kernel.unprivileged_userns_clone is 0';
+  }
+  if (read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1') {
+    return 'kernel.apparmor_restrict_unprivileged_userns is 1';
+  }
+  return undefined;
+}
 
 /** Whether `program` is an executable file on `path` (no process started). */
 function onPath(program, path) {
@@ -65,11 +87,15 @@ export function detectModes(of = {}) {
   const packages = [];
   const root = uid === 0;
   if (!root) missing.set('root', uid < 0 ? 'not a POSIX system' : `not root (uid ${uid})`);
-  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at'])) {
+  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at', 'sandbox'])) {
     const { program, pkg } = PROGRAMS[mode];
     if (onPath(program, env['PATH'])) continue;
     packages.push(pkg);
     missing.set(mode, `${program} is not installed (package ${pkg})`);
+  }
+  const refused = missing.has('sandbox') ? undefined : usernsRefused();
+  if (refused !== undefined) {
+    missing.set('sandbox', `the kernel refuses user namespaces to unprivileged users (${refused})`);
   }
   return { missing, packages };
 }

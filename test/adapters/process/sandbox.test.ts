@@ -6,6 +6,8 @@
  * trees, plants files in its home and `/tmp` for the next step, and tries `sudo`. Runs
  * as whoever runs the suite: no root needed where the kernel allows user namespaces.
  * Every folder is the test's own.
+ *
+ * @needs sandbox
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

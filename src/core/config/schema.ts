@@ -275,7 +275,9 @@ const ConfigObject = mapping(
     allowWorkflowChanges: z
       .boolean(expecting('true or false'))
       .default(false)
-      .describe('Let stories change files under `.github/` (workflows, composite actions, scripts) and the epicflow config (refused by default).'),
+      .describe(
+        'Let stories change files under `.github/` (workflows, composite actions, scripts) and the epicflow config (refused by default).',
+      ),
     prices: z
       .record(
         nonEmptyString('a model name'),

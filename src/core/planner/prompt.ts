@@ -188,7 +188,9 @@ function rulesSection(limits: PlannerLimits): string[] {
   ];
   const limitLines = [`at most ${limits.maxStories} stories (planner.maxStories)`];
   if (limits.allowWorkflowChanges) {
-    limitLines.push('files under .github/ and the epicflow config may be owned (allowWorkflowChanges: true)');
+    limitLines.push(
+      'files under .github/ and the epicflow config may be owned (allowWorkflowChanges: true)',
+    );
   } else {
     limitLines.push(
       `protected paths, never owned by a story: ${protectedPaths(limits)

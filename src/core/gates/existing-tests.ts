@@ -39,7 +39,7 @@ interface FileDiff {
 }
 
 /** A path as git prints it in a diff header: `b/x`, or C-quoted (`"b/caf\303\251"`). */
-function headerPath(raw: string): string | null {
+export function diffHeaderPath(raw: string): string | null {
   let text = raw.trim();
   if (text === '/dev/null') return null;
   if (text.startsWith('"') && text.endsWith('"') && text.length >= 2) {
@@ -96,11 +96,11 @@ export function parseDiff(diff: string): Map<string, FileDiff> {
       continue;
     }
     if (raw.startsWith('--- ')) {
-      oldPath = headerPath(raw.slice(4));
+      oldPath = diffHeaderPath(raw.slice(4));
       continue;
     }
     if (raw.startsWith('+++ ')) {
-      const path = headerPath(raw.slice(4)) ?? oldPath;
+      const path = diffHeaderPath(raw.slice(4)) ?? oldPath;
       current = { hunks: [] };
       if (path !== null) files.set(path, current);
       continue;

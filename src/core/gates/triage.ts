@@ -176,6 +176,28 @@ export function triageGate(current: GateRun, baseline: GateRun | undefined): Gat
   };
 }
 
+/** Lines named at most per inherited gate: the base's failures, not a log. */
+const INHERITED_LINES_MAX = 20;
+
+/**
+ * The failing tests or lines a gate red on the base showed there and still shows (the
+ * failures a story was not charged for), or the base's failure lines when the run names
+ * none of them; at most `INHERITED_LINES_MAX`, the count of the rest last.
+ */
+export function inheritedLines(current: GateRun, baseline: GateRun): string[] {
+  const base = failuresOf(baseline);
+  const now = new Set(failuresOf(current));
+  const still = base.filter((l) => now.has(l));
+  let lines = still.length > 0 ? still : base;
+  if (lines.length === 0) lines = meaningfulLines(baseline.output).slice(-3);
+  return lines.length > INHERITED_LINES_MAX
+    ? [
+        ...lines.slice(0, INHERITED_LINES_MAX),
+        `… and ${lines.length - INHERITED_LINES_MAX} more line(s)`,
+      ]
+    : lines;
+}
+
 /**
  * Two runs of a gate on the same base commit as one baseline: a failure either run showed
  * is the base's, so a story is charged only with lines new against both. Red when either

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   findAddedMarkers,
+  inheritedLines,
   isTestFile,
   oracleFindings,
   parsePassCount,
@@ -133,6 +134,32 @@ describe('triageGate', () => {
       base,
     );
     expect(v.status).toBe('inherited');
+  });
+  it('names the failing lines that were red on the base and still are', () => {
+    const baseline = {
+      command: 'npm test',
+      ok: false,
+      output: 'not ok 1 - old broken (3ms)\nnot ok 2 - fixed since (1ms)\n# pass 4\n',
+    };
+    const current = {
+      command: 'npm test',
+      ok: false,
+      output: 'ok 1 - new\nnot ok 2 - old broken (9ms)\n# pass 5\n',
+    };
+    expect(inheritedLines(current, baseline)).toEqual(['not ok - old broken']);
+    // A run that names none of them: the base's own lines.
+    expect(inheritedLines({ ...current, output: 'exit 1' }, baseline)).toEqual([
+      'not ok - old broken',
+      'not ok - fixed since',
+    ]);
+    // A base without a recognisable failure line: its last lines.
+    expect(
+      inheritedLines(current, { ...baseline, output: 'compiling\nstopped at step 3\n' }),
+    ).toEqual(['compiling', 'stopped at step 3']);
+    const many = Array.from({ length: 25 }, (_, i) => `not ok ${i} - broken ${i}`).join('\n');
+    const listed = inheritedLines({ ...current, output: many }, { ...baseline, output: many });
+    expect(listed).toHaveLength(21);
+    expect(listed[20]).toBe('… and 5 more line(s)');
   });
   it('blocks on new failure lines', () => {
     const v = triageGate(

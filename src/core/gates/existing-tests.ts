@@ -83,7 +83,7 @@ const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
  * Hunk lines are read by the counts of their header, so a removed line that begins with
  * `-- ` is never taken for a file header.
  */
-export function parseDiff(diff: string): Map<string, FileDiff> {
+function parseDiff(diff: string): Map<string, FileDiff> {
   const files = new Map<string, FileDiff>();
   const lines = diff.split('\n');
   let current: FileDiff | null = null;

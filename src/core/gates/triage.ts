@@ -176,6 +176,15 @@ export function triageGate(current: GateRun, baseline: GateRun | undefined): Gat
   };
 }
 
+/**
+ * Whether the gates stop after this one: it stays red with failures of its own. A gate red
+ * only as it was on the base does not stop the rest (it would hide their failures on every
+ * run); the gates after a red one are not run, and run again in full on the next check.
+ */
+export function stopsGates(verdict: GateVerdict): boolean {
+  return verdict.status === 'new';
+}
+
 /** Lines named at most per inherited gate: the base's failures, not a log. */
 const INHERITED_LINES_MAX = 20;
 

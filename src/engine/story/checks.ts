@@ -102,22 +102,20 @@ export async function checkStory(
     rec.time(
       'gates',
       () =>
-        rec.logs.capture('gates', async (log) =>
-          settleGates(ctx, {
-            cwd: tree.path,
-            story: story.id,
-            runs: await ctx.runGates(tree.path, log, story.id),
-            baseline,
-            log,
-            // The base's code runs again in the epic tree: earlier stories' agents wrote it.
-            againOnBase: (i) =>
-              ctx.merge.run(() =>
-                guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-                  ctx.rerunBaseline(base, i, log),
-                ),
+        settleGates(ctx, {
+          cwd: tree.path,
+          story: story.id,
+          baseline,
+          // One log per gate command: a failure points to the log of the gate that failed.
+          withLog: (_i, work) => rec.logs.capture('gates', work),
+          // The base's code runs again in the epic tree: earlier stories' agents wrote it.
+          againOnBase: (i, log) =>
+            ctx.merge.run(() =>
+              guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+                ctx.rerunBaseline(base, i, log),
               ),
-          }),
-        ),
+            ),
+        }),
       { 'epicflow.commit': commit },
       (settled) => ({
         'epicflow.gates': settled.runs.length,

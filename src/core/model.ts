@@ -79,6 +79,12 @@ export interface StoryProgress {
 }
 
 /** The durable record of one story (one file per story; versioned JSON). */
+/** A gate red on a story's base, with the failing tests or lines it showed there. */
+export interface InheritedGate {
+  readonly command: string;
+  readonly lines: readonly string[];
+}
+
 export interface StoryRecord {
   readonly version: 1;
   readonly epic: string;
@@ -117,6 +123,8 @@ export interface StoryRecord {
    * (red there already): tolerated, and listed in the report with the stories they touched.
    */
   readonly inherited?: readonly string[];
+  /** For each of those gates: the failing tests or lines that were red on the base. */
+  readonly inheritedLines?: readonly InheritedGate[];
   /**
    * The story's task plan with its ticks (`tasks: true`): the checkpoint a resumed story
    * continues from. Empty: the story runs without tasks (its planning said why, in a note).

@@ -7,7 +7,11 @@
 /** The config file locations epicflow reads (docs/config.md); stories may not own them. */
 export const DEFAULT_CONFIG_PATHS: readonly string[] = ['.github/epicflow.yml', 'epicflow.yml'];
 
-const WORKFLOWS_DIR = '.github/workflows';
+/**
+ * Everything under `.github/` runs in CI with the repository's secrets when a branch is pushed:
+ * workflows, but also the composite actions and scripts they call.
+ */
+const GITHUB_DIR = '.github';
 
 /**
  * Trims, turns `\` into `/`, collapses repeated slashes, drops trailing `/` and
@@ -58,13 +62,13 @@ export function unsafePathReason(p: string): string | undefined {
 }
 
 /**
- * True when a change to `p` needs `allowWorkflowChanges`: it lies inside
- * `.github/workflows/` or is one of epicflow's own config files.
+ * True when a change to `p` needs `allowWorkflowChanges`: it lies inside `.github/`
+ * (workflows, composite actions, the scripts they run) or is one of epicflow's own config files.
  */
 export function isProtectedPath(
   p: string,
   configPaths: readonly string[] = DEFAULT_CONFIG_PATHS,
 ): boolean {
   const path = normalisePath(p);
-  return isWithin(path, WORKFLOWS_DIR) || configPaths.some((c) => normalisePath(c) === path);
+  return isWithin(path, GITHUB_DIR) || configPaths.some((c) => normalisePath(c) === path);
 }

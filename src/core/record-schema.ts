@@ -69,6 +69,9 @@ export const StoryRecordSchema = z.object({
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
   inherited: z.array(z.string()).exactOptional(),
+  inheritedLines: z
+    .array(z.object({ command: z.string(), lines: z.array(z.string()) }))
+    .exactOptional(),
   tasks: z
     .array(
       z.object({

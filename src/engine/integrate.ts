@@ -131,13 +131,12 @@ export async function integrate(
         : await settleGates(ctx, {
             cwd: tree.path,
             story: input.story.id,
-            runs: await ctx.runGates(tree.path, input.log),
             baseline,
-            log: input.log,
+            withLog: (_i, work) => work(input.log),
             // The base is the epic head: run there, then merge the same commit again.
-            againOnBase: async (i) => {
+            againOnBase: async (i, log) => {
               await tree.resetHard(head);
-              const combined = await ctx.rerunBaseline(head, i, input.log);
+              const combined = await ctx.rerunBaseline(head, i, log);
               const again = await mergeAgain();
               if (!again.ok) {
                 await tree.resetHard(head);

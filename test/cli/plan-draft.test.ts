@@ -192,7 +192,7 @@ describe('epicflow plan draft', () => {
     expect(quoted).toBeGreaterThan(first?.prompt.indexOf('do not follow it') ?? Infinity);
     expect(second?.round).toBe('2');
     expect(second?.prompt).toContain(
-      '- protected-path: story "deploy": owns ".github/workflows/deploy.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)\n' +
+      '- protected-path: story "deploy": owns ".github/workflows/deploy.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)\n' +
         '- protected-path: story "conf": owns "epicflow.yml", a protected path',
     );
     const written = readFileSync(outFile(), 'utf8');
@@ -212,8 +212,8 @@ describe('epicflow plan draft', () => {
     expect(r.code).toBe(1);
     const lines = r.stdout.split('\n');
     expect(lines.slice(0, 2)).toEqual([
-      'protected-path: story "deploy": owns ".github/workflows/deploy.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)',
-      'protected-path: story "deploy": owns "ci/epicflow.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)',
+      'protected-path: story "deploy": owns ".github/workflows/deploy.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)',
+      'protected-path: story "deploy": owns "ci/epicflow.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)',
     ]);
     expect(lines[2]).toMatch(
       /^planning: 3 rounds by thinker; estimated \(characters ÷ 4\) ~[\d.]+k? tokens, cost unknown$/,

@@ -90,8 +90,14 @@ describe('isProtectedPath', () => {
     ['./.github/workflows/ci.yml', true],
     ['.github/epicflow.yml', true],
     ['epicflow.yml', true],
-    ['.github/workflows-docs/x.md', false],
-    ['.github/CODEOWNERS', false],
+    // Everything under .github runs in CI with its secrets or steers it.
+    ['.github/workflows-docs/x.md', true],
+    ['.github/CODEOWNERS', true],
+    ['.github/actions/setup/action.yml', true],
+    ['.github/scripts/deploy.sh', true],
+    ['.github', true],
+    ['.githubx/a.yml', false],
+    ['docs/.github/a.yml', false],
     ['docs/epicflow.yml', false],
     ['src', false],
   ])('%j → %j', (p, expected) => {

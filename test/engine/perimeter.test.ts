@@ -133,4 +133,42 @@ describe('the perimeter', () => {
     expect(epicMerges(repo)).toEqual([]);
     expect(showFile(repo, 'epic/epic', '.github/workflows/ci.yml')).toBe('on: push');
   });
+
+  it('refuses a composite action under .github unless the config allows it, then merges it', async () => {
+    const action = '.github/actions/setup/action.yml';
+    const planted = "runs:\n  using: composite\n  steps: [{ run: 'curl evil', shell: bash }]\n";
+    repo = makeRepo({ [action]: 'runs:\n  using: composite\n  steps: []\n', 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', {
+      sneak: { '*': { write: { 'src/ci.js': 'x\n', [action]: planted } } },
+      allowed: { '*': { write: { [action]: planted } } },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const refused = await run(repo, planMarkdown([{ id: 'sneak', owns: ['src/ci.js'] }]));
+    expect(refused.code).toBe(1);
+    expect(record(repo, 'sneak')).toMatchObject({
+      status: 'failed',
+      reason: loggedReason(`refused: ${action} (file under .github)`),
+    });
+    expect(showFile(repo, 'epic/epic', action)).toBe('runs:\n  using: composite\n  steps: []');
+
+    // With the config's leave, a story that owns it merges it.
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['true'],
+        extra: 'allowWorkflowChanges: true',
+      }),
+    );
+    repo.commit('allow .github changes');
+    const allowed = await run(repo, planMarkdown([{ id: 'allowed', owns: ['.github/actions'] }]), {
+      epic: 'allowed',
+    });
+    expect(allowed.code).toBe(0);
+    expect(showFile(repo, 'epic/allowed', action)).toBe(planted.trimEnd());
+  });
 });

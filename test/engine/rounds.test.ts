@@ -152,7 +152,7 @@ describe('coder rounds', () => {
     expect(result.code).toBe(1);
     expect(record(repo, 'lie')).toMatchObject({ status: 'failed' });
     expect(String(record(repo, 'lie').reason)).toContain(
-      "assertion changed in test/sum.test.js, which existed before the story: test('sum', () => assert.strictEqual(sum(1, 2), 3));",
+      "existing test changed in test/sum.test.js, which existed before the story: line 4 changed or removed (old line): test('sum', () => assert.strictEqual(sum(1, 2), 3));",
     );
     expect(git(repo.dir, 'branch', '--list', 'epic/epic')).not.toBe('');
     expect(git(repo.dir, 'log', '--format=%s', 'epic/epic')).not.toContain('Merge story lie');

@@ -145,7 +145,9 @@ const ConfigObject = mapping(
     gates: z
       .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
       .default([])
-      .describe("The repository's own checks, run after each coder turn and after each merge."),
+      .describe(
+        "The repository's own checks, run after each coder turn and after each merge, one after another: they stop at the first that fails with failures of its own (one red only as it was on the base does not stop them), and the rest run on the next check. Each command keeps its own log. The coder is told not to run the whole suite itself, at most the test file that covers its change.",
+      ),
     fixRounds: nonNegativeInt()
       .default(2)
       .describe('Coder rounds fed with new gate failures before the story fails.'),
@@ -275,7 +277,9 @@ const ConfigObject = mapping(
     allowWorkflowChanges: z
       .boolean(expecting('true or false'))
       .default(false)
-      .describe('Let stories change `.github/workflows` files (refused by default).'),
+      .describe(
+        'Let stories change files under `.github/` (workflows, composite actions, scripts) and the epicflow config (refused by default).',
+      ),
     prices: z
       .record(
         nonEmptyString('a model name'),

@@ -178,7 +178,7 @@ export function planReviewRound(input: {
     if (!input.config.allowWorkflowChanges && isProtectedPath(path, input.configPaths)) {
       notTaken.push({
         comment: c,
-        why: `${code(path)} is protected (workflows and epicflow's configuration): no story may change it, so a person has to`,
+        why: `${code(path)} is protected (files under .github/ and epicflow's configuration): no story may change it, so a person has to`,
       });
       continue;
     }

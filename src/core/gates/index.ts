@@ -4,5 +4,6 @@
  * focused, or fewer tests passing than on the epic base).
  */
 export * from './counts.js';
+export * from './existing-tests.js';
 export * from './oracle.js';
 export * from './triage.js';

@@ -177,6 +177,37 @@ export function triageGate(current: GateRun, baseline: GateRun | undefined): Gat
 }
 
 /**
+ * Whether the gates stop after this one: it stays red with failures of its own. A gate red
+ * only as it was on the base does not stop the rest (it would hide their failures on every
+ * run); the gates after a red one are not run, and run again in full on the next check.
+ */
+export function stopsGates(verdict: GateVerdict): boolean {
+  return verdict.status === 'new';
+}
+
+/** Lines named at most per inherited gate: the base's failures, not a log. */
+const INHERITED_LINES_MAX = 20;
+
+/**
+ * The failing tests or lines a gate red on the base showed there and still shows (the
+ * failures a story was not charged for), or the base's failure lines when the run names
+ * none of them; at most `INHERITED_LINES_MAX`, the count of the rest last.
+ */
+export function inheritedLines(current: GateRun, baseline: GateRun): string[] {
+  const base = failuresOf(baseline);
+  const now = new Set(failuresOf(current));
+  const still = base.filter((l) => now.has(l));
+  let lines = still.length > 0 ? still : base;
+  if (lines.length === 0) lines = meaningfulLines(baseline.output).slice(-3);
+  return lines.length > INHERITED_LINES_MAX
+    ? [
+        ...lines.slice(0, INHERITED_LINES_MAX),
+        `… and ${lines.length - INHERITED_LINES_MAX} more line(s)`,
+      ]
+    : lines;
+}
+
+/**
  * Two runs of a gate on the same base commit as one baseline: a failure either run showed
  * is the base's, so a story is charged only with lines new against both. Red when either
  * was; the lower pass count.

@@ -7,6 +7,7 @@ import type { Plan, Revision, Story } from '../model.js';
 import { judgeReviewSection } from '../prompt/review-prompt.js';
 import { bullets, capBytes, cleanText, oneLine, quote } from '../prompt/clean.js';
 import { HOUSE_RULES_MAX_BYTES } from '../prompt/coder-prompt.js';
+import { pathsPastWindow } from './diff-window.js';
 
 /** The diff shown to the judge is capped so a huge change cannot crowd out the rubric. */
 export const JUDGE_DIFF_MAX_BYTES = 48 * 1024;
@@ -92,6 +93,24 @@ function evidenceSection(evidence: readonly string[]): string[] {
   ];
 }
 
+/**
+ * Every changed file the capped diff leaves out or cuts short, so that a large change sorted
+ * first cannot hide the rest from the judge. Paths are the branch's own: shown as quoted data.
+ */
+function pastWindowSection(diff: string): string[] {
+  const { partly, omitted } = pathsPastWindow(diff, JUDGE_DIFF_MAX_BYTES);
+  if (partly.length + omitted.length === 0) return [];
+  return [
+    '## Changed files the diff above leaves out',
+    `The diff was cut at ${JUDGE_DIFF_MAX_BYTES} bytes. These files changed too; read their ` +
+      'changes in the working directory (`git diff` against the epic branch) before you judge:',
+    bullets([
+      ...partly.map((p) => `${JSON.stringify(p)} (cut short)`),
+      ...omitted.map((p) => `${JSON.stringify(p)} (not shown)`),
+    ]),
+  ];
+}
+
 export function buildJudgePrompt(input: JudgePromptInput): string {
   const { story } = input;
   const empty = input.diff.trim() === '';
@@ -125,6 +144,7 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
       '```diff',
       capBytes(input.diff, JUDGE_DIFF_MAX_BYTES).replace(/```/g, "'''"),
       '```',
+      ...pastWindowSection(input.diff),
     );
   }
   parts.push(

@@ -3,7 +3,7 @@
  * adapter lists the changes (with modes and symlink targets), this decides.
  */
 import { posix } from 'node:path';
-import { isProtectedPath, isWithin } from '../paths.js';
+import { isProtectedPath, isWithin, normalisePath } from '../paths.js';
 
 /** One changed path as the git adapter reports it (structurally the same type). */
 export interface PerimeterChange {
@@ -16,6 +16,7 @@ export interface PerimeterChange {
 export type ForbiddenReason =
   | 'inside .git'
   | 'workflow file'
+  | 'file under .github'
   | 'epicflow config file'
   | 'symlink pointing outside the repository'
   | 'submodule change'
@@ -62,7 +63,8 @@ function forbiddenReason(change: PerimeterChange, input: PerimeterInput): Forbid
   // Case-insensitive: case-insensitive file systems treat `.GIT` as `.git`.
   if (path.split('/').some((s) => s.toLowerCase() === '.git')) return 'inside .git';
   if (!input.allowWorkflowChanges && isProtectedPath(path, input.configPaths)) {
-    return isWithin(path, '.github/workflows') ? 'workflow file' : 'epicflow config file';
+    if (input.configPaths.some((c) => normalisePath(c) === path)) return 'epicflow config file';
+    return isWithin(path, '.github/workflows') ? 'workflow file' : 'file under .github';
   }
   if (change.mode === 'submodule') return 'submodule change';
   if (

@@ -192,7 +192,7 @@ function checkEntry(raw: unknown, index: number, options: PlanOptions, sink: Sin
       if (isProtectedPath(p, options.configPaths)) {
         report(
           'protected-path',
-          `${subject}: owns ${quote(p)}, a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)`,
+          `${subject}: owns ${quote(p)}, a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)`,
           at('owns'),
         );
       }

@@ -152,7 +152,7 @@ function bullets(items: readonly string[]): string {
 
 function protectedPaths(limits: PlannerLimits): string[] {
   const configs = [...new Set((limits.configPaths ?? DEFAULT_CONFIG_PATHS).map(normalisePath))];
-  return ['.github/workflows/', ...configs];
+  return ['.github/', ...configs];
 }
 
 function formatSection(): string[] {
@@ -188,7 +188,9 @@ function rulesSection(limits: PlannerLimits): string[] {
   ];
   const limitLines = [`at most ${limits.maxStories} stories (planner.maxStories)`];
   if (limits.allowWorkflowChanges) {
-    limitLines.push('workflows and the epicflow config may be owned (allowWorkflowChanges: true)');
+    limitLines.push(
+      'files under .github/ and the epicflow config may be owned (allowWorkflowChanges: true)',
+    );
   } else {
     limitLines.push(
       `protected paths, never owned by a story: ${protectedPaths(limits)

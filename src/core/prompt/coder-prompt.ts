@@ -112,6 +112,14 @@ export function houseRulesSection(houseRules: string | undefined): string[] {
   ];
 }
 
+/**
+ * The gate rule: the coder checks its work narrowly and leaves the full run to epicflow, which
+ * runs the gates after every turn anyway (a whole suite per turn costs time and tokens).
+ */
+const GATE_RULE =
+  'Do not run the whole test suite or the gates yourself: epicflow runs them after your turn. ' +
+  'To check your work, run at most the one test file that covers what you changed.';
+
 /** Each failing gate: its command, the failing lines it added, and the tail of its output. */
 export function gateFailureBlocks(failures: readonly GateFailureFeedback[]): string[] {
   return failures.flatMap((g) => [
@@ -227,9 +235,12 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
     bullets([
       'epicflow commits your work after each turn; you need not commit.',
       input.gates.length > 0
-        ? `After your turn epicflow runs the gates: ${input.gates.map((g) => `\`${g}\``).join(', ')}. Failures come back to you.`
+        ? `After your turn epicflow runs the gates: ${input.gates.map((g) => `\`${g}\``).join(', ')}, one after another, stopping at the first that fails. Failures come back to you.`
         : 'After your turn epicflow checks your changes.',
-      'Do not delete, skip or focus existing tests.',
+      GATE_RULE,
+      story.testsChange
+        ? 'This story may change existing tests where its task needs it.'
+        : 'Leave existing tests as they are: do not change, delete, skip or focus them, or mock what they test. Add new tests in new files, or at the end of an existing file.',
       'Only when you need work that another story owns, end your reply with one last line ' +
         '`BLOCKED_ON: <what, which path>`. Tooling, dependencies and missing context are never a reason to stop.',
     ]),

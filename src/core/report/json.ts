@@ -5,7 +5,7 @@
  * report was written (planned, active) are `waiting` with a reason saying why;
  * `boardStatus` keeps the finer status.
  */
-import type { Halt, StoryStatus, UsageEntry } from '../model.js';
+import type { Halt, InheritedGate, StoryStatus, UsageEntry } from '../model.js';
 import { formatChain } from '../model.js';
 import type { ExecutorSummary, StatusCounts, UsageSummary } from './summary.js';
 import { allUsage, countStatuses, summarizeExecutors, summarizeUsage } from './summary.js';
@@ -34,6 +34,8 @@ export interface ReportJsonStory {
   readonly notes: readonly string[];
   /** Gates red on the base already that this story was not charged for. */
   readonly inherited: readonly string[];
+  /** For each such gate: the failing tests or lines that were red on the base. */
+  readonly inheritedLines: readonly InheritedGate[];
   /** The judge's findings below critical the story merged with (`judge.deferNonBlocking`). */
   readonly deferred: readonly string[];
   readonly attempt: number | null;
@@ -139,6 +141,7 @@ function storyJson({ story, wave, record }: ReportStory): ReportJsonStory {
     executor: record && record.executors.length > 0 ? formatChain(record.executors) : null,
     notes: record?.notes ?? [],
     inherited: record?.inherited ?? [],
+    inheritedLines: record?.inheritedLines ?? [],
     deferred: record?.deferred ?? [],
     attempt: record?.attempt ?? null,
     usage: { ...summarizeUsage(usage), entries: usage },

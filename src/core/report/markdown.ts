@@ -352,22 +352,39 @@ function executorsSection(executors: readonly ExecutorSummary[], layout: Layout)
   ];
 }
 
-/** Gates that were red on the base already and were tolerated, with the stories they touched. */
+/** Failing lines listed under one inherited gate, over all stories. */
+const INHERITED_SHOWN = 20;
+
+/**
+ * Gates that were red on the base already and were tolerated, with the stories they touched
+ * and, under each, the failing tests or lines that were red on the base.
+ */
 function inheritedSection(input: ReportInput): string[] {
-  const byGate = new Map<string, string[]>();
+  const byGate = new Map<string, { stories: string[]; lines: Set<string> }>();
   for (const { story, record } of input.stories) {
     for (const gate of record?.inherited ?? []) {
-      byGate.set(gate, [...(byGate.get(gate) ?? []), story.id]);
+      const entry = byGate.get(gate) ?? { stories: [], lines: new Set<string>() };
+      entry.stories.push(story.id);
+      const red = record?.inheritedLines?.find((r) => r.command === gate);
+      for (const line of red?.lines ?? []) entry.lines.add(line);
+      byGate.set(gate, entry);
     }
   }
   if (byGate.size === 0) return [];
-  const items = [...byGate].map(
-    ([gate, stories]) =>
+  const items = [...byGate].map(([gate, { stories, lines }]) => {
+    const all = [...lines];
+    const shown = all
+      .slice(0, INHERITED_SHOWN)
+      .map((l) => `  - ${inlineText(capText(l, NOTE_MAX))}`);
+    if (all.length > INHERITED_SHOWN) shown.push(`  - … and ${all.length - INHERITED_SHOWN} more`);
+    return [
       `- ${inlineText(capText(gate, NOTE_MAX))}: ${stories.map(code).join(', ')}`,
-  );
+      ...shown,
+    ].join('\n');
+  });
   return [
     '## Red on the base (tolerated)',
-    'These gates failed on the epic base already; the stories below were charged only with failures of their own:',
+    'These gates failed on the epic base already, with the failing tests or lines below; the stories named were charged only with failures of their own:',
     items.join('\n'),
   ];
 }

@@ -4,6 +4,7 @@
  * not trust: git's configuration restored after it, the tree held at the checked commit.
  */
 import {
+  inheritedLines,
   oracleFindings,
   parsePassCount,
   type GateRun,
@@ -101,22 +102,20 @@ export async function checkStory(
     rec.time(
       'gates',
       () =>
-        rec.logs.capture('gates', async (log) =>
-          settleGates(ctx, {
-            cwd: tree.path,
-            story: story.id,
-            runs: await ctx.runGates(tree.path, log, story.id),
-            baseline,
-            log,
-            // The base's code runs again in the epic tree: earlier stories' agents wrote it.
-            againOnBase: (i) =>
-              ctx.merge.run(() =>
-                guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-                  ctx.rerunBaseline(base, i, log),
-                ),
+        settleGates(ctx, {
+          cwd: tree.path,
+          story: story.id,
+          baseline,
+          // One log per gate command: a failure points to the log of the gate that failed.
+          withLog: (_i, work) => rec.logs.capture('gates', work),
+          // The base's code runs again in the epic tree: earlier stories' agents wrote it.
+          againOnBase: (i, log) =>
+            ctx.merge.run(() =>
+              guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+                ctx.rerunBaseline(base, i, log),
               ),
-          }),
-        ),
+            ),
+        }),
       { 'epicflow.commit': commit },
       (settled) => ({
         'epicflow.gates': settled.runs.length,
@@ -132,8 +131,16 @@ export async function checkStory(
   for (const note of notes) ctx.emit('story', note, story.id);
   if (notes.length > 0) await rec.save({ notes: [...rec.record.notes, ...notes] });
   // Gates red on the base already, tolerated on this commit: the report lists them.
-  const inherited = verdicts.filter((v) => v.status === 'inherited').map((v) => v.command);
-  if (inherited.length > 0 || rec.record.inherited !== undefined) await rec.save({ inherited });
+  const red = verdicts.flatMap((v, i) => {
+    const [run, base] = [runs[i], baseline[i]];
+    return v.status === 'inherited' && run !== undefined && base !== undefined
+      ? [{ command: v.command, lines: inheritedLines(run, base) }]
+      : [];
+  });
+  const inherited = red.map((r) => r.command);
+  if (inherited.length > 0 || rec.record.inherited !== undefined) {
+    await rec.save({ inherited, inheritedLines: red });
+  }
   const counts = (
     list: readonly (number | null)[],
     other: readonly (number | null)[],

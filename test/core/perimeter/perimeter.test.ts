@@ -79,6 +79,9 @@ describe('classifyChanges', () => {
       reads: [],
       changes: [
         file('.github/workflows/ci.yml'),
+        file('.github/actions/setup/action.yml'),
+        file('.github/scripts/release.sh'),
+        file('.github/epicflow.yml'),
         file('epicflow.yml'),
         file('vendor/lib', { mode: 'submodule' }),
         file('src/link', { status: 'added', mode: 'symlink', symlinkTarget: '../../etc/passwd' }),
@@ -88,6 +91,9 @@ describe('classifyChanges', () => {
     });
     expect(r.forbidden).toEqual([
       { path: '.github/workflows/ci.yml', reason: 'workflow file' },
+      { path: '.github/actions/setup/action.yml', reason: 'file under .github' },
+      { path: '.github/scripts/release.sh', reason: 'file under .github' },
+      { path: '.github/epicflow.yml', reason: 'epicflow config file' },
       { path: 'epicflow.yml', reason: 'epicflow config file' },
       { path: 'vendor/lib', reason: 'submodule change' },
       { path: 'src/link', reason: 'symlink pointing outside the repository' },
@@ -108,14 +114,14 @@ describe('classifyChanges', () => {
     expect(r.owned).toEqual(['src/health/ok.js']);
   });
 
-  it('lets workflow files through when the config allows them', () => {
+  it('lets files under .github through when the config allows them', () => {
     const r = classifyChanges({
       ...base,
-      owns: ['.github/workflows'],
+      owns: ['.github'],
       allowWorkflowChanges: true,
-      changes: [file('.github/workflows/ci.yml')],
+      changes: [file('.github/workflows/ci.yml'), file('.github/actions/setup/action.yml')],
     });
-    expect(r.owned).toEqual(['.github/workflows/ci.yml']);
+    expect(r.owned).toEqual(['.github/workflows/ci.yml', '.github/actions/setup/action.yml']);
     expect(isClean(r)).toBe(true);
   });
 });

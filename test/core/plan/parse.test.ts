@@ -113,7 +113,7 @@ describe('parsePlan on a valid plan', () => {
       {
         code: 'protected-path',
         message:
-          'story "cfg": owns "ci/epicflow.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)',
+          'story "cfg": owns "ci/epicflow.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)',
       },
     ]);
   });
@@ -297,13 +297,13 @@ describe('parsePlan violations, one code at a time', () => {
       'workflow',
       stories(story('a', '[.github/workflows/ci.yml]')),
       'protected-path',
-      'story "a": owns ".github/workflows/ci.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)',
+      'story "a": owns ".github/workflows/ci.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)',
     ],
     [
       'config file',
       stories(story('a', '[.github/epicflow.yml]')),
       'protected-path',
-      'story "a": owns ".github/epicflow.yml", a protected path (workflows and the epicflow config change only with allowWorkflowChanges: true)',
+      'story "a": owns ".github/epicflow.yml", a protected path (files under .github/ and the epicflow config change only with allowWorkflowChanges: true)',
     ],
     [
       'self dependency',

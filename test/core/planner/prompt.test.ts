@@ -84,7 +84,7 @@ describe('buildPlannerPrompt', () => {
     );
     expect(limits).not.toContain('thinker');
     expect(limits).toContain(
-      'protected paths, never owned by a story: `.github/workflows/`, `.github/epicflow.yml`, `epicflow.yml`',
+      'protected paths, never owned by a story: `.github/`, `.github/epicflow.yml`, `epicflow.yml`',
     );
     const custom = buildPlannerPrompt({
       ...base,

@@ -75,6 +75,19 @@ describe('buildCoderPrompt', () => {
     expect(text).not.toContain('## The gates failed');
   });
 
+  it('holds the gate rule: no whole suite, at most the relevant test file; existing tests left alone', () => {
+    const input = { epic: 'e', plan: p, story: api, round: 1, gates: ['npm run lint', 'npm test'] };
+    const text = buildCoderPrompt(input);
+    expect(text).toContain(
+      '- After your turn epicflow runs the gates: `npm run lint`, `npm test`, one after another, stopping at the first that fails. Failures come back to you.\n' +
+        '- Do not run the whole test suite or the gates yourself: epicflow runs them after your turn. To check your work, run at most the one test file that covers what you changed.\n' +
+        '- Leave existing tests as they are: do not change, delete, skip or focus them, or mock what they test. Add new tests in new files, or at the end of an existing file.\n',
+    );
+    const allowed = buildCoderPrompt({ ...input, story: { ...api, testsChange: true } });
+    expect(allowed).toContain('- This story may change existing tests where its task needs it.\n');
+    expect(allowed).not.toContain('Leave existing tests as they are');
+  });
+
   it('caps the house rules at 8 KiB', () => {
     const text = buildCoderPrompt({
       epic: 'e',

@@ -107,6 +107,46 @@ describe('renderReport', () => {
     );
   });
 
+  it('lists each gate red on the base with its stories and the failing lines it showed there', () => {
+    const red = (id: string, lines: string[]): ReportStory => ({
+      story: story(id),
+      wave: 1,
+      record: record(id, 'done', {
+        inherited: ['npm test', 'npm run lint'],
+        inheritedLines: [
+          { command: 'npm test', lines },
+          { command: 'npm run lint', lines: ['src/a.ts: error <no-unused-vars>'] },
+        ],
+      }),
+    });
+    const md = renderReport(
+      input([
+        red('cart', ['not ok - totals round half up', 'not ok - dates parse']),
+        red('docs', ['not ok - dates parse']),
+        // A record written before lines were kept: the gate and the story, no lines.
+        {
+          story: story('old'),
+          wave: 1,
+          record: record('old', 'done', { inherited: ['npm test'] }),
+        },
+      ]),
+    );
+    expect(section(md, 'Red on the base (tolerated)')).toBe(
+      [
+        '## Red on the base (tolerated)',
+        '',
+        'These gates failed on the epic base already, with the failing tests or lines below; the stories named were charged only with failures of their own:',
+        '',
+        '- npm test: `cart`, `docs`, `old`',
+        '  - not ok - totals round half up',
+        '  - not ok - dates parse',
+        '- npm run lint: `cart`, `docs`',
+        '  - src/a.ts: error &lt;no-unused-vars&gt;',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('heads the report with the epic, its branch, counts and elapsed time', () => {
     const report = renderReport(input(diamond()));
     expect(report.startsWith('# Epic 42: Health checks\n')).toBe(true);

@@ -129,6 +129,8 @@ export class Git {
     const runner = dir === undefined ? this.git : this.runnerOf(dir);
     const out = await runner.run(`cannot read the status of ${dir ?? this.root}`, [
       'status',
+      // Never enters a repository nested in the tree (its config would run as epicflow).
+      '--ignore-submodules=all',
       '--porcelain=v1',
       '-z',
       options.untracked === false ? '--untracked-files=no' : '--untracked-files=all',

@@ -4,19 +4,15 @@
  * calls these with its runner.
  */
 import type { ProcessResult } from '../process/run-process.js';
-import { DIFF_AS_STORED, LIST_FILES, NUL, splitNul } from './listings.js';
+import { LIST_FILES, NUL, splitNul } from './listings.js';
 import { gitError, type GitRunner } from './run-git.js';
 
 /** The paths a merge in progress left unmerged in the tree at `path`. */
 export async function unmergedPaths(git: GitRunner, path: string): Promise<string[]> {
-  const out = await git.run(`cannot list conflicts in ${path}`, [
-    'diff',
-    '--name-only',
-    '-z',
-    '--diff-filter=U',
-    ...DIFF_AS_STORED,
-  ]);
-  return [...new Set(splitNul(out))];
+  // From the index alone (`<mode> <object> <stage>\t<path>` per conflict side): a diff
+  // against the tree would enter a repository nested at a gitlink and run its config.
+  const out = await git.run(`cannot list conflicts in ${path}`, ['ls-files', '--unmerged', '-z']);
+  return [...new Set(splitNul(out).map((e) => e.slice(e.indexOf('\t') + 1)))];
 }
 
 /** Which of `paths` (files or prefixes) have at least one file in `ref`. */

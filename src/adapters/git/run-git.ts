@@ -83,6 +83,12 @@ const SAFE_CONFIG = [
   // hide a file from `add -A` (and the perimeter), an attribute would run a filter.
   'core.excludesFile=/dev/null',
   'core.attributesFile=/dev/null',
+  // A repository the agent nests in its tree has a config of its own (a filter, an
+  // fsmonitor): git never enters one — no recursion, no submodule status or summary.
+  'submodule.recurse=false',
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
+  'fetch.recurseSubmodules=false',
 ];
 
 /**

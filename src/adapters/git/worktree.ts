@@ -123,7 +123,19 @@ export class Worktree {
           indexFile,
         });
       }
-      await this.git.run(`cannot stage changes in ${this.path}`, ['add', '-A'], { indexFile });
+      // A gitlink already in the index (the base's submodule, or one a story committed)
+      // is left as it is: `add` would enter the repository at its path to see whether it
+      // changed, and that repository's config (a filter the agent wrote) would run as
+      // epicflow. A new one is staged without entering it, and the perimeter refuses it.
+      const gitlinks = await this.gitlinks(indexFile);
+      await this.git.run(
+        `cannot stage changes in ${this.path}`,
+        ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
+        {
+          indexFile,
+          input: [':(top)', ...gitlinks.map((p) => `:(top,exclude,literal)${p}`)].join(NUL),
+        },
+      );
       await adjust?.(indexFile);
       const tree = (
         await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
@@ -133,6 +145,16 @@ export class Worktree {
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
+  }
+
+  /** The paths of the gitlinks (submodules) in an index. */
+  private async gitlinks(indexFile: string): Promise<string[]> {
+    const fields = splitNul(
+      await this.git.run(`cannot list the index of ${this.path}`, ['ls-files', '-s', '-z'], {
+        indexFile,
+      }),
+    );
+    return fields.flatMap((f) => (f.startsWith('160000 ') ? [f.slice(f.indexOf('\t') + 1)] : []));
   }
 
   async head(): Promise<string> {
@@ -426,6 +448,8 @@ export class Worktree {
   async dirtyPaths(): Promise<string[]> {
     const out = await this.git.run(`cannot read the status of ${this.path}`, [
       'status',
+      // Never enters a repository nested in the tree (its config would run as epicflow).
+      '--ignore-submodules=all',
       '--porcelain=v1',
       '-z',
       '--untracked-files=all',
@@ -461,6 +485,8 @@ export class Worktree {
     ]);
     const status = await this.git.run(`cannot read the status of ${this.path}`, [
       'status',
+      // Never enters a repository nested in the tree (its config would run as epicflow).
+      '--ignore-submodules=all',
       '--porcelain=v1',
       '-z',
       '--untracked-files=all',
@@ -489,6 +515,8 @@ export class Worktree {
   async isClean(): Promise<boolean> {
     const out = await this.git.run(`cannot read the status of ${this.path}`, [
       'status',
+      // Never enters a repository nested in the tree (its config would run as epicflow).
+      '--ignore-submodules=all',
       '--porcelain=v1',
       '-z',
       '--untracked-files=all',

@@ -7,7 +7,15 @@
 import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
 import { EpicflowError } from '../errors.js';
 
-export { initDefaults, LOCKFILES, MANAGER_LOCKFILES, type RepoFacts } from './detect.js';
+export {
+  detectChecks,
+  initDefaults,
+  MANAGER_LOCKFILES,
+  wantsFile,
+  wantsText,
+  type DetectedChecks,
+  type RepoFacts,
+} from './detect.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -125,10 +133,10 @@ function agentSecrets(presets: readonly AgentPreset[]): string[] {
 
 interface ConfigChoices {
   readonly presets: readonly AgentPreset[];
-  /** The setup command (`initDefaults`); undefined: none. */
-  readonly setup: string | undefined;
+  /** The setup command (`initDefaults`) and where its parts came from; undefined: none. */
+  readonly setup: { readonly command: string; readonly from: string } | undefined;
   /** The gates (`initDefaults`); empty: the user fills them in. */
-  readonly gates: readonly string[];
+  readonly gates: readonly { readonly command: string; readonly from: string }[];
   /** The package version, for the editor schema of that release. */
   readonly version: string;
 }
@@ -139,6 +147,11 @@ export const REPOSITORY = 'epicflow/epicflow';
 /** The config's JSON Schema at the release tag of `version` (every release tag carries it). */
 export function schemaUrl(version: string): string {
   return `https://raw.githubusercontent.com/${REPOSITORY}/v${version}/schema.json`;
+}
+
+/** A command as a YAML scalar: plain when that reads back the same, quoted otherwise. */
+function scalar(command: string): string {
+  return YAML.stringify(command, { lineWidth: 0 }).trim();
 }
 
 /** `.github/epicflow.yml` for these agents: a roster entry each, the repository's checks. */
@@ -161,23 +174,30 @@ export function renderConfig(choices: ConfigChoices): string {
       `    env: { ${p.secret}: '\${${p.secret}}' }`,
     );
   });
-  if (choices.setup !== undefined && choices.gates.length > 0) {
-    lines.push(
-      '# Run once per story job before the agent starts, then the gates after each agent turn.',
-      `setup: ${choices.setup}`,
-      `gates: [${choices.gates.join(', ')}]`,
-    );
-  } else if (choices.setup !== undefined) {
+  const from = (f: string): string => `  # ${f}`;
+  if (choices.setup !== undefined || choices.gates.length > 0) {
+    lines.push('# Found in the repository; each command names the file it came from. Edit freely.');
+  }
+  if (choices.setup !== undefined) {
     lines.push(
       '# Run once per story job before the agent starts.',
-      `setup: ${choices.setup}`,
-      '# The commands that must pass before a story merges, e.g. [npm test].',
+      `setup: ${scalar(choices.setup.command)}${from(choices.setup.from)}`,
+    );
+  }
+  if (choices.gates.length > 0) {
+    lines.push('# The commands that must pass after each agent turn and before a story merges.');
+    lines.push('gates:', ...choices.gates.map((g) => `  - ${scalar(g.command)}${from(g.from)}`));
+  } else if (choices.setup !== undefined) {
+    lines.push(
+      '# The commands that must pass before a story merges, e.g. [npm test]. With none, stories',
+      '# are judged by the perimeter alone.',
       'gates: []',
     );
   } else {
     lines.push(
       '# The commands that must pass before a story merges, e.g. [make test]; and a setup command',
-      '# run once per story job before the agent starts (setup: make deps).',
+      '# run once per story job before the agent starts (setup: make deps). With no gates,',
+      '# stories are judged by the perimeter alone.',
       'gates: []',
     );
   }

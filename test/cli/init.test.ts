@@ -435,6 +435,107 @@ describe("epicflow init's defaults come from the repository", () => {
     );
   });
 
+  const PYTEST_PROJECT =
+    '[project]\nname = "shop"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n';
+  it.each([
+    [
+      'uv: uv.lock, pytest, ruff and mypy configured',
+      {
+        'pyproject.toml': `${PYTEST_PROJECT}\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n`,
+        'uv.lock': 'version = 1\n',
+      },
+      'uv sync --locked',
+      ['uv run pytest', 'uv run ruff check .', 'uv run mypy .'],
+      [
+        '^setup: uv sync --locked {2}# uv\\.lock$',
+        '^ {2}- uv run pytest {2}# pyproject\\.toml \\[tool\\.pytest\\.ini_options\\]$',
+        '^ {2}- uv run ruff check \\. {2}# pyproject\\.toml \\[tool\\.ruff\\]$',
+      ],
+    ],
+    [
+      'poetry: poetry.lock, pytest.ini, .flake8',
+      {
+        'pyproject.toml': '[tool.poetry]\nname = "shop"\n',
+        'poetry.lock': '',
+        'pytest.ini': '[pytest]\n',
+        '.flake8': '[flake8]\n',
+      },
+      'poetry install',
+      ['poetry run pytest', 'poetry run flake8'],
+      ['^ {2}- poetry run flake8 {2}# \\.flake8$'],
+    ],
+    [
+      'pip: requirements files, pytest listed in one',
+      { 'requirements.txt': 'requests==2.32.0\n', 'requirements-dev.txt': 'pytest==8.3.0\n' },
+      'python3 -m pip install -r requirements.txt -r requirements-dev.txt',
+      ['python3 -m pytest'],
+      ['^ {2}- python3 -m pytest {2}# requirements-dev\\.txt$'],
+    ],
+    [
+      'a pyproject without dependencies: nothing to install, pytest configured',
+      { 'pyproject.toml': PYTEST_PROJECT },
+      undefined,
+      ['python3 -m pytest'],
+      [],
+    ],
+    [
+      'Go: go.mod',
+      { 'go.mod': 'module example.com/shop\n\ngo 1.19\n' },
+      undefined,
+      ['go build ./...', 'go vet ./...', 'go test ./...'],
+      ['^ {2}- go test \\./\\.\\.\\. {2}# go\\.mod$'],
+    ],
+    [
+      'Rust: Cargo.toml, Cargo.lock, clippy configured',
+      {
+        'Cargo.toml': '[package]\nname = "shop"\n\n[lints.clippy]\npedantic = "warn"\n',
+        'Cargo.lock': '',
+      },
+      'cargo fetch --locked',
+      ['cargo test --locked', 'cargo clippy --locked --all-targets -- -D warnings'],
+      [
+        '^ {2}- cargo clippy --locked --all-targets -- -D warnings {2}# Cargo\\.toml \\[lints\\.clippy\\]$',
+      ],
+    ],
+  ])('%s', async (_name, files, setup, gates, lines) => {
+    const dir = await repoDir(files);
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const text = await readFile(join(dir, '.github/epicflow.yml'), 'utf8');
+    const loaded = parseConfig(text, 'x');
+    expect({ setup: loaded.setup, gates: loaded.gates }).toEqual({ setup, gates });
+    for (const line of lines) expect(text).toMatch(new RegExp(line, 'm'));
+  });
+
+  it('a Python project without a lockfile or pytest: setup installs it, and two warnings', async () => {
+    const dir = await repoDir({
+      'pyproject.toml': '[project]\nname = "shop"\ndependencies = ["requests>=2"]\n',
+    });
+    const r = await init(['--dir', dir]);
+    expect(await config(dir)).toMatchObject({ setup: 'python3 -m pip install -e .', gates: [] });
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      'warning: pyproject.toml [project] dependencies: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today',
+      'warning: a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',
+    ]);
+  });
+
+  it('Node and Go side by side: both setups and both sets of gates', async () => {
+    const dir = await repoDir({
+      'package.json': withTest(),
+      'package-lock.json': '{}',
+      'go.mod': 'module example.com/shop\n\ngo 1.19\n\nrequire example.com/lib v1.0.0\n',
+    });
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(await config(dir)).toMatchObject({
+      setup: 'npm ci && go mod download',
+      gates: ['npm test', 'go build ./...', 'go vet ./...', 'go test ./...'],
+    });
+    expect(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')).toMatch(
+      /^setup: npm ci && go mod download {2}# package-lock\.json, go\.mod require$/m,
+    );
+  });
+
   async function orchestrateBranches(dir: string): Promise<unknown> {
     const { doc } = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
     return (doc['on'] as { push: { branches: unknown } }).push.branches;

@@ -64,6 +64,7 @@ describe('epicflow doctor', () => {
         '    harness: command',
         '    command: ["node", "-e", "0"]',
         'setup: npm ci',
+        'gates: ["true"]',
         '',
       ].join('\n'),
     );
@@ -83,6 +84,7 @@ describe('epicflow doctor', () => {
       configYaml({
         executors: [{ id: 'bot', command: ['node', '-e', '0'] }],
         setup: 'pnpm install --frozen-lockfile',
+        gates: ['true'],
       }),
     );
     repo.commit('config');
@@ -91,8 +93,10 @@ describe('epicflow doctor', () => {
     git(repo.dir, 'symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/main');
     const r = await doctor(repo.dir, {});
     expect(r.code).toBe(1);
-    expect(r.stdout.split('\n').slice(0, 2)).toEqual([
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual([
       'fatal: setup "pnpm install --frozen-lockfile" (epicflow.yml) needs pnpm-lock.yaml committed: story worktrees start from commits, and it is not in HEAD',
+      // The PATH has no pnpm: found before any turn, with how to install it.
+      'fatal: setup "pnpm install --frozen-lockfile" (epicflow.yml) needs pnpm, which is not on PATH; install it: corepack enable pnpm, or npm install -g pnpm',
       'warning: the epic branch will start from HEAD on "feature", not from the default branch "main"',
     ]);
   });
@@ -101,7 +105,7 @@ describe('epicflow doctor', () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     repo.write(
       'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }] }),
+      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }], gates: ['true'] }),
     );
     repo.commit('config');
     const r = await doctor(repo.dir, {});

@@ -424,6 +424,12 @@ export function parseConfig(text: string, file: string): EpicflowConfig {
   return validateConfig(document.toJS(), file, (problems) => inDocumentOrder(problems, document));
 }
 
+/** Whether a config text (valid: `parseConfig` took it) has no `gates:` key at its top. */
+export function leavesOutGates(text: string): boolean {
+  const value: unknown = YAML.parse(text);
+  return typeof value !== 'object' || value === null || !('gates' in value);
+}
+
 /**
  * Sorts problems by where they are in the file, so that they read top to
  * bottom; a missing field sorts at its parent. Stable for equal positions.

@@ -536,6 +536,72 @@ describe("epicflow init's defaults come from the repository", () => {
     );
   });
 
+  describe('the story workflow sets up what the gates need, actions pinned by commit', () => {
+    const PINNED =
+      /^\s*(-\s+)?uses: [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/;
+    async function story(dir: string): Promise<{ steps: Step[]; text: string }> {
+      const path = join(dir, '.github/workflows/epicflow-story.yml');
+      const { steps } = await workflow(path);
+      return { steps, text: await readFile(path, 'utf8') };
+    }
+    const uses = (steps: Step[]): string[] =>
+      steps.flatMap((s) => (s.uses === undefined ? [] : [s.uses.split('@')[0] ?? '']));
+
+    it('uv with .python-version and .nvmrc: Node from .nvmrc, then Python, then uv', async () => {
+      const dir = await repoDir({
+        'pyproject.toml': PYTEST_PROJECT,
+        'uv.lock': 'version = 1\n',
+        '.python-version': '3.12\n',
+        '.nvmrc': '22\n',
+      });
+      expect((await init(['--dir', dir])).code).toBe(0);
+      const { steps, text } = await story(dir);
+      expect(uses(steps).slice(0, 4)).toEqual([
+        'actions/checkout',
+        'actions/setup-node',
+        'actions/setup-python',
+        'astral-sh/setup-uv',
+      ]);
+      expect(steps[1]?.with).toEqual({ 'node-version-file': '.nvmrc' });
+      expect(steps[2]?.with).toEqual({ 'python-version-file': '.python-version' });
+      for (const line of text
+        .split('\n')
+        .filter((l) => /^\s*(-\s+)?uses: (actions|astral-sh)\//.test(l)))
+        expect(line).toMatch(PINNED);
+    });
+
+    it('Go: setup-go with the version go.mod names; poetry: pipx installs it', async () => {
+      const dir = await repoDir({
+        'go.mod': 'module example.com/shop\n\ngo 1.19\n',
+        'pyproject.toml': '[tool.poetry]\nname = "shop"\n',
+        'poetry.lock': '',
+        'pytest.ini': '[pytest]\n',
+      });
+      expect((await init(['--appless', '--dir', dir])).code).toBe(0);
+      const { steps, text } = await story(dir);
+      expect(uses(steps)).toContain('actions/setup-go');
+      expect(steps.find((s) => s.uses?.startsWith('actions/setup-go@'))?.with).toEqual({
+        'go-version-file': 'go.mod',
+      });
+      expect(steps.find((s) => s.uses?.startsWith('actions/setup-python@'))?.with).toEqual({
+        'python-version': '3.x',
+      });
+      expect(steps.map((s) => s.run)).toContain('pipx install poetry');
+      for (const line of text.split('\n').filter((l) => /^\s*(-\s+)?uses: actions\//.test(l)))
+        expect(line).toMatch(PINNED);
+    });
+
+    it('a Node repository: the template as it is, no toolchain added', async () => {
+      const dir = await repoDir({ 'package.json': withTest(), 'package-lock.json': '{}' });
+      expect((await init(['--dir', dir])).code).toBe(0);
+      const { steps } = await story(dir);
+      expect(uses(steps).filter((u) => u.startsWith('actions/setup-'))).toEqual([
+        'actions/setup-node',
+      ]);
+      expect(steps[1]?.with).toEqual({ 'node-version': 24 });
+    });
+  });
+
   async function orchestrateBranches(dir: string): Promise<unknown> {
     const { doc } = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
     return (doc['on'] as { push: { branches: unknown } }).push.branches;

@@ -24,7 +24,9 @@ import {
   CONFIG_TARGET,
   initDefaults,
   nextSteps,
+  nodeVersionFile,
   releaseRef,
+  runnerSteps,
   renderConfig,
   WORKFLOW_TEMPLATES,
   type InitMode,
@@ -145,7 +147,12 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
 
   const version = await packageVersion();
   const ref = releaseRef(version);
-  const defaults = initDefaults(await repoFacts(dir));
+  const facts = await repoFacts(dir);
+  const defaults = initDefaults(facts);
+  const runner = {
+    steps: runnerSteps(defaults.toolchains, facts.texts),
+    nodeVersionFile: nodeVersionFile(facts.paths),
+  };
   const files: { path: string; text: string }[] = [];
   for (const t of WORKFLOW_TEMPLATES[mode]) {
     files.push({
@@ -154,6 +161,7 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
         presets,
         ref,
         branch: defaults.branch,
+        runner,
       }),
     });
   }

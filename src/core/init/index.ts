@@ -4,8 +4,9 @@
  * templates adapted to the chosen executors and the release tag, and the steps left to
  * the user. The CLI (`src/cli/commands/init.ts`) reads the templates and writes files.
  */
-import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
+import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { EpicflowError } from '../errors.js';
+import type { RunnerStep } from './runner-steps.js';
 
 export {
   detectChecks,
@@ -16,6 +17,7 @@ export {
   type DetectedChecks,
   type RepoFacts,
 } from './detect.js';
+export { nodeVersionFile, runnerSteps } from './runner-steps.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -207,6 +209,8 @@ export function renderConfig(choices: ConfigChoices): string {
 
 interface TemplateStep {
   readonly node: YAMLMap;
+  /** The job's steps it is one of. */
+  readonly list: YAMLSeq;
   readonly uses: string | undefined;
   readonly run: string | undefined;
   readonly mode: string | undefined;
@@ -225,6 +229,7 @@ function steps(doc: Document): TemplateStep[] {
       const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
       out.push({
         node: item,
+        list,
         uses: str(item.get('uses')),
         run: str(item.get('run')),
         mode: isMap(withNode) ? str(withNode.get('mode')) : undefined,
@@ -251,6 +256,12 @@ export function adaptWorkflow(
     readonly ref: string;
     /** The default branch: the orchestrate workflow's `on.push.branches`. */
     readonly branch: string;
+    /** Toolchains the gates need (`runnerSteps`), set up after Node in the story job. */
+    readonly runner?: {
+      readonly steps: readonly RunnerStep[];
+      /** `.nvmrc` or `.node-version`: setup-node reads the version from it. */
+      readonly nodeVersionFile?: string | undefined;
+    };
   },
 ): string {
   const doc = YAML.parseDocument(text);
@@ -296,6 +307,8 @@ export function adaptWorkflow(
   const commands = [...(npm.length > 0 ? [`npm install -g ${npm.join(' ')}`] : []), ...others];
   install[0]?.node.set('run', commands.length === 1 ? commands[0] : `${commands.join('\n')}\n`);
 
+  addRunnerSteps(doc, template, all, options.runner);
+
   const secrets = agentSecrets(options.presets);
   for (const step of story) {
     const env = step.node.get('env');
@@ -311,6 +324,33 @@ export function adaptWorkflow(
     step.node.set('env', doc.createNode(kept));
   }
   return doc.toString({ lineWidth: 0 });
+}
+
+/** After setup-node of the story job: the toolchains the gates need; Node's own version file. */
+function addRunnerSteps(
+  doc: Document,
+  template: string,
+  all: readonly TemplateStep[],
+  runner: Parameters<typeof adaptWorkflow>[2]['runner'],
+): void {
+  if (runner === undefined) return;
+  const node = all.find((s) => s.uses?.startsWith('actions/setup-node@') === true);
+  if (node === undefined) {
+    throw new EpicflowError('internal', `template ${template} has no actions/setup-node step`);
+  }
+  if (runner.nodeVersionFile !== undefined) {
+    node.node.set('with', doc.createNode({ 'node-version-file': runner.nodeVersionFile }));
+  }
+  const at = node.list.items.indexOf(node.node) + 1;
+  const created = runner.steps.map((r) => {
+    const item = doc.createNode(r.step);
+    const usesNode = item.get('uses', true);
+    if (r.version !== undefined && isScalar(usesNode)) usesNode.comment = ` ${r.version}`;
+    item.commentBefore = r.comment;
+    item.spaceBefore = true;
+    return item;
+  });
+  node.list.items.splice(at, 0, ...created);
 }
 
 /** The Action's release tag for a package version: `v<major>`. */

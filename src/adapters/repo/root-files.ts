@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { wantsFile, wantsText } from '../../core/init/index.js';
 
-export interface RootFiles {
+interface RootFiles {
   readonly paths: readonly string[];
   readonly texts: ReadonlyMap<string, string>;
 }

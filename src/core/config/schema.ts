@@ -145,7 +145,9 @@ const ConfigObject = mapping(
     gates: z
       .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
       .default([])
-      .describe("The repository's own checks, run after each coder turn and after each merge."),
+      .describe(
+        "The repository's own checks, run after each coder turn and after each merge. Left out: the checks found in the repository's files (see Detection), with their setup unless `setup` is set; `[]`: none, stories are judged by the perimeter alone.",
+      ),
     fixRounds: nonNegativeInt()
       .default(2)
       .describe('Coder rounds fed with new gate failures before the story fails.'),

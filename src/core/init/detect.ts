@@ -58,7 +58,7 @@ type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
 
 /** The checks found in a repository's own files. */
-export interface DetectedChecks {
+interface DetectedChecks {
   /** The setup commands joined with `&&`; undefined when nothing needs installing. */
   readonly setup: string | undefined;
   /** Each part of `setup` and the file it came from. */

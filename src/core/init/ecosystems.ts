@@ -12,7 +12,7 @@ export interface Sourced {
 }
 
 /** What one ecosystem asks for. */
-export interface EcosystemFindings {
+interface EcosystemFindings {
   readonly setup: readonly Sourced[];
   readonly gates: readonly Sourced[];
   /** What the Actions workflow must set up for the gates (`WORKFLOW_TOOLCHAINS`). */
@@ -24,7 +24,7 @@ export interface EcosystemFindings {
 export type Toolchain = 'python' | 'uv' | 'poetry' | 'pdm' | 'hatch' | 'go' | 'rust';
 
 /** The files of the root a caller reads for these ecosystems (besides `requirements*.txt`). */
-export const ECOSYSTEM_FILES = [
+const ECOSYSTEM_FILES = [
   'pyproject.toml',
   'setup.py',
   'setup.cfg',

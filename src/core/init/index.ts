@@ -14,7 +14,6 @@ export {
   MANAGER_LOCKFILES,
   wantsFile,
   wantsText,
-  type DetectedChecks,
   type RepoFacts,
 } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';

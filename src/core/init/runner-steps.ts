@@ -12,15 +12,15 @@ interface Pin {
   readonly version: string;
 }
 
-export const SETUP_PYTHON: Pin = {
+const SETUP_PYTHON: Pin = {
   uses: 'actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1',
   version: 'v6.3.0',
 };
-export const SETUP_UV: Pin = {
+const SETUP_UV: Pin = {
   uses: 'astral-sh/setup-uv@11f9893b081a58869d3b5fccaea48c9e9e46f990',
   version: 'v8.3.2',
 };
-export const SETUP_GO: Pin = {
+const SETUP_GO: Pin = {
   uses: 'actions/setup-go@924ae3a1cded613372ab5595356fb5720e22ba16',
   version: 'v6.5.0',
 };

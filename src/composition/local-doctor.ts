@@ -12,6 +12,14 @@ import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { diagnose, type Diagnosis, type ExecutorFacts } from '../core/doctor/index.js';
 import { CLI_HARNESSES, isCliHarness } from '../core/harness/index.js';
 import { MANAGER_LOCKFILES } from '../core/init/index.js';
+import {
+  neededPrograms,
+  needsNode,
+  nodeRequirements,
+  type NeededProgram,
+} from '../core/doctor/toolchains.js';
+import { baseEnv, runProcess } from '../adapters/process/run-process.js';
+import { readRootFiles } from '../adapters/repo/root-files.js';
 
 async function executable(path: string): Promise<boolean> {
   try {
@@ -24,11 +32,51 @@ async function executable(path: string): Promise<boolean> {
 
 /** A program name found the way a shell would: a path as is (against `root`), else on PATH. */
 async function onPath(name: string, env: NodeJS.ProcessEnv, root: string): Promise<boolean> {
-  if (name.includes('/')) return executable(isAbsolute(name) ? name : resolve(root, name));
-  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
-    if (dir !== '' && (await executable(join(dir, name)))) return true;
+  return (await locate(name, env, root)) !== undefined;
+}
+
+/** Where a shell would find a program, or undefined. */
+async function locate(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<string | undefined> {
+  if (name.includes('/')) {
+    const path = isAbsolute(name) ? name : resolve(root, name);
+    return (await executable(path)) ? path : undefined;
   }
-  return false;
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (dir !== '' && (await executable(join(dir, name)))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** The toolchains the setup and gates call that are missing, and Node against what is asked. */
+async function toolchainFacts(
+  config: EpicflowConfig,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<Pick<Parameters<typeof diagnose>[0], 'missingPrograms' | 'node'>> {
+  const needed = neededPrograms([
+    ...(config.setup === undefined ? [] : [config.setup]),
+    ...config.gates,
+  ]);
+  const missingPrograms: NeededProgram[] = [];
+  for (const p of needed) if (!(await onPath(p.program, env, root))) missingPrograms.push(p);
+  if (!needsNode(needed)) return { missingPrograms };
+  const requirements = nodeRequirements((await readRootFiles(root)).texts);
+  if (requirements.length === 0) return { missingPrograms };
+  const node = await locate('node', env, root);
+  let version: string | undefined;
+  if (node !== undefined) {
+    const r = await runProcess([node, '--version'], {
+      cwd: root,
+      env: baseEnv(env),
+      timeoutMs: 30_000,
+    });
+    if (r.exitCode === 0) version = r.stdout.trim();
+  }
+  return { missingPrograms, node: { version, requirements } };
 }
 
 async function executorFacts(
@@ -103,6 +151,7 @@ export async function checkLocal(input: DoctorInput): Promise<Diagnosis> {
     ...(input.pinned === undefined ? {} : { pinned: input.pinned }),
     committed,
     present,
+    ...(await toolchainFacts(config, env, repo.root)),
     base: { hasCommits, current, defaultBranch, epicBranchExists },
   });
 }

@@ -4,7 +4,7 @@
  * creates a branch or a state folder.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { epicflow, type CliRun } from '../support/cli.js';
 import {
@@ -12,8 +12,10 @@ import {
   git,
   makeRepo,
   planMarkdown,
+  reportJson,
   run,
   scriptedCoder,
+  stateDir,
   type TestRepo,
 } from '../engine/support/repo.js';
 
@@ -64,6 +66,7 @@ describe('epicflow doctor', () => {
         '    harness: command',
         '    command: ["node", "-e", "0"]',
         'setup: npm ci',
+        'gates: ["true"]',
         '',
       ].join('\n'),
     );
@@ -83,6 +86,7 @@ describe('epicflow doctor', () => {
       configYaml({
         executors: [{ id: 'bot', command: ['node', '-e', '0'] }],
         setup: 'pnpm install --frozen-lockfile',
+        gates: ['true'],
       }),
     );
     repo.commit('config');
@@ -91,17 +95,36 @@ describe('epicflow doctor', () => {
     git(repo.dir, 'symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/main');
     const r = await doctor(repo.dir, {});
     expect(r.code).toBe(1);
-    expect(r.stdout.split('\n').slice(0, 2)).toEqual([
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual([
       'fatal: setup "pnpm install --frozen-lockfile" (epicflow.yml) needs pnpm-lock.yaml committed: story worktrees start from commits, and it is not in HEAD',
+      // The PATH has no pnpm: found before any turn, with how to install it.
+      'fatal: setup "pnpm install --frozen-lockfile" (epicflow.yml) needs pnpm, which is not on PATH; install it: corepack enable pnpm, or npm install -g pnpm',
       'warning: the epic branch will start from HEAD on "feature", not from the default branch "main"',
     ]);
+  });
+
+  it('a Node other than .nvmrc asks for: fatal, with how to install it', async () => {
+    repo = makeRepo({
+      'package.json': '{ "scripts": { "test": "node --test" } }\n',
+      '.nvmrc': '99\n',
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }], gates: ['npm test'] }),
+    );
+    repo.commit('config');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe(
+      `fatal: .nvmrc asks for Node 99, and node on PATH is ${process.version}; install it: nvm install 99, or see https://nodejs.org/en/download`,
+    );
   });
 
   it('all well: ready, exit 0', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     repo.write(
       'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }] }),
+      configYaml({ executors: [{ id: 'bot', command: ['node', '-e', '0'] }], gates: ['true'] }),
     );
     repo.commit('config');
     const r = await doctor(repo.dir, {});
@@ -176,5 +199,33 @@ describe('epicflow run makes the same checks first', () => {
       'epicflow: warning: executor "keyless" (epicflow.yml): ${NOT_SET_ANYWHERE} is not set; it will be left out (coding goes to bot)\n',
     );
     expect(r.stdout).toContain('[a] started with bot');
+  });
+
+  it('no gates anywhere: says so once at the start, and on every story of the report', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const bot = scriptedCoder(repo, 'bot', {
+      a: { '*': { write: { 'src/a.txt': 'a\n' } } },
+      b: { '*': { write: { 'src/b.txt': 'b\n' } } },
+    });
+    repo.write('epicflow.yml', configYaml({ executors: [{ id: 'bot', command: bot }] }));
+    repo.commit('config');
+    const r = await run(
+      repo,
+      planMarkdown([
+        { id: 'a', owns: ['src/a.txt'] },
+        { id: 'b', owns: ['src/b.txt'] },
+      ]),
+    );
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const warning =
+      'epicflow: warning: no gates in epicflow.yml and none found in the repository: stories will be judged by the perimeter alone (each merges when it stays within its owns); add the commands that must pass to gates:\n';
+    expect(r.stdout.split(warning)).toHaveLength(2);
+    expect(reportJson(repo).stories.map((s) => [s.id, s.status, s.notes])).toEqual([
+      ['a', 'done', ['no gates: judged by the perimeter alone']],
+      ['b', 'done', ['no gates: judged by the perimeter alone']],
+    ]);
+    expect(readFileSync(join(stateDir(repo), 'report.md'), 'utf8')).toContain(
+      'no gates: judged by the perimeter alone',
+    );
   });
 });

@@ -46,6 +46,10 @@ async function init(
   return { code, stdout, stderr };
 }
 
+/** What init says of a repository it finds no checks in (none of these tests' concern). */
+const NO_GATES =
+  'warning: no gates were detected (no package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml): stories would be judged by the perimeter alone; add the commands that must pass before a story merges to gates:\n';
+
 const dirs: string[] = [];
 async function repoDir(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'epicflow-init-'));
@@ -186,7 +190,8 @@ describe('epicflow init writes the workflows and the configuration', () => {
       '--dir',
       dir,
     ]);
-    expect(r).toMatchObject({ code: 0, stderr: '' });
+    // Not a Node repository, nor any other it knows: no gates guessed, and it says so.
+    expect(r).toMatchObject({ code: 0, stderr: NO_GATES });
     for (const t of WORKFLOW_TEMPLATES.appless) expect(existsSync(join(dir, t.target))).toBe(true);
     const orchestrate = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
     expect(orchestrate.steps.some((s) => s.with?.['mode'] === 'orchestrate')).toBe(true);
@@ -198,7 +203,6 @@ describe('epicflow init writes the workflows and the configuration', () => {
     expect(installs).toContain('npm install -g @google/gemini-cli@0.61.0\n');
     expect(installs).toContain('pipx install aider-chat==0.86.2');
     expect(installs).not.toContain('@openai/codex');
-    // Not a Node repository: no npm gates guessed.
     expect(
       parseConfig(await readFile(join(dir, '.github/epicflow.yml'), 'utf8'), 'x').gates,
     ).toEqual([]);
@@ -221,7 +225,7 @@ describe('epicflow init writes the workflows and the configuration', () => {
     expect((await init([], {}, dir)).code).toBe(0);
     const before = await readFile(join(dir, '.github/epicflow.yml'), 'utf8');
     const again = await init([], {}, dir);
-    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(again).toMatchObject({ code: 0, stderr: NO_GATES });
     expect(again.stdout).toContain('unchanged .github/epicflow.yml\n');
     expect(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')).toBe(before);
   });
@@ -310,7 +314,7 @@ describe('epicflow init with a token creates the epic label, once', () => {
     const alice = gh.seed.user({ login: 'alice2', permission: 'write' });
     const env = { GITHUB_TOKEN: alice.token, GITHUB_API_URL: gh.url };
     const first = await init(['--dir', await checkout()], env);
-    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first).toMatchObject({ code: 0, stderr: NO_GATES });
     expect(first.stdout).toContain('The label "epic" on acme/shop: created.');
     expect(gh.state.labels('acme', 'shop').filter((l) => l === 'epic')).toEqual(['epic']);
     const second = await init([
@@ -431,6 +435,173 @@ describe("epicflow init's defaults come from the repository", () => {
     );
   });
 
+  const PYTEST_PROJECT =
+    '[project]\nname = "shop"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n';
+  it.each([
+    [
+      'uv: uv.lock, pytest, ruff and mypy configured',
+      {
+        'pyproject.toml': `${PYTEST_PROJECT}\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n`,
+        'uv.lock': 'version = 1\n',
+      },
+      'uv sync --locked',
+      ['uv run pytest', 'uv run ruff check .', 'uv run mypy .'],
+      [
+        '^setup: uv sync --locked {2}# uv\\.lock$',
+        '^ {2}- uv run pytest {2}# pyproject\\.toml \\[tool\\.pytest\\.ini_options\\]$',
+        '^ {2}- uv run ruff check \\. {2}# pyproject\\.toml \\[tool\\.ruff\\]$',
+      ],
+    ],
+    [
+      'poetry: poetry.lock, pytest.ini, .flake8',
+      {
+        'pyproject.toml': '[tool.poetry]\nname = "shop"\n',
+        'poetry.lock': '',
+        'pytest.ini': '[pytest]\n',
+        '.flake8': '[flake8]\n',
+      },
+      'poetry install',
+      ['poetry run pytest', 'poetry run flake8'],
+      ['^ {2}- poetry run flake8 {2}# \\.flake8$'],
+    ],
+    [
+      'pip: requirements files, pytest listed in one',
+      { 'requirements.txt': 'requests==2.32.0\n', 'requirements-dev.txt': 'pytest==8.3.0\n' },
+      'python3 -m pip install -r requirements.txt -r requirements-dev.txt',
+      ['python3 -m pytest'],
+      ['^ {2}- python3 -m pytest {2}# requirements-dev\\.txt$'],
+    ],
+    [
+      'a pyproject without dependencies: nothing to install, pytest configured',
+      { 'pyproject.toml': PYTEST_PROJECT },
+      undefined,
+      ['python3 -m pytest'],
+      [],
+    ],
+    [
+      'Go: go.mod',
+      { 'go.mod': 'module example.com/shop\n\ngo 1.19\n' },
+      undefined,
+      ['go build ./...', 'go vet ./...', 'go test ./...'],
+      ['^ {2}- go test \\./\\.\\.\\. {2}# go\\.mod$'],
+    ],
+    [
+      'Rust: Cargo.toml, Cargo.lock, clippy configured',
+      {
+        'Cargo.toml': '[package]\nname = "shop"\n\n[lints.clippy]\npedantic = "warn"\n',
+        'Cargo.lock': '',
+      },
+      'cargo fetch --locked',
+      ['cargo test --locked', 'cargo clippy --locked --all-targets -- -D warnings'],
+      [
+        '^ {2}- cargo clippy --locked --all-targets -- -D warnings {2}# Cargo\\.toml \\[lints\\.clippy\\]$',
+      ],
+    ],
+  ])('%s', async (_name, files, setup, gates, lines) => {
+    const dir = await repoDir(files);
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const text = await readFile(join(dir, '.github/epicflow.yml'), 'utf8');
+    const loaded = parseConfig(text, 'x');
+    expect({ setup: loaded.setup, gates: loaded.gates }).toEqual({ setup, gates });
+    for (const line of lines) expect(text).toMatch(new RegExp(line, 'm'));
+  });
+
+  it('a Python project without a lockfile or pytest: setup installs it, and two warnings', async () => {
+    const dir = await repoDir({
+      'pyproject.toml': '[project]\nname = "shop"\ndependencies = ["requests>=2"]\n',
+    });
+    const r = await init(['--dir', dir]);
+    expect(await config(dir)).toMatchObject({ setup: 'python3 -m pip install -e .', gates: [] });
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      'warning: pyproject.toml [project] dependencies: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today',
+      'warning: a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',
+    ]);
+  });
+
+  it('Node and Go side by side: both setups and both sets of gates', async () => {
+    const dir = await repoDir({
+      'package.json': withTest(),
+      'package-lock.json': '{}',
+      'go.mod': 'module example.com/shop\n\ngo 1.19\n\nrequire example.com/lib v1.0.0\n',
+    });
+    const r = await init(['--dir', dir]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(await config(dir)).toMatchObject({
+      setup: 'npm ci && go mod download',
+      gates: ['npm test', 'go build ./...', 'go vet ./...', 'go test ./...'],
+    });
+    expect(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')).toMatch(
+      /^setup: npm ci && go mod download {2}# package-lock\.json, go\.mod require$/m,
+    );
+  });
+
+  describe('the story workflow sets up what the gates need, actions pinned by commit', () => {
+    const PINNED =
+      /^\s*(-\s+)?uses: [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/;
+    async function story(dir: string): Promise<{ steps: Step[]; text: string }> {
+      const path = join(dir, '.github/workflows/epicflow-story.yml');
+      const { steps } = await workflow(path);
+      return { steps, text: await readFile(path, 'utf8') };
+    }
+    const uses = (steps: Step[]): string[] =>
+      steps.flatMap((s) => (s.uses === undefined ? [] : [s.uses.split('@')[0] ?? '']));
+
+    it('uv with .python-version and .nvmrc: Node from .nvmrc, then Python, then uv', async () => {
+      const dir = await repoDir({
+        'pyproject.toml': PYTEST_PROJECT,
+        'uv.lock': 'version = 1\n',
+        '.python-version': '3.12\n',
+        '.nvmrc': '22\n',
+      });
+      expect((await init(['--dir', dir])).code).toBe(0);
+      const { steps, text } = await story(dir);
+      expect(uses(steps).slice(0, 4)).toEqual([
+        'actions/checkout',
+        'actions/setup-node',
+        'actions/setup-python',
+        'astral-sh/setup-uv',
+      ]);
+      expect(steps[1]?.with).toEqual({ 'node-version-file': '.nvmrc' });
+      expect(steps[2]?.with).toEqual({ 'python-version-file': '.python-version' });
+      for (const line of text
+        .split('\n')
+        .filter((l) => /^\s*(-\s+)?uses: (actions|astral-sh)\//.test(l)))
+        expect(line).toMatch(PINNED);
+    });
+
+    it('Go: setup-go with the version go.mod names; poetry: pipx installs it', async () => {
+      const dir = await repoDir({
+        'go.mod': 'module example.com/shop\n\ngo 1.19\n',
+        'pyproject.toml': '[tool.poetry]\nname = "shop"\n',
+        'poetry.lock': '',
+        'pytest.ini': '[pytest]\n',
+      });
+      expect((await init(['--appless', '--dir', dir])).code).toBe(0);
+      const { steps, text } = await story(dir);
+      expect(uses(steps)).toContain('actions/setup-go');
+      expect(steps.find((s) => s.uses?.startsWith('actions/setup-go@'))?.with).toEqual({
+        'go-version-file': 'go.mod',
+      });
+      expect(steps.find((s) => s.uses?.startsWith('actions/setup-python@'))?.with).toEqual({
+        'python-version': '3.x',
+      });
+      expect(steps.map((s) => s.run)).toContain('pipx install poetry');
+      for (const line of text.split('\n').filter((l) => /^\s*(-\s+)?uses: actions\//.test(l)))
+        expect(line).toMatch(PINNED);
+    });
+
+    it('a Node repository: the template as it is, no toolchain added', async () => {
+      const dir = await repoDir({ 'package.json': withTest(), 'package-lock.json': '{}' });
+      expect((await init(['--dir', dir])).code).toBe(0);
+      const { steps } = await story(dir);
+      expect(uses(steps).filter((u) => u.startsWith('actions/setup-'))).toEqual([
+        'actions/setup-node',
+      ]);
+      expect(steps[1]?.with).toEqual({ 'node-version': 24 });
+    });
+  });
+
   async function orchestrateBranches(dir: string): Promise<unknown> {
     const { doc } = await workflow(join(dir, '.github/workflows/epicflow-orchestrate.yml'));
     return (doc['on'] as { push: { branches: unknown } }).push.branches;
@@ -448,7 +619,7 @@ describe("epicflow init's defaults come from the repository", () => {
       'refs/remotes/origin/trunk',
     ]);
     const r = await init(['--appless', '--dir', dir]);
-    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r).toMatchObject({ code: 0, stderr: NO_GATES });
     expect(await orchestrateBranches(dir)).toEqual(['trunk']);
   });
 
@@ -460,7 +631,7 @@ describe("epicflow init's defaults come from the repository", () => {
     expect(r.code).toBe(0);
     expect(await orchestrateBranches(dir)).toEqual(['develop']);
     expect(r.stderr).toBe(
-      'warning: origin/HEAD is not set: taking the current branch "develop" as the default branch (git remote set-head origin --auto sets it)\n',
+      `${NO_GATES}warning: origin/HEAD is not set: taking the current branch "develop" as the default branch (git remote set-head origin --auto sets it)\n`,
     );
   });
 

@@ -74,8 +74,9 @@ describe('a new user, from init to a merged story', () => {
       'warning: no npm lockfile: setup installs with "npm install", which can resolve other versions than yours; commit a lockfile to pin them\n',
     );
     const config = readFileSync(join(dir, '.github', 'epicflow.yml'), 'utf8');
-    expect(config).toMatch(/^setup: npm install$/m);
-    expect(config).toMatch(/^gates: \[npm test\]$/m);
+    // Each command names the file it came from.
+    expect(config).toMatch(/^setup: npm install {2}# package\.json$/m);
+    expect(config).toMatch(/^gates:\n {2}- npm test {2}# package\.json scripts\.test$/m);
     expect(config).toMatch(/^ {2}- id: codex$/m);
     expect(config).toMatch(/^ {2}- id: claude$/m);
     // The user's model gateway (here: the loopback server) for the one key they have.

@@ -6,7 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { DEFAULT_CONFIG, parseConfig } from '../../core/config/schema.js';
+import { DEFAULT_CONFIG, leavesOutGates, parseConfig } from '../../core/config/schema.js';
+import { detectChecks } from '../../core/init/index.js';
+import { readRootFiles } from '../repo/root-files.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 
 /** Looked up in this order, relative to the repository. */
@@ -31,12 +33,16 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     if (text === undefined) {
       throw new EpicflowError('config', `config file not found: ${options.configFile}`);
     }
-    return { config: parseConfig(text, options.configFile), file };
+    return {
+      config: await withDetected(parseConfig(text, options.configFile), text, options),
+      file,
+    };
   }
   for (const location of CONFIG_LOCATIONS) {
     const file = path.join(options.repoDir, location);
     const text = await readText(file, location);
-    if (text !== undefined) return { config: parseConfig(text, location), file };
+    if (text !== undefined)
+      return { config: await withDetected(parseConfig(text, location), text, options), file };
   }
   // A `.yaml` file would otherwise be ignored silently.
   for (const location of CONFIG_LOCATIONS) {
@@ -48,6 +54,27 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     }
   }
   return { config: DEFAULT_CONFIG, file: null };
+}
+
+/**
+ * A config that leaves `gates:` out takes the checks the repository's own files name
+ * (`epicflow init` would write the same), and their setup unless it names its own.
+ * `gates: []` says there are none.
+ */
+async function withDetected(
+  config: EpicflowConfig,
+  text: string,
+  options: LoadConfigOptions,
+): Promise<EpicflowConfig> {
+  if (!leavesOutGates(text)) return config;
+  const found = detectChecks(await readRootFiles(options.repoDir));
+  if (found.gates.length === 0 && found.setup === undefined) return config;
+  const setup = config.setup ?? found.setup;
+  return {
+    ...config,
+    gates: found.gates.map((g) => g.command),
+    ...(setup === undefined ? {} : { setup }),
+  };
 }
 
 /** The file's text, or undefined when there is no such file. */

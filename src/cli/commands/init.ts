@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { GitRunner } from '../../adapters/git/run-git.js';
+import { readRootFiles } from '../../adapters/repo/root-files.js';
 import { createOctokit, ensureLabel } from '../../adapters/github/index.js';
 import { DEFAULT_CONFIG } from '../../core/config/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
@@ -22,9 +23,10 @@ import {
   choosePresets,
   CONFIG_TARGET,
   initDefaults,
-  LOCKFILES,
   nextSteps,
+  nodeVersionFile,
   releaseRef,
+  runnerSteps,
   renderConfig,
   WORKFLOW_TEMPLATES,
   type InitMode,
@@ -86,11 +88,9 @@ async function gitLine(dir: string, args: readonly string[]): Promise<string | u
   }
 }
 
-/** What init's defaults are decided from: package.json, the lockfiles, the branches. */
+/** What init's defaults are decided from: the root's files, the branches. */
 async function repoFacts(dir: string): Promise<RepoFacts> {
-  const pkgPath = join(dir, 'package.json');
-  const packageJson = existsSync(pkgPath) ? await readFile(pkgPath, 'utf8') : undefined;
-  const files = new Set(LOCKFILES.filter((f) => existsSync(join(dir, f))));
+  const { paths, texts } = await readRootFiles(dir);
   const isGitRepo = (await gitLine(dir, ['rev-parse', '--git-dir'])) !== undefined;
   const originHead = isGitRepo
     ? (await gitLine(dir, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD']))?.replace(
@@ -103,7 +103,7 @@ async function repoFacts(dir: string): Promise<RepoFacts> {
     : undefined;
   const hasOrigin =
     isGitRepo && (await gitLine(dir, ['remote', 'get-url', 'origin'])) !== undefined;
-  return { packageJson, files, isGitRepo, hasOrigin, originHead, currentBranch };
+  return { paths, texts, isGitRepo, hasOrigin, originHead, currentBranch };
 }
 
 function modeOf(o: InitOptions): InitMode {
@@ -147,7 +147,12 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
 
   const version = await packageVersion();
   const ref = releaseRef(version);
-  const defaults = initDefaults(await repoFacts(dir));
+  const facts = await repoFacts(dir);
+  const defaults = initDefaults(facts);
+  const runner = {
+    steps: runnerSteps(defaults.toolchains, facts.texts),
+    nodeVersionFile: nodeVersionFile(facts.paths),
+  };
   const files: { path: string; text: string }[] = [];
   for (const t of WORKFLOW_TEMPLATES[mode]) {
     files.push({
@@ -156,12 +161,21 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
         presets,
         ref,
         branch: defaults.branch,
+        runner,
       }),
     });
   }
   files.push({
     path: CONFIG_TARGET,
-    text: renderConfig({ presets, setup: defaults.setup, gates: defaults.gates, version }),
+    text: renderConfig({
+      presets,
+      setup:
+        defaults.setup === undefined
+          ? undefined
+          : { command: defaults.setup, from: defaults.setupFrom.map((s) => s.from).join(', ') },
+      gates: defaults.gates,
+      version,
+    }),
   });
 
   const state = files.map((f) => {

@@ -146,7 +146,7 @@ const ConfigObject = mapping(
       .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
       .default([])
       .describe(
-        "The repository's own checks, run after each coder turn and after each merge, one after another: they stop at the first that fails with failures of its own (one red only as it was on the base does not stop them), and the rest run on the next check. Each command keeps its own log. The coder is told not to run the whole suite itself, at most the test file that covers its change.",
+        "The repository's own checks, run after each coder turn and after each merge, one after another: they stop at the first that fails with failures of its own (one red only as it was on the base does not stop them), and the rest run on the next check. Each command keeps its own log. The coder is told not to run the whole suite itself, at most the test file that covers its change. Left out: the checks found in the repository's files (see Detection), with their setup unless `setup` is set; `[]`: none, stories are judged by the perimeter alone.",
       ),
     fixRounds: nonNegativeInt()
       .default(2)
@@ -426,6 +426,12 @@ export function parseConfig(text: string, file: string): EpicflowConfig {
     });
   }
   return validateConfig(document.toJS(), file, (problems) => inDocumentOrder(problems, document));
+}
+
+/** Whether a config text (valid: `parseConfig` took it) has no `gates:` key at its top. */
+export function leavesOutGates(text: string): boolean {
+  const value: unknown = YAML.parse(text);
+  return typeof value !== 'object' || value === null || !('gates' in value);
 }
 
 /**

@@ -6,6 +6,12 @@
  */
 import type { EpicflowConfig } from '../config/types.js';
 import { lockedInstall, MANAGER_LOCKFILES } from '../init/detect.js';
+import {
+  nodeSatisfies,
+  TOOLCHAIN_INSTALL,
+  type NeededProgram,
+  type NodeRequirement,
+} from './toolchains.js';
 
 /** What the shell found about one executor. */
 export interface ExecutorFacts {
@@ -28,6 +34,16 @@ interface DoctorFacts {
   readonly committed: ReadonlySet<string>;
   /** The same files in the working tree (committed or not). */
   readonly present: ReadonlySet<string>;
+  /** Toolchain programs the setup and gates call (`neededPrograms`) that are not on PATH. */
+  readonly missingPrograms?: readonly NeededProgram[];
+  /**
+   * When the setup or gates run on Node: the version of `node` on PATH (undefined when
+   * there is none) and what the repository asks for (`nodeRequirements`).
+   */
+  readonly node?: {
+    readonly version: string | undefined;
+    readonly requirements: readonly NodeRequirement[];
+  };
   readonly base: {
     /** HEAD resolves to a commit. */
     readonly hasCommits: boolean;
@@ -119,6 +135,38 @@ function lockfileFindings(facts: DoctorFacts, findings: Finding[]): void {
   });
 }
 
+/** `setup "…"` or `gate "…"`: the command as the config names it. */
+function commandName(config: EpicflowConfig, command: string): string {
+  return config.gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
+}
+
+function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {
+  const { config } = facts;
+  for (const p of facts.missingPrograms ?? []) {
+    findings.push({
+      level: 'fatal',
+      message: `${commandName(config, p.command)} (${facts.configFile}) needs ${p.program}, which is not on PATH; install it: ${TOOLCHAIN_INSTALL[p.program] ?? p.program}`,
+    });
+  }
+  const node = facts.node;
+  if (node?.version === undefined) return;
+  for (const r of node.requirements) {
+    if (nodeSatisfies(node.version, r.range) !== false) continue;
+    findings.push({
+      level: 'fatal',
+      message: `${r.from} asks for Node ${r.range}, and node on PATH is ${node.version}; install it: nvm install ${r.range.replace(/^[^\d]*/, '').split(/\s/)[0] ?? r.range}, or see https://nodejs.org/en/download`,
+    });
+  }
+}
+
+function gateFindings(facts: DoctorFacts, findings: Finding[]): void {
+  if (facts.config.gates.length > 0) return;
+  findings.push({
+    level: 'warning',
+    message: `no gates in ${facts.configFile} and none found in the repository: stories will be judged by the perimeter alone (each merges when it stays within its owns); add the commands that must pass to gates:`,
+  });
+}
+
 function baseFindings(facts: DoctorFacts, findings: Finding[]): void {
   const { base } = facts;
   if (!base.hasCommits) {
@@ -148,6 +196,8 @@ export function diagnose(facts: DoctorFacts): Diagnosis {
   const findings: Finding[] = [];
   const leftOut = executorFindings(facts, findings);
   lockfileFindings(facts, findings);
+  toolchainFindings(facts, findings);
+  gateFindings(facts, findings);
   baseFindings(facts, findings);
   const sorted = [
     ...findings.filter((f) => f.level === 'fatal'),

@@ -1,16 +1,18 @@
 /**
- * What `epicflow init` decides from what it finds in the repository: the setup command
- * (the package manager and its lockfile), the gates (the test script), and the default
- * branch. Pure: the CLI reads the files and asks git, then hands the facts in here. Each
- * decision it is unsure of comes with a warning for the user.
+ * What `epicflow init` (and a config without `gates:`) decides from what it finds in the
+ * repository: the setup command (the package manager and its lockfile, Python's, Go's,
+ * Rust's), the gates (the test script, pytest, ruff, mypy, go test, cargo test…), and the
+ * default branch. Pure: the CLI reads the files and asks git, then hands the facts in
+ * here. Each decision it is unsure of comes with a warning for the user.
  */
+import { otherEcosystems, wantsEcosystemText, type Sourced, type Toolchain } from './ecosystems.js';
 
-/** What the CLI found in the repository's root. */
+/** What the CLI found in the repository. */
 export interface RepoFacts {
-  /** The text of package.json, when there is one. */
-  readonly packageJson?: string | undefined;
-  /** Which of the files in `LOCKFILES` (and `.yarnrc.yml`) exist in the root. */
-  readonly files: ReadonlySet<string>;
+  /** The names of the files in the repository's root. */
+  readonly paths: readonly string[];
+  /** The texts of the root's files `wantsText` names (the others are not read). */
+  readonly texts: ReadonlyMap<string, string>;
   /** `origin/HEAD`'s branch (`main` of `refs/remotes/origin/main`), when it is set. */
   readonly originHead?: string | undefined;
   /** The branch checked out, when there is one. */
@@ -21,8 +23,9 @@ export interface RepoFacts {
   readonly hasOrigin: boolean;
 }
 
-/** The files init looks for in the repository's root. */
-export const LOCKFILES = [
+/** The Node files init looks for in the repository's root. */
+const NODE_FILES = [
+  'package.json',
   'package-lock.json',
   'npm-shrinkwrap.json',
   'pnpm-lock.yaml',
@@ -30,21 +33,46 @@ export const LOCKFILES = [
   'bun.lockb',
   'bun.lock',
   '.yarnrc.yml',
+  '.nvmrc',
+  '.node-version',
 ] as const;
+
+/** Whether detection reads the text of this root file (the others only count as present). */
+export function wantsText(path: string): boolean {
+  return (
+    path === 'package.json' ||
+    path === '.nvmrc' ||
+    path === '.node-version' ||
+    wantsEcosystemText(path)
+  );
+}
+
+/** Whether detection looks at this root file at all. */
+export function wantsFile(path: string): boolean {
+  return (NODE_FILES as readonly string[]).includes(path) || wantsText(path);
+}
 
 type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 
 /** npm's placeholder test script (`npm init` writes it): it always fails. */
 const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
 
-interface InitDefaults {
-  /** Undefined: not a JavaScript repository, no setup command. */
+/** The checks found in a repository's own files. */
+interface DetectedChecks {
+  /** The setup commands joined with `&&`; undefined when nothing needs installing. */
   readonly setup: string | undefined;
-  readonly gates: readonly string[];
+  /** Each part of `setup` and the file it came from. */
+  readonly setupFrom: readonly Sourced[];
+  readonly gates: readonly Sourced[];
+  /** What an Actions runner must set up besides Node. */
+  readonly toolchains: readonly Toolchain[];
+  /** One line per thing detection was unsure of. */
+  readonly warnings: readonly string[];
+}
+
+interface InitDefaults extends DetectedChecks {
   /** The branch epics start from and land into; the orchestrate workflow listens to it. */
   readonly branch: string;
-  /** One line per thing init was unsure of. */
-  readonly warnings: readonly string[];
 }
 
 interface PackageJson {
@@ -115,14 +143,14 @@ function installCommand(manager: PackageManager, locked: boolean, yarnBerry: boo
   }
 }
 
-function setupFor(facts: RepoFacts, pkg: PackageJson, warnings: string[]): string {
+function setupFor(files: ReadonlySet<string>, pkg: PackageJson, warnings: string[]): Sourced {
   const declared = declaredManager(pkg.packageManager);
   if (pkg.packageManager !== undefined && declared === undefined) {
     warnings.push(
       `package.json's packageManager ${JSON.stringify(pkg.packageManager)} is not npm, pnpm, yarn or bun: going by the lockfile`,
     );
   }
-  const locks = lockfileManagers(facts.files);
+  const locks = lockfileManagers(files);
   let manager: PackageManager;
   if (declared !== undefined) {
     manager = declared.name;
@@ -150,11 +178,15 @@ function setupFor(facts: RepoFacts, pkg: PackageJson, warnings: string[]): strin
   }
   const berry =
     manager === 'yarn' &&
-    (facts.files.has('.yarnrc.yml') || (declared?.major !== undefined && declared.major >= 2));
-  return installCommand(manager, locked, berry);
+    (files.has('.yarnrc.yml') || (declared?.major !== undefined && declared.major >= 2));
+  const lockfile = MANAGER_LOCKFILES[manager].find((f) => files.has(f));
+  return {
+    command: installCommand(manager, locked, berry),
+    from: lockfile ?? (declared === undefined ? 'package.json' : 'package.json packageManager'),
+  };
 }
 
-function gatesFor(manager: string, pkg: PackageJson, warnings: string[]): string[] {
+function gatesFor(manager: string, pkg: PackageJson, warnings: string[]): Sourced[] {
   const scripts =
     typeof pkg.scripts === 'object' && pkg.scripts !== null
       ? (pkg.scripts as Record<string, unknown>)
@@ -173,7 +205,12 @@ function gatesFor(manager: string, pkg: PackageJson, warnings: string[]): string
     return [];
   }
   // `bun test` is bun's own test runner, not the script.
-  return [manager === 'bun' ? 'bun run test' : `${manager} test`];
+  return [
+    {
+      command: manager === 'bun' ? 'bun run test' : `${manager} test`,
+      from: 'package.json scripts.test',
+    },
+  ];
 }
 
 function branchFor(facts: RepoFacts, warnings: string[]): string {
@@ -194,16 +231,45 @@ function branchFor(facts: RepoFacts, warnings: string[]): string {
   return 'main';
 }
 
+/** The setup and gates of a repository's root, each naming where it came from. */
+export function detectChecks(facts: Pick<RepoFacts, 'paths' | 'texts'>): DetectedChecks {
+  const warnings: string[] = [];
+  const setup: Sourced[] = [];
+  const gates: Sourced[] = [];
+  const toolchains: Toolchain[] = [];
+  const files = new Set(facts.paths);
+  const packageJson = facts.texts.get('package.json');
+  if (packageJson !== undefined) {
+    const pkg = parsePackageJson(packageJson, warnings);
+    const node = setupFor(files, pkg, warnings);
+    setup.push(node);
+    gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
+  }
+  const others = otherEcosystems(facts.paths, facts.texts);
+  for (const found of others) {
+    setup.push(...found.setup);
+    gates.push(...found.gates);
+    toolchains.push(...found.toolchains);
+    warnings.push(...found.warnings);
+  }
+  if (packageJson === undefined && others.length === 0) {
+    warnings.push(
+      'no gates were detected (no package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml): stories would be judged by the perimeter alone; add the commands that must pass before a story merges to gates:',
+    );
+  }
+  return {
+    setup: setup.length === 0 ? undefined : setup.map((s) => s.command).join(' && '),
+    setupFrom: setup,
+    gates,
+    toolchains,
+    warnings,
+  };
+}
+
 /** The setup, gates and default branch `init` writes for a repository, with its doubts. */
 export function initDefaults(facts: RepoFacts): InitDefaults {
-  const warnings: string[] = [];
-  let setup: string | undefined;
-  let gates: string[] = [];
-  if (facts.packageJson !== undefined) {
-    const pkg = parsePackageJson(facts.packageJson, warnings);
-    setup = setupFor(facts, pkg, warnings);
-    gates = gatesFor(setup.split(' ')[0] ?? 'npm', pkg, warnings);
-  }
+  const checks = detectChecks(facts);
+  const warnings = [...checks.warnings];
   const branch = branchFor(facts, warnings);
-  return { setup, gates, branch, warnings };
+  return { ...checks, branch, warnings };
 }

@@ -4,10 +4,19 @@
  * templates adapted to the chosen executors and the release tag, and the steps left to
  * the user. The CLI (`src/cli/commands/init.ts`) reads the templates and writes files.
  */
-import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
+import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { EpicflowError } from '../errors.js';
+import type { RunnerStep } from './runner-steps.js';
 
-export { initDefaults, LOCKFILES, MANAGER_LOCKFILES, type RepoFacts } from './detect.js';
+export {
+  detectChecks,
+  initDefaults,
+  MANAGER_LOCKFILES,
+  wantsFile,
+  wantsText,
+  type RepoFacts,
+} from './detect.js';
+export { nodeVersionFile, runnerSteps } from './runner-steps.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -125,10 +134,10 @@ function agentSecrets(presets: readonly AgentPreset[]): string[] {
 
 interface ConfigChoices {
   readonly presets: readonly AgentPreset[];
-  /** The setup command (`initDefaults`); undefined: none. */
-  readonly setup: string | undefined;
+  /** The setup command (`initDefaults`) and where its parts came from; undefined: none. */
+  readonly setup: { readonly command: string; readonly from: string } | undefined;
   /** The gates (`initDefaults`); empty: the user fills them in. */
-  readonly gates: readonly string[];
+  readonly gates: readonly { readonly command: string; readonly from: string }[];
   /** The package version, for the editor schema of that release. */
   readonly version: string;
 }
@@ -139,6 +148,11 @@ export const REPOSITORY = 'epicflow/epicflow';
 /** The config's JSON Schema at the release tag of `version` (every release tag carries it). */
 export function schemaUrl(version: string): string {
   return `https://raw.githubusercontent.com/${REPOSITORY}/v${version}/schema.json`;
+}
+
+/** A command as a YAML scalar: plain when that reads back the same, quoted otherwise. */
+function scalar(command: string): string {
+  return YAML.stringify(command, { lineWidth: 0 }).trim();
 }
 
 /** `.github/epicflow.yml` for these agents: a roster entry each, the repository's checks. */
@@ -161,23 +175,30 @@ export function renderConfig(choices: ConfigChoices): string {
       `    env: { ${p.secret}: '\${${p.secret}}' }`,
     );
   });
-  if (choices.setup !== undefined && choices.gates.length > 0) {
-    lines.push(
-      '# Run once per story job before the agent starts, then the gates after each agent turn.',
-      `setup: ${choices.setup}`,
-      `gates: [${choices.gates.join(', ')}]`,
-    );
-  } else if (choices.setup !== undefined) {
+  const from = (f: string): string => `  # ${f}`;
+  if (choices.setup !== undefined || choices.gates.length > 0) {
+    lines.push('# Found in the repository; each command names the file it came from. Edit freely.');
+  }
+  if (choices.setup !== undefined) {
     lines.push(
       '# Run once per story job before the agent starts.',
-      `setup: ${choices.setup}`,
-      '# The commands that must pass before a story merges, e.g. [npm test].',
+      `setup: ${scalar(choices.setup.command)}${from(choices.setup.from)}`,
+    );
+  }
+  if (choices.gates.length > 0) {
+    lines.push('# The commands that must pass after each agent turn and before a story merges.');
+    lines.push('gates:', ...choices.gates.map((g) => `  - ${scalar(g.command)}${from(g.from)}`));
+  } else if (choices.setup !== undefined) {
+    lines.push(
+      '# The commands that must pass before a story merges, e.g. [npm test]. With none, stories',
+      '# are judged by the perimeter alone.',
       'gates: []',
     );
   } else {
     lines.push(
       '# The commands that must pass before a story merges, e.g. [make test]; and a setup command',
-      '# run once per story job before the agent starts (setup: make deps).',
+      '# run once per story job before the agent starts (setup: make deps). With no gates,',
+      '# stories are judged by the perimeter alone.',
       'gates: []',
     );
   }
@@ -187,6 +208,8 @@ export function renderConfig(choices: ConfigChoices): string {
 
 interface TemplateStep {
   readonly node: YAMLMap;
+  /** The job's steps it is one of. */
+  readonly list: YAMLSeq;
   readonly uses: string | undefined;
   readonly run: string | undefined;
   readonly mode: string | undefined;
@@ -205,6 +228,7 @@ function steps(doc: Document): TemplateStep[] {
       const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
       out.push({
         node: item,
+        list,
         uses: str(item.get('uses')),
         run: str(item.get('run')),
         mode: isMap(withNode) ? str(withNode.get('mode')) : undefined,
@@ -231,6 +255,12 @@ export function adaptWorkflow(
     readonly ref: string;
     /** The default branch: the orchestrate workflow's `on.push.branches`. */
     readonly branch: string;
+    /** Toolchains the gates need (`runnerSteps`), set up after Node in the story job. */
+    readonly runner?: {
+      readonly steps: readonly RunnerStep[];
+      /** `.nvmrc` or `.node-version`: setup-node reads the version from it. */
+      readonly nodeVersionFile?: string | undefined;
+    };
   },
 ): string {
   const doc = YAML.parseDocument(text);
@@ -276,6 +306,8 @@ export function adaptWorkflow(
   const commands = [...(npm.length > 0 ? [`npm install -g ${npm.join(' ')}`] : []), ...others];
   install[0]?.node.set('run', commands.length === 1 ? commands[0] : `${commands.join('\n')}\n`);
 
+  addRunnerSteps(doc, template, all, options.runner);
+
   const secrets = agentSecrets(options.presets);
   for (const step of story) {
     const env = step.node.get('env');
@@ -291,6 +323,33 @@ export function adaptWorkflow(
     step.node.set('env', doc.createNode(kept));
   }
   return doc.toString({ lineWidth: 0 });
+}
+
+/** After setup-node of the story job: the toolchains the gates need; Node's own version file. */
+function addRunnerSteps(
+  doc: Document,
+  template: string,
+  all: readonly TemplateStep[],
+  runner: Parameters<typeof adaptWorkflow>[2]['runner'],
+): void {
+  if (runner === undefined) return;
+  const node = all.find((s) => s.uses?.startsWith('actions/setup-node@') === true);
+  if (node === undefined) {
+    throw new EpicflowError('internal', `template ${template} has no actions/setup-node step`);
+  }
+  if (runner.nodeVersionFile !== undefined) {
+    node.node.set('with', doc.createNode({ 'node-version-file': runner.nodeVersionFile }));
+  }
+  const at = node.list.items.indexOf(node.node) + 1;
+  const created = runner.steps.map((r) => {
+    const item = doc.createNode(r.step);
+    const usesNode = item.get('uses', true);
+    if (r.version !== undefined && isScalar(usesNode)) usesNode.comment = ` ${r.version}`;
+    item.commentBefore = r.comment;
+    item.spaceBefore = true;
+    return item;
+  });
+  node.list.items.splice(at, 0, ...created);
 }
 
 /** The Action's release tag for a package version: `v<major>`. */

@@ -67,6 +67,9 @@ export async function holdAt(
   ctx.emit('story', note, story.id);
 }
 
+/** A story's note when no gates are configured or found: the report shows it on each. */
+const NO_GATES_NOTE = 'no gates: judged by the perimeter alone';
+
 /** The checks of one commit: the story is merged as this commit or not at all. */
 interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
@@ -96,6 +99,9 @@ export async function checkStory(
   });
   if (changes.length === 0) {
     return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
+  }
+  if (ctx.config.gates.length === 0 && !rec.record.notes.includes(NO_GATES_NOTE)) {
+    await rec.save({ notes: [...rec.record.notes, NO_GATES_NOTE] });
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>

@@ -87,8 +87,8 @@ describe('the config epicflow init writes', () => {
     const config = parseConfig(
       renderConfig({
         presets: AGENT_PRESETS.slice(0, 2),
-        setup: 'npm ci',
-        gates: ['npm test'],
+        setup: { command: 'npm ci', from: 'package-lock.json' },
+        gates: [{ command: 'npm test', from: 'package.json scripts.test' }],
         version: '1.0.0',
       }),
       '.github/epicflow.yml',

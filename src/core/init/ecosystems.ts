@@ -1,0 +1,275 @@
+/**
+ * Setup and gates of the repositories that are not Node packages, read from their own
+ * files: Python (uv, poetry, pdm, hatch, pip with `requirements*.txt` or a bare
+ * pyproject), Go (`go.mod`) and Rust (`Cargo.toml`). Each command names the file it came
+ * from. Pure: the texts come in from the caller.
+ */
+
+/** A command `init` writes, and where in the repository it came from. */
+export interface Sourced {
+  readonly command: string;
+  readonly from: string;
+}
+
+/** What one ecosystem asks for. */
+interface EcosystemFindings {
+  readonly setup: readonly Sourced[];
+  readonly gates: readonly Sourced[];
+  /** What the Actions workflow must set up for the gates (`WORKFLOW_TOOLCHAINS`). */
+  readonly toolchains: readonly Toolchain[];
+  readonly warnings: readonly string[];
+}
+
+/** A toolchain an Actions runner has to be given before the story runs. */
+export type Toolchain = 'python' | 'uv' | 'poetry' | 'pdm' | 'hatch' | 'go' | 'rust';
+
+/** The files of the root a caller reads for these ecosystems (besides `requirements*.txt`). */
+const ECOSYSTEM_FILES = [
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'tox.ini',
+  'pytest.ini',
+  'conftest.py',
+  'mypy.ini',
+  '.mypy.ini',
+  '.flake8',
+  'ruff.toml',
+  '.ruff.toml',
+  'hatch.toml',
+  'uv.lock',
+  'poetry.lock',
+  'pdm.lock',
+  '.python-version',
+  'go.mod',
+  'Cargo.toml',
+  'Cargo.lock',
+  'clippy.toml',
+  '.clippy.toml',
+] as const;
+
+/** `requirements.txt`, `requirements-dev.txt`, `requirements/test.txt` is not (a folder). */
+const REQUIREMENTS = /^requirements[\w.-]*\.txt$/;
+
+/** A TOML table header (`[tool.ruff]`, `[tool.ruff.lint]`) present in the text. */
+function hasTable(text: string | undefined, table: string): boolean {
+  if (text === undefined) return false;
+  const escaped = table.replace(/\./g, '\\.');
+  return new RegExp(`^\\s*\\[\\[?${escaped}(?:\\.[^\\]]*)?\\]\\]?\\s*(?:#.*)?$`, 'm').test(text);
+}
+
+/** An INI section (`[flake8]`, `[tool:pytest]`) present in the text. */
+function hasSection(text: string | undefined, section: string): boolean {
+  if (text === undefined) return false;
+  const escaped = section.replace(/[.:]/g, (c) => `\\${c}`);
+  return new RegExp(`^\\s*\\[${escaped}\\]\\s*$`, 'm').test(text);
+}
+
+/** The `[project]` table's `dependencies` list holds at least one entry. */
+function projectDependencies(pyproject: string): boolean {
+  const project = /^\s*\[project\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1];
+  if (project === undefined) return false;
+  const deps = /^\s*dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project)?.[1];
+  return deps !== undefined && /["']/.test(deps);
+}
+
+type PythonManager = 'uv' | 'poetry' | 'pdm' | 'hatch' | 'pip';
+
+interface PythonTool {
+  /** The gate's arguments after the runner (`pytest`, `ruff check .`). */
+  readonly args: string;
+  /** The first file found that configures it. */
+  readonly from: string;
+}
+
+function pythonTools(texts: ReadonlyMap<string, string>, requirements: readonly string[]) {
+  const py = texts.get('pyproject.toml');
+  const cfg = texts.get('setup.cfg');
+  const tox = texts.get('tox.ini');
+  const first = (checks: readonly [boolean, string][]): string | undefined =>
+    checks.find(([ok]) => ok)?.[1];
+  const mentions = (name: string): string | undefined =>
+    [...(py === undefined ? [] : ['pyproject.toml']), ...requirements].find((f) =>
+      new RegExp(`(^|["'\\s])${name}\\b`, 'm').test(texts.get(f) ?? ''),
+    );
+  const tools: PythonTool[] = [];
+  const pytest = first([
+    [hasTable(py, 'tool.pytest.ini_options'), 'pyproject.toml [tool.pytest.ini_options]'],
+    [texts.has('pytest.ini'), 'pytest.ini'],
+    [texts.has('conftest.py'), 'conftest.py'],
+    [hasSection(cfg, 'tool:pytest'), 'setup.cfg [tool:pytest]'],
+    [hasSection(tox, 'pytest'), 'tox.ini [pytest]'],
+  ]);
+  const pytestFrom = pytest ?? mentions('pytest');
+  if (pytestFrom !== undefined) tools.push({ args: 'pytest', from: pytestFrom });
+  const ruff = first([
+    [hasTable(py, 'tool.ruff'), 'pyproject.toml [tool.ruff]'],
+    [texts.has('ruff.toml'), 'ruff.toml'],
+    [texts.has('.ruff.toml'), '.ruff.toml'],
+  ]);
+  if (ruff !== undefined) tools.push({ args: 'ruff check .', from: ruff });
+  const flake8 = first([
+    [texts.has('.flake8'), '.flake8'],
+    [hasSection(cfg, 'flake8'), 'setup.cfg [flake8]'],
+    [hasSection(tox, 'flake8'), 'tox.ini [flake8]'],
+  ]);
+  if (flake8 !== undefined) tools.push({ args: 'flake8', from: flake8 });
+  const mypy = first([
+    [hasTable(py, 'tool.mypy'), 'pyproject.toml [tool.mypy]'],
+    [texts.has('mypy.ini'), 'mypy.ini'],
+    [texts.has('.mypy.ini'), '.mypy.ini'],
+    [hasSection(cfg, 'mypy'), 'setup.cfg [mypy]'],
+  ]);
+  if (mypy !== undefined) tools.push({ args: 'mypy .', from: mypy });
+  return tools;
+}
+
+function pythonManager(texts: ReadonlyMap<string, string>): {
+  readonly manager: PythonManager;
+  readonly from: string;
+  readonly locked: boolean;
+} {
+  const py = texts.get('pyproject.toml');
+  if (texts.has('uv.lock')) return { manager: 'uv', from: 'uv.lock', locked: true };
+  if (texts.has('poetry.lock')) return { manager: 'poetry', from: 'poetry.lock', locked: true };
+  if (texts.has('pdm.lock')) return { manager: 'pdm', from: 'pdm.lock', locked: true };
+  if (hasTable(py, 'tool.poetry'))
+    return { manager: 'poetry', from: 'pyproject.toml [tool.poetry]', locked: false };
+  if (hasTable(py, 'tool.pdm'))
+    return { manager: 'pdm', from: 'pyproject.toml [tool.pdm]', locked: false };
+  if (hasTable(py, 'tool.uv'))
+    return { manager: 'uv', from: 'pyproject.toml [tool.uv]', locked: false };
+  if (texts.has('hatch.toml')) return { manager: 'hatch', from: 'hatch.toml', locked: false };
+  if (hasTable(py, 'tool.hatch.envs'))
+    return { manager: 'hatch', from: 'pyproject.toml [tool.hatch.envs]', locked: false };
+  return { manager: 'pip', from: '', locked: false };
+}
+
+const RUNNER: Readonly<Record<PythonManager, string>> = {
+  uv: 'uv run',
+  poetry: 'poetry run',
+  pdm: 'pdm run',
+  hatch: 'hatch run',
+  pip: 'python3 -m',
+};
+
+function pythonFindings(
+  paths: readonly string[],
+  texts: ReadonlyMap<string, string>,
+): EcosystemFindings | undefined {
+  const requirements = paths.filter((p) => REQUIREMENTS.test(p)).sort(requirementsFirst);
+  const py = texts.get('pyproject.toml');
+  const isPython = py !== undefined || texts.has('setup.py') || requirements.length > 0;
+  if (!isPython) return undefined;
+  const warnings: string[] = [];
+  const { manager, from, locked } = pythonManager(texts);
+  const setup: Sourced[] = [];
+  switch (manager) {
+    case 'uv':
+      setup.push({ command: locked ? 'uv sync --locked' : 'uv sync', from });
+      break;
+    case 'poetry':
+      setup.push({ command: 'poetry install', from });
+      break;
+    case 'pdm':
+      setup.push({ command: locked ? 'pdm sync' : 'pdm install', from });
+      break;
+    case 'hatch':
+      setup.push({ command: 'hatch env create', from });
+      break;
+    case 'pip':
+      if (requirements.length > 0) {
+        setup.push({
+          command: `python3 -m pip install ${requirements.map((r) => `-r ${r}`).join(' ')}`,
+          from: requirements.join(', '),
+        });
+      } else if (texts.has('setup.py') || (py !== undefined && projectDependencies(py))) {
+        const file = texts.has('setup.py') ? 'setup.py' : 'pyproject.toml [project] dependencies';
+        setup.push({ command: 'python3 -m pip install -e .', from: file });
+        warnings.push(
+          `${file}: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today`,
+        );
+      }
+      break;
+  }
+  if (manager !== 'pip' && !locked) {
+    warnings.push(
+      `${manager} without its lockfile: setup "${setup[0]?.command ?? ''}" can resolve other versions than yours; commit the lockfile to pin them`,
+    );
+  }
+  const runner = RUNNER[manager];
+  const tools = pythonTools(texts, requirements);
+  const gates = tools.map((t) => ({ command: `${runner} ${t.args}`, from: t.from }));
+  if (!tools.some((t) => t.args === 'pytest')) {
+    warnings.push(
+      'a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',
+    );
+  }
+  const toolchains: Toolchain[] = ['python'];
+  if (manager !== 'pip') toolchains.push(manager);
+  return { setup, gates, toolchains, warnings };
+}
+
+/** `requirements.txt` before `requirements-dev.txt` and the others, each alphabetical. */
+function requirementsFirst(a: string, b: string): number {
+  if (a === 'requirements.txt') return -1;
+  if (b === 'requirements.txt') return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function goFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | undefined {
+  const mod = texts.get('go.mod');
+  if (mod === undefined) return undefined;
+  const requires = /^\s*require\b/m.test(mod);
+  return {
+    setup: requires ? [{ command: 'go mod download', from: 'go.mod require' }] : [],
+    gates: [
+      { command: 'go build ./...', from: 'go.mod' },
+      { command: 'go vet ./...', from: 'go.mod' },
+      { command: 'go test ./...', from: 'go.mod' },
+    ],
+    toolchains: ['go'],
+    warnings: [],
+  };
+}
+
+function rustFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | undefined {
+  const cargo = texts.get('Cargo.toml');
+  if (cargo === undefined) return undefined;
+  const locked = texts.has('Cargo.lock');
+  const flag = locked ? ' --locked' : '';
+  const clippy = [
+    [texts.has('clippy.toml'), 'clippy.toml'],
+    [texts.has('.clippy.toml'), '.clippy.toml'],
+    [hasTable(cargo, 'lints.clippy'), 'Cargo.toml [lints.clippy]'],
+    [hasTable(cargo, 'workspace.lints.clippy'), 'Cargo.toml [workspace.lints.clippy]'],
+  ].find(([ok]) => ok === true)?.[1] as string | undefined;
+  return {
+    setup: locked ? [{ command: 'cargo fetch --locked', from: 'Cargo.lock' }] : [],
+    gates: [
+      { command: `cargo test${flag}`, from: 'Cargo.toml' },
+      ...(clippy === undefined
+        ? []
+        : [{ command: `cargo clippy${flag} --all-targets -- -D warnings`, from: clippy }]),
+    ],
+    toolchains: ['rust'],
+    warnings: locked
+      ? []
+      : ['Cargo.toml without Cargo.lock: cargo resolves the newest matching versions each run'],
+  };
+}
+
+/** Python, Go and Rust, in that order, for the ones the root holds. */
+export function otherEcosystems(
+  paths: readonly string[],
+  texts: ReadonlyMap<string, string>,
+): EcosystemFindings[] {
+  return [pythonFindings(paths, texts), goFindings(texts), rustFindings(texts)].filter(
+    (f): f is EcosystemFindings => f !== undefined,
+  );
+}
+
+/** Whether the root file `path` is one these ecosystems read. */
+export function wantsEcosystemText(path: string): boolean {
+  return (ECOSYSTEM_FILES as readonly string[]).includes(path) || REQUIREMENTS.test(path);
+}

@@ -1,0 +1,262 @@
+/**
+ * Repositories that are not a Node package, built from their real layout (a pyproject
+ * with pytest, a Go module; both stdlib only): `epicflow init` finds their checks, and a
+ * scripted coder delivers a two-story epic judged by them; a coder that breaks a test is
+ * charged with it and fixes it in the next round. A toolchain the gates need that is not
+ * on PATH stops `doctor` and `run` before any turn, with the command that installs it.
+ */
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { parseConfig } from '../../src/core/config/index.js';
+import { epicflow } from '../support/cli.js';
+import {
+  git,
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  reportJson,
+  run,
+  scriptedCoder,
+  showFile,
+  type Script,
+  type TestRepo,
+} from '../engine/support/repo.js';
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+/** The tests need the toolchains themselves: a machine without them fails, saying so. */
+function requireTool(argv: readonly string[], install: string): void {
+  try {
+    execFileSync(argv[0] ?? '', argv.slice(1), { stdio: 'ignore' });
+  } catch {
+    throw new Error(
+      `these tests need \`${argv.join(' ')}\` to work: install ${install} (scripts/test-prerequisites.sh does)`,
+    );
+  }
+}
+beforeAll(() => {
+  requireTool(['python3', '-m', 'pytest', '--version'], 'python3-pytest');
+  requireTool(['go', 'version'], 'golang-go');
+});
+
+/** No module may come from the network: the projects are stdlib only. */
+const ENV = { ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod', PIP_NO_INDEX: '1' };
+
+/** `epicflow init`, then its config with a scripted coder instead of the agents, committed. */
+async function initWith(r: TestRepo, script: Script, fixRounds = 1): Promise<string> {
+  const init = await epicflow(['init'], r.dir, ENV);
+  expect(init).toMatchObject({ code: 0, stderr: '' });
+  const coder = scriptedCoder(r, 'coder', script);
+  const written = r.read('.github/epicflow.yml');
+  const doc = YAML.parseDocument(written);
+  doc.set('executors', doc.createNode([{ id: 'bot', harness: 'command', command: coder }]));
+  doc.set('fixRounds', fixRounds);
+  r.write('.github/epicflow.yml', doc.toString());
+  r.commit('epicflow init');
+  return written;
+}
+
+const PYPROJECT = [
+  '[project]',
+  'name = "shop"',
+  'version = "0.1.0"',
+  'requires-python = ">=3.9"',
+  '',
+  '[tool.pytest.ini_options]',
+  'testpaths = ["tests"]',
+  'pythonpath = ["."]',
+  '',
+].join('\n');
+
+const PY_FILES = {
+  'pyproject.toml': PYPROJECT,
+  '.gitignore': '__pycache__/\n.pytest_cache/\n',
+  'shop/__init__.py': '',
+  'shop/price.py': 'def price(cents):\n    return cents / 100\n',
+  'tests/test_price.py':
+    'from shop.price import price\n\n\ndef test_price():\n    assert price(250) == 2.5\n',
+};
+
+const GO_FILES = {
+  'go.mod': 'module example.com/shop\n\ngo 1.19\n',
+  'price/price.go':
+    'package price\n\n// Price in units of cents.\nfunc Price(cents int) float64 { return float64(cents) / 100 }\n',
+  'price/price_test.go':
+    'package price\n\nimport "testing"\n\nfunc TestPrice(t *testing.T) {\n\tif Price(250) != 2.5 {\n\t\tt.Fatal("Price(250) is not 2.5")\n\t}\n}\n',
+};
+
+function goPackage(name: string, fn: string, body: string, test: string): Record<string, string> {
+  return {
+    [`${name}/${name}.go`]: `package ${name}\n\n// ${fn} of a price.\nfunc ${fn}(p float64) float64 { ${body} }\n`,
+    [`${name}/${name}_test.go`]: `package ${name}\n\nimport "testing"\n\nfunc Test${fn}(t *testing.T) {\n\tif ${test} {\n\t\tt.Fatal("${fn} is wrong")\n\t}\n}\n`,
+  };
+}
+
+describe('a Python project (pyproject, pytest)', () => {
+  it('init finds pytest; two stories are delivered under it', async () => {
+    repo = makeRepo(PY_FILES);
+    const config = await initWith(repo, {
+      tax: {
+        '*': {
+          write: {
+            'shop/tax.py': 'def tax(p):\n    return round(p * 0.2, 2)\n',
+            'tests/test_tax.py':
+              'from shop.tax import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n',
+          },
+        },
+      },
+      discount: {
+        '*': {
+          write: {
+            'shop/discount.py': 'def discount(p):\n    return p * 0.9\n',
+            'tests/test_discount.py':
+              'from shop.discount import discount\n\n\ndef test_discount():\n    assert discount(10) == 9\n',
+          },
+        },
+      },
+    });
+    expect(parseConfig(config, 'x').gates).toEqual(['python3 -m pytest']);
+    expect(config).toMatch(
+      /^ {2}- python3 -m pytest {2}# pyproject\.toml \[tool\.pytest\.ini_options\]$/m,
+    );
+
+    const r = await run(
+      repo,
+      planMarkdown([
+        { id: 'tax', owns: ['shop/tax.py', 'tests/test_tax.py'] },
+        { id: 'discount', owns: ['shop/discount.py', 'tests/test_discount.py'] },
+      ]),
+      {},
+      { env: ENV },
+    );
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
+    expect(r.stdout).not.toContain('perimeter alone');
+    expect(showFile(repo, 'epic/epic', 'shop/tax.py')).toContain('def tax');
+    expect(showFile(repo, 'epic/epic', 'shop/discount.py')).toContain('def discount');
+    // The merged tree passes the detected gate.
+    git(repo.dir, 'checkout', '-q', 'epic/epic');
+    expect(
+      execFileSync('python3', ['-m', 'pytest', '-q'], {
+        cwd: repo.dir,
+        env: ENV,
+        encoding: 'utf8',
+      }),
+    ).toMatch(/3 passed/);
+  });
+
+  it('a coder that breaks a test is charged with it, and its fix merges', async () => {
+    repo = makeRepo(PY_FILES);
+    await initWith(repo, {
+      round: {
+        '1': { write: { 'shop/price.py': 'def price(cents):\n    return cents // 100\n' } },
+        '2': {
+          write: { 'shop/price.py': 'def price(cents):\n    return round(cents / 100, 2)\n' },
+        },
+      },
+    });
+    const r = await run(
+      repo,
+      planMarkdown([{ id: 'round', owns: ['shop/price.py'] }]),
+      {},
+      { env: ENV },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[round] gates failed: python3 -m pytest:');
+    const seen = prompts(repo, 'coder');
+    expect(seen.map((p) => p.round)).toEqual(['1', '2']);
+    expect(seen[1]?.prompt).toContain('## The gates failed');
+    expect(seen[1]?.prompt).toContain('test_price');
+    expect(record(repo, 'round')).toMatchObject({ status: 'done' });
+  });
+});
+
+describe('a Go module', () => {
+  it('init finds go build, vet and test; two stories are delivered under them', async () => {
+    repo = makeRepo(GO_FILES);
+    const config = await initWith(repo, {
+      tax: { '*': { write: goPackage('tax', 'Tax', 'return p * 0.2', 'Tax(10) != 2') } },
+      discount: {
+        '*': { write: goPackage('discount', 'Discount', 'return p * 0.5', 'Discount(10) != 5') },
+      },
+    });
+    expect(parseConfig(config, 'x')).toMatchObject({
+      gates: ['go build ./...', 'go vet ./...', 'go test ./...'],
+    });
+    expect(parseConfig(config, 'x').setup).toBeUndefined();
+
+    const r = await run(
+      repo,
+      planMarkdown([
+        { id: 'tax', owns: ['tax/tax.go', 'tax/tax_test.go'] },
+        { id: 'discount', owns: ['discount/discount.go', 'discount/discount_test.go'] },
+      ]),
+      {},
+      { env: ENV },
+    );
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
+    expect(reportJson(repo).stories.map((s) => [s.id, s.status])).toEqual([
+      ['tax', 'done'],
+      ['discount', 'done'],
+    ]);
+  });
+
+  it('a coder that breaks a test is charged with it, and its fix merges', async () => {
+    repo = makeRepo(GO_FILES);
+    await initWith(repo, {
+      round: {
+        '1': {
+          write: {
+            'price/price.go':
+              'package price\n\n// Price in units of cents.\nfunc Price(cents int) float64 { return float64(cents / 100) }\n',
+          },
+        },
+        '2': {
+          write: {
+            'price/price.go':
+              'package price\n\n// Price in units of cents.\nfunc Price(cents int) float64 { return float64(cents) / 100.0 }\n',
+          },
+        },
+      },
+    });
+    const r = await run(
+      repo,
+      planMarkdown([{ id: 'round', owns: ['price/price.go'] }]),
+      {},
+      { env: ENV },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[round] gates failed: go test ./...:');
+    expect(prompts(repo, 'coder')[1]?.prompt).toContain('TestPrice');
+    expect(record(repo, 'round')).toMatchObject({ status: 'done' });
+  });
+
+  it('without go on PATH: doctor and run name it, with its install, before any turn', async () => {
+    repo = makeRepo(GO_FILES);
+    await initWith(repo, { '*': { '*': { write: { 'x.go': 'package shop\n' } } } });
+    // A PATH with node and git only.
+    const bin = join(repo.tmp, 'bin');
+    mkdirSync(bin);
+    symlinkSync(process.execPath, join(bin, 'node'));
+    symlinkSync(
+      execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(),
+      join(bin, 'git'),
+    );
+    const env = { ...ENV, PATH: bin };
+    const fatal =
+      'fatal: the gate "go build ./..." (.github/epicflow.yml) needs go, which is not on PATH; install it: apt-get install -y golang-go, or see https://go.dev/dl/';
+    const doctor = await epicflow(['doctor'], repo.dir, env);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout.split('\n')).toContain(fatal);
+    const r = await run(repo, planMarkdown([{ id: 'a', owns: ['x.go'] }]), {}, { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(fatal.replace(/^fatal: /, ''));
+    expect(prompts(repo, 'coder')).toEqual([]);
+  });
+});

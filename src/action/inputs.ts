@@ -37,6 +37,7 @@ const StoryFields = z.object({
   allowUnisolatedAgent: z.enum(['true', 'false'], {
     error: () => 'allow-unisolated-agent must be "true" or "false"',
   }),
+  sandbox: z.enum(['true', 'false'], { error: () => 'sandbox must be "true" or "false"' }),
   epic: id('epic').regex(/^[1-9][0-9]*$/, 'epic must be an issue number'),
   story: id('story'),
   attempt: z
@@ -53,6 +54,7 @@ const PlanFields = z.object({
   mode: z.literal('plan'),
   agentUser: StoryFields.shape.agentUser,
   allowUnisolatedAgent: StoryFields.shape.allowUnisolatedAgent,
+  sandbox: StoryFields.shape.sandbox,
   epic: StoryFields.shape.epic,
   attempt: StoryFields.shape.attempt,
   ...access,
@@ -115,12 +117,14 @@ const NAMES = {
   botLogin: 'bot-login',
   agentUser: 'agent-user',
   allowUnisolatedAgent: 'allow-unisolated-agent',
+  sandbox: 'sandbox',
 } as const;
 
 const DEFAULTS: Partial<Record<keyof typeof NAMES, string>> = {
   config: '.github/epicflow.yml',
   agentUser: 'epicflow-agent',
   allowUnisolatedAgent: 'false',
+  sandbox: 'true',
 };
 
 /** Exactly one way to GitHub: the problems when not, as messages naming the inputs. */

@@ -64,7 +64,7 @@ export async function inJobFolder<T>(work: (folder: string) => Promise<T>): Prom
  * `allow-unisolated-agent: true`, and the summary then says what that means.
  */
 export async function isolateUntrusted(
-  inputs: Pick<StoryInputs, 'agentUser' | 'allowUnisolatedAgent'>,
+  inputs: Pick<StoryInputs, 'agentUser' | 'allowUnisolatedAgent' | 'sandbox'>,
   /** The job's own folder (`inJobFolder`): what the agent is handed lives under it. */
   work: string,
   env: NodeJS.ProcessEnv,
@@ -73,7 +73,7 @@ export async function isolateUntrusted(
   for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
   let walls: Sandbox | undefined;
   try {
-    walls = await sandbox(base, join(work, 'sandbox'));
+    if (inputs.sandbox === 'true') walls = await sandbox(base, join(work, 'sandbox'));
   } catch (e) {
     if (!(e instanceof SandboxUnavailable)) throw e;
     core.warning(

@@ -343,6 +343,9 @@ export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<Prepared
     ...(job.throttle === true ? {} : { EPICFLOW_GITHUB_THROTTLE: 'off' }),
     ...job.env,
   };
+  // The scripted agents report to the test through a dump folder beside their tree, which
+  // the kernel sandbox hides: a test that runs the sandbox says `sandbox: 'true'`.
+  env['INPUT_SANDBOX'] = 'false';
   for (const [name, value] of Object.entries(job.inputs))
     env[`INPUT_${name.toUpperCase()}`] = value;
   return { env, outputFile, summaryFile };

@@ -73,14 +73,25 @@ function gitFloor(repo: string, root: string): number[] {
   return times;
 }
 
-/** `epicflow run` of the stories; with `agentUser`, as `epicflow run --agent-user` (root or sudo). */
-async function engine(repo: string, root: string, agentUser?: string): Promise<number[]> {
+/**
+ * `epicflow run` of the stories; with `agentUser`, as `epicflow run --agent-user` (root or
+ * sudo); with `sandbox`, each step inside the kernel sandbox (bubblewrap).
+ */
+async function engine(
+  repo: string,
+  root: string,
+  how: { readonly agentUser?: string; readonly sandbox: boolean },
+): Promise<number[]> {
+  const { agentUser } = how;
   const stories = Array.from(
     { length: STORIES },
     (_, i) =>
       `  - id: s${i}\n    title: Story ${i}\n    description: Write one file.\n    owns: [out/s${i}.txt]${i > 0 ? `\n    dependsOn: [s${i - 1}]` : ''}`,
   );
-  const plan = join(root, agentUser === undefined ? 'bench.md' : 'bench-isolated.md');
+  const plan = join(
+    root,
+    `bench${agentUser === undefined ? '' : '-isolated'}${how.sandbox ? '-walled' : ''}.md`,
+  );
   writeFileSync(plan, `\`\`\`epicflow\nstories:\n${stories.join('\n')}\n\`\`\`\n`);
   writeFileSync(
     join(repo, 'epicflow.yml'),
@@ -100,7 +111,7 @@ async function engine(repo: string, root: string, agentUser?: string): Promise<n
   const merged: number[] = [];
   let last = performance.now();
   await runLocalEpic(
-    { file: plan, repo, agentUser: agentUser ?? false },
+    { file: plan, repo, agentUser: agentUser ?? false, sandbox: how.sandbox },
     {
       cwd: root,
       env: process.env,
@@ -135,13 +146,25 @@ export async function run(): Promise<void> {
   try {
     const setup = performance.now();
     const repo = makeRepo(root);
-    const engineTimes = await engine(repo, root);
+    const engineTimes = await engine(repo, root, { sandbox: false });
     const created = performance.now() - setup;
     const floorTimes = gitFloor(repo, root);
+    // The same stories with every step in the kernel sandbox, where bubblewrap runs here.
+    const walledTimes = await engine(repo, root, { sandbox: true }).catch((e: unknown) => {
+      console.log(`(no sandbox row: ${e instanceof Error ? e.message : String(e)})`);
+      return [];
+    });
     // The same stories with the agent as another user (tree and home handed over and
     // taken back around every step): where this process may become another user.
     const canIsolate = process.getuid?.() === 0;
-    const isolatedTimes = canIsolate ? await engine(repo, root, 'epicflow-bench-agent') : [];
+    const agent = 'epicflow-bench-agent';
+    const isolatedTimes = canIsolate
+      ? await engine(repo, root, { agentUser: agent, sandbox: false })
+      : [];
+    const isolatedWalledTimes =
+      canIsolate && walledTimes.length > 0
+        ? await engine(repo, root, { agentUser: agent, sandbox: true })
+        : [];
     // The first engine story also pays the epic branch, the integration tree
     // and the gate baseline: reported apart, the steady state is the median.
     const steady = engineTimes.slice(1);
@@ -157,13 +180,17 @@ export async function run(): Promise<void> {
     console.log(
       `| engine, first story (epic branch, trees, baseline) | ${(engineTimes[0] ?? NaN).toFixed(0)} ms |`,
     );
-    console.log(`| engine, later stories | ${e.toFixed(0)} ms |`);
-    if (isolatedTimes.length > 0) {
-      const iso = median(isolatedTimes.slice(1));
+    console.log(`| engine (--no-sandbox), later stories | ${e.toFixed(0)} ms |`);
+    const row = (what: string, times: number[]): void => {
+      if (times.length === 0) return;
+      const m = median(times.slice(1));
       console.log(
-        `| engine with --agent-user, later stories | ${iso.toFixed(0)} ms (${(iso / e).toFixed(2)}× the engine) |`,
+        `| ${what}, later stories | ${m.toFixed(0)} ms (${(m / e).toFixed(2)}× the engine) |`,
       );
-    }
+    };
+    row('engine in the kernel sandbox (the default)', walledTimes);
+    row('engine with --agent-user --no-sandbox', isolatedTimes);
+    row('engine with --agent-user, in the kernel sandbox', isolatedWalledTimes);
     console.log(`| git floor | ${f.toFixed(0)} ms |`);
     console.log('');
     console.log(`ratio engine / git floor: ${(e / f).toFixed(2)}× (goal ≤ 2.0×)`);

@@ -41,7 +41,7 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
       let stderr = '';
       const { runCommand } = await import('../../src/cli/commands/run.js');
       const code = await runCommand(
-        { file: 'epic.md', agentUser: false },
+        { file: 'epic.md', agentUser: false, sandbox: false },
         { stdout: () => undefined, stderr: (s) => (stderr += s), cwd: dir, isTTY: false },
       );
       expect(code).toBe(2);
@@ -60,7 +60,7 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
     let stderr = '';
     const { runCommand } = await import('../../src/cli/commands/run.js');
     const code = await runCommand(
-      { file: 'missing.md', repo: repo.dir, agentUser: false },
+      { file: 'missing.md', repo: repo.dir, agentUser: false, sandbox: false },
       { stdout: () => undefined, stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
     );
     expect(code).toBe(2);
@@ -132,7 +132,7 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
     let stderr = '';
     const { runCommand } = await import('../../src/cli/commands/run.js');
     const code = await runCommand(
-      { file: 'docs/epic.md', agentUser: false },
+      { file: 'docs/epic.md', agentUser: false, sandbox: false },
       { stdout: () => undefined, stderr: (s) => (stderr += s), cwd: repo.dir, isTTY: false },
     );
     expect(stderr).toBe('');

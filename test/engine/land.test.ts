@@ -86,7 +86,7 @@ async function land(
   let stdout = '';
   let stderr = '';
   const code = await landCommand(
-    { repo: repo.dir, agentUser: false, ...opts },
+    { repo: repo.dir, agentUser: false, sandbox: false, ...opts },
     { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp },
     hooks,
   );

@@ -44,6 +44,7 @@ const cli = (file: string): string[] => [
   '--repo',
   repo.dir,
   '--no-agent-user',
+  '--no-sandbox',
 ];
 
 const LIVE = /epicflow: \d+\/1 done · (?:nothing running|running: a) · \d+s · no cost known yet/;

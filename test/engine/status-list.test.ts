@@ -64,7 +64,7 @@ describe('epicflow status --list', () => {
     ).toBe(0);
     let landOut = '';
     const landed = await landCommand(
-      { repo: repo.dir, epic: 'docs', agentUser: false },
+      { repo: repo.dir, epic: 'docs', agentUser: false, sandbox: false },
       { stdout: (s) => (landOut += s), stderr: (s) => (landOut += s), cwd: repo.tmp },
     );
     expect(landOut).toContain('landed epic/docs in main');

@@ -14,7 +14,7 @@ export interface TurnRequest {
   readonly story: string;
   /** 1 for the first coder turn, then 2, 3, … for fix and judge rounds (a planner: its repair round). */
   readonly round: number;
-  readonly role: 'coder' | 'judge' | 'verifier' | 'planner';
+  readonly role: 'coder' | 'judge' | 'verifier' | 'planner' | 'reviewer';
   readonly prompt: string;
   /** Absolute path of the story worktree (the process's working directory). */
   readonly worktree: string;

@@ -139,6 +139,32 @@ export interface StoryRecord {
   readonly deferredRound?: DeferredRound;
   /** A note for the story's next coder prompts, from a retro fix a person approved. */
   readonly retroNote?: string;
+  /** Every review and judge round of the story, in order (its findings log is made of them). */
+  readonly evaluations?: readonly Evaluation[];
+}
+
+/** One review or judge round as a decision tells it (`Evaluation` without the attempt). */
+export interface EvaluationRound {
+  /** `review`: the lenses of `review.lenses`; `judge`: the judge's verdict. */
+  readonly kind: 'review' | 'judge';
+  /** 1 for the story's first round of this kind in the attempt, then 2, … */
+  readonly round: number;
+  /** The commit the round read. */
+  readonly commit: string;
+  readonly cleared: boolean;
+  /** What must change (a review's prefixed with its lens: `tests: …`). */
+  readonly findings: readonly string[];
+  /** A review's score per lens, a judge's per dimension (0–2). */
+  readonly scores: Readonly<Record<string, number>>;
+  /** Who answered: one executor per lens, or the judge. */
+  readonly executors: readonly string[];
+  /** What followed: the coder fixes, the findings go on open, the story passes or fails. */
+  readonly outcome: 'fixing' | 'open' | 'passed' | 'failed';
+}
+
+/** One review or judge round in a story's record. */
+export interface Evaluation extends EvaluationRound {
+  readonly attempt: number;
 }
 
 /** One task of a story's task plan. */

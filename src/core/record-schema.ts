@@ -90,6 +90,21 @@ export const StoryRecordSchema = z.object({
     .object({ findings: z.array(z.string()), supersedes: z.string().exactOptional() })
     .exactOptional(),
   retroNote: z.string().exactOptional(),
+  evaluations: z
+    .array(
+      z.object({
+        kind: z.enum(['review', 'judge']),
+        round: z.number().int().positive(),
+        attempt: z.number().int().positive(),
+        commit: z.string(),
+        cleared: z.boolean(),
+        findings: z.array(z.string()),
+        scores: z.record(z.string(), z.number()),
+        executors: z.array(z.string()),
+        outcome: z.enum(['fixing', 'open', 'passed', 'failed']),
+      }),
+    )
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

@@ -167,7 +167,7 @@ export class RosterHolder {
 
   /** A judge or verifier for one call, avoiding the story's coders when another can serve. */
   helper(
-    role: 'judge' | 'verifier',
+    role: 'judge' | 'verifier' | 'reviewer',
     preferred: string | undefined,
     avoid: readonly string[],
   ): HelperPick | null {

@@ -62,6 +62,37 @@ export function crossCheck(config: unknown, ctx: Ctx): void {
       });
     }
   }
+  if (isRecord(config.review)) checkReview(config.review, valid, rolesOf, ctx);
+}
+
+/** A review needs an executor of its role, and lens names that tell findings apart. */
+function checkReview(
+  review: Record<string, unknown>,
+  valid: readonly Record<string, unknown>[],
+  rolesOf: (e: Record<string, unknown>) => unknown[],
+  ctx: Ctx,
+): void {
+  const role = typeof review.role === 'string' ? review.role : 'reviewer';
+  if (valid.length > 0 && !valid.some((e) => rolesOf(e).includes(role))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['review', 'role'],
+      message: `expected an executor with role ${role} to review, got none (add it to an executor's roles)`,
+    });
+  }
+  if (!Array.isArray(review.lenses)) return;
+  const seen = new Set<string>();
+  review.lenses.forEach((lens: unknown, index) => {
+    if (!isRecord(lens) || typeof lens.name !== 'string') return;
+    if (seen.has(lens.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['review', 'lenses', index, 'name'],
+        message: `expected a unique lens name, got "${lens.name}" again`,
+      });
+    }
+    seen.add(lens.name);
+  });
 }
 
 function checkExecutor(executor: Record<string, unknown>, at: (string | number)[], ctx: Ctx): void {

@@ -12,18 +12,21 @@ import { ENV_NAME_PATTERN } from './env.js';
 import { crossCheck, isRecord } from './cross-check.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
 import { MAX_STORIES } from '../plan/types.js';
+import { DEFAULT_LENSES } from '../review/lenses.js';
 import {
   HARNESSES,
   type EpicflowConfig,
   type ExecutorConfig,
   type ModelPrice,
   type PlannerConfig,
+  type ReviewConfig,
   type StartingCodeLimits,
 } from './types.js';
 
 export { resolveEnv, collectSecrets } from './env.js';
 
-const ROLES = ['coder', 'judge', 'verifier', 'planner'] as const;
+const ROLES = ['coder', 'judge', 'verifier', 'planner', 'reviewer'] as const;
+const REVIEW_ROLES = ['reviewer', 'judge'] as const;
 
 /** The error param of a leaf schema: every issue it raises says what was expected. */
 function expecting(what: string): { error: string } {
@@ -113,7 +116,7 @@ const Executor = mapping(
       .min(1, expecting(`at least one role (${ROLES.join(', ')})`))
       .default(['coder'])
       .describe(
-        'What this executor may do: coder, judge, verifier, planner (drafts plans from prose).',
+        'What this executor may do: coder, judge, verifier, planner (drafts plans from prose), reviewer (reads stories through the lenses of `review`).',
       ),
     env: z
       .record(
@@ -185,6 +188,50 @@ const ConfigObject = mapping(
     )
       .exactOptional()
       .describe("Optional LLM judge scoring each story's diff against its acceptance criteria."),
+    review: mapping(
+      {
+        role: z
+          .enum(REVIEW_ROLES, { error: `expected one of ${REVIEW_ROLES.join(', ')}` })
+          .default('reviewer')
+          .describe(
+            "The executor role whose executors review: `reviewer`, or `judge` to let the judges review too. Each lens goes to one of them, away from the story's coders when another can serve.",
+          ),
+        rounds: nonNegativeInt()
+          .default(2)
+          .describe(
+            "Coder rounds fed with the reviewers' findings. Findings still open after them go to the judge (the final verdict) and into the story's findings log.",
+          ),
+        lenses: z
+          .array(
+            mapping(
+              {
+                name: z
+                  .string(expecting('a kebab-case lens name like "tests"'))
+                  .regex(
+                    /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
+                    expecting('a kebab-case lens name like "tests"'),
+                  )
+                  .describe("The lens's name, in kebab-case: it prefixes its findings."),
+                instruction: nonEmptyString('an instruction for the reviewer').describe(
+                  'What the reviewer looks for through this lens.',
+                ),
+              },
+              'a mapping with name and instruction',
+            ),
+            expecting('a list of lenses'),
+          )
+          .min(1, expecting('at least one lens'))
+          .default(DEFAULT_LENSES.map((l) => ({ ...l })))
+          .describe(
+            'The lenses, one reviewer turn each per round: by default correctness, tests, security and house-style.',
+          ),
+      },
+      'a mapping with role, rounds and lenses',
+    )
+      .exactOptional()
+      .describe(
+        "Optional review rounds after the gates pass: model reviewers read the story's diff through named lenses, and their findings go back to the coder before the judge.",
+      ),
     concurrency: positiveInt()
       .default(4)
       .describe('Stories in flight at once (also capped by free coder slots).'),
@@ -373,8 +420,9 @@ const schemaMatchesTypes: [
   SameKeys<Output['labels'], EpicflowConfig['labels']>,
   SameKeys<Output['prices'][string], ModelPrice>,
   SameKeys<Output['planner'], PlannerConfig>,
+  SameKeys<NonNullable<Output['review']>, ReviewConfig>,
   SameKeys<Output['prompt']['startingCode'], StartingCodeLimits>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesTypes;
 
 /** Every default applied to an empty file. */

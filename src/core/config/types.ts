@@ -4,7 +4,7 @@
  * stay unresolved here: they are resolved only when an executor runs.
  */
 export type Harness = 'codex' | 'claude' | 'gemini' | 'opencode' | 'aider' | 'command';
-export type Role = 'coder' | 'judge' | 'verifier' | 'planner';
+export type Role = 'coder' | 'judge' | 'verifier' | 'planner' | 'reviewer';
 
 export const HARNESSES: readonly Harness[] = [
   'codex',
@@ -61,6 +61,8 @@ export interface EpicflowConfig {
     /** Only critical findings block; the others are deferred (docs/config.md). */
     readonly deferNonBlocking: boolean;
   };
+  /** Review rounds by model reviewers through named lenses, before the judge. */
+  readonly review?: ReviewConfig;
   /** Stories in flight (default 4). */
   readonly concurrency: number;
   /** Milliseconds (config accepts `60m`, `20m`, `90s`, `2h`, or a number of seconds). */
@@ -110,4 +112,13 @@ export interface PlannerConfig {
   readonly repairRounds: number;
   /** GitHub: create the stories as sub-issues instead of a block (default false). */
   readonly subIssues: boolean;
+}
+
+export interface ReviewConfig {
+  /** The role whose executors review (default `reviewer`). */
+  readonly role: 'reviewer' | 'judge';
+  /** Coder rounds fed with the reviewers' findings (default 2). */
+  readonly rounds: number;
+  /** One reviewer turn per lens and round. */
+  readonly lenses: readonly { readonly name: string; readonly instruction: string }[];
 }

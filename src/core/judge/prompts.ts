@@ -63,6 +63,20 @@ interface JudgePromptInput {
   readonly deferNonBlocking?: boolean | undefined;
   /** The findings deferred earlier that this follow-up round addresses (`/resume deferred`). */
   readonly followUp?: readonly string[] | undefined;
+  /** Review findings (`lens: finding`) the review rounds left open. */
+  readonly openReview?: readonly string[] | undefined;
+}
+
+/** What the reviewers' lenses found and no review round closed: the judge weighs it. */
+function openReviewSection(findings: readonly string[] | undefined): string[] {
+  if (findings === undefined || findings.length === 0) return [];
+  return [
+    "## Reviewers' findings left open",
+    'Reviewers read this change through their lenses; the coder got their findings but the ' +
+      'review rounds ran out with these still open. Check each: a real gap is a finding of ' +
+      'yours, one that is wrong or does not matter for this story is not:',
+    bullets(findings.map(oneLine)),
+  ];
 }
 
 /** The follow-up round of deferred findings, as the judge sees it. */
@@ -124,6 +138,7 @@ export function buildJudgePrompt(input: JudgePromptInput): string {
     ...(input.followUp === undefined || input.followUp.length === 0
       ? []
       : followUpSection(input.followUp)),
+    ...openReviewSection(input.openReview),
   ];
   if (input.houseRules !== undefined && input.houseRules.trim().length > 0) {
     parts.push(

@@ -31,6 +31,8 @@ export interface PromptFeedback {
   readonly noChanges?: boolean;
   /** The judge did not clear the story: one revision round closes its findings. */
   readonly judge?: { readonly findings: readonly string[] };
+  /** The reviewers' lenses found these (`lens: finding`): one round closes them. */
+  readonly review?: { readonly findings: readonly string[] };
   /** epicflow stopped the last turn as stalled, and why. */
   readonly stalled?: string;
   /** Setup fails in the story's tree before any work: this turn repairs it. */
@@ -174,6 +176,15 @@ function feedbackSection(feedback: PromptFeedback): string[] {
       'A judge reviewed your branch against the story and did not clear it. Close these gaps ' +
         'within your owned paths, without weakening or skipping tests:',
       bullets(feedback.judge.findings.map(oneLine)),
+    );
+  }
+  if (feedback.review !== undefined) {
+    parts.push(
+      "## The reviewers' findings",
+      'Reviewers read your branch, each through one lens (named before each finding). Close ' +
+        'these within your owned paths, without weakening or skipping tests; a finding you ' +
+        'believe is wrong, answer in one line in your final message instead:',
+      bullets(feedback.review.findings.map(oneLine)),
     );
   }
   if (feedback.setup !== undefined) {

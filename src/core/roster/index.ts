@@ -408,7 +408,7 @@ export function pickHelper(
   executors: readonly ExecutorConfig[],
   state: RosterState,
   request: {
-    readonly role: 'judge' | 'verifier' | 'planner';
+    readonly role: 'judge' | 'verifier' | 'planner' | 'reviewer';
     readonly preferred?: string | undefined;
     readonly avoid: readonly string[];
     readonly now: Date;

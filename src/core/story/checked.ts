@@ -7,25 +7,22 @@ import { describeStrays, isClean, strayPaths } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import { blockingReason, describeVerdicts, INTERRUPTED } from './texts.js';
 import type { StoryRounds, StoryEffect, Decision, CheckFacts } from './rounds.js';
-import { say, stop, code, expecting, taskDone } from './decision-kit.js';
+import { say, stop, code, expecting, taskDone, toJudgeOrMerge } from './decision-kit.js';
 
-/** A commit that passed every check goes to the judge, or is merged. */
+/** A commit that passed every check goes to the reviewers, the judge, or is merged. */
 function passed(state: StoryRounds, commit: string, told: readonly StoryEffect[]): Decision {
   const checked = { ...state, checked: commit };
   const effects = [...told, { kind: 'progress', progress: { commit, passed: 'checks' } } as const];
   if (state.rules.taskEnd === true) return taskDone(checked, commit, effects);
-  if (state.rules.judgeRounds === undefined) {
+  if (state.rules.reviewRounds !== undefined) {
+    const round = (state.reviews ?? 0) + 1;
     return {
-      state: { ...checked, awaiting: { step: 'end' } },
+      state: { ...checked, awaiting: { step: 'review' } },
       effects,
-      next: { kind: 'integrate', commit },
+      next: { kind: 'review', round, previous: state.reviewFindings ?? [] },
     };
   }
-  return {
-    state: { ...checked, awaiting: { step: 'catch-up' } },
-    effects,
-    next: { kind: 'catch-up' },
-  };
+  return toJudgeOrMerge(checked, effects);
 }
 
 /** What catching up before the judge did. */
@@ -42,10 +39,11 @@ export interface CatchUpFacts {
 export function decideAfterCatchUp(state: StoryRounds, facts: CatchUpFacts): Decision {
   expecting(state, 'catch-up');
   if (!facts.moved) {
+    const open = state.reviewFindings ?? [];
     return {
       state: { ...state, awaiting: { step: 'judge', inPlace: false } },
       effects: [],
-      next: { kind: 'judge', inPlace: false },
+      next: { kind: 'judge', inPlace: false, ...(open.length > 0 ? { openReview: open } : {}) },
     };
   }
   return {

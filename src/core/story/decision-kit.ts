@@ -7,7 +7,27 @@ import { EpicflowError } from '../errors.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import type { Awaiting, StoryRounds, StoryEffect, Decision, HelperRetries } from './rounds.js';
 
-export const say = (message: string): StoryEffect => ({ kind: 'say', message });
+export const say = (message: string, data?: Readonly<Record<string, unknown>>): StoryEffect =>
+  data === undefined ? { kind: 'say', message } : { kind: 'say', message, data };
+
+/**
+ * A checked commit the reviewers are done with: to the judge (after taking the epic head
+ * when it moved), or merged when there is no judge.
+ */
+export function toJudgeOrMerge(state: StoryRounds, effects: readonly StoryEffect[]): Decision {
+  if (state.rules.judgeRounds === undefined) {
+    return {
+      state: { ...state, awaiting: { step: 'end' } },
+      effects,
+      next: { kind: 'integrate', commit: state.checked },
+    };
+  }
+  return {
+    state: { ...state, awaiting: { step: 'catch-up' } },
+    effects,
+    next: { kind: 'catch-up' },
+  };
+}
 
 export function stop(
   state: StoryRounds,

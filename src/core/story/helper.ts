@@ -30,7 +30,7 @@ import {
 /** A judge or verifier call moves to another executor at most this many times. */
 export const HELPER_ATTEMPTS = 3;
 
-export type HelperRole = 'judge' | 'verifier';
+export type HelperRole = 'judge' | 'verifier' | 'reviewer';
 
 /** What was decided so far about one helper call. */
 export interface HelperCall {

@@ -2,6 +2,7 @@
 export * from './helper.js';
 export * from './checked.js';
 export * from './lifecycle.js';
+export * from './review.js';
 export * from './rounds.js';
 export * from './logs.js';
 export * from './resume.js';

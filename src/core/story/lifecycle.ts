@@ -173,6 +173,7 @@ function taskTurn(state: StoryRounds): boolean {
     !isFixRound(f) &&
     f?.perimeter === undefined &&
     f?.judge === undefined &&
+    f?.review === undefined &&
     f?.blocked === undefined
   );
 }
@@ -314,13 +315,37 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
   const outcome = judgeOutcome(verdict, defer);
   const findings = verdictFindings(verdict);
   const reused = facts.reused === true ? reusedEffects(REUSED_VERDICT_NOTE) : [];
+  const revisions = state.judgeRevisions;
+  const round = revisions + 1;
+  const scores = { ...verdict.scores };
   const told = say(
     outcome.passes && outcome.deferred.length > 0
       ? `judge ${executor}: nothing critical (${formatScores(verdict)}); deferred: ${outcome.deferred.join('; ')}`
       : `judge ${executor}: ${verdict.cleared ? 'cleared' : 'not cleared'} (${formatScores(verdict)})` +
           (findings.length > 0 && !verdict.cleared ? `: ${findings.join('; ')}` : ''),
+    {
+      evaluation: 'judge',
+      round,
+      cleared: verdict.cleared,
+      findings: findings.length,
+      scores,
+      executors: [executor],
+    },
   );
-  const revisions = state.judgeRevisions;
+  const last = !outcome.passes && revisions >= (state.rules.judgeRounds ?? 0);
+  const evaluated: StoryEffect = {
+    kind: 'evaluation',
+    evaluation: {
+      kind: 'judge',
+      round,
+      commit: state.checked,
+      cleared: verdict.cleared,
+      findings,
+      scores,
+      executors: [executor],
+      outcome: outcome.passes ? 'passed' : last ? 'failed' : 'fixing',
+    },
+  };
   if (outcome.passes) {
     const n = outcome.deferred.length;
     const deferred = n === 0 ? '' : `; ${n} finding${n === 1 ? '' : 's'} deferred`;
@@ -337,11 +362,11 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
     const kept: StoryEffect[] = defer ? [{ kind: 'deferred', findings: outcome.deferred }] : [];
     return {
       state: { ...state, awaiting: { step: 'end' } },
-      effects: [...reused, told, { kind: 'note', notes }, ...kept, ...progress],
+      effects: [...reused, told, evaluated, { kind: 'note', notes }, ...kept, ...progress],
       next: inPlace ? { kind: 'in-place' } : { kind: 'integrate', commit: state.checked },
     };
   }
-  if (revisions >= (state.rules.judgeRounds ?? 0)) {
+  if (last) {
     const blocking = outcome.blocking.join('; ');
     return stop(
       state,
@@ -349,12 +374,12 @@ export function decideAfterJudge(before: StoryRounds, facts: JudgeFacts): Decisi
       inPlace
         ? `no changes, and the judge did not find the story in place after ${plural(revisions, 'revision')}: ${blocking}`
         : `judge did not clear the story after ${plural(revisions, 'revision')}: ${blocking}`,
-      [...reused, told],
+      [...reused, told, evaluated],
     );
   }
   return code(
     { ...state, judgeRevisions: revisions + 1 },
     inPlace ? { noChanges: true, judge: { findings } } : { judge: { findings } },
-    [...reused, told],
+    [...reused, told, evaluated],
   );
 }

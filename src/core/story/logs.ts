@@ -11,7 +11,7 @@ import { cutNotice } from '../cut-notice.js';
 const LOG_MAX_BYTES = 5 * 1024 * 1024;
 
 /** What a log holds: setup, one check's gates, an agent turn, or the merge's setup and gates. */
-export type LogKind = 'setup' | 'gates' | 'coder' | 'judge' | 'verifier' | 'merge';
+export type LogKind = 'setup' | 'gates' | 'coder' | 'judge' | 'verifier' | 'reviewer' | 'merge';
 
 /** A value shorter than this is not treated as a secret (it would blank ordinary words). */
 const MIN_SECRET_LENGTH = 4;

@@ -7,7 +7,7 @@ import type { ExecutorConfig } from '../config/types.js';
 import type { OutcomeClass } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import type { JudgeVerdict } from '../judge/index.js';
-import type { Halt, StoryProgress } from '../model.js';
+import type { EvaluationRound, Halt, StoryProgress } from '../model.js';
 import type { PerimeterResult } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import type { RosterExhausted } from '../roster/index.js';
@@ -23,6 +23,8 @@ export const RATE_LIMIT_BACKOFF_MS = 1000;
 export interface RoundRules {
   /** `fixRounds`: turns that may follow failing gates or oracle findings. */
   readonly fixRounds: number;
+  /** `review.rounds` when review lenses are configured; undefined: no review. */
+  readonly reviewRounds?: number | undefined;
   /** `judge.rounds` when a judge is configured; undefined: no judge. */
   readonly judgeRounds: number | undefined;
   /** `judge.deferNonBlocking`: only critical findings block; the others are deferred. */
@@ -67,6 +69,8 @@ export type Awaiting =
   | { readonly step: 'catch-up' }
   /** The checks again, after paths outside the perimeter were put back. */
   | { readonly step: 'recheck' }
+  /** The reviewers read the checked commit through their lenses. */
+  | { readonly step: 'review' }
   /** `inPlace`: the branch has no changes and the judge says whether the work is there. */
   | { readonly step: 'judge'; readonly inPlace: boolean }
   | { readonly step: 'end' };
@@ -94,6 +98,12 @@ export interface StoryRounds {
   /** True once a BLOCKED_ON claim was pushed back. */
   readonly blockedPushback: boolean;
   readonly judgeRevisions: number;
+  /** Review rounds run so far (absent: none). */
+  readonly reviews?: number;
+  /** Coder rounds fed with review findings so far (absent: none). */
+  readonly reviewFixes?: number;
+  /** The findings of the last review round (lens-prefixed), open or sent to the coder. */
+  readonly reviewFindings?: readonly string[];
   /** The commit that passed every check: what is merged ('' none yet). */
   readonly checked: string;
   /** What the last check found blocking, when it sent the coder a fix round. */
@@ -133,7 +143,13 @@ export type StoryAction =
    * stories moved it since, so the judge reads the story as it would be merged.
    */
   | { readonly kind: 'catch-up' }
-  | { readonly kind: 'judge'; readonly inPlace: boolean }
+  /**
+   * One review round over the checked commit: a reviewer turn per lens. `previous`: the
+   * findings of the round before (lens-prefixed), for each lens to check again.
+   */
+  | { readonly kind: 'review'; readonly round: number; readonly previous: readonly string[] }
+  /** `openReview`: review findings no round closed, for the judge to weigh. */
+  | { readonly kind: 'judge'; readonly inPlace: boolean; readonly openReview?: readonly string[] }
   /** Merge this commit into the epic branch. */
   | { readonly kind: 'integrate'; readonly commit: string }
   /** Done without a merge: the work was already in place. */
@@ -144,8 +160,14 @@ export type StoryAction =
 
 /** What the engine tells and records before the next step, in this order. */
 export type StoryEffect =
-  /** A `story` event. */
-  | { readonly kind: 'say'; readonly message: string }
+  /** A `story` event (with structured `data`, for a review or judge round). */
+  | {
+      readonly kind: 'say';
+      readonly message: string;
+      readonly data?: Readonly<Record<string, unknown>>;
+    }
+  /** A review or judge round, appended to the record and the story's findings log. */
+  | { readonly kind: 'evaluation'; readonly evaluation: EvaluationRound }
   /** Notes appended to the record, in one save. */
   | { readonly kind: 'note'; readonly notes: readonly string[] }
   /** The record's executors are now these. */
@@ -232,6 +254,21 @@ export type JudgeFacts = HelperRetries &
         readonly reused?: boolean;
       }
   );
+
+/** One lens's answer in a review round. */
+export interface LensFacts {
+  readonly lens: string;
+  readonly executor: string;
+  readonly score: number;
+  readonly cleared: boolean;
+  readonly findings: readonly string[];
+  /** False when the reviewer also coded the story. */
+  readonly independent: boolean;
+}
+
+/** A review round's answers (one per lens, in the config's order), or why there are none. */
+export type ReviewFacts = HelperRetries &
+  (Unavailable | { readonly kind: 'round'; readonly lenses: readonly LensFacts[] });
 
 /** The roster's answer to a stopped executor. */
 export interface ExclusionFacts {

@@ -35,6 +35,7 @@ import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
 import { performEffects } from './recorder.js';
+import type { TraceAttributes } from '../trace.js';
 import { backoff, signalRoster, turnAttributes, type TurnScope } from './turns.js';
 
 interface HelperAnswer<T> {
@@ -57,7 +58,7 @@ interface HelperResult<T> {
  * turn (a repair re-ask, a retry, another executor, no answer) is `core/story`'s
  * decision. Returns the answer, or why there is none.
  */
-async function askHelper<T>(
+export async function askHelper<T>(
   scope: TurnScope,
   /** The story's coders, whom the helper avoids when another can serve. */
   coders: readonly string[],
@@ -70,6 +71,13 @@ async function askHelper<T>(
     readonly schema: z.ZodType<T>;
     /** The commit the helper looks at: the tree is held there (it only reads). */
     readonly head: string;
+    /** What the turn's span says besides the turn: an evaluator's kind, and its scores. */
+    readonly evaluator?: {
+      readonly attributes: TraceAttributes;
+      readonly scores: (answer: T) => TraceAttributes;
+    };
+    /** What people read while it runs: `judging`, `reviewing (tests)`. */
+    readonly doing?: string;
   },
 ): Promise<HelperResult<T>> {
   const { ctx, story, tree, rec, turn } = scope;
@@ -80,13 +88,20 @@ async function askHelper<T>(
     const pick = ctx.roster.helper(role, request.preferred, coders);
     if (pick === null) return { kind: 'no-executor' };
     const executor = pick.executor;
-    ctx.emit(
-      'story',
-      `round ${turn.round}: ${executor.id} ${role === 'judge' ? 'judging' : 'verifying'}`,
-      story.id,
-    );
+    const what = request.doing ?? (role === 'judge' ? 'judging' : 'verifying');
+    ctx.emit('story', `round ${turn.round}: ${executor.id} ${what}`, story.id);
     const round = turn.round;
-    const doing = `round ${round} (${executor.id} ${role === 'judge' ? 'judging' : 'verifying'})`;
+    const doing = `round ${round} (${executor.id} ${what})`;
+    const { evaluator } = request;
+    // An evaluator's span carries its verdict's scores, read from the answer as it ends.
+    const evaluated = (r: Parameters<typeof turnAttributes>[0]): TraceAttributes => {
+      if (evaluator === undefined) return turnAttributes(r);
+      const answer = r.outcome === 'ok' ? extractAnswer(r.finalMessage, request.schema) : null;
+      return {
+        ...turnAttributes(r),
+        ...(answer !== null && answer.ok ? evaluator.scores(answer.value) : {}),
+      };
+    };
     const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
       rec.time(
         role,
@@ -111,8 +126,12 @@ async function askHelper<T>(
               (l) => log.line(l),
             ),
           ),
-        { 'epicflow.round': round, 'epicflow.executor': executor.id },
-        turnAttributes,
+        {
+          'epicflow.round': round,
+          'epicflow.executor': executor.id,
+          ...(evaluator?.attributes ?? {}),
+        },
+        evaluated,
       ),
     );
     turn.round += 1;
@@ -226,6 +245,7 @@ export async function judgeStory(
   story: { readonly coders: readonly string[]; readonly transientRetries: number },
   base: string,
   empty: boolean,
+  openReview?: readonly string[],
 ): Promise<JudgeFacts> {
   const { ctx, tree, rec } = scope;
   const head = await tree.head();
@@ -242,6 +262,7 @@ export async function judgeStory(
       evidence: evidenceNotes(scope.rec.record.notes),
       deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
       followUp: scope.rec.record.deferredRound?.findings,
+      openReview,
     });
   const fingerprintOf: FingerprintOf = (executor) =>
     helperFingerprint({
@@ -273,7 +294,23 @@ export async function judgeStory(
     scope,
     story.coders,
     story.transientRetries,
-    { role: 'judge', head, preferred, schema: judgeVerdictSchema, prompt },
+    {
+      role: 'judge',
+      head,
+      preferred,
+      schema: judgeVerdictSchema,
+      prompt,
+      evaluator: {
+        attributes: { 'epicflow.evaluator.kind': 'judge', 'openinference.span.kind': 'EVALUATOR' },
+        scores: (v) => ({
+          'epicflow.judge.cleared': v.cleared,
+          'epicflow.judge.findings': v.findings.length,
+          ...Object.fromEntries(
+            Object.entries(v.scores).map(([d, n]) => [`epicflow.judge.score.${d}`, n]),
+          ),
+        }),
+      },
+    },
   );
   if (typeof answer === 'string') return { kind: 'unavailable', why: answer, transientRetries };
   const judged = keep(ctx, answer, fingerprintOf);

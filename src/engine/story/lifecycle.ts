@@ -18,6 +18,7 @@ import {
   decideAfterHandover,
   decideAfterJudge,
   decideAfterRedMerge,
+  decideAfterReview,
   decideAfterSetup,
   decideAfterTurn,
   decideAfterVerifier,
@@ -41,6 +42,7 @@ import { performEffects, Recorder } from './recorder.js';
 import { runWithTasks, type TaskRounds } from './tasks.js';
 import { finishInPlace, mergeStory } from './finish.js';
 import { judgeStory, verifyClaim } from './helper-calls.js';
+import { reviewStory } from './review-calls.js';
 import {
   coderTurn,
   signalRoster,
@@ -165,7 +167,13 @@ async function perform(
     case 'catch-up':
       return decideAfterCatchUp(state, { moved: await catchUpBeforeJudge(ctx, run) });
     case 'judge': {
-      const facts = await judgeStory(scope, helperBudget(state), base, action.inPlace);
+      const facts = await judgeStory(
+        scope,
+        helperBudget(state),
+        base,
+        action.inPlace,
+        action.openReview,
+      );
       if (facts.kind === 'verdict') {
         rec.span.set({
           'epicflow.judge.cleared': facts.verdict.cleared,
@@ -174,6 +182,8 @@ async function perform(
       }
       return decideAfterJudge(state, facts);
     }
+    case 'review':
+      return decideAfterReview(state, await reviewStory(scope, helperBudget(state), base, action));
   }
 }
 
@@ -200,6 +210,7 @@ async function runRounds(
       fixRounds: ctx.config.fixRounds,
       mergeRevisions: ctx.config.mergeRevisions,
       judgeRounds: ctx.config.judge?.rounds,
+      reviewRounds: ctx.config.review?.rounds,
       deferNonBlocking: ctx.config.judge?.deferNonBlocking === true,
       verifier: ctx.config.executors.some((e) => e.roles.includes('verifier')),
       retries: ctx.config.retries,
@@ -332,6 +343,8 @@ async function runStoryOnce(
       // Answers kept for a later run over the same fingerprint (what the call read).
       ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
+      // The story's review and judge rounds so far (its findings log is made of them).
+      ...(sameEntry && prior.evaluations !== undefined ? { evaluations: prior.evaluations } : {}),
       // The task plan with its ticks: a resumed story continues at its first unchecked task.
       ...(sameEntry && prior.tasks !== undefined ? { tasks: prior.tasks } : {}),
       // A follow-up round's findings reach its prompts; what the merge deferred is the judge's to say again.

@@ -1,5 +1,6 @@
 /** A story's record as it is written after every step, and the effects of decisions. */
 import type { Story, StoryRecord } from '../../core/model.js';
+import { findingsLogName, renderFindingsLog } from '../../core/review/index.js';
 import type { StoryEffect } from '../../core/story/index.js';
 import type { EpicContext } from '../context.js';
 import { NO_TRACE, type TraceAttributes, type TraceSpan } from '../trace.js';
@@ -68,8 +69,20 @@ export async function performEffects(
   for (const effect of effects) {
     switch (effect.kind) {
       case 'say':
-        ctx.emit('story', effect.message, story.id);
+        ctx.emit('story', effect.message, story.id, effect.data);
         break;
+      case 'evaluation': {
+        const evaluations = [
+          ...(rec.record.evaluations ?? []),
+          { ...effect.evaluation, attempt: rec.record.attempt },
+        ];
+        await rec.save({ evaluations });
+        await ctx.ports.logs?.writeText(
+          findingsLogName(story.id),
+          renderFindingsLog(story.id, evaluations),
+        );
+        break;
+      }
       case 'note':
         await rec.save({ notes: [...rec.record.notes, ...effect.notes] });
         break;

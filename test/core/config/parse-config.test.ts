@@ -131,6 +131,22 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('reviews with the four default lenses unless review.lenses names others', () => {
+    const config = parseConfig(
+      'executors: [{ id: a, harness: codex, roles: [coder, reviewer] }]\nreview: {}',
+      'c.yml',
+    );
+    expect(config.review?.role).toBe('reviewer');
+    expect(config.review?.rounds).toBe(2);
+    expect(config.review?.lenses.map((l) => l.name)).toEqual([
+      'correctness',
+      'tests',
+      'security',
+      'house-style',
+    ]);
+    expect('review' in parseConfig('', 'c.yml')).toBe(false);
+  });
+
   it('leaves optional keys out rather than set to undefined', () => {
     const config = parseConfig('executors: [{ id: a, harness: codex }]\nbudget: {}', 'c.yml');
     expect(Object.keys(config.executors[0] ?? {})).not.toContain('model');
@@ -213,12 +229,12 @@ describe('parseConfig', () => {
     [
       'an unknown role',
       'executors: [{ id: a, harness: codex, roles: [coder, boss] }]',
-      'executors[0].roles[1]: expected one of coder, judge, verifier, planner, got "boss"',
+      'executors[0].roles[1]: expected one of coder, judge, verifier, planner, reviewer, got "boss"',
     ],
     [
       'no roles',
       'executors: [{ id: b, harness: codex }, { id: a, harness: codex, roles: [] }]',
-      'executors[1].roles: expected at least one role (coder, judge, verifier, planner), got a list',
+      'executors[1].roles: expected at least one role (coder, judge, verifier, planner, reviewer), got a list',
     ],
     [
       'a command harness without command',
@@ -259,6 +275,21 @@ describe('parseConfig', () => {
       'a judge without executor',
       'judge: { rounds: 1 }',
       'judge.executor: expected the id of an executor with role judge, got nothing',
+    ],
+    [
+      'a review without a reviewer',
+      'executors: [{ id: a, harness: codex }]\nreview: {}',
+      "review.role: expected an executor with role reviewer to review, got none (add it to an executor's roles)",
+    ],
+    [
+      'two lenses of one name',
+      'executors: [{ id: a, harness: codex, roles: [coder, judge] }]\nreview: { role: judge, lenses: [{ name: tests, instruction: a }, { name: tests, instruction: b }] }',
+      'review.lenses[1].name: expected a unique lens name, got "tests" again',
+    ],
+    [
+      'a lens without an instruction',
+      'executors: [{ id: a, harness: codex, roles: [coder, reviewer] }]\nreview: { lenses: [{ name: tests }] }',
+      'review.lenses[0].instruction: expected an instruction for the reviewer, got nothing',
     ],
     [
       'a duration word',

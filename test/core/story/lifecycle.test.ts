@@ -987,8 +987,53 @@ describe('decideAfterJudge', () => {
         ],
       },
     ],
-  ])('%s', (_name, row) => check(decideAfterJudge, row));
+  ])('%s', (_name, row) =>
+    // The round's structured record (the say's data, the evaluation) is checked below.
+    check((st, f: JudgeFacts) => withoutRoundRecord(decideAfterJudge(st, f)), row),
+  );
+
+  it('tells each round with its scores as data and records it with what followed', () => {
+    const d = decideAfterJudge({ ...reading, judgeRevisions: 1 }, verdict(unclear));
+    const data = {
+      evaluation: 'judge',
+      round: 2,
+      cleared: false,
+      findings: 1,
+      scores: { provides: 2, scope: 2, style: 2, tests: 1 },
+      executors: ['judge'],
+    };
+    expect(d.effects.find((e) => e.kind === 'say')).toMatchObject({ data });
+    expect(d.effects.filter((e) => e.kind === 'evaluation')).toEqual([
+      {
+        kind: 'evaluation',
+        evaluation: {
+          kind: 'judge',
+          round: 2,
+          commit: 'c1',
+          cleared: false,
+          findings: ['no test for the empty list'],
+          scores: data.scores,
+          executors: ['judge'],
+          outcome: 'fixing',
+        },
+      },
+    ]);
+    const last = decideAfterJudge({ ...reading, judgeRevisions: 2 }, verdict(unclear));
+    expect(last.effects.find((e) => e.kind === 'evaluation')).toMatchObject({
+      evaluation: { round: 3, outcome: 'failed' },
+    });
+  });
 });
+
+/** A decision with the say's data and the evaluation effect left out. */
+function withoutRoundRecord(d: Decision): Decision {
+  return {
+    ...d,
+    effects: d.effects
+      .filter((e) => e.kind !== 'evaluation')
+      .map((e) => (e.kind === 'say' ? { kind: 'say', message: e.message } : e)),
+  };
+}
 
 // --- whole stories -------------------------------------------------------------
 

@@ -1,0 +1,75 @@
+/**
+ * A review round of a story: one reviewer turn per lens of `review.lenses`, in order, on
+ * the checked commit (the tree held there: a reviewer only reads), each on an executor of
+ * the review role the roster picks away from the story's coders when another can serve.
+ * What follows the round is core/story's decision (`decideAfterReview`).
+ */
+import { buildReviewPrompt, reviewAnswerSchema } from '../../core/review/index.js';
+import type { LensFacts, ReviewFacts } from '../../core/story/index.js';
+import { askHelper } from './helper-calls.js';
+import type { TurnScope } from './turns.js';
+
+export async function reviewStory(
+  scope: TurnScope,
+  story: { readonly coders: readonly string[]; readonly transientRetries: number },
+  base: string,
+  action: { readonly round: number; readonly previous: readonly string[] },
+): Promise<ReviewFacts> {
+  const { ctx, tree } = scope;
+  const review = ctx.config.review;
+  if (review === undefined) return { kind: 'unavailable', why: 'no review is configured' };
+  const head = await tree.head();
+  const diff = await ctx.ports.git.diff(base, head);
+  let transientRetries = story.transientRetries;
+  const lenses: LensFacts[] = [];
+  for (const lens of review.lenses) {
+    const prefix = `${lens.name}: `;
+    const previous = action.previous
+      .filter((f) => f.startsWith(prefix))
+      .map((f) => f.slice(prefix.length));
+    const result = await askHelper(scope, story.coders, transientRetries, {
+      role: review.role,
+      head,
+      schema: reviewAnswerSchema,
+      doing: `reviewing (${lens.name})`,
+      prompt: (repairError) =>
+        buildReviewPrompt({
+          epic: ctx.settings.epic,
+          story: scope.story,
+          lens,
+          diff,
+          houseRules: ctx.settings.houseRules,
+          round: action.round,
+          previous,
+          repairError,
+        }),
+      evaluator: {
+        attributes: {
+          'epicflow.evaluator.kind': 'review',
+          'openinference.span.kind': 'EVALUATOR',
+          'epicflow.review.lens': lens.name,
+          'epicflow.review.round': action.round,
+        },
+        scores: (a) => ({
+          'epicflow.review.cleared': a.cleared,
+          'epicflow.review.score': a.score,
+          'epicflow.review.findings': a.findings.length,
+        }),
+      },
+    });
+    transientRetries = result.transientRetries;
+    const { answer } = result;
+    if (typeof answer === 'string') {
+      return { kind: 'unavailable', why: `${lens.name} lens: ${answer}`, transientRetries };
+    }
+    lenses.push({
+      lens: lens.name,
+      executor: answer.executor,
+      score: answer.value.score,
+      cleared: answer.value.cleared,
+      findings: answer.value.findings,
+      independent: answer.independent,
+    });
+  }
+  return { kind: 'round', lenses, transientRetries };
+}

@@ -22,6 +22,7 @@ import {
   checkRefName,
   parseStatusPaths,
 } from './listings.js';
+import { gitlinksIn, stagedChanges } from './index-entries.js';
 import { IndexGuard, copyIndex } from './index-guard.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
 import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
@@ -127,7 +128,7 @@ export class Worktree {
       // is left as it is: `add` would enter the repository at its path to see whether it
       // changed, and that repository's config (a filter the agent wrote) would run as
       // epicflow. A new one is staged without entering it, and the perimeter refuses it.
-      const gitlinks = await this.gitlinks(indexFile);
+      const gitlinks = await gitlinksIn(this.git, this.path, indexFile);
       await this.git.run(
         `cannot stage changes in ${this.path}`,
         ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
@@ -147,16 +148,6 @@ export class Worktree {
     }
   }
 
-  /** The paths of the gitlinks (submodules) in an index. */
-  private async gitlinks(indexFile: string): Promise<string[]> {
-    const fields = splitNul(
-      await this.git.run(`cannot list the index of ${this.path}`, ['ls-files', '-s', '-z'], {
-        indexFile,
-      }),
-    );
-    return fields.flatMap((f) => (f.startsWith('160000 ') ? [f.slice(f.indexOf('\t') + 1)] : []));
-  }
-
   async head(): Promise<string> {
     return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
   }
@@ -169,37 +160,17 @@ export class Worktree {
     const head = await this.head();
     const found = new Map<string, string | null>();
     await this.treeOfFiles(head, true, undefined, async (indexFile) => {
-      for (const [path, blob] of await this.stagedChanges(head, indexFile)) found.set(path, blob);
+      for (const [path, blob] of await stagedChanges(this.git, this.path, head, indexFile))
+        found.set(path, blob);
     });
     for (const [path, blob] of found) this.setAside.set(path, blob);
     return [...found.keys()].sort();
   }
 
-  /** Paths staged in `indexFile` that differ from `head`: path → staged blob, or null when deleted. */
-  private async stagedChanges(
-    head: string,
-    indexFile: string,
-  ): Promise<Map<string, string | null>> {
-    // `:<mode> <mode> <blob> <blob> <status>` NUL `<path>` NUL, per path; a deletion's new blob is zeros.
-    const fields = splitNul(
-      await this.git.run(
-        `cannot compare the staged files with ${head} in ${this.path}`,
-        ['diff-index', '--cached', '--no-renames', '--raw', '-z', head, '--'],
-        { indexFile },
-      ),
-    );
-    const staged = new Map<string, string | null>();
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const blob = (fields[i] ?? '').split(' ')[3] ?? '';
-      staged.set(fields[i + 1] ?? '', /^0+$/.test(blob) ? null : blob);
-    }
-    return staged;
-  }
-
   /** In a staged index: the set-aside paths that still hold what was set aside go back to `head`. */
   private async leaveOutSetAside(head: string, indexFile: string): Promise<void> {
     if (this.setAside.size === 0) return;
-    const staged = await this.stagedChanges(head, indexFile);
+    const staged = await stagedChanges(this.git, this.path, head, indexFile);
     const out = [...staged].filter(
       ([path, blob]) => this.setAside.has(path) && this.setAside.get(path) === blob,
     );
@@ -459,7 +430,7 @@ export class Worktree {
     const head = await this.head();
     const same = new Set<string>();
     await this.treeOfFiles(head, true, undefined, async (indexFile) => {
-      for (const [path, blob] of await this.stagedChanges(head, indexFile)) {
+      for (const [path, blob] of await stagedChanges(this.git, this.path, head, indexFile)) {
         if (this.setAside.has(path) && this.setAside.get(path) === blob) same.add(path);
       }
     });

@@ -20,18 +20,8 @@
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  chmod,
-  lstat,
-  mkdir,
-  readdir,
-  realpath,
-  rm,
-  stat,
-  utimes,
-  writeFile,
-} from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { chmod, lstat, mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
   claimUser,
@@ -44,8 +34,8 @@ import {
   reapAccount,
   USER_NAME,
   type AgentAccount,
-  type Privileged,
 } from './agent-user.js';
+import { canonical, traversable } from './agent-folders.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
@@ -184,18 +174,6 @@ interface AgentUserOptions {
   readonly env: Readonly<Record<string, string>>;
   /** The kernel sandbox each step runs in, as that user; none: steps run as that user alone. */
   readonly sandbox?: Sandbox;
-}
-
-/** A real path when it exists, else the real path of its nearest existing parent plus the rest. */
-async function canonical(path: string): Promise<string> {
-  const abs = resolve(path);
-  try {
-    return await realpath(abs);
-  } catch {
-    const parent = dirname(abs);
-    if (parent === abs) return abs;
-    return join(await canonical(parent), abs.slice(parent.length + 1));
-  }
 }
 
 /**
@@ -496,29 +474,4 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     reclaim: async (folders) => reclaim(await Promise.all(folders.map((f) => inside(f)))),
   };
-}
-
-/**
- * Lets other users pass through (not list) each folder above `dir`, so the agent user
- * can reach its worktree and home: adds the "search" bit for others where it is missing.
- */
-async function traversable(dir: string, root: Privileged): Promise<void> {
-  for (let d = dirname(resolve(dir)); ; d = dirname(d)) {
-    let mode: number;
-    try {
-      const s = await stat(d);
-      if (!s.isDirectory()) break;
-      mode = s.mode;
-    } catch {
-      break;
-    }
-    if ((mode & 0o001) === 0) {
-      await must(
-        `cannot let untrusted code reach ${dir}`,
-        root.argv(['chmod', 'o+x', d]),
-        root.env,
-      );
-    }
-    if (d === dirname(d)) break;
-  }
 }

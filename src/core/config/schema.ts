@@ -10,6 +10,7 @@ import { EpicflowError } from '../errors.js';
 import { DURATION_PATTERN, durationToMs } from './duration.js';
 import { ENV_NAME_PATTERN } from './env.js';
 import { crossCheck, isRecord } from './cross-check.js';
+import { inDocumentOrder } from './document-order.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
 import { MAX_STORIES } from '../plan/types.js';
 import { DEFAULT_LENSES } from '../review/lenses.js';
@@ -480,22 +481,4 @@ export function parseConfig(text: string, file: string): EpicflowConfig {
 export function leavesOutGates(text: string): boolean {
   const value: unknown = YAML.parse(text);
   return typeof value !== 'object' || value === null || !('gates' in value);
-}
-
-/**
- * Sorts problems by where they are in the file, so that they read top to
- * bottom; a missing field sorts at its parent. Stable for equal positions.
- */
-function inDocumentOrder(problems: Problem[], document: YAML.Document): Problem[] {
-  const offset = (path: readonly PropertyKey[]): number => {
-    for (let depth = path.length; depth >= 0; depth--) {
-      const node: unknown = document.getIn(path.slice(0, depth), true);
-      if (YAML.isNode(node) && node.range) return node.range[0];
-    }
-    return 0;
-  };
-  return problems
-    .map((problem, index) => ({ problem, index, at: offset(problem.path) }))
-    .sort((a, b) => a.at - b.at || a.index - b.index)
-    .map(({ problem }) => problem);
 }

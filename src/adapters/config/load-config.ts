@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import { DEFAULT_CONFIG, parseConfig } from '../../core/config/schema.js';
+import { parseUserRoster } from '../../core/config/user-roster-schema.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 
 /** Looked up in this order, relative to the repository. */
@@ -16,6 +17,11 @@ interface LoadConfigOptions {
   readonly repoDir: string;
   /** `--config FILE`, relative to the current directory. */
   readonly configFile?: string;
+  /**
+   * The user-level roster file (`userRosterPath`), added under the config's executors
+   * when it exists. Local commands only: a job on GitHub runs the repository's roster.
+   */
+  readonly userRoster?: string | null;
 }
 
 interface LoadedConfig {
@@ -25,18 +31,24 @@ interface LoadedConfig {
 }
 
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  const userFile = options.userRoster ?? null;
+  const userText = userFile === null ? undefined : await readText(userFile, userFile);
+  const user =
+    userFile === null || userText === undefined ? [] : parseUserRoster(userText, userFile);
   if (options.configFile !== undefined) {
     const file = path.resolve(options.configFile);
     const text = await readText(file, options.configFile);
     if (text === undefined) {
       throw new EpicflowError('config', `config file not found: ${options.configFile}`);
     }
-    return { config: parseConfig(text, options.configFile), file };
+    return { config: parseConfig(text, options.configFile, user), file };
   }
   for (const location of CONFIG_LOCATIONS) {
     const file = path.join(options.repoDir, location);
     const text = await readText(file, location);
-    if (text !== undefined) return { config: parseConfig(text, location), file };
+    if (text !== undefined) {
+      return { config: parseConfig(text, location, user), file };
+    }
   }
   // A `.yaml` file would otherwise be ignored silently.
   for (const location of CONFIG_LOCATIONS) {

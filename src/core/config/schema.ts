@@ -10,6 +10,7 @@ import { EpicflowError } from '../errors.js';
 import { DURATION_PATTERN, durationToMs } from './duration.js';
 import { ENV_NAME_PATTERN } from './env.js';
 import { crossCheck, isRecord } from './cross-check.js';
+import { withUserExecutors } from './user-roster.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
 import { MAX_STORIES } from '../plan/types.js';
 import {
@@ -67,6 +68,8 @@ const duration = () =>
       return ms;
     });
 
+const HEALTH_WHAT = 'an http(s) URL like http://127.0.0.1:1234/v1/models';
+
 const BOARD_WHAT = 'a GitHub Projects URL like https://github.com/orgs/acme/projects/7';
 
 const price = () =>
@@ -74,7 +77,8 @@ const price = () =>
     .number(expecting('a price of 0 or more (US dollars per million tokens)'))
     .nonnegative(expecting('a price of 0 or more (US dollars per million tokens)'));
 
-const Executor = mapping(
+/** One executor entry (also what a user-level roster file lists). */
+export const ExecutorSchema = mapping(
   {
     id: z
       .string(expecting('a kebab-case id like "codex"'))
@@ -127,6 +131,19 @@ const Executor = mapping(
       .describe(
         'Environment for the executor. Secrets only as `${VAR}` references, resolved when the executor runs; never a GitHub token.',
       ),
+    disabled: z
+      .boolean(expecting('true or false'))
+      .exactOptional()
+      .describe(
+        'Leave this executor out of every run (a user-level entry of the same id included) without deleting its entry.',
+      ),
+    health: z
+      .string(expecting(HEALTH_WHAT))
+      .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, expecting(HEALTH_WHAT))
+      .exactOptional()
+      .describe(
+        "A URL that answers 2xx while the executor's service is up. After an outage the executor returns as soon as a GET of it does (checked every 15 seconds), instead of after 5 minutes.",
+      ),
   },
   'an executor mapping with id and harness',
 );
@@ -134,7 +151,7 @@ const Executor = mapping(
 const ConfigObject = mapping(
   {
     executors: z
-      .array(Executor, expecting('a list of executors'))
+      .array(ExecutorSchema, expecting('a list of executors'))
       .default([])
       .describe('The roster: the coding agents available to an epic.'),
     setup: nonEmptyString('a shell command')
@@ -404,14 +421,28 @@ export function validateConfig(
       return undefined;
     },
   });
-  if (result.success) return result.data;
+  if (result.success) {
+    // A disabled entry is only ever a way of leaving an executor out: no run sees it.
+    const executors = result.data.executors.filter((e) => e.disabled !== true);
+    return executors.length === result.data.executors.length
+      ? result.data
+      : { ...result.data, executors };
+  }
   throw new EpicflowError('config', `invalid config in ${file}`, {
     details: order(formatIssues(result.error.issues, knownKeys)).map((p) => p.line),
   });
 }
 
-/** Parses YAML config text; an empty file means every default. */
-export function parseConfig(text: string, file: string): EpicflowConfig {
+/**
+ * Parses YAML config text; an empty file means every default. `userExecutors` (a
+ * user-level roster, already checked on its own) are added under the file's own: an
+ * entry of the file replaces the user's entry with the same id as a whole.
+ */
+export function parseConfig(
+  text: string,
+  file: string,
+  userExecutors: readonly Record<string, unknown>[] = [],
+): EpicflowConfig {
   const document = YAML.parseDocument(text);
   if (document.errors.length > 0) {
     throw new EpicflowError('config', `invalid config in ${file}`, {
@@ -425,7 +456,10 @@ export function parseConfig(text: string, file: string): EpicflowConfig {
       }),
     });
   }
-  return validateConfig(document.toJS(), file, (problems) => inDocumentOrder(problems, document));
+  const value: unknown = document.toJS();
+  return validateConfig(withUserExecutors(value, userExecutors), file, (problems) =>
+    inDocumentOrder(problems, document),
+  );
 }
 
 /**

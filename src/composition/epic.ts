@@ -7,6 +7,7 @@
  * checkout is the story's worktree; the job records every gate run for its
  * summary) — and everything else is built the same way here.
  */
+import { probeHealth } from '../adapters/health/probe.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
@@ -132,6 +133,7 @@ export async function composeEpic(
     executors: executorLookup({ config, env, untrusted }),
     clock: wiring.sleep === undefined ? systemClock : { now: systemClock.now, sleep: wiring.sleep },
     events: { emit: wiring.onEvent },
+    health: probeHealth,
     ...(wiring.logs === undefined ? {} : { logs: wiring.logs }),
     ...(wiring.trace === undefined ? {} : { trace: wiring.trace }),
     ...(wiring.upstream === undefined ? {} : { upstream: wiring.upstream }),

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
 import { requireCoder, type EpicflowConfig } from '../core/config/index.js';
+import { userRosterPath } from '../core/config/user-roster.js';
 import { EpicflowError, isEpicflowError } from '../core/errors.js';
 import { Git } from '../adapters/git/index.js';
 import { planOptionsFor } from '../core/plan/index.js';
@@ -49,6 +50,7 @@ export async function loadLocalConfig(input: {
   }
   const loaded = await loadConfig({
     repoDir: input.root,
+    userRoster: userRosterPath(input.env),
     ...(configFile === undefined ? {} : { configFile }),
   });
   if (loaded.file === null) {

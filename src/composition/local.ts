@@ -8,6 +8,7 @@
 import { basename, extname, join } from 'node:path';
 import { otelTracing } from '../adapters/telemetry/otel.js';
 import type { EpicflowConfig } from '../core/config/types.js';
+import { selectExecutors } from '../core/roster/select.js';
 import { describeError, EpicflowError } from '../core/errors.js';
 import {
   endRun,
@@ -40,6 +41,8 @@ interface LocalRunOptions extends LocalJobOptions {
   /** `--deferred`: one follow-up round over the findings the judge deferred. */
   readonly deferred?: boolean | undefined;
   readonly worktrees?: string | undefined;
+  /** `--executors a,b`: this run's roster narrowed to those ids. */
+  readonly executors?: readonly string[] | undefined;
 }
 
 /** `interrupt` (SIGINT/SIGTERM): stop launching, stop running stories, write the report. */
@@ -91,7 +94,10 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
   const { path: planPath, text: markdown } = await job.input(options.file, 'plan');
   const loaded = await job.config(options.config, { deferEnv: true });
   const { planOptions, shownFile } = loaded;
-  let config = loaded.config;
+  let config =
+    options.executors === undefined
+      ? loaded.config
+      : selectExecutors(loaded.config, options.executors);
   const coders = config.executors.filter((e) => e.roles.includes('coder'));
   const parsed = parsePlan(markdown, planOptions);
   if (!parsed.ok) {

@@ -20,6 +20,7 @@ import {
   withPlanSection,
 } from '../core/planner/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
+import { readBrief, requireApprovedBrief } from '../core/planner/brief.js';
 import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { epicsRoot } from './local-epics.js';
@@ -98,6 +99,9 @@ export function draftPlanLocally(
         ],
       });
     }
+    // A brief is planned from only once it is approved with every question answered.
+    const brief = readBrief(prose);
+    if (brief !== null) requireApprovedBrief(brief, options.file);
     if (prose.trim() === '') {
       throw new EpicflowError('usage', `${options.file} has no text to plan from`, {
         details: ['describe the epic in prose: what to build, for whom, what done looks like'],

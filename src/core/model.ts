@@ -13,6 +13,8 @@ export interface Story {
   readonly description: string;
   readonly owns: readonly string[];
   readonly reads: readonly string[];
+  /** Files or folders the coder reads first (`readFirst`); absent when none. Pruned when run. */
+  readonly readFirst?: readonly string[];
   readonly dependsOn: readonly string[];
   readonly provides: readonly string[];
   readonly acceptance: readonly string[];

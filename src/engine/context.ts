@@ -26,6 +26,12 @@ import {
   type RosterState,
 } from '../core/roster/index.js';
 import type { OutcomeClass } from '../core/executor.js';
+import {
+  dueHealthChecks,
+  healthy,
+  nextHealthCheck,
+  type HealthCheck,
+} from '../core/roster/health.js';
 import { Mutex } from './mutex.js';
 import type {
   Clock,
@@ -39,6 +45,9 @@ import type {
   StateStore,
   WorktreePort,
 } from './ports.js';
+
+/** An HTTP GET of a health URL: true when it answered 2xx (in time). */
+export type HealthProbe = (url: string) => Promise<boolean>;
 
 /** Where the whole output of a command goes, line by line (a story's log). */
 export interface OutputLog {
@@ -63,6 +72,8 @@ export interface EpicPorts {
         readonly appendText?: (name: string, text: string) => Promise<void>;
       })
     | undefined;
+  /** Asks an executor's `health` URL: true for a 2xx answer. None: outages last their time. */
+  readonly health?: HealthProbe | undefined;
   /** The epic run's span: stories and their steps are traced inside it. None: no trace. */
   readonly trace?: TraceSpan | undefined;
   /**
@@ -186,9 +197,36 @@ export class RosterHolder {
     return r.exclusion;
   }
 
-  /** When an exclusion expires next (capacity returns by itself), if ever. */
+  /** When an exclusion expires next or a health URL is due (capacity may return), if ever. */
   nextChange(): Date | null {
-    return nextCapacityChange(this.current, this.clock.now());
+    const now = this.clock.now();
+    const times = [
+      nextCapacityChange(this.current, now),
+      nextHealthCheck(this.executors, this.current, now, this.asked),
+    ].filter((t): t is Date => t !== null);
+    return times.sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
+  }
+
+  /** When each executor's health URL was last asked (ms). */
+  private readonly asked = new Map<string, number>();
+
+  /**
+   * Asks the health URL of each executor out for an outage (at most every 15 s each);
+   * those that answered 2xx are back. Returns them with their URL.
+   */
+  async checkHealth(probe: HealthProbe | undefined): Promise<HealthCheck[]> {
+    if (probe === undefined) return [];
+    const due = dueHealthChecks(this.executors, this.current, this.clock.now(), this.asked);
+    const back: HealthCheck[] = [];
+    for (const check of due) {
+      this.asked.set(check.id, this.clock.now().getTime());
+      if (await probe(check.url)) back.push(check);
+    }
+    if (back.length === 0) return [];
+    let next = this.current;
+    for (const { id } of back) next = healthy(next, id, this.clock.now());
+    await this.persist(next);
+    return back;
   }
 
   async signal(

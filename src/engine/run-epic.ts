@@ -125,6 +125,12 @@ export async function runEpic(ctx: EpicContext, options: EpicRunOptions): Promis
 
   for (;;) {
     if (ctx.interrupt.signal.aborted) ctx.setHalt({ kind: 'interrupted', message: 'interrupted' });
+    for (const back of await ctx.roster.checkHealth(ctx.ports.health)) {
+      ctx.emit('epic', `${back.id} is back: its health check answered (${back.url})`, undefined, {
+        executor: back.id,
+        resumed: 'health',
+      });
+    }
     // Running stories save their usage after every turn: the budget sees it at once.
     for (const r of await state.listStories()) if (running.has(r.story)) records.set(r.story, r);
     const d = decideLocal({

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import { DEFAULT_CONFIG, leavesOutGates, parseConfig } from '../../core/config/schema.js';
+import { parseUserRoster } from '../../core/config/user-roster-schema.js';
 import { detectChecks } from '../../core/init/index.js';
 import { readRootFiles } from '../repo/root-files.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
@@ -18,6 +19,11 @@ interface LoadConfigOptions {
   readonly repoDir: string;
   /** `--config FILE`, relative to the current directory. */
   readonly configFile?: string;
+  /**
+   * The user-level roster file (`userRosterPath`), added under the config's executors
+   * when it exists. Local commands only: a job on GitHub runs the repository's roster.
+   */
+  readonly userRoster?: string | null;
 }
 
 interface LoadedConfig {
@@ -27,6 +33,10 @@ interface LoadedConfig {
 }
 
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  const userFile = options.userRoster ?? null;
+  const userText = userFile === null ? undefined : await readText(userFile, userFile);
+  const user =
+    userFile === null || userText === undefined ? [] : parseUserRoster(userText, userFile);
   if (options.configFile !== undefined) {
     const file = path.resolve(options.configFile);
     const text = await readText(file, options.configFile);
@@ -34,15 +44,16 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       throw new EpicflowError('config', `config file not found: ${options.configFile}`);
     }
     return {
-      config: await withDetected(parseConfig(text, options.configFile), text, options),
+      config: await withDetected(parseConfig(text, options.configFile, user), text, options),
       file,
     };
   }
   for (const location of CONFIG_LOCATIONS) {
     const file = path.join(options.repoDir, location);
     const text = await readText(file, location);
-    if (text !== undefined)
-      return { config: await withDetected(parseConfig(text, location), text, options), file };
+    if (text !== undefined) {
+      return { config: await withDetected(parseConfig(text, location, user), text, options), file };
+    }
   }
   // A `.yaml` file would otherwise be ignored silently.
   for (const location of CONFIG_LOCATIONS) {

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { parseExecutorIds } from '../../core/roster/select.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 
@@ -35,6 +36,11 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
       '--deferred',
       'once every story is done: one follow-up round over the findings the judge deferred (judge.deferNonBlocking)',
     )
+    .option(
+      '--executors <ids>',
+      'this run uses only these executors (comma-separated ids of the roster)',
+      parseExecutorIds,
+    )
     .option('--worktrees <dir>', 'where story worktrees go (default: inside the git folder)')
     .option(
       '--agent-user <user>',
@@ -58,6 +64,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
           worktrees?: string;
           agentUser?: string | false;
           sandbox?: boolean;
+          executors?: string[];
         },
       ) => {
         const code = await runCommand(
@@ -72,6 +79,7 @@ export function registerEngineCommands(program: Command, ctx: CliContext): void 
             ...(o.worktrees !== undefined && { worktrees: o.worktrees }),
             ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
             ...(o.sandbox === false && { sandbox: false }),
+            ...(o.executors !== undefined && { executors: o.executors }),
           },
           engineIo(ctx),
           ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },

@@ -12,6 +12,7 @@ import { loadConfig } from '../../adapters/config/load-config.js';
 import { openRepo } from './epic-folder.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
+import { userRosterPath } from '../../core/config/user-roster.js';
 import { describeError, EpicflowError } from '../../core/errors.js';
 import {
   emptyRosterState,
@@ -23,6 +24,8 @@ import {
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
 import { checkEpicId, epicsRoot, localEpics } from '../../composition/local-epics.js';
 import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 interface RosterOptions {
   readonly repo?: string;
@@ -38,10 +41,11 @@ interface RosterSetup {
   readonly epics: string[];
 }
 
-async function setUp(opts: RosterOptions, cwd: string): Promise<RosterSetup> {
+async function setUp(opts: RosterOptions, cwd: string, env: Env): Promise<RosterSetup> {
   const repo = await openRepo(cwd, opts.repo);
   const loaded = await loadConfig({
     repoDir: repo.root,
+    userRoster: userRosterPath(env),
     ...(opts.config === undefined ? {} : { configFile: resolve(cwd, opts.config) }),
   });
   if (loaded.file === null) {
@@ -80,8 +84,13 @@ function checkExecutor(setup: RosterSetup, id: string): void {
   });
 }
 
-async function list(opts: RosterOptions, out: (s: string) => void, cwd: string): Promise<void> {
-  const setup = await setUp(opts, cwd);
+async function list(
+  opts: RosterOptions,
+  out: (s: string) => void,
+  cwd: string,
+  env: Env,
+): Promise<void> {
+  const setup = await setUp(opts, cwd, env);
   let epic = opts.epic;
   if (epic === undefined && setup.epics.length > 1) {
     out(`epics in this repository: ${setup.epics.join(', ')} (pick one with --epic ID)\n`);
@@ -100,8 +109,9 @@ async function setPause(
   pause: boolean,
   out: (s: string) => void,
   cwd: string,
+  env: Env,
 ): Promise<void> {
-  const setup = await setUp(opts, cwd);
+  const setup = await setUp(opts, cwd, env);
   checkExecutor(setup, id);
   const epics = opts.epic === undefined ? setup.epics : [opts.epic];
   if (epics.length === 0) {
@@ -129,6 +139,7 @@ function addOptions(command: Command): Command {
 /** `epicflow roster`, `epicflow roster pause <id>`, `epicflow roster resume <id>`. */
 export function registerRosterCommands(program: Command, ctx: CliContext): void {
   const out = (s: string): void => ctx.io.stdout(s);
+  const env: Env = ctx.io.env ?? process.env;
   const guard = async (work: () => Promise<void>): Promise<void> => {
     try {
       await work();
@@ -142,7 +153,7 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
     program
       .command('roster')
       .description("show each executor's slots and exclusion; pause or resume one"),
-  ).action(async (o: RosterOptions) => guard(() => list(o, out, ctx.io.cwd)));
+  ).action(async (o: RosterOptions) => guard(() => list(o, out, ctx.io.cwd, env)));
   addOptions(
     roster
       .command('pause')
@@ -150,7 +161,7 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
       .argument('<id>', 'executor id'),
   ).action(async (id: string, o: RosterOptions, command: Command) =>
     // Options written after the subcommand may land on `roster` itself: merge both.
-    guard(() => setPause({ ...command.parent?.opts(), ...o }, id, true, out, ctx.io.cwd)),
+    guard(() => setPause({ ...command.parent?.opts(), ...o }, id, true, out, ctx.io.cwd, env)),
   );
   addOptions(
     roster
@@ -159,6 +170,6 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
       .argument('<id>', 'executor id'),
   ).action(async (id: string, o: RosterOptions, command: Command) =>
     // Options written after the subcommand may land on `roster` itself: merge both.
-    guard(() => setPause({ ...command.parent?.opts(), ...o }, id, false, out, ctx.io.cwd)),
+    guard(() => setPause({ ...command.parent?.opts(), ...o }, id, false, out, ctx.io.cwd, env)),
   );
 }

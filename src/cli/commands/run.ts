@@ -31,6 +31,8 @@ export interface RunCommandOptions {
   readonly agentUser?: AgentUserFlag;
   /** `--no-sandbox`: untrusted code runs without the kernel sandbox. */
   readonly sandbox?: boolean;
+  /** `--executors a,b`: this run's roster narrowed to those ids. */
+  readonly executors?: readonly string[];
 }
 
 interface RunCommandIo {

@@ -21,6 +21,47 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function crossCheck(config: unknown, ctx: Ctx): void {
   if (!isRecord(config)) return;
   const executors = Array.isArray(config.executors) ? config.executors : [];
+  checkExecutorList(executors, ctx);
+  const rolesOf = (executor: Record<string, unknown>): unknown[] =>
+    Array.isArray(executor.roles) ? executor.roles : ['coder'];
+  const valid = executors.filter(isRecord);
+  const enabled = valid.filter((e) => e.disabled !== true);
+  if (valid.length > 0 && !enabled.some((e) => rolesOf(e).includes('coder'))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['executors'],
+      message: valid.some((e) => rolesOf(e).includes('coder'))
+        ? 'expected at least one executor with role coder that is not disabled, got none'
+        : 'expected at least one executor with role coder, got none',
+    });
+  }
+  if (isRecord(config.judge) && typeof config.judge.executor === 'string') {
+    const id = config.judge.executor;
+    const judge = valid.find((e) => e.id === id);
+    const why =
+      judge === undefined
+        ? 'no executor has this id'
+        : judge.disabled === true
+          ? 'it is disabled'
+          : rolesOf(judge).includes('judge')
+            ? undefined
+            : `its roles are ${rolesOf(judge).map(String).join(', ')}`;
+    if (why !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['judge', 'executor'],
+        message: `expected the id of an executor with role judge, got "${id}" (${why})`,
+      });
+    }
+  }
+  if (isRecord(config.review)) checkReview(config.review, enabled, rolesOf, ctx);
+}
+
+/**
+ * The checks of an executor list on its own (each entry, unique ids): the config's
+ * `executors` and a user-level roster file alike.
+ */
+export function checkExecutorList(executors: readonly unknown[], ctx: Ctx): void {
   const seen = new Map<string, number>();
   executors.forEach((executor: unknown, index) => {
     if (!isRecord(executor)) return;
@@ -35,34 +76,6 @@ export function crossCheck(config: unknown, ctx: Ctx): void {
       });
     } else seen.set(executor.id, index);
   });
-  const rolesOf = (executor: Record<string, unknown>): unknown[] =>
-    Array.isArray(executor.roles) ? executor.roles : ['coder'];
-  const valid = executors.filter(isRecord);
-  if (valid.length > 0 && !valid.some((e) => rolesOf(e).includes('coder'))) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['executors'],
-      message: 'expected at least one executor with role coder, got none',
-    });
-  }
-  if (isRecord(config.judge) && typeof config.judge.executor === 'string') {
-    const id = config.judge.executor;
-    const judge = valid.find((e) => e.id === id);
-    const why =
-      judge === undefined
-        ? 'no executor has this id'
-        : rolesOf(judge).includes('judge')
-          ? undefined
-          : `its roles are ${rolesOf(judge).map(String).join(', ')}`;
-    if (why !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['judge', 'executor'],
-        message: `expected the id of an executor with role judge, got "${id}" (${why})`,
-      });
-    }
-  }
-  if (isRecord(config.review)) checkReview(config.review, valid, rolesOf, ctx);
 }
 
 /** A review needs an executor of its role, and lens names that tell findings apart. */

@@ -7,13 +7,22 @@
 import { z } from 'zod';
 import YAML from 'yaml';
 import { EpicflowError } from '../errors.js';
-import { DURATION_PATTERN, durationToMs } from './duration.js';
 import { ENV_NAME_PATTERN } from './env.js';
 import { crossCheck, isRecord } from './cross-check.js';
+import { ReviewSchema } from './review-schema.js';
+import {
+  duration,
+  expecting,
+  mapping,
+  nonEmptyString,
+  nonNegativeInt,
+  positiveInt,
+  price,
+} from './schema-parts.js';
 import { inDocumentOrder } from './document-order.js';
+import { withUserExecutors } from './user-roster.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
 import { MAX_STORIES } from '../plan/types.js';
-import { DEFAULT_LENSES } from '../review/lenses.js';
 import {
   HARNESSES,
   type EpicflowConfig,
@@ -27,58 +36,13 @@ import {
 export { resolveEnv, collectSecrets } from './env.js';
 
 const ROLES = ['coder', 'judge', 'verifier', 'planner', 'reviewer'] as const;
-const REVIEW_ROLES = ['reviewer', 'judge'] as const;
 
-/** The error param of a leaf schema: every issue it raises says what was expected. */
-function expecting(what: string): { error: string } {
-  return { error: `expected ${what}` };
-}
-
-/** A strict mapping: unknown keys are errors, a non-mapping says what was expected. */
-function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape, what: string) {
-  return z.strictObject(shape, {
-    error: (issue) => (issue.code === 'invalid_type' ? `expected ${what}` : undefined),
-  });
-}
-
-const nonEmptyString = (what: string) => z.string(expecting(what)).min(1, expecting(what));
-const positiveInt = () =>
-  z.int(expecting('a positive integer')).positive(expecting('a positive integer'));
-const nonNegativeInt = () =>
-  z.int(expecting('an integer of 0 or more')).nonnegative(expecting('an integer of 0 or more'));
-
-const DURATION_WHAT = 'a duration like 90s, 20m or 2h';
-
-/** A number of seconds or `1h30m`-style text, parsed into milliseconds. */
-const duration = () =>
-  z
-    .union(
-      [
-        z.number(expecting(DURATION_WHAT)).positive(expecting(DURATION_WHAT)),
-        z.string(expecting(DURATION_WHAT)).regex(DURATION_PATTERN, expecting(DURATION_WHAT)),
-      ],
-      expecting(DURATION_WHAT),
-    )
-    .transform((value, ctx) => {
-      const ms = durationToMs(value);
-      if (ms === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected a positive duration of at most 24 days, got ${JSON.stringify(value)}`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
+const HEALTH_WHAT = 'an http(s) URL like http://127.0.0.1:1234/v1/models';
 
 const BOARD_WHAT = 'a GitHub Projects URL like https://github.com/orgs/acme/projects/7';
 
-const price = () =>
-  z
-    .number(expecting('a price of 0 or more (US dollars per million tokens)'))
-    .nonnegative(expecting('a price of 0 or more (US dollars per million tokens)'));
-
-const Executor = mapping(
+/** One executor entry (also what a user-level roster file lists). */
+export const ExecutorSchema = mapping(
   {
     id: z
       .string(expecting('a kebab-case id like "codex"'))
@@ -131,6 +95,19 @@ const Executor = mapping(
       .describe(
         'Environment for the executor. Secrets only as `${VAR}` references, resolved when the executor runs; never a GitHub token.',
       ),
+    disabled: z
+      .boolean(expecting('true or false'))
+      .exactOptional()
+      .describe(
+        'Leave this executor out of every run (a user-level entry of the same id included) without deleting its entry.',
+      ),
+    health: z
+      .string(expecting(HEALTH_WHAT))
+      .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, expecting(HEALTH_WHAT))
+      .exactOptional()
+      .describe(
+        "A URL that answers 2xx while the executor's service is up. After an outage the executor returns as soon as a GET of it does (checked every 15 seconds), instead of after 5 minutes.",
+      ),
   },
   'an executor mapping with id and harness',
 );
@@ -138,7 +115,7 @@ const Executor = mapping(
 const ConfigObject = mapping(
   {
     executors: z
-      .array(Executor, expecting('a list of executors'))
+      .array(ExecutorSchema, expecting('a list of executors'))
       .default([])
       .describe('The roster: the coding agents available to an epic.'),
     setup: nonEmptyString('a shell command')
@@ -189,50 +166,7 @@ const ConfigObject = mapping(
     )
       .exactOptional()
       .describe("Optional LLM judge scoring each story's diff against its acceptance criteria."),
-    review: mapping(
-      {
-        role: z
-          .enum(REVIEW_ROLES, { error: `expected one of ${REVIEW_ROLES.join(', ')}` })
-          .default('reviewer')
-          .describe(
-            "The executor role whose executors review: `reviewer`, or `judge` to let the judges review too. Each lens goes to one of them, away from the story's coders when another can serve.",
-          ),
-        rounds: nonNegativeInt()
-          .default(2)
-          .describe(
-            "Coder rounds fed with the reviewers' findings. Findings still open after them go to the judge (the final verdict) and into the story's findings log.",
-          ),
-        lenses: z
-          .array(
-            mapping(
-              {
-                name: z
-                  .string(expecting('a kebab-case lens name like "tests"'))
-                  .regex(
-                    /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
-                    expecting('a kebab-case lens name like "tests"'),
-                  )
-                  .describe("The lens's name, in kebab-case: it prefixes its findings."),
-                instruction: nonEmptyString('an instruction for the reviewer').describe(
-                  'What the reviewer looks for through this lens.',
-                ),
-              },
-              'a mapping with name and instruction',
-            ),
-            expecting('a list of lenses'),
-          )
-          .min(1, expecting('at least one lens'))
-          .default(DEFAULT_LENSES.map((l) => ({ ...l })))
-          .describe(
-            'The lenses, one reviewer turn each per round: by default correctness, tests, security and house-style.',
-          ),
-      },
-      'a mapping with role, rounds and lenses',
-    )
-      .exactOptional()
-      .describe(
-        "Optional review rounds after the gates pass: model reviewers read the story's diff through named lenses, and their findings go back to the coder before the judge.",
-      ),
+    review: ReviewSchema,
     concurrency: positiveInt()
       .default(4)
       .describe('Stories in flight at once (also capped by free coder slots).'),
@@ -453,14 +387,28 @@ export function validateConfig(
       return undefined;
     },
   });
-  if (result.success) return result.data;
+  if (result.success) {
+    // A disabled entry is only ever a way of leaving an executor out: no run sees it.
+    const executors = result.data.executors.filter((e) => e.disabled !== true);
+    return executors.length === result.data.executors.length
+      ? result.data
+      : { ...result.data, executors };
+  }
   throw new EpicflowError('config', `invalid config in ${file}`, {
     details: order(formatIssues(result.error.issues, knownKeys)).map((p) => p.line),
   });
 }
 
-/** Parses YAML config text; an empty file means every default. */
-export function parseConfig(text: string, file: string): EpicflowConfig {
+/**
+ * Parses YAML config text; an empty file means every default. `userExecutors` (a
+ * user-level roster, already checked on its own) are added under the file's own: an
+ * entry of the file replaces the user's entry with the same id as a whole.
+ */
+export function parseConfig(
+  text: string,
+  file: string,
+  userExecutors: readonly Record<string, unknown>[] = [],
+): EpicflowConfig {
   const document = YAML.parseDocument(text);
   if (document.errors.length > 0) {
     throw new EpicflowError('config', `invalid config in ${file}`, {
@@ -474,7 +422,10 @@ export function parseConfig(text: string, file: string): EpicflowConfig {
       }),
     });
   }
-  return validateConfig(document.toJS(), file, (problems) => inDocumentOrder(problems, document));
+  const value: unknown = document.toJS();
+  return validateConfig(withUserExecutors(value, userExecutors), file, (problems) =>
+    inDocumentOrder(problems, document),
+  );
 }
 
 /** Whether a config text (valid: `parseConfig` took it) has no `gates:` key at its top. */

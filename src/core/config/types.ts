@@ -32,6 +32,10 @@ export interface ExecutorConfig {
   readonly roles: readonly Role[];
   /** Environment for the executor; values may hold `${VAR}` references, unresolved here. */
   readonly env: Readonly<Record<string, string>>;
+  /** Left out of every run (`disabled: true`); such entries never reach the engine. */
+  readonly disabled?: boolean;
+  /** An http(s) URL answering 2xx while the executor's service is up: ends an outage early. */
+  readonly health?: string;
 }
 
 export interface ModelPrice {

@@ -24,6 +24,7 @@ export function storyHash(story: Story): string {
     testsChange: story.testsChange,
     // Absent when unset, so a plan without it keeps its hashes.
     tasks: story.tasks,
+    readFirst: story.readFirst === undefined ? undefined : [...story.readFirst],
   };
   return createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 16);
 }

@@ -19,6 +19,7 @@ export const StoryEntryShape = {
   description: nonEmpty,
   owns: strings,
   reads: strings.optional(),
+  readFirst: strings.optional(),
   dependsOn: strings.optional(),
   provides: strings.optional(),
   acceptance: strings.optional(),

@@ -228,6 +228,7 @@ function checkEntry(raw: unknown, index: number, options: PlanOptions, sink: Sin
     acceptance: e.acceptance ?? [],
     ...(e.executor === undefined ? {} : { executor: e.executor.trim() }),
     testsChange: e.testsChange ?? false,
+    ...(readFirstOf(e.readFirst).length === 0 ? {} : { readFirst: readFirstOf(e.readFirst) }),
     ...(e.tasks === undefined ? {} : { tasks: e.tasks }),
   };
   return { ...draft, story };
@@ -444,4 +445,9 @@ function ancestorsOf(p: string): string[] {
 /** `"api"`, or `#3` for an entry without a usable id. */
 function nameOf(d: Draft): string {
   return d.id === undefined ? `#${d.index + 1}` : quote(d.id);
+}
+
+/** `readFirst` as written, blanks left out: unsafe anchors are pruned when the story runs. */
+function readFirstOf(anchors: readonly string[] | undefined): string[] {
+  return (anchors ?? []).map((a) => a.trim()).filter((a) => a !== '');
 }

@@ -18,6 +18,7 @@ function entryOf(s: Story): Record<string, unknown> {
   if (s.dependsOn.length > 0) entry.dependsOn = [...s.dependsOn];
   entry.owns = [...s.owns];
   if (s.reads.length > 0) entry.reads = [...s.reads];
+  if (s.readFirst !== undefined && s.readFirst.length > 0) entry.readFirst = [...s.readFirst];
   if (s.provides.length > 0) entry.provides = [...s.provides];
   if (s.acceptance.length > 0) entry.acceptance = [...s.acceptance];
   if (s.executor !== undefined) entry.executor = s.executor;

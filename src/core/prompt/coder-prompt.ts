@@ -83,6 +83,12 @@ function perimeterSection(plan: Plan, story: Story): string {
     'Change only these paths (create and edit files only here):',
     bullets(story.owns.map((p) => `\`${p}\``)),
   ];
+  if (story.readFirst !== undefined && story.readFirst.length > 0) {
+    parts.push(
+      'Read these first, before you change anything (the plan points you to them):',
+      bullets(story.readFirst.map((p) => `\`${p}\``)),
+    );
+  }
   if (story.reads.length > 0) {
     parts.push('Read for context, never change:', bullets(story.reads.map((p) => `\`${p}\``)));
   }

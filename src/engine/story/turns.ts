@@ -3,6 +3,7 @@
  * with the tree held at the commit it left. The judge and verifier calls are in
  * helper-calls.ts. What follows a turn is decided by core/story.
  */
+import { pruneReadFirst } from '../../core/plan/read-first.js';
 import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import type { RunRecord } from '../../core/executor.js';
@@ -57,6 +58,8 @@ export interface TurnCounter {
   round: number;
   /** The code the story started from in this run, read before its first coder turn. */
   starting?: StartingCode;
+  /** The story's `readFirst` anchors as pruned against the tree it started from in this run. */
+  readFirst?: readonly string[];
   /** A judge (verifier) call came in this run: later ones never reuse a kept answer. */
   judged?: boolean;
   verified?: boolean;
@@ -108,6 +111,26 @@ async function startingCodeNow(scope: TurnScope): Promise<StartingCode | undefin
   return turn.starting.commit === head ? turn.starting : undefined;
 }
 
+/**
+ * The story's `readFirst` anchors that are safe to show, pruned once per run against the
+ * tree it starts from; each dropped anchor is said once, with why.
+ */
+async function readFirstNow(scope: TurnScope): Promise<readonly string[] | undefined> {
+  const { ctx, story, tree, turn } = scope;
+  if (story.readFirst === undefined) return undefined;
+  if (turn.readFirst === undefined) {
+    const pruned = pruneReadFirst(
+      story.readFirst,
+      await ctx.ports.git.treeFiles(await tree.head()),
+    );
+    for (const d of pruned.dropped) {
+      ctx.emit('story', `note: readFirst \`${d.anchor}\` dropped: ${d.why}`, story.id);
+    }
+    turn.readFirst = pruned.kept;
+  }
+  return turn.readFirst;
+}
+
 /** Waits `ms` (returning early when interrupted), then runs one coder turn and commits it. */
 export async function coderTurn(
   scope: TurnScope,
@@ -119,10 +142,11 @@ export async function coderTurn(
   if (ctx.interrupt.signal.aborted) throw new StoryStop('waiting', INTERRUPTED);
   const { feedback } = action;
   const startingCode = await startingCodeNow(scope);
+  const readFirst = await readFirstNow(scope);
   const prompt = buildCoderPrompt({
     epic: ctx.settings.epic,
     plan: ctx.settings.plan,
-    story,
+    story: readFirst === undefined ? story : { ...story, readFirst },
     round: turn.round,
     gates: ctx.config.gates,
     houseRules: ctx.settings.houseRules,

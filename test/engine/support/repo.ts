@@ -190,6 +190,8 @@ export async function run(
       sleep: async (ms) => {
         waits.push(ms);
       },
+      // A user-level roster is read from the test's own folder, never from the real home.
+      env: { ...process.env, XDG_CONFIG_HOME: join(repo.tmp, 'xdg') },
       ...hooks,
     },
   );

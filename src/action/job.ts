@@ -73,7 +73,13 @@ export async function isolateUntrusted(
   for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
   let walls: Sandbox | undefined;
   try {
-    if (inputs.sandbox === 'true') walls = await sandbox(base, join(work, 'sandbox'));
+    // Hidden even inside a folder a step may read: the job's folder (trees, homes) and the
+    // checkout's git folder.
+    const hidden = [
+      work,
+      ...(base['GITHUB_WORKSPACE'] ? [join(base['GITHUB_WORKSPACE'], '.git')] : []),
+    ];
+    if (inputs.sandbox === 'true') walls = await sandbox(base, join(work, 'sandbox'), hidden);
   } catch (e) {
     if (!(e instanceof SandboxUnavailable)) throw e;
     core.warning(

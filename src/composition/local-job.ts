@@ -102,7 +102,11 @@ export class LocalJob {
     this.runAs = await localUntrusted(
       flags,
       // epicflow's own folders: the state (homes among it) and the worktrees.
-      { roots: [epicsRoot(this.repo), folders.worktrees], home: folders.agentHome },
+      {
+        roots: [epicsRoot(this.repo), folders.worktrees],
+        home: folders.agentHome,
+        gitDir: this.repo.gitDir,
+      },
       this.hooks,
     );
     return this.runAs;

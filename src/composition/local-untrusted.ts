@@ -12,7 +12,12 @@ import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrust
 
 export async function localUntrusted(
   flags: { readonly agentUser?: AgentUserFlag; readonly sandbox?: boolean | undefined },
-  folders: { readonly roots: readonly string[]; readonly home: string },
+  folders: {
+    readonly roots: readonly string[];
+    readonly home: string;
+    /** The repository's git folder: no step sees it, even inside a folder it may read. */
+    readonly gitDir: string;
+  },
   hooks: {
     readonly env: NodeJS.ProcessEnv;
     readonly onWarning?: ((line: string) => void) | undefined;
@@ -22,7 +27,7 @@ export async function localUntrusted(
   let walls: Sandbox | undefined;
   if (flags.sandbox !== false) {
     try {
-      walls = await sandbox(env);
+      walls = await sandbox(env, undefined, [folders.gitDir, ...folders.roots]);
     } catch (e) {
       if (!(e instanceof SandboxUnavailable)) throw e;
       hooks.onWarning?.(
@@ -37,7 +42,8 @@ export async function localUntrusted(
       ? sameUser(walls)
       : await agentUser({
           user: choice.user,
-          ...folders,
+          roots: folders.roots,
+          home: folders.home,
           env,
           ...(walls === undefined ? {} : { sandbox: walls }),
         });

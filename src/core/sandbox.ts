@@ -38,6 +38,11 @@ interface SandboxLayout {
   readonly system: readonly SystemEntry[];
   /** Folders of the tools the step starts (read-only). */
   readonly readable: readonly string[];
+  /**
+   * Folders never seen even where a readable folder holds them (the repository's `.git`,
+   * epicflow's state and trees): an empty folder stands in their place.
+   */
+  readonly hidden?: readonly string[];
   /** Folders the step may change: its tree first (its working directory). */
   readonly writable: readonly string[];
   /** A fresh folder of this step's, seen as `/tmp` and `/var/tmp`; removed after it. */
@@ -72,9 +77,12 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
   // /tmp first: folders below it that are bound later are made inside the step's own.
   args.push('--bind', layout.tmp, '/tmp', '--bind', layout.tmp, '/var/tmp');
   const system = layout.system.map((e) => e.path);
-  for (const dir of dedupe(layout.readable)) {
-    if (!system.some((s) => within(dir, s))) args.push('--ro-bind', dir, dir);
+  const readable = dedupe(layout.readable).filter((dir) => !system.some((s) => within(dir, s)));
+  for (const dir of readable) args.push('--ro-bind', dir, dir);
+  for (const dir of dedupe(layout.hidden ?? [])) {
+    if (readable.some((r) => within(dir, r))) args.push('--tmpfs', dir);
   }
+  // Last: its own folders, even inside a hidden one (its tree under epicflow's trees).
   for (const dir of dedupe([...layout.writable, layout.home])) args.push('--bind', dir, dir);
   args.push('--chdir', layout.cwd);
   return args;
@@ -84,15 +92,16 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
  * What a step may read to start: the folders of the tools on its `PATH` and of the
  * programs it names by absolute path — a `bin` folder brings its parent (a Node or
  * Python installation: `bin/` holds links into `lib/`), unless that parent is a home or
- * above one (`~/bin` brings only itself) — and each other absolute path on its command
- * line (a script, its input), itself only. Never `/`, a home, a folder above a home, or
- * the shared temporary folders themselves.
+ * above one (`~/bin` brings only itself) — and the folder of each other absolute path on
+ * its command line (a script and the modules beside it; a folder named brings itself).
+ * Never `/`, a home, a folder above a home, or the shared temporary folders themselves.
  */
 export function toolFolders(
   pathEntries: readonly string[],
   programs: readonly string[],
   homes: readonly string[],
-  named: readonly string[] = [],
+  /** Absolute paths on the command line, each with whether it is a folder. */
+  named: readonly { readonly path: string; readonly folder: boolean }[] = [],
 ): string[] {
   const unsafe = (dir: string): boolean =>
     dir === '/' ||
@@ -109,7 +118,12 @@ export function toolFolders(
   };
   for (const entry of pathEntries) add(entry);
   for (const program of programs) if (program.startsWith('/')) add(dirname(program));
-  for (const path of named) if (path.startsWith('/') && !unsafe(path)) out.push(path);
+  for (const { path, folder } of named) {
+    if (!path.startsWith('/')) continue;
+    const dir = folder ? path : dirname(path);
+    if (!unsafe(dir)) out.push(dir);
+    else if (!folder && !unsafe(path)) out.push(path);
+  }
   return dedupe(out);
 }
 

@@ -27,14 +27,18 @@ describe('what a sandboxed step may read to start', () => {
     ]);
   });
 
-  it('brings a program named by its path, and each path its command names, itself only', () => {
+  it('brings a program named by its path, and the folder of each file its command names', () => {
     expect(
       toolFolders([], ['/opt/agent/bin/agent'], homes, [
-        '/srv/scripts/coder.mjs',
-        '/tmp',
-        '/home/dev',
+        { path: '/srv/scripts/coder.mjs', folder: false },
+        { path: '/srv/data', folder: true },
+        // Beside a home or in /tmp itself: only the file.
+        { path: '/home/dev/agent.mjs', folder: false },
+        { path: '/tmp/agent.mjs', folder: false },
+        { path: '/tmp', folder: true },
+        { path: '/home/dev', folder: true },
       ]),
-    ).toEqual(['/opt/agent', '/srv/scripts/coder.mjs']);
+    ).toEqual(['/opt/agent', '/srv/scripts', '/srv/data', '/home/dev/agent.mjs', '/tmp/agent.mjs']);
   });
 });
 
@@ -49,6 +53,23 @@ describe('the walls of a step', () => {
   });
   const pairs = (flag: string): string[] =>
     args.flatMap((a, i) => (a === flag ? [`${args[i + 1]}->${args[i + 2]}`] : []));
+
+  it('hides epicflow’s folders inside a folder it may read, and still gives it its own tree', () => {
+    const walled = sandboxArgs({
+      system: [{ path: '/usr' }],
+      readable: ['/repo'],
+      hidden: ['/repo/.git', '/elsewhere'],
+      writable: ['/repo/.git/epicflow/trees/a'],
+      tmp: '/scratch/1/tmp',
+      cwd: '/repo/.git/epicflow/trees/a',
+      home: '/scratch/1/home',
+    }).join(' ');
+    expect(walled).toContain(
+      '--ro-bind /repo /repo --tmpfs /repo/.git --bind /repo/.git/epicflow/trees/a /repo/.git/epicflow/trees/a',
+    );
+    // Not under anything it may read: nothing to hide.
+    expect(walled).not.toContain('/elsewhere');
+  });
 
   it('has namespaces of its own and no capabilities, and ends with its parent', () => {
     for (const flag of [

@@ -144,10 +144,12 @@ describe('the installed package', () => {
     const repo = join(work, 'init-repo');
     await mkdir(repo);
     const r = await epicflow(['init', '--appless', '--dir', repo]);
-    // Not a git repository: the default branch is a guess, and init says so.
+    // Nothing to detect gates from, and not a git repository (the default branch is a
+    // guess): init says both.
     expect(r).toMatchObject({
       code: 0,
       stderr:
+        'warning: no gates were detected (no package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml): stories would be judged by the perimeter alone; add the commands that must pass before a story merges to gates:\n' +
         'warning: not a git repository: taking "main" as the default branch; change branches: in the orchestrate workflow if that is wrong\n',
     });
     const story = await readFile(join(repo, '.github/workflows/epicflow-story.yml'), 'utf8');

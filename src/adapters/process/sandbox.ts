@@ -76,6 +76,8 @@ async function real(path: string): Promise<string | null> {
 export async function sandbox(
   env: Readonly<Record<string, string>>,
   scratch: string = join(tmpdir(), `epicflow-sandbox-${process.pid}`),
+  /** Folders no step sees even inside a folder it may read (`.git`, epicflow's state). */
+  hidden: readonly string[] = [],
 ): Promise<Sandbox> {
   probed ??= probe(env);
   const bwrap = await probed.catch((e: unknown) => {
@@ -85,6 +87,7 @@ export async function sandbox(
   const system = await systemEntries();
   await mkdir(scratch, { recursive: true, mode: 0o700 });
   const homes = [homedir(), env['HOME'] ?? ''].filter((h) => h !== '');
+  const realHidden = (await Promise.all(hidden.map(real))).filter((p): p is string => p !== null);
   return {
     bwrap,
     async step(argv, options) {
@@ -109,7 +112,15 @@ export async function sandbox(
         [...pathEntries, ...resolved].filter((p): p is string => p !== null),
         [...programs, ...realPrograms].filter((p): p is string => p !== null),
         homes,
-        argv.slice(1).filter((a) => a.startsWith('/')),
+        await Promise.all(
+          argv
+            .slice(1)
+            .filter((a) => a.startsWith('/'))
+            .map(async (path) => ({
+              path,
+              folder: (await stat(path).catch(() => null))?.isDirectory() === true,
+            })),
+        ),
       );
       // Only folders that exist, as they really are (a PATH names folders that may not),
       // and that the step's user may reach (bubblewrap refuses to bind one it may not).
@@ -123,7 +134,7 @@ export async function sandbox(
         (p): p is string => p !== null,
       );
       const cwd = (await real(options.cwd)) ?? options.cwd;
-      const args = sandboxArgs({ system, readable, writable, tmp, cwd, home });
+      const args = sandboxArgs({ system, readable, hidden: realHidden, writable, tmp, cwd, home });
       return {
         argv: [bwrap, ...args, '--', ...argv],
         env: { ...options.env, HOME: home, TMPDIR: '/tmp' },

@@ -11,11 +11,15 @@ import {
   type GateVerdict,
 } from '../../core/gates/index.js';
 import type { Story } from '../../core/model.js';
-import { classifyChanges, type PerimeterResult } from '../../core/perimeter/index.js';
+import {
+  classifyChanges,
+  type PerimeterChange,
+  type PerimeterResult,
+} from '../../core/perimeter/index.js';
 import type { CheckFacts } from '../../core/story/index.js';
 import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
-import type { WorktreePort } from '../ports.js';
+import type { GitPort, WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
 import { withGitConfigGuarded } from '../guarded-config.js';
 
@@ -67,6 +71,29 @@ export async function holdAt(
   ctx.emit('story', note, story.id);
 }
 
+/**
+ * Every symbolic link of `commit`'s tree (path → target), read from git's objects, never
+ * through a checkout: what a changed link is followed through. None read when no change is
+ * a link (only a changed link can make a chain leave).
+ */
+export async function commitLinks(
+  git: GitPort,
+  commit: string,
+  changes: readonly PerimeterChange[],
+): Promise<Map<string, string>> {
+  if (!changes.some((c) => c.mode === 'symlink' && c.status !== 'deleted')) return new Map();
+  const links = (await git.treeFiles(commit)).filter((f) => f.mode === '120000');
+  const blobs = await git.readBlobs(links.map((f) => f.object));
+  const text = new TextDecoder();
+  // A target that cannot be read leads nowhere safe.
+  return new Map(
+    links.map((f) => {
+      const blob = blobs.get(f.object);
+      return [f.path, blob === undefined ? '/' : text.decode(blob)];
+    }),
+  );
+}
+
 /** The checks of one commit: the story is merged as this commit or not at all. */
 interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
@@ -93,6 +120,7 @@ export async function checkStory(
     reads: story.reads,
     configPaths: ctx.settings.configPaths,
     allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+    links: await commitLinks(ctx.ports.git, commit, changes),
   });
   if (changes.length === 0) {
     return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };

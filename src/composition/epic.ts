@@ -92,6 +92,8 @@ interface EpicWiring {
   readonly untrusted?: Untrusted | undefined;
   /** Where the engine keeps its records of the epic. */
   readonly state: StateStore;
+  /** The key kept judge and verifier answers are sealed with, out of the agent's reach. */
+  readonly answerKey: Uint8Array;
   readonly folders: {
     /** One worktree per story, and the epic's integration tree. */
     readonly worktrees: string;
@@ -147,6 +149,7 @@ export async function composeEpic(
     homesDir: wiring.folders.homes,
     executorEnv: wiring.executorEnv,
     houseRules: await houseRules(repo),
+    answerKey: wiring.answerKey,
     // The agent cannot write the state: it runs as another user, or in the sandbox that hides it.
     stateGuarded: untrusted?.isolated === true || untrusted?.walled === true,
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),

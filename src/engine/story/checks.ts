@@ -94,6 +94,26 @@ export async function commitLinks(
   );
 }
 
+/** The story's changes in `commit` against `base`, and the perimeter's judgement of them. */
+export async function perimeterOf(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  base: string,
+  commit: string,
+): Promise<{ changes: PerimeterChange[]; perimeter: PerimeterResult }> {
+  const changes = await tree.changedPaths(base, commit);
+  const perimeter = classifyChanges({
+    changes,
+    owns: story.owns,
+    reads: story.reads,
+    configPaths: ctx.settings.configPaths,
+    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+    links: await commitLinks(ctx.ports.git, commit, changes),
+  });
+  return { changes, perimeter };
+}
+
 /** The checks of one commit: the story is merged as this commit or not at all. */
 interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
@@ -113,15 +133,7 @@ export async function checkStory(
 ): Promise<CheckResult> {
   // What is judged is a commit, not the tree: the tree is held at it after the gates.
   const commit = await tree.head();
-  const changes = await tree.changedPaths(base, commit);
-  const perimeter = classifyChanges({
-    changes,
-    owns: story.owns,
-    reads: story.reads,
-    configPaths: ctx.settings.configPaths,
-    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
-    links: await commitLinks(ctx.ports.git, commit, changes),
-  });
+  const { changes, perimeter } = await perimeterOf(ctx, story, tree, base, commit);
   if (changes.length === 0) {
     return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
   }

@@ -97,7 +97,10 @@ describe('gemini contract (real binary)', () => {
       { plant: plantSettings(marker) },
     );
     await explainWith(server, () => {
-      expect({ outcome: record.outcome, detail: record.detail }).toEqual({ outcome: 'ok', detail: '' });
+      expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+        outcome: 'ok',
+        detail: '',
+      });
       expect(existsSync(marker)).toBe(true);
     });
     rmSync(marker, { force: true });

@@ -8,8 +8,6 @@
  * summary) — and everything else is built the same way here.
  */
 import { probeHealth } from '../adapters/health/probe.js';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
 import type { Git } from '../adapters/git/git.js';
 import { reclaimingTrees } from './reclaiming-trees.js';
@@ -30,6 +28,9 @@ import type {
   RunClock,
   StateStore,
 } from '../engine/ports.js';
+
+/** The repository's house rules, shown to every coder, judge and lander. */
+const HOUSE_RULES = 'CONTRIBUTING.md';
 
 /** The wall clock; a wait ends early, without an error, when its signal is aborted. */
 const systemClock: RunClock = {
@@ -92,6 +93,8 @@ interface EpicWiring {
   readonly untrusted?: Untrusted | undefined;
   /** Where the engine keeps its records of the epic. */
   readonly state: StateStore;
+  /** The key kept judge and verifier answers are sealed with, out of the agent's reach. */
+  readonly answerKey: Uint8Array;
   readonly folders: {
     /** One worktree per story, and the epic's integration tree. */
     readonly worktrees: string;
@@ -147,7 +150,8 @@ export async function composeEpic(
     worktreesDir: wiring.folders.worktrees,
     homesDir: wiring.folders.homes,
     executorEnv: wiring.executorEnv,
-    houseRules: await houseRules(repo.root),
+    houseRules: await houseRules(repo),
+    answerKey: wiring.answerKey,
     // The agent cannot write the state: it runs as another user, or in the sandbox that hides it.
     stateGuarded: untrusted?.isolated === true || untrusted?.walled === true,
     ...(wiring.onCheckpoint === undefined ? {} : { onCheckpoint: wiring.onCheckpoint }),
@@ -155,11 +159,29 @@ export async function composeEpic(
   return { ports, settings };
 }
 
-/** CONTRIBUTING.md of the repository, given to the coder as house rules; none is fine. */
-async function houseRules(root: string): Promise<string | undefined> {
-  try {
-    return await readFile(join(root, 'CONTRIBUTING.md'), 'utf8');
-  } catch {
+/**
+ * CONTRIBUTING.md of the commit the run starts from (the checkout's HEAD), given to every
+ * prompt as house rules; none is fine. Read from git's objects, and only when it is a
+ * file there: a symbolic link (or one in a folder on the way) is never followed, so no
+ * file outside the repository reaches a prompt, and nothing a tree holds now is read.
+ */
+async function houseRules(repo: Git): Promise<string | undefined> {
+  const head = await repo.revParse('HEAD');
+  if (head === null) return undefined;
+  const listed = await repo.read(`cannot list ${HOUSE_RULES} in ${head}`, [
+    'ls-tree',
+    '-z',
+    '--full-tree',
+    head,
+    '--',
+    HOUSE_RULES,
+  ]);
+  // "<mode> SP <type> SP <object> TAB <path>" NUL; a link's mode is 120000.
+  const [meta = '', path] = (listed.split('\0')[0] ?? '').split('\t');
+  const [mode = '', type = '', object = ''] = meta.split(' ');
+  if (path !== HOUSE_RULES || type !== 'blob' || (mode !== '100644' && mode !== '100755')) {
     return undefined;
   }
+  const blob = (await repo.readBlobs([object])).get(object);
+  return blob === undefined ? undefined : new TextDecoder().decode(blob);
 }

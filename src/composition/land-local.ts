@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { FileStateStore } from '../adapters/state/file-store.js';
+import { answerKey } from '../adapters/state/answer-key.js';
 import { describeError } from '../core/errors.js';
 import {
   LAND_FILE,
@@ -23,6 +24,7 @@ import { buildReportInput, openEpic } from '../engine/run-epic.js';
 import { composeEpic } from './epic.js';
 import { landInto, prepareLanding, type Prepared } from './land-local-checks.js';
 import type { LocalRunHooks } from './local.js';
+import { epicsRoot } from './local-epics.js';
 import { localJob, type LocalJob, type LocalJobOptions } from './local-job.js';
 
 interface LocalLandOptions extends LocalJobOptions {
@@ -79,6 +81,7 @@ async function land(
     env: hooks.env,
     untrusted,
     state: store,
+    answerKey: await answerKey(epicsRoot(repo)),
     folders,
     onEvent: shell.eventLog(store, hooks.onEvent),
   });

@@ -120,13 +120,25 @@ export class LocalJob {
     return store;
   }
 
-  /** Each event to `onEvent` and appended to the store's `events.jsonl`, in order, all written at close. */
+  /**
+   * Each event to `onEvent` and appended to the store's `events.jsonl`, in order, all
+   * written at close. An append that fails (a link planted at `events.jsonl`) fails the
+   * close with its error, once; the run's own work is not stopped by it.
+   */
   eventLog(store: FileStateStore, onEvent: (event: EngineEvent) => void): (e: EngineEvent) => void {
     let appending: Promise<void> = Promise.resolve();
-    this.closing.push(() => appending);
+    let failure: { readonly error: unknown } | undefined;
+    this.closing.push(async () => {
+      await appending;
+      if (failure !== undefined) throw failure.error;
+    });
     return (event) => {
       onEvent(event);
-      appending = appending.then(() => store.appendEvent(event)).catch(() => undefined);
+      appending = appending
+        .then(() => (failure === undefined ? store.appendEvent(event) : undefined))
+        .catch((e: unknown) => {
+          failure ??= { error: e };
+        });
     };
   }
 

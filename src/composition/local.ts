@@ -32,7 +32,8 @@ import {
   type LocalJobOptions,
 } from './local-job.js';
 import { applyApprovedRetro } from './retro-local.js';
-import { checkEpicId, type EpicFolders } from './local-epics.js';
+import { checkEpicId, epicsRoot, type EpicFolders } from './local-epics.js';
+import { answerKey } from '../adapters/state/answer-key.js';
 
 interface LocalRunOptions extends LocalJobOptions {
   readonly file: string;
@@ -246,6 +247,7 @@ export function runLocalEpic(
         env: hooks.env,
         untrusted,
         state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
+        answerKey: await answerKey(epicsRoot(job.repo)),
         folders: local.folders,
         onEvent,
         onCheckpoint: hooks.onCheckpoint,

@@ -105,6 +105,8 @@ export interface EpicSettings {
   readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** CONTRIBUTING.md of the repository, when present. */
   readonly houseRules?: string | undefined;
+  /** The key kept judge and verifier answers are sealed with (core/judge/reuse.ts). */
+  readonly answerKey: Uint8Array;
   /**
    * The state folder is out of the agent's reach (it runs as another user), so what it
    * holds of earlier runs is used as written. Otherwise a `done` record counts only with

@@ -31,6 +31,7 @@ import { priceUsage } from '../core/usage/index.js';
 import type { EpicContext } from './context.js';
 import type { LandGitPort, LandTreePort, WorktreePort } from './ports.js';
 import { MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from './story.js';
+import { commitLinks } from './story/checks.js';
 import { mergeUsage } from './usage.js';
 
 interface LandRequest {
@@ -355,6 +356,7 @@ export async function bringIntoEpic(
             reads: [],
             configPaths: ctx.settings.configPaths,
             allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+            links: await commitLinks(ctx.ports.git, work, changes),
           }),
         );
         restored = strays;

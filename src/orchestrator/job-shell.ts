@@ -7,6 +7,7 @@
  * its own record against `jobStaleness` and runs; a refusal is recorded one way
  * (job-refusal.ts).
  */
+import { ACTION_ANSWER_KEY } from '../core/judge/index.js';
 import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
 import { statusOf } from '../adapters/github/errors.js';
 import { join } from 'node:path';
@@ -162,12 +163,15 @@ export function composedFrom(
   readonly executorEnv: ReturnType<typeof resolveExecutorEnvs>;
   readonly env: NodeJS.ProcessEnv;
   readonly untrusted: Untrusted | undefined;
+  readonly answerKey: Uint8Array;
 } {
   return {
     configPaths: planOptionsFor(config, input.configPath).configPaths,
     executorEnv: resolveExecutorEnvs(config.executors, input.env),
     env: input.env,
     untrusted: input.untrusted,
+    // The records are on the state branch, written only with the job's write credential.
+    answerKey: ACTION_ANSWER_KEY,
   };
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -82,6 +82,28 @@ describe('state an agent running as the user could have written', () => {
     expect(showFile(repo, 'epic/epic', 'src/b.txt')).toBe('b');
     expect(record(repo, 'b')).toMatchObject({ status: 'done' });
     expect(rerun.stdout).toMatch(/\[b\] its record .* run again/);
+  });
+
+  it('a link planted at events.jsonl is refused with a clear error, and nothing is written through it', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'a\n' } } } });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const victim = join(repo.tmp, 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    mkdirSync(stateDir(repo), { recursive: true });
+    const events = join(stateDir(repo), 'events.jsonl');
+    symlinkSync(victim, events);
+
+    const result = await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      `refusing to append to ${events}: ${events} is a symbolic link, not epicflow's own file`,
+    );
+    expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
   });
 
   it('a stored gate baseline that excuses the failure is not used: the gate is run again on the base', async () => {

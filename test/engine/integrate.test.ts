@@ -38,6 +38,7 @@ async function epicContext(gates = ['true']): Promise<Awaited<ReturnType<typeof 
       plan,
       config: { ...DEFAULT_CONFIG, gates },
       configPaths: [],
+      answerKey: new Uint8Array(32),
       worktreesDir: join(repo.tmp, 'trees'),
       homesDir: join(repo.tmp, 'homes'),
       executorEnv: {},

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -18,6 +18,7 @@ import {
   record,
   run,
   scriptedCoder,
+  stateDir,
   type TestRepo,
 } from './support/repo.js';
 
@@ -84,5 +85,27 @@ describe('a judged story run again', () => {
     expect(rerun.code).toBe(0);
     expect(prompts(repo, 'reviewer')).toHaveLength(2);
     expect(rerun.stdout).not.toContain('reused the verdict');
+  });
+
+  it('asks again when the kept verdict was rewritten: a record the agent forged is a miss', async () => {
+    const file = setUp('Be kind.\n');
+    crashAt('mid-merge', file);
+    // The key the verdict is sealed with is epicflow's alone, made once for the repository.
+    const keyFile = join(repo.dir, '.git', 'epicflow', 'answer-key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile);
+    // An agent running as the user rewrites the kept verdict, keeping its fingerprint.
+    const path = join(stateDir(repo), 'stories', 's.json');
+    const kept = JSON.parse(readFileSync(path, 'utf8')) as {
+      judged: { answer: { findings: string[] } };
+    };
+    kept.judged.answer.findings = ['FORGED: the judge never said this'];
+    writeFileSync(path, JSON.stringify(kept, null, 2));
+    const rerun = await run(repo, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
+    expect(rerun.code).toBe(0);
+    expect(rerun.stdout).not.toContain('reused the verdict');
+    expect(prompts(repo, 'reviewer')).toHaveLength(2);
+    expect(JSON.stringify(record(repo, 's'))).not.toContain('FORGED');
+    expect(readFileSync(keyFile)).toEqual(key);
   });
 });

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   configYaml,
   epicMerges,
@@ -132,6 +134,51 @@ describe('the perimeter', () => {
     });
     expect(epicMerges(repo)).toEqual([]);
     expect(showFile(repo, 'epic/epic', '.github/workflows/ci.yml')).toBe('on: push');
+  });
+
+  it('refuses a chain of two links that leaves the repository, though each reads as inside', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    // `hop` leads to the top of the repository; `leak` climbs one more from there.
+    const coder = scriptedCoder(repo, 'coder', {
+      link: {
+        '*': {
+          write: { 'src/link/index.js': 'x\n' },
+          symlink: { 'src/link/hop': '../..', 'src/link/leak': 'hop/../etc/passwd' },
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config');
+    const result = await run(repo, planMarkdown([{ id: 'link', owns: ['src/link'] }]));
+    expect(result.code).toBe(1);
+    expect(record(repo, 'link')).toMatchObject({
+      status: 'failed',
+      reason: loggedReason('refused: src/link/leak (symlink pointing outside the repository)'),
+    });
+    expect(epicMerges(repo)).toEqual([]);
+  });
+
+  it('reads the house rules from the commit, never through a link: a CONTRIBUTING.md leading outside reaches no prompt', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const outside = join(repo.tmp, 'private-notes.txt');
+    writeFileSync(outside, 'SECRET-OUTSIDE-THE-REPO\n');
+    symlinkSync(outside, join(repo.dir, 'CONTRIBUTING.md'));
+    const coder = scriptedCoder(repo, 'coder', {
+      s: { '*': { write: { 'src/s.txt': 'x\n' } } },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    repo.commit('config and a linked CONTRIBUTING.md');
+    const result = await run(repo, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
+    expect(result.code).toBe(0);
+    const seen = prompts(repo, 'coder');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.prompt).not.toContain('SECRET-OUTSIDE-THE-REPO');
   });
 
   it('refuses a composite action under .github unless the config allows it, then merges it', async () => {

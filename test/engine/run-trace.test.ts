@@ -69,6 +69,7 @@ describe('the merge lock', () => {
         plan,
         config: { ...DEFAULT_CONFIG, gates: ['true'] },
         configPaths: [],
+        answerKey: new Uint8Array(32),
         worktreesDir: join(repo.tmp, 'trees'),
         homesDir: join(repo.tmp, 'homes'),
         executorEnv: {},

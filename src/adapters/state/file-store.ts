@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { appendFile, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryRecord } from '../../core/model.js';
@@ -49,6 +50,47 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rm(tmp, { force: true });
     throw e;
   }
+}
+
+/**
+ * Appends `text` to `path` (created 0644 when missing) without following a symbolic link:
+ * neither at `path` itself (`O_NOFOLLOW`) nor at a folder between `root` and it. A link
+ * planted where epicflow appends (`events.jsonl`, a log) is refused with an error naming
+ * it, and nothing is written through it.
+ */
+async function appendNoFollow(root: string, path: string, text: string): Promise<void> {
+  const parts = path
+    .slice(root.length + 1)
+    .split('/')
+    .slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const folder = join(root, ...parts.slice(0, i));
+    if ((await lstat(folder)).isSymbolicLink()) throw plantedLink(path, folder);
+  }
+  let handle;
+  try {
+    handle = await open(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o644,
+    );
+  } catch (e) {
+    if (errnoCode(e) === 'ELOOP') throw plantedLink(path, path);
+    throw e;
+  }
+  try {
+    await handle.appendFile(text, 'utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+function plantedLink(path: string, link: string): EpicflowError {
+  return new EpicflowError(
+    'state',
+    `refusing to append to ${path}: ${link} is a symbolic link, not epicflow's own ${link === path ? 'file' : 'folder'}`,
+    { details: [`nothing was written through it; remove ${link} and run again`] },
+  );
 }
 
 function isAlive(pid: number): boolean {
@@ -166,25 +208,27 @@ export class FileStateStore {
     await this.write(join(this.dir, name), `${JSON.stringify(value, null, 2)}\n`);
   }
 
-  /** Appends one line to `events.jsonl` (a single O_APPEND write). */
+  /** Appends one line to `events.jsonl` (a single O_APPEND write, never through a link). */
   async appendEvent(event: object): Promise<void> {
     const path = join(this.dir, 'events.jsonl');
     try {
       await mkdir(this.dir, { recursive: true });
-      await appendFile(path, `${JSON.stringify(event)}\n`, 'utf8');
+      await appendNoFollow(this.dir, path, `${JSON.stringify(event)}\n`);
     } catch (e) {
+      if (e instanceof EpicflowError) throw e;
       throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
     }
   }
 
-  /** Appends text to a file (made with its folder when missing). */
+  /** Appends text to a file (made with its folder when missing), never through a link. */
   async appendText(name: string, text: string): Promise<void> {
     checkName(name);
     const path = join(this.dir, name);
     try {
       await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, text, 'utf8');
+      await appendNoFollow(this.dir, path, text);
     } catch (e) {
+      if (e instanceof EpicflowError) throw e;
       throw new EpicflowError('state', `cannot append to ${path}`, { cause: e });
     }
   }

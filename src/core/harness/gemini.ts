@@ -45,10 +45,25 @@ const SETTINGS = {
  * With a base URL set, headless auth turns to `gateway` and the CLI exits 41
  * ("Invalid auth method selected.") unless the settings select the API key.
  */
-function settingsFor(baseUrl: string | undefined): Record<string, unknown> {
-  return baseUrl === undefined
-    ? SETTINGS
-    : { ...SETTINGS, security: { auth: { selectedType: 'gemini-api-key' } } };
+function settingsFor(baseUrl: string | undefined, helper: boolean): Record<string, unknown> {
+  return {
+    ...SETTINGS,
+    security: {
+      ...(baseUrl === undefined ? {} : { auth: { selectedType: 'gemini-api-key' } }),
+      // With folder trust off, an untrusted workspace runs headless instead of exiting 55.
+      ...(helper ? { folderTrust: { enabled: false } } : {}),
+    },
+  };
+}
+
+/**
+ * A judge, verifier or planner reads a tree a coder wrote: it never trusts it, so the
+ * CLI loads none of the tree's `.gemini/settings.json` (tool discovery commands, hooks,
+ * MCP servers) nor its `.env`, and its tools ask (and are refused headless) for anything
+ * but reading. A coder's tree is its own work: trusted, so yolo holds.
+ */
+function trustFor(request: TurnRequest): Record<string, string> {
+  return { GEMINI_CLI_TRUST_WORKSPACE: request.role === 'coder' ? 'true' : 'false' };
 }
 
 export function buildGeminiInvocation(request: TurnRequest, opts: InvocationOptions): Invocation {
@@ -71,13 +86,14 @@ export function buildGeminiInvocation(request: TurnRequest, opts: InvocationOpti
         GEMINI_TELEMETRY_ENABLED: 'false',
         ...(opts.baseUrl === undefined ? {} : { GOOGLE_GEMINI_BASE_URL: opts.baseUrl }),
       },
-      // Without trust, yolo is downgraded and the CLI exits 55 in a new folder.
-      { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      // A coder's workspace is trusted (else yolo is downgraded and the CLI exits 55 in a
+      // new folder); a helper's never is.
+      trustFor(request),
     ),
     files: [
       {
         path: join(request.home, '.gemini', 'settings.json'),
-        content: `${JSON.stringify(settingsFor(opts.baseUrl), null, 2)}\n`,
+        content: `${JSON.stringify(settingsFor(opts.baseUrl, request.role !== 'coder'), null, 2)}\n`,
       },
     ],
   };

@@ -1,6 +1,7 @@
 /**
  * Paying once for a judge's verdict and a verifier's answer. Each answer is kept in the
- * story's record with the fingerprint (sha256) of everything the call read: its prompt
+ * story's record sealed with an HMAC-SHA256 (under the repository's answer key, which the
+ * agent cannot read) of the answer, the executor that gave it and everything the call read: its prompt
  * (the story's text, acceptance criteria and provides, its dependencies' provides, the
  * house rules, the rubric and the answer format), what it looked at beyond the prompt
  * (the whole diff, or the commit whose tree it inspects) and the executor that answered
@@ -12,8 +13,15 @@
  * under `judge.deferNonBlocking` its prompt asks for severities (and a follow-up round's
  * prompt names the deferred findings), so a verdict given without them is never reused
  * with them, nor the other way round.
+ *
+ * The seal is what makes a kept answer worth reusing: a record the agent rewrote (a
+ * verdict it wrote itself, an answer moved from another diff) has no valid seal without
+ * the key, and is a miss, so the call is asked again. Locally the key is a file of
+ * epicflow's state folder, mode 0600, made once per repository; in the Action the
+ * records live on the state branch, written only with the job's write credential, and
+ * the key is the public `ACTION_ANSWER_KEY`.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ExecutorConfig } from '../config/types.js';
 import type { HelperAnswer } from '../model.js';
 
@@ -54,15 +62,39 @@ export function helperFingerprint(input: HelperCallInput): string {
     .digest('hex');
 }
 
+/** The key of the Action's kept answers: its records are guarded by the write credential. */
+export const ACTION_ANSWER_KEY = new TextEncoder().encode('epicflow: answers on the state branch');
+
+/** The seal kept with an answer: HMAC-SHA256 under `key` of what was read, who answered and what. */
+function seal(key: Uint8Array, fingerprint: string, executor: string, answer: unknown): string {
+  return createHmac('sha256', key)
+    .update(JSON.stringify({ version: 2, fingerprint, executor, answer }))
+    .digest('hex');
+}
+
+/** An answer to keep in the record: sealed with the key, over the fingerprint of what it read. */
+export function keepAnswer<T>(
+  key: Uint8Array,
+  fingerprint: string,
+  executor: string,
+  answer: T,
+): HelperAnswer<T> {
+  return { fingerprint: seal(key, fingerprint, executor, answer), executor, answer };
+}
+
 /**
  * The kept answer a call reuses: only for the first call of its role in a run, and only
- * when what it would read now has the kept answer's fingerprint.
+ * when its seal is the one `key` gives what the call would read now with that answer
+ * (a forged or moved answer, or one kept under another key, is a miss).
  */
 export function reusableAnswer<T>(
+  key: Uint8Array,
   kept: HelperAnswer<T> | undefined,
   fingerprint: string | undefined,
   firstCall: boolean,
 ): HelperAnswer<T> | undefined {
   if (!firstCall || kept === undefined || fingerprint === undefined) return undefined;
-  return kept.fingerprint === fingerprint ? kept : undefined;
+  const want = Buffer.from(seal(key, fingerprint, kept.executor, kept.answer), 'hex');
+  const have = Buffer.from(kept.fingerprint, 'hex');
+  return have.length === want.length && timingSafeEqual(have, want) ? kept : undefined;
 }

@@ -2,7 +2,6 @@
  * The perimeter: which of a story's changed paths it may merge. Pure: the git
  * adapter lists the changes (with modes and symlink targets), this decides.
  */
-import { posix } from 'node:path';
 import { isProtectedPath, isWithin, normalisePath } from '../paths.js';
 
 /** One changed path as the git adapter reports it (structurally the same type). */
@@ -40,22 +39,87 @@ interface PerimeterInput {
   /** The epicflow config file(s), relative to the repository root. */
   readonly configPaths: readonly string[];
   readonly allowWorkflowChanges: boolean;
+  /**
+   * Every symbolic link of the commit's tree (path → target, as stored in git's objects):
+   * a changed link is followed through them. Without it, only the changed links are.
+   */
+  readonly links?: ReadonlyMap<string, string>;
 }
 
-/** True when a symlink at `linkPath` with `target` resolves outside the repository. */
-export function symlinkEscapes(linkPath: string, target: string): boolean {
-  if (target.startsWith('/') || /^[A-Za-z]:[\\/]/.test(target) || target.startsWith('\\')) {
-    return true;
+/** Links followed before a chain counts as a loop (Linux's own limit), and is refused. */
+const MAX_LINKS = 40;
+
+function isAbsoluteTarget(target: string): boolean {
+  return target.startsWith('/') || /^[A-Za-z]:[\\/]/.test(target) || target.startsWith('\\');
+}
+
+/**
+ * Where the link at `linkPath` leads, followed component by component through the links
+ * of the commit's tree (`links`), as the kernel would follow them in a checkout: a `..`
+ * after a link climbs from where that link leads, not from where it stands. It escapes
+ * when any step is absolute, climbs above the top, enters `.git` (any case) or follows
+ * more than 40 links (a loop). `through`: every link the chain followed, itself first.
+ */
+export function followLink(
+  linkPath: string,
+  links: ReadonlyMap<string, string>,
+): { readonly escapes: boolean; readonly through: readonly string[] } {
+  const through = [linkPath];
+  const parts = (target: string): string[] => target.replace(/\\/g, '/').split('/');
+  const first = links.get(linkPath) ?? '/';
+  if (isAbsoluteTarget(first)) return { escapes: true, through };
+  const dir = linkPath.split('/').slice(0, -1);
+  let queue = parts(first);
+  while (queue.length > 0) {
+    const part = queue.shift() as string;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (dir.length === 0) return { escapes: true, through };
+      dir.pop();
+      continue;
+    }
+    if (part.toLowerCase() === '.git') return { escapes: true, through };
+    dir.push(part);
+    const here = dir.join('/');
+    const next = links.get(here);
+    if (next === undefined) continue;
+    through.push(here);
+    if (through.length > MAX_LINKS || isAbsoluteTarget(next)) return { escapes: true, through };
+    dir.pop();
+    queue = [...parts(next), ...queue];
   }
-  const resolved = posix.normalize(posix.join(posix.dirname(linkPath), target.replace(/\\/g, '/')));
-  return (
-    resolved === '..' ||
-    resolved.startsWith('../') ||
-    resolved.split('/').some((s) => s.toLowerCase() === '.git')
-  );
+  return { escapes: false, through };
 }
 
-function forbiddenReason(change: PerimeterChange, input: PerimeterInput): ForbiddenReason | null {
+/**
+ * The changed links that make some link of the commit's tree lead out of the repository:
+ * a changed link whose chain leaves, and for an unchanged link that now leaves, every
+ * changed link its chain goes through (an old `a -> b/..` leaves once `b` becomes `.`).
+ */
+function escapingLinks(input: PerimeterInput): Set<string> {
+  const changed = new Map<string, string>();
+  for (const c of input.changes) {
+    if (c.mode === 'symlink' && c.status !== 'deleted') changed.set(c.path, c.symlinkTarget ?? '/');
+  }
+  const escaping = new Set<string>();
+  if (changed.size === 0) return escaping;
+  const links = new Map(input.links ?? []);
+  for (const [path, target] of changed) links.set(path, target);
+  for (const path of links.keys()) {
+    const { escapes, through } = followLink(path, links);
+    if (!escapes) continue;
+    // A changed link that leaves is refused itself; an old one, through the changed links it follows.
+    if (changed.has(path)) escaping.add(path);
+    else for (const link of through) if (changed.has(link)) escaping.add(link);
+  }
+  return escaping;
+}
+
+function forbiddenReason(
+  change: PerimeterChange,
+  input: PerimeterInput,
+  escaping: ReadonlySet<string>,
+): ForbiddenReason | null {
   const { path } = change;
   // Git's paths are read as UTF-8: a byte that is not one reads as U+FFFD, so two paths
   // could read as one. Such a path is never merged, whoever owns what it reads as.
@@ -67,13 +131,7 @@ function forbiddenReason(change: PerimeterChange, input: PerimeterInput): Forbid
     return isWithin(path, '.github/workflows') ? 'workflow file' : 'file under .github';
   }
   if (change.mode === 'submodule') return 'submodule change';
-  if (
-    change.mode === 'symlink' &&
-    change.status !== 'deleted' &&
-    symlinkEscapes(path, change.symlinkTarget ?? '/')
-  ) {
-    return 'symlink pointing outside the repository';
-  }
+  if (escaping.has(path)) return 'symlink pointing outside the repository';
   return null;
 }
 
@@ -82,13 +140,14 @@ export function classifyChanges(input: PerimeterInput): PerimeterResult {
   const readOnly: string[] = [];
   const outside: string[] = [];
   const forbidden: { path: string; reason: ForbiddenReason }[] = [];
+  const escaping = escapingLinks(input);
   // A changed path is judged as git names it, character for character: never trimmed or
   // rewritten, so ` src/a`, `src/a ` or `src\a\x` (other files than `src/a/…`) are never
   // taken for one of the story's own. Git's paths are canonical already (no `./`, `//`
   // or trailing `/`); the plan's prefixes were normalised when the plan was read.
   for (const change of input.changes) {
     const { path } = change;
-    const reason = forbiddenReason(change, input);
+    const reason = forbiddenReason(change, input, escaping);
     if (reason !== null) forbidden.push({ path, reason });
     else if (input.reads.some((r) => isWithin(path, r))) readOnly.push(path);
     else if (input.owns.some((o) => isWithin(path, o))) owned.push(path);

@@ -11,11 +11,15 @@ import {
   type GateVerdict,
 } from '../../core/gates/index.js';
 import type { Story } from '../../core/model.js';
-import { classifyChanges, type PerimeterResult } from '../../core/perimeter/index.js';
+import {
+  classifyChanges,
+  type PerimeterChange,
+  type PerimeterResult,
+} from '../../core/perimeter/index.js';
 import type { CheckFacts } from '../../core/story/index.js';
 import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
-import type { WorktreePort } from '../ports.js';
+import type { GitPort, WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
 import { withGitConfigGuarded } from '../guarded-config.js';
 
@@ -70,6 +74,49 @@ export async function holdAt(
 /** A story's note when no gates are configured or found: the report shows it on each. */
 const NO_GATES_NOTE = 'no gates: judged by the perimeter alone';
 
+/**
+ * Every symbolic link of `commit`'s tree (path → target), read from git's objects, never
+ * through a checkout: what a changed link is followed through. None read when no change is
+ * a link (only a changed link can make a chain leave).
+ */
+export async function commitLinks(
+  git: GitPort,
+  commit: string,
+  changes: readonly PerimeterChange[],
+): Promise<Map<string, string>> {
+  if (!changes.some((c) => c.mode === 'symlink' && c.status !== 'deleted')) return new Map();
+  const links = (await git.treeFiles(commit)).filter((f) => f.mode === '120000');
+  const blobs = await git.readBlobs(links.map((f) => f.object));
+  const text = new TextDecoder();
+  // A target that cannot be read leads nowhere safe.
+  return new Map(
+    links.map((f) => {
+      const blob = blobs.get(f.object);
+      return [f.path, blob === undefined ? '/' : text.decode(blob)];
+    }),
+  );
+}
+
+/** The story's changes in `commit` against `base`, and the perimeter's judgement of them. */
+export async function perimeterOf(
+  ctx: EpicContext,
+  story: Story,
+  tree: WorktreePort,
+  base: string,
+  commit: string,
+): Promise<{ changes: PerimeterChange[]; perimeter: PerimeterResult }> {
+  const changes = await tree.changedPaths(base, commit);
+  const perimeter = classifyChanges({
+    changes,
+    owns: story.owns,
+    reads: story.reads,
+    configPaths: ctx.settings.configPaths,
+    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
+    links: await commitLinks(ctx.ports.git, commit, changes),
+  });
+  return { changes, perimeter };
+}
+
 /** The checks of one commit: the story is merged as this commit or not at all. */
 interface CheckResult extends Omit<CheckFacts, 'interrupted'> {
   readonly verdicts: GateVerdict[];
@@ -89,14 +136,7 @@ export async function checkStory(
 ): Promise<CheckResult> {
   // What is judged is a commit, not the tree: the tree is held at it after the gates.
   const commit = await tree.head();
-  const changes = await tree.changedPaths(base, commit);
-  const perimeter = classifyChanges({
-    changes,
-    owns: story.owns,
-    reads: story.reads,
-    configPaths: ctx.settings.configPaths,
-    allowWorkflowChanges: ctx.config.allowWorkflowChanges,
-  });
+  const { changes, perimeter } = await perimeterOf(ctx, story, tree, base, commit);
   if (changes.length === 0) {
     return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
   }

@@ -13,6 +13,7 @@ import {
   extractAnswer,
   helperFingerprint,
   judgeVerdictSchema,
+  keepAnswer,
   reusableAnswer,
   verifierAnswerSchema,
 } from '../../core/judge/index.js';
@@ -30,10 +31,12 @@ import {
   type VerifierFacts,
 } from '../../core/story/index.js';
 import { priceUsage } from '../../core/usage/index.js';
+import { strayPaths } from '../../core/perimeter/index.js';
 import type { EpicContext } from '../context.js';
+import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
-import { guardGitConfig, holdAt } from './checks.js';
+import { guardGitConfig, holdAt, perimeterOf } from './checks.js';
 import { performEffects } from './recorder.js';
 import type { TraceAttributes } from '../trace.js';
 import { backoff, signalRoster, turnAttributes, type TurnScope } from './turns.js';
@@ -220,11 +223,11 @@ function keptAnswer<T>(
   else turn.verified = true;
   const pick = ctx.roster.helper(role, preferred, coders);
   if (pick === null) return undefined;
-  const reused = reusableAnswer(kept, fingerprintOf(pick.executor), first);
+  const reused = reusableAnswer(ctx.settings.answerKey, kept, fingerprintOf(pick.executor), first);
   return reused === undefined ? undefined : { kept: reused, independent: pick.independent };
 }
 
-/** The answer kept in the record with the fingerprint of what the executor that gave it read. */
+/** The answer kept in the record, sealed over the fingerprint of what the executor that gave it read. */
 function keep<T>(
   ctx: EpicContext,
   answer: { readonly executor: string; readonly value: T },
@@ -232,7 +235,7 @@ function keep<T>(
 ): KeptAnswer<T> | undefined {
   const executor = ctx.config.executors.find((e) => e.id === answer.executor);
   if (executor === undefined) return undefined;
-  return { fingerprint: fingerprintOf(executor), executor: answer.executor, answer: answer.value };
+  return keepAnswer(ctx.settings.answerKey, fingerprintOf(executor), answer.executor, answer.value);
 }
 
 /**
@@ -325,6 +328,41 @@ export async function judgeStory(
 }
 
 /**
+ * Runs `work` on the tree a helper may read: the story's own when its changes keep to its
+ * perimeter; else a checkout of the story commit with every path outside the perimeter put
+ * back as on the base (the story's branch is left as it is: the checks judge it later).
+ * A verifier runs right after a coder turn, before any check: what the coder left outside
+ * its perimeter (a CLI's project settings, a plugin, an instructions file) never reaches it.
+ */
+async function withinPerimeter<T>(
+  scope: TurnScope,
+  base: string,
+  role: HelperRole,
+  work: (tree: WorktreePort) => Promise<T>,
+): Promise<T> {
+  const { ctx, story, tree } = scope;
+  const head = await tree.head();
+  const strays = strayPaths((await perimeterOf(ctx, story, tree, base, head)).perimeter);
+  if (strays.length === 0) return work(tree);
+  const { git } = ctx.ports;
+  // Story ids are `[a-z0-9-]`: no story's tree is named so.
+  const path = join(ctx.settings.worktreesDir, `${story.id}.${role}`);
+  const checkout = await git.detachedWorktree(path, head);
+  try {
+    await checkout.restorePaths(base, strays);
+    await checkout.commitAll(`${story.id}: what the ${role} reads, within the perimeter`);
+    ctx.emit(
+      'story',
+      `the ${role} reads the story without ${strays.join(', ')} (outside its perimeter)`,
+      story.id,
+    );
+    return await work(checkout);
+  } finally {
+    await git.removeWorktree(path);
+  }
+}
+
+/**
  * A verifier's answer on a BLOCKED_ON claim the plan cannot settle: kept and reused
  * like the judge's verdict (the same claim on the same commit).
  */
@@ -332,6 +370,7 @@ export async function verifyClaim(
   scope: TurnScope,
   story: { readonly coders: readonly string[]; readonly transientRetries: number },
   claim: BlockedClaim,
+  base: string,
 ): Promise<VerifierFacts> {
   const { ctx, tree, rec } = scope;
   const head = await tree.head();
@@ -363,11 +402,17 @@ export async function verifyClaim(
       reused: true,
     };
   }
-  const { answer: verdict, transientRetries } = await askHelper(
+  const { answer: verdict, transientRetries } = await withinPerimeter(
     scope,
-    story.coders,
-    story.transientRetries,
-    { role: 'verifier', head, schema: verifierAnswerSchema, prompt },
+    base,
+    'verifier',
+    async (reading) =>
+      askHelper({ ...scope, tree: reading }, story.coders, story.transientRetries, {
+        role: 'verifier',
+        head: await reading.head(),
+        schema: verifierAnswerSchema,
+        prompt,
+      }),
   );
   if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict, transientRetries };
   const verified = keep(ctx, verdict, fingerprintOf);

@@ -156,7 +156,7 @@ async function perform(
     case 'verify':
       return decideAfterVerifier(
         state,
-        await verifyClaim(scope, helperBudget(state), action.claim),
+        await verifyClaim(scope, helperBudget(state), action.claim, base),
       );
     case 'check':
       return decideAfterCheck(state, await checks());

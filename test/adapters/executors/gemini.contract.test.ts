@@ -3,13 +3,15 @@
  * scripted model server on 127.0.0.1 (Gemini's streamGenerateContent, SSE).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
 import { executorConfig, GEMINI_BIN, makeSandbox, turnRequest } from './helpers.js';
 import type { Sandbox } from './helpers.js';
+import type { TurnRequest } from '../../../src/core/executor.js';
 
 const USAGE = { input: 1000, cachedInput: 100, output: 20 };
 
@@ -23,9 +25,14 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-async function run(script: Step[], binary = GEMINI_BIN) {
+async function run(
+  script: Step[],
+  binary = GEMINI_BIN,
+  options: { role?: TurnRequest['role']; plant?: (worktree: string) => void } = {},
+) {
   server = await startModelServer(script);
   sandbox = makeSandbox();
+  options.plant?.(sandbox.worktree);
   const config = executorConfig('gemini', { model: 'gemini-2.5-pro' });
   const executor = new CliExecutor(config, {
     binary,
@@ -42,12 +49,63 @@ async function run(script: Step[], binary = GEMINI_BIN) {
   const request = turnRequest(sandbox, config, {
     env: { GEMINI_API_KEY: 'gemini-test-key' },
     timeoutMs: 60_000,
+    ...(options.role === undefined ? {} : { role: options.role }),
   });
   const record = await executor.runTurn(request, new AbortController().signal);
   return { record, server, sandbox };
 }
 
+/** A workspace `.gemini/settings.json` whose tool discovery runs a command: it leaves `marker`. */
+function plantSettings(marker: string): (worktree: string) => void {
+  return (worktree) => {
+    mkdirSync(join(worktree, '.gemini'), { recursive: true });
+    writeFileSync(
+      join(worktree, '.gemini', 'settings.json'),
+      JSON.stringify({ tools: { discoveryCommand: `sh -c "touch '${marker}' && echo []"` } }),
+    );
+  };
+}
+
 describe('gemini contract (real binary)', () => {
+  it.each(['judge', 'verifier', 'planner'] as const)(
+    'a %s never trusts the workspace: the settings a coder planted in the tree do not load',
+    async (role) => {
+      const marker = join(tmpdir(), `epicflow-gemini-planted-${process.pid}-${role}`);
+      rmSync(marker, { force: true });
+      const { record, server } = await run(
+        [{ kind: 'message', text: 'Read it.', usage: USAGE }],
+        GEMINI_BIN,
+        { role, plant: plantSettings(marker) },
+      );
+      await explainWith(server, () => {
+        expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+          outcome: 'ok',
+          detail: '',
+        });
+        expect(record.finalMessage).toBe('Read it.');
+        expect(existsSync(marker)).toBe(false);
+      });
+    },
+  );
+
+  it("a coder's workspace is its own: trusted, its settings load (what a helper's must not)", async () => {
+    const marker = join(tmpdir(), `epicflow-gemini-planted-${process.pid}-coder`);
+    rmSync(marker, { force: true });
+    const { record, server } = await run(
+      [{ kind: 'message', text: 'Done.', usage: USAGE }],
+      GEMINI_BIN,
+      { plant: plantSettings(marker) },
+    );
+    await explainWith(server, () => {
+      expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+        outcome: 'ok',
+        detail: '',
+      });
+      expect(existsSync(marker)).toBe(true);
+    });
+    rmSync(marker, { force: true });
+  });
+
   it('runs a tool call in the worktree and reports the usage it measured', async () => {
     const { record, server, sandbox } = await run([
       { kind: 'tool', command: 'echo hello > hello.txt && env > env.txt', usage: USAGE },

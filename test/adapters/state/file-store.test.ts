@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileStateStore } from '../../../src/adapters/state/file-store.js';
@@ -108,6 +108,30 @@ describe('FileStateStore', () => {
     expect(await allFiles(dir)).toEqual(['board.md', 'events.jsonl', 'roster.json']);
     await expect(store.writeText('../escape.md', 'x')).rejects.toThrow('invalid state file name');
     await expect(store.readStory('../x')).rejects.toThrow('invalid story id');
+  });
+
+  it('refuses to append through a link planted at events.jsonl or a log, writing nothing through it', async () => {
+    const store = new FileStateStore(dir);
+    await mkdir(join(dir, 'logs'), { recursive: true });
+    const target = join(root, 'victim.txt');
+    await writeFile(target, 'untouched\n');
+    await symlink(target, join(dir, 'events.jsonl'));
+    await symlink(target, join(dir, 'logs', 'live.log'));
+    const event = store.appendEvent({ kind: 'x' });
+    await expect(event).rejects.toThrow(
+      `refusing to append to ${join(dir, 'events.jsonl')}: ${join(dir, 'events.jsonl')} is a symbolic link`,
+    );
+    await expect(event).rejects.toMatchObject({ tag: 'state' });
+    await expect(store.appendText('logs/live.log', 'x\n')).rejects.toThrow('is a symbolic link');
+    // A link at a folder on the way is refused as well.
+    const elsewhere = join(root, 'elsewhere');
+    await mkdir(elsewhere);
+    await symlink(elsewhere, join(dir, 'runs'));
+    await expect(store.appendText('runs/live.log', 'x\n')).rejects.toThrow(
+      `${join(dir, 'runs')} is a symbolic link, not epicflow's own folder`,
+    );
+    expect(await readFile(target, 'utf8')).toBe('untouched\n');
+    expect(await readdir(elsewhere)).toEqual([]);
   });
 
   it('holds an exclusive lock until released', async () => {

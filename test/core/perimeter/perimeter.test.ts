@@ -4,7 +4,7 @@ import {
   describeStrays,
   isClean,
   strayPaths,
-  symlinkEscapes,
+  followLink,
 } from '../../../src/core/perimeter/index.js';
 import type { PerimeterChange } from '../../../src/core/perimeter/index.js';
 
@@ -126,7 +126,7 @@ describe('classifyChanges', () => {
   });
 });
 
-describe('symlinkEscapes', () => {
+describe('followLink', () => {
   it.each([
     ['a/link', '/etc/passwd', true],
     ['a/link', '../../x', true],
@@ -135,7 +135,77 @@ describe('symlinkEscapes', () => {
     ['a/link', '../.git/config', true],
     ['a/link', 'C:\\Windows', true],
   ])('%s -> %s escapes: %s', (link, target, escapes) => {
-    expect(symlinkEscapes(link, target)).toBe(escapes);
+    expect(followLink(link, new Map([[link, target]])).escapes).toBe(escapes);
+  });
+
+  it('climbs from where a link leads, not from where it stands', () => {
+    // x/up -> .. is the top; top/.. is outside, though `x/up/..` reads as `x`.
+    const links = new Map([
+      ['x/up', '..'],
+      ['chain', 'x/up/..'],
+    ]);
+    expect(followLink('x/up', links).escapes).toBe(false);
+    expect(followLink('chain', links)).toEqual({ escapes: true, through: ['chain', 'x/up'] });
+  });
+
+  it('follows a chain that stays inside to its end, and refuses a loop', () => {
+    const inside = new Map([
+      ['a', 'b/file'],
+      ['b', 'deep/er'],
+    ]);
+    expect(followLink('a', inside)).toEqual({ escapes: false, through: ['a', 'b'] });
+    const loop = new Map([
+      ['p', 'q'],
+      ['q', 'p'],
+    ]);
+    expect(followLink('p', loop).escapes).toBe(true);
+  });
+});
+
+describe('symbolic links in classifyChanges', () => {
+  const link = (path: string, target: string): PerimeterChange => ({
+    path,
+    status: 'added',
+    mode: 'symlink',
+    symlinkTarget: target,
+  });
+
+  it('refuses a changed link whose chain leaves, through links of the commit it did not change', () => {
+    const r = classifyChanges({
+      ...base,
+      owns: ['src'],
+      changes: [link('src/leak', 'hop/..')],
+      links: new Map([
+        ['src/hop', '..'],
+        ['src/leak', 'hop/..'],
+      ]),
+    });
+    expect(r.forbidden).toEqual([
+      { path: 'src/leak', reason: 'symlink pointing outside the repository' },
+    ]);
+  });
+
+  it('refuses the changed link an unchanged one now leaves through', () => {
+    // The old link `src/old -> b/..` was inside while `src/b` was a folder.
+    const r = classifyChanges({
+      ...base,
+      owns: ['src'],
+      changes: [link('src/b', '..')],
+      links: new Map([['src/old', 'b/..']]),
+    });
+    expect(r.forbidden).toEqual([
+      { path: 'src/b', reason: 'symlink pointing outside the repository' },
+    ]);
+  });
+
+  it('merges a chain of links that ends inside', () => {
+    const r = classifyChanges({
+      ...base,
+      owns: ['src'],
+      changes: [link('src/a', 'b/x'), link('src/b', '../src')],
+    });
+    expect(r.owned).toEqual(['src/a', 'src/b']);
+    expect(isClean(r)).toBe(true);
   });
 });
 

@@ -9,6 +9,8 @@ const [file, repo] = process.argv.slice(2) as [string, string];
 const [point, story] = (process.env.EPICFLOW_TEST_CRASH_AT ?? '').split(':');
 
 const code = await runCommand(
+  // As the in-process runs of the tests: outside the kernel sandbox, which hides the
+  // scripted coder's prompt log beside the repository.
   { file, repo, agentUser: false, sandbox: false },
   {
     stdout: (s) => process.stdout.write(s),

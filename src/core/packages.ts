@@ -71,7 +71,10 @@ export function checkScope(
     key: JSON.stringify(
       paths.length === 0
         ? { gates: config.gates, setup: config.setup ?? null }
-        : { setup: setup.map((s) => [s.dir, s.command]), gates: gates.map((g) => [g.dir, g.command]) },
+        : {
+            setup: setup.map((s) => [s.dir, s.command]),
+            gates: gates.map((g) => [g.dir, g.command]),
+          },
     ),
   };
 }

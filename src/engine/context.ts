@@ -5,9 +5,11 @@
  */
 import type { TraceSpan } from './trace.js';
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
-import type { Halt, Plan } from '../core/model.js';
+import type { Halt, Plan, Story } from '../core/model.js';
+import { epicScope, storyScope, type CheckScope, type ScopedCommand } from '../core/packages.js';
 import {
   leaseCoder,
   nextExecutor,
@@ -237,6 +239,22 @@ export class EpicContext {
     return this.settings.config;
   }
 
+  private epicChecks: CheckScope | undefined;
+
+  /**
+   * What the merged tree is checked with: the root's setup and gates and those of every
+   * package the epic's stories touch. The default scope of every check below.
+   */
+  get scope(): CheckScope {
+    this.epicChecks ??= epicScope(this.config, this.settings.plan.stories);
+    return this.epicChecks;
+  }
+
+  /** What a story's commits are checked with: the root's and its touched packages' checks. */
+  storyScope(story: Pick<Story, 'owns'>): CheckScope {
+    return storyScope(this.config, story.owns);
+  }
+
   emit(
     kind: EngineEventKind,
     message: string,
@@ -282,11 +300,28 @@ export class EpicContext {
    * Runs the gates in a tree, one command after another (each with its own timeout);
    * `log` gets each command, its whole output and how it ended.
    */
-  async runGates(cwd: string, log?: OutputLog, story?: string): Promise<GateRun[]> {
+  async runGates(
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+    scope: CheckScope = this.scope,
+  ): Promise<GateRun[]> {
     const runs: GateRun[] = [];
-    for (const command of this.config.gates)
-      runs.push(await this.runGate(command, cwd, log, story));
+    for (const gate of scope.gates) runs.push(await this.runScoped(gate, cwd, log, story));
     return runs;
+  }
+
+  /** A gate of a scope in the tree at `cwd`, run in its package's folder and named with it. */
+  async runScoped(
+    gate: ScopedCommand,
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+  ): Promise<GateRun> {
+    if (gate.dir === '.') return this.runGate(gate.command, cwd, log, story);
+    log?.line(`(in ${gate.dir})`);
+    const run = await this.runGate(gate.command, join(cwd, gate.dir), log, story);
+    return { ...run, command: gate.label };
   }
 
   /** One gate command in a tree, its output to `log`. */
@@ -309,21 +344,26 @@ export class EpicContext {
    * only with lines new against both. Must be called while holding the merge lock; the
    * epic tree is left at `sha`.
    */
-  async rerunBaseline(sha: string, index: number, log?: OutputLog): Promise<GateRun[]> {
-    const baseline = [...(await this.baseline(sha))];
+  async rerunBaseline(
+    sha: string,
+    index: number,
+    log?: OutputLog,
+    scope: CheckScope = this.scope,
+  ): Promise<GateRun[]> {
+    const baseline = [...(await this.baseline(sha, scope))];
     const first = baseline[index];
-    const command = this.config.gates[index];
-    if (first === undefined || command === undefined || first.combined === true) return baseline;
+    const gate = scope.gates[index];
+    if (first === undefined || gate === undefined || first.combined === true) return baseline;
     this.emit(
       'epic',
-      `running \`${command}\` on ${sha.slice(0, 12)} again: it failed there before`,
+      `running \`${gate.label}\` on ${sha.slice(0, 12)} again: it failed there before`,
     );
     if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path, log);
-    const again = await this.runGate(command, this.epicTree.path, log);
+    await this.runSetup(this.epicTree.path, log, undefined, scope);
+    const again = await this.runScoped(gate, this.epicTree.path, log);
     await this.epicTree.resetHard(sha);
     baseline[index] = combinedBaseline(first, again);
-    await this.rememberBaseline(sha, baseline);
+    await this.rememberBaseline(sha, baseline, scope);
     return baseline;
   }
 
@@ -331,68 +371,92 @@ export class EpicContext {
    * The gates on an epic head, computed once per head and kept in the state
    * folder. Must be called while holding the merge lock, with the epic tree at `sha`.
    */
-  baseline(sha: string): Promise<GateRun[]> {
-    let cached = this.baselines.get(sha);
+  baseline(sha: string, scope: CheckScope = this.scope): Promise<GateRun[]> {
+    const id = `${sha} ${scope.key}`;
+    let cached = this.baselines.get(id);
     if (cached === undefined) {
-      cached = this.computeBaseline(sha);
-      this.baselines.set(sha, cached);
+      cached = this.computeBaseline(sha, scope);
+      this.baselines.set(id, cached);
       // A failed computation must not be cached.
-      cached.catch(() => this.baselines.delete(sha));
+      cached.catch(() => this.baselines.delete(id));
     }
     return cached;
   }
 
   /** Records the gate result of a merged tree as the baseline of its head. */
-  async rememberBaseline(sha: string, runs: GateRun[]): Promise<void> {
-    this.baselines.set(sha, Promise.resolve(runs));
-    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+  async rememberBaseline(
+    sha: string,
+    runs: GateRun[],
+    scope: CheckScope = this.scope,
+  ): Promise<void> {
+    this.baselines.set(`${sha} ${scope.key}`, Promise.resolve(runs));
+    await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
   }
 
-  /** Stored per head and per gate commands: a changed config never reuses an old result. */
-  private baselineFile(sha: string): string {
-    const key = createHash('sha256')
-      .update(JSON.stringify({ gates: this.config.gates, setup: this.config.setup ?? null }))
-      .digest('hex')
-      .slice(0, 12);
+  /** Stored per head and per scope's commands: a changed config never reuses an old result. */
+  private baselineFile(sha: string, scope: CheckScope): string {
+    const key = createHash('sha256').update(scope.key).digest('hex').slice(0, 12);
     return `baselines/${sha}-${key}.json`;
   }
 
-  private async computeBaseline(sha: string): Promise<GateRun[]> {
+  /**
+   * A story's gates are the merged tree's for fewer packages: the merged tree's baseline
+   * on `sha`, when this process has it, holds each of them.
+   */
+  private async fromMergedTree(sha: string, scope: CheckScope): Promise<GateRun[] | null> {
+    const whole = this.scope;
+    const known = whole.key === scope.key ? undefined : this.baselines.get(`${sha} ${whole.key}`);
+    if (known === undefined) return null;
+    const runs = await known.catch(() => null);
+    if (runs?.length !== whole.gates.length) return null;
+    const picked = scope.gates.map(
+      (g) => runs[whole.gates.findIndex((w) => w.dir === g.dir && w.command === g.command)],
+    );
+    return picked.every((r) => r !== undefined) ? (picked as GateRun[]) : null;
+  }
+
+  private async computeBaseline(sha: string, scope: CheckScope): Promise<GateRun[]> {
     // A baseline decides which failing lines a story is not charged with: one the agent
     // could have written is never used.
     const stored =
       this.settings.stateGuarded === true
-        ? await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha))
+        ? await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha, scope))
         : null;
-    if (Array.isArray(stored) && stored.length === this.config.gates.length) return stored;
-    if (this.config.gates.length === 0) return [];
+    if (Array.isArray(stored) && stored.length === scope.gates.length) return stored;
+    if (scope.gates.length === 0) return [];
+    const picked = await this.fromMergedTree(sha, scope);
+    if (picked !== null) return picked;
     this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);
     if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path);
-    const runs = await this.runGates(this.epicTree.path);
-    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+    await this.runSetup(this.epicTree.path, undefined, undefined, scope);
+    const runs = await this.runGates(this.epicTree.path, undefined, undefined, scope);
+    await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
     return runs;
   }
 
-  /** The `setup` command, or null when there is none (absent or blank). */
-  get setupCommand(): string | null {
-    const setup = this.config.setup;
-    return setup === undefined || setup.trim() === '' ? null : setup;
-  }
-
-  /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
-  async runSetup(cwd: string, log?: OutputLog, story?: string): Promise<{ output: string } | null> {
-    const setup = this.setupCommand;
-    if (setup === null) return null;
-    log?.line(`$ ${setup}`);
-    const r = await this.ports.gates.run(setup, {
-      cwd,
-      timeoutMs: this.config.timeouts.gateMs,
-      signal: this.interrupt.signal,
-      ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
-      ...(story === undefined ? {} : { story }),
-    });
-    log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
-    return r.ok ? null : { output: r.output };
+  /**
+   * Runs the scope's setups in a tree (the root's, then each package's in its folder);
+   * returns the first failing one, or null when they passed or there are none.
+   */
+  async runSetup(
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+    scope: CheckScope = this.scope,
+  ): Promise<{ output: string; command: string } | null> {
+    for (const setup of scope.setup) {
+      if (setup.dir !== '.') log?.line(`(in ${setup.dir})`);
+      log?.line(`$ ${setup.command}`);
+      const r = await this.ports.gates.run(setup.command, {
+        cwd: setup.dir === '.' ? cwd : join(cwd, setup.dir),
+        timeoutMs: this.config.timeouts.gateMs,
+        signal: this.interrupt.signal,
+        ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+        ...(story === undefined ? {} : { story }),
+      });
+      log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
+      if (!r.ok) return { output: r.output, command: setup.label };
+    }
+    return null;
   }
 }

@@ -36,9 +36,7 @@ async function listRepoFiles(dir: string): Promise<string[]> {
   if (out.exitCode !== 0) return [];
   return [
     ...new Set(
-      out.stdout
-        .split('\0')
-        .filter((p) => p !== '' && !p.split('/').includes('node_modules')),
+      out.stdout.split('\0').filter((p) => p !== '' && !p.split('/').includes('node_modules')),
     ),
   ].sort();
 }

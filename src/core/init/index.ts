@@ -18,7 +18,12 @@ export {
   type RepoFacts,
 } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
-export { detectPackages, packageFolders, WORKSPACE_FILES, type DetectedPackage } from './packages.js';
+export {
+  detectPackages,
+  packageFolders,
+  WORKSPACE_FILES,
+  type DetectedPackage,
+} from './packages.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -216,7 +221,7 @@ function packageLines(packages: readonly DetectedPackage[]): string[] {
   if (packages.length === 0) return [];
   const from = (f: string): string => `  # ${f}`;
   const lines = [
-    '# Packages found inside the repository: a story runs the root\'s checks and, in its folder,',
+    "# Packages found inside the repository: a story runs the root's checks and, in its folder,",
     '# those of each package its owns touch; the merged tree runs those of every package the',
     "# epic's stories touch. `packages: []`: none.",
     'packages:',
@@ -227,7 +232,11 @@ function packageLines(packages: readonly DetectedPackage[]): string[] {
       lines.push(`    setup: ${scalar(p.setup)}${from(p.setupFrom.map((s) => s.from).join(', '))}`);
     }
     if (p.gates.length === 0) lines.push('    gates: []');
-    else lines.push('    gates:', ...p.gates.map((g) => `      - ${scalar(g.command)}${from(g.from)}`));
+    else
+      lines.push(
+        '    gates:',
+        ...p.gates.map((g) => `      - ${scalar(g.command)}${from(g.from)}`),
+      );
   }
   return lines;
 }

@@ -77,7 +77,10 @@ function globTest(glob: string): (dir: string) => boolean {
     .map((part) =>
       part === '**'
         ? '[^/]+(?:/[^/]+)*'
-        : part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'),
+        : part
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '[^/]*')
+            .replace(/\?/g, '[^/]'),
     )
     .join('/');
   const re = new RegExp(`^${source}$`);
@@ -120,9 +123,7 @@ function workspaceGlobs(texts: ReadonlyMap<string, string>, warnings: string[]):
         : undefined;
     if (Array.isArray(list)) globs.push(...list.filter((g): g is string => typeof g === 'string'));
     else
-      warnings.push(
-        'pnpm-workspace.yaml has no list of packages: its members were not looked for',
-      );
+      warnings.push('pnpm-workspace.yaml has no list of packages: its members were not looked for');
   }
   return globs;
 }
@@ -165,7 +166,10 @@ export function packageFolders(
     const workspace = member && basename(path) === 'package.json';
     const known = folders.get(dir);
     if (known === undefined || (workspace && !known.workspace)) {
-      folders.set(dir, { workspace, from: workspace ? workspaceFile : `its own ${basename(path)}` });
+      folders.set(dir, {
+        workspace,
+        from: workspace ? workspaceFile : `its own ${basename(path)}`,
+      });
     }
   }
   return { folders: new Map([...folders].sort(([a], [b]) => a.localeCompare(b))), warnings };

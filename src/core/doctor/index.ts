@@ -160,7 +160,11 @@ function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {
 }
 
 function gateFindings(facts: DoctorFacts, findings: Finding[]): void {
-  if (facts.config.gates.length > 0) return;
+  if (
+    facts.config.gates.length > 0 ||
+    (facts.config.packages ?? []).some((p) => p.gates.length > 0)
+  )
+    return;
   findings.push({
     level: 'warning',
     message: `no gates in ${facts.configFile} and none found in the repository: stories will be judged by the perimeter alone (each merges when it stays within its owns); add the commands that must pass to gates:`,

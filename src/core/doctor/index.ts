@@ -137,7 +137,8 @@ function lockfileFindings(facts: DoctorFacts, findings: Finding[]): void {
 
 /** `setup "…"` or `gate "…"`: the command as the config names it. */
 function commandName(config: EpicflowConfig, command: string): string {
-  return config.gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
+  const gates = [...config.gates, ...(config.packages ?? []).flatMap((p) => p.gates)];
+  return gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
 }
 
 function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {

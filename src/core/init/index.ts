@@ -18,12 +18,7 @@ export {
   type RepoFacts,
 } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
-export {
-  detectPackages,
-  packageFolders,
-  WORKSPACE_FILES,
-  type DetectedPackage,
-} from './packages.js';
+export { detectPackages, packageFolders, WORKSPACE_FILES } from './packages.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';

@@ -206,7 +206,8 @@ export function detectPackages(
     const checks = detectChecks({ paths: own, texts: ownTexts }, workspace ? manager : undefined);
     const inside = (s: Sourced): Sourced => ({ ...s, from: `${dir}/${s.from}` });
     warnings.push(...checks.warnings.map((w) => `${dir}: ${w}`));
-    if (checks.setup === undefined && checks.gates.length === 0) continue;
+    // Nothing to check: its setup alone would install for nothing.
+    if (checks.gates.length === 0) continue;
     checks.toolchains.forEach((t) => toolchains.add(t));
     packages.push({
       path: dir,

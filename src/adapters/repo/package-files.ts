@@ -27,6 +27,8 @@ async function listRepoFiles(dir: string): Promise<string[]> {
       '--cached',
       '--others',
       '--exclude-standard',
+      // An untracked node_modules is never walked, ignored or not.
+      '--exclude=node_modules/',
       '--full-name',
     ]);
   } catch (e) {

@@ -60,6 +60,11 @@ async function toolchainFacts(
   const needed = neededPrograms([
     ...(config.setup === undefined ? [] : [config.setup]),
     ...config.gates,
+    // Each package's checks run in its folder: they call programs too.
+    ...(config.packages ?? []).flatMap((p) => [
+      ...(p.setup === undefined ? [] : [p.setup]),
+      ...p.gates,
+    ]),
   ]);
   const missingPrograms: NeededProgram[] = [];
   for (const p of needed) if (!(await onPath(p.program, env, root))) missingPrograms.push(p);

@@ -5,36 +5,13 @@
  */
 import type { TraceSpan } from './trace.js';
 import { createHash } from 'node:crypto';
-import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
+import { join } from 'node:path';
+import type { EpicflowConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
-import type { Halt, Plan } from '../core/model.js';
-import {
-  leaseCoder,
-  nextExecutor,
-  nextCapacityChange,
-  persistableRosterState,
-  pickHelper,
-  recordMissingBinary,
-  recordSignal,
-  releaseLease,
-  restoreRosterState,
-  rosterExhausted,
-  freeCoderSlots,
-  syncPauses,
-  type Exclusion,
-  type HelperPick,
-  type RosterState,
-} from '../core/roster/index.js';
-import type { OutcomeClass } from '../core/executor.js';
-import {
-  dueHealthChecks,
-  healthy,
-  nextHealthCheck,
-  type HealthCheck,
-} from '../core/roster/health.js';
+import type { Halt, Plan, Story } from '../core/model.js';
+import { epicScope, storyScope, type CheckScope, type ScopedCommand } from '../core/packages.js';
 import { Mutex } from './mutex.js';
 import type {
-  Clock,
   CrashPoint,
   RunClock,
   EngineEventKind,
@@ -45,9 +22,7 @@ import type {
   StateStore,
   WorktreePort,
 } from './ports.js';
-
-/** An HTTP GET of a health URL: true when it answered 2xx (in time). */
-export type HealthProbe = (url: string) => Promise<boolean>;
+import type { HealthProbe, RosterHolder } from './roster-holder.js';
 
 /** Where the whole output of a command goes, line by line (a story's log). */
 export interface OutputLog {
@@ -117,138 +92,6 @@ export interface EpicSettings {
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
 }
 
-/** The roster of this run, persisted as `roster.json` after every change. */
-export class RosterHolder {
-  private current: RosterState;
-
-  constructor(
-    private readonly executors: readonly ExecutorConfig[],
-    initial: RosterState,
-    private readonly state: StateStore,
-    private readonly clock: Clock,
-  ) {
-    this.current = initial;
-  }
-
-  get snapshot(): RosterState {
-    return this.current;
-  }
-
-  /** Pauses and resumes written by `epicflow roster` meanwhile take effect at once. */
-  private async withDiskPauses(next: RosterState): Promise<RosterState> {
-    const disk = await this.state.readJson<unknown>('roster.json');
-    return syncPauses(next, disk === null ? null : restoreRosterState(disk));
-  }
-
-  private async persist(proposed: RosterState): Promise<void> {
-    const next = await this.withDiskPauses(proposed);
-    const changed =
-      JSON.stringify(persistableRosterState(next)) !==
-      JSON.stringify(persistableRosterState(this.current));
-    this.current = next;
-    if (changed) await this.state.writeJson('roster.json', persistableRosterState(next));
-  }
-
-  freeSlots(): number {
-    return freeCoderSlots(this.executors, this.current, this.clock.now());
-  }
-
-  exhausted(): ReturnType<typeof rosterExhausted> {
-    return rosterExhausted(this.executors, this.current, this.clock.now());
-  }
-
-  async lease(story: string, preferred: string | undefined): Promise<ExecutorConfig | null> {
-    this.current = await this.withDiskPauses(this.current);
-    const r = leaseCoder(this.executors, this.current, { story, preferred, now: this.clock.now() });
-    await this.persist(r.state);
-    return r.executor;
-  }
-
-  async release(story: string): Promise<void> {
-    await this.persist(releaseLease(this.current, story));
-  }
-
-  async handover(story: string, excluding: readonly string[]): Promise<ExecutorConfig | null> {
-    const r = nextExecutor(this.executors, this.current, {
-      story,
-      excluding,
-      now: this.clock.now(),
-    });
-    await this.persist(r.state);
-    return r.executor;
-  }
-
-  /** A judge or verifier for one call, avoiding the story's coders when another can serve. */
-  helper(
-    role: 'judge' | 'verifier' | 'reviewer',
-    preferred: string | undefined,
-    avoid: readonly string[],
-  ): HelperPick | null {
-    return pickHelper(this.executors, this.current, {
-      role,
-      preferred,
-      avoid,
-      now: this.clock.now(),
-    });
-  }
-
-  /** The executor's CLI is not installed: out for the run. */
-  async missingBinary(executor: string, detail: string): Promise<Exclusion> {
-    const r = recordMissingBinary(this.current, { executor, detail, now: this.clock.now() });
-    await this.persist(r.state);
-    return r.exclusion;
-  }
-
-  /** When an exclusion expires next or a health URL is due (capacity may return), if ever. */
-  nextChange(): Date | null {
-    const now = this.clock.now();
-    const times = [
-      nextCapacityChange(this.current, now),
-      nextHealthCheck(this.executors, this.current, now, this.asked),
-    ].filter((t): t is Date => t !== null);
-    return times.sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
-  }
-
-  /** When each executor's health URL was last asked (ms). */
-  private readonly asked = new Map<string, number>();
-
-  /**
-   * Asks the health URL of each executor out for an outage (at most every 15 s each);
-   * those that answered 2xx are back. Returns them with their URL.
-   */
-  async checkHealth(probe: HealthProbe | undefined): Promise<HealthCheck[]> {
-    if (probe === undefined) return [];
-    const due = dueHealthChecks(this.executors, this.current, this.clock.now(), this.asked);
-    const back: HealthCheck[] = [];
-    for (const check of due) {
-      this.asked.set(check.id, this.clock.now().getTime());
-      if (await probe(check.url)) back.push(check);
-    }
-    if (back.length === 0) return [];
-    let next = this.current;
-    for (const { id } of back) next = healthy(next, id, this.clock.now());
-    await this.persist(next);
-    return back;
-  }
-
-  async signal(
-    executor: string,
-    outcome: OutcomeClass,
-    resetAt: string | undefined,
-    detail: string,
-  ): Promise<Exclusion | null> {
-    const r = recordSignal(this.current, {
-      executor,
-      outcome,
-      resetAt,
-      detail,
-      now: this.clock.now(),
-    });
-    await this.persist(r.state);
-    return r.exclusion;
-  }
-}
-
 export class EpicContext {
   readonly merge = new Mutex();
   /** Where epicflow left the epic branch: any other value means someone moved it. */
@@ -275,6 +118,22 @@ export class EpicContext {
 
   get config(): EpicflowConfig {
     return this.settings.config;
+  }
+
+  private epicChecks: CheckScope | undefined;
+
+  /**
+   * What the merged tree is checked with: the root's setup and gates and those of every
+   * package the epic's stories touch. The default scope of every check below.
+   */
+  get scope(): CheckScope {
+    this.epicChecks ??= epicScope(this.config, this.settings.plan.stories);
+    return this.epicChecks;
+  }
+
+  /** What a story's commits are checked with: the root's and its touched packages' checks. */
+  storyScope(story: Pick<Story, 'owns'>): CheckScope {
+    return storyScope(this.config, story.owns);
   }
 
   emit(
@@ -322,11 +181,28 @@ export class EpicContext {
    * Runs the gates in a tree, one command after another (each with its own timeout);
    * `log` gets each command, its whole output and how it ended.
    */
-  async runGates(cwd: string, log?: OutputLog, story?: string): Promise<GateRun[]> {
+  async runGates(
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+    scope: CheckScope = this.scope,
+  ): Promise<GateRun[]> {
     const runs: GateRun[] = [];
-    for (const command of this.config.gates)
-      runs.push(await this.runGate(command, cwd, log, story));
+    for (const gate of scope.gates) runs.push(await this.runScoped(gate, cwd, log, story));
     return runs;
+  }
+
+  /** A gate of a scope in the tree at `cwd`, run in its package's folder and named with it. */
+  async runScoped(
+    gate: ScopedCommand,
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+  ): Promise<GateRun> {
+    if (gate.dir === '.') return this.runGate(gate.command, cwd, log, story);
+    log?.line(`(in ${gate.dir})`);
+    const run = await this.runGate(gate.command, join(cwd, gate.dir), log, story);
+    return { ...run, command: gate.label };
   }
 
   /** One gate command in a tree, its output to `log`. */
@@ -349,21 +225,26 @@ export class EpicContext {
    * only with lines new against both. Must be called while holding the merge lock; the
    * epic tree is left at `sha`.
    */
-  async rerunBaseline(sha: string, index: number, log?: OutputLog): Promise<GateRun[]> {
-    const baseline = [...(await this.baseline(sha))];
+  async rerunBaseline(
+    sha: string,
+    index: number,
+    log?: OutputLog,
+    scope: CheckScope = this.scope,
+  ): Promise<GateRun[]> {
+    const baseline = [...(await this.baseline(sha, scope))];
     const first = baseline[index];
-    const command = this.config.gates[index];
-    if (first === undefined || command === undefined || first.combined === true) return baseline;
+    const gate = scope.gates[index];
+    if (first === undefined || gate === undefined || first.combined === true) return baseline;
     this.emit(
       'epic',
-      `running \`${command}\` on ${sha.slice(0, 12)} again: it failed there before`,
+      `running \`${gate.label}\` on ${sha.slice(0, 12)} again: it failed there before`,
     );
     if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path, log);
-    const again = await this.runGate(command, this.epicTree.path, log);
+    await this.runSetup(this.epicTree.path, log, undefined, scope);
+    const again = await this.runScoped(gate, this.epicTree.path, log);
     await this.epicTree.resetHard(sha);
     baseline[index] = combinedBaseline(first, again);
-    await this.rememberBaseline(sha, baseline);
+    await this.rememberBaseline(sha, baseline, scope);
     return baseline;
   }
 
@@ -371,68 +252,92 @@ export class EpicContext {
    * The gates on an epic head, computed once per head and kept in the state
    * folder. Must be called while holding the merge lock, with the epic tree at `sha`.
    */
-  baseline(sha: string): Promise<GateRun[]> {
-    let cached = this.baselines.get(sha);
+  baseline(sha: string, scope: CheckScope = this.scope): Promise<GateRun[]> {
+    const id = `${sha} ${scope.key}`;
+    let cached = this.baselines.get(id);
     if (cached === undefined) {
-      cached = this.computeBaseline(sha);
-      this.baselines.set(sha, cached);
+      cached = this.computeBaseline(sha, scope);
+      this.baselines.set(id, cached);
       // A failed computation must not be cached.
-      cached.catch(() => this.baselines.delete(sha));
+      cached.catch(() => this.baselines.delete(id));
     }
     return cached;
   }
 
   /** Records the gate result of a merged tree as the baseline of its head. */
-  async rememberBaseline(sha: string, runs: GateRun[]): Promise<void> {
-    this.baselines.set(sha, Promise.resolve(runs));
-    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+  async rememberBaseline(
+    sha: string,
+    runs: GateRun[],
+    scope: CheckScope = this.scope,
+  ): Promise<void> {
+    this.baselines.set(`${sha} ${scope.key}`, Promise.resolve(runs));
+    await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
   }
 
-  /** Stored per head and per gate commands: a changed config never reuses an old result. */
-  private baselineFile(sha: string): string {
-    const key = createHash('sha256')
-      .update(JSON.stringify({ gates: this.config.gates, setup: this.config.setup ?? null }))
-      .digest('hex')
-      .slice(0, 12);
+  /** Stored per head and per scope's commands: a changed config never reuses an old result. */
+  private baselineFile(sha: string, scope: CheckScope): string {
+    const key = createHash('sha256').update(scope.key).digest('hex').slice(0, 12);
     return `baselines/${sha}-${key}.json`;
   }
 
-  private async computeBaseline(sha: string): Promise<GateRun[]> {
+  /**
+   * A story's gates are the merged tree's for fewer packages: the merged tree's baseline
+   * on `sha`, when this process has it, holds each of them.
+   */
+  private async fromMergedTree(sha: string, scope: CheckScope): Promise<GateRun[] | null> {
+    const whole = this.scope;
+    const known = whole.key === scope.key ? undefined : this.baselines.get(`${sha} ${whole.key}`);
+    if (known === undefined) return null;
+    const runs = await known.catch(() => null);
+    if (runs?.length !== whole.gates.length) return null;
+    const picked = scope.gates.map(
+      (g) => runs[whole.gates.findIndex((w) => w.dir === g.dir && w.command === g.command)],
+    );
+    return picked.every((r) => r !== undefined) ? (picked as GateRun[]) : null;
+  }
+
+  private async computeBaseline(sha: string, scope: CheckScope): Promise<GateRun[]> {
     // A baseline decides which failing lines a story is not charged with: one the agent
     // could have written is never used.
     const stored =
       this.settings.stateGuarded === true
-        ? await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha))
+        ? await this.ports.state.readJson<GateRun[]>(this.baselineFile(sha, scope))
         : null;
-    if (Array.isArray(stored) && stored.length === this.config.gates.length) return stored;
-    if (this.config.gates.length === 0) return [];
+    if (Array.isArray(stored) && stored.length === scope.gates.length) return stored;
+    if (scope.gates.length === 0) return [];
+    const picked = await this.fromMergedTree(sha, scope);
+    if (picked !== null) return picked;
     this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);
     if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path);
-    const runs = await this.runGates(this.epicTree.path);
-    await this.ports.state.writeJson(this.baselineFile(sha), runs);
+    await this.runSetup(this.epicTree.path, undefined, undefined, scope);
+    const runs = await this.runGates(this.epicTree.path, undefined, undefined, scope);
+    await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
     return runs;
   }
 
-  /** The `setup` command, or null when there is none (absent or blank). */
-  get setupCommand(): string | null {
-    const setup = this.config.setup;
-    return setup === undefined || setup.trim() === '' ? null : setup;
-  }
-
-  /** Runs `setup` in a tree; returns the failing run, or null when it passed or there is none. */
-  async runSetup(cwd: string, log?: OutputLog, story?: string): Promise<{ output: string } | null> {
-    const setup = this.setupCommand;
-    if (setup === null) return null;
-    log?.line(`$ ${setup}`);
-    const r = await this.ports.gates.run(setup, {
-      cwd,
-      timeoutMs: this.config.timeouts.gateMs,
-      signal: this.interrupt.signal,
-      ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
-      ...(story === undefined ? {} : { story }),
-    });
-    log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
-    return r.ok ? null : { output: r.output };
+  /**
+   * Runs the scope's setups in a tree (the root's, then each package's in its folder);
+   * returns the first failing one, or null when they passed or there are none.
+   */
+  async runSetup(
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+    scope: CheckScope = this.scope,
+  ): Promise<{ output: string; command: string } | null> {
+    for (const setup of scope.setup) {
+      if (setup.dir !== '.') log?.line(`(in ${setup.dir})`);
+      log?.line(`$ ${setup.command}`);
+      const r = await this.ports.gates.run(setup.command, {
+        cwd: setup.dir === '.' ? cwd : join(cwd, setup.dir),
+        timeoutMs: this.config.timeouts.gateMs,
+        signal: this.interrupt.signal,
+        ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
+        ...(story === undefined ? {} : { story }),
+      });
+      log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
+      if (!r.ok) return { output: r.output, command: setup.label };
+    }
+    return null;
   }
 }

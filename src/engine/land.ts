@@ -141,7 +141,7 @@ class Landing {
       setup === null ? await this.guarded(tree, 'the gates', () => ctx.runGates(tree.path)) : [];
     await this.holdAt(tree, sha, 'the gates');
     if (setup !== null) {
-      const command = ctx.config.setup ?? 'setup';
+      const command = setup.command;
       const lines = setup.output.trim().split('\n').slice(-5);
       return { failures: [{ command, lines, output: setup.output }], runs };
     }
@@ -339,7 +339,7 @@ export async function bringIntoEpic(
           gateFailures: failures,
           restored,
           perimeter,
-          gates: ctx.config.gates,
+          gates: ctx.scope.gates.map((g) => g.label),
           houseRules: ctx.settings.houseRules,
         });
         facts.rounds = round;

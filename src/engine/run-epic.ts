@@ -29,7 +29,8 @@ import {
 import { loadRosterState, type RosterState } from '../core/roster/index.js';
 import { LaunchSummary } from '../core/scheduler/index.js';
 import { unfinishedStories } from '../core/land/index.js';
-import { EpicContext, RosterHolder, type EpicPorts, type EpicSettings } from './context.js';
+import { EpicContext, type EpicPorts, type EpicSettings } from './context.js';
+import { RosterHolder } from './roster-holder.js';
 import { runStory } from './story.js';
 
 /** The integration tree's folder name beside the story worktrees (story ids cannot start with `_`). */

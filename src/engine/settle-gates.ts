@@ -11,6 +11,7 @@
  * undone for a base's noise.
  */
 import { stopsGates, triageGate, type GateRun, type GateVerdict } from '../core/gates/index.js';
+import type { CheckScope } from '../core/packages.js';
 import type { EpicContext, OutputLog } from './context.js';
 
 interface SettledGates {
@@ -33,6 +34,8 @@ export async function settleGates(
     /** The tree the gates run in. */
     readonly cwd: string;
     readonly story: string;
+    /** Whose gates run (the root's and some packages'); default the merged tree's. */
+    readonly scope?: CheckScope;
     readonly baseline: readonly GateRun[];
     /** Runs `work` with the log of gate `index` (its own file, or one shared log). */
     readonly withLog: <T>(
@@ -50,13 +53,14 @@ export async function settleGates(
   const verdicts: GateVerdict[] = [];
   const notes: string[] = [];
   let baseline = input.baseline;
-  for (const [i, command] of ctx.config.gates.entries()) {
+  for (const [i, gate] of (input.scope ?? ctx.scope).gates.entries()) {
+    const command = gate.label;
     const verdict = await input.withLog(i, async (log) => {
-      const first = await ctx.runGate(command, input.cwd, log, input.story);
+      const first = await ctx.runScoped(gate, input.cwd, log, input.story);
       runs[i] = first;
       verdicts[i] = triageGate(first, baseline[i]);
       if (verdicts[i]?.status !== 'new' || ctx.interrupt.signal.aborted) return verdicts[i];
-      const again = await ctx.runGate(command, input.cwd, log, input.story);
+      const again = await ctx.runScoped(gate, input.cwd, log, input.story);
       runs[i] = again;
       verdicts[i] = triageGate(again, baseline[i]);
       if (verdicts[i]?.status !== 'new') {

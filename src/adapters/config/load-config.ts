@@ -6,9 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { DEFAULT_CONFIG, leavesOutGates, parseConfig } from '../../core/config/schema.js';
+import { DEFAULT_CONFIG, leavesOut, parseConfig } from '../../core/config/schema.js';
 import { parseUserRoster } from '../../core/config/user-roster-schema.js';
-import { detectChecks } from '../../core/init/index.js';
+import { detectChecks, detectPackages } from '../../core/init/index.js';
+import { readPackageFiles } from '../repo/package-files.js';
 import { readRootFiles } from '../repo/root-files.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 
@@ -70,22 +71,41 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
 /**
  * A config that leaves `gates:` out takes the checks the repository's own files name
  * (`epicflow init` would write the same), and their setup unless it names its own.
- * `gates: []` says there are none.
+ * `gates: []` says there are none. One that leaves `packages:` out takes the packages
+ * found inside the repository, each with its checks; `packages: []` says there are none.
  */
 async function withDetected(
   config: EpicflowConfig,
   text: string,
   options: LoadConfigOptions,
 ): Promise<EpicflowConfig> {
-  if (!leavesOutGates(text)) return config;
-  const found = detectChecks(await readRootFiles(options.repoDir));
-  if (found.gates.length === 0 && found.setup === undefined) return config;
-  const setup = config.setup ?? found.setup;
-  return {
-    ...config,
-    gates: found.gates.map((g) => g.command),
-    ...(setup === undefined ? {} : { setup }),
-  };
+  let result = config;
+  if (leavesOut(text, 'gates')) {
+    const found = detectChecks(await readRootFiles(options.repoDir));
+    if (found.gates.length > 0 || found.setup !== undefined) {
+      const setup = config.setup ?? found.setup;
+      result = {
+        ...result,
+        gates: found.gates.map((g) => g.command),
+        ...(setup === undefined ? {} : { setup }),
+      };
+    }
+  }
+  if (leavesOut(text, 'packages')) {
+    const files = await readPackageFiles(options.repoDir);
+    const { packages } = detectPackages(files.paths, files.texts);
+    if (packages.length > 0) {
+      result = {
+        ...result,
+        packages: packages.map((p) => ({
+          path: p.path,
+          ...(p.setup === undefined ? {} : { setup: p.setup }),
+          gates: p.gates.map((g) => g.command),
+        })),
+      };
+    }
+  }
+  return result;
 }
 
 /** The file's text, or undefined when there is no such file. */

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { GitRunner } from '../../adapters/git/run-git.js';
 import { readRootFiles } from '../../adapters/repo/root-files.js';
+import { readPackageFiles } from '../../adapters/repo/package-files.js';
 import { createOctokit, ensureLabel } from '../../adapters/github/index.js';
 import { DEFAULT_CONFIG } from '../../core/config/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
@@ -22,6 +23,7 @@ import {
   adaptWorkflow,
   choosePresets,
   CONFIG_TARGET,
+  detectPackages,
   initDefaults,
   nextSteps,
   nodeVersionFile,
@@ -149,8 +151,10 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
   const ref = releaseRef(version);
   const facts = await repoFacts(dir);
   const defaults = initDefaults(facts);
+  const repoFiles = await readPackageFiles(dir);
+  const found = detectPackages(repoFiles.paths, repoFiles.texts);
   const runner = {
-    steps: runnerSteps(defaults.toolchains, facts.texts),
+    steps: runnerSteps([...new Set([...defaults.toolchains, ...found.toolchains])], facts.texts),
     nodeVersionFile: nodeVersionFile(facts.paths),
   };
   const files: { path: string; text: string }[] = [];
@@ -174,6 +178,7 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
           ? undefined
           : { command: defaults.setup, from: defaults.setupFrom.map((s) => s.from).join(', ') },
       gates: defaults.gates,
+      packages: found.packages,
       version,
     }),
   });
@@ -221,7 +226,7 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
     await writeFile(f.target, f.text);
   }
   for (const f of state) io.stdout(`${f.action.padEnd(9)} ${f.path}\n`);
-  for (const w of defaults.warnings) io.stderr(`warning: ${w}\n`);
+  for (const w of [...defaults.warnings, ...found.warnings]) io.stderr(`warning: ${w}\n`);
   io.stdout(
     nextSteps({ mode, presets, label, ...(labelOutcome === undefined ? {} : { labelOutcome }) }),
   );

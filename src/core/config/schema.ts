@@ -23,6 +23,7 @@ import { inDocumentOrder } from './document-order.js';
 import { withUserExecutors } from './user-roster.js';
 import { formatIssues, type KnownKeys, type Problem } from './issues.js';
 import { MAX_STORIES } from '../plan/types.js';
+import { normalisePath, unsafePathReason } from '../paths.js';
 import {
   HARNESSES,
   type EpicflowConfig,
@@ -112,6 +113,28 @@ export const ExecutorSchema = mapping(
   'an executor mapping with id and harness',
 );
 
+const PACKAGE_PATH_WHAT = 'a folder of the repository like packages/api';
+
+/** One package: its folder and its own checks. */
+const Package = mapping(
+  {
+    path: nonEmptyString(PACKAGE_PATH_WHAT)
+      .refine((p) => {
+        const path = normalisePath(p);
+        return path !== '.' && path !== '' && unsafePathReason(path) === undefined;
+      }, expecting(PACKAGE_PATH_WHAT))
+      .describe("The package's folder, relative to the repository's root."),
+    setup: nonEmptyString('a shell command')
+      .exactOptional()
+      .describe("Run in the package's folder after the root's setup (e.g. `uv sync`)."),
+    gates: z
+      .array(nonEmptyString('a shell command'), expecting('a list of shell commands'))
+      .default([])
+      .describe("Run in the package's folder after the root's gates (e.g. `npm test`)."),
+  },
+  'a package mapping with path and gates',
+);
+
 const ConfigObject = mapping(
   {
     executors: z
@@ -128,6 +151,12 @@ const ConfigObject = mapping(
       .default([])
       .describe(
         "The repository's own checks, run after each coder turn and after each merge, one after another: they stop at the first that fails with failures of its own (one red only as it was on the base does not stop them), and the rest run on the next check. Each command keeps its own log. The coder is told not to run the whole suite itself, at most the test file that covers its change. Left out: the checks found in the repository's files (see Detection), with their setup unless `setup` is set; `[]`: none, stories are judged by the perimeter alone.",
+      ),
+    packages: z
+      .array(Package, expecting('a list of packages'))
+      .exactOptional()
+      .describe(
+        "Packages inside the repository (a workspace member, `apps/web`, a Go module in `services/api`), each with its own setup and gates, run in its folder: a story runs the root's checks and those of the packages its `owns` touch; the merged tree runs those of every package the epic's stories touch. Left out: the packages found in the repository's files (see Detection); `[]`: none.",
       ),
     fixRounds: nonNegativeInt()
       .default(2)
@@ -428,8 +457,8 @@ export function parseConfig(
   );
 }
 
-/** Whether a config text (valid: `parseConfig` took it) has no `gates:` key at its top. */
-export function leavesOutGates(text: string): boolean {
+/** Whether a config text (valid: `parseConfig` took it) has no `key:` at its top. */
+export function leavesOut(text: string, key: 'gates' | 'packages'): boolean {
   const value: unknown = YAML.parse(text);
-  return typeof value !== 'object' || value === null || !('gates' in value);
+  return typeof value !== 'object' || value === null || !(key in value);
 }

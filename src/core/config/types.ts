@@ -38,6 +38,16 @@ export interface ExecutorConfig {
   readonly health?: string;
 }
 
+/** One package of the repository (`packages/api`) and its own checks. */
+export interface PackageConfig {
+  /** Its folder, relative to the repository's root. */
+  readonly path: string;
+  /** Run in the package's folder, after the root's `setup`. */
+  readonly setup?: string;
+  /** Run in the package's folder, after the root's gates. */
+  readonly gates: readonly string[];
+}
+
 export interface ModelPrice {
   /** US dollars per million tokens. */
   readonly input: number;
@@ -51,6 +61,11 @@ export interface EpicflowConfig {
   /** Run in each story worktree before the coder. */
   readonly setup?: string;
   readonly gates: readonly string[];
+  /**
+   * Packages inside the repository, each with its own setup and gates run in its folder for
+   * the stories whose `owns` touch it. Left out: the packages found in the repository's files.
+   */
+  readonly packages?: readonly PackageConfig[];
   /** Coder rounds fed with gate failures (default 2). */
   readonly fixRounds: number;
   /** Coder turns after a merge that turned the epic head red (default 1). */

@@ -137,7 +137,8 @@ function lockfileFindings(facts: DoctorFacts, findings: Finding[]): void {
 
 /** `setup "…"` or `gate "…"`: the command as the config names it. */
 function commandName(config: EpicflowConfig, command: string): string {
-  return config.gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
+  const gates = [...config.gates, ...(config.packages ?? []).flatMap((p) => p.gates)];
+  return gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
 }
 
 function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {
@@ -160,7 +161,11 @@ function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {
 }
 
 function gateFindings(facts: DoctorFacts, findings: Finding[]): void {
-  if (facts.config.gates.length > 0) return;
+  if (
+    facts.config.gates.length > 0 ||
+    (facts.config.packages ?? []).some((p) => p.gates.length > 0)
+  )
+    return;
   findings.push({
     level: 'warning',
     message: `no gates in ${facts.configFile} and none found in the repository: stories will be judged by the perimeter alone (each merges when it stays within its owns); add the commands that must pass to gates:`,

@@ -58,7 +58,7 @@ type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
 
 /** The checks found in a repository's own files. */
-interface DetectedChecks {
+export interface DetectedChecks {
   /** The setup commands joined with `&&`; undefined when nothing needs installing. */
   readonly setup: string | undefined;
   /** Each part of `setup` and the file it came from. */
@@ -186,6 +186,14 @@ function setupFor(files: ReadonlySet<string>, pkg: PackageJson, warnings: string
   };
 }
 
+/** The package manager the root's setup installs with ('npm' without a package.json). */
+export function nodeManager(facts: Pick<RepoFacts, 'paths' | 'texts'>): string {
+  const text = facts.texts.get('package.json');
+  if (text === undefined) return 'npm';
+  const command = setupFor(new Set(facts.paths), parsePackageJson(text, []), []).command;
+  return command.split(' ')[0] ?? 'npm';
+}
+
 function gatesFor(manager: string, pkg: PackageJson, warnings: string[]): Sourced[] {
   const scripts =
     typeof pkg.scripts === 'object' && pkg.scripts !== null
@@ -231,8 +239,15 @@ function branchFor(facts: RepoFacts, warnings: string[]): string {
   return 'main';
 }
 
-/** The setup and gates of a repository's root, each naming where it came from. */
-export function detectChecks(facts: Pick<RepoFacts, 'paths' | 'texts'>): DetectedChecks {
+/**
+ * The setup and gates of a repository's root (or of a package's folder), each naming where
+ * it came from. A member of the root's workspace (`workspaceManager`) is installed by the
+ * root's setup: its package.json adds gates, run with the root's manager, and no setup.
+ */
+export function detectChecks(
+  facts: Pick<RepoFacts, 'paths' | 'texts'>,
+  workspaceManager?: string,
+): DetectedChecks {
   const warnings: string[] = [];
   const setup: Sourced[] = [];
   const gates: Sourced[] = [];
@@ -241,9 +256,13 @@ export function detectChecks(facts: Pick<RepoFacts, 'paths' | 'texts'>): Detecte
   const packageJson = facts.texts.get('package.json');
   if (packageJson !== undefined) {
     const pkg = parsePackageJson(packageJson, warnings);
-    const node = setupFor(files, pkg, warnings);
-    setup.push(node);
-    gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
+    if (workspaceManager === undefined) {
+      const node = setupFor(files, pkg, warnings);
+      setup.push(node);
+      gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
+    } else {
+      gates.push(...gatesFor(workspaceManager, pkg, warnings));
+    }
   }
   const others = otherEcosystems(facts.paths, facts.texts);
   for (const found of others) {

@@ -7,6 +7,7 @@
 import YAML, { isMap, isScalar, isSeq, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { EpicflowError } from '../errors.js';
 import type { RunnerStep } from './runner-steps.js';
+import type { DetectedPackage } from './packages.js';
 
 export {
   detectChecks,
@@ -17,6 +18,7 @@ export {
   type RepoFacts,
 } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
+export { detectPackages, packageFolders, WORKSPACE_FILES } from './packages.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';
@@ -138,6 +140,8 @@ interface ConfigChoices {
   readonly setup: { readonly command: string; readonly from: string } | undefined;
   /** The gates (`initDefaults`); empty: the user fills them in. */
   readonly gates: readonly { readonly command: string; readonly from: string }[];
+  /** The packages found inside the repository (`detectPackages`), each with its checks. */
+  readonly packages?: readonly DetectedPackage[];
   /** The package version, for the editor schema of that release. */
   readonly version: string;
 }
@@ -202,8 +206,34 @@ export function renderConfig(choices: ConfigChoices): string {
       'gates: []',
     );
   }
+  lines.push(...packageLines(choices.packages ?? []));
   lines.push('fixRounds: 2', 'concurrency: 4', 'timeouts: { story: 60m, gate: 20m }', '');
   return lines.join('\n');
+}
+
+/** The `packages:` of the config: each package's folder, setup and gates, and where each came from. */
+function packageLines(packages: readonly DetectedPackage[]): string[] {
+  if (packages.length === 0) return [];
+  const from = (f: string): string => `  # ${f}`;
+  const lines = [
+    "# Packages found inside the repository: a story runs the root's checks and, in its folder,",
+    '# those of each package its owns touch; the merged tree runs those of every package the',
+    "# epic's stories touch. `packages: []`: none.",
+    'packages:',
+  ];
+  for (const p of packages) {
+    lines.push(`  - path: ${scalar(p.path)}${from(p.from)}`);
+    if (p.setup !== undefined) {
+      lines.push(`    setup: ${scalar(p.setup)}${from(p.setupFrom.map((s) => s.from).join(', '))}`);
+    }
+    if (p.gates.length === 0) lines.push('    gates: []');
+    else
+      lines.push(
+        '    gates:',
+        ...p.gates.map((g) => `      - ${scalar(g.command)}${from(g.from)}`),
+      );
+  }
+  return lines;
 }
 
 interface TemplateStep {

@@ -16,6 +16,7 @@ import {
   type PerimeterChange,
   type PerimeterResult,
 } from '../../core/perimeter/index.js';
+import { packagesNote } from '../../core/packages.js';
 import type { CheckFacts } from '../../core/story/index.js';
 import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
@@ -140,8 +141,11 @@ export async function checkStory(
   if (changes.length === 0) {
     return { verdicts: [], oracle: [], perimeter, runs: [], empty: true, commit };
   }
-  if (ctx.config.gates.length === 0 && !rec.record.notes.includes(NO_GATES_NOTE)) {
-    await rec.save({ notes: [...rec.record.notes, NO_GATES_NOTE] });
+  // The root's checks and those of the packages the story's owns touch.
+  const scope = ctx.storyScope(story);
+  const note = scope.gates.length === 0 ? NO_GATES_NOTE : packagesNote(scope);
+  if (note !== undefined && !rec.record.notes.includes(note)) {
+    await rec.save({ notes: [...rec.record.notes, note] });
   }
   // The gates run the code the agent wrote.
   const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
@@ -151,6 +155,7 @@ export async function checkStory(
         settleGates(ctx, {
           cwd: tree.path,
           story: story.id,
+          scope,
           baseline,
           // One log per gate command: a failure points to the log of the gate that failed.
           withLog: (_i, work) => rec.logs.capture('gates', work),
@@ -158,7 +163,7 @@ export async function checkStory(
           againOnBase: (i, log) =>
             ctx.merge.run(() =>
               guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-                ctx.rerunBaseline(base, i, log),
+                ctx.rerunBaseline(base, i, log, scope),
               ),
             ),
         }),
@@ -173,7 +178,9 @@ export async function checkStory(
   const { runs, verdicts, notes } = await pending;
   // A gate that commits, or rewrites files, changes nothing that is merged.
   await holdAt(ctx, story, tree, rec, commit, 'the gates');
-  if (runs.length === ctx.config.gates.length) ctx.checkedRuns.set(commit, runs);
+  if (scope.key === ctx.scope.key && runs.length === scope.gates.length) {
+    ctx.checkedRuns.set(commit, runs);
+  }
   for (const note of notes) ctx.emit('story', note, story.id);
   if (notes.length > 0) await rec.save({ notes: [...rec.record.notes, ...notes] });
   // Gates red on the base already, tolerated on this commit: the report lists them.

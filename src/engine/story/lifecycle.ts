@@ -260,7 +260,9 @@ async function catchUpAgain(ctx: EpicContext, run: StoryRun): Promise<void> {
   if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
   run.baseline = await ctx.merge.run(
     () =>
-      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () => ctx.baseline(base)),
+      guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
+        ctx.baseline(base, ctx.storyScope(story)),
+      ),
     `the baseline gates of ${story.id}`,
   );
   run.base = base;
@@ -367,15 +369,17 @@ async function runStoryOnce(
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
-    const setup = async (): Promise<{ output: string } | null> => {
+    const setup = async (): Promise<{ output: string; command: string } | null> => {
       const failure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
         rec.time('setup', () =>
-          rec.logs.capture('setup', (log) => ctx.runSetup(tree.path, log, story.id)),
+          rec.logs.capture('setup', (log) =>
+            ctx.runSetup(tree.path, log, story.id, ctx.storyScope(story)),
+          ),
         ),
       );
       // What setup wrote (a lockfile of `npm install`), passing or not, is neither the
       // coder's work nor a stray. Without setup the tree is the commit epicflow checked out.
-      const setAside = ctx.setupCommand === null ? [] : await tree.setAsideChanges();
+      const setAside = ctx.storyScope(story).setup.length === 0 ? [] : await tree.setAsideChanges();
       if (setAside.length > 0) {
         ctx.emit(
           'story',
@@ -400,7 +404,7 @@ async function runStoryOnce(
       repaired = true;
       ctx.emit('story', `${setupFailedReason(output)}; a coder turn to repair it`, story.id);
       const repair = await coderTurn({ ctx, story, tree, rec, turn }, input.executor, {
-        feedback: { setup: { command: ctx.config.setup ?? '', output } },
+        feedback: { setup: { command: setupFailure?.command ?? '', output } },
         waitMs: 0,
       });
       // The repair is the story's first commit, not its work: the story's turns start after it.
@@ -420,7 +424,7 @@ async function runStoryOnce(
     const baseline = await ctx.merge.run(
       () =>
         guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-          ctx.baseline(base),
+          ctx.baseline(base, ctx.storyScope(story)),
         ),
       `the baseline gates of ${story.id}`,
     );

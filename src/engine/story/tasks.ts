@@ -143,7 +143,7 @@ async function planTurn(
     plan: ctx.settings.plan,
     story,
     round: turn.round,
-    gates: ctx.config.gates,
+    gates: ctx.storyScope(story).gates.map((g) => g.label),
     houseRules: ctx.settings.houseRules,
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     tasks: taskPlanSection(story, request),

@@ -148,7 +148,7 @@ export async function coderTurn(
     plan: ctx.settings.plan,
     story: readFirst === undefined ? story : { ...story, readFirst },
     round: turn.round,
-    gates: ctx.config.gates,
+    gates: ctx.storyScope(story).gates.map((g) => g.label),
     houseRules: ctx.settings.houseRules,
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),

@@ -1,0 +1,172 @@
+/**
+ * A repository of packages: an npm workspace of two packages, each with its own
+ * `node --test` tests (no dependency to download). `epicflow init` writes each package's
+ * gates; a scripted coder delivers a story per package, each checked with its package's
+ * gates in its folder; a coder that breaks a test in one package is charged in that
+ * package, and the other package's gates never run for its story.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { parseConfig } from '../../src/core/config/index.js';
+import { epicflow } from '../support/cli.js';
+import {
+  makeRepo,
+  planMarkdown,
+  prompts,
+  record,
+  run,
+  scriptedCoder,
+  showFile,
+  stateDir,
+  type Script,
+  type TestRepo,
+} from '../engine/support/repo.js';
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+/** npm never reaches the network: the workspace has no dependency. */
+const ENV = {
+  ...process.env,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+
+const test = (name: string, fn: string, expr: string, expected: string): string =>
+  [
+    "const test = require('node:test');",
+    "const assert = require('node:assert');",
+    `const { ${fn} } = require('./${name}.js');`,
+    `test('${fn}', () => assert.strictEqual(${expr}, ${expected}));`,
+    '',
+  ].join('\n');
+
+const FILES = {
+  '.gitignore': 'node_modules/\n',
+  'package.json': JSON.stringify(
+    { name: 'mono', private: true, workspaces: ['packages/*'] },
+    null,
+    2,
+  ),
+  'packages/api/package.json': JSON.stringify(
+    { name: 'api', version: '1.0.0', scripts: { test: 'node --test' } },
+    null,
+    2,
+  ),
+  'packages/api/sum.js': 'exports.sum = (a, b) => a + b;\n',
+  'packages/api/sum.test.js': test('sum', 'sum', 'sum(2, 3)', '5'),
+  'packages/web/package.json': JSON.stringify(
+    { name: 'web', version: '1.0.0', scripts: { test: 'node --test' } },
+    null,
+    2,
+  ),
+  'packages/web/greet.js': "exports.greet = (n) => 'hi ' + n;\n",
+  'packages/web/greet.test.js': test('greet', 'greet', "greet('a')", "'hi a'"),
+};
+
+/** The workspace with its lockfile, `epicflow init`, and a scripted coder in the config. */
+async function workspace(script: Script): Promise<{ r: TestRepo; config: string }> {
+  const r = makeRepo(FILES);
+  execFileSync('npm', ['install', '--package-lock-only'], {
+    cwd: r.dir,
+    env: ENV,
+    stdio: 'ignore',
+  });
+  r.commit('lockfile');
+  const init = await epicflow(['init'], r.dir, ENV);
+  expect(init.code).toBe(0);
+  const config = r.read('.github/epicflow.yml');
+  const doc = YAML.parseDocument(config);
+  doc.set(
+    'executors',
+    doc.createNode([{ id: 'bot', harness: 'command', command: scriptedCoder(r, 'coder', script) }]),
+  );
+  doc.set('fixRounds', 1);
+  r.write('.github/epicflow.yml', doc.toString());
+  r.commit('epicflow init');
+  return { r, config };
+}
+
+const PLAN = planMarkdown([
+  { id: 'api', owns: ['packages/api/mul.js', 'packages/api/mul.test.js', 'packages/api/sum.js'] },
+  { id: 'web', owns: ['packages/web/bye.js', 'packages/web/bye.test.js'] },
+]);
+
+const WEB_STORY: Script[string] = {
+  '*': {
+    write: {
+      'packages/web/bye.js': "exports.bye = (n) => 'bye ' + n;\n",
+      'packages/web/bye.test.js': test('bye', 'bye', "bye('a')", "'bye a'"),
+    },
+  },
+};
+
+describe('an npm workspace of two packages', () => {
+  it("init writes each package's gates; a story per package is delivered under them", async () => {
+    const { r, config } = await workspace({
+      api: {
+        '*': {
+          write: {
+            'packages/api/mul.js': 'exports.mul = (a, b) => a * b;\n',
+            'packages/api/mul.test.js': test('mul', 'mul', 'mul(2, 3)', '6'),
+          },
+        },
+      },
+      web: WEB_STORY,
+    });
+    repo = r;
+    const parsed = parseConfig(config, 'x');
+    expect(parsed.setup).toBe('npm ci');
+    expect(parsed.packages).toEqual([
+      { path: 'packages/api', gates: ['npm test'] },
+      { path: 'packages/web', gates: ['npm test'] },
+    ]);
+    expect(config).toMatch(/^ {2}- path: packages\/api {2}# package\.json workspaces$/m);
+    expect(config).toMatch(/^ {6}- npm test {2}# packages\/web\/package\.json scripts\.test$/m);
+
+    const out = await run(r, PLAN, {}, { env: ENV });
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(out.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
+    expect(out.stdout).not.toContain('perimeter alone');
+    expect(record(r, 'api')['notes']).toContain("checks ran for packages/api (with the root's)");
+    expect(record(r, 'web')['notes']).toContain("checks ran for packages/web (with the root's)");
+    expect(showFile(r, 'epic/epic', 'packages/api/mul.js')).toContain('a * b');
+    expect(showFile(r, 'epic/epic', 'packages/web/bye.js')).toContain('bye');
+  });
+
+  it('a broken test is charged in its package; the other package is not checked for it', async () => {
+    const { r } = await workspace({
+      api: {
+        '1': { write: { 'packages/api/sum.js': 'exports.sum = (a, b) => a - b;\n' } },
+        '2': { write: { 'packages/api/sum.js': 'exports.sum = (a, b) => b + a;\n' } },
+      },
+      web: WEB_STORY,
+    });
+    repo = r;
+    const out = await run(r, PLAN, {}, { env: ENV });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('[api] gates failed: packages/api: npm test:');
+    expect(prompts(r, 'coder').filter((p) => p.prompt.includes('## The gates failed'))).toEqual([
+      expect.objectContaining({ round: '2' }),
+    ]);
+    expect(record(r, 'api')).toMatchObject({ status: 'done' });
+    // Each story's gate logs: its own package's tests ran, never the other's.
+    const gateLogs = (story: string): string => {
+      const dir = join(stateDir(r), 'logs', story);
+      return readdirSync(dir)
+        .filter((f) => f.endsWith('-gates.log'))
+        .map((f) => readFileSync(join(dir, f), 'utf8'))
+        .join('\n');
+    };
+    expect(gateLogs('api')).toContain('(in packages/api)');
+    expect(gateLogs('api')).toMatch(/not ok .*sum/);
+    expect(gateLogs('api')).not.toContain('packages/web');
+    expect(gateLogs('web')).toContain('(in packages/web)');
+    expect(gateLogs('web')).not.toContain('packages/api');
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from '@jest/globals';
+import { detectPackages } from '../../src/core/init/index.js';
+import { checkScope, epicScope, storyScope, touchedPackages } from '../../src/core/packages.js';
+
+const API = { path: 'packages/api', gates: ['npm test'] };
+const WEB = { path: 'packages/web', setup: 'make deps', gates: ['npm test', 'npm run lint'] };
+const CONFIG = { setup: 'npm ci', gates: ['npm run typecheck'], packages: [API, WEB] };
+
+describe('touchedPackages', () => {
+  it('takes a package an owned path lies in, or that lies in an owned path', () => {
+    expect(touchedPackages([API, WEB], ['packages/api/src/a.ts'])).toEqual([API]);
+    expect(touchedPackages([API, WEB], ['packages'])).toEqual([API, WEB]);
+    expect(touchedPackages([API, WEB], ['.'])).toEqual([API, WEB]);
+    expect(touchedPackages([API, WEB], ['./packages/web/'])).toEqual([WEB]);
+  });
+
+  it('leaves out a package only a name prefix shares', () => {
+    expect(touchedPackages([API], ['packages/api-client/x.ts', 'README.md'])).toEqual([]);
+  });
+});
+
+describe('check scopes', () => {
+  it("runs the root's checks, then each touched package's in its folder, named with it", () => {
+    const scope = storyScope(CONFIG, ['packages/web/x.ts']);
+    expect(scope.packages).toEqual(['packages/web']);
+    expect(scope.setup.map((s) => [s.dir, s.command])).toEqual([
+      ['.', 'npm ci'],
+      ['packages/web', 'make deps'],
+    ]);
+    expect(scope.gates.map((g) => g.label)).toEqual([
+      'npm run typecheck',
+      'packages/web: npm test',
+      'packages/web: npm run lint',
+    ]);
+  });
+
+  it("the epic's scope covers every package its stories touch", () => {
+    const epic = epicScope(CONFIG, [{ owns: ['packages/api/a'] }, { owns: ['docs/x.md'] }]);
+    expect(epic.packages).toEqual(['packages/api']);
+    expect(epic.key).toBe(storyScope(CONFIG, ['packages/api']).key);
+    expect(epic.key).not.toBe(storyScope(CONFIG, ['packages']).key);
+  });
+
+  it('without packages keeps the key of the root checks alone', () => {
+    expect(checkScope({ gates: ['t'], setup: 's' }, []).key).toBe(
+      JSON.stringify({ gates: ['t'], setup: 's' }),
+    );
+  });
+});
+
+describe('detectPackages', () => {
+  const texts = (entries: Record<string, string>): Map<string, string> =>
+    new Map(Object.entries(entries));
+  const pkg = (test?: string): string =>
+    JSON.stringify({ name: 'x', ...(test === undefined ? {} : { scripts: { test } }) });
+
+  it('finds the members of an npm workspace; the root installs them', () => {
+    const found = detectPackages(
+      ['package.json', 'pnpm-lock.yaml', 'libs/a/package.json', 'libs/b/package.json'],
+      texts({
+        'package.json': JSON.stringify({ workspaces: { packages: ['libs/*', '!libs/b'] } }),
+        'libs/a/package.json': pkg('node --test'),
+        'libs/b/package.json': pkg('node --test'),
+      }),
+    );
+    expect(found.packages).toEqual([
+      expect.objectContaining({
+        path: 'libs/a',
+        workspace: true,
+        from: 'package.json workspaces',
+        setup: undefined,
+        gates: [{ command: 'pnpm test', from: 'libs/a/package.json scripts.test' }],
+      }),
+    ]);
+  });
+
+  it("reads pnpm-workspace.yaml's packages", () => {
+    const found = detectPackages(
+      ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', 'tools/cli/package.json'],
+      texts({
+        'package.json': pkg(),
+        'pnpm-workspace.yaml': "packages:\n  - 'tools/**'\n",
+        'tools/cli/package.json': pkg('vitest'),
+      }),
+    );
+    expect(found.packages.map((p) => [p.path, p.from, p.gates[0]?.command])).toEqual([
+      ['tools/cli', 'pnpm-workspace.yaml', 'pnpm test'],
+    ]);
+  });
+
+  it('finds a Go module and a Python project in their own folders, with their own setup', () => {
+    const found = detectPackages(
+      [
+        'services/api/go.mod',
+        'ml/pyproject.toml',
+        'ml/uv.lock',
+        'test/fixtures/go.mod',
+        'deep/er/down/go.mod',
+        'node_modules/x/package.json',
+      ],
+      texts({
+        'services/api/go.mod': 'module x\n\ngo 1.21\n',
+        'ml/pyproject.toml': '[project]\nname = "ml"\n\n[tool.pytest.ini_options]\n',
+        'ml/uv.lock': '',
+        'test/fixtures/go.mod': 'module y\n',
+        'deep/er/down/go.mod': 'module z\n',
+      }),
+    );
+    expect(found.packages.map((p) => [p.path, p.from])).toEqual([
+      ['ml', 'its own pyproject.toml'],
+      ['services/api', 'its own go.mod'],
+    ]);
+    expect(found.packages[0]).toMatchObject({ setup: 'uv sync --locked', workspace: false });
+    expect(found.packages[1]?.gates.map((g) => g.from)).toContain('services/api/go.mod');
+    expect(found.toolchains).toEqual(expect.arrayContaining(['go', 'uv']));
+  });
+
+  it('names the package in its warnings, and leaves out a package without gates', () => {
+    const found = detectPackages(
+      ['apps/site/package.json'],
+      texts({ 'apps/site/package.json': pkg() }),
+    );
+    expect(found.packages).toEqual([]);
+    expect(
+      found.warnings.some((w) => w.startsWith('apps/site: package.json has no test script')),
+    ).toBe(true);
+  });
+});

@@ -251,10 +251,12 @@ describe('a story job killed during the coder turn', () => {
     // The transcripts stay for the workflow to upload as the job's artifact.
     const logs = job.outputs['logs'] ?? '';
     expect(logs).toMatch(/\/epicflow-logs\/epic-\d+-silent-1$/);
+    // Two coder turns, then one log per gate command (this roster has two gates).
     expect(readdirSync(join(logs, 'logs', 'silent')).sort()).toEqual([
       '1-1-coder.log',
       '1-2-coder.log',
       '1-3-gates.log',
+      '1-4-gates.log',
     ]);
     expect(await readFile(join(logs, 'logs', 'silent', '1-2-coder.log'), 'utf8')).toContain(
       'EPICFLOW_USAGE',

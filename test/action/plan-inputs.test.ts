@@ -14,6 +14,7 @@ describe('plan mode', () => {
       attempt: 2,
       agentUser: 'epicflow-agent',
       allowUnisolatedAgent: 'false',
+      sandbox: 'true',
       config: '.github/epicflow.yml',
       auth: { kind: 'token', token: 'ghs_x' },
     });

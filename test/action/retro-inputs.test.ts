@@ -12,6 +12,7 @@ describe('a retro job', () => {
       attempt: 2,
       agentUser: 'epicflow-agent',
       allowUnisolatedAgent: 'false',
+      sandbox: 'true',
       config: '.github/epicflow.yml',
       auth: { kind: 'token', token: 'ghs_x' },
     });

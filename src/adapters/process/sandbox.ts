@@ -155,7 +155,9 @@ async function reachable(
     const st = await stat(at).catch(() => null);
     if (st === null) return false;
     const bits = st.uid === who.uid ? st.mode >> 6 : st.gid === who.gid ? st.mode >> 3 : st.mode;
-    const need = i === parts.length && st.isDirectory() ? 0o5 : i === parts.length ? 0o4 : 0o1;
+    // A folder to bind needs passing through only (what the step opens in it is checked
+    // when it opens it); a file needs reading.
+    const need = i === parts.length && !st.isDirectory() ? 0o4 : 0o1;
     if ((bits & need) !== need) return false;
   }
   return true;

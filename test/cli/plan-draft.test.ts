@@ -162,7 +162,14 @@ describe('epicflow plan draft', () => {
       'coders (the only values `executor` may take): `coder` (command)',
     );
 
-    const ran = await cli('run', 'epic.plan.md', '--repo', repo.dir, '--no-agent-user');
+    const ran = await cli(
+      'run',
+      'epic.plan.md',
+      '--repo',
+      repo.dir,
+      '--no-agent-user',
+      '--no-sandbox',
+    );
     expect(ran.stderr).toBe('');
     expect(ran.code).toBe(0);
     expect(git(repo.dir, 'show', 'epic/epic.plan:src/server.ts')).toBe(
@@ -410,7 +417,7 @@ describe('epicflow plan draft: usage and config errors exit 2', () => {
 describe('epicflow run on prose', () => {
   it('exits 2, saying to draft a plan first with plan draft', async () => {
     setUp({});
-    const r = await cli('run', 'epic.md', '--repo', repo.dir, '--no-agent-user');
+    const r = await cli('run', 'epic.md', '--repo', repo.dir, '--no-agent-user', '--no-sandbox');
     expect(r).toEqual({
       code: 2,
       stdout: '',

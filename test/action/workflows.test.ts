@@ -239,12 +239,15 @@ describe('action.yml', () => {
       'config',
       'agent-user',
       'allow-unisolated-agent',
+      'sandbox',
       'bot-login',
     ]);
     expect(doc.inputs['mode']?.required).toBe(true);
     // Isolated unless the workflow says otherwise, in so many words.
     expect(doc.inputs['agent-user']?.default).toBe('epicflow-agent');
     expect(doc.inputs['allow-unisolated-agent']?.default).toBe('false');
+    // The kernel sandbox is on unless the workflow says otherwise.
+    expect(doc.inputs['sandbox']?.default).toBe('true');
     // A token or the App's credentials: the action checks that exactly one is given.
     for (const name of ['github-token', 'app-id', 'app-private-key']) {
       expect(doc.inputs[name]?.required).toBe(false);

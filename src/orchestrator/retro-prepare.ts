@@ -11,10 +11,9 @@ import type { Plan } from '../core/model.js';
 import { parsePlan, planOptionsFor } from '../core/plan/index.js';
 import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../core/retro/index.js';
 import { emptyRosterState, pickHelper } from '../core/roster/index.js';
-import { openJob } from './job-shell.js';
+import { openJob, type CheckoutJobInput } from './job-shell.js';
 import { stateFromView } from './load.js';
 import { readRetroDoc } from './retro.js';
-import type { RetroJobInput } from './retro-job.js';
 
 /** Everything read and checked before the executor runs. */
 export interface PreparedRetro {
@@ -28,7 +27,7 @@ export interface PreparedRetro {
 }
 
 /** Reads the configuration, the plan and the retro record; refuses clearly on any mismatch. */
-export async function prepareRetroJob(input: RetroJobInput): Promise<PreparedRetro> {
+export async function prepareRetroJob(input: CheckoutJobInput): Promise<PreparedRetro> {
   const { epic } = input;
   const opened = await openJob(input);
   const { config, store, view, issue } = opened;

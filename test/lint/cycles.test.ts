@@ -1,7 +1,8 @@
 /**
- * No module of src imports, at run time, a module that imports it back (directly or
- * around a longer loop): what two files share lives in a third that both import.
- * Type-only imports are left out: they are gone at run time.
+ * No module of src imports a module that imports it back (directly or around a longer
+ * loop): what two files share lives in a third that both import. Type-only imports count
+ * too: they are gone at run time, but a loop of types still ties the modules into one
+ * that cannot be read, moved or tested apart.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdir, readFile } from 'node:fs/promises';
@@ -10,8 +11,11 @@ import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..', '..');
 
-/** The relative modules a file imports or re-exports at run time. */
-function runtimeImports(file: string, text: string): string[] {
+/**
+ * The relative modules a file imports or re-exports; `runtimeOnly`: those it still imports
+ * once types are gone.
+ */
+function imports(file: string, text: string, runtimeOnly = false): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
   const out: string[] = [];
   for (const node of source.statements) {
@@ -27,8 +31,8 @@ function runtimeImports(file: string, text: string): string[] {
             ts.isNamedImports(bindings) &&
             bindings.elements.length > 0 &&
             bindings.elements.every((e) => e.isTypeOnly)));
-      if (!onlyTypes) specifier = node.moduleSpecifier;
-    } else if (ts.isExportDeclaration(node) && !node.isTypeOnly) {
+      if (!(runtimeOnly && onlyTypes)) specifier = node.moduleSpecifier;
+    } else if (ts.isExportDeclaration(node) && !(runtimeOnly && node.isTypeOnly)) {
       specifier = node.moduleSpecifier;
     }
     if (specifier !== undefined && ts.isStringLiteral(specifier)) {
@@ -85,17 +89,17 @@ function loops(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 }
 
 describe('imports in src', () => {
-  it('form no loop at run time', async () => {
+  it('form no loop, type-only imports included', async () => {
     const graph = new Map<string, string[]>();
     for (const file of await sourceFiles(join(root, 'src'))) {
-      graph.set(file, runtimeImports(file, await readFile(file, 'utf8')));
+      graph.set(file, imports(file, await readFile(file, 'utf8')));
     }
     expect(graph.size).toBeGreaterThan(100);
     const named = loops(graph).map((part) => part.map((f) => relative(root, f)));
     expect(named).toEqual([]);
   });
 
-  it('a loop is found, however long, and a type-only import makes none', () => {
+  it('a loop is found, however long, and one closed by a type-only import too', () => {
     const at = (name: string): string => join(root, 'src', name);
     const probe = new Map<string, string[]>();
     const files: Record<string, string> = {
@@ -106,11 +110,17 @@ describe('imports in src', () => {
       'e.ts': "import { d } from './d.js';",
       'f.ts': "import { d } from './d.js';",
     };
-    for (const [name, text] of Object.entries(files)) {
-      probe.set(at(name), runtimeImports(at(name), text));
-    }
-    expect(loops(probe).map((part) => part.map((f) => relative(join(root, 'src'), f)))).toEqual([
+    const named = (graph: Map<string, string[]>): string[][] =>
+      loops(graph).map((part) => part.map((f) => relative(join(root, 'src'), f)));
+    for (const [name, text] of Object.entries(files)) probe.set(at(name), imports(at(name), text));
+    expect(named(probe)).toEqual([
       ['a.ts', 'b.ts', 'c.ts'],
+      ['d.ts', 'e.ts', 'f.ts'],
     ]);
+    // Without the types, only the loop that holds at run time is left.
+    for (const [name, text] of Object.entries(files)) {
+      probe.set(at(name), imports(at(name), text, true));
+    }
+    expect(named(probe)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 });

@@ -5,7 +5,7 @@
 import { BOARD_STATUSES, boardStatusOf } from '../../core/epic/board-values.js';
 import { EpicflowError } from '../../core/errors.js';
 import { attempt } from './errors.js';
-import type { GitHubClient } from './repo.js';
+import type { GitHubClient } from './resources/resource.js';
 
 type FieldType = 'SINGLE_SELECT' | 'NUMBER' | 'TEXT';
 

@@ -10,7 +10,7 @@ import { boardStatusOf, storyStatusOf, type BoardValues } from '../../core/epic/
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryStatus } from '../../core/model.js';
 import { attempt } from './errors.js';
-import type { GitHubClient } from './repo.js';
+import type { GitHubClient } from './resources/resource.js';
 import {
   BOARD_FIELDS,
   PROJECT_PERMISSION,

@@ -7,15 +7,11 @@
  */
 import { boardRead, boardSelection, type BoardRead } from './board-read.js';
 import { attempt, isTransient } from './errors.js';
-import type { GitHubRepo, IssueSummary } from './repo.js';
+import type { GitHubRepo } from './repo.js';
+import type { HeadCommit } from './resources/history.js';
+import type { IssueSummary } from './resources/issues.js';
 
-export interface HeadCommit {
-  readonly sha: string;
-  readonly message: string;
-  readonly parents: readonly string[];
-  /** The parents' messages, by sha (read with the head: no connection more). */
-  readonly parentMessages?: ReadonlyMap<string, string>;
-}
+export type { HeadCommit };
 
 /** An issue's first comments as the view read them; `complete` when that was all of them. */
 export interface CommentListing {

@@ -7,7 +7,7 @@ import type { ReportLinks, ReportPlanning } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
 import type { DispatchedRun } from './dispatch-check.js';
 import type { MarkerName } from './markers.js';
-import type { ReviewAnswer, ReviewComment, ReviewDoc } from './review.js';
+import type { ReviewAnswer, ReviewComment, ReviewDoc } from './review-types.js';
 
 /**
  * What an edit of the epic issue did to the plan its body holds: the `planDigest`

@@ -8,9 +8,9 @@
  * the turn ended on it; lines of command output never start that way.
  */
 import { join } from 'node:path/posix';
-import type { OutcomeClass, TurnRequest } from '../executor.js';
+import type { TurnRequest } from '../executor.js';
 import { harnessEnv, turnFileName } from './common.js';
-import { classifyMessage, parseResetAt, tail } from './signals.js';
+import { endedOnError, endedOnExit, tail } from './signals.js';
 import type {
   Invocation,
   InvocationOptions,
@@ -115,23 +115,7 @@ export function parseAiderOutput(
   );
 
   const fatal = errors.filter((e) => e.index > lastUsageIndex).map((e) => e.line);
-  if (fatal.length > 0) {
-    const message = fatal.join('\n');
-    const outcome: OutcomeClass = classifyMessage(message);
-    const resetAt = outcome === 'usage-limit' ? parseResetAt(message, context?.now) : undefined;
-    return {
-      outcome,
-      finalMessage,
-      usage,
-      detail: tail(message),
-      ...(resetAt === undefined ? {} : { resetAt }),
-    };
-  }
-  if (exitCode === 0) return { outcome: 'ok', finalMessage, usage, detail: '' };
-  return {
-    outcome: 'failed',
-    finalMessage,
-    usage,
-    detail: tail(stderr) || `aider exited with code ${exitCode ?? 'none'}`,
-  };
+  if (fatal.length > 0)
+    return endedOnError(fatal.join('\n'), { finalMessage, usage }, context?.now);
+  return endedOnExit('aider', exitCode, stderr, { finalMessage, usage });
 }

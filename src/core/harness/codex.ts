@@ -11,15 +11,7 @@
 import { join } from 'node:path/posix';
 import type { TurnRequest } from '../executor.js';
 import { harnessEnv } from './common.js';
-import {
-  asRecord,
-  asString,
-  classifyMessage,
-  jsonLines,
-  num,
-  parseResetAt,
-  tail,
-} from './signals.js';
+import { asRecord, asString, endedOnError, jsonLines, num, tail } from './signals.js';
 import type {
   Invocation,
   InvocationOptions,
@@ -139,13 +131,5 @@ export function parseCodexOutput(
       detail: `codex ended without finishing the turn (exit code ${exitCode ?? 'none'})`,
     };
   }
-  const outcome = classifyMessage(message);
-  const resetAt = outcome === 'usage-limit' ? parseResetAt(message, context?.now) : undefined;
-  return {
-    outcome,
-    finalMessage,
-    usage,
-    detail: tail(message),
-    ...(resetAt === undefined ? {} : { resetAt }),
-  };
+  return endedOnError(message, { finalMessage, usage }, context?.now);
 }

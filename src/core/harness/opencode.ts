@@ -16,11 +16,11 @@ import {
   asString,
   classifyMessage,
   classifyStatus,
+  endedOnError,
+  endedOnExit,
   jsonLines,
   num,
   numOrNull,
-  parseResetAt,
-  tail,
 } from './signals.js';
 import type {
   Invocation,
@@ -147,28 +147,13 @@ export function parseOpencodeOutput(
 
   if (error) {
     const { outcome, message } = classifyError(error);
-    const resetAt = outcome === 'usage-limit' ? parseResetAt(message, context?.now) : undefined;
-    return {
-      outcome,
-      finalMessage,
-      usage,
-      detail: tail(message),
-      ...(resetAt === undefined ? {} : { resetAt }),
-    };
+    return endedOnError(message, { finalMessage, usage }, context?.now, outcome);
   }
-  if (exitCode === 0) return { outcome: 'ok', finalMessage, usage, detail: '' };
   // Killed (our timeout) or failed: its own LLM error log lines say why, if anything does.
-  const llmErrors = stderr.split('\n').filter(isLlmError);
+  const llmErrors = exitCode === 0 ? [] : stderr.split('\n').filter(isLlmError);
   const last = llmErrors[llmErrors.length - 1];
-  if (last !== undefined) {
-    return { outcome: classifyMessage(last), finalMessage, usage, detail: tail(last) };
-  }
-  return {
-    outcome: 'failed',
-    finalMessage,
-    usage,
-    detail: tail(stderr) || `opencode exited with code ${exitCode ?? 'none'}`,
-  };
+  if (last !== undefined) return endedOnError(last, { finalMessage, usage }, context?.now);
+  return endedOnExit('opencode', exitCode, stderr, { finalMessage, usage });
 }
 
 /** Its LLM error log lines: older builds tag them `service=llm`; 1.18 logs logfmt `level=ERROR … error.error="…"`. */

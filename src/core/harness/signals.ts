@@ -4,6 +4,7 @@
  * the CLI's error events or error lines), and reading reset times.
  */
 import type { OutcomeClass } from '../executor.js';
+import type { ParsedRun, ParsedUsage } from './types.js';
 
 /** The JSON objects among the lines of a stream; anything else is skipped. */
 export function jsonLines(text: string): Record<string, unknown>[] {
@@ -286,6 +287,44 @@ export function parseResetAt(
 export function tail(text: string, max = 2000): string {
   const t = text.trim();
   return t.length <= max ? t : `…${t.slice(t.length - max)}`;
+}
+
+/** What a turn left, whatever way it ended. */
+interface TurnLeft {
+  readonly finalMessage: string;
+  readonly usage: readonly ParsedUsage[];
+}
+
+/**
+ * A turn that ended on the CLI's own error message: classified by that message (or as
+ * `outcome` says), with the time a usage limit names for when it lifts.
+ */
+export function endedOnError(
+  message: string,
+  left: TurnLeft,
+  now: Date | undefined,
+  outcome: OutcomeClass = classifyMessage(message),
+): ParsedRun {
+  const resetAt = outcome === 'usage-limit' ? parseResetAt(message, now) : undefined;
+  return { outcome, ...left, detail: tail(message), ...(resetAt === undefined ? {} : { resetAt }) };
+}
+
+/**
+ * A turn that ended without an error message of its own: done on exit code 0; else failed,
+ * with the end of what the CLI printed on stderr, or its exit code when it printed nothing.
+ */
+export function endedOnExit(
+  cli: string,
+  exitCode: number | null,
+  stderr: string,
+  left: TurnLeft,
+): ParsedRun {
+  if (exitCode === 0) return { outcome: 'ok', ...left, detail: '' };
+  return {
+    outcome: 'failed',
+    ...left,
+    detail: tail(stderr) || `${cli} exited with code ${exitCode ?? 'none'}`,
+  };
 }
 
 /** Drops variables no agent process may see: GitHub and Actions credentials. */

@@ -8,7 +8,7 @@ import { formatChain, type StoryRecord } from '../../core/model.js';
 import type { EpicContext } from '../context.js';
 import { integrate } from '../integrate.js';
 import { guardGitConfig } from './checks.js';
-import type { StoryRun } from './lifecycle.js';
+import type { StoryRun } from './story-run.js';
 
 /** Done without a merge: the judge found the work already in place. */
 export async function finishInPlace(

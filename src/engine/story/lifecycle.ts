@@ -8,7 +8,6 @@
 import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
-import type { GateRun } from '../../core/gates/index.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
@@ -29,7 +28,6 @@ import {
   withLog,
   type CheckFacts,
   type Decision,
-  type ResumePoint,
   type StoryAction,
   type StoryRounds,
 } from '../../core/story/index.js';
@@ -43,6 +41,7 @@ import { runWithTasks, type TaskRounds } from './tasks.js';
 import { finishInPlace, mergeStory } from './finish.js';
 import { judgeStory, verifyClaim } from './helper-calls.js';
 import { reviewStory } from './review-calls.js';
+import type { StoryRun } from './story-run.js';
 import {
   coderTurn,
   signalRoster,
@@ -95,24 +94,6 @@ async function prepareBranch(
   }
   ctx.checkpoint('after-branch', story.id);
   return git.addWorktree(worktreePath, branch);
-}
-
-/** A story in its rounds: its tree at the epic base it caught up with, gated against `baseline`. */
-export interface StoryRun {
-  readonly story: Story;
-  readonly branch: string;
-  readonly tree: WorktreePort;
-  readonly rec: Recorder;
-  /** The epic head the tree caught up with (a merge revision catches up again). */
-  base: string;
-  baseline: readonly GateRun[];
-  /** The coder it starts with, the last of `chain`. */
-  readonly executor: ExecutorConfig;
-  readonly chain: readonly string[];
-  /** Where the rounds start: a coder turn, or the work an interrupted attempt committed. */
-  readonly resume: ResumePoint;
-  /** The story's turn numbers (a setup repair turn comes first). */
-  readonly turn: TurnCounter;
 }
 
 type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' | 'task-done' }>;

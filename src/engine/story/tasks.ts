@@ -27,7 +27,7 @@ import type { EpicContext } from '../context.js';
 import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
-import type { StoryRun } from './lifecycle.js';
+import type { StoryRun } from './story-run.js';
 import { turnAttributes, type TaskTurn } from './turns.js';
 
 /** The rounds of a task that is not the story's last ended: the task is done. */

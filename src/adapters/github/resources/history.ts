@@ -4,11 +4,19 @@
  */
 import { EpicflowError } from '../../../core/errors.js';
 import { LAND_TRAILER, STORY_TRAILER, trailerValues } from '../../../core/merge-message.js';
-import type { HeadCommit } from '../epic-view.js';
 import { attempt } from '../errors.js';
 import type { Branches } from './branches.js';
 import { readCommits, type CommitFacts, type CommitsRead } from './commits.js';
 import { Resource, type RepoScope } from './resource.js';
+
+/** The epic branch's head commit, as the epic view reads it. */
+export interface HeadCommit {
+  readonly sha: string;
+  readonly message: string;
+  readonly parents: readonly string[];
+  /** The parents' messages, by sha (read with the head: no connection more). */
+  readonly parentMessages?: ReadonlyMap<string, string>;
+}
 
 export class History extends Resource {
   constructor(

@@ -9,8 +9,8 @@ import { FileStateStore } from '../adapters/state/file-store.js';
 import { EpicflowError } from '../core/errors.js';
 import { unfinishedStories } from '../core/land/index.js';
 import { buildLandedMessage } from '../core/merge-message.js';
-import { epicBranchName, type StoryRecord } from '../core/model.js';
-import type { SavedEpic } from '../engine/status.js';
+import type { StoryRecord } from '../core/model.js';
+import { readSavedEpic, type SavedEpic } from '../engine/status.js';
 import type { LocalConfig } from './local-config.js';
 import type { EpicFolders } from './local-epics.js';
 import type { LocalJob } from './local-job.js';
@@ -65,13 +65,13 @@ export async function prepareLanding(
   const { epic, state: stateDir } = folders;
   // Read before the lock is taken: a refusal leaves no trace.
   const store = new FileStateStore(stateDir);
-  const saved = await store.readJson<SavedEpic>('epic.json');
-  if (saved === null || !Array.isArray(saved.plan?.stories)) {
+  const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
+  if (saved === null) {
     throw new EpicflowError('state', `unreadable epic record: ${join(stateDir, 'epic.json')}`, {
       details: ['rerun `epicflow run` with the epic’s plan to write it again'],
     });
   }
-  const epicBranch = saved.epicBranch || epicBranchName(epic);
+  const { epicBranch } = saved;
   const epicHead = await repo.revParse(`refs/heads/${epicBranch}`);
   if (epicHead === null) {
     throw new EpicflowError('usage', `the epic branch ${epicBranch} does not exist`, {

@@ -29,6 +29,7 @@ import {
 } from '../core/retro/index.js';
 import { loadRosterState, pickHelper } from '../core/roster/index.js';
 import { proposeRetro } from '../engine/retro.js';
+import { readSavedEpic } from '../engine/status.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
 import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
 
@@ -58,22 +59,6 @@ type LocalRetroResult =
       readonly usage: readonly UsageEntry[];
     }
   | { readonly kind: 'nothing'; readonly epic: string };
-
-interface EpicJson {
-  readonly epicBranch?: unknown;
-  readonly plan?: unknown;
-}
-
-function isPlan(value: unknown): value is Plan {
-  const v = value as Partial<Plan> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    Array.isArray(v.stories) &&
-    Array.isArray(v.waves) &&
-    typeof v.hashes === 'object'
-  );
-}
 
 /** Reads the kept proposal; absent is null, anything else epicflow did not write is an error. */
 async function readProposal(store: FileStateStore): Promise<RetroProposal | null> {
@@ -122,8 +107,8 @@ export function retroLocally(
         );
       }
     }
-    const doc = await store.readJson<EpicJson>('epic.json');
-    if (doc === null || !isPlan(doc.plan) || typeof doc.epicBranch !== 'string') {
+    const doc = await readSavedEpic(store, join(stateDir, 'epic.json'));
+    if (doc === null) {
       throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
     }
     const plan = doc.plan;

@@ -15,7 +15,7 @@ import type { Command } from 'commander';
 import { describeError, EpicflowError } from '../../core/errors.js';
 import { liveLogName, storyLogsDir } from '../../core/story/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
-import type { SavedEpic } from '../../engine/status.js';
+import { readSavedEpic } from '../../engine/status.js';
 import { exitCodeFor, type CliContext } from '../context.js';
 import { epicFolder } from './epic-folder.js';
 
@@ -96,8 +96,8 @@ async function logsCommand(
     const stateDir = join(found.root, found.epic);
     if (opts.follow === true) {
       const store = new FileStateStore(stateDir);
-      const saved = await store.readJson<SavedEpic>('epic.json');
-      const planned = saved?.plan?.stories?.map((s) => s.id) ?? [];
+      const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
+      const planned = saved?.plan.stories.map((s) => s.id) ?? [];
       if (!planned.includes(opts.story)) {
         throw new EpicflowError(
           'usage',

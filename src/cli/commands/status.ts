@@ -86,7 +86,12 @@ async function epicList(repo: Git): Promise<EpicListEntry[]> {
   for (const epic of await localEpics(repo)) {
     const dir = join(epicsRoot(repo), epic);
     const store = new FileStateStore(dir);
-    const input = await loadEpicReport(store, gitPort(repo), { now: () => new Date() });
+    const input = await loadEpicReport(
+      store,
+      gitPort(repo),
+      { now: () => new Date() },
+      join(dir, 'epic.json'),
+    );
     if (input === null) continue;
     const lands = readLandLog(await store.readJson<unknown>(LAND_FILE), join(dir, LAND_FILE));
     const entry = epicListEntry(buildReportJson(input), lands, await store.lockHeld());
@@ -116,9 +121,12 @@ export async function statusCommand(
       return 0;
     }
     const { repo, root, epic } = found;
-    const input = await loadEpicReport(new FileStateStore(join(root, epic)), gitPort(repo), {
-      now: () => new Date(),
-    });
+    const input = await loadEpicReport(
+      new FileStateStore(join(root, epic)),
+      gitPort(repo),
+      { now: () => new Date() },
+      join(root, epic, 'epic.json'),
+    );
     if (input === null) {
       if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
       io.stdout(`no board for epic "${epic}" yet\n`);

@@ -33,6 +33,12 @@ export const SYSTEM_FOLDERS: readonly string[] = [
   '/run/systemd/resolve',
 ];
 
+/** An entry inside a step's own folders that it must not see. */
+export interface VeiledEntry {
+  readonly path: string;
+  readonly folder: boolean;
+}
+
 interface SandboxLayout {
   /** The system folders that exist, and which are links. */
   readonly system: readonly SystemEntry[];
@@ -45,6 +51,12 @@ interface SandboxLayout {
   readonly hidden?: readonly string[];
   /** Folders the step may change: its tree first (its working directory). */
   readonly writable: readonly string[];
+  /**
+   * Entries inside its own folders the step must not see (a CLI's project settings and
+   * plugins in a tree someone else wrote last): a folder is covered by an empty one, a
+   * file by an empty file; what is under them stays as it is, outside the step.
+   */
+  readonly veiled?: readonly VeiledEntry[];
   /** A fresh folder of this step's, seen as `/tmp` and `/var/tmp`; removed after it. */
   readonly tmp: string;
   readonly cwd: string;
@@ -83,7 +95,14 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
     if (readable.some((r) => within(dir, r))) args.push('--tmpfs', dir);
   }
   // Last: its own folders, even inside a hidden one (its tree under epicflow's trees).
-  for (const dir of dedupe([...layout.writable, layout.home])) args.push('--bind', dir, dir);
+  const own = dedupe([...layout.writable, layout.home]);
+  for (const dir of own) args.push('--bind', dir, dir);
+  // After its own folders: what it must not see of them is covered.
+  for (const entry of layout.veiled ?? []) {
+    if (!own.some((dir) => entry.path !== dir && within(entry.path, dir))) continue;
+    if (entry.folder) args.push('--tmpfs', entry.path);
+    else args.push('--ro-bind', '/dev/null', entry.path);
+  }
   args.push('--chdir', layout.cwd);
   return args;
 }

@@ -71,6 +71,29 @@ describe('the walls of a step', () => {
     expect(walled).not.toContain('/elsewhere');
   });
 
+  it('veils what it must not see of its own folders, after they are bound, and nothing else', () => {
+    const veiled = sandboxArgs({
+      system: [{ path: '/usr' }],
+      readable: [],
+      writable: ['/trees/a'],
+      veiled: [
+        { path: '/trees/a/.opencode', folder: true },
+        { path: '/trees/a/.env', folder: false },
+        // Its tree itself, or anything outside its folders: left as it is.
+        { path: '/trees/a', folder: true },
+        { path: '/etc/passwd', folder: false },
+      ],
+      tmp: '/scratch/1/tmp',
+      cwd: '/trees/a',
+      home: '/scratch/1/home',
+    }).join(' ');
+    expect(veiled).toContain(
+      '--bind /trees/a /trees/a --bind /scratch/1/home /scratch/1/home --tmpfs /trees/a/.opencode --ro-bind /dev/null /trees/a/.env --chdir /trees/a',
+    );
+    expect(veiled).not.toContain('--tmpfs /trees/a ');
+    expect(veiled).not.toContain('/etc/passwd');
+  });
+
   it('has namespaces of its own and no capabilities, and ends with its parent', () => {
     for (const flag of [
       '--unshare-user',

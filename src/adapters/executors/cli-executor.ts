@@ -4,6 +4,7 @@
  * the CLI with our own wall-clock timeout (the whole process group is killed),
  * parse its output (pure) and return one run record.
  */
+import { join } from 'node:path';
 import type { ExecutorConfig, ModelPrice } from '../../core/config/types.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { ExecutorPort, TurnRequest } from '../../core/executor.js';
@@ -12,6 +13,7 @@ import {
   isCliHarness,
   notInstalledDetail,
   runRecordOf,
+  veiledFor,
 } from '../../core/harness/index.js';
 import type { CliHarness, CliRunRecord } from '../../core/harness/index.js';
 import { lineCalls, showsToolCalls } from '../../core/harness/tool-calls.js';
@@ -85,6 +87,7 @@ export class CliExecutor implements ExecutorPort {
       },
       writable: [request.home],
       seat: { scope: request.story, role: `${request.role}:${request.executor.id}` },
+      veiled: veiledFor(harness, request.role).map((p) => join(request.worktree, p)),
       ...(invocation.stdin === undefined ? {} : { input: invocation.stdin }),
       timeoutMs: request.timeoutMs,
       signal: watch.signal,

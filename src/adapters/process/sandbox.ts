@@ -15,7 +15,13 @@ import { lstat, mkdir, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { sandboxArgs, SYSTEM_FOLDERS, toolFolders, type SystemEntry } from '../../core/sandbox.js';
+import {
+  sandboxArgs,
+  SYSTEM_FOLDERS,
+  toolFolders,
+  type SystemEntry,
+  type VeiledEntry,
+} from '../../core/sandbox.js';
 import { runProcess, which } from './run-process.js';
 
 /** A step's walls, ready to wrap an argv. */
@@ -38,8 +44,29 @@ export interface Sandbox {
       readonly tmp?: string | undefined;
       /** The user the step runs as, when not this process's: tool folders it cannot reach are left out. */
       readonly as?: { readonly uid: number; readonly gid: number } | undefined;
+      /** Paths inside its own folders it must not see (see `veiledEntries`). */
+      readonly veiled?: readonly string[] | undefined;
     },
   ): Promise<{ argv: string[]; env: Record<string, string>; done: () => Promise<void> }>;
+}
+
+/**
+ * The entries to veil, as they really are: one that is not there is left alone; a link is
+ * followed to what it names, which is veiled when it is inside the step's own folders
+ * (elsewhere the step sees only system and tool folders, read-only, or nothing).
+ */
+async function veiledEntries(
+  paths: readonly string[],
+  own: readonly string[],
+): Promise<VeiledEntry[]> {
+  const out: VeiledEntry[] = [];
+  for (const path of paths) {
+    const target = await real(path);
+    if (target === null || !own.some((dir) => target.startsWith(`${dir}/`))) continue;
+    const st = await stat(target).catch(() => null);
+    if (st !== null) out.push({ path: target, folder: st.isDirectory() });
+  }
+  return out;
 }
 
 /** Why the sandbox cannot run here, and what to do. */
@@ -134,7 +161,17 @@ export async function sandbox(
         (p): p is string => p !== null,
       );
       const cwd = (await real(options.cwd)) ?? options.cwd;
-      const args = sandboxArgs({ system, readable, hidden: realHidden, writable, tmp, cwd, home });
+      const veiled = await veiledEntries(options.veiled ?? [], writable);
+      const args = sandboxArgs({
+        system,
+        readable,
+        hidden: realHidden,
+        writable,
+        veiled,
+        tmp,
+        cwd,
+        home,
+      });
       return {
         argv: [bwrap, ...args, '--', ...argv],
         env: { ...options.env, HOME: home, TMPDIR: '/tmp' },

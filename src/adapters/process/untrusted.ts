@@ -61,6 +61,12 @@ export interface UntrustedRunOptions extends RunProcessOptions {
    * account will do.
    */
   readonly seat?: { readonly scope: string; readonly role: string };
+  /**
+   * Paths inside its folders the code must not see (a CLI's project settings and plugins,
+   * for a helper in a tree someone else wrote last): veiled in the kernel sandbox; without
+   * it, they are there.
+   */
+  readonly veiled?: readonly string[];
 }
 
 export interface Untrusted {
@@ -96,7 +102,7 @@ export interface Untrusted {
 export function sameUser(walls?: Sandbox): Untrusted {
   const run = async (
     argv: readonly string[],
-    { writable, ownHome, seat: _s, ...options }: UntrustedRunOptions,
+    { writable, ownHome, seat: _s, veiled, ...options }: UntrustedRunOptions,
   ): Promise<ProcessResult> => {
     if (walls !== undefined) {
       const step = await walls.step(argv, {
@@ -104,6 +110,7 @@ export function sameUser(walls?: Sandbox): Untrusted {
         env: options.env,
         writable: writable ?? [],
         home: ownHome === true ? undefined : givenHome(options.env, writable),
+        veiled,
       });
       try {
         return await runProcess(step.argv, { ...options, env: step.env });
@@ -370,7 +377,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     argv: readonly string[],
     runOptions: UntrustedRunOptions,
   ): Promise<ProcessResult> => {
-    const { writable: extra, ownHome, seat, ...processOptions } = runOptions;
+    const { writable: extra, ownHome, seat, veiled, ...processOptions } = runOptions;
     const account = await take(seat);
     try {
       // A fresh folder for the step: its home (setup and gates), and its /tmp in the
@@ -413,6 +420,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           home: childEnv['HOME'],
           tmp,
           as: { uid: account.uid, gid: account.gid },
+          veiled,
         });
         command = step.argv;
         Object.assign(childEnv, step.env);

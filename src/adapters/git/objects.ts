@@ -56,7 +56,7 @@ export async function readBlobs(
   if (r.exitCode !== 0) throw gitError('cannot read blobs', r);
   const out = r.stdoutBytes ?? Buffer.alloc(0);
   // Each answer: "<object> SP <type> SP <size> LF <content> LF", or "<name> SP missing LF".
-  for (let at = 0; at < out.length; ) {
+  for (let at = 0; at < out.length;) {
     const eol = out.indexOf(0x0a, at);
     if (eol < 0) break;
     const [object = '', type = '', size = ''] = out.subarray(at, eol).toString('utf8').split(' ');

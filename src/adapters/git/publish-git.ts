@@ -19,12 +19,12 @@ import { GitRunner, gitError, type GitIdentity } from './run-git.js';
 const QUARANTINE = 'refs/epicflow-quarantine/';
 
 /** The commits a result bundle brings, by the name the work side gave them. */
-export interface ImportedResult {
+interface ImportedResult {
   readonly story: string;
   readonly gated: string | null;
 }
 
-export type TreeMerge =
+type TreeMerge =
   | { readonly ok: true; readonly tree: string }
   | { readonly ok: false; readonly conflicts: readonly string[] };
 

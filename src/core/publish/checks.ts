@@ -13,7 +13,7 @@ import {
 import { ResultRefusal } from './result.js';
 import { describeSecrets, scanForSecrets, type ScannedCommit } from './secrets.js';
 
-export interface PublishFacts {
+interface PublishFacts {
   readonly story: {
     readonly id: string;
     readonly owns: readonly string[];

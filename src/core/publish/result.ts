@@ -133,9 +133,7 @@ export function parseResultRecord(
   }
   const parsed = ResultRecordSchema.safeParse(json);
   if (!parsed.success) {
-    const fields = parsed.error.issues.map(
-      (i) => `${i.path.join('.') || '(root)'}: ${i.message}`,
-    );
+    const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new ResultRefusal(
       'malformed',
       `the result record ${file} is not a version ${RESULT_VERSION} result: ${fields[0] ?? ''}`,

@@ -14,7 +14,7 @@ export interface ScannedCommit {
   readonly patch: string;
 }
 
-export interface SecretFinding {
+interface SecretFinding {
   /** What was found: `GitHub token`, `a secret of the publish job`, … */
   readonly kind: string;
   /** Where: `commit 1a2b3c4d5e6f, src/a.ts` or `commit 1a2b3c4d5e6f, its message`. */
@@ -24,7 +24,11 @@ export interface SecretFinding {
 }
 
 /** Token formats that are credentials wherever they appear. */
-const FORMATS: readonly { readonly kind: string; readonly pattern: RegExp; readonly keep: number }[] = [
+const FORMATS: readonly {
+  readonly kind: string;
+  readonly pattern: RegExp;
+  readonly keep: number;
+}[] = [
   { kind: 'GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g, keep: 4 },
   { kind: 'GitHub token', pattern: /\bgithub_pat_[A-Za-z0-9_]{22,}/g, keep: 11 },
   { kind: 'AWS access key', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, keep: 4 },
@@ -37,7 +41,7 @@ const FORMATS: readonly { readonly kind: string; readonly pattern: RegExp; reado
 ];
 
 /** Secret values shorter than this are not looked for: they would match ordinary text. */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 /** `keep` characters of `value`, then stars: enough to tell which token, never to use it. */
 export function redact(value: string, keep = 0): string {

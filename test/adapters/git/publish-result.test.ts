@@ -4,6 +4,7 @@
  * bare "GitHub", reads it, checks it from the objects, merges without a work tree and pushes
  * with a lease. Every hostile or broken result is refused with its reason, nothing moved.
  */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {

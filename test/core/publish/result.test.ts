@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { isEpicflowError } from '../../../src/core/errors.js';
 import {
   formatResultRecord,

@@ -124,6 +124,8 @@ async function writeResult(
   commit: string,
   options: {
     gated?: boolean;
+    /** Where the gated merge starts from (the base unless set). */
+    gatedOn?: string;
     edit?: (r: ResultRecord) => ResultRecord;
     bundleBase?: string;
   } = {},
@@ -132,7 +134,7 @@ async function writeResult(
   const artifact = mkdtempSync(join(world.root, 'artifact-'));
   let gated: string | null = null;
   if (options.gated === true) {
-    work.git('checkout', '-q', '--detach', base);
+    work.git('checkout', '-q', '--detach', options.gatedOn ?? base);
     work.git('merge', '-q', '--no-ff', '-m', 'gated merge', commit);
     gated = work.git('rev-parse', 'HEAD').trim();
   }
@@ -324,6 +326,21 @@ describe('publishing a work job result', () => {
     expect(remote.git('rev-parse', `refs/heads/${BRANCH}`).trim()).toBe(other);
   });
 
+  it('says when the merged tree is not the one the gates ran on (the epic moved)', async () => {
+    const commit = storyCommit((w) => w.write('src/b.ts', 'b\n'));
+    const artifact = await writeResult(commit, { gated: true });
+    const { work, remote, publish: p, base } = world;
+    work.git('checkout', '-q', '-B', 'other', base);
+    work.write('README.md', 'another story\n');
+    const other = work.commitAll('another story');
+    work.git('push', '-q', remote.dir, `${other}:refs/heads/${BRANCH}`);
+    p.git('fetch', '-q', remote.dir, `+refs/heads/${BRANCH}:refs/heads/${BRANCH}`);
+    const out = await publish(artifact, { epicHead: other });
+    expect(out).toMatchObject({ kind: 'merged', gatedTree: false });
+    expect(remote.git('show', `refs/heads/${BRANCH}:README.md`)).toBe('another story\n');
+    expect(remote.git('show', `refs/heads/${BRANCH}:src/b.ts`)).toBe('b\n');
+  });
+
   it('merges nothing for a story that did not pass', async () => {
     const commit = storyCommit((w) => w.write('src/b.ts', 'b\n'));
     const artifact = await writeResult(commit, {
@@ -388,6 +405,18 @@ describe('refusing a result', () => {
     writeFileSync(join(artifact, RESULT_FILES.record), text.split(commit).join(later));
     expect(await expectRefused(artifact, 'missing-objects')).toContain(
       `storyCommit ${later} is not in the result bundle`,
+    );
+  });
+
+  it('whose gated merge is not of the story commit into the epic head', async () => {
+    const { work, base } = world;
+    work.git('checkout', '-q', '-B', 'side', base);
+    work.write('src/side.ts', 'side\n');
+    const side = work.commitAll('a side commit');
+    const commit = storyCommit((w) => w.write('src/b.ts', 'b\n'));
+    const artifact = await writeResult(commit, { gated: true, gatedOn: side });
+    expect(await expectRefused(artifact, 'malformed')).toContain(
+      'is not the merge of storyCommit into epicHead',
     );
   });
 

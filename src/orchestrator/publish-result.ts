@@ -17,6 +17,7 @@ import { epicBranchName, type Story, type StoryRecord } from '../core/model.js';
 import { publishRefusal } from '../core/publish/checks.js';
 import {
   DEFAULT_MAX_BUNDLE_BYTES,
+  MAX_RESULT_COMMITS,
   parseResultRecord,
   RESULT_FILES,
   ResultRefusal,
@@ -46,6 +47,8 @@ export interface PublishInput {
   /** Values of the secrets the publish job holds (its token, the App key, model keys). */
   readonly secrets: readonly string[];
   readonly maxBundleBytes?: number;
+  /** The most commits the result may bring (`MAX_RESULT_COMMITS` unless set). */
+  readonly maxCommits?: number;
 }
 
 export type PublishOutcome =
@@ -183,6 +186,14 @@ async function mergeAndPush(
   const { git } = ports;
   const { story, epicHead } = input;
   const commit = result.storyCommit;
+  const count = await git.countCommits(epicHead, commit);
+  const most = input.maxCommits ?? MAX_RESULT_COMMITS;
+  if (count > most) {
+    throw new ResultRefusal(
+      'too-large',
+      `the result brings ${count} commits, more than the ${most} allowed`,
+    );
+  }
   const changes = await git.changedPaths(epicHead, commit);
   const refusal = publishRefusal({
     story,

@@ -109,7 +109,7 @@ export class PublishGit {
       throw new ResultRefusal('malformed', `git cannot verify the result bundle ${file}`, lines);
     }
     const fetched = await this.git.try([
-      // Every object is checked as it comes in: a malformed one is refused, never stored.
+      // Objects are checked as they come in where git does so for bundles (2.46 and later).
       '-c',
       'fetch.fsckObjects=true',
       'fetch',
@@ -213,6 +213,20 @@ export class PublishGit {
 
   readBlobs(objects: readonly string[]): Promise<Map<string, Uint8Array>> {
     return readBlobs(this.git, objects);
+  }
+
+  /** How many commits are reachable from `head` and not from `base`. */
+  async countCommits(base: string, head: string): Promise<number> {
+    checkRefName(base);
+    checkRefName(head);
+    const out = await this.git.run(`cannot count the commits of ${head}`, [
+      'rev-list',
+      '--count',
+      head,
+      `^${base}`,
+      '--',
+    ]);
+    return Number(out.trim());
   }
 
   /**

@@ -22,11 +22,17 @@ export const RESULT_REFS = {
 /** The largest bundle the publish side reads unless told otherwise (a story's commits, not a repository). */
 export const DEFAULT_MAX_BUNDLE_BYTES = 100 * 1024 * 1024;
 
+/**
+ * The most commits one result may bring to the epic branch: each is read and scanned on its
+ * own, and a story's work is tens of commits, not thousands.
+ */
+export const MAX_RESULT_COMMITS = 2000;
+
 /** What is wrong with a result, for code to branch on (the message says it for people). */
 export type RefusalReason =
   /** The artifact, its record or its bundle is not there. */
   | 'missing'
-  /** The bundle is larger than the limit. */
+  /** The bundle is larger than the limit, or brings more than `MAX_RESULT_COMMITS` commits. */
   | 'too-large'
   /** The record is not a result record (the field is named), or the bundle is not a bundle. */
   | 'malformed'

@@ -49,18 +49,23 @@ export function redact(value: string, keep = 0): string {
   return `${value.slice(0, keep)}${'*'.repeat(8)}`;
 }
 
-/** The lines a patch adds, each with the file it adds it to. */
+/**
+ * What a patch adds, each with the file it adds it to: its lines, and the file names
+ * themselves (a name is pushed as much as a line is).
+ */
 function addedLines(patch: string): { readonly file: string; readonly text: string }[] {
   const out: { file: string; text: string }[] = [];
   let file = '';
   for (const line of patch.split('\n')) {
     if (line.startsWith('+++ ')) {
       file = line.slice(4).replace(/^b\//, '');
+      out.push({ file, text: file });
       continue;
     }
     if (line.startsWith('diff --git ')) {
       // A file without a `+++` line (a mode change, a binary one): named by its header.
       file = line.slice('diff --git '.length).replace(/^a\/.* b\//, '');
+      out.push({ file, text: file });
       continue;
     }
     if (line.startsWith('+')) out.push({ file, text: line.slice(1) });
@@ -80,7 +85,15 @@ export function scanForSecrets(input: {
     .sort((a, b) => b.length - a.length);
   const findings: SecretFinding[] = [];
   const seen = new Set<string>();
-  const add = (finding: SecretFinding): void => {
+  // A place is named by its file, and a file name may hold what was found: redacted too.
+  const hide = (text: string): string => {
+    let out = text;
+    for (const value of values) out = out.split(value).join(redact(value));
+    for (const { pattern, keep } of FORMATS) out = out.replace(pattern, (m) => redact(m, keep));
+    return out;
+  };
+  const add = (found: SecretFinding): void => {
+    const finding = { ...found, where: hide(found.where) };
     const key = `${finding.kind}\0${finding.where}\0${finding.redacted}`;
     if (seen.has(key)) return;
     seen.add(key);

@@ -370,6 +370,16 @@ describe('refusing a result', () => {
     );
   });
 
+  it('bringing more commits than allowed', async () => {
+    storyCommit((w) => w.write('src/b.ts', 'b\n'));
+    world.work.write('src/c.ts', 'c\n');
+    const commit = world.work.commitAll('second');
+    const artifact = await writeResult(commit);
+    expect(await expectRefused(artifact, 'too-large', { maxCommits: 1 })).toContain(
+      'the result brings 2 commits, more than the 1 allowed',
+    );
+  });
+
   it('with a malformed record, naming the field', async () => {
     const commit = storyCommit((w) => w.write('src/b.ts', 'b\n'));
     const artifact = await writeResult(commit, {

@@ -73,6 +73,13 @@ describe('the secret scan of a story commit', () => {
     ]);
   });
 
+  it('reads the names of the files a commit adds, and redacts them where it names them', () => {
+    const token = `ghp_${'n'.repeat(36)}`;
+    expect(scan(adds(`docs/${token}.md`, 'fine'))).toEqual([
+      `commit ${SHA.slice(0, 12)}, docs/ghp_********.md: GitHub token (ghp_********)`,
+    ]);
+  });
+
   it('reads only what the commit adds: removed and context lines were there before', () => {
     const token = `ghp_${'r'.repeat(36)}`;
     const patch = [

@@ -7,7 +7,7 @@
  * work tree and pushes the merge with a lease on the epic head it read. What it takes on trust
  * is what epicflow's own process measured in the work job: gate runs, the verdict, usage.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PublishGit } from '../adapters/git/publish-git.js';
 import type { PushResult } from '../adapters/git/remote-git.js';
@@ -17,6 +17,7 @@ import { epicBranchName, type Story, type StoryRecord } from '../core/model.js';
 import { publishRefusal } from '../core/publish/checks.js';
 import {
   DEFAULT_MAX_BUNDLE_BYTES,
+  MAX_RECORD_BYTES,
   MAX_RESULT_COMMITS,
   parseResultRecord,
   RESULT_FILES,
@@ -106,6 +107,8 @@ export async function publishResult(
   if (result.storyCommit === result.base && result.gated === null && !done) {
     return { kind: 'not-merged', result };
   }
+  // Whatever an earlier publish of this repository left in the quarantine goes first.
+  await git.dropQuarantine();
   try {
     const imported = await git.importBundle(join(input.artifact, RESULT_FILES.bundle), {
       maxBytes: input.maxBundleBytes ?? DEFAULT_MAX_BUNDLE_BYTES,
@@ -121,11 +124,19 @@ export async function publishResult(
 
 async function readRecord(artifact: string): Promise<string> {
   const path = join(artifact, RESULT_FILES.record);
+  let size: number;
   try {
-    return await readFile(path, 'utf8');
+    size = (await stat(path)).size;
   } catch {
     throw new ResultRefusal('missing', `the work job's result record is missing: ${path}`);
   }
+  if (size > MAX_RECORD_BYTES) {
+    throw new ResultRefusal(
+      'too-large',
+      `the result record is ${size} bytes, more than the ${MAX_RECORD_BYTES} allowed`,
+    );
+  }
+  return readFile(path, 'utf8');
 }
 
 /** The bundle holds the commits the record names, and they grow from the epic branch. */

@@ -118,7 +118,7 @@ export class PublishGit {
       '--no-write-fetch-head',
       '--no-recurse-submodules',
       file,
-      ...wanted.map((r) => `${r}:${QUARANTINE}${r.slice(r.lastIndexOf('/') + 1)}`),
+      ...wanted.map((r) => `+${r}:${QUARANTINE}${r.slice(r.lastIndexOf('/') + 1)}`),
     ]);
     if (fetched.exitCode !== 0) {
       await this.dropQuarantine();

@@ -22,6 +22,9 @@ export const RESULT_REFS = {
 /** The largest bundle the publish side reads unless told otherwise (a story's commits, not a repository). */
 export const DEFAULT_MAX_BUNDLE_BYTES = 100 * 1024 * 1024;
 
+/** The largest result record read: a story's record and its gate runs, without their output. */
+export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+
 /**
  * The most commits one result may bring to the epic branch: each is read and scanned on its
  * own, and a story's work is tens of commits, not thousands.
@@ -32,7 +35,7 @@ export const MAX_RESULT_COMMITS = 2000;
 export type RefusalReason =
   /** The artifact, its record or its bundle is not there. */
   | 'missing'
-  /** The bundle is larger than the limit, or brings more than `MAX_RESULT_COMMITS` commits. */
+  /** The record or bundle is larger than its limit, or it brings more than `MAX_RESULT_COMMITS` commits. */
   | 'too-large'
   /** The record is not a result record (the field is named), or the bundle is not a bundle. */
   | 'malformed'

@@ -368,6 +368,9 @@ describe('refusing a result', () => {
     expect(await expectRefused(artifact, 'too-large', { maxBundleBytes: 1000 })).toContain(
       'more than the 1000 allowed',
     );
+    // A record of gigabytes is never read into memory either.
+    writeFileSync(join(artifact, RESULT_FILES.record), ' '.repeat(5 * 1024 * 1024));
+    expect(await expectRefused(artifact, 'too-large')).toContain('the result record is');
   });
 
   it('bringing more commits than allowed', async () => {

@@ -36,6 +36,7 @@ import {
   type PublishInput,
   type PublishOutcome,
 } from '../../../src/orchestrator/publish-result.js';
+import { writeWorkResult } from '../../../src/orchestrator/work-result.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const EPIC = '7';
@@ -151,14 +152,25 @@ async function writeResult(
     record: storyRecord(commit),
   };
   const repo = await Git.open(work.dir, IDENTITY);
-  await writeResultBundle(repo, join(artifact, RESULT_FILES.bundle), {
-    base: options.bundleBase ?? base,
-    epicHead: options.bundleBase ?? base,
-    storyCommit: commit,
-    gated,
-  });
-  const written = options.edit === undefined ? result : options.edit(result);
-  writeFileSync(join(artifact, RESULT_FILES.record), formatResultRecord(written));
+  if (options.bundleBase === undefined) {
+    // As the work job ends: the result and its bundle, in the folder it uploads.
+    const written = await writeWorkResult(repo, artifact, result);
+    expect(written.map((f) => f.slice(artifact.length + 1))).toEqual([
+      RESULT_FILES.bundle,
+      RESULT_FILES.record,
+    ]);
+  } else {
+    await writeResultBundle(repo, join(artifact, RESULT_FILES.bundle), {
+      ...result,
+      base: options.bundleBase,
+      epicHead: options.bundleBase,
+    });
+  }
+  if (options.edit !== undefined) {
+    writeFileSync(join(artifact, RESULT_FILES.record), formatResultRecord(options.edit(result)));
+  } else if (options.bundleBase !== undefined) {
+    writeFileSync(join(artifact, RESULT_FILES.record), formatResultRecord(result));
+  }
   return artifact;
 }
 
@@ -339,6 +351,28 @@ describe('publishing a work job result', () => {
     expect(out).toMatchObject({ kind: 'merged', gatedTree: false });
     expect(remote.git('show', `refs/heads/${BRANCH}:README.md`)).toBe('another story\n');
     expect(remote.git('show', `refs/heads/${BRANCH}:src/b.ts`)).toBe('b\n');
+  });
+
+  it('takes a story without commits of its own as a record alone', async () => {
+    const { work, base } = world;
+    const artifact = join(world.root, 'artifact-empty');
+    const { storyCommit: _none, ...record } = storyRecord(base, 'failed');
+    const written = await writeWorkResult(await Git.open(work.dir, IDENTITY), artifact, {
+      version: 1,
+      epic: EPIC,
+      story: STORY.id,
+      attempt: 1,
+      base,
+      epicHead: base,
+      storyCommit: base,
+      gated: null,
+      gates: [],
+      record: { ...record, reason: 'no changes' },
+    });
+    expect(written).toEqual([join(artifact, RESULT_FILES.record)]);
+    const before = refsOf(world.remote);
+    expect((await publish(artifact)).kind).toBe('not-merged');
+    expect(refsOf(world.remote)).toBe(before);
   });
 
   it('merges nothing for a story that did not pass', async () => {

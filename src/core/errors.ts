@@ -13,6 +13,8 @@ export type ErrorTag =
   | 'halt'
   /** Untrusted code cannot be kept away from credentials (no user to run it as, a probe leaked). */
   | 'isolation'
+  /** A work job's result (its record or its objects) that the publish side refuses to merge. */
+  | 'result'
   | 'internal';
 
 export class EpicflowError extends Error {

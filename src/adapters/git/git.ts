@@ -28,6 +28,7 @@ import {
   LIST_FILES,
 } from './listings.js';
 import { IndexGuard } from './index-guard.js';
+import { commitTree, isAncestor, readBlobs, treeFiles } from './objects.js';
 import { Worktree } from './worktree.js';
 
 export { Worktree } from './worktree.js';
@@ -385,65 +386,17 @@ export class Git {
    * objects, never from a work tree, so no link in a tree is ever followed.
    */
   async treeFiles(commit: string): Promise<TreeFile[]> {
-    checkRefName(commit);
-    const out = await this.git.run(`cannot list the files of ${commit}`, [
-      'ls-tree',
-      '-r',
-      '-l',
-      '-z',
-      '--full-tree',
-      commit,
-    ]);
-    return splitNul(out).map((record) => {
-      // "<mode> SP <type> SP <object> SP+ <size or -> TAB <path>"
-      const tab = record.indexOf('\t');
-      const [mode = '', , object = '', size = ''] = record.slice(0, tab).split(/ +/);
-      return { path: record.slice(tab + 1), mode, object, size: Number(size) || 0 };
-    });
+    return treeFiles(this.git, commit);
   }
 
-  /**
-   * Blobs of this repository by object id, byte for byte (`cat-file --batch`: no filter,
-   * no textconv, no path, so nothing in a work tree is read); an id that names no blob
-   * is absent from the answer.
-   */
+  /** Blobs of this repository by object id, byte for byte (see `readBlobs` in objects.ts). */
   async readBlobs(objects: readonly string[]): Promise<Map<string, Uint8Array>> {
-    const ids = [...new Set(objects)];
-    for (const id of ids) {
-      if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(id)) {
-        throw new EpicflowError('git', `invalid object id: ${JSON.stringify(id)}`);
-      }
-    }
-    const blobs = new Map<string, Uint8Array>();
-    if (ids.length === 0) return blobs;
-    const r = await this.git.try(['cat-file', '--batch'], {
-      input: `${ids.join('\n')}\n`,
-      bytes: true,
-    });
-    if (r.exitCode !== 0) throw gitError('cannot read blobs', r);
-    const out = r.stdoutBytes ?? Buffer.alloc(0);
-    // Each answer: "<object> SP <type> SP <size> LF <content> LF", or "<name> SP missing LF".
-    for (let at = 0; at < out.length;) {
-      const eol = out.indexOf(0x0a, at);
-      if (eol < 0) break;
-      const [object = '', type = '', size = ''] = out.subarray(at, eol).toString('utf8').split(' ');
-      at = eol + 1;
-      const length = Number(size);
-      if (type === 'missing' || type === 'ambiguous' || !Number.isInteger(length)) continue;
-      if (type === 'blob') blobs.set(object, out.subarray(at, at + length));
-      at += length + 1;
-    }
-    return blobs;
+    return readBlobs(this.git, objects);
   }
 
   /** True when `ancestor` is `descendant` or one of its ancestors. */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    checkRefName(ancestor);
-    checkRefName(descendant);
-    const r = await this.git.try(['merge-base', '--is-ancestor', ancestor, descendant]);
-    if (r.exitCode === 0) return true;
-    if (r.exitCode === 1) return false;
-    throw gitError(`cannot compare ${ancestor} with ${descendant}`, r);
+    return isAncestor(this.git, ancestor, descendant);
   }
 
   /**
@@ -452,13 +405,7 @@ export class Git {
    */
   async commitTree(ofCommit: string, parents: readonly string[], message: string): Promise<string> {
     checkRefName(ofCommit);
-    for (const p of parents) checkRefName(p);
-    const out = await this.git.run(
-      `cannot write a commit of ${ofCommit}`,
-      ['commit-tree', `${ofCommit}^{tree}`, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
-      { input: message },
-    );
-    return out.trim();
+    return commitTree(this.git, `${ofCommit}^{tree}`, parents, message);
   }
 
   /** The text of `path` in `commit`; null when there is no file (or a folder) there. */

@@ -81,7 +81,7 @@ const NO_GATES_NOTE = 'no gates: judged by the perimeter alone';
  * a link (only a changed link can make a chain leave).
  */
 export async function commitLinks(
-  git: GitPort,
+  git: Pick<GitPort, 'treeFiles' | 'readBlobs'>,
   commit: string,
   changes: readonly PerimeterChange[],
 ): Promise<Map<string, string>> {

@@ -72,7 +72,7 @@ export async function integrate(
       );
     }
     const tree = ctx.epicTree;
-    // Gate runs may leave files behind in the integration tree; it is ours to reset.
+    // The integration tree is ours (gates run in checkouts of their own): put it at the head.
     if ((await tree.head()) !== head || !(await tree.isClean())) await tree.resetHard(head);
     const baseline = await ctx.baseline(head);
     if ((await tree.head()) !== head) await tree.resetHard(head);

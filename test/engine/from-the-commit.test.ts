@@ -131,4 +131,47 @@ describe('the gates run on a checkout of the story commit', () => {
     expect(epicMerges(repo)).toEqual(['Merge story s: Story s']);
     expect(showFile(repo, 'epic/epic', 'check.local.json')).toBeNull();
   });
+
+  it('a takeover starts from the commit: what the coder before it left ignored is not in its tree', async () => {
+    repo = base();
+    // `a` commits half the work, leaves an ignored implementation, and stops (usage limit).
+    const a = scriptedCoder(repo, 'a', {
+      s: {
+        '*': {
+          write: {
+            'src/answer.mjs': "export { answer } from '../gen/impl.mjs';\n",
+            'gen/impl.mjs': 'export const answer = () => 42;\n',
+          },
+          exit: 75,
+        },
+      },
+    });
+    // `b` says what it found, then writes the answer itself.
+    const b = scriptedCoder(repo, 'b', {
+      s: {
+        '*': {
+          sh: [
+            'if [ -e gen/impl.mjs ]; then echo found > src/seen.txt; else echo absent > src/seen.txt; fi',
+          ],
+          write: { 'src/answer.mjs': 'export const answer = () => 42;\n' },
+        },
+      },
+    });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [
+          { id: 'a', command: a, priority: 1 },
+          { id: 'b', command: b, priority: 2 },
+        ],
+        gates: ['node check.mjs'],
+      }),
+    );
+    repo.commit('config');
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('[s] handed over from a to b');
+    expect(showFile(repo, 'epic/epic', 'src/seen.txt')).toBe('absent');
+    expect(showFile(repo, 'epic/epic', 'src/answer.mjs')).toBe('export const answer = () => 42;');
+  });
 });

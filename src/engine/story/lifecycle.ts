@@ -101,7 +101,8 @@ async function prepareBranch(
 export interface StoryRun {
   readonly story: Story;
   readonly branch: string;
-  readonly tree: WorktreePort;
+  /** The story's tree: checked out anew (`fresh`) when another coder takes over. */
+  tree: WorktreePort;
   readonly rec: Recorder;
   /** The epic head the tree caught up with (a merge revision catches up again). */
   base: string;
@@ -113,6 +114,8 @@ export interface StoryRun {
   readonly resume: ResumePoint;
   /** The story's turn numbers (a setup repair turn comes first). */
   readonly turn: TurnCounter;
+  /** The story's tree checked out anew from its branch, with setup run there again. */
+  readonly fresh: () => Promise<WorktreePort>;
 }
 
 type Step = Exclude<StoryAction, { kind: 'integrate' | 'in-place' | 'stop' | 'task-done' }>;
@@ -149,10 +152,16 @@ async function perform(
         exhausted: ctx.roster.exhausted(),
       });
     }
-    case 'hand-over':
-      return decideAfterHandover(state, {
-        next: await ctx.roster.handover(story.id, state.chain),
-      });
+    case 'hand-over': {
+      const next = await ctx.roster.handover(story.id, state.chain);
+      // A takeover starts from the commit: nothing the coder before it left outside its
+      // commits (ignored files, a filled cache folder) is in the tree it gets.
+      if (next !== null) {
+        run.tree = await run.fresh();
+        scope.tree = run.tree;
+      }
+      return decideAfterHandover(state, { next });
+    }
     case 'verify':
       return decideAfterVerifier(
         state,
@@ -196,11 +205,11 @@ async function runRounds(
   run: StoryRun,
   task?: TaskTurn & { readonly last: boolean },
 ): Promise<StoryRecord | TaskRounds> {
-  const { story, tree, rec } = run;
+  const { story, rec } = run;
   const scope: TurnScope = {
     ctx,
     story,
-    tree,
+    tree: run.tree,
     rec,
     turn: run.turn,
     ...(task === undefined ? {} : { task }),
@@ -231,9 +240,10 @@ async function runRounds(
       case 'task-done':
         return {
           kind: 'task-done',
-          commit: next.commit ?? (await tree.head()),
+          commit: next.commit ?? (await run.tree.head()),
           executor: state.executor,
           chain: state.chain,
+          tree: run.tree,
         };
       case 'integrate':
         try {
@@ -364,7 +374,7 @@ async function runStoryOnce(
       status: 'active',
       executor: input.executor.id,
     });
-    const tree = await prepareBranch(ctx, story, branch, worktreePath);
+    let tree = await prepareBranch(ctx, story, branch, worktreePath);
     const base = ctx.epicHead;
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
@@ -390,6 +400,14 @@ async function runStoryOnce(
       return failure;
     };
     const turn: TurnCounter = { round: 1 };
+    /** The tree a takeover gets: the branch checked out anew, setup run on it. */
+    const fresh = async (): Promise<WorktreePort> => {
+      tree = await ctx.ports.git.addWorktree(worktreePath, branch);
+      ctx.emit('story', `the tree checked out anew from ${branch} for the next coder`, story.id);
+      const failure = await setup();
+      if (failure !== null) ctx.emit('story', `${setupFailedReason(failure.output)}`, story.id);
+      return tree;
+    };
     let setupFailure = await setup();
     let repaired = false;
     for (;;) {
@@ -447,6 +465,7 @@ async function runStoryOnce(
       chain,
       resume,
       turn,
+      fresh,
     });
   } catch (e) {
     const stop =

@@ -11,6 +11,20 @@ import type { EpicContext } from './context.js';
 import { withGitConfigGuarded } from './guarded-config.js';
 import type { WorktreePort } from './ports.js';
 
+/** The checkout a story's gates run in: `<worktrees>/<story>.checks`. */
+export function storyChecksTree(worktreesDir: string, story: string): string {
+  return join(worktreesDir, `${story}.checks`);
+}
+
+/**
+ * Whether a gate ran on a story's own commit (its checks' checkout, or a package folder in
+ * it) rather than on the merged epic tree or the base.
+ */
+export function ranOnStory(cwd: string, worktreesDir: string, story: string): boolean {
+  const tree = storyChecksTree(worktreesDir, story);
+  return cwd === tree || cwd.startsWith(`${tree}/`);
+}
+
 /** What a step in a checkout says: a note for the record (and the git files put back, if any). */
 export type CheckoutNote = (note: string, restored?: readonly string[]) => void | Promise<void>;
 
@@ -24,6 +38,7 @@ export async function fromCommit<T>(
   ctx: EpicContext,
   input: {
     readonly sha: string;
+    /** Its folder's name under the worktrees folder. */
     readonly name: string;
     /** What runs there, for notes: `the gates`, `round 2 (x judging)`. */
     readonly during: string;

@@ -24,7 +24,8 @@ import type { EpicContext } from '../context.js';
 import type { GitPort, WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
 import { withGitConfigGuarded } from '../guarded-config.js';
-import { fromCommit, type CheckoutNote } from '../checkout.js';
+import { fromCommit, storyChecksTree, type CheckoutNote } from '../checkout.js';
+import { basename } from 'node:path';
 
 /**
  * Runs code in the story's tree that epicflow does not trust (an agent's turn,
@@ -177,7 +178,7 @@ export async function checkStory(
         ctx,
         {
           sha: commit,
-          name: `${story.id}.checks`,
+          name: basename(storyChecksTree(ctx.settings.worktreesDir, story.id)),
           during: 'the gates',
           note: noteOn(ctx, story, rec),
         },

@@ -10,6 +10,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
 import type { Halt, Plan, Story } from '../core/model.js';
 import { epicScope, storyScope, type CheckScope, type ScopedCommand } from '../core/packages.js';
+import { fromCommit } from './checkout.js';
 import { Mutex } from './mutex.js';
 import type {
   CrashPoint,
@@ -23,6 +24,9 @@ import type {
   WorktreePort,
 } from './ports.js';
 import type { HealthProbe, RosterHolder } from './roster-holder.js';
+
+/** The checkout of an epic head its baseline gates run in (`<worktrees>/_base`). */
+const BASE_TREE = '_base';
 
 /** Where the whole output of a command goes, line by line (a story's log). */
 export interface OutputLog {
@@ -222,8 +226,7 @@ export class EpicContext {
   /**
    * Gate `index` once more on the epic head `sha` (after its setup), combined with the
    * baseline's run of it: a base that fails differently from run to run charges a story
-   * only with lines new against both. Must be called while holding the merge lock; the
-   * epic tree is left at `sha`.
+   * only with lines new against both. Must be called while holding the merge lock.
    */
   async rerunBaseline(
     sha: string,
@@ -239,10 +242,10 @@ export class EpicContext {
       'epic',
       `running \`${gate.label}\` on ${sha.slice(0, 12)} again: it failed there before`,
     );
-    if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path, log, undefined, scope);
-    const again = await this.runScoped(gate, this.epicTree.path, log);
-    await this.epicTree.resetHard(sha);
+    const again = await this.onBase(sha, async (cwd) => {
+      await this.runSetup(cwd, log, undefined, scope);
+      return this.runScoped(gate, cwd, log);
+    });
     baseline[index] = combinedBaseline(first, again);
     await this.rememberBaseline(sha, baseline, scope);
     return baseline;
@@ -250,7 +253,7 @@ export class EpicContext {
 
   /**
    * The gates on an epic head, computed once per head and kept in the state
-   * folder. Must be called while holding the merge lock, with the epic tree at `sha`.
+   * folder. Must be called while holding the merge lock (its checkout is one folder).
    */
   baseline(sha: string, scope: CheckScope = this.scope): Promise<GateRun[]> {
     const id = `${sha} ${scope.key}`;
@@ -308,11 +311,31 @@ export class EpicContext {
     const picked = await this.fromMergedTree(sha, scope);
     if (picked !== null) return picked;
     this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);
-    if ((await this.epicTree.head()) !== sha) await this.epicTree.resetHard(sha);
-    await this.runSetup(this.epicTree.path, undefined, undefined, scope);
-    const runs = await this.runGates(this.epicTree.path, undefined, undefined, scope);
+    const runs = await this.onBase(sha, async (cwd) => {
+      await this.runSetup(cwd, undefined, undefined, scope);
+      return this.runGates(cwd, undefined, undefined, scope);
+    });
     await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
     return runs;
+  }
+
+  /**
+   * The base's code runs in a fresh checkout of the epic head `sha` (earlier stories'
+   * agents wrote it; nothing they left outside its commits is there), never in the
+   * integration tree, which only epicflow's merges touch.
+   */
+  private onBase<T>(sha: string, work: (cwd: string) => Promise<T>): Promise<T> {
+    return fromCommit(
+      this,
+      {
+        sha,
+        name: BASE_TREE,
+        during: 'the baseline gates',
+        note: (note, restored) =>
+          this.emit('epic', note, undefined, restored === undefined ? undefined : { restored }),
+      },
+      (tree) => work(tree.path),
+    );
   }
 
   /**

@@ -2,19 +2,23 @@
  * Integrate (docs/architecture.md, the story lifecycle): one merge at a time. Before merging, the epic
  * branch must be where epicflow left it, or the epic halts (an agent or a
  * person moved it). The merge happens in the epic's own integration tree (a
- * detached HEAD), the gates run on the merged tree against the epic baseline
- * (unless that tree is the checked story commit's, whose gate runs stand), and only
+ * detached HEAD), the gates run on a fresh checkout of the merge against the epic baseline
+ * (unless its tree is the checked story commit's, whose gate runs stand), and only
  * then the ref moves, by compare-and-swap: that update is the commit point.
  */
 import { EpicflowError } from '../core/errors.js';
-import { triageGate } from '../core/gates/index.js';
+import { triageGate, type GateRun } from '../core/gates/index.js';
 import { formatDuration } from '../core/report/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext, OutputLog } from './context.js';
 import { buildMergeMessage } from '../core/merge-message.js';
 import type { MergeResult } from './ports.js';
 import { StoryStop } from './stop.js';
-import { settleGates } from './settle-gates.js';
+import { settleGates, type SettledGates } from './settle-gates.js';
+import { fromCommit } from './checkout.js';
+
+/** The checkout of a merge its gates run in (`<worktrees>/_merged`). */
+const MERGED_TREE = '_merged';
 
 function outsideChange(ctx: EpicContext, message: string): never {
   ctx.setHalt({ kind: 'outside-change', message });
@@ -68,7 +72,7 @@ export async function integrate(
       );
     }
     const tree = ctx.epicTree;
-    // Gate runs may leave files behind in the integration tree; it is ours to reset.
+    // The integration tree is ours (gates run in checkouts of their own): put it at the head.
     if ((await tree.head()) !== head || !(await tree.isClean())) await tree.resetHard(head);
     const baseline = await ctx.baseline(head);
     if ((await tree.head()) !== head) await tree.resetHard(head);
@@ -97,10 +101,9 @@ export async function integrate(
         throw e;
       }
     };
-    let merge = await tree.mergeNoFf(input.commit, message);
+    let merge: MergeResult = await tree.mergeNoFf(input.commit, message);
     // Conflicts with stories merged after this one started: their side wins, the rest of
     // the story merges, and the gates judge the merged tree (the checked commit's no longer).
-    const keepEpic = !merge.ok;
     if (!merge.ok) {
       await tree.resetHard(head);
       const note = `conflicts with ${epicBranch} in ${merge.conflicts.join(', ')}: the epic's side kept`;
@@ -108,47 +111,57 @@ export async function integrate(
       input.notes?.push(note);
       merge = { ok: true, sha: await keepingEpic() };
     }
-    const mergeAgain = async (): Promise<MergeResult> =>
-      keepEpic ? { ok: true, sha: await keepingEpic() } : tree.mergeNoFf(input.commit, message);
     ctx.checkpoint('mid-merge', input.story.id);
     // The story was based on the epic head: the merged tree is the checked commit's, whose
-    // gates ran in this process. Running them again would judge the same files twice.
+    // gates ran in this process on a checkout of it. Running them again would judge the
+    // same files twice.
     const checked = ctx.checkedRuns.get(input.commit);
     const same =
       checked !== undefined && (await tree.changedPaths(input.commit, merge.sha)).length === 0;
     if (same) {
       ctx.emit('story', 'the merged tree is the checked commit’s: its gates stand', input.story.id);
     }
-    const setup = same ? null : await ctx.runSetup(tree.path, input.log);
-    let merged = merge.sha;
-    const settled =
-      same || setup !== null
-        ? {
-            runs: checked ?? [],
-            verdicts: (checked ?? []).map((r, i) => triageGate(r, baseline[i])),
-            notes: [],
-          }
-        : await settleGates(ctx, {
-            cwd: tree.path,
-            story: input.story.id,
-            baseline,
-            withLog: (_i, work) => work(input.log),
-            // The base is the epic head: run there, then merge the same commit again.
-            againOnBase: async (i, log) => {
-              await tree.resetHard(head);
-              const combined = await ctx.rerunBaseline(head, i, log);
-              const again = await mergeAgain();
-              if (!again.ok) {
-                await tree.resetHard(head);
-                throw new StoryStop(
-                  'failed',
-                  `merge conflict with ${epicBranch}: ${again.conflicts.join(', ')}`,
-                );
-              }
-              merged = again.sha;
-              return combined;
+    const merged = merge.sha;
+    const standing = (runs: GateRun[]): SettledGates => ({
+      runs,
+      verdicts: runs.map((r, i) => triageGate(r, baseline[i])),
+      notes: [],
+    });
+    // Setup and the gates on a fresh checkout of the merge, never in the integration tree.
+    const { setup, settled } = same
+      ? { setup: null, settled: standing(checked ?? []) }
+      : await fromCommit(
+          ctx,
+          {
+            sha: merged,
+            name: MERGED_TREE,
+            during: 'the merged tree’s gates',
+            note: (note, restored) => {
+              ctx.emit(
+                'story',
+                note,
+                input.story.id,
+                restored === undefined ? undefined : { restored },
+              );
+              input.notes?.push(note);
             },
-          });
+          },
+          async (checkout) => {
+            const failed = await ctx.runSetup(checkout.path, input.log);
+            if (failed !== null) return { setup: failed, settled: standing([]) };
+            return {
+              setup: null,
+              settled: await settleGates(ctx, {
+                cwd: checkout.path,
+                story: input.story.id,
+                baseline,
+                withLog: (_i, work) => work(input.log),
+                // The base is the epic head: its gate runs again in a checkout of its own.
+                againOnBase: (i, log) => ctx.rerunBaseline(head, i, log),
+              }),
+            };
+          },
+        );
     const { runs, verdicts } = settled;
     for (const note of settled.notes) {
       ctx.emit('story', note, input.story.id);

@@ -14,7 +14,7 @@ import { stopsGates, triageGate, type GateRun, type GateVerdict } from '../core/
 import type { CheckScope } from '../core/packages.js';
 import type { EpicContext, OutputLog } from './context.js';
 
-interface SettledGates {
+export interface SettledGates {
   /** The gates that ran, in order: up to the first that failed with lines of its own. */
   readonly runs: GateRun[];
   readonly verdicts: GateVerdict[];

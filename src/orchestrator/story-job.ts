@@ -36,6 +36,7 @@ import {
 import { withReviewStories } from '../core/epic/review.js';
 import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
+import { ranOnStory } from '../engine/checkout.js';
 import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
 import { publish, type PushRefusal } from './story-publish.js';
 import { runStory } from '../engine/story.js';
@@ -62,7 +63,7 @@ export interface GateLog {
   readonly command: string;
   readonly ok: boolean;
   readonly timedOut: boolean;
-  /** The tree it ran in: the story's worktree or the merged epic tree. */
+  /** The tree it ran in: a checkout of the story's commit, or the merged epic tree (or its base). */
   readonly where: 'story' | 'epic';
   readonly output: string;
 }
@@ -135,7 +136,12 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
 }
 
 /** Gates that remember every run for the summary. */
-function recordingGates(inner: GateRunner, log: GateLog[], storyTree: string): GateRunner {
+function recordingGates(
+  inner: GateRunner,
+  log: GateLog[],
+  worktrees: string,
+  story: string,
+): GateRunner {
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
@@ -143,7 +149,7 @@ function recordingGates(inner: GateRunner, log: GateLog[], storyTree: string): G
         command,
         ok: r.ok,
         timedOut: r.timedOut === true,
-        where: options.cwd === storyTree ? 'story' : 'epic',
+        where: ranOnStory(options.cwd, worktrees, story) ? 'story' : 'epic',
         output: r.output,
       });
       return r;
@@ -276,7 +282,7 @@ export async function runStoryJob(
       events.push(event);
       input.onEvent?.(event);
     },
-    adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
+    adapt: { gates: (inner) => recordingGates(inner, gates, worktrees, story.id) },
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
     ...(input.trace === undefined ? {} : { trace: input.trace }),
     // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.

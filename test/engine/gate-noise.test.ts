@@ -86,10 +86,10 @@ describe('a gate that fails differently from run to run', () => {
       one: { '*': { sh: [other('one', 'two')], write: { 'src/one.txt': '1\n' } } },
       two: { '*': { sh: [other('two', 'one')], write: { 'src/two.txt': '2\n' } } },
     });
-    // Story trees always show A, as the base did. In the integration tree, runs: 1 the base
-    // (A); the first merge is the checked tree (not gated); 2 and 3 the second merge (B twice),
-    // 4 the head again (B).
-    const gate = noisyGate(join(repo.tmp, 'runs'), ['A', 'B', 'B', 'B'], '*_epic');
+    // Story checkouts always show A, as the base did. In the epic's checkouts (the base's and
+    // the merges'), runs: 1 the base (A); the first merge is the checked tree (not gated); 2
+    // and 3 the second merge (B twice), 4 the head again (B).
+    const gate = noisyGate(join(repo.tmp, 'runs'), ['A', 'B', 'B', 'B'], '*_base|*_merged');
     repo.write(
       'epicflow.yml',
       configYaml({

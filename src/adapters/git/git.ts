@@ -268,7 +268,11 @@ export class Git {
     this.indexes.set(this.locationOf(target).gitDir, fresh);
   }
 
-  /** Removes a worktree (even with uncommitted changes); a missing one is fine. */
+  /**
+   * Removes a worktree (even with uncommitted changes); a missing one is fine. Its folder
+   * goes first (never following a link), then its registration is pruned: no git command
+   * reads a tree code may have written into (its `.git` file, its status) to remove it.
+   */
   async removeWorktree(path: string): Promise<void> {
     return this.oneAdminAtATime(() => this.removeWorktreeNow(path));
   }
@@ -278,18 +282,11 @@ export class Git {
     const entries = await this.listWorktrees();
     const here = entries.find((e) => canonical(e.path) === target);
     if (!here) return;
-    if (here.prunable || !existsSync(target)) {
-      await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
-      return;
+    if (target === canonical(this.root)) {
+      throw new EpicflowError('git', `refusing to remove the repository's own tree: ${path}`);
     }
-    await this.git.run(`cannot remove the worktree at ${path}`, [
-      'worktree',
-      'remove',
-      '--force',
-      '--force',
-      '--',
-      target,
-    ]);
+    await rm(target, { recursive: true, force: true });
+    await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
     this.admins.delete(target);
   }
 

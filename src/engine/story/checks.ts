@@ -7,6 +7,7 @@ import {
   inheritedLines,
   oracleFindings,
   parsePassCount,
+  triageGate,
   type GateRun,
   type GateVerdict,
 } from '../../core/gates/index.js';
@@ -23,6 +24,8 @@ import type { EpicContext } from '../context.js';
 import type { GitPort, WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
 import { withGitConfigGuarded } from '../guarded-config.js';
+import { fromCommit, storyChecksTree, type CheckoutNote } from '../checkout.js';
+import { basename } from 'node:path';
 
 /**
  * Runs code in the story's tree that epicflow does not trust (an agent's turn,
@@ -38,10 +41,7 @@ export async function guardGitConfig<T>(
   during: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  return withGitConfigGuarded(tree, during, work, async (note, restored) => {
-    await rec.save({ notes: [...rec.record.notes, note] });
-    ctx.emit('story', note, story.id, { restored });
-  });
+  return withGitConfigGuarded(tree, during, work, noteOn(ctx, story, rec));
 }
 
 /**
@@ -70,6 +70,28 @@ export async function holdAt(
   const note = `${during} ${what}: discarded (checked as ${sha.slice(0, 12)})`;
   await rec.save({ notes: [...rec.record.notes, note] });
   ctx.emit('story', note, story.id);
+}
+
+/** A story's notes (and events) of what code it does not trust did in a tree of its own. */
+export function noteOn(ctx: EpicContext, story: Story, rec: Recorder): CheckoutNote {
+  return async (note, restored) => {
+    await rec.save({ notes: [...rec.record.notes, note] });
+    ctx.emit('story', note, story.id, restored === undefined ? undefined : { restored });
+  };
+}
+
+/**
+ * A setup that fails on the story's commit is its first failing check, named as the setup
+ * command (`npm ci (setup)`): the commit needs something only the agent's tree had.
+ */
+function setupFailed(failure: { readonly output: string; readonly command: string }): {
+  runs: GateRun[];
+  verdicts: GateVerdict[];
+  notes: string[];
+  setupRan: boolean;
+} {
+  const run: GateRun = { command: `${failure.command} (setup)`, ok: false, output: failure.output };
+  return { runs: [run], verdicts: [triageGate(run, undefined)], notes: [], setupRan: false };
 }
 
 /** A story's note when no gates are configured or found: the report shows it on each. */
@@ -147,38 +169,50 @@ export async function checkStory(
   if (note !== undefined && !rec.record.notes.includes(note)) {
     await rec.save({ notes: [...rec.record.notes, note] });
   }
-  // The gates run the code the agent wrote.
-  const pending = guardGitConfig(ctx, story, tree, rec, 'the gates', () =>
-    rec.time(
-      'gates',
-      () =>
-        settleGates(ctx, {
-          cwd: tree.path,
-          story: story.id,
-          scope,
-          baseline,
-          // One log per gate command: a failure points to the log of the gate that failed.
-          withLog: (_i, work) => rec.logs.capture('gates', work),
-          // The base's code runs again in the epic tree: earlier stories' agents wrote it.
-          againOnBase: (i, log) =>
-            ctx.merge.run(() =>
-              guardGitConfig(ctx, story, ctx.epicTree, rec, 'the baseline gates', () =>
-                ctx.rerunBaseline(base, i, log, scope),
-              ),
-            ),
-        }),
-      { 'epicflow.commit': commit },
-      (settled) => ({
-        'epicflow.gates': settled.runs.length,
-        'epicflow.gates.failing': settled.verdicts.filter((v) => v.status === 'new').length,
-      }),
-    ),
+  // The gates run the code the agent wrote, on a fresh checkout of the commit with setup
+  // run there: nothing the agent left outside the commit (an ignored module) is used.
+  const pending = rec.time(
+    'gates',
+    () =>
+      fromCommit(
+        ctx,
+        {
+          sha: commit,
+          name: basename(storyChecksTree(ctx.settings.worktreesDir, story.id)),
+          during: 'the gates',
+          note: noteOn(ctx, story, rec),
+        },
+        async (checkout) => {
+          const setup =
+            scope.setup.length === 0
+              ? null
+              : await rec.logs.capture('setup', (log) =>
+                  ctx.runSetup(checkout.path, log, story.id, scope),
+                );
+          if (setup !== null) return setupFailed(setup);
+          const settled = await settleGates(ctx, {
+            cwd: checkout.path,
+            story: story.id,
+            scope,
+            baseline,
+            // One log per gate command: a failure points to the log of the gate that failed.
+            withLog: (_i, work) => rec.logs.capture('gates', work),
+            againOnBase: (i, log) => ctx.merge.run(() => ctx.rerunBaseline(base, i, log, scope)),
+          });
+          return { ...settled, setupRan: true };
+        },
+      ),
+    { 'epicflow.commit': commit },
+    (settled) => ({
+      'epicflow.gates': settled.runs.length,
+      'epicflow.gates.failing': settled.verdicts.filter((v) => v.status === 'new').length,
+    }),
   );
   ctx.checkpoint('mid-gates', story.id);
-  const { runs, verdicts, notes } = await pending;
-  // A gate that commits, or rewrites files, changes nothing that is merged.
+  const { runs, verdicts, notes, setupRan } = await pending;
+  // A process the agent left behind may have committed in the story's tree meanwhile.
   await holdAt(ctx, story, tree, rec, commit, 'the gates');
-  if (scope.key === ctx.scope.key && runs.length === scope.gates.length) {
+  if (setupRan && scope.key === ctx.scope.key && runs.length === scope.gates.length) {
     ctx.checkedRuns.set(commit, runs);
   }
   for (const note of notes) ctx.emit('story', note, story.id);

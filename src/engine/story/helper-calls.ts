@@ -1,6 +1,7 @@
 /**
  * The judge and verifier calls of a story, each on an executor the roster picks (never
- * the story's coder when another can serve), with the tree held at the commit they read,
+ * the story's coder when another can serve), each turn in a fresh checkout of the commit it
+ * reads,
  * retried after a transient fault within the story's budget, and reused when a kept
  * answer's fingerprint matches what the call would read.
  */
@@ -36,7 +37,8 @@ import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
-import { guardGitConfig, holdAt, perimeterOf } from './checks.js';
+import { noteOn, perimeterOf } from './checks.js';
+import { fromCommit } from '../checkout.js';
 import { performEffects } from './recorder.js';
 import type { TraceAttributes } from '../trace.js';
 import { backoff, signalRoster, turnAttributes, type TurnScope } from './turns.js';
@@ -72,8 +74,10 @@ export async function askHelper<T>(
     readonly preferred?: string | undefined;
     readonly prompt: (repairError: string | undefined) => string;
     readonly schema: z.ZodType<T>;
-    /** The commit the helper looks at: the tree is held there (it only reads). */
+    /** The commit the helper reads: each turn runs in a fresh checkout of it. */
     readonly head: string;
+    /** epicflow's own change to that checkout before the turn (paths put back as on the base). */
+    readonly prepare?: ((tree: WorktreePort) => Promise<void>) | undefined;
     /** What the turn's span says besides the turn: an evaluator's kind, and its scores. */
     readonly evaluator?: {
       readonly attributes: TraceAttributes;
@@ -83,7 +87,7 @@ export async function askHelper<T>(
     readonly doing?: string;
   },
 ): Promise<HelperResult<T>> {
-  const { ctx, story, tree, rec, turn } = scope;
+  const { ctx, story, rec, turn } = scope;
   const { role } = request;
   /** Runs one turn of the executor the roster picks. */
   const helperTurn = async (repairError: string | undefined): Promise<HelperFacts<T>> => {
@@ -105,7 +109,22 @@ export async function askHelper<T>(
         ...(answer !== null && answer.ok ? evaluator.scores(answer.value) : {}),
       };
     };
-    const result = await guardGitConfig(ctx, story, tree, rec, doing, () =>
+    // A fresh checkout of the commit per turn: nothing the coder left outside it, nothing
+    // an earlier turn left; whatever this one commits or changes there goes with it.
+    const reading = <R>(work: (tree: WorktreePort) => Promise<R>): Promise<R> =>
+      fromCommit(
+        ctx,
+        {
+          sha: request.head,
+          name: `${story.id}.${role}`,
+          during: doing,
+          committer: `the ${role} (${executor.id})`,
+          note: noteOn(ctx, story, rec),
+          prepare: request.prepare,
+        },
+        work,
+      );
+    const result = await reading((tree) =>
       rec.time(
         role,
         () =>
@@ -141,8 +160,6 @@ export async function askHelper<T>(
     await rec.save({
       usage: mergeUsage(rec.record.usage, priceUsage(result.usage, ctx.config.prices)),
     });
-    // A judge or verifier only reads: whatever it committed or changed is put back.
-    await holdAt(ctx, story, tree, rec, request.head, `the ${role} (${executor.id})`);
     const interrupted = ctx.interrupt.signal.aborted;
     if (result.outcome === 'ok') {
       return {
@@ -328,38 +345,29 @@ export async function judgeStory(
 }
 
 /**
- * Runs `work` on the tree a helper may read: the story's own when its changes keep to its
- * perimeter; else a checkout of the story commit with every path outside the perimeter put
- * back as on the base (the story's branch is left as it is: the checks judge it later).
- * A verifier runs right after a coder turn, before any check: what the coder left outside
- * its perimeter (a CLI's project settings, a plugin, an instructions file) never reaches it.
+ * What a verifier's checkout needs before it reads: every path of the story commit outside
+ * its perimeter put back as on the base, as a commit of that checkout (the story's branch is
+ * left as it is: the checks judge it later). A verifier runs right after a coder turn, before
+ * any check: what the coder left outside its perimeter (a CLI's project settings, a plugin,
+ * an instructions file) never reaches it. Undefined when the commit keeps to its perimeter.
  */
-async function withinPerimeter<T>(
+async function withinPerimeter(
   scope: TurnScope,
   base: string,
-  role: HelperRole,
-  work: (tree: WorktreePort) => Promise<T>,
-): Promise<T> {
+  head: string,
+): Promise<((tree: WorktreePort) => Promise<void>) | undefined> {
   const { ctx, story, tree } = scope;
-  const head = await tree.head();
   const strays = strayPaths((await perimeterOf(ctx, story, tree, base, head)).perimeter);
-  if (strays.length === 0) return work(tree);
-  const { git } = ctx.ports;
-  // Story ids are `[a-z0-9-]`: no story's tree is named so.
-  const path = join(ctx.settings.worktreesDir, `${story.id}.${role}`);
-  const checkout = await git.detachedWorktree(path, head);
-  try {
+  if (strays.length === 0) return undefined;
+  return async (checkout) => {
     await checkout.restorePaths(base, strays);
-    await checkout.commitAll(`${story.id}: what the ${role} reads, within the perimeter`);
+    await checkout.commitAll(`${story.id}: what the verifier reads, within the perimeter`);
     ctx.emit(
       'story',
-      `the ${role} reads the story without ${strays.join(', ')} (outside its perimeter)`,
+      `the verifier reads the story without ${strays.join(', ')} (outside its perimeter)`,
       story.id,
     );
-    return await work(checkout);
-  } finally {
-    await git.removeWorktree(path);
-  }
+  };
 }
 
 /**
@@ -402,17 +410,17 @@ export async function verifyClaim(
       reused: true,
     };
   }
-  const { answer: verdict, transientRetries } = await withinPerimeter(
+  const { answer: verdict, transientRetries } = await askHelper(
     scope,
-    base,
-    'verifier',
-    async (reading) =>
-      askHelper({ ...scope, tree: reading }, story.coders, story.transientRetries, {
-        role: 'verifier',
-        head: await reading.head(),
-        schema: verifierAnswerSchema,
-        prompt,
-      }),
+    story.coders,
+    story.transientRetries,
+    {
+      role: 'verifier',
+      head,
+      prepare: await withinPerimeter(scope, base, head),
+      schema: verifierAnswerSchema,
+      prompt,
+    },
   );
   if (typeof verdict === 'string') return { kind: 'unavailable', why: verdict, transientRetries };
   const verified = keep(ctx, verdict, fingerprintOf);

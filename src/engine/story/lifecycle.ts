@@ -130,10 +130,16 @@ async function perform(
         exhausted: ctx.roster.exhausted(),
       });
     }
-    case 'hand-over':
-      return decideAfterHandover(state, {
-        next: await ctx.roster.handover(story.id, state.chain),
-      });
+    case 'hand-over': {
+      const next = await ctx.roster.handover(story.id, state.chain);
+      // A takeover starts from the commit: nothing the coder before it left outside its
+      // commits (ignored files, a filled cache folder) is in the tree it gets.
+      if (next !== null) {
+        run.tree = await run.fresh();
+        scope.tree = run.tree;
+      }
+      return decideAfterHandover(state, { next });
+    }
     case 'verify':
       return decideAfterVerifier(
         state,
@@ -177,11 +183,11 @@ async function runRounds(
   run: StoryRun,
   task?: TaskTurn & { readonly last: boolean },
 ): Promise<StoryRecord | TaskRounds> {
-  const { story, tree, rec } = run;
+  const { story, rec } = run;
   const scope: TurnScope = {
     ctx,
     story,
-    tree,
+    tree: run.tree,
     rec,
     turn: run.turn,
     ...(task === undefined ? {} : { task }),
@@ -212,9 +218,10 @@ async function runRounds(
       case 'task-done':
         return {
           kind: 'task-done',
-          commit: next.commit ?? (await tree.head()),
+          commit: next.commit ?? (await run.tree.head()),
           executor: state.executor,
           chain: state.chain,
+          tree: run.tree,
         };
       case 'integrate':
         try {
@@ -345,7 +352,7 @@ async function runStoryOnce(
       status: 'active',
       executor: input.executor.id,
     });
-    const tree = await prepareBranch(ctx, story, branch, worktreePath);
+    let tree = await prepareBranch(ctx, story, branch, worktreePath);
     const base = ctx.epicHead;
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
@@ -371,6 +378,14 @@ async function runStoryOnce(
       return failure;
     };
     const turn: TurnCounter = { round: 1 };
+    /** The tree a takeover gets: the branch checked out anew, setup run on it. */
+    const fresh = async (): Promise<WorktreePort> => {
+      tree = await ctx.ports.git.addWorktree(worktreePath, branch);
+      ctx.emit('story', `the tree checked out anew from ${branch} for the next coder`, story.id);
+      const failure = await setup();
+      if (failure !== null) ctx.emit('story', `${setupFailedReason(failure.output)}`, story.id);
+      return tree;
+    };
     let setupFailure = await setup();
     let repaired = false;
     for (;;) {
@@ -428,6 +443,7 @@ async function runStoryOnce(
       chain,
       resume,
       turn,
+      fresh,
     });
   } catch (e) {
     const stop =

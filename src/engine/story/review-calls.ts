@@ -1,6 +1,6 @@
 /**
  * A review round of a story: one reviewer turn per lens of `review.lenses`, in order, on
- * the checked commit (the tree held there: a reviewer only reads), each on an executor of
+ * the checked commit (a fresh checkout of it per turn: a reviewer only reads), each on an executor of
  * the review role the roster picks away from the story's coders when another can serve.
  * What follows the round is core/story's decision (`decideAfterReview`).
  */

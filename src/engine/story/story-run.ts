@@ -14,7 +14,8 @@ import type { TurnCounter } from './turns.js';
 export interface StoryRun {
   readonly story: Story;
   readonly branch: string;
-  readonly tree: WorktreePort;
+  /** The story's tree: checked out anew (`fresh`) when another coder takes over. */
+  tree: WorktreePort;
   readonly rec: Recorder;
   /** The epic head the tree caught up with (a merge revision catches up again). */
   base: string;
@@ -26,4 +27,6 @@ export interface StoryRun {
   readonly resume: ResumePoint;
   /** The story's turn numbers (a setup repair turn comes first). */
   readonly turn: TurnCounter;
+  /** The story's tree checked out anew from its branch, with setup run there again. */
+  readonly fresh: () => Promise<WorktreePort>;
 }

@@ -24,6 +24,7 @@ import {
 } from '../../core/story/index.js';
 import { priceUsage } from '../../core/usage/index.js';
 import type { EpicContext } from '../context.js';
+import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
@@ -38,6 +39,8 @@ export interface TaskRounds {
   /** The coder now and the story's coders so far (a handover carries over). */
   readonly executor: ExecutorConfig;
   readonly chain: readonly string[];
+  /** The story's tree (checked out anew when another coder took over). */
+  readonly tree: WorktreePort;
 }
 
 /** Runs a story's rounds (`lifecycle.ts`): to the story's end, or a task's. */
@@ -92,7 +95,7 @@ export async function runWithTasks(
     await rec.save({ tasks });
     ctx.emit('story', `task ${index + 1} of ${total} done: ${task.title}`, story.id);
     ctx.checkpoint('after-task', story.id);
-    current = { ...current, executor: out.executor, chain: out.chain };
+    current = { ...current, executor: out.executor, chain: out.chain, tree: out.tree };
   }
 }
 

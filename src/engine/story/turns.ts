@@ -69,7 +69,8 @@ export interface TurnCounter {
 export interface TurnScope {
   readonly ctx: EpicContext;
   readonly story: Story;
-  readonly tree: WorktreePort;
+  /** The story's tree (checked out anew when another coder takes over). */
+  tree: WorktreePort;
   readonly rec: Recorder;
   readonly turn: TurnCounter;
   /** The task these rounds run (a task plan): its prompt section, and its findings once it answered. */

@@ -7,9 +7,14 @@
  * reading it: only its HEAD (a ref) is read, to name a commit the code made there.
  */
 import { join } from 'node:path';
-import type { EpicContext } from './context.js';
 import { withGitConfigGuarded } from './guarded-config.js';
-import type { WorktreePort } from './ports.js';
+import type { GitPort, WorktreePort } from './ports.js';
+
+/** What a checkout needs of the epic (its context has more): its git and its worktrees folder. */
+interface CheckoutContext {
+  readonly ports: { readonly git: Pick<GitPort, 'detachedWorktree' | 'removeWorktree'> };
+  readonly settings: { readonly worktreesDir: string };
+}
 
 /** The checkout a story's gates run in: `<worktrees>/<story>.checks`. */
 export function storyChecksTree(worktreesDir: string, story: string): string {
@@ -35,7 +40,7 @@ export type CheckoutNote = (note: string, restored?: readonly string[]) => void 
  * through `note` (`the gates committed …: discarded (checked as …)`).
  */
 export async function fromCommit<T>(
-  ctx: EpicContext,
+  ctx: CheckoutContext,
   input: {
     readonly sha: string;
     /** Its folder's name under the worktrees folder. */

@@ -100,9 +100,10 @@ describe('the commit that was checked is the commit that is merged', () => {
       'epicflow.yml',
       configYaml({
         executors: [{ id: 'bot', command: coder }],
-        // On the story's tree (not the baseline's), the gate holds until the process committed.
+        // On the story's commit (not the baseline's), the gate holds until the process committed
+        // (up to a minute: a loaded machine starts it late).
         gates: [
-          `if [ -e src/s.txt ]; then touch ${go}; for i in $(seq 200); do [ -e ${done} ] && break; sleep 0.05; done; fi`,
+          `if [ -e src/s.txt ]; then touch ${go}; for i in $(seq 1200); do [ -e ${done} ] && break; sleep 0.05; done; fi`,
         ],
       }),
     );

@@ -90,6 +90,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The at jobs queued on the host (other users' included), by number. */
+function atJobs(): string[] {
+  try {
+    const out = execFileSync('atq', [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => l.split('\t')[0] ?? '')
+      .sort();
+  } catch {
+    return []; // no at here: nothing could be queued either
+  }
+}
+
 const step = (script: string, options: { ownHome?: boolean; home?: string } = {}) =>
   untrusted.runShell(script, {
     cwd: tree,
@@ -177,6 +191,29 @@ describe('the kernel sandbox around an untrusted step', () => {
     expect(next.stdout).toBe('');
     // The step's folders are gone from the host too.
     expect(existsSync(home)).toBe(false);
+  });
+
+  it('leaves nothing in /dev/shm and schedules nothing: those of the host are not its own', async () => {
+    const mark = `epicflow-planted-${process.pid}`;
+    const atBefore = atJobs();
+    const r = await step(
+      `touch /dev/shm/${mark} && echo shm-ok; echo "* * * * * touch /tmp/${mark}" | crontab - 2>&1; echo "crontab: $?"; echo "touch /tmp/${mark}" | at now + 1 minute 2>&1; true`,
+    );
+    expect(r.stdout).toContain('shm-ok');
+    expect(r.stdout).not.toContain('crontab: 0');
+    expect(existsSync(join('/dev/shm', mark))).toBe(false);
+    const crontab = (() => {
+      try {
+        return execFileSync('crontab', ['-l'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+      } catch {
+        return '';
+      }
+    })();
+    expect(crontab).not.toContain(mark);
+    expect(atJobs()).toEqual(atBefore);
   });
 
   it('keeps an executor’s own home (given as writable) from one turn to the next', async () => {

@@ -13,6 +13,7 @@ import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { requireCoder } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
+import type { LeftToDetection } from '../core/init/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
 import {
@@ -23,7 +24,7 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
+import { composedFrom, configAt, jobPlan, openJob, type JobInput } from './job-shell.js';
 import { expectBoard } from './load.js';
 import { epicDocOf } from './owner.js';
 import {
@@ -83,7 +84,10 @@ export type { PushRefusal } from './story-publish.js';
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
+  /** As the file says (`configAt` adds what it leaves out, on the epic head). */
   readonly config: EpicflowConfig;
+  /** What the configuration leaves to detection. */
+  readonly left: LeftToDetection;
   readonly plan: Plan;
   readonly story: Story;
   readonly prior: StoryRecord;
@@ -131,7 +135,7 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       `story ${story.id} passed the staleness check without a record`,
     );
   }
-  return { config, plan, story, prior, store, priorSha: file.sha };
+  return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha };
 }
 
 /** Gates that remember every run for the summary. */
@@ -211,7 +215,7 @@ export async function runStoryJob(
   input: StoryJobInput,
   prepared: PreparedStory,
 ): Promise<StoryJobResult> {
-  const { config, plan, story, prior, store } = prepared;
+  const { plan, story, prior, store } = prepared;
   const { remote, workspace } = input;
   const epic = String(input.epic);
   const epicBranch = epicBranchName(epic);
@@ -245,6 +249,9 @@ export async function runStoryJob(
   } else if ((await repo.revParse(`refs/heads/${branch}`)) !== null) {
     await repo.deleteBranch(branch);
   }
+
+  // The story starts from the epic head: its files say what the config leaves out.
+  const config = await configAt(prepared.config, prepared.left, repo, remoteEpic);
 
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', epic, 'state'));
   await scratch.writeStory(prior);

@@ -638,18 +638,46 @@ describe('story mode with no approval on file', () => {
   });
 });
 
+/**
+ * A Python project whose config leaves its gates out: the job finds pytest in its
+ * pyproject.toml on the epic head, as `epicflow run` would in the working tree.
+ */
+const PYTHON_PROJECT = {
+  'pyproject.toml': [
+    '[project]',
+    'name = "shop"',
+    'version = "0.1.0"',
+    '',
+    '[tool.pytest.ini_options]',
+    'testpaths = ["tests"]',
+    '',
+  ].join('\n'),
+  '.gitignore': '__pycache__/\n.pytest_cache/\n',
+  'tests/test_stories.py': [
+    'from pathlib import Path',
+    '',
+    '',
+    'def test_every_story_exports_story():',
+    "    src = Path('src')",
+    '    for d in sorted(src.iterdir()) if src.exists() else []:',
+    "        text = (d / 'index.js').read_text()",
+    "        assert 'export const story' in text, f'src/{d.name}: no story export'",
+    '',
+  ].join('\n'),
+};
+
 describe('story mode reports a failed story and a refused push', () => {
   let w: ActionWorld;
   let epic: number;
   beforeAll(async () => {
-    w = await startWorld();
+    w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
     epic = await startEpic(w, planBody([{ id: 'broken-cart' }, { id: 'search' }]));
   });
   afterAll(async () => {
     await w.close();
   });
 
-  it('a gate failure: the job fails with an annotation, the summary quotes the gate, the branch is kept', async () => {
+  it('a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test, the branch is kept', async () => {
     const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     const job = await runJob(w, bundle, {
       name: 'broken-cart',
@@ -660,7 +688,7 @@ describe('story mode reports a failed story and a refused push', () => {
     expect(job.code).toBe(1);
     expect(job.outputs['status']).toBe('failed');
     expect(job.stdout).toContain(
-      '::error title=epicflow gate failed%3A node check.mjs::node check.mjs failed on the story branch',
+      '::error title=epicflow gate failed%3A python3 -m pytest::python3 -m pytest failed on the story branch',
     );
     expect(job.summary).toContain('| status | failed |');
     expect(job.summary).toContain('src/broken-cart: no story export');
@@ -699,6 +727,8 @@ describe('story mode reports a failed story and a refused push', () => {
       runId: dispatchOf(w, epic, 'search').runId,
     });
     await rm(hook);
+    // The gate the repository's files name ran, and passed, before the merge was refused.
+    expect(job.summary).toMatch(/`python3 -m pytest`.*passed/);
     expect(job.code).toBe(1);
     expect(job.outputs['status']).toBe('failed');
     expect(job.outputs['merge-sha']).toBe('');

@@ -7,7 +7,7 @@
  * and reads the texts named here.
  */
 import YAML from 'yaml';
-import { detectChecks, nodeManager, type DetectedChecks } from './detect.js';
+import { detectChecks, nodeManager, wantsText, type DetectedChecks } from './detect.js';
 import type { Sourced, Toolchain } from './ecosystems.js';
 
 /** The files whose folder is a package. */
@@ -139,7 +139,7 @@ function plausible(dir: string): boolean {
  * The package folders of a repository, from the paths of its files (relative to its root)
  * and the texts of its root's `WORKSPACE_FILES`; whether each is a workspace member.
  */
-export function packageFolders(
+function packageFolders(
   paths: readonly string[],
   rootTexts: ReadonlyMap<string, string>,
 ): { readonly folders: ReadonlyMap<string, Folder>; readonly warnings: readonly string[] } {
@@ -173,6 +173,21 @@ export function packageFolders(
     }
   }
   return { folders: new Map([...folders].sort(([a], [b]) => a.localeCompare(b))), warnings };
+}
+
+/**
+ * The files of the package folders whose texts detection reads, from the paths of a
+ * repository's files and the texts of its root's `WORKSPACE_FILES`.
+ */
+export function packageTextPaths(
+  paths: readonly string[],
+  rootTexts: ReadonlyMap<string, string>,
+): string[] {
+  const { folders } = packageFolders(paths, rootTexts);
+  return paths.filter((p) => {
+    const dir = dirname(p);
+    return dir !== '.' && folders.has(dir) && wantsText(basename(p));
+  });
 }
 
 /**

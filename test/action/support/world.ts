@@ -78,9 +78,12 @@ export async function buildBundle(dir: string, form: 'main' | 'module' = 'main')
 export interface WorldOptions {
   /** Agents that must reach the coder before any of them continues (parallel jobs). */
   readonly barrier?: number;
-  readonly gates?: readonly string[];
+  /** The config's gates; `detected`: none written, the repository's files say which. */
+  readonly gates?: readonly string[] | 'detected';
   /** The whole `.github/epicflow.yml`, given the dump folder (instead of the default roster). */
   readonly config?: (dumps: string) => string;
+  /** More files of the repository, by path. */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 export interface ActionWorld {
@@ -110,7 +113,10 @@ export function configText(dumps: string, options: WorldOptions): string {
     '    harness: command',
     `    command: ${JSON.stringify(command)}`,
     '    slots: 4',
-    `gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`,
+    // `detected`: the config leaves them out, for the repository's files to say.
+    ...(options.gates === 'detected'
+      ? []
+      : [`gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`]),
     'fixRounds: 0',
     '',
   ].join('\n');
@@ -141,6 +147,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     files: {
       'README.md': '# shop\n',
       'check.mjs': CHECK_SCRIPT,
+      ...options.files,
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       // The template users copy: its `run-name` tells the orchestrator which story a run is.
       '.github/workflows/epicflow-story.yml': await readFile(

@@ -246,7 +246,7 @@ function branchFor(facts: RepoFacts, warnings: string[]): string {
 }
 
 /** How a package's folder belongs to a workspace of the root, when it does. */
-export interface WorkspaceMember {
+interface WorkspaceMember {
   /** A member of the root's npm, pnpm, yarn or bun workspace: the root's package manager. */
   readonly nodeManager?: string | undefined;
   /** A member crate of the root's Cargo workspace. */

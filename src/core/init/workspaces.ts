@@ -98,7 +98,7 @@ function stringArray(body: string, key: string): string[] {
 }
 
 /** A Cargo workspace declared in the root's `Cargo.toml`. */
-export interface CargoWorkspace {
+interface CargoWorkspace {
   /** `members` globs (`crates/*`, `tools/cli`), as folders of the repository. */
   readonly members: readonly string[];
   /** `exclude` folders. */

@@ -7,7 +7,7 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
@@ -138,16 +138,25 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
   return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha };
 }
 
-/** Gates that remember every run for the summary. */
-function recordingGates(inner: GateRunner, log: GateLog[], storyTree: string): GateRunner {
+/**
+ * Gates that remember every run for the summary. Each tree is a folder of `worktrees`
+ * (the story's is named after it); a package's command runs in its folder inside the
+ * tree, and is named with that folder, as failures name it.
+ */
+function recordingGates(
+  inner: GateRunner,
+  log: GateLog[],
+  trees: { readonly worktrees: string; readonly story: string },
+): GateRunner {
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
+      const [tree = '', ...dir] = relative(trees.worktrees, options.cwd).split(sep);
       log.push({
-        command,
+        command: dir.length === 0 ? command : `${dir.join('/')}: ${command}`,
         ok: r.ok,
         timedOut: r.timedOut === true,
-        where: options.cwd === storyTree ? 'story' : 'epic',
+        where: tree === trees.story ? 'story' : 'epic',
         output: r.output,
       });
       return r;
@@ -283,7 +292,7 @@ export async function runStoryJob(
       events.push(event);
       input.onEvent?.(event);
     },
-    adapt: { gates: (inner) => recordingGates(inner, gates, join(worktrees, story.id)) },
+    adapt: { gates: (inner) => recordingGates(inner, gates, { worktrees, story: story.id }) },
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
     ...(input.trace === undefined ? {} : { trace: input.trace }),
     // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.

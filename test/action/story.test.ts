@@ -664,6 +664,9 @@ const PYTHON_PROJECT = {
     "        assert 'export const story' in text, f'src/{d.name}: no story export'",
     '',
   ].join('\n'),
+  // A package of its own: its checks run, in its folder, for a story that touches it.
+  'services/kit/pyproject.toml': '[project]\nname = "kit"\n\n[tool.pytest.ini_options]\n',
+  'services/kit/test_kit.py': 'def test_kit():\n    assert sum([1, 2]) == 3\n',
 };
 
 describe('story mode reports a failed story and a refused push', () => {
@@ -671,7 +674,14 @@ describe('story mode reports a failed story and a refused push', () => {
   let epic: number;
   beforeAll(async () => {
     w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
-    epic = await startEpic(w, planBody([{ id: 'broken-cart' }, { id: 'search' }]));
+    epic = await startEpic(
+      w,
+      planBody([
+        { id: 'broken-cart' },
+        { id: 'search' },
+        { id: 'kit', owns: ['src/kit', 'services/kit'] },
+      ]),
+    );
   });
   afterAll(async () => {
     await w.close();
@@ -741,5 +751,21 @@ describe('story mode reports a failed story and a refused push', () => {
     expect(record?.status).toBe('failed');
     expect(record?.reason).toContain('protected');
     expect(record?.mergeCommit).toBeUndefined();
+  });
+
+  it('a story touching a detected package runs its pytest in its folder, named with it in the summary', async () => {
+    const job = await runJob(w, bundle, {
+      name: 'kit',
+      workspace: await checkout(w, 'kit'),
+      inputs: storyInputs(w, epic, 'kit'),
+      runId: dispatchOf(w, epic, 'kit').runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.summary).toContain('| `python3 -m pytest` | story branch | passed |');
+    expect(job.summary).toContain('| `services/kit: python3 -m pytest` | story branch | passed |');
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('kit'))?.record?.notes).toContain(
+      "checks ran for services/kit (with the root's)",
+    );
   });
 });

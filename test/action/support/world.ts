@@ -178,9 +178,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
   };
 }
 
-/** An issue body with a plan block; each story owns `src/<id>`. */
+/** An issue body with a plan block; each story owns `src/<id>` unless it says what it owns. */
 export function planBody(
-  stories: readonly { id: string; dependsOn?: readonly string[] }[],
+  stories: readonly { id: string; dependsOn?: readonly string[]; owns?: readonly string[] }[],
 ): string {
   const yaml = stories
     .map((s) =>
@@ -188,7 +188,7 @@ export function planBody(
         `  - id: ${s.id}`,
         `    title: "Build ${s.id}"`,
         `    description: "Implement ${s.id}."`,
-        `    owns: [src/${s.id}]`,
+        `    owns: [${(s.owns ?? [`src/${s.id}`]).join(', ')}]`,
         ...(s.dependsOn !== undefined && s.dependsOn.length > 0
           ? [`    dependsOn: [${s.dependsOn.join(', ')}]`]
           : []),

@@ -8,6 +8,10 @@
  * there first, fetch, merge again, re-run the gates and push again.
  */
 import { join, relative, sep } from 'node:path';
+import { notOnPath } from '../adapters/process/on-path.js';
+import { missingProgramMessage } from '../core/doctor/index.js';
+import { neededPrograms } from '../core/doctor/toolchains.js';
+import { storyScope } from '../core/packages.js';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
@@ -164,6 +168,25 @@ function recordingGates(
   };
 }
 
+/**
+ * What the story's setup and gates (the root's, and the packages' its owns touch) call
+ * that is not on the runner's PATH, said as `doctor` says it with where to set it up;
+ * undefined when every program is there.
+ */
+async function missingToolchains(
+  config: EpicflowConfig,
+  configFile: string,
+  story: Story,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<string | undefined> {
+  const scope = storyScope(config, story.owns);
+  const needed = neededPrograms([...scope.setup, ...scope.gates].map((c) => c.command));
+  const missing = await notOnPath(needed, env, root);
+  if (missing.length === 0) return undefined;
+  return `not started: ${missing.map((p) => missingProgramMessage(config, configFile, p)).join('; ')} (set it up in the story workflow before the epicflow step)`;
+}
+
 /** Writes the outcome to GitHub (compare-and-swap), unless a newer attempt took the story over. */
 async function saveRecord(store: GitHubStateStore, record: StoryRecord): Promise<StoryRecord> {
   return store.update(record.story, (current) =>
@@ -310,14 +333,22 @@ export async function runStoryJob(
         : `plan entry changed since ${branch} was created`;
     ctx.emit('story', `${why}: starting over from the epic head`, story.id);
   }
-  const executor = await ctx.roster.lease(
-    story.id,
-    preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
-  );
+  // A toolchain the story's setup or gates call that the runner lacks fails the story
+  // before any agent turn is paid for, as it stops `epicflow run` at its start.
+  const missing = await missingToolchains(config, input.configPath, story, input.env, workspace);
+  const executor =
+    missing === undefined
+      ? await ctx.roster.lease(
+          story.id,
+          preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+        )
+      : null;
   let record: StoryRecord;
   let pushes = 0;
   let refusedPush: PushRefusal | undefined;
-  if (executor === null) {
+  if (missing !== undefined) {
+    record = { ...prior, status: 'failed', reason: missing, finishedAt: new Date().toISOString() };
+  } else if (executor === null) {
     const exhausted = ctx.roster.exhausted();
     record = {
       ...prior,

@@ -604,6 +604,41 @@ describe('story mode with a plan a writer did not approve', () => {
   });
 });
 
+describe('story mode on a runner without a toolchain the gates call', () => {
+  let w: ActionWorld;
+  afterAll(async () => {
+    await w.close();
+  });
+
+  it('fails the story before any agent turn, naming the program and how to install it', async () => {
+    // A crate without a lockfile: no setup, the detected gate `cargo test` alone needs cargo.
+    w = await startWorld({
+      gates: 'detected',
+      files: { 'Cargo.toml': '[package]\nname = "shop"\nversion = "0.1.0"\n' },
+    });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const job = await runJob(w, bundle, {
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
+      // The runner's PATH without the folder cargo lives in.
+      env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
+    expect(job.code).toBe(1);
+    expect(job.outputs['status']).toBe('failed');
+    // The agent never ran: nothing was paid for.
+    expect(await readdir(w.dumps).catch(() => [])).toEqual([]);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cart'))?.record).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining(
+        'not started: the gate "cargo test" (.github/epicflow.yml) needs cargo, which is not on PATH; install it:',
+      ) as unknown as string,
+    });
+  });
+});
+
 describe('story mode with no approval on file', () => {
   let w: ActionWorld;
   afterAll(async () => {

@@ -19,8 +19,9 @@ import { readRootFiles } from './root-files.js';
 export async function treeDetectionFiles(dir: string): Promise<DetectionFiles> {
   const root = await readRootFiles(dir);
   const repo = await readPackageFiles(dir);
+  // The root's files as the folder holds them now (as `init` reads them); the rest as git lists them.
   return {
-    paths: [...new Set([...root.paths, ...repo.paths])].sort(),
+    paths: [...root.paths, ...repo.paths.filter((p) => p.includes('/'))].sort(),
     texts: new Map([...repo.texts, ...root.texts]),
   };
 }

@@ -12,6 +12,11 @@ for tool in sudo:sudo crontab:cron at:at flock:util-linux bwrap:bubblewrap; do
 done
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 python3 -m pytest --version >/dev/null 2>&1 || missing+=(python3-pytest)
+# As root, the Action tests run gates as another user, which cannot enter root's home: a
+# python3 with pytest must be on the system's own PATH too.
+if [ "$(id -u)" = 0 ] && ! PATH=/usr/local/bin:/usr/bin:/bin python3 -m pytest --version >/dev/null 2>&1; then
+  [[ " ${missing[*]-} " == *" python3-pytest "* ]] || missing+=(python3-pytest)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive

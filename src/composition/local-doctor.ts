@@ -3,53 +3,18 @@
  * each executor's unset `${VAR}` keys and whether its CLI is on PATH, which lockfiles the
  * repository commits, and where an epic branch would start. Reads only; creates nothing.
  */
-import { constants, existsSync } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Git } from '../adapters/git/index.js';
 import { referencedVariables } from '../core/config/index.js';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { diagnose, type Diagnosis, type ExecutorFacts } from '../core/doctor/index.js';
 import { CLI_HARNESSES, isCliHarness } from '../core/harness/index.js';
 import { MANAGER_LOCKFILES } from '../core/init/index.js';
-import {
-  neededPrograms,
-  needsNode,
-  nodeRequirements,
-  type NeededProgram,
-} from '../core/doctor/toolchains.js';
+import { neededPrograms, needsNode, nodeRequirements } from '../core/doctor/toolchains.js';
+import { locate, notOnPath, onPath } from '../adapters/process/on-path.js';
 import { baseEnv, runProcess } from '../adapters/process/run-process.js';
 import { readRootFiles } from '../adapters/repo/root-files.js';
-
-async function executable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A program name found the way a shell would: a path as is (against `root`), else on PATH. */
-async function onPath(name: string, env: NodeJS.ProcessEnv, root: string): Promise<boolean> {
-  return (await locate(name, env, root)) !== undefined;
-}
-
-/** Where a shell would find a program, or undefined. */
-async function locate(
-  name: string,
-  env: NodeJS.ProcessEnv,
-  root: string,
-): Promise<string | undefined> {
-  if (name.includes('/')) {
-    const path = isAbsolute(name) ? name : resolve(root, name);
-    return (await executable(path)) ? path : undefined;
-  }
-  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
-    if (dir !== '' && (await executable(join(dir, name)))) return join(dir, name);
-  }
-  return undefined;
-}
 
 /** The toolchains the setup and gates call that are missing, and Node against what is asked. */
 async function toolchainFacts(
@@ -66,8 +31,7 @@ async function toolchainFacts(
       ...p.gates,
     ]),
   ]);
-  const missingPrograms: NeededProgram[] = [];
-  for (const p of needed) if (!(await onPath(p.program, env, root))) missingPrograms.push(p);
+  const missingPrograms = await notOnPath(needed, env, root);
   if (!needsNode(needed)) return { missingPrograms };
   const requirements = nodeRequirements((await readRootFiles(root)).texts);
   if (requirements.length === 0) return { missingPrograms };

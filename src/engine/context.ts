@@ -347,7 +347,7 @@ export class EpicContext {
     log?: OutputLog,
     story?: string,
     scope: CheckScope = this.scope,
-  ): Promise<{ output: string; command: string } | null> {
+  ): Promise<{ output: string; command: string; setup: ScopedCommand } | null> {
     for (const setup of scope.setup) {
       if (setup.dir !== '.') log?.line(`(in ${setup.dir})`);
       log?.line(`$ ${setup.command}`);
@@ -359,7 +359,7 @@ export class EpicContext {
         ...(story === undefined ? {} : { story }),
       });
       log?.line(`[${r.ok ? 'passed' : r.timedOut === true ? 'timed out' : 'failed'}]`);
-      if (!r.ok) return { output: r.output, command: setup.label };
+      if (!r.ok) return { output: r.output, command: setup.label, setup };
     }
     return null;
   }

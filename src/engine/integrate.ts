@@ -8,6 +8,7 @@
  */
 import { EpicflowError } from '../core/errors.js';
 import { triageGate, type GateRun } from '../core/gates/index.js';
+import { setupFailedReason } from '../core/story/index.js';
 import { formatDuration } from '../core/report/index.js';
 import type { Story } from '../core/model.js';
 import type { EpicContext, OutputLog } from './context.js';
@@ -176,7 +177,7 @@ export async function integrate(
       await tree.resetHard(head);
       const lines =
         setup !== null
-          ? `setup failed: ${setup.output.trim().split('\n').slice(-3).join(' | ')}`
+          ? setupFailedReason(setup, false, 3)
           : failing
               .map((v) => `${v.command}: ${v.newLines.slice(0, 5).join('; ') || 'failed'}`)
               .join(' | ');

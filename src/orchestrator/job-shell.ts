@@ -17,7 +17,9 @@ import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.j
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
 import { planningGit } from '../composition/planning-tree.js';
+import { commitDetectionFiles } from '../adapters/repo/detection-files.js';
 import { parseConfig } from '../core/config/index.js';
+import { leftToDetection, withDetected, type LeftToDetection } from '../core/init/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
 import { EpicflowError } from '../core/errors.js';
@@ -69,7 +71,10 @@ type JobOpening = Pick<JobInput, 'repo' | 'epic' | 'configPath' | 'defaultBranch
 interface OpenedJob {
   readonly defaultBranch: string;
   readonly view: EpicView;
+  /** As the file says: what it leaves out is detected on the commit a job works on (`configAt`). */
   readonly config: EpicflowConfig;
+  /** What the configuration leaves to detection. */
+  readonly left: LeftToDetection;
   readonly issue: NonNullable<EpicView['issue']>;
   readonly store: GitHubStateStore;
 }
@@ -90,7 +95,23 @@ export async function openJob(input: JobOpening): Promise<OpenedJob> {
     throw new EpicflowError('github', `GitHub: epic #${epic} of ${repo.fullName} does not exist`);
   }
   const store = new GitHubStateStore({ repo, epic: String(epic), defaultBranch });
-  return { defaultBranch, view, config, issue: view.issue, store };
+  const left = leftToDetection(view.configText);
+  return { defaultBranch, view, config, left, issue: view.issue, store };
+}
+
+/**
+ * The configuration a job runs stories and checks with: what it leaves out (gates,
+ * setup, packages) detected in `commit`'s files, read from git's objects, as the local
+ * commands detect it in the working tree.
+ */
+export async function configAt(
+  config: EpicflowConfig,
+  left: LeftToDetection,
+  git: Git,
+  commit: string,
+): Promise<EpicflowConfig> {
+  if (!left.gates && !left.packages) return config;
+  return withDetected(config, left, await commitDetectionFiles(git, commit));
 }
 
 /** The view in one request; a token GitHub refuses is said to be one. */

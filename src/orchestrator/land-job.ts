@@ -17,6 +17,7 @@ import { composeEpic } from '../composition/epic.js';
 import { landGitPort } from '../adapters/git/port.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import type { EpicflowConfig } from '../core/config/types.js';
+import type { LeftToDetection } from '../core/init/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
 import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
@@ -29,7 +30,14 @@ import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { composedFrom, jobPlan, openJob, pushAgainOnMove, type JobInput } from './job-shell.js';
+import {
+  composedFrom,
+  configAt,
+  jobPlan,
+  openJob,
+  pushAgainOnMove,
+  type JobInput,
+} from './job-shell.js';
 
 /** Landings made again after the epic branch moved on GitHub, before the epic is held. */
 const MAX_LAND_PUSHES = 3;
@@ -100,7 +108,10 @@ async function hold(store: GitHubStateStore, record: LandRecord): Promise<void> 
 
 /** Everything read and checked before the landing runs. */
 export interface PreparedLanding {
+  /** As the file says (`configAt` adds what it leaves out, on the epic head). */
   readonly config: EpicflowConfig;
+  /** What the configuration leaves to detection. */
+  readonly left: LeftToDetection;
   readonly plan: Plan;
   readonly store: GitHubStateStore;
   readonly defaultBranch: string;
@@ -113,8 +124,8 @@ export async function prepareLandJob(input: LandJobInput): Promise<PreparedLandi
   const opened = await openJob(input);
   const plan = await jobPlan(input, opened);
   const started = await runningRecord(opened.store, input);
-  const { config, store, defaultBranch } = opened;
-  return { config, plan, store, defaultBranch, started };
+  const { config, left, store, defaultBranch } = opened;
+  return { config, left, plan, store, defaultBranch, started };
 }
 
 export async function runLandJob(
@@ -169,7 +180,9 @@ export async function runLandJob(
     ] as const) {
       await git.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, sha]);
     }
-    ctx = await openEpic(settings, ports);
+    // The epic's stories made its head: its files say what the config leaves out.
+    const config = await configAt(prepared.config, prepared.left, git, epicHead);
+    ctx = await openEpic({ ...settings, config }, ports);
     if (removed.length > 0 && push === 1) {
       ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
     }

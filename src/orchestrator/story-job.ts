@@ -7,12 +7,17 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { notOnPath } from '../adapters/process/on-path.js';
+import { missingProgramMessage } from '../core/doctor/index.js';
+import { neededPrograms } from '../core/doctor/toolchains.js';
+import { storyScope } from '../core/packages.js';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { requireCoder } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
+import type { LeftToDetection } from '../core/init/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { GateRun } from '../core/gates/index.js';
 import {
@@ -23,7 +28,7 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { composedFrom, jobPlan, openJob, type JobInput } from './job-shell.js';
+import { composedFrom, configAt, jobPlan, openJob, type JobInput } from './job-shell.js';
 import { expectBoard } from './load.js';
 import { epicDocOf } from './owner.js';
 import {
@@ -84,7 +89,10 @@ export type { PushRefusal } from './story-publish.js';
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
+  /** As the file says (`configAt` adds what it leaves out, on the epic head). */
   readonly config: EpicflowConfig;
+  /** What the configuration leaves to detection. */
+  readonly left: LeftToDetection;
   readonly plan: Plan;
   readonly story: Story;
   readonly prior: StoryRecord;
@@ -132,29 +140,52 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       `story ${story.id} passed the staleness check without a record`,
     );
   }
-  return { config, plan, story, prior, store, priorSha: file.sha };
+  return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha };
 }
 
-/** Gates that remember every run for the summary. */
+/**
+ * Gates that remember every run for the summary. Each tree is a folder of `worktrees`
+ * (the story's checks run in its `<story>.checks` checkout); a package's command runs in its folder inside the
+ * tree, and is named with that folder, as failures name it.
+ */
 function recordingGates(
   inner: GateRunner,
   log: GateLog[],
-  worktrees: string,
-  story: string,
+  trees: { readonly worktrees: string; readonly story: string },
 ): GateRunner {
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
+      const [, ...dir] = relative(trees.worktrees, options.cwd).split(sep);
       log.push({
-        command,
+        command: dir.length === 0 ? command : `${dir.join('/')}: ${command}`,
         ok: r.ok,
         timedOut: r.timedOut === true,
-        where: ranOnStory(options.cwd, worktrees, story) ? 'story' : 'epic',
+        where: ranOnStory(options.cwd, trees.worktrees, trees.story) ? 'story' : 'epic',
         output: r.output,
       });
       return r;
     },
   };
+}
+
+/**
+ * What the story's setup and gates (the root's, and the packages' its owns touch) call
+ * that is not on the runner's PATH, said as `doctor` says it with where to set it up;
+ * undefined when every program is there.
+ */
+async function missingToolchains(
+  config: EpicflowConfig,
+  configFile: string,
+  story: Story,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<string | undefined> {
+  const scope = storyScope(config, story.owns);
+  const needed = neededPrograms([...scope.setup, ...scope.gates].map((c) => c.command));
+  const missing = await notOnPath(needed, env, root);
+  if (missing.length === 0) return undefined;
+  return `not started: ${missing.map((p) => missingProgramMessage(config, configFile, p)).join('; ')} (set it up in the story workflow before the epicflow step)`;
 }
 
 /** Writes the outcome to GitHub (compare-and-swap), unless a newer attempt took the story over. */
@@ -217,7 +248,7 @@ export async function runStoryJob(
   input: StoryJobInput,
   prepared: PreparedStory,
 ): Promise<StoryJobResult> {
-  const { config, plan, story, prior, store } = prepared;
+  const { plan, story, prior, store } = prepared;
   const { remote, workspace } = input;
   const epic = String(input.epic);
   const epicBranch = epicBranchName(epic);
@@ -252,6 +283,9 @@ export async function runStoryJob(
     await repo.deleteBranch(branch);
   }
 
+  // The story starts from the epic head: its files say what the config leaves out.
+  const config = await configAt(prepared.config, prepared.left, repo, remoteEpic);
+
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', epic, 'state'));
   await scratch.writeStory(prior);
   const shared = await store.readJson<unknown>(ROSTER_DOC);
@@ -282,7 +316,7 @@ export async function runStoryJob(
       events.push(event);
       input.onEvent?.(event);
     },
-    adapt: { gates: (inner) => recordingGates(inner, gates, worktrees, story.id) },
+    adapt: { gates: (inner) => recordingGates(inner, gates, { worktrees, story: story.id }) },
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
     ...(input.trace === undefined ? {} : { trace: input.trace }),
     // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.
@@ -300,14 +334,22 @@ export async function runStoryJob(
         : `plan entry changed since ${branch} was created`;
     ctx.emit('story', `${why}: starting over from the epic head`, story.id);
   }
-  const executor = await ctx.roster.lease(
-    story.id,
-    preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
-  );
+  // A toolchain the story's setup or gates call that the runner lacks fails the story
+  // before any agent turn is paid for, as it stops `epicflow run` at its start.
+  const missing = await missingToolchains(config, input.configPath, story, input.env, workspace);
+  const executor =
+    missing === undefined
+      ? await ctx.roster.lease(
+          story.id,
+          preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+        )
+      : null;
   let record: StoryRecord;
   let pushes = 0;
   let refusedPush: PushRefusal | undefined;
-  if (executor === null) {
+  if (missing !== undefined) {
+    record = { ...prior, status: 'failed', reason: missing, finishedAt: new Date().toISOString() };
+  } else if (executor === null) {
     const exhausted = ctx.roster.exhausted();
     record = {
       ...prior,

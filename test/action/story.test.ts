@@ -604,6 +604,41 @@ describe('story mode with a plan a writer did not approve', () => {
   });
 });
 
+describe('story mode on a runner without a toolchain the gates call', () => {
+  let w: ActionWorld;
+  afterAll(async () => {
+    await w.close();
+  });
+
+  it('fails the story before any agent turn, naming the program and how to install it', async () => {
+    // A crate without a lockfile: no setup, the detected gate `cargo test` alone needs cargo.
+    w = await startWorld({
+      gates: 'detected',
+      files: { 'Cargo.toml': '[package]\nname = "shop"\nversion = "0.1.0"\n' },
+    });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const job = await runJob(w, bundle, {
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: storyInputs(w, epic, 'cart'),
+      runId: dispatchOf(w, epic, 'cart').runId,
+      // The runner's PATH without the folder cargo lives in.
+      env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
+    expect(job.code).toBe(1);
+    expect(job.outputs['status']).toBe('failed');
+    // The agent never ran: nothing was paid for.
+    expect(await readdir(w.dumps).catch(() => [])).toEqual([]);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cart'))?.record).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining(
+        'not started: the gate "cargo test" (.github/epicflow.yml) needs cargo, which is not on PATH; install it:',
+      ) as unknown as string,
+    });
+  });
+});
+
 describe('story mode with no approval on file', () => {
   let w: ActionWorld;
   afterAll(async () => {
@@ -638,18 +673,56 @@ describe('story mode with no approval on file', () => {
   });
 });
 
+/**
+ * A Python project whose config leaves its gates out: the job finds pytest in its
+ * pyproject.toml on the epic head, as `epicflow run` would in the working tree.
+ */
+const PYTHON_PROJECT = {
+  'pyproject.toml': [
+    '[project]',
+    'name = "shop"',
+    'version = "0.1.0"',
+    '',
+    '[tool.pytest.ini_options]',
+    'testpaths = ["tests"]',
+    '',
+  ].join('\n'),
+  '.gitignore': '__pycache__/\n.pytest_cache/\n',
+  'tests/test_stories.py': [
+    'from pathlib import Path',
+    '',
+    '',
+    'def test_every_story_exports_story():',
+    "    src = Path('src')",
+    '    for d in sorted(src.iterdir()) if src.exists() else []:',
+    "        text = (d / 'index.js').read_text()",
+    "        assert 'export const story' in text, f'src/{d.name}: no story export'",
+    '',
+  ].join('\n'),
+  // A package of its own: its checks run, in its folder, for a story that touches it.
+  'services/kit/pyproject.toml': '[project]\nname = "kit"\n\n[tool.pytest.ini_options]\n',
+  'services/kit/test_kit.py': 'def test_kit():\n    assert sum([1, 2]) == 3\n',
+};
+
 describe('story mode reports a failed story and a refused push', () => {
   let w: ActionWorld;
   let epic: number;
   beforeAll(async () => {
-    w = await startWorld();
-    epic = await startEpic(w, planBody([{ id: 'broken-cart' }, { id: 'search' }]));
+    w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
+    epic = await startEpic(
+      w,
+      planBody([
+        { id: 'broken-cart' },
+        { id: 'search' },
+        { id: 'kit', owns: ['src/kit', 'services/kit'] },
+      ]),
+    );
   });
   afterAll(async () => {
     await w.close();
   });
 
-  it('a gate failure: the job fails with an annotation, the summary quotes the gate, the branch is kept', async () => {
+  it('a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test, the branch is kept', async () => {
     const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     const job = await runJob(w, bundle, {
       name: 'broken-cart',
@@ -660,7 +733,7 @@ describe('story mode reports a failed story and a refused push', () => {
     expect(job.code).toBe(1);
     expect(job.outputs['status']).toBe('failed');
     expect(job.stdout).toContain(
-      '::error title=epicflow gate failed%3A node check.mjs::node check.mjs failed on the story branch',
+      '::error title=epicflow gate failed%3A python3 -m pytest::python3 -m pytest failed on the story branch',
     );
     expect(job.summary).toContain('| status | failed |');
     expect(job.summary).toContain('src/broken-cart: no story export');
@@ -699,6 +772,8 @@ describe('story mode reports a failed story and a refused push', () => {
       runId: dispatchOf(w, epic, 'search').runId,
     });
     await rm(hook);
+    // The gate the repository's files name ran, and passed, before the merge was refused.
+    expect(job.summary).toMatch(/`python3 -m pytest`.*passed/);
     expect(job.code).toBe(1);
     expect(job.outputs['status']).toBe('failed');
     expect(job.outputs['merge-sha']).toBe('');
@@ -711,5 +786,21 @@ describe('story mode reports a failed story and a refused push', () => {
     expect(record?.status).toBe('failed');
     expect(record?.reason).toContain('protected');
     expect(record?.mergeCommit).toBeUndefined();
+  });
+
+  it('a story touching a detected package runs its pytest in its folder, named with it in the summary', async () => {
+    const job = await runJob(w, bundle, {
+      name: 'kit',
+      workspace: await checkout(w, 'kit'),
+      inputs: storyInputs(w, epic, 'kit'),
+      runId: dispatchOf(w, epic, 'kit').runId,
+    });
+    expect(job.code).toBe(0);
+    expect(job.summary).toContain('| `python3 -m pytest` | story branch | passed |');
+    expect(job.summary).toContain('| `services/kit: python3 -m pytest` | story branch | passed |');
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('kit'))?.record?.notes).toContain(
+      "checks ran for services/kit (with the root's)",
+    );
   });
 });

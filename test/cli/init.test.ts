@@ -591,6 +591,34 @@ describe("epicflow init's defaults come from the repository", () => {
         expect(line).toMatch(PINNED);
     });
 
+    it('a Cargo workspace and a go.work: each member a package; setup-go reads go.work', async () => {
+      const dir = await repoDir({
+        'go.work': 'go 1.19\n\nuse ./tools/go/gen\n',
+        'tools/go/gen/go.mod': 'module example.com/gen\n\ngo 1.19\n',
+        'Cargo.toml': '[workspace]\nmembers = ["crates/*"]\n',
+        'Cargo.lock': 'version = 3\n',
+        'crates/core/Cargo.toml': '[package]\nname = "core"\n',
+      });
+      const r = await init(['--appless', '--dir', dir]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain('no gates were detected');
+      const config = await readFile(join(dir, '.github/epicflow.yml'), 'utf8');
+      expect(parseConfig(config, 'x')).toMatchObject({
+        setup: 'cargo fetch --locked',
+        gates: [],
+        packages: [
+          { path: 'crates/core', gates: ['cargo test --locked'] },
+          { path: 'tools/go/gen', gates: ['go build ./...', 'go vet ./...', 'go test ./...'] },
+        ],
+      });
+      expect(config).toMatch(/^ {2}- path: crates\/core {2}# Cargo\.toml \[workspace\] members$/m);
+      expect(config).toMatch(/^ {2}- path: tools\/go\/gen {2}# go\.work use$/m);
+      const { steps } = await story(dir);
+      expect(steps.find((s) => s.uses?.startsWith('actions/setup-go@'))?.with).toEqual({
+        'go-version-file': 'go.work',
+      });
+    });
+
     it('a Node repository: the template as it is, no toolchain added', async () => {
       const dir = await repoDir({ 'package.json': withTest(), 'package-lock.json': '{}' });
       expect((await init(['--dir', dir])).code).toBe(0);

@@ -3,7 +3,8 @@
  * `node --test` tests (no dependency to download). `epicflow init` writes each package's
  * gates; a scripted coder delivers a story per package, each checked with its package's
  * gates in its folder; a coder that breaks a test in one package is charged in that
- * package, and the other package's gates never run for its story.
+ * package, and the other package's gates never run for its story. A go.work of two modules:
+ * a story in one module runs that module's gates in its folder, never the other's.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -168,5 +169,80 @@ describe('an npm workspace of two packages', () => {
     expect(gateLogs('api')).not.toContain('packages/web');
     expect(gateLogs('web')).toContain('(in packages/web)');
     expect(gateLogs('web')).not.toContain('packages/api');
+  });
+});
+
+/** A Go module of one package `name` with a function and its test (stdlib only). */
+function goModule(dir: string, name: string, body: string): Record<string, string> {
+  return {
+    [`${dir}/go.mod`]: `module example.com/${name}\n\ngo 1.19\n`,
+    [`${dir}/${name}.go`]: `package ${name}\n\n// Double of n.\nfunc Double(n int) int { ${body} }\n`,
+    [`${dir}/${name}_test.go`]: `package ${name}\n\nimport "testing"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(3) != 6 {\n\t\tt.Fatal("Double(3) is not 6")\n\t}\n}\n`,
+  };
+}
+
+describe('a go.work of two modules', () => {
+  it("a story touching one module runs that module's gates in its folder, never the other's", async () => {
+    // libs/text lies two levels down outside apps/, packages/ or services/: only go.work names it.
+    const r = makeRepo({
+      'go.work': 'go 1.19\n\nuse (\n\t./services/api\n\t./libs/text\n)\n',
+      ...goModule('services/api', 'api', 'return n * 2'),
+      ...goModule('libs/text', 'text', 'return n + n'),
+    });
+    repo = r;
+    // Nothing from the network; a workspace takes no -mod flag.
+    const env = { ...process.env, GOPROXY: 'off', GOFLAGS: '' };
+    const init = await epicflow(['init'], r.dir, env);
+    expect(init.code).toBe(0);
+    const config = r.read('.github/epicflow.yml');
+    const go = ['go build ./...', 'go vet ./...', 'go test ./...'];
+    expect(parseConfig(config, 'x').packages).toEqual([
+      { path: 'libs/text', gates: go },
+      { path: 'services/api', gates: go },
+    ]);
+    expect(config).toMatch(/^ {2}- path: libs\/text {2}# go\.work use$/m);
+    const doc = YAML.parseDocument(config);
+    const api = (body: string) => ({
+      write: {
+        'services/api/api.go': goModule('services/api', 'api', body)['services/api/api.go'] ?? '',
+      },
+    });
+    doc.set(
+      'executors',
+      doc.createNode([
+        {
+          id: 'bot',
+          harness: 'command',
+          command: scriptedCoder(r, 'coder', {
+            api: { '1': api('return n * 3'), '2': api('return n << 1') },
+          }),
+        },
+      ]),
+    );
+    doc.set('fixRounds', 1);
+    r.write('.github/epicflow.yml', doc.toString());
+    r.commit('epicflow init');
+
+    const out = await run(
+      r,
+      planMarkdown([{ id: 'api', owns: ['services/api/api.go'] }]),
+      {},
+      {
+        env,
+      },
+    );
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(out.stdout).toContain('[api] gates failed: services/api: go test ./...:');
+    expect(record(r, 'api')).toMatchObject({ status: 'done' });
+    expect(record(r, 'api')['notes']).toContain("checks ran for services/api (with the root's)");
+    const logs = join(stateDir(r), 'logs', 'api');
+    const gateLogs = readdirSync(logs)
+      .filter((f) => f.endsWith('-gates.log'))
+      .map((f) => readFileSync(join(logs, f), 'utf8'))
+      .join('\n');
+    expect(gateLogs).toContain('(in services/api)');
+    expect(gateLogs).toContain('Double(3) is not 6');
+    expect(gateLogs).not.toContain('libs/text');
+    expect(showFile(r, 'epic/epic', 'services/api/api.go')).toContain('n << 1');
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { detectPackages } from '../../src/core/init/index.js';
+import { detectChecks } from '../../src/core/init/detect.js';
+import { cargoWorkspace, goWorkUses } from '../../src/core/init/workspaces.js';
 import { checkScope, epicScope, storyScope, touchedPackages } from '../../src/core/packages.js';
 
 const API = { path: 'packages/api', gates: ['npm test'] };
@@ -124,5 +126,137 @@ describe('detectPackages', () => {
     expect(
       found.warnings.some((w) => w.startsWith('apps/site: package.json has no test script')),
     ).toBe(true);
+  });
+});
+
+describe('Go and Cargo workspaces', () => {
+  const texts = (entries: Record<string, string>): Map<string, string> =>
+    new Map(Object.entries(entries));
+
+  it("reads go.work's use directives: single, in a block, quoted, commented; never the root or outside", () => {
+    const work = [
+      'go 1.21',
+      '',
+      'use ./tools/gen // the generator',
+      'use (',
+      '\t./services/api',
+      '\t"./libs/with space"',
+      '\t.',
+      '\t../elsewhere',
+      '\t// ./commented/out',
+      ')',
+      'use (./one/liner)',
+      'replace example.com/x => ./vendor/x',
+      '',
+    ].join('\n');
+    expect(goWorkUses(work)).toEqual(['tools/gen', 'services/api', 'libs/with space', 'one/liner']);
+  });
+
+  it("reads Cargo.toml's [workspace] members and exclude, and whether the root is a crate", () => {
+    const cargo = [
+      '[workspace]',
+      'resolver = "2"',
+      'members = [',
+      '  "crates/*", # every crate',
+      "  'tools/cli',",
+      ']',
+      'exclude = ["crates/old"]',
+      '',
+      '[workspace.dependencies]',
+      'members = ["not/this"]',
+      '',
+    ].join('\n');
+    expect(cargoWorkspace(cargo)).toEqual({
+      members: ['crates/*', 'tools/cli'],
+      exclude: ['crates/old'],
+      rootPackage: false,
+    });
+    expect(cargoWorkspace(`[package]\nname = "app"\n\n${cargo}`)?.rootPackage).toBe(true);
+    expect(cargoWorkspace('[package]\nname = "app"\n')).toBeUndefined();
+  });
+
+  it('makes each module a go.work uses a package, at any depth, with go build, vet and test in its folder', () => {
+    const found = detectPackages(
+      ['go.work', 'platform/core/auth/go.mod', 'services/api/go.mod', 'unused/deep/mod/go.mod'],
+      texts({
+        'go.work': 'go 1.21\n\nuse (\n\t./platform/core/auth\n\t./services/api\n)\n',
+        'platform/core/auth/go.mod': 'module example.com/auth\n\ngo 1.21\n',
+        'services/api/go.mod':
+          'module example.com/api\n\ngo 1.21\n\nrequire example.com/auth v0.0.0\n',
+        'unused/deep/mod/go.mod': 'module example.com/unused\n',
+      }),
+    );
+    expect(found.packages.map((p) => [p.path, p.from, p.setup])).toEqual([
+      ['platform/core/auth', 'go.work use', undefined],
+      ['services/api', 'go.work use', 'go mod download'],
+    ]);
+    expect(found.packages[0]?.gates.map((g) => [g.command, g.from])).toEqual([
+      ['go build ./...', 'platform/core/auth/go.mod'],
+      ['go vet ./...', 'platform/core/auth/go.mod'],
+      ['go test ./...', 'platform/core/auth/go.mod'],
+    ]);
+    expect(found.toolchains).toEqual(['go']);
+  });
+
+  it("makes each member crate of a Cargo workspace a package, tested in its folder with the root's lock and lints", () => {
+    const found = detectPackages(
+      [
+        'Cargo.toml',
+        'Cargo.lock',
+        'crates/core/Cargo.toml',
+        'crates/old/Cargo.toml',
+        'crates/notes/README.md',
+        'tools/deep/cli/Cargo.toml',
+      ],
+      texts({
+        'Cargo.toml': [
+          '[workspace]',
+          'members = ["crates/*", "tools/deep/cli"]',
+          'exclude = ["crates/old"]',
+          '',
+          '[workspace.lints.clippy]',
+          'pedantic = "warn"',
+          '',
+        ].join('\n'),
+        'crates/core/Cargo.toml': '[package]\nname = "core"\n',
+        'crates/old/Cargo.toml': '[package]\nname = "old"\n',
+        'tools/deep/cli/Cargo.toml': '[package]\nname = "cli"\n',
+      }),
+    );
+    // crates/old is excluded from the workspace; two levels down outside apps/, packages/ or
+    // services/, it is no package of its own either.
+    expect(found.packages.map((p) => [p.path, p.from, p.workspace, p.setup])).toEqual([
+      ['crates/core', 'Cargo.toml [workspace] members', true, undefined],
+      ['tools/deep/cli', 'Cargo.toml [workspace] members', true, undefined],
+    ]);
+    expect(found.packages[0]?.gates.map((g) => [g.command, g.from])).toEqual([
+      ['cargo test --locked', 'crates/core/Cargo.toml'],
+      [
+        'cargo clippy --locked --all-targets -- -D warnings',
+        "the root's Cargo.toml [workspace.lints.clippy]",
+      ],
+    ]);
+  });
+
+  it("a virtual Cargo manifest's root fetches for the workspace and leaves the tests to its members", () => {
+    const root = detectChecks({
+      paths: ['Cargo.toml', 'Cargo.lock'],
+      texts: texts({ 'Cargo.toml': '[workspace]\nmembers = ["crates/*"]\n', 'Cargo.lock': '' }),
+    });
+    expect(root).toMatchObject({ setup: 'cargo fetch --locked', gates: [], toolchains: ['rust'] });
+    // A root that is a crate itself keeps its own tests.
+    const crate = detectChecks({
+      paths: ['Cargo.toml'],
+      texts: texts({ 'Cargo.toml': '[package]\nname = "app"\n\n[workspace]\nmembers = ["x"]\n' }),
+    });
+    expect(crate.gates.map((g) => g.command)).toEqual(['cargo test']);
+  });
+
+  it('a go.work alone at the root asks for Go, without the warning that no gates were found', () => {
+    const root = detectChecks({
+      paths: ['go.work'],
+      texts: texts({ 'go.work': 'use ./api\n' }),
+    });
+    expect(root).toMatchObject({ setup: undefined, gates: [], toolchains: ['go'], warnings: [] });
   });
 });

@@ -12,6 +12,7 @@ import {
   planMarkdown,
   prompts,
   record,
+  reportJson,
   run,
   scriptedCoder,
   type TestRepo,
@@ -81,5 +82,34 @@ describe('setup repair', () => {
     expect(r.code).toBe(1);
     expect(prompts(repo, 'coder')).toHaveLength(0);
     expect(String(record(repo, 'a')['reason'])).toMatch(/^setup failed: tools\/ready is missing/);
+  });
+});
+
+describe("a package's setup", () => {
+  it('that fails is named with its package and folder in the failure and the report', async () => {
+    repo = makeRepo({ 'README.md': 'x\n', 'tools/kit/README.md': 'kit\n' });
+    const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'a\n' } } } });
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        setup: 'true',
+        gates: ['true'],
+        extra: [
+          'packages:',
+          '  - path: tools/kit',
+          '    setup: ls deps.lock',
+          '    gates: ["true"]',
+        ].join('\n'),
+      }),
+    );
+    repo.commit('config');
+    const r = await run(repo, planMarkdown([{ id: 'a', owns: ['tools/kit/x.txt'] }]));
+    expect(r.code).toBe(1);
+    const reason =
+      "setup of package tools/kit failed (ls deps.lock, in tools/kit): ls: cannot access 'deps.lock'";
+    expect(String(record(repo, 'a')['reason'])).toMatch(/ \(log: .*setup\.log\)$/);
+    expect(String(record(repo, 'a')['reason'])).toContain(reason);
+    expect(reportJson(repo).stories[0]?.reason).toContain(reason);
   });
 });

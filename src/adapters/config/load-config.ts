@@ -6,11 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { DEFAULT_CONFIG, leavesOut, parseConfig } from '../../core/config/schema.js';
+import { DEFAULT_CONFIG, parseConfig } from '../../core/config/schema.js';
 import { parseUserRoster } from '../../core/config/user-roster-schema.js';
-import { detectChecks, detectPackages } from '../../core/init/index.js';
-import { readPackageFiles } from '../repo/package-files.js';
-import { readRootFiles } from '../repo/root-files.js';
+import { leftToDetection, withDetected as detected } from '../../core/init/index.js';
+import { treeDetectionFiles } from '../repo/detection-files.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 
 /** Looked up in this order, relative to the repository. */
@@ -68,44 +67,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   return { config: DEFAULT_CONFIG, file: null };
 }
 
-/**
- * A config that leaves `gates:` out takes the checks the repository's own files name
- * (`epicflow init` would write the same), and their setup unless it names its own.
- * `gates: []` says there are none. One that leaves `packages:` out takes the packages
- * found inside the repository, each with its checks; `packages: []` says there are none.
- */
+/** The config with what it leaves out detected in the working tree (`withDetected`). */
 async function withDetected(
   config: EpicflowConfig,
   text: string,
   options: LoadConfigOptions,
 ): Promise<EpicflowConfig> {
-  let result = config;
-  if (leavesOut(text, 'gates')) {
-    const found = detectChecks(await readRootFiles(options.repoDir));
-    if (found.gates.length > 0 || found.setup !== undefined) {
-      const setup = config.setup ?? found.setup;
-      result = {
-        ...result,
-        gates: found.gates.map((g) => g.command),
-        ...(setup === undefined ? {} : { setup }),
-      };
-    }
-  }
-  if (leavesOut(text, 'packages')) {
-    const files = await readPackageFiles(options.repoDir);
-    const { packages } = detectPackages(files.paths, files.texts);
-    if (packages.length > 0) {
-      result = {
-        ...result,
-        packages: packages.map((p) => ({
-          path: p.path,
-          ...(p.setup === undefined ? {} : { setup: p.setup }),
-          gates: p.gates.map((g) => g.command),
-        })),
-      };
-    }
-  }
-  return result;
+  const left = leftToDetection(text);
+  if (!left.gates && !left.packages) return config;
+  return detected(config, left, await treeDetectionFiles(options.repoDir));
 }
 
 /** The file's text, or undefined when there is no such file. */

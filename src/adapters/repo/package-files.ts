@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitRunner } from '../git/run-git.js';
 import { isEpicflowError } from '../../core/errors.js';
-import { packageFolders, wantsText, WORKSPACE_FILES } from '../../core/init/index.js';
+import { packageTextPaths, WORKSPACE_FILES } from '../../core/init/index.js';
 
 interface PackageFiles {
   /** Every file of the repository, relative to its root; none outside a git repository. */
@@ -58,25 +58,17 @@ async function readIfThere(file: string): Promise<string | undefined> {
 export async function readPackageFiles(dir: string): Promise<PackageFiles> {
   const paths = await listRepoFiles(dir);
   const texts = new Map<string, string>();
-  for (const name of WORKSPACE_FILES) {
-    if (!paths.includes(name)) continue;
-    const text = await readIfThere(join(dir, name));
-    if (text !== undefined) texts.set(name, text);
-  }
-  const { folders } = packageFolders(paths, texts);
-  const present: string[] = [];
-  for (const path of paths) {
-    const slash = path.lastIndexOf('/');
-    if (slash < 0 || !folders.has(path.slice(0, slash))) continue;
-    if (!wantsText(path.slice(slash + 1))) {
-      present.push(path);
-      continue;
+  // Listed by git, gone from the tree (deleted, not yet committed).
+  const gone = new Set<string>();
+  const readAll = async (list: readonly string[]): Promise<void> => {
+    for (const path of list) {
+      const text = await readIfThere(join(dir, path));
+      if (text === undefined) gone.add(path);
+      else texts.set(path, text);
     }
-    const text = await readIfThere(join(dir, path));
-    if (text === undefined) continue;
-    texts.set(path, text);
-    present.push(path);
-  }
+  };
+  await readAll(WORKSPACE_FILES.filter((name) => paths.includes(name)));
+  await readAll(packageTextPaths(paths, texts));
   // Root files count as listed; a package's listed file gone from the tree does not.
-  return { paths: [...paths.filter((p) => !p.includes('/')), ...present], texts };
+  return { paths: paths.filter((p) => !p.includes('/') || !gone.has(p)), texts };
 }

@@ -141,13 +141,19 @@ function commandName(config: EpicflowConfig, command: string): string {
   return gates.includes(command) ? `the gate "${command}"` : `setup "${command}"`;
 }
 
+/** What a command of the config needs that is not on PATH, and how to install it. */
+export function missingProgramMessage(
+  config: EpicflowConfig,
+  configFile: string,
+  p: NeededProgram,
+): string {
+  return `${commandName(config, p.command)} (${configFile}) needs ${p.program}, which is not on PATH; install it: ${TOOLCHAIN_INSTALL[p.program] ?? p.program}`;
+}
+
 function toolchainFindings(facts: DoctorFacts, findings: Finding[]): void {
   const { config } = facts;
   for (const p of facts.missingPrograms ?? []) {
-    findings.push({
-      level: 'fatal',
-      message: `${commandName(config, p.command)} (${facts.configFile}) needs ${p.program}, which is not on PATH; install it: ${TOOLCHAIN_INSTALL[p.program] ?? p.program}`,
-    });
+    findings.push({ level: 'fatal', message: missingProgramMessage(config, facts.configFile, p) });
   }
   const node = facts.node;
   if (node?.version === undefined) return;

@@ -5,7 +5,13 @@
  * default branch. Pure: the CLI reads the files and asks git, then hands the facts in
  * here. Each decision it is unsure of comes with a warning for the user.
  */
-import { otherEcosystems, wantsEcosystemText, type Sourced, type Toolchain } from './ecosystems.js';
+import {
+  otherEcosystems,
+  wantsEcosystemText,
+  type CargoMember,
+  type Sourced,
+  type Toolchain,
+} from './ecosystems.js';
 
 /** What the CLI found in the repository. */
 export interface RepoFacts {
@@ -239,15 +245,25 @@ function branchFor(facts: RepoFacts, warnings: string[]): string {
   return 'main';
 }
 
+/** How a package's folder belongs to a workspace of the root, when it does. */
+interface WorkspaceMember {
+  /** A member of the root's npm, pnpm, yarn or bun workspace: the root's package manager. */
+  readonly nodeManager?: string | undefined;
+  /** A member crate of the root's Cargo workspace. */
+  readonly cargo?: CargoMember | undefined;
+}
+
 /**
  * The setup and gates of a repository's root (or of a package's folder), each naming where
- * it came from. A member of the root's workspace (`workspaceManager`) is installed by the
- * root's setup: its package.json adds gates, run with the root's manager, and no setup.
+ * it came from. A member of the root's Node workspace (`member.nodeManager`) is installed
+ * by the root's setup: its package.json adds gates, run with the root's manager, and no
+ * setup; a member crate of its Cargo workspace is fetched by the root's setup too.
  */
 export function detectChecks(
   facts: Pick<RepoFacts, 'paths' | 'texts'>,
-  workspaceManager?: string,
+  member: WorkspaceMember = {},
 ): DetectedChecks {
+  const workspaceManager = member.nodeManager;
   const warnings: string[] = [];
   const setup: Sourced[] = [];
   const gates: Sourced[] = [];
@@ -264,7 +280,7 @@ export function detectChecks(
       gates.push(...gatesFor(workspaceManager, pkg, warnings));
     }
   }
-  const others = otherEcosystems(facts.paths, facts.texts);
+  const others = otherEcosystems(facts.paths, facts.texts, member.cargo);
   for (const found of others) {
     setup.push(...found.setup);
     gates.push(...found.gates);

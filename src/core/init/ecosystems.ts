@@ -4,6 +4,7 @@
  * pyproject), Go (`go.mod`) and Rust (`Cargo.toml`). Each command names the file it came
  * from. Pure: the texts come in from the caller.
  */
+import { cargoWorkspace } from './workspaces.js';
 
 /** A command `init` writes, and where in the repository it came from. */
 export interface Sourced {
@@ -42,6 +43,7 @@ const ECOSYSTEM_FILES = [
   'pdm.lock',
   '.python-version',
   'go.mod',
+  'go.work',
   'Cargo.toml',
   'Cargo.lock',
   'clippy.toml',
@@ -219,7 +221,12 @@ function requirementsFirst(a: string, b: string): number {
 
 function goFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | undefined {
   const mod = texts.get('go.mod');
-  if (mod === undefined) return undefined;
+  if (mod === undefined) {
+    // A go.work alone: its modules are packages, each with its own gates (`detectPackages`).
+    return texts.has('go.work')
+      ? { setup: [], gates: [], toolchains: ['go'], warnings: [] }
+      : undefined;
+  }
   const requires = /^\s*require\b/m.test(mod);
   return {
     setup: requires ? [{ command: 'go mod download', from: 'go.mod require' }] : [],
@@ -233,25 +240,81 @@ function goFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | und
   };
 }
 
-function rustFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | undefined {
+/** A member crate of the root's Cargo workspace: the root's lockfile and lints hold for it. */
+export interface CargoMember {
+  /** The root has a `Cargo.lock`. */
+  readonly locked: boolean;
+  /** Where the root configures clippy for the workspace, when it does. */
+  readonly clippy: string | undefined;
+}
+
+/** What a member crate takes of the root: its `Cargo.lock`, its workspace's clippy lints. */
+export function cargoMember(rootPaths: readonly string[], rootCargo: string): CargoMember {
+  const clippy = (
+    [
+      [rootPaths.includes('clippy.toml'), 'clippy.toml'],
+      [rootPaths.includes('.clippy.toml'), '.clippy.toml'],
+      [hasTable(rootCargo, 'workspace.lints.clippy'), 'Cargo.toml [workspace.lints.clippy]'],
+    ] as const
+  ).find(([ok]) => ok)?.[1];
+  return { locked: rootPaths.includes('Cargo.lock'), clippy };
+}
+
+/** Where clippy is configured in a folder's files, if it is. */
+function clippyConfig(texts: ReadonlyMap<string, string>): string | undefined {
+  const cargo = texts.get('Cargo.toml');
+  return (
+    [
+      [texts.has('clippy.toml'), 'clippy.toml'],
+      [texts.has('.clippy.toml'), '.clippy.toml'],
+      [hasTable(cargo, 'lints.clippy'), 'Cargo.toml [lints.clippy]'],
+      [hasTable(cargo, 'workspace.lints.clippy'), 'Cargo.toml [workspace.lints.clippy]'],
+    ] as const
+  ).find(([ok]) => ok)?.[1];
+}
+
+function rustFindings(
+  texts: ReadonlyMap<string, string>,
+  member: CargoMember | undefined,
+): EcosystemFindings | undefined {
   const cargo = texts.get('Cargo.toml');
   if (cargo === undefined) return undefined;
+  if (member !== undefined) {
+    // Run in its folder, cargo builds and tests that crate alone, with the workspace's
+    // Cargo.lock and target folder: the root's setup fetched for it.
+    const flag = member.locked ? ' --locked' : '';
+    const clippy =
+      clippyConfig(texts) ??
+      (member.clippy === undefined ? undefined : `the root's ${member.clippy}`);
+    return {
+      setup: [],
+      gates: [
+        { command: `cargo test${flag}`, from: 'Cargo.toml' },
+        ...(clippy === undefined
+          ? []
+          : [{ command: `cargo clippy${flag} --all-targets -- -D warnings`, from: clippy }]),
+      ],
+      toolchains: ['rust'],
+      warnings: [],
+    };
+  }
   const locked = texts.has('Cargo.lock');
   const flag = locked ? ' --locked' : '';
-  const clippy = [
-    [texts.has('clippy.toml'), 'clippy.toml'],
-    [texts.has('.clippy.toml'), '.clippy.toml'],
-    [hasTable(cargo, 'lints.clippy'), 'Cargo.toml [lints.clippy]'],
-    [hasTable(cargo, 'workspace.lints.clippy'), 'Cargo.toml [workspace.lints.clippy]'],
-  ].find(([ok]) => ok === true)?.[1] as string | undefined;
+  const clippy = clippyConfig(texts);
+  const workspace = cargoWorkspace(cargo);
+  // A virtual manifest's members are packages, each with its own gates (`detectPackages`):
+  // `cargo test` at the root would test every crate for every story.
+  const virtual = workspace !== undefined && !workspace.rootPackage && workspace.members.length > 0;
   return {
     setup: locked ? [{ command: 'cargo fetch --locked', from: 'Cargo.lock' }] : [],
-    gates: [
-      { command: `cargo test${flag}`, from: 'Cargo.toml' },
-      ...(clippy === undefined
-        ? []
-        : [{ command: `cargo clippy${flag} --all-targets -- -D warnings`, from: clippy }]),
-    ],
+    gates: virtual
+      ? []
+      : [
+          { command: `cargo test${flag}`, from: 'Cargo.toml' },
+          ...(clippy === undefined
+            ? []
+            : [{ command: `cargo clippy${flag} --all-targets -- -D warnings`, from: clippy }]),
+        ],
     toolchains: ['rust'],
     warnings: locked
       ? []
@@ -263,8 +326,10 @@ function rustFindings(texts: ReadonlyMap<string, string>): EcosystemFindings | u
 export function otherEcosystems(
   paths: readonly string[],
   texts: ReadonlyMap<string, string>,
+  /** The folder is a member crate of the root's Cargo workspace. */
+  cargoMember?: CargoMember,
 ): EcosystemFindings[] {
-  return [pythonFindings(paths, texts), goFindings(texts), rustFindings(texts)].filter(
+  return [pythonFindings(paths, texts), goFindings(texts), rustFindings(texts, cargoMember)].filter(
     (f): f is EcosystemFindings => f !== undefined,
   );
 }

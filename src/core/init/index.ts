@@ -9,16 +9,15 @@ import { EpicflowError } from '../errors.js';
 import type { RunnerStep } from './runner-steps.js';
 import type { DetectedPackage } from './packages.js';
 
-export {
-  detectChecks,
-  initDefaults,
-  MANAGER_LOCKFILES,
-  wantsFile,
-  wantsText,
-  type RepoFacts,
-} from './detect.js';
+export { initDefaults, MANAGER_LOCKFILES, wantsFile, wantsText, type RepoFacts } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
-export { detectPackages, packageFolders, WORKSPACE_FILES } from './packages.js';
+export { detectPackages, packageTextPaths, WORKSPACE_FILES } from './packages.js';
+export {
+  leftToDetection,
+  withDetected,
+  type DetectionFiles,
+  type LeftToDetection,
+} from './detected-config.js';
 
 /** How epicflow runs a story: the App decides (story workflow only), or the orchestrate workflow does. */
 export type InitMode = 'app' | 'appless';

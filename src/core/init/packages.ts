@@ -1,14 +1,16 @@
 /**
  * Packages inside a repository: the members of its npm, yarn or pnpm workspace
- * (package.json `workspaces`, `pnpm-workspace.yaml`), and the folders with a manifest of
+ * (package.json `workspaces`, `pnpm-workspace.yaml`), of its Go workspace (`go.work`
+ * `use`) and of its Cargo workspace (`Cargo.toml` `[workspace] members`), and the folders with a manifest of
  * their own (package.json, pyproject.toml, go.mod, Cargo.toml) one level down, or two
  * under `apps/`, `packages/` and `services/`. Each gets the setup and gates the root's
  * detection finds in its folder. Pure: the CLI lists the repository's files (from git)
  * and reads the texts named here.
  */
 import YAML from 'yaml';
-import { detectChecks, nodeManager, type DetectedChecks } from './detect.js';
-import type { Sourced, Toolchain } from './ecosystems.js';
+import { detectChecks, nodeManager, wantsText, type DetectedChecks } from './detect.js';
+import { cargoMember, type Sourced, type Toolchain } from './ecosystems.js';
+import { cargoWorkspace, goWorkUses } from './workspaces.js';
 
 /** The files whose folder is a package. */
 const MANIFESTS = ['package.json', 'pyproject.toml', 'go.mod', 'Cargo.toml'] as const;
@@ -39,7 +41,7 @@ const NOT_PACKAGES = new Set([
 export interface DetectedPackage extends Omit<DetectedChecks, 'warnings'> {
   /** Its folder, relative to the root. */
   readonly path: string;
-  /** A member of the root's workspace: the root's setup installs it. */
+  /** A member of the root's Node or Cargo workspace: the root's setup installs (fetches) it. */
   readonly workspace: boolean;
   /** Why it is a package: the workspace that names it, or its own manifest. */
   readonly from: string;
@@ -53,12 +55,27 @@ interface FoundPackages {
 
 /** A package folder: a workspace member, and why it is a package. */
 interface Folder {
-  readonly workspace: boolean;
+  /** The manifest of the root's workspace it is a member of (none: a package by its own manifest). */
+  readonly member: Manifest | undefined;
   readonly from: string;
 }
 
+type Manifest = (typeof MANIFESTS)[number];
+
+/** A workspace the root declares: its members' manifest, where it is declared, its folders. */
+interface Workspace {
+  readonly manifest: Manifest;
+  readonly from: string;
+  readonly has: (dir: string) => boolean;
+}
+
 /** The root files package detection reads besides the root's own detection. */
-export const WORKSPACE_FILES = ['package.json', 'pnpm-workspace.yaml'] as const;
+export const WORKSPACE_FILES = [
+  'package.json',
+  'pnpm-workspace.yaml',
+  'go.work',
+  'Cargo.toml',
+] as const;
 
 function dirname(path: string): string {
   const i = path.lastIndexOf('/');
@@ -135,44 +152,91 @@ function plausible(dir: string): boolean {
     .every((part) => !part.startsWith('.') && !NOT_PACKAGES.has(part.toLowerCase()));
 }
 
+/** Globs (`!` excludes) as one test of a folder. */
+function globsTest(globs: readonly string[]): (dir: string) => boolean {
+  const include = globs.filter((g) => !g.startsWith('!')).map(globTest);
+  const exclude = globs.filter((g) => g.startsWith('!')).map((g) => globTest(g.slice(1)));
+  return (dir) => include.some((t) => t(dir)) && !exclude.some((t) => t(dir));
+}
+
+/**
+ * The workspaces the root declares: npm, yarn or bun (`package.json` `workspaces`), pnpm
+ * (`pnpm-workspace.yaml`), Go (`go.work` `use`) and Cargo (`Cargo.toml` `[workspace]`).
+ */
+function rootWorkspaces(texts: ReadonlyMap<string, string>, warnings: string[]): Workspace[] {
+  const found: Workspace[] = [];
+  const node = workspaceGlobs(texts, warnings);
+  if (node.length > 0) {
+    found.push({
+      manifest: 'package.json',
+      from: texts.has('pnpm-workspace.yaml') ? 'pnpm-workspace.yaml' : 'package.json workspaces',
+      has: globsTest(node),
+    });
+  }
+  const work = texts.get('go.work');
+  if (work !== undefined) {
+    const uses = new Set(goWorkUses(work));
+    found.push({ manifest: 'go.mod', from: 'go.work use', has: (dir) => uses.has(dir) });
+  }
+  const cargo = texts.get('Cargo.toml');
+  const crates = cargo === undefined ? undefined : cargoWorkspace(cargo);
+  if (crates !== undefined) {
+    found.push({
+      manifest: 'Cargo.toml',
+      from: 'Cargo.toml [workspace] members',
+      has: globsTest([...crates.members, ...crates.exclude.map((e) => `!${e}`)]),
+    });
+  }
+  return found;
+}
+
 /**
  * The package folders of a repository, from the paths of its files (relative to its root)
- * and the texts of its root's `WORKSPACE_FILES`; whether each is a workspace member.
+ * and the texts of its root's `WORKSPACE_FILES`; which workspace each is a member of.
  */
-export function packageFolders(
+function packageFolders(
   paths: readonly string[],
   rootTexts: ReadonlyMap<string, string>,
 ): { readonly folders: ReadonlyMap<string, Folder>; readonly warnings: readonly string[] } {
   const warnings: string[] = [];
-  const globs = workspaceGlobs(rootTexts, warnings);
-  const workspaceFile = rootTexts.has('pnpm-workspace.yaml')
-    ? 'pnpm-workspace.yaml'
-    : 'package.json workspaces';
-  const include = globs.filter((g) => !g.startsWith('!')).map(globTest);
-  const exclude = globs.filter((g) => g.startsWith('!')).map((g) => globTest(g.slice(1)));
-  const inWorkspace = (dir: string): boolean =>
-    include.some((t) => t(dir)) && !exclude.some((t) => t(dir));
+  const workspaces = rootWorkspaces(rootTexts, warnings);
   const folders = new Map<string, Folder>();
   for (const path of paths) {
-    if (!(MANIFESTS as readonly string[]).includes(basename(path))) continue;
+    const manifest = MANIFESTS.find((m) => m === basename(path));
+    if (manifest === undefined) continue;
     const dir = dirname(path);
     if (dir === '.' || !plausible(dir)) continue;
     const depth = dir.split('/').length;
     const conventional =
       depth === 1 ||
       (depth === 2 && (PACKAGE_PARENTS as readonly string[]).includes(dir.split('/')[0] ?? ''));
-    const member = inWorkspace(dir);
-    if (!conventional && !member) continue;
-    const workspace = member && basename(path) === 'package.json';
+    const named = workspaces.filter((w) => w.has(dir));
+    if (!conventional && named.length === 0) continue;
+    const workspace = named.find((w) => w.manifest === manifest);
     const known = folders.get(dir);
-    if (known === undefined || (workspace && !known.workspace)) {
+    if (known === undefined || (workspace !== undefined && known.member === undefined)) {
       folders.set(dir, {
-        workspace,
-        from: workspace ? workspaceFile : `its own ${basename(path)}`,
+        member: workspace?.manifest,
+        from: workspace?.from ?? `its own ${manifest}`,
       });
     }
   }
   return { folders: new Map([...folders].sort(([a], [b]) => a.localeCompare(b))), warnings };
+}
+
+/**
+ * The files of the package folders whose texts detection reads, from the paths of a
+ * repository's files and the texts of its root's `WORKSPACE_FILES`.
+ */
+export function packageTextPaths(
+  paths: readonly string[],
+  rootTexts: ReadonlyMap<string, string>,
+): string[] {
+  const { folders } = packageFolders(paths, rootTexts);
+  return paths.filter((p) => {
+    const dir = dirname(p);
+    return dir !== '.' && folders.has(dir) && wantsText(basename(p));
+  });
 }
 
 /**
@@ -193,9 +257,10 @@ export function detectPackages(
   const warnings = [...found];
   const rootFiles = paths.filter((p) => !p.includes('/'));
   const manager = nodeManager({ paths: rootFiles, texts: rootTexts });
+  const crate = cargoMember(rootFiles, rootTexts.get('Cargo.toml') ?? '');
   const packages: DetectedPackage[] = [];
   const toolchains = new Set<Toolchain>();
-  for (const [dir, { workspace, from }] of folders) {
+  for (const [dir, { member, from }] of folders) {
     const own = paths.filter((p) => dirname(p) === dir).map(basename);
     const ownTexts = new Map(
       own.flatMap((name) => {
@@ -203,15 +268,24 @@ export function detectPackages(
         return t === undefined ? [] : [[name, t] as const];
       }),
     );
-    const checks = detectChecks({ paths: own, texts: ownTexts }, workspace ? manager : undefined);
-    const inside = (s: Sourced): Sourced => ({ ...s, from: `${dir}/${s.from}` });
+    const checks = detectChecks(
+      { paths: own, texts: ownTexts },
+      {
+        nodeManager: member === 'package.json' ? manager : undefined,
+        cargo: member === 'Cargo.toml' ? crate : undefined,
+      },
+    );
+    // Where a command came from: a file of the folder, or one of the root's (said so).
+    const inside = (s: Sourced): Sourced =>
+      own.includes(s.from.split(' ')[0] ?? '') ? { ...s, from: `${dir}/${s.from}` } : s;
     warnings.push(...checks.warnings.map((w) => `${dir}: ${w}`));
     // Nothing to check: its setup alone would install for nothing.
     if (checks.gates.length === 0) continue;
     checks.toolchains.forEach((t) => toolchains.add(t));
     packages.push({
       path: dir,
-      workspace,
+      // The root's setup installs a Node workspace's members and fetches a Cargo workspace's.
+      workspace: member === 'package.json' || member === 'Cargo.toml',
       from,
       setup: checks.setup,
       setupFrom: checks.setupFrom.map(inside),

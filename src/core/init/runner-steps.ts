@@ -74,10 +74,20 @@ export function runnerSteps(
     }
   }
   if (has('go')) {
+    // The root's go.mod, else its go.work; only packages' modules: the newest stable Go.
+    const file = ['go.mod', 'go.work'].find((f) => texts.has(f));
     steps.push(
-      uses(SETUP_GO, ' Go for the gates, the version go.mod names', {
-        'go-version-file': 'go.mod',
-      }),
+      file === undefined
+        ? uses(
+            SETUP_GO,
+            ' Go for the gates (no go.mod or go.work at the root: the newest stable)',
+            {
+              'go-version': 'stable',
+            },
+          )
+        : uses(SETUP_GO, ` Go for the gates, the version ${file} names`, {
+            'go-version-file': file,
+          }),
     );
   }
   if (has('rust')) {

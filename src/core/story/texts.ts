@@ -3,6 +3,7 @@
  * and asserted by tests, so each one is built in one place.
  */
 import type { GateVerdict } from '../gates/index.js';
+import type { ScopedCommand } from '../packages.js';
 
 /** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
 export const INTERRUPTED = 'interrupted; rerun to continue';
@@ -41,10 +42,22 @@ export function blockingReason(check: {
     .join(' | ');
 }
 
-/** The reason of a story whose setup failed: the last lines of its output. */
-export function setupFailedReason(output: string, repaired = false): string {
-  const lines = output.trim().split('\n').slice(-5).join(' | ');
-  return `setup failed${repaired ? ' after a repair turn' : ''}: ${lines}`;
+/** A setup that failed: its output, and the command with the folder it ran in (`.`: the root). */
+export interface FailedSetup {
+  readonly output: string;
+  readonly setup: Pick<ScopedCommand, 'dir' | 'command'>;
+}
+
+/**
+ * Why setup stopped a story (or a merge): a package's setup is named with its package's
+ * folder and its command, the root's is not; then the last `lines` lines of its output.
+ */
+export function setupFailedReason(failure: FailedSetup, repaired = false, lines = 5): string {
+  const { dir, command } = failure.setup;
+  const what =
+    dir === '.' ? 'setup failed' : `setup of package ${dir} failed (${command}, in ${dir})`;
+  const tail = failure.output.trim().split('\n').slice(-lines).join(' | ');
+  return `${what}${repaired ? ' after a repair turn' : ''}: ${tail}`;
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   setupFailedReason,
   withLog,
   type CheckFacts,
+  type FailedSetup,
   type Decision,
   type StoryAction,
   type StoryRounds,
@@ -357,7 +358,7 @@ async function runStoryOnce(
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
-    const setup = async (): Promise<{ output: string; command: string } | null> => {
+    const setup = async (): Promise<(FailedSetup & { command: string }) | null> => {
       const failure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
         rec.time('setup', () =>
           rec.logs.capture('setup', (log) =>
@@ -383,7 +384,7 @@ async function runStoryOnce(
       tree = await ctx.ports.git.addWorktree(worktreePath, branch);
       ctx.emit('story', `the tree checked out anew from ${branch} for the next coder`, story.id);
       const failure = await setup();
-      if (failure !== null) ctx.emit('story', `${setupFailedReason(failure.output)}`, story.id);
+      if (failure !== null) ctx.emit('story', setupFailedReason(failure), story.id);
       return tree;
     };
     let setupFailure = await setup();
@@ -395,12 +396,14 @@ async function runStoryOnce(
         repaired,
       });
       if (next === 'go') break;
-      const output = setupFailure?.output ?? '';
-      if (next === 'fail') throw new StoryStop('failed', setupFailedReason(output, repaired));
+      if (setupFailure === null) break;
+      const { output } = setupFailure;
+      if (next === 'fail') throw new StoryStop('failed', setupFailedReason(setupFailure, repaired));
+      const reason = setupFailedReason(setupFailure);
       repaired = true;
-      ctx.emit('story', `${setupFailedReason(output)}; a coder turn to repair it`, story.id);
+      ctx.emit('story', `${reason}; a coder turn to repair it`, story.id);
       const repair = await coderTurn({ ctx, story, tree, rec, turn }, input.executor, {
-        feedback: { setup: { command: setupFailure?.command ?? '', output } },
+        feedback: { setup: { command: setupFailure.command, output } },
         waitMs: 0,
       });
       // The repair is the story's first commit, not its work: the story's turns start after it.
@@ -409,7 +412,7 @@ async function runStoryOnce(
       if (repair.outcome !== 'ok') {
         throw new StoryStop(
           'failed',
-          `${setupFailedReason(output)}; the repair turn failed (${input.executor.id}): ${repair.detail.split('\n')[0] ?? ''}`,
+          `${reason}; the repair turn failed (${input.executor.id}): ${repair.detail.split('\n')[0] ?? ''}`,
         );
       }
       setupFailure = await setup();

@@ -78,9 +78,12 @@ export async function buildBundle(dir: string, form: 'main' | 'module' = 'main')
 export interface WorldOptions {
   /** Agents that must reach the coder before any of them continues (parallel jobs). */
   readonly barrier?: number;
-  readonly gates?: readonly string[];
+  /** The config's gates; `detected`: none written, the repository's files say which. */
+  readonly gates?: readonly string[] | 'detected';
   /** The whole `.github/epicflow.yml`, given the dump folder (instead of the default roster). */
   readonly config?: (dumps: string) => string;
+  /** More files of the repository, by path. */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 export interface ActionWorld {
@@ -110,7 +113,10 @@ export function configText(dumps: string, options: WorldOptions): string {
     '    harness: command',
     `    command: ${JSON.stringify(command)}`,
     '    slots: 4',
-    `gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`,
+    // `detected`: the config leaves them out, for the repository's files to say.
+    ...(options.gates === 'detected'
+      ? []
+      : [`gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`]),
     'fixRounds: 0',
     '',
   ].join('\n');
@@ -141,6 +147,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     files: {
       'README.md': '# shop\n',
       'check.mjs': CHECK_SCRIPT,
+      ...options.files,
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       // The template users copy: its `run-name` tells the orchestrator which story a run is.
       '.github/workflows/epicflow-story.yml': await readFile(
@@ -171,9 +178,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
   };
 }
 
-/** An issue body with a plan block; each story owns `src/<id>`. */
+/** An issue body with a plan block; each story owns `src/<id>` unless it says what it owns. */
 export function planBody(
-  stories: readonly { id: string; dependsOn?: readonly string[] }[],
+  stories: readonly { id: string; dependsOn?: readonly string[]; owns?: readonly string[] }[],
 ): string {
   const yaml = stories
     .map((s) =>
@@ -181,7 +188,7 @@ export function planBody(
         `  - id: ${s.id}`,
         `    title: "Build ${s.id}"`,
         `    description: "Implement ${s.id}."`,
-        `    owns: [src/${s.id}]`,
+        `    owns: [${(s.owns ?? [`src/${s.id}`]).join(', ')}]`,
         ...(s.dependsOn !== undefined && s.dependsOn.length > 0
           ? [`    dependsOn: [${s.dependsOn.join(', ')}]`]
           : []),

@@ -1,0 +1,68 @@
+/**
+ * The one rule every entry applies to its configuration (the local commands, and the
+ * story and landing jobs on GitHub): a config that leaves `gates:` out takes the checks
+ * the repository's own files name (`epicflow init` would write the same), with their
+ * setup unless it names its own; `gates: []` says there are none. One that leaves
+ * `packages:` out takes the packages found inside the repository, each with its checks;
+ * `packages: []` says there are none. Pure: the caller reads the repository's files
+ * (the working tree locally, a commit's objects in a job) and hands them in here.
+ */
+import { leavesOut } from '../config/schema.js';
+import type { EpicflowConfig } from '../config/types.js';
+import { detectChecks, wantsFile } from './detect.js';
+import { detectPackages } from './packages.js';
+
+/** What a config leaves to detection. */
+export interface LeftToDetection {
+  readonly gates: boolean;
+  readonly packages: boolean;
+}
+
+/** The parts of the config text `text` that detection fills in. */
+export function leftToDetection(text: string): LeftToDetection {
+  return { gates: leavesOut(text, 'gates'), packages: leavesOut(text, 'packages') };
+}
+
+/** The repository's files detection reads. */
+export interface DetectionFiles {
+  /** Every file of the repository, relative to its root (a root file has no `/`). */
+  readonly paths: readonly string[];
+  /** The texts of the files `wantsText` names, of the root's and of the packages' folders. */
+  readonly texts: ReadonlyMap<string, string>;
+}
+
+/** `config` with what it leaves out filled in from the repository's files. */
+export function withDetected(
+  config: EpicflowConfig,
+  left: LeftToDetection,
+  files: DetectionFiles,
+): EpicflowConfig {
+  let result = config;
+  if (left.gates) {
+    const paths = files.paths.filter((p) => !p.includes('/') && wantsFile(p));
+    const texts = new Map([...files.texts].filter(([p]) => !p.includes('/')));
+    const found = detectChecks({ paths, texts });
+    if (found.gates.length > 0 || found.setup !== undefined) {
+      const setup = config.setup ?? found.setup;
+      result = {
+        ...result,
+        gates: found.gates.map((g) => g.command),
+        ...(setup === undefined ? {} : { setup }),
+      };
+    }
+  }
+  if (left.packages) {
+    const { packages } = detectPackages(files.paths, files.texts);
+    if (packages.length > 0) {
+      result = {
+        ...result,
+        packages: packages.map((p) => ({
+          path: p.path,
+          ...(p.setup === undefined ? {} : { setup: p.setup }),
+          gates: p.gates.map((g) => g.command),
+        })),
+      };
+    }
+  }
+  return result;
+}

@@ -7,6 +7,13 @@ export { checkPlanQuality, QUALITY_CODES, type QualityWarning } from './quality.
 export { renderPlanBlock } from './render.js';
 export { readRefineAnswer, refineId, refinePrefix } from './refine.js';
 export {
+  outgrownText,
+  readSplitAnswer,
+  splitCandidates,
+  type SplitRequest,
+  type SplitSeen,
+} from './split.js';
+export {
   PLAN_SECTION_END,
   PLAN_SECTION_START,
   proseOf,

@@ -178,7 +178,7 @@ interface ApproveInput {
 }
 
 /** One approved split, as `epicflow plan approve` prints it. */
-export interface ApprovedSplit {
+interface ApprovedSplit {
   readonly story: string;
   readonly added: readonly string[];
 }
@@ -187,7 +187,7 @@ export interface ApprovedSplit {
  * `epicflow plan approve PLAN.md [STORY]`: the waiting split proposals go into the plan
  * file, each checked against the plan as it is now; none waiting is a usage error.
  */
-export async function approveSplitsLocally(input: ApproveInput): Promise<ApprovedSplit[]> {
+async function approveSplitsLocally(input: ApproveInput): Promise<ApprovedSplit[]> {
   let doc = await readSplits(input.store);
   const waiting = pendingSplits(doc).filter(
     (p) => input.story === undefined || p.story === input.story,

@@ -151,6 +151,8 @@ export type PlanningOutcome =
       readonly warnings: readonly QualityWarning[];
       /** Stories whose proposed id was given back to them (re-planning). */
       readonly renamed: KeptIds['renamed'];
+      /** A refine round: what of the feedback the planner could not place, one line each. */
+      readonly notPlanned: readonly string[];
     })
   | (PlanningRecord & {
       readonly kind: 'invalid';
@@ -368,12 +370,15 @@ async function planIn(
     }
     attempts = 0;
 
+    const refined =
+      refine === undefined || request.split !== undefined
+        ? undefined
+        : readRefineAnswer(result.finalMessage, refine.current, refine.round, options);
     const answer =
-      request.split !== undefined && request.previous !== undefined
+      refined ??
+      (request.split !== undefined && request.previous !== undefined
         ? readSplitAnswer(result.finalMessage, request.previous, request.split.story, options)
-        : refine === undefined
-          ? readPlannerAnswer(result.finalMessage, options)
-          : readRefineAnswer(result.finalMessage, refine.current, refine.round, options);
+        : readPlannerAnswer(result.finalMessage, options));
     let plan: Plan | undefined;
     let renamed: KeptIds['renamed'] = [];
     let quality: QualityWarning[] = [];
@@ -401,7 +406,14 @@ async function planIn(
         ports.emit(
           `round ${round}: plan accepted (${plan.stories.length} stories in ${plan.waves.length} waves${warnings.length > 0 ? `, ${plural(warnings.length, 'warning')}` : ''})`,
         );
-        return { kind: 'planned', plan, warnings, renamed, ...record(round) };
+        return {
+          kind: 'planned',
+          plan,
+          warnings,
+          renamed,
+          notPlanned: refined?.notPlanned ?? [],
+          ...record(round),
+        };
       case 'repair':
         ports.emit(
           `round ${round}: plan refused (${codes(violations, mustFix)}); asking for a repair`,

@@ -7,6 +7,7 @@ import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 import { planDraftCommand } from './plan-draft.js';
+import { planRefineCommand } from './plan-refine.js';
 import { planCheckText } from './plan-text.js';
 
 /** `epicflow plan check FILE|- [--json]`, `plan draft EPIC.md` and `plan approve PLAN.md [STORY]`. */
@@ -45,6 +46,23 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       );
       ctx.setExitCode(code);
     });
+  plan
+    .command('refine')
+    .description('let the planner add stories for your feedback to a drafted plan, the others kept')
+    .argument('<plan>', 'the plan file (with the plan section plan draft wrote)')
+    .argument('<feedback>', 'what to add, in prose')
+    .option('--epic <id>', 'the epic id (default: the plan file name)')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .action(
+      async (
+        file: string,
+        feedback: string,
+        o: { epic?: string; repo?: string; config?: string },
+      ) => {
+        ctx.setExitCode(await planRefineCommand({ file, feedback, ...o }, ctx));
+      },
+    );
   plan
     .command('approve')
     .description('put the split proposed for a story that proved too big into the plan file')

@@ -13,4 +13,4 @@ export {
 } from './types.js';
 export { buildPlan, MAX_REPORTS_PER_CODE } from './validate.js';
 export { computeWaves } from './waves.js';
-export { SPLIT_MAX_STORIES, SPLIT_MIN_STORIES, splitId, splitStory } from './split.js';
+export { splitId, splitStory } from './split.js';

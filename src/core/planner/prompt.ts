@@ -261,7 +261,9 @@ function refineSection(
       `(\`stories:\` and their entries). epicflow gives each of them the id \`${prefix}<your id>\` ` +
       'and appends them to the current plan. A new story may depend on current stories by their ids ' +
       'and on other new stories by the ids you gave them. The rules below hold for the combined plan: ' +
-      'a new story never owns a path a current story owns (one owner per file).',
+      'a new story never owns a path a current story owns (one owner per file). ' +
+      'What of the feedback you cannot place as a story (unclear, or not work for a story) goes, in the ' +
+      'same block next to `stories`, under `notPlanned:`: one line each, with your question for the writer.',
   ];
 }
 

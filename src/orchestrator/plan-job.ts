@@ -23,10 +23,11 @@ import {
   storyMarker,
   type PlanJobRef,
 } from '../core/epic/index.js';
-import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
+import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../core/epic/markers.js';
 import {
   PLANNING_DOC,
   renderPlanningFailed,
+  renderNotPlanned,
   renderPlanningInvalid,
   storyIssueBody,
   withoutPlanBlock,
@@ -295,6 +296,13 @@ export async function runPlanJob(
       );
     }
     await clearViolations(input.repo, issue.number);
+    if (doc.refine !== undefined && outcome.notPlanned.length > 0) {
+      await input.repo.ensureComment({
+        issueNumber: issue.number,
+        marker: notPlannedMarker(doc.refine),
+        body: renderNotPlanned(doc.refine, outcome.notPlanned),
+      });
+    }
     emit(
       `plan written into #${issue.number}: ${plural(outcome.plan.stories.length, 'story')} in ${plural(outcome.plan.waves.length, 'wave')}`,
     );

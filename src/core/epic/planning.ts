@@ -446,3 +446,14 @@ export function withoutPlanBlock(section: string, plan: Plan): string {
   }
   return section.replace(block, SUB_ISSUE_PLAN_NOTE);
 }
+
+/**
+ * The comment listing what the planner of refine round `round` could not place as
+ * stories: its lines are model text, shown inert in a fenced block.
+ */
+export function renderNotPlanned(round: number, items: readonly string[]): string {
+  return [
+    `**Not planned in refine round ${round}:** the planner could not place these items of the feedback as stories (each with its question). Answer them in a new \`/refine <feedback>\` if they are still wanted.`,
+    fenceBlock(items.join('\n'), 'text'),
+  ].join('\n\n');
+}

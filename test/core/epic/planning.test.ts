@@ -10,6 +10,7 @@ import {
   PLANNING_RUN_STORY,
   planningReport,
   renderPlanningFailed,
+  renderNotPlanned,
   renderPlanningInvalid,
   startedPlanning,
   storyIssueBody,
@@ -407,5 +408,13 @@ describe('decidePlanning: a story that proved too big', () => {
       const step = decidePlanning(facts({ trigger: { kind: 'other' }, split, ...c }));
       expect(step.kind === 'start' && step.doc.split !== undefined).toBe(false);
     }
+  });
+});
+
+describe('renderNotPlanned', () => {
+  it('shows the planner lines inert, in a fence longer than any backticks they hold', () => {
+    const body = renderNotPlanned(2, ['make it ```pretty``` (how?)', '<img src=x> logo']);
+    expect(body.startsWith('**Not planned in refine round 2:**')).toBe(true);
+    expect(body).toContain('````text\nmake it ```pretty``` (how?)\n<img src=x> logo\n````');
   });
 });

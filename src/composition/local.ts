@@ -32,6 +32,7 @@ import {
   type LocalJobOptions,
 } from './local-job.js';
 import { applyApprovedRetro } from './retro-local.js';
+import { proposeSplitsLocally } from './split-local.js';
 import { checkEpicId, epicsRoot, type EpicFolders } from './local-epics.js';
 import { answerKey } from '../adapters/state/answer-key.js';
 
@@ -277,6 +278,24 @@ export function runLocalEpic(
           ...(options.deferred === true ? { deferred: true } : {}),
           title: local.title,
         });
+        // A story that proved too big gets a split proposed; the plan changes only when approved.
+        if (hooks.interrupt?.aborted !== true) {
+          await proposeSplitsLocally({
+            job,
+            store,
+            epic,
+            epicBranch: settings.epicBranch,
+            plan: local.plan,
+            markdown: local.markdown,
+            planFile: options.file,
+            title: local.title,
+            config: local.config,
+            configPaths: local.configPaths,
+            records: result.records,
+            untrusted,
+            emit: (message) => onEvent({ at: new Date().toISOString(), kind: 'epic', message }),
+          });
+        }
         const done = result.records.filter((r) => r.status === 'done').length;
         trace?.set({
           'epicflow.done': done,

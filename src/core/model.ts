@@ -87,6 +87,14 @@ export interface InheritedGate {
   readonly lines: readonly string[];
 }
 
+/**
+ * How a failed story proved too big for one coder: its turn ran out of time
+ * (`timed-out`), or its gates were still red when its fix rounds were spent (`still-red`).
+ */
+export type Outgrown = 'timed-out' | 'still-red';
+
+export const OUTGROWN: readonly Outgrown[] = ['timed-out', 'still-red'];
+
 export interface StoryRecord {
   readonly version: 1;
   readonly epic: string;
@@ -101,6 +109,8 @@ export interface StoryRecord {
   readonly usage: readonly UsageEntry[];
   /** Failure or waiting reason, e.g. "no changes", "waiting for api". */
   readonly reason?: string;
+  /** A failed story that proved too big (timed out, or still red after its fix rounds). */
+  readonly outgrown?: Outgrown;
   /** Further notes for the report: restored paths, judge note. */
   readonly notes: readonly string[];
   readonly mergeCommit?: string;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { judgeVerdictSchema, verifierAnswerSchema } from './judge/verdict.js';
-import { STORY_STATUSES, type StoryRecord } from './model.js';
+import { OUTGROWN, STORY_STATUSES, type Outgrown, type StoryRecord } from './model.js';
 
 const Tokens = z.object({
   input: z.number().int().nonnegative(),
@@ -40,6 +40,7 @@ export const StoryRecordSchema = z.object({
   executors: z.array(z.string()),
   usage: z.array(UsageEntrySchema),
   reason: z.string().exactOptional(),
+  outgrown: z.enum(OUTGROWN as [Outgrown, ...Outgrown[]]).exactOptional(),
   notes: z.array(z.string()),
   mergeCommit: z.string().exactOptional(),
   storyCommit: z.string().exactOptional(),

@@ -24,7 +24,9 @@ import {
   keepStoryIds,
   readPlannerAnswer,
   readRefineAnswer,
+  readSplitAnswer,
   type KeptIds,
+  type SplitRequest,
   type PlannerRepair,
   type QualityWarning,
 } from '../core/planner/index.js';
@@ -121,6 +123,11 @@ interface PlanningRequest {
    * stories are added to it with ids `r<round>-<id>`, and the combined plan is validated.
    */
   readonly refine?: { readonly round: number; readonly merged: readonly string[] } | undefined;
+  /**
+   * A story of `previous` that proved too big: the planner's stories replace it (ids
+   * `<story>-<id>`, docs/planning.md), the rest of the plan is kept.
+   */
+  readonly split?: SplitRequest | undefined;
 }
 
 /** What every outcome tells: rounds run, usage measured, who planned, what was discarded. */
@@ -144,6 +151,8 @@ export type PlanningOutcome =
       readonly warnings: readonly QualityWarning[];
       /** Stories whose proposed id was given back to them (re-planning). */
       readonly renamed: KeptIds['renamed'];
+      /** A refine round: what of the feedback the planner could not place, one line each. */
+      readonly notPlanned: readonly string[];
     })
   | (PlanningRecord & {
       readonly kind: 'invalid';
@@ -249,8 +258,11 @@ async function planIn(
     configPaths: request.configPaths,
   };
   const coders = config.executors.filter((e) => e.roles.includes('coder')).map((e) => e.id);
-  if (request.refine !== undefined && request.previous === undefined) {
-    throw new EpicflowError('internal', 'a refine round needs the current plan');
+  if (
+    (request.refine !== undefined || request.split !== undefined) &&
+    request.previous === undefined
+  ) {
+    throw new EpicflowError('internal', 'a refine round or a split needs the current plan');
   }
   const refine =
     request.refine === undefined || request.previous === undefined
@@ -293,6 +305,7 @@ async function planIn(
       guidance: request.guidance,
       previous: request.previous,
       refine: request.refine,
+      split: request.split,
       round,
       repair,
     });
@@ -357,16 +370,21 @@ async function planIn(
     }
     attempts = 0;
 
-    const answer =
-      refine === undefined
-        ? readPlannerAnswer(result.finalMessage, options)
+    const refined =
+      refine === undefined || request.split !== undefined
+        ? undefined
         : readRefineAnswer(result.finalMessage, refine.current, refine.round, options);
+    const answer =
+      refined ??
+      (request.split !== undefined && request.previous !== undefined
+        ? readSplitAnswer(result.finalMessage, request.previous, request.split.story, options)
+        : readPlannerAnswer(result.finalMessage, options));
     let plan: Plan | undefined;
     let renamed: KeptIds['renamed'] = [];
     let quality: QualityWarning[] = [];
     if (answer.result.ok) {
       plan = answer.result.plan;
-      if (request.previous !== undefined && refine === undefined) {
+      if (request.previous !== undefined && refine === undefined && request.split === undefined) {
         const kept = keepStoryIds(request.previous, plan);
         plan = kept.plan;
         renamed = kept.renamed;
@@ -388,7 +406,14 @@ async function planIn(
         ports.emit(
           `round ${round}: plan accepted (${plan.stories.length} stories in ${plan.waves.length} waves${warnings.length > 0 ? `, ${plural(warnings.length, 'warning')}` : ''})`,
         );
-        return { kind: 'planned', plan, warnings, renamed, ...record(round) };
+        return {
+          kind: 'planned',
+          plan,
+          warnings,
+          renamed,
+          notPlanned: refined?.notPlanned ?? [],
+          ...record(round),
+        };
       case 'repair':
         ports.emit(
           `round ${round}: plan refused (${codes(violations, mustFix)}); asking for a repair`,

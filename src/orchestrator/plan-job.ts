@@ -23,10 +23,11 @@ import {
   storyMarker,
   type PlanJobRef,
 } from '../core/epic/index.js';
-import { ERROR_MARKER, VIOLATIONS_MARKER } from '../core/epic/markers.js';
+import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../core/epic/markers.js';
 import {
   PLANNING_DOC,
   renderPlanningFailed,
+  renderNotPlanned,
   renderPlanningInvalid,
   storyIssueBody,
   withoutPlanBlock,
@@ -42,6 +43,7 @@ import {
 } from '../core/plan/index.js';
 import {
   proseOf,
+  outgrownText,
   refinePrefix,
   renderPlanSection,
   splitPlanSection,
@@ -125,6 +127,16 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     });
     if (load.ok) previous = load.plan;
   }
+  if (
+    doc.split !== undefined &&
+    previous?.stories.some((s) => s.id === doc.split?.story) !== true
+  ) {
+    throw new EpicflowError(
+      'plan',
+      `epic #${epic}: story ${doc.split.story} is no longer in the plan section, so it cannot be split`,
+      { details: ['nothing was written; the plan stays as it is'] },
+    );
+  }
   if (doc.refine !== undefined && previous === undefined) {
     throw new EpicflowError(
       'plan',
@@ -176,7 +188,7 @@ export async function recordPlanningRefusal(
     body: renderPlanningFailed({ attempt, reason, refine: failed.refine }),
   });
   // A refine round that could not run leaves the plan as it was: its status comment stays.
-  if (failed.refine !== undefined) return;
+  if (failed.refine !== undefined || failed.split !== undefined) return;
   const issue = await repo.labelledIssue(epic);
   await ensurePlanningEnded(repo, issue, failed);
 }
@@ -212,6 +224,7 @@ export async function runPlanJob(
       ...(doc.refine === undefined
         ? {}
         : { refine: { round: doc.refine, merged: prepared.merged } }),
+      ...(doc.split === undefined ? {} : { split: doc.split }),
     },
     {
       git,
@@ -236,9 +249,11 @@ export async function runPlanJob(
       plan: outcome.plan,
       warnings: outcome.warnings,
       note:
-        doc.refine === undefined
-          ? "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again."
-          : `Refined by epicflow's planner (refine round ${doc.refine}): the stories ${refinePrefix(doc.refine)}… were added to the plan, the others are as they were. Check it: a user with write permission edits it or comments \`/approve\` to start the new stories.`,
+        doc.split !== undefined
+          ? `Split by epicflow's planner: story \`${doc.split.story}\` proved too big (${outgrownText(doc.split.outgrown)}); the stories ${doc.split.story}-… take its place, and the stories that depended on it depend on all of them. Check it: a user with write permission edits it or comments \`/approve\` to start them.`
+          : doc.refine === undefined
+            ? "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again."
+            : `Refined by epicflow's planner (refine round ${doc.refine}): the stories ${refinePrefix(doc.refine)}… were added to the plan, the others are as they were. Check it: a user with write permission edits it or comments \`/approve\` to start the new stories.`,
       // Room for the author's text: an issue body holds at most GITHUB_BODY_MAX characters.
       maxChars: Math.max(4_000, GITHUB_BODY_MAX - prose.length - 200),
     });
@@ -281,6 +296,13 @@ export async function runPlanJob(
       );
     }
     await clearViolations(input.repo, issue.number);
+    if (doc.refine !== undefined && outcome.notPlanned.length > 0) {
+      await input.repo.ensureComment({
+        issueNumber: issue.number,
+        marker: notPlannedMarker(doc.refine),
+        body: renderNotPlanned(doc.refine, outcome.notPlanned),
+      });
+    }
     emit(
       `plan written into #${issue.number}: ${plural(outcome.plan.stories.length, 'story')} in ${plural(outcome.plan.waves.length, 'wave')}`,
     );

@@ -29,9 +29,15 @@ import {
 } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
 import { extractPlanBlocks } from '../core/plan/index.js';
-import { proseOf, splitPlanSection } from '../core/planner/index.js';
+import {
+  outgrownText,
+  proseOf,
+  splitCandidates,
+  splitPlanSection,
+  type SplitRequest,
+} from '../core/planner/index.js';
 import type { ReportPlanning } from '../core/report/index.js';
-import type { PlanLoad } from './load.js';
+import { stateFromView, type PlanLoad } from './load.js';
 import { commentViolations } from './problems.js';
 import type { EventIssue, HandleResult } from './types.js';
 
@@ -130,7 +136,23 @@ export async function planningStep(ctx: PlanningContext): Promise<PlanningOutcom
           ? { kind: 'label', by }
           : { kind: 'other' };
   const plannerConfigured = hasPlanner(config.executors);
-  const step = decidePlanning({ trigger, plan, plannerConfigured, doc: read.doc, now: ctx.now });
+  // A story that proved too big (timed out, still red after its fix rounds): its split.
+  const split =
+    planLoad.ok && plan === 'drafted' && plannerConfigured
+      ? splitCandidates(
+          planLoad.plan,
+          Object.values(stateFromView(store, planLoad.plan, ctx.view).records),
+          read.doc?.splits ?? [],
+        )[0]
+      : undefined;
+  const step = decidePlanning({
+    trigger,
+    plan,
+    plannerConfigured,
+    doc: read.doc,
+    now: ctx.now,
+    split,
+  });
   switch (step.kind) {
     case 'reply':
       await repo.reply(ctx.replyTo, step.body);
@@ -227,7 +249,9 @@ async function startPlanning(
   }
   const dispatched = [`${jobId(job)}#${job.attempt}`];
   if (plan === 'missing') await ensurePlanningStatus(repo, epic, doc);
-  else if (doc.refine !== undefined) {
+  else if (doc.split !== undefined) {
+    await repo.reply(ctx.replyTo, splitStartedText(doc.attempt, doc.split));
+  } else if (doc.refine !== undefined) {
     await repo.reply(
       ctx.replyTo,
       `Refining (attempt ${doc.attempt}, refine round ${doc.refine}): the planner adds stories for the feedback, with ids \`r${doc.refine}-…\`, to the plan as it stands; the combined plan replaces the plan section when it is ready, and waits for \`/approve\`. The current stories stay exactly as they are, with their progress; until then the epic goes on with the current plan.`,
@@ -242,6 +266,11 @@ async function startPlanning(
     kind: 'done',
     result: { outcome: 'reconciled', reason: 'planning', epic: epic.number, dispatched },
   };
+}
+
+/** The reply when a split starts: why, and that nothing changes before `/approve`. */
+function splitStartedText(attempt: number, split: SplitRequest): string {
+  return `Story \`${split.story}\` proved too big: ${outgrownText(split.outgrown)} (attempt ${split.attempt}). epicflow's planner drafts 2 to 4 smaller stories in its place (planning attempt ${attempt}, ids \`${split.story}-…\`); the plan with them replaces the plan section when it is ready and waits for \`/approve\`. Nothing changes before that: the other stories go on with the current plan.`;
 }
 
 function refusedPlanningDispatch(ctx: PlanningContext, e: unknown): unknown {
@@ -294,7 +323,7 @@ export async function planningRunFinished(input: {
     body: renderPlanningFailed({ attempt: doc.attempt, reason, refine: doc.refine }),
   });
   // A refine round that died leaves the plan as it was: its status comment stays.
-  if (input.view.issue !== undefined && failed.refine === undefined)
+  if (input.view.issue !== undefined && failed.refine === undefined && failed.split === undefined)
     await ensurePlanningEnded(input.repo, input.view.issue, failed);
   return { ...base, outcome: 'reconciled', reason: 'planning failed' };
 }

@@ -137,6 +137,11 @@ describe('/refine on GitHub: a delivered epic gets more stories, approved like a
     const body = (await w.repo.getIssue(epic)).body;
     expect(body.startsWith(PROSE.trimEnd())).toBe(true);
     expect(body).toContain('refine round 1');
+    // What the planner could not place is listed, inert, in one comment for the round.
+    const notPlanned = botComments(app, epic).find((b) =>
+      b.startsWith('**Not planned in refine round 1:**'),
+    );
+    expect(notPlanned).toContain('```text\nmake it pretty <b>now</b> (pretty how?)\n```');
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.readJson<Record<string, unknown>>('planning'))?.value).toMatchObject({
       attempt: 2,

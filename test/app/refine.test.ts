@@ -3,7 +3,9 @@
  * `/refine` on a plan the planner drafted dispatches one planning job recording refine
  * round 1; everything else is refused with a reply naming why (no planner, no
  * feedback, a planning job running, a plan written by hand), and a `/refine` from
- * someone without write permission is not acted on (the decision says so).
+ * someone without write permission is not acted on (the decision says so). A story that
+ * proved too big (its turn timed out) starts one planning job for its split, proposed for
+ * `/approve`: the plan in the issue is not touched by the decision.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
@@ -11,12 +13,16 @@ import { buildPlan } from '../../src/core/plan/index.js';
 import { renderPlanSection, withPlanSection } from '../../src/core/planner/index.js';
 import {
   botComments,
+  dispatchOf,
   dispatched,
+  OWNER,
   planBody,
+  REPO,
   say,
   startApp,
   startEpic,
   writeConfig,
+  writeRecord,
   type AppWorld,
 } from './harness.js';
 
@@ -122,5 +128,39 @@ describe('/refine', () => {
     expect(botComments(w, epic).at(-1)).toContain('this plan was written by hand');
     expect(planJobs(epic)).toEqual([]);
     expect(await planning(epic)).toBeUndefined();
+  });
+});
+
+describe('a story that proved too big', () => {
+  it('starts one planning job for its split, and the plan stays as it is until /approve', async () => {
+    await writeConfig(w, WITH_PLANNER);
+    const epic = await startEpic(w, 'Shop', draftedBody());
+    expect(dispatched(w.gh, epic)).toEqual(['cart#1']);
+    const body = w.gh.state.issue(OWNER, REPO, epic)?.body;
+
+    await w.gh.idle();
+    await writeRecord(w, epic, 'cart', (r) => ({
+      ...r,
+      status: 'failed',
+      reason: 'coder turn failed (codex): timed out after 3600s',
+      outgrown: 'timed-out',
+      finishedAt: new Date().toISOString(),
+    }));
+    w.gh.act.completeWorkflowRun(dispatchOf(w.gh, epic, 'cart', 1).runId, 'failure');
+    await w.gh.idle();
+
+    expect(planJobs(epic)).toEqual(['_plan#1']);
+    expect(botComments(w, epic).at(-1)).toContain(
+      'Story `cart` proved too big: its coder turn ran out of time (attempt 1)',
+    );
+    expect(await planning(epic)).toMatchObject({
+      attempt: 1,
+      status: 'active',
+      requestedBy: 'epicflow',
+      split: { story: 'cart', outgrown: 'timed-out', attempt: 1 },
+      splits: [{ story: 'cart', attempt: 1 }],
+    });
+    // Proposed, never applied by the decision: the issue's plan is as it was.
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.body).toBe(body);
   });
 });

@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
 import { parsePlan } from '../../core/plan/index.js';
 import type { PlanResult } from '../../core/plan/index.js';
-import { EXIT_FAILED, EXIT_OK } from '../context.js';
+import { approveSplitsFromCli } from '../../composition/split-local.js';
+import { describeError } from '../../core/errors.js';
+import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 import { planDraftCommand } from './plan-draft.js';
+import { planRefineCommand } from './plan-refine.js';
 import { planCheckText } from './plan-text.js';
 
-/** `epicflow plan check FILE|- [--json]` and `epicflow plan draft EPIC.md`. */
+/** `epicflow plan check FILE|- [--json]`, `plan draft EPIC.md` and `plan approve PLAN.md [STORY]`. */
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('work with plan files');
   plan
@@ -43,6 +46,60 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       );
       ctx.setExitCode(code);
     });
+  plan
+    .command('refine')
+    .description('let the planner add stories for your feedback to a drafted plan, the others kept')
+    .argument('<plan>', 'the plan file (with the plan section plan draft wrote)')
+    .argument('<feedback>', 'what to add, in prose')
+    .option('--epic <id>', 'the epic id (default: the plan file name)')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .action(
+      async (
+        file: string,
+        feedback: string,
+        o: { epic?: string; repo?: string; config?: string },
+      ) => {
+        ctx.setExitCode(await planRefineCommand({ file, feedback, ...o }, ctx));
+      },
+    );
+  plan
+    .command('approve')
+    .description('put the split proposed for a story that proved too big into the plan file')
+    .argument('<plan>', 'the plan file the epic runs from')
+    .argument('[story]', 'only the split of this story (default: every split waiting)')
+    .option('--epic <id>', 'the epic id (default: the plan file name)')
+    .option('--repo <dir>', 'the git repository (default: the current directory)')
+    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .action(
+      async (
+        file: string,
+        story: string | undefined,
+        o: { epic?: string; repo?: string; config?: string },
+      ) => {
+        ctx.setExitCode(await planApproveCommand({ file, story, ...o }, ctx));
+      },
+    );
+}
+
+async function planApproveCommand(
+  options: Parameters<typeof approveSplitsFromCli>[0],
+  ctx: CliContext,
+): Promise<number> {
+  try {
+    const { approved } = await approveSplitsFromCli(options, {
+      cwd: ctx.io.cwd,
+      env: (ctx.io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
+    });
+    for (const a of approved) {
+      ctx.io.stdout(`approved the split of ${a.story}: ${a.added.join(', ')} in its place\n`);
+    }
+    ctx.io.stdout(`wrote ${options.file}; run it with: epicflow run ${options.file}\n`);
+    return EXIT_OK;
+  } catch (e) {
+    ctx.io.stderr(`error: ${describeError(e)}\n`);
+    return exitCodeFor(e);
+  }
 }
 
 /** The fixed `--json` shape: `{"valid","stories","waves","violations":[{"code","message"}]}`. */

@@ -31,6 +31,8 @@ export type MarkerName =
   | `failure:${string}:${number}`
   /** The retro's proposal on the epic issue, a checkbox per fix (`/retro`). */
   | 'retro'
+  /** What the planner of refine round n could not place as stories (`/refine`). */
+  | `not-planned:${number}`
   /** The start and end of the plan section epicflow writes below an epic's prose. */
   | 'plan:start'
   | 'plan:end';
@@ -50,6 +52,11 @@ export function storyMarker(story: string): MarkerName {
 /** Marks a story's sub-issue as one of this epic's. */
 export function epicMarker(epic: number): MarkerName {
   return `epic:${epic}`;
+}
+
+/** Marks the not-planned comment of refine round `round`, so each round gets one. */
+export function notPlannedMarker(round: number): MarkerName {
+  return `not-planned:${round}`;
 }
 
 /** Marks the failure comment of one attempt of a story, so each attempt gets one. */

@@ -11,7 +11,8 @@
 import YAML from 'yaml';
 import { z } from 'zod';
 import { EpicflowError } from '../errors.js';
-import type { Plan, Story, UsageEntry } from '../model.js';
+import { OUTGROWN, type Outgrown, type Plan, type Story, type UsageEntry } from '../model.js';
+import type { SplitRequest, SplitSeen } from '../planner/split.js';
 import { planYaml, renderPlanBlock } from '../planner/render.js';
 import { UsageEntrySchema } from '../record-schema.js';
 import type { ReportPlanning } from '../report/index.js';
@@ -48,6 +49,13 @@ export interface PlanningDoc {
   readonly refine?: number | undefined;
   /** Refine rounds started so far, over every attempt (the next one is this + 1). */
   readonly refines?: number | undefined;
+  /**
+   * Set when this attempt splits a story that proved too big (docs/planning.md): the
+   * planner's 2–4 stories replace it in the plan, proposed for `/approve`.
+   */
+  readonly split?: SplitRequest | undefined;
+  /** Every failed attempt of a story a split was started for, over every attempt (never twice). */
+  readonly splits?: readonly SplitSeen[] | undefined;
   readonly finishedAt?: string | undefined;
   /** `planDigest` of the plan written into the issue (when proposed). */
   readonly planDigest?: string | undefined;
@@ -72,6 +80,15 @@ const PlanningDocSchema = z.object({
   guidance: z.string().optional(),
   refine: z.number().int().positive().optional(),
   refines: z.number().int().nonnegative().optional(),
+  split: z
+    .object({
+      story: z.string(),
+      outgrown: z.enum(OUTGROWN as [Outgrown, ...Outgrown[]]),
+      attempt: z.number().int().positive(),
+      reason: z.string(),
+    })
+    .optional(),
+  splits: z.array(z.object({ story: z.string(), attempt: z.number().int().positive() })).optional(),
   finishedAt: z.string().optional(),
   planDigest: z.string().optional(),
   problems: z.array(z.string()).optional(),
@@ -115,9 +132,16 @@ export function startedPlanning(input: {
   readonly now: string;
   /** A `/refine` attempt: it takes the next refine round. */
   readonly refine?: boolean | undefined;
+  /** A split of a story that proved too big. */
+  readonly split?: SplitRequest | undefined;
 }): PlanningDoc {
   const prev = input.previous;
   const refines = (prev?.refines ?? 0) + (input.refine === true ? 1 : 0);
+  const seen = prev?.splits ?? [];
+  const splits =
+    input.split === undefined
+      ? seen
+      : [...seen, { story: input.split.story, attempt: input.split.attempt }];
   return {
     version: 1,
     attempt: (prev?.attempt ?? 0) + 1,
@@ -127,6 +151,8 @@ export function startedPlanning(input: {
     ...(input.guidance === undefined ? {} : { guidance: input.guidance }),
     ...(input.refine === true ? { refine: refines } : {}),
     ...(refines > 0 ? { refines } : {}),
+    ...(input.split === undefined ? {} : { split: input.split }),
+    ...(splits.length > 0 ? { splits: [...splits] } : {}),
     rounds: prev?.rounds ?? 0,
     executors: [...(prev?.executors ?? [])],
     usage: [...(prev?.usage ?? [])],
@@ -162,6 +188,12 @@ export interface PlanningFacts {
   readonly plannerConfigured: boolean;
   readonly doc: PlanningDoc | undefined;
   readonly now: string;
+  /**
+   * The first story whose split to propose (`splitCandidates` over the records, the
+   * record's `splits` seen), if any: a split starts when no planning runs and the plan
+   * is the planner's section.
+   */
+  readonly split?: SplitRequest | undefined;
 }
 
 /** The option that turns planning on. */
@@ -200,6 +232,25 @@ export function decidePlanning(f: PlanningFacts): PlanningStep {
         by: f.trigger.by,
         guidance: f.trigger.guidance,
         now: f.now,
+      }),
+    };
+  }
+  if (
+    f.split !== undefined &&
+    f.plan === 'drafted' &&
+    f.plannerConfigured &&
+    !running &&
+    f.trigger.kind !== 'label'
+  ) {
+    // A story that proved too big: its split is drafted and proposed, never applied unasked.
+    return {
+      kind: 'start',
+      doc: startedPlanning({
+        previous: f.doc,
+        by: 'epicflow',
+        guidance: undefined,
+        now: f.now,
+        split: f.split,
       }),
     };
   }
@@ -394,4 +445,15 @@ export function withoutPlanBlock(section: string, plan: Plan): string {
     throw new EpicflowError('internal', 'the plan section does not hold the plan block');
   }
   return section.replace(block, SUB_ISSUE_PLAN_NOTE);
+}
+
+/**
+ * The comment listing what the planner of refine round `round` could not place as
+ * stories: its lines are model text, shown inert in a fenced block.
+ */
+export function renderNotPlanned(round: number, items: readonly string[]): string {
+  return [
+    `**Not planned in refine round ${round}:** the planner could not place these items of the feedback as stories (each with its question). Answer them in a new \`/refine <feedback>\` if they are still wanted.`,
+    fenceBlock(items.join('\n'), 'text'),
+  ].join('\n\n');
 }

@@ -13,3 +13,4 @@ export {
 } from './types.js';
 export { buildPlan, MAX_REPORTS_PER_CODE } from './validate.js';
 export { computeWaves } from './waves.js';
+export { splitId, splitStory } from './split.js';

@@ -6,6 +6,7 @@ export { buildPlannerPrompt, type PlannerPromptInput, type PlannerRepair } from 
 export { checkPlanQuality, QUALITY_CODES, type QualityWarning } from './quality.js';
 export { renderPlanBlock } from './render.js';
 export { readRefineAnswer, refineId, refinePrefix } from './refine.js';
+export { outgrownText, readSplitAnswer, splitCandidates, type SplitRequest } from './split.js';
 export {
   PLAN_SECTION_END,
   PLAN_SECTION_START,

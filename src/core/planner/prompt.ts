@@ -19,6 +19,7 @@ import {
   type QualityWarning,
 } from './quality.js';
 import { refinePrefix } from './refine.js';
+import { splitSection, type SplitRequest } from './split.js';
 import { planYaml } from './render.js';
 import { TREE_BUDGET_CHARS, trimTree } from './tree.js';
 
@@ -110,6 +111,8 @@ export interface PlannerPromptInput {
    * names the current stories already merged (context for the planner).
    */
   readonly refine?: { readonly round: number; readonly merged: readonly string[] } | undefined;
+  /** A story that proved too big: the planner answers with the stories that replace it. */
+  readonly split?: SplitRequest | undefined;
   /** 1 first; 2, 3, … for repairs. */
   readonly round: number;
   readonly repair?: PlannerRepair | undefined;
@@ -208,7 +211,7 @@ function rulesSection(limits: PlannerLimits): string[] {
   return parts;
 }
 
-function listViolations(repair: PlannerRepair, refining: boolean): string[] {
+function listViolations(repair: PlannerRepair, refining: 'refine' | 'split' | false): string[] {
   const parts: string[] = [];
   const lines = [
     ...repair.violations.map((v) => `${v.code}: ${oneLine(v.message)}`),
@@ -216,9 +219,11 @@ function listViolations(repair: PlannerRepair, refining: boolean): string[] {
   ];
   parts.push(
     '## Your previous plan was refused',
-    refining
+    refining === 'refine'
       ? 'The combined plan (the current stories, then yours) was refused. Fix every problem below (each starts with its rule code) and answer with all your new stories, corrected — never the current ones:'
-      : 'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
+      : refining === 'split'
+        ? 'The plan with your stories in the place of the one you split was refused. Fix every problem below (each starts with its rule code) and answer with all your stories of the split, corrected — never the other current ones:'
+        : 'Fix every problem below (each starts with its rule code) and answer with the whole corrected plan:',
     bullets(lines),
   );
   if (repair.warnings.length > 0) {
@@ -229,7 +234,7 @@ function listViolations(repair: PlannerRepair, refining: boolean): string[] {
   }
   if (repair.answer !== undefined) {
     parts.push(
-      refining
+      refining !== false
         ? 'Your previous answer:'
         : 'Your previous plan (line numbers above count its lines, the opening fence being line 1):',
       fenceBlock(repair.answer, 'epicflow'),
@@ -256,7 +261,9 @@ function refineSection(
       `(\`stories:\` and their entries). epicflow gives each of them the id \`${prefix}<your id>\` ` +
       'and appends them to the current plan. A new story may depend on current stories by their ids ' +
       'and on other new stories by the ids you gave them. The rules below hold for the combined plan: ' +
-      'a new story never owns a path a current story owns (one owner per file).',
+      'a new story never owns a path a current story owns (one owner per file). ' +
+      'What of the feedback you cannot place as a story (unclear, or not work for a story) goes, in the ' +
+      'same block next to `stories`, under `notPlanned:`: one line each, with your question for the writer.',
   ];
 }
 
@@ -293,7 +300,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
     'a good plan is (two stories start at once; the route waits for the serialiser it uses):',
     fenceBlock(EXAMPLE_PLAN, 'epicflow'),
   );
-  if (input.previous !== undefined && input.refine !== undefined) {
+  if (input.previous !== undefined && input.split !== undefined) {
+    parts.push(...splitSection(input.previous, input.split));
+  } else if (input.previous !== undefined && input.refine !== undefined) {
     parts.push(...refineSection(input.previous, input.refine));
   } else if (input.previous !== undefined) {
     parts.push(
@@ -304,7 +313,9 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
     );
   }
   if (input.repair !== undefined) {
-    parts.push(...listViolations(input.repair, input.refine !== undefined));
+    const refining =
+      input.split !== undefined ? 'split' : input.refine !== undefined ? 'refine' : false;
+    parts.push(...listViolations(input.repair, refining));
   }
   parts.push(
     '## Answer',

@@ -38,6 +38,34 @@ export function refineId(round: number, id: string): string {
 interface RefineAnswer extends PlannerAnswer {
   /** The ids the new stories got, in answer order (empty when the answer had none readable). */
   readonly added: readonly string[];
+  /**
+   * What of the feedback the planner could not place as stories (unclear, or not for a
+   * story), one line each with its question for the writer: the block's `notPlanned`.
+   */
+  readonly notPlanned: readonly string[];
+}
+
+/** Longest `notPlanned` line kept, and how many lines. */
+const NOT_PLANNED_MAX_CHARS = 500;
+const NOT_PLANNED_MAX_LINES = 20;
+
+/** The block's `notPlanned` list: strings (or `{item, question}`), each made one line. */
+function notPlannedOf(doc: unknown): string[] {
+  const list = isRecord(doc) ? doc['notPlanned'] : undefined;
+  if (!Array.isArray(list)) return [];
+  return list
+    .map((e: unknown) => {
+      if (typeof e === 'string') return e;
+      if (isRecord(e)) {
+        const item = typeof e['item'] === 'string' ? e['item'] : '';
+        const question = typeof e['question'] === 'string' ? e['question'] : '';
+        return question === '' ? item : `${item} (${question})`;
+      }
+      return '';
+    })
+    .map((l) => l.replace(/\s+/g, ' ').trim().slice(0, NOT_PLANNED_MAX_CHARS))
+    .filter((l) => l !== '')
+    .slice(0, NOT_PLANNED_MAX_LINES);
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -56,7 +84,9 @@ export function readRefineAnswer(
   options: PlanOptions,
 ): RefineAnswer {
   const last = extractPlanBlocks(finalMessage).at(-1);
-  if (last === undefined) return { ...readPlannerAnswer(finalMessage, options), added: [] };
+  if (last === undefined) {
+    return { ...readPlannerAnswer(finalMessage, options), added: [], notPlanned: [] };
+  }
   let doc: unknown;
   try {
     doc = YAML.parse(last.content);
@@ -64,6 +94,16 @@ export function readRefineAnswer(
     doc = undefined;
   }
   const entries = isRecord(doc) && Array.isArray(doc['stories']) ? doc['stories'] : undefined;
+  const notPlanned = notPlannedOf(doc);
+  if (entries !== undefined && entries.length === 0 && notPlanned.length > 0) {
+    // Nothing to add, every item asked back: the plan as it stands, and the questions.
+    return {
+      yaml: last.content,
+      result: assemblePlan(current.stories, {}, options),
+      added: [],
+      notPlanned,
+    };
+  }
   if (entries === undefined || entries.length === 0 || !entries.every(isRecord)) {
     const alone = parsePlan(fenceBlock(last.content, 'epicflow'), options);
     const result = alone.ok
@@ -73,13 +113,14 @@ export function readRefineAnswer(
           violations: [{ code: 'schema' as const, message: 'the answer has no stories to add' }],
         }
       : alone;
-    return { yaml: last.content, result, added: [] };
+    return { yaml: last.content, result, added: [], notPlanned };
   }
   const combined = combineRefinement(entries, round);
   return {
     yaml: last.content,
     result: assemblePlan([...current.stories, ...combined.entries], {}, options),
     added: combined.added,
+    notPlanned,
   };
 }
 

@@ -114,7 +114,7 @@ export function decideAfterCheck(state: StoryRounds, facts: CheckFacts): Decisio
   if (failing.length > 0 || facts.oracle.length > 0) {
     if (afterCatchUp === true) return redAfterCatchUp(state, facts);
     if (state.fixRoundsLeft <= 0) {
-      return stop(state, 'failed', `gates failed: ${blockingReason(facts)}`);
+      return stop(state, 'failed', `gates failed: ${blockingReason(facts)}`, [], 'still-red');
     }
     const feedback: PromptFeedback = {
       gateFailures: newGateFailures(facts),

@@ -6,6 +6,7 @@
 import { EpicflowError } from '../errors.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import type { Awaiting, StoryRounds, StoryEffect, Decision, HelperRetries } from './rounds.js';
+import type { Outgrown } from '../model.js';
 
 export const say = (message: string, data?: Readonly<Record<string, unknown>>): StoryEffect =>
   data === undefined ? { kind: 'say', message } : { kind: 'say', message, data };
@@ -34,11 +35,12 @@ export function stop(
   status: 'failed' | 'waiting',
   reason: string,
   effects: readonly StoryEffect[] = [],
+  outgrown?: Outgrown,
 ): Decision {
   return {
     state: { ...state, awaiting: { step: 'end' } },
     effects,
-    next: { kind: 'stop', status, reason },
+    next: { kind: 'stop', status, reason, ...(outgrown === undefined ? {} : { outgrown }) },
   };
 }
 

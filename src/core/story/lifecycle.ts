@@ -149,7 +149,8 @@ export function decideAfterTurn(state: StoryRounds, facts: TurnFacts): Decision 
   }
   if (facts.outcome === 'failed' && !facts.missingBinary) {
     const spent = afterRetries(fault === null ? 0 : state.transientRetries);
-    return stop(state, 'failed', `coder turn failed (${id})${spent}: ${shortDetail(facts.detail)}`);
+    const reason = `coder turn failed (${id})${spent}: ${shortDetail(facts.detail)}`;
+    return stop(state, 'failed', reason, [], facts.timedOut === true ? 'timed-out' : undefined);
   }
   // Not the story's work: the roster hears of it (a missing CLI puts the executor out for the run).
   return {
@@ -193,11 +194,15 @@ function stalled(state: StoryRounds, stall: Stall, round: number | undefined): D
   if (state.fixRoundsLeft <= 0) {
     const why = `stalled (${state.executor.id}): ${stall.detail}`;
     // A fix round that changed nothing leaves the failures it was given standing: they come first.
-    const reason =
-      stall.signal === 'no-progress' && state.blocking !== undefined
-        ? `gates failed: ${state.blocking} (${why})`
-        : why;
-    return stop(state, 'failed', reason, [{ kind: 'note', notes: [what] }]);
+    const red = stall.signal === 'no-progress' && state.blocking !== undefined;
+    const reason = red ? `gates failed: ${state.blocking} (${why})` : why;
+    return stop(
+      state,
+      'failed',
+      reason,
+      [{ kind: 'note', notes: [what] }],
+      red ? 'still-red' : undefined,
+    );
   }
   return code(
     { ...state, fixRoundsLeft: state.fixRoundsLeft - 1 },

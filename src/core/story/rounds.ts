@@ -7,7 +7,7 @@ import type { ExecutorConfig } from '../config/types.js';
 import type { OutcomeClass } from '../executor.js';
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import type { JudgeVerdict } from '../judge/index.js';
-import type { EvaluationRound, Halt, StoryProgress } from '../model.js';
+import type { EvaluationRound, Halt, Outgrown, StoryProgress } from '../model.js';
 import type { PerimeterResult } from '../perimeter/index.js';
 import type { PromptFeedback } from '../prompt/index.js';
 import type { RosterExhausted } from '../roster/index.js';
@@ -156,7 +156,13 @@ export type StoryAction =
   | { readonly kind: 'in-place' }
   /** The task's rounds end (`taskEnd`): at this checked commit, or where the branch is. */
   | { readonly kind: 'task-done'; readonly commit: string | undefined }
-  | { readonly kind: 'stop'; readonly status: 'failed' | 'waiting'; readonly reason: string };
+  | {
+      readonly kind: 'stop';
+      readonly status: 'failed' | 'waiting';
+      readonly reason: string;
+      /** Set when the story failed as one too big for a coder: a split may be proposed. */
+      readonly outgrown?: Outgrown;
+    };
 
 /** What the engine tells and records before the next step, in this order. */
 export type StoryEffect =

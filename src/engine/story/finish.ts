@@ -26,7 +26,7 @@ export async function finishInPlace(
       // A follow-up round that changed nothing leaves the story's earlier merge standing.
       ...followUpInPlace(rec.record),
     },
-    ['reason', 'progress', 'tasks'],
+    ['reason', 'outgrown', 'progress', 'tasks'],
   );
   ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
   return rec.record;
@@ -71,7 +71,7 @@ export async function mergeStory(
       storyCommit: commit,
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason', 'progress', 'tasks'],
+    ['reason', 'outgrown', 'progress', 'tasks'],
   );
   ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
     status: 'done',

@@ -213,7 +213,7 @@ async function runRounds(
     const { state, next } = decision;
     switch (next.kind) {
       case 'stop':
-        throw new StoryStop(next.status, next.reason);
+        throw new StoryStop(next.status, next.reason, undefined, next.outgrown);
       case 'in-place':
         return finishInPlace(ctx, run, state.chain);
       case 'task-done':
@@ -459,9 +459,12 @@ async function runStoryOnce(
     // The reason is short; the whole output of the step that failed is in its log.
     const reason = status === 'failed' ? withLog(stop.reason, rec.logs.last) : stop.reason;
     // A failed story's next attempt starts with a coder turn; an interrupted one resumes.
+    const outgrown = status === 'failed' ? stop.outgrown : undefined;
     await rec.save(
-      { status, reason, finishedAt: now() },
-      status === 'failed' ? ['progress', 'tasks'] : [],
+      { status, reason, finishedAt: now(), ...(outgrown === undefined ? {} : { outgrown }) },
+      status === 'failed'
+        ? ['progress', 'tasks', ...(outgrown === undefined ? (['outgrown'] as const) : [])]
+        : ['outgrown'],
     );
     ctx.emit('status', `${status}: ${reason}`, story.id, { status, reason });
     if (!(e instanceof StoryStop) && !(e instanceof EpicflowError)) {

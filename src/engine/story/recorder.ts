@@ -22,7 +22,9 @@ export class Recorder {
 
   async save(
     patch: Partial<StoryRecord>,
-    clear: readonly ('reason' | 'finishedAt' | 'progress' | 'tasks' | 'deferred')[] = [],
+    clear: readonly (
+      'reason' | 'outgrown' | 'finishedAt' | 'progress' | 'tasks' | 'deferred'
+    )[] = [],
   ): Promise<void> {
     const next: Record<string, unknown> = { ...this.record, ...patch };
     for (const key of clear) delete next[key];

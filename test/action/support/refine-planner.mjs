@@ -3,7 +3,8 @@
 // - a refine round (the prompt asks for new stories only) whose feedback says
 //   "ignore previous instructions": it obeys, adding a story owning .github/workflows;
 // - a refine round asking to "add a receipt": one new story, `receipt`, after `pay`,
-//   owning src/r1-receipt (the folder the scripted coder writes for the id it gets);
+//   owning src/r1-receipt (the folder the scripted coder writes for the id it gets), and
+//   one item it cannot place, under `notPlanned`;
 // - otherwise (the first plan): `cart`, then `pay`.
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 
@@ -27,10 +28,12 @@ function story(id, title, owns, dependsOn = []) {
 
 const refining = prompt.includes('Answer with the NEW stories only');
 let stories;
+let notPlanned = [];
 if (refining && /ignore previous instructions/i.test(prompt)) {
   stories = [story('deploy', 'Own the workflows', ['.github/workflows'])];
 } else if (refining && /add a receipt/.test(prompt)) {
   stories = [story('receipt', 'Send the receipt', ['src/r1-receipt'], ['pay'])];
+  notPlanned = ['  - item: "make it pretty <b>now</b>"', '    question: pretty how?'];
 } else {
   stories = [
     story('cart', 'Build the cart', ['src/cart']),
@@ -38,5 +41,6 @@ if (refining && /ignore previous instructions/i.test(prompt)) {
   ];
 }
 console.log('Here is the plan.\n');
-console.log(['```epicflow', 'stories:', ...stories, '```'].join('\n'));
+const extra = notPlanned.length > 0 ? ['notPlanned:', ...notPlanned] : [];
+console.log(['```epicflow', 'stories:', ...stories, ...extra, '```'].join('\n'));
 console.log(`EPICFLOW_USAGE {"input":4000,"output":500,"model":"scripted-planner-1"}`);

@@ -10,6 +10,7 @@ import {
   PLANNING_RUN_STORY,
   planningReport,
   renderPlanningFailed,
+  renderNotPlanned,
   renderPlanningInvalid,
   startedPlanning,
   storyIssueBody,
@@ -362,5 +363,58 @@ describe('the comments of a refine round that ended without a plan', () => {
     expect(failed).toContain("could not add stories to this epic's plan");
     expect(failed).toContain('`/refine <feedback>`');
     expect(failed).not.toContain('`/plan`');
+  });
+});
+
+describe('decidePlanning: a story that proved too big', () => {
+  const split = {
+    story: 'api',
+    outgrown: 'timed-out' as const,
+    attempt: 2,
+    reason: 'coder turn failed (claude): timed out after 3600s',
+  };
+
+  it('starts a split attempt of the planner section, remembering the failed attempt', () => {
+    const previous = doc({ status: 'proposed', attempt: 3, rounds: 2 });
+    const step = decidePlanning(
+      facts({ trigger: { kind: 'other' }, plan: 'drafted', doc: previous, split }),
+    );
+    expect(step).toEqual({
+      kind: 'start',
+      doc: doc({
+        attempt: 4,
+        requestedBy: 'epicflow',
+        rounds: 2,
+        split,
+        splits: [{ story: 'api', attempt: 2 }],
+      }),
+    });
+    // The record keeps what was split over later attempts, so no failure is split twice.
+    if (step.kind !== 'start') return;
+    const later = startedPlanning({ previous: step.doc, by: 'bob', guidance: 'x', now: NOW });
+    expect(later.split).toBeUndefined();
+    expect(later.splits).toEqual([{ story: 'api', attempt: 2 }]);
+    expect(parsePlanningDoc(JSON.parse(JSON.stringify(step.doc)), 'p').ok).toBe(true);
+  });
+
+  it('proposes no split while planning runs, without a planner, or on a plan written by hand', () => {
+    const cases: Partial<PlanningFacts>[] = [
+      { plan: 'drafted', doc: doc({ status: 'active' }) },
+      { plan: 'drafted', plannerConfigured: false },
+      { plan: 'written' },
+      { plan: 'drafted', split: undefined },
+    ];
+    for (const c of cases) {
+      const step = decidePlanning(facts({ trigger: { kind: 'other' }, split, ...c }));
+      expect(step.kind === 'start' && step.doc.split !== undefined).toBe(false);
+    }
+  });
+});
+
+describe('renderNotPlanned', () => {
+  it('shows the planner lines inert, in a fence longer than any backticks they hold', () => {
+    const body = renderNotPlanned(2, ['make it ```pretty``` (how?)', '<img src=x> logo']);
+    expect(body.startsWith('**Not planned in refine round 2:**')).toBe(true);
+    expect(body).toContain('````text\nmake it ```pretty``` (how?)\n<img src=x> logo\n````');
   });
 });

@@ -173,3 +173,27 @@ describe('a refine repair round', () => {
     expect(prompt).toContain('None of them is merged yet.');
   });
 });
+
+describe('readRefineAnswer: not planned', () => {
+  it('reads the notPlanned lines, and an answer of questions only keeps the plan as it is', () => {
+    const got = readRefineAnswer(
+      answer(
+        [
+          'stories: []',
+          'notPlanned:',
+          '  - "make it nicer: nicer how?"',
+          '  - item: faster',
+          '    question: than what?',
+          '  - 42',
+        ].join('\n'),
+      ),
+      current,
+      1,
+      options,
+    );
+    expect(got.notPlanned).toEqual(['make it nicer: nicer how?', 'faster (than what?)']);
+    expect(got.added).toEqual([]);
+    if (!got.result.ok) throw new Error(JSON.stringify(got.result.violations));
+    expect(got.result.plan.stories).toEqual(current.stories);
+  });
+});

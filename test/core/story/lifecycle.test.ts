@@ -59,7 +59,14 @@ const code = (feedback: PromptFeedback | undefined): StoryAction => ({
   feedback,
   waitMs: 0,
 });
-const failed = (reason: string): StoryAction => ({ kind: 'stop', status: 'failed', reason });
+const failed = (reason: string, outgrown?: 'timed-out' | 'still-red'): StoryAction => ({
+  kind: 'stop',
+  status: 'failed',
+  reason,
+  ...(outgrown === undefined ? {} : { outgrown }),
+});
+/** Failed as a story too big for one coder: still red after its fix rounds. */
+const stillRed = (reason: string): StoryAction => failed(reason, 'still-red');
 
 interface Row<F> {
   readonly state: StoryRounds;
@@ -132,6 +139,14 @@ describe('decideAfterTurn', () => {
         state: turn,
         facts: { ...ok, outcome: 'failed', detail: 'exit 2\n\n a\nb\nc\nd\n' },
         next: failed('coder turn failed (alpha): exit 2 | b | c | d'),
+      },
+    ],
+    [
+      'a turn that ran out of time fails the story as one too big for a coder',
+      {
+        state: turn,
+        facts: { ...ok, outcome: 'failed', timedOut: true, detail: 'timed out after 60s' },
+        next: failed('coder turn failed (alpha): timed out after 60s', 'timed-out'),
       },
     ],
     [
@@ -273,7 +288,7 @@ describe('decideAfterTurn: stalls', () => {
           { feedback: gateRed, fixRoundsLeft: 0, blocking: 'npm test: x fails' },
         ),
         facts: { ...ok, round: 3, unchanged: true },
-        next: failed('gates failed: npm test: x fails (stalled (alpha): it changed nothing)'),
+        next: stillRed('gates failed: npm test: x fails (stalled (alpha): it changed nothing)'),
         effects: [note('round 3 stalled (no-progress): it changed nothing')],
       },
     ],
@@ -559,7 +574,7 @@ describe('decideAfterCheck', () => {
       {
         state: at({ step: 'check' }, { fixRoundsLeft: 0 }),
         facts: { ...failing, oracle: ['fewer tests pass'] },
-        next: failed('gates failed: npm test: FAIL a; FAIL b; FAIL c | fewer tests pass'),
+        next: stillRed('gates failed: npm test: FAIL a; FAIL b; FAIL c | fewer tests pass'),
       },
     ],
     [
@@ -567,7 +582,7 @@ describe('decideAfterCheck', () => {
       {
         state: at({ step: 'check' }, { fixRoundsLeft: 0 }),
         facts: { ...failing, verdicts: [{ ...red, newLines: [] }] },
-        next: failed('gates failed: npm test: failed'),
+        next: stillRed('gates failed: npm test: failed'),
       },
     ],
     [
@@ -1056,7 +1071,7 @@ describe('a story through its rounds', () => {
     d = decideAfterTurn(d.state, ok);
     // A second failure finds no fix round left.
     expect(decideAfterCheck(d.state, failing).next).toEqual(
-      failed('gates failed: npm test: FAIL a; FAIL b; FAIL c'),
+      stillRed('gates failed: npm test: FAIL a; FAIL b; FAIL c'),
     );
     d = decideAfterCheck(d.state, { ...green, commit: 'c4' });
     d = decideAfterCatchUp(d.state, { moved: false });

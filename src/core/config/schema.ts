@@ -160,7 +160,9 @@ const ConfigObject = mapping(
       ),
     fixRounds: nonNegativeInt()
       .default(2)
-      .describe('Coder rounds fed with new gate failures before the story fails.'),
+      .describe(
+        'Coder rounds fed with new gate failures before the story fails. A story still red after them gets a split proposed when a planner is configured ([planning.md](planning.md#a-story-too-big-is-split)).',
+      ),
     setupRepair: z
       .boolean(expecting('true or false'))
       .default(false)
@@ -204,7 +206,7 @@ const ConfigObject = mapping(
         story: duration()
           .prefault('60m')
           .describe(
-            'Wall-clock limit of one coder turn: seconds, or text like `90s`, `20m`, `2h`, `1h30m`.',
+            'Wall-clock limit of one coder turn: seconds, or text like `90s`, `20m`, `2h`, `1h30m`. A story whose turn runs out of time gets a split proposed when a planner is configured ([planning.md](planning.md#a-story-too-big-is-split)).',
           ),
         gate: duration()
           .prefault('20m')

@@ -91,8 +91,11 @@ describe('the commit that was checked is the commit that is merged', () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const go = join(repo.tmp, 'gates-started');
     const done = join(repo.tmp, 'sneaked');
-    // It waits for the gates to start, then commits an outside file in the story's tree.
-    const detached = `setsid env -i PATH="$PATH" sh -c 'while [ ! -e ${go} ]; do sleep 0.05; done; ${SNEAK.replace(/'/g, '')} && touch ${done}' >/dev/null 2>&1 &`;
+    const ready = join(repo.tmp, 'left-behind');
+    // It waits for the gates to start, then commits an outside file in the story's tree. The
+    // turn ends once it runs with its environment emptied (before that, its marker is still
+    // in its environment, and the end of the turn would rightly kill it).
+    const detached = `setsid env -i PATH="$PATH" sh -c 'touch ${ready}; while [ ! -e ${go} ]; do sleep 0.05; done; ${SNEAK.replace(/'/g, '')} && touch ${done}' >/dev/null 2>&1 & while [ ! -e ${ready} ]; do sleep 0.05; done`;
     const coder = scriptedCoder(repo, 'coder', {
       s: { '*': { write: { 'src/s.txt': 'v1\n' }, sh: [detached] } },
     });

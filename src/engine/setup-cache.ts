@@ -13,7 +13,7 @@ import type { GitPort, SetupCachePort } from './ports.js';
 /** A failing setup command and its output; null: setup passed. */
 type SetupFailure = { output: string; command: string } | null;
 
-export interface FreshSetup {
+interface FreshSetup {
   /** The checkout epicflow made of `sha`, where no agent worked. */
   readonly tree: string;
   readonly sha: string;

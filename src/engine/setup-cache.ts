@@ -24,19 +24,27 @@ interface FreshSetup {
   readonly run: () => Promise<SetupFailure>;
 }
 
-/** The key of setup on `sha`: its commands and its lockfiles' bytes from git's objects. */
-async function keyOf(git: GitPort, sha: string, scope: CheckScope): Promise<string | null> {
-  if (scope.setup.length === 0) return null;
-  const locks = (await git.treeFiles(sha)).filter(
+/**
+ * The key of setup on `sha` (its commands and its lockfiles' bytes from git's objects;
+ * null: no lockfile), and the commit's paths.
+ */
+async function keyOf(
+  git: GitPort,
+  sha: string,
+  scope: CheckScope,
+): Promise<{ key: string | null; tracked: ReadonlySet<string> }> {
+  const files = await git.treeFiles(sha);
+  const tracked = new Set(files.map((f) => f.path));
+  const locks = files.filter(
     (f) => isLockfile(f.path) && (f.mode === '100644' || f.mode === '100755'),
   );
-  if (locks.length === 0) return null;
+  if (locks.length === 0) return { key: null, tracked };
   const blobs = await git.readBlobs(locks.map((f) => f.object));
   const lockfiles = locks.flatMap((f) => {
     const content = blobs.get(f.object);
     return content === undefined ? [] : [{ path: f.path, content }];
   });
-  return setupCacheKey(scope.setup, lockfiles);
+  return { key: setupCacheKey(scope.setup, lockfiles), tracked };
 }
 
 /**
@@ -48,9 +56,10 @@ export async function setupFromCache(
   enabled: boolean,
   input: FreshSetup,
 ): Promise<SetupFailure> {
-  const cache = enabled ? ports.setupCache : undefined;
-  const key = cache === undefined ? null : await keyOf(ports.git, input.sha, input.scope);
-  if (cache === undefined || key === null) return input.run();
+  const cache = enabled && input.scope.setup.length > 0 ? ports.setupCache : undefined;
+  if (cache === undefined) return input.run();
+  const { key, tracked } = await keyOf(ports.git, input.sha, input.scope);
+  if (key === null) return input.run();
   const short = key.slice(0, 12);
   if (await cache.restore(key, input.tree)) {
     input.say(`setup came from the cache of key ${short} (same setup and lockfiles)`);
@@ -58,7 +67,6 @@ export async function setupFromCache(
   }
   const failed = await input.run();
   if (failed !== null) return failed;
-  const tracked = new Set((await ports.git.treeFiles(input.sha)).map((f) => f.path));
   let dropped: string[];
   try {
     ({ dropped } = await cache.store(key, input.tree, tracked));

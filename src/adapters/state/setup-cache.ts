@@ -8,6 +8,8 @@
  * target leaves the checkout is left out (so the file it points to is never copied), and
  * only files, folders and links are kept. When the cache is put back, nothing already in
  * the checkout is replaced and nothing is written through a link the checkout holds.
+ * Modes are kept without their set-user-ID, set-group-ID and sticky bits: the copies are
+ * epicflow's, never a set-user-ID program of its user that untrusted code made.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -61,7 +63,8 @@ async function copyFile(from: string, to: string): Promise<boolean> {
         if (bytesRead === 0) break;
         await target.write(chunk, 0, bytesRead);
       }
-      await target.chmod(stat.mode & 0o7777);
+      // Permission bits only: a set-user-ID file setup made must not become epicflow's.
+      await target.chmod(stat.mode & 0o777);
     } finally {
       await target.close();
     }
@@ -107,7 +110,7 @@ async function copyTree(
       }
       await copyTree(source, target, path, options);
       if (there === null) {
-        await chmod(target, stat.mode & 0o7777);
+        await chmod(target, stat.mode & 0o777);
         await utimes(target, stat.atime, stat.mtime);
       }
     } else if (stat.isSymbolicLink()) {

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -38,6 +39,8 @@ function setUp(): { cache: string; tree: string; outside: string } {
   writeFileSync(join(tree, 'package.json'), '{}\n');
   writeFileSync(join(tree, 'node_modules', 'pkg', 'index.js'), 'module.exports = 1;\n');
   writeFileSync(join(tree, 'node_modules', 'pkg', 'bin', 'run'), '#!/bin/sh\n', { mode: 0o755 });
+  // Set-user-ID, as setup may leave it: never kept as such.
+  chmodSync(join(tree, 'node_modules', 'pkg', 'bin', 'run'), 0o4755);
   mkdirSync(join(tree, 'node_modules', '.bin'));
   symlinkSync('../pkg/bin/run', join(tree, 'node_modules', '.bin', 'run'));
   symlinkSync(outside, join(tree, 'node_modules', 'abs'));
@@ -58,7 +61,7 @@ describe('setup cache folder', () => {
     expect(readFileSync(join(entry, 'node_modules', 'pkg', 'index.js'), 'utf8')).toBe(
       'module.exports = 1;\n',
     );
-    expect(statSync(join(entry, 'node_modules', 'pkg', 'bin', 'run')).mode & 0o777).toBe(0o755);
+    expect(statSync(join(entry, 'node_modules', 'pkg', 'bin', 'run')).mode & 0o7777).toBe(0o755);
     expect(readlinkSync(join(entry, 'node_modules', '.bin', 'run'))).toBe('../pkg/bin/run');
     expect(existsSync(join(entry, 'node_modules', 'abs'))).toBe(false);
     expect(lstatSync(join(entry, 'node_modules')).isDirectory()).toBe(true);

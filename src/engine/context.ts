@@ -12,10 +12,12 @@ import type { Halt, Plan, Story } from '../core/model.js';
 import { epicScope, storyScope, type CheckScope, type ScopedCommand } from '../core/packages.js';
 import { fromCommit } from './checkout.js';
 import { Mutex } from './mutex.js';
+import { setupFromCache } from './setup-cache.js';
 import type {
   CrashPoint,
   RunClock,
   EngineEventKind,
+  SetupCachePort,
   EventSink,
   ExecutorLookup,
   GateRunner,
@@ -53,6 +55,8 @@ export interface EpicPorts {
     | undefined;
   /** Asks an executor's `health` URL: true for a 2xx answer. None: outages last their time. */
   readonly health?: HealthProbe | undefined;
+  /** What setup made on fresh checkouts, kept by the lockfiles' hash. None: setup runs every time. */
+  readonly setupCache?: SetupCachePort | undefined;
   /** The epic run's span: stories and their steps are traced inside it. None: no trace. */
   readonly trace?: TraceSpan | undefined;
   /**
@@ -243,7 +247,7 @@ export class EpicContext {
       `running \`${gate.label}\` on ${sha.slice(0, 12)} again: it failed there before`,
     );
     const again = await this.onBase(sha, async (cwd) => {
-      await this.runSetup(cwd, log, undefined, scope);
+      await this.setupOn(cwd, sha, log, undefined, scope);
       return this.runScoped(gate, cwd, log);
     });
     baseline[index] = combinedBaseline(first, again);
@@ -312,7 +316,7 @@ export class EpicContext {
     if (picked !== null) return picked;
     this.emit('epic', `computing the gate baseline on ${sha.slice(0, 12)}`);
     const runs = await this.onBase(sha, async (cwd) => {
-      await this.runSetup(cwd, undefined, undefined, scope);
+      await this.setupOn(cwd, sha, undefined, undefined, scope);
       return this.runGates(cwd, undefined, undefined, scope);
     });
     await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
@@ -336,6 +340,30 @@ export class EpicContext {
       },
       (tree) => work(tree.path),
     );
+  }
+
+  /**
+   * Setup on a fresh checkout epicflow made of `sha` (never a tree an agent worked in):
+   * from the setup cache when the commit's setup commands and lockfiles were set up
+   * before (`setupCache`), else run there, and kept when it passed.
+   */
+  setupOn(
+    tree: string,
+    sha: string,
+    log?: OutputLog,
+    story?: string,
+    scope: CheckScope = this.scope,
+  ): Promise<{ output: string; command: string } | null> {
+    return setupFromCache(this.ports, this.config.setupCache, {
+      tree,
+      sha,
+      scope,
+      say: (line) => {
+        log?.line(line);
+        this.emit(story === undefined ? 'epic' : 'story', line, story);
+      },
+      run: () => this.runSetup(tree, log, story, scope),
+    });
   }
 
   /**

@@ -148,7 +148,7 @@ export async function integrate(
             },
           },
           async (checkout) => {
-            const failed = await ctx.runSetup(checkout.path, input.log);
+            const failed = await ctx.setupOn(checkout.path, merged, input.log);
             if (failed !== null) return { setup: failed, settled: standing([]) };
             return {
               setup: null,

@@ -86,6 +86,20 @@ export interface GitPort {
   mergedStories(epicBranch: string): Promise<Map<string, string>>;
 }
 
+/**
+ * What setup made on fresh checkouts, kept by key (engine/setup-cache.ts): out of every
+ * agent's reach, written only from a checkout epicflow made of a commit.
+ */
+export interface SetupCachePort {
+  /** Copies the files kept under `key` into the tree (never over what is there); false: none kept. */
+  restore(key: string, tree: string): Promise<boolean>;
+  /**
+   * Keeps the files of the tree that `tracked` (the commit's paths) does not list, under
+   * `key`; returns the links left out because they lead outside the tree.
+   */
+  store(key: string, tree: string, tracked: ReadonlySet<string>): Promise<{ dropped: string[] }>;
+}
+
 /** Durable records of one epic; every write atomic. */
 export interface StateStore {
   readonly dir: string;

@@ -152,6 +152,7 @@ export async function runLandJob(
     folders: {
       worktrees: join(input.tempDir, 'epicflow', String(epic), 'worktrees'),
       homes: join(input.tempDir, 'epicflow', String(epic), 'homes'),
+      setupCache: join(input.tempDir, 'epicflow', 'cache', 'setup'),
     },
     onEvent: (event) => {
       events.push(event);

@@ -311,7 +311,11 @@ export async function runStoryJob(
     }),
     // The story's tree is a worktree of its own there, never the job checkout: the
     // checkout's `.git` (and the folder that holds it) stay out of untrusted reach.
-    folders: { worktrees, homes: join(input.tempDir, 'epicflow', epic, 'homes') },
+    folders: {
+      worktrees,
+      homes: join(input.tempDir, 'epicflow', epic, 'homes'),
+      setupCache: join(input.tempDir, 'epicflow', 'cache', 'setup'),
+    },
     onEvent: (event) => {
       events.push(event);
       input.onEvent?.(event);

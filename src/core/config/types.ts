@@ -72,6 +72,8 @@ export interface EpicflowConfig {
   readonly mergeRevisions: number;
   /** A failing setup gets one coder turn to repair it, then one more setup run. */
   readonly setupRepair: boolean;
+  /** What setup made on a fresh checkout is kept by its lockfiles' hash and reused (default true). */
+  readonly setupCache: boolean;
   /** Stories run as a task plan (a story's own `tasks` overrides it). */
   readonly tasks: boolean;
   readonly judge?: {

@@ -51,7 +51,7 @@ const ECOSYSTEM_FILES = [
 ] as const;
 
 /** `requirements.txt`, `requirements-dev.txt`, `requirements/test.txt` is not (a folder). */
-const REQUIREMENTS = /^requirements[\w.-]*\.txt$/;
+export const REQUIREMENTS = /^requirements[\w.-]*\.txt$/;
 
 /** A TOML table header (`[tool.ruff]`, `[tool.ruff.lint]`) present in the text. */
 function hasTable(text: string | undefined, table: string): boolean {

@@ -187,7 +187,7 @@ export async function checkStory(
             scope.setup.length === 0
               ? null
               : await rec.logs.capture('setup', (log) =>
-                  ctx.runSetup(checkout.path, log, story.id, scope),
+                  ctx.setupOn(checkout.path, commit, log, story.id, scope),
                 );
           if (setup !== null) return setupFailed(setup);
           const settled = await settleGates(ctx, {

@@ -23,6 +23,7 @@ const DEFAULTS = {
   fixRounds: 2,
   mergeRevisions: 1,
   setupRepair: false,
+  setupCache: true,
   tasks: false,
   concurrency: 4,
   timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000, silenceMs: 15 * 60_000 },
@@ -52,6 +53,7 @@ executors:                 # the roster (docs/executors.md)
 setup: npm ci              # run in each story worktree before the coder
 gates: [npm test, npm run lint]
 fixRounds: 2               # coder rounds fed with gate failures
+setupCache: false          # setup runs on every fresh checkout
 judge: { executor: claude, rounds: 2 }   # optional
 concurrency: 4             # stories in flight (also capped by coder slots)
 timeouts: { story: 60m, gate: 20m }
@@ -100,6 +102,7 @@ describe('parseConfig', () => {
       fixRounds: 2,
       mergeRevisions: 1,
       setupRepair: false,
+      setupCache: false,
       tasks: false,
       judge: { executor: 'claude', rounds: 2, deferNonBlocking: false },
       concurrency: 4,

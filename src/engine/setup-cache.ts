@@ -1,0 +1,84 @@
+/**
+ * Setup on a fresh checkout of a commit, cached by the lockfiles' hash: what setup made
+ * there (installed dependencies) comes from setup run on a checkout epicflow made of a
+ * commit — this one, or an earlier one with the same setup commands and lockfiles —
+ * never from a tree an agent worked in. The key is read from git's objects of the
+ * commit; a commit without a lockfile gets no cache; a failed setup is never kept.
+ */
+import { describeError } from '../core/errors.js';
+import { isLockfile, setupCacheKey } from '../core/setup-cache.js';
+import type { CheckScope } from '../core/packages.js';
+import type { GitPort, SetupCachePort } from './ports.js';
+
+/** A failing setup command and its output; null: setup passed. */
+type SetupFailure = { output: string; command: string } | null;
+
+interface FreshSetup {
+  /** The checkout epicflow made of `sha`, where no agent worked. */
+  readonly tree: string;
+  readonly sha: string;
+  readonly scope: CheckScope;
+  /** The story's (or the epic's) log and notes: a line that says the cache was used. */
+  readonly say: (line: string) => void;
+  /** Setup itself, run in the checkout. */
+  readonly run: () => Promise<SetupFailure>;
+}
+
+/**
+ * The key of setup on `sha` (its commands and its lockfiles' bytes from git's objects;
+ * null: no lockfile), and the commit's paths.
+ */
+async function keyOf(
+  git: GitPort,
+  sha: string,
+  scope: CheckScope,
+): Promise<{ key: string | null; tracked: ReadonlySet<string> }> {
+  const files = await git.treeFiles(sha);
+  const tracked = new Set(files.map((f) => f.path));
+  const locks = files.filter(
+    (f) => isLockfile(f.path) && (f.mode === '100644' || f.mode === '100755'),
+  );
+  if (locks.length === 0) return { key: null, tracked };
+  const blobs = await git.readBlobs(locks.map((f) => f.object));
+  const lockfiles = locks.flatMap((f) => {
+    const content = blobs.get(f.object);
+    return content === undefined ? [] : [{ path: f.path, content }];
+  });
+  return { key: setupCacheKey(scope.setup, lockfiles), tracked };
+}
+
+/**
+ * Setup on a fresh checkout: the cached files of its key when kept (setup does not run),
+ * else setup, whose files are kept when it passed.
+ */
+export async function setupFromCache(
+  ports: { readonly git: GitPort; readonly setupCache?: SetupCachePort | undefined },
+  enabled: boolean,
+  input: FreshSetup,
+): Promise<SetupFailure> {
+  const cache = enabled && input.scope.setup.length > 0 ? ports.setupCache : undefined;
+  if (cache === undefined) return input.run();
+  const { key, tracked } = await keyOf(ports.git, input.sha, input.scope);
+  if (key === null) return input.run();
+  const short = key.slice(0, 12);
+  if (await cache.restore(key, input.tree)) {
+    input.say(`setup came from the cache of key ${short} (same setup and lockfiles)`);
+    return null;
+  }
+  const failed = await input.run();
+  if (failed !== null) return failed;
+  let dropped: string[];
+  try {
+    ({ dropped } = await cache.store(key, input.tree, tracked));
+  } catch (e) {
+    // Setup passed: the check goes on, the next one runs setup again.
+    input.say(`setup's files could not be cached: ${describeError(e)}`);
+    return null;
+  }
+  if (dropped.length > 0) {
+    input.say(
+      `setup's links that lead outside the checkout were not cached: ${dropped.slice(0, 5).join(', ')}${dropped.length > 5 ? ` and ${dropped.length - 5} more` : ''}`,
+    );
+  }
+  return null;
+}

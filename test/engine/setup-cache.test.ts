@@ -1,0 +1,181 @@
+/**
+ * The setup cache, through `epicflow run`: setup on fresh checkouts of commits (the
+ * baseline, a story's checks, the merged tree) runs once per setup and lockfile, and the
+ * later checkouts get a copy of what it made. The repository's setup counts its runs in a
+ * file beside the repository (with the folder it ran in) and writes `deps/version.txt`,
+ * a copy of the lockfile the gate needs; the gate then writes into that file, as a gate
+ * may, which must never reach the next checkout.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  configYaml,
+  epicMerges,
+  git,
+  makeRepo,
+  planMarkdown,
+  record,
+  run,
+  scriptedCoder,
+  type TestRepo,
+} from './support/repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+/** Setup: counts its run, then installs the "dependencies" the lockfile names. */
+const SETUP = [
+  'echo "$PWD" >> "$1"',
+  'mkdir -p deps',
+  'cp package-lock.json deps/version.txt',
+  // A link to a file outside the checkout (and one climbing out of it): never cached.
+  'ln -s "$2" deps/outside',
+  'ln -s ../../../../../../../../../../../.. deps/up',
+  'ln -s version.txt deps/inside',
+  '',
+].join('\n');
+
+/** The gate: the installed version is the lockfile's; then it writes into the installed file. */
+const GATE = [
+  "import { appendFileSync, readFileSync } from 'node:fs';",
+  "const installed = readFileSync('deps/version.txt', 'utf8');",
+  "const locked = readFileSync('package-lock.json', 'utf8');",
+  'if (installed !== locked) { console.error(`FAIL: installed ${JSON.stringify(installed)}, locked ${JSON.stringify(locked)}`); process.exit(1); }',
+  "appendFileSync('deps/version.txt', 'written by a gate\\n');",
+  "console.log('ok');",
+  '',
+].join('\n');
+
+const SECRET = 'a file outside the checkout\n';
+
+function setUp(opts: { cache?: boolean; lockfile?: boolean; bChangesLock?: boolean } = {}): {
+  plan: string;
+  counter: string;
+} {
+  repo = makeRepo({
+    'README.md': 'x\n',
+    'setup.sh': SETUP,
+    'gate.mjs': GATE,
+    '.gitignore': 'deps/\n',
+    ...(opts.lockfile === false ? {} : { 'package-lock.json': '{"lock":1}\n' }),
+  });
+  const counter = join(repo.tmp, 'setup-runs');
+  const secret = join(repo.tmp, 'secret.txt');
+  writeFileSync(secret, SECRET);
+  const coder = scriptedCoder(repo, 'coder', {
+    a: { '*': { write: { 'src/a.txt': 'a\n' } } },
+    b: {
+      '*': {
+        write: {
+          'src/b.txt': 'b\n',
+          ...(opts.bChangesLock === true ? { 'package-lock.json': '{"lock":2}\n' } : {}),
+        },
+      },
+    },
+  });
+  repo.write(
+    'epicflow.yml',
+    configYaml({
+      executors: [{ id: 'bot', command: coder }],
+      setup: `sh setup.sh ${counter} ${secret}`,
+      gates: ['node gate.mjs'],
+      ...(opts.cache === false ? { extra: 'setupCache: false' } : {}),
+    }),
+  );
+  repo.commit('config');
+  const plan = planMarkdown([
+    { id: 'a', owns: ['src/a.txt'] },
+    {
+      id: 'b',
+      owns: ['src/b.txt', ...(opts.bChangesLock === true ? ['package-lock.json'] : [])],
+      dependsOn: ['a'],
+    },
+  ]);
+  return { plan, counter };
+}
+
+/** The fresh checkouts setup ran in (a story's own tree, where its coder works, left out). */
+function freshRuns(counter: string): string[] {
+  if (!existsSync(counter)) return [];
+  return readFileSync(counter, 'utf8')
+    .split('\n')
+    .filter((l) => /\/(_base|_merged|[^/]+\.checks)$/.test(l))
+    .map((l) => l.slice(l.lastIndexOf('/') + 1));
+}
+
+function cacheRoot(): string {
+  return join(repo.dir, '.git', 'epicflow', 'cache', 'setup');
+}
+
+/** Every path kept in the cache, relative to its entry. */
+function cached(): string[] {
+  const root = cacheRoot();
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true }).map(String).sort();
+}
+
+describe('the setup cache', () => {
+  it('setup runs once per lockfile on fresh checkouts; later checks use a copy, gates pass, a gate’s write stays in its checkout', async () => {
+    const { plan, counter } = setUp();
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
+    // The first fresh checkout ran setup; every later one got the cache.
+    expect(freshRuns(counter)).toHaveLength(1);
+    expect(result.stdout).toMatch(/setup came from the cache of key [0-9a-f]{12}/);
+    const entries = readdirSync(cacheRoot());
+    expect(entries).toHaveLength(1);
+    const entry = join(cacheRoot(), entries[0] ?? '');
+    // What was kept is setup's own file, as setup wrote it: no gate's write, no tracked file.
+    expect(readFileSync(join(entry, 'deps', 'version.txt'), 'utf8')).toBe('{"lock":1}\n');
+    expect(existsSync(join(entry, 'package-lock.json'))).toBe(false);
+    expect(existsSync(join(entry, '.git'))).toBe(false);
+    // Links that leave the checkout were not kept; one inside it was.
+    expect(cached().map((p) => p.replace(/^[0-9a-f]+\//, ''))).toEqual(
+      expect.not.arrayContaining(['deps/outside', 'deps/up']),
+    );
+    expect(existsSync(join(entry, 'deps', 'inside'))).toBe(true);
+    expect(result.stdout).toContain("setup's links that lead outside the checkout were not cached");
+    // Nothing kept holds the outside file's text.
+    for (const path of cached()) {
+      const full = join(cacheRoot(), path);
+      if (lstatSync(full).isFile()) expect(readFileSync(full, 'utf8')).not.toContain(SECRET);
+    }
+  });
+
+  it('a story that changes the lockfile gets a key of its own: setup runs again, and its gate sees the new install', async () => {
+    const { plan, counter } = setUp({ bChangesLock: true });
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(record(repo, 'b')['status']).toBe('done');
+    const runs = freshRuns(counter);
+    expect(runs).toContain('b.checks');
+    expect(runs).toHaveLength(2);
+    expect(readdirSync(cacheRoot())).toHaveLength(2);
+  });
+
+  it('without a lockfile nothing is cached: setup runs on every fresh checkout', async () => {
+    const { plan, counter } = setUp({ lockfile: false });
+    // The gate compares with the lockfile: without one it has nothing to compare, so it
+    // is given one that is not a lockfile by name.
+    repo.write('gate.mjs', GATE.replaceAll('package-lock.json', 'README.md'));
+    repo.write('setup.sh', SETUP.replace('package-lock.json', 'README.md'));
+    repo.commit('no lockfile');
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(freshRuns(counter).length).toBeGreaterThan(1);
+    expect(result.stdout).not.toContain('setup came from the cache');
+    expect(existsSync(cacheRoot()) ? readdirSync(cacheRoot()) : []).toEqual([]);
+  });
+
+  it('setupCache: false runs setup on every fresh checkout', async () => {
+    const { plan, counter } = setUp({ cache: false });
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(freshRuns(counter).length).toBeGreaterThan(1);
+    expect(result.stdout).not.toContain('setup came from the cache');
+    expect(existsSync(cacheRoot())).toBe(false);
+    expect(git(repo.dir, 'status', '--porcelain')).toBe('');
+  });
+});

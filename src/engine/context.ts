@@ -353,7 +353,7 @@ export class EpicContext {
     log?: OutputLog,
     story?: string,
     scope: CheckScope = this.scope,
-  ): Promise<{ output: string; command: string } | null> {
+  ): Promise<{ output: string; command: string; setup: ScopedCommand } | null> {
     return setupFromCache(this.ports, this.config.setupCache, {
       tree,
       sha,

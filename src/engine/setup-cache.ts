@@ -8,20 +8,21 @@
 import { describeError } from '../core/errors.js';
 import { isLockfile, setupCacheKey } from '../core/setup-cache.js';
 import type { CheckScope } from '../core/packages.js';
+import type { FailedSetup } from '../core/story/index.js';
 import type { GitPort, SetupCachePort } from './ports.js';
 
-/** A failing setup command and its output; null: setup passed. */
-type SetupFailure = { output: string; command: string } | null;
+/** A failing setup command (with its package's folder) and its output. */
+type SetupFailure = FailedSetup & { readonly command: string };
 
-interface FreshSetup {
+interface FreshSetup<F extends SetupFailure> {
   /** The checkout epicflow made of `sha`, where no agent worked. */
   readonly tree: string;
   readonly sha: string;
   readonly scope: CheckScope;
   /** The story's (or the epic's) log and notes: a line that says the cache was used. */
   readonly say: (line: string) => void;
-  /** Setup itself, run in the checkout. */
-  readonly run: () => Promise<SetupFailure>;
+  /** Setup itself, run in the checkout: the failing command, or null when it passed. */
+  readonly run: () => Promise<F | null>;
 }
 
 /**
@@ -51,11 +52,11 @@ async function keyOf(
  * Setup on a fresh checkout: the cached files of its key when kept (setup does not run),
  * else setup, whose files are kept when it passed.
  */
-export async function setupFromCache(
+export async function setupFromCache<F extends SetupFailure>(
   ports: { readonly git: GitPort; readonly setupCache?: SetupCachePort | undefined },
   enabled: boolean,
-  input: FreshSetup,
-): Promise<SetupFailure> {
+  input: FreshSetup<F>,
+): Promise<F | null> {
   const cache = enabled && input.scope.setup.length > 0 ? ports.setupCache : undefined;
   if (cache === undefined) return input.run();
   const { key, tracked } = await keyOf(ports.git, input.sha, input.scope);

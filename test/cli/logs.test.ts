@@ -68,7 +68,9 @@ describe('epicflow logs', () => {
     expect(last.stdout.split('\n').filter((l) => l.startsWith('==> '))).toEqual([
       `==> ${dir}/2-1-setup.log <==`,
       `==> ${dir}/2-2-coder.log <==`,
-      `==> ${dir}/2-3-gates.log <==`,
+      // The gates run on a fresh checkout of the story's commit, set up there again.
+      `==> ${dir}/2-3-setup.log <==`,
+      `==> ${dir}/2-4-gates.log <==`,
     ]);
     expect(last.stdout).toContain('setting up\n');
     expect(last.stdout).toContain('second attempt wrote a\n');

@@ -30,9 +30,41 @@ interface PlanDraftHooks {
 }
 
 /** One line per violation or warning, control characters made visible. */
-function line(code: string, message: string): string {
+export function line(code: string, message: string): string {
   // eslint-disable-next-line no-control-regex
   return `${code}: ${message.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1))}\n`;
+}
+
+/**
+ * What a planning command says when it writes nothing (`plan draft`, `plan refine`): a plan
+ * still invalid after its repair rounds (each violation and must-fix warning), or a planner
+ * that failed; the usage line either way. Returns the exit code.
+ */
+export function notWritten(
+  io: Pick<PlanDraftIo, 'stdout' | 'stderr'>,
+  outcome:
+    | {
+        readonly kind: 'invalid';
+        readonly rounds: number;
+        readonly violations: readonly { code: string; message: string }[];
+        readonly mustFix: readonly { code: string; message: string }[];
+      }
+    | { readonly kind: 'failed'; readonly reason: string },
+  usage: string,
+  what: string,
+  target: string,
+): number {
+  if (outcome.kind === 'invalid') {
+    for (const v of [...outcome.violations, ...outcome.mustFix]) io.stdout(line(v.code, v.message));
+    io.stdout(usage);
+    io.stderr(
+      `error: ${what} is still invalid after ${outcome.rounds} ${outcome.rounds === 1 ? 'round' : 'rounds'}; nothing written to ${target}\n`,
+    );
+  } else {
+    io.stdout(usage);
+    io.stderr(`error: ${outcome.reason}; nothing written to ${target}\n`);
+  }
+  return EXIT_FAILED;
 }
 
 /**
@@ -99,17 +131,8 @@ export async function planDraftCommand(
         io.stdout(`wrote ${result.shownOut}\n${usage}`);
         return EXIT_OK;
       case 'invalid':
-        for (const v of outcome.violations) io.stdout(line(v.code, v.message));
-        for (const w of outcome.mustFix) io.stdout(line(w.code, w.message));
-        io.stdout(usage);
-        io.stderr(
-          `error: the plan is still invalid after ${outcome.rounds} ${outcome.rounds === 1 ? 'round' : 'rounds'}; nothing written to ${result.shownOut}\n`,
-        );
-        return EXIT_FAILED;
       case 'failed':
-        io.stdout(usage);
-        io.stderr(`error: ${outcome.reason}; nothing written to ${result.shownOut}\n`);
-        return EXIT_FAILED;
+        return notWritten(io, outcome, usage, 'the plan', result.shownOut);
     }
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);

@@ -8,9 +8,9 @@
  */
 import { refineLocally, type LocalRefineOptions } from '../../composition/refine-local.js';
 import { describeError } from '../../core/errors.js';
-import { EXIT_FAILED, EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
+import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
 import { onInterrupt } from '../interrupt.js';
-import { roundsUsageLine } from './plan-draft.js';
+import { line, notWritten, roundsUsageLine } from './plan-draft.js';
 import { planCheckText } from './plan-text.js';
 
 export async function planRefineCommand(
@@ -32,7 +32,7 @@ export async function planRefineCommand(
     switch (outcome.kind) {
       case 'planned':
         io.stdout(planCheckText({ ok: true, plan: outcome.plan, violations: [] }));
-        for (const w of outcome.warnings) io.stdout(`warning: ${w.code}: ${w.message}\n`);
+        for (const w of outcome.warnings) io.stdout(`warning: ${line(w.code, w.message)}`);
         if (result.added.length > 0) {
           io.stdout(`refine round ${result.round}: added ${result.added.join(', ')}\n`);
         }
@@ -47,17 +47,8 @@ export async function planRefineCommand(
         );
         return EXIT_OK;
       case 'invalid':
-        for (const v of outcome.violations) io.stdout(`${v.code}: ${v.message}\n`);
-        for (const w of outcome.mustFix) io.stdout(`${w.code}: ${w.message}\n`);
-        io.stdout(usage);
-        io.stderr(
-          `error: the refined plan is still invalid after ${outcome.rounds} ${outcome.rounds === 1 ? 'round' : 'rounds'}; nothing written to ${options.file}\n`,
-        );
-        return EXIT_FAILED;
       case 'failed':
-        io.stdout(usage);
-        io.stderr(`error: ${outcome.reason}; nothing written to ${options.file}\n`);
-        return EXIT_FAILED;
+        return notWritten(io, outcome, usage, 'the refined plan', options.file);
     }
   } catch (e) {
     io.stderr(`error: ${describeError(e)}\n`);

@@ -44,6 +44,19 @@ const StoryFields = z.object({
     .string()
     .regex(/^[1-9][0-9]{0,5}$/, 'attempt must be a whole number of at least 1')
     .transform(Number),
+  /**
+   * Which of a story's two jobs this is: `work` (the agent, gates and merge, with a token
+   * that can only read; hands its result over as an artifact) or `publish` (holds the write
+   * credential, reads the result as objects, merges and records). Unset: the one-job
+   * workflow of earlier versions, which a story refuses.
+   */
+  phase: z
+    .enum(['work', 'publish'], { error: () => 'phase must be "work" or "publish"' })
+    .optional(),
+  /** The result folder: written by the work job, read by the publish job. */
+  result: z.string().min(1).optional(),
+  /** How the work job ended (`needs.work.result`), for the publish job's reasons. */
+  workOutcome: z.string().min(1).optional(),
   ...access,
   config: z.string().min(1),
   botLogin: z.string().min(1).optional(),
@@ -118,6 +131,9 @@ const NAMES = {
   agentUser: 'agent-user',
   allowUnisolatedAgent: 'allow-unisolated-agent',
   sandbox: 'sandbox',
+  phase: 'phase',
+  result: 'result',
+  workOutcome: 'work-outcome',
 } as const;
 
 const DEFAULTS: Partial<Record<keyof typeof NAMES, string>> = {
@@ -166,11 +182,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     const { githubToken: _t, appId: _i, appPrivateKey: _k, ...rest } = parsed.data;
     // The story workflow runs planning jobs too: dispatched with the reserved story id.
     if (rest.mode === 'story' && jobOf(rest).kind === 'plan') {
-      const { story: _s, ...plan } = rest;
+      const { story: _s, phase: _p, result: _r, workOutcome: _w, ...plan } = rest;
       return { ...plan, mode: 'plan', auth };
     }
     if (rest.mode === 'story' && jobOf(rest).kind === 'retro') {
-      const { story: _s, ...retro } = rest;
+      const { story: _s, phase: _p, result: _r, workOutcome: _w, ...retro } = rest;
       return { ...retro, mode: 'retro', auth };
     }
     return { ...rest, auth };

@@ -9,14 +9,14 @@
 import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
-import { jobOf, readInputs } from './inputs.js';
+import { jobOf, readInputs, type StoryInputs } from './inputs.js';
 import { landJob } from './land.js';
 import { runOrchestrateMode } from './orchestrate.js';
 import { planJob } from './plan.js';
 import { retroJob } from './retro.js';
 import { readRunner } from './runner.js';
 import { runActionJob, type JobModeDeps } from './shell.js';
-import { storyJob } from './story.js';
+import { oneJobStory, storyPublishJob, storyWorkJob } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -53,8 +53,12 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
 async function runJob(deps: JobModeDeps): Promise<void> {
   const ref = jobOf(deps.inputs);
   switch (ref.kind) {
-    case 'story':
-      return runActionJob(deps, storyJob(ref));
+    case 'story': {
+      const { phase } = deps.inputs as StoryInputs;
+      if (phase === 'work') return runActionJob(deps, storyWorkJob(ref));
+      if (phase === 'publish') return runActionJob(deps, storyPublishJob(ref));
+      return runActionJob(deps, oneJobStory(ref));
+    }
     case 'plan':
       return runActionJob(deps, planJob(ref));
     case 'retro':

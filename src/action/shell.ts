@@ -12,7 +12,7 @@
 import * as core from '@actions/core';
 import type { GitHubRepo } from '../adapters/github/index.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
+import { sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
 import { describeError, isEpicflowError } from '../core/errors.js';
@@ -42,6 +42,8 @@ export interface ActionJob extends JobModeDeps {
   /** The job's own folder (`inJobFolder`). */
   readonly work: string;
   readonly untrusted: Untrusted;
+  /** Every credential of the job so far (masked; what is written out is redacted with it). */
+  readonly secrets: readonly string[];
 }
 
 /** What a job shows when it ran: the shell writes it, redacted. */
@@ -66,6 +68,16 @@ export interface ActionRecipe<P extends { readonly config: EpicflowConfig }, R> 
   readonly failed: string;
   /** The log group the work runs in. */
   readonly group: string;
+  /**
+   * The job runs no code it does not trust (the publish job): no agent user, no sandbox,
+   * and no folder is handed to anyone.
+   */
+  readonly runsNothingUntrusted?: true;
+  /**
+   * The job's token can only read (a story's work job): a refusal is not recorded on the
+   * story here; the publish job after it finds no result and records why.
+   */
+  readonly readsOnly?: true;
   /** Reads and checks what the job needs, before anything changes. */
   prepare(job: ActionJob): Promise<P>;
   run(job: ActionJob, prepared: P): Promise<R>;
@@ -103,13 +115,16 @@ async function runIn<P extends { readonly config: EpicflowConfig }, R>(
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
   const refuse = (e: unknown, title: string): Promise<void> =>
-    refuseJob(e, { repo, ref: recipe.ref, title, secrets });
+    refuseJob(e, { repo, ref: recipe.ref, title, secrets, record: recipe.readsOnly !== true });
   let job: ActionJob;
   let prepared: P;
   try {
     // Before anything of the repository is read: no credential may be in reach of what runs.
-    const untrusted = await isolateUntrusted(inputs, work, childEnv);
-    job = { ...deps, repo, remote, childEnv, defaultBranch, work, untrusted };
+    const untrusted =
+      recipe.runsNothingUntrusted === true
+        ? sameUser()
+        : await isolateUntrusted(inputs, work, childEnv);
+    job = { ...deps, repo, remote, childEnv, defaultBranch, work, untrusted, secrets };
     prepared = await recipe.prepare(job);
   } catch (e) {
     await refuse(e, recipe.didNotRun);
@@ -148,7 +163,14 @@ async function writeSummary(markdown: string, secrets: readonly string[]): Promi
 /** The one failure path of a job: record the refusal, say why, fail the step. */
 async function refuseJob(
   e: unknown,
-  ctx: { repo: GitHubRepo; ref: JobRef; title: string; secrets: readonly string[] },
+  ctx: {
+    repo: GitHubRepo;
+    ref: JobRef;
+    title: string;
+    secrets: readonly string[];
+    /** Whether the job may write the refusal on its record. */
+    record: boolean;
+  },
 ): Promise<void> {
   const message = redact(describeError(e), ctx.secrets);
   const reason = message
@@ -156,7 +178,7 @@ async function refuseJob(
     .map((l) => l.trim())
     .join(' | ');
   try {
-    await recordJobRefusal(ctx.repo, ctx.ref, reason, new Date());
+    if (ctx.record) await recordJobRefusal(ctx.repo, ctx.ref, reason, new Date());
   } catch (w) {
     core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
   }

@@ -1,14 +1,18 @@
 /**
- * A story's job (`story: <id>`): run one story of an epic, record the outcome on
- * GitHub, report it (outputs, job summary, annotations), then let the orchestrator
- * decide what comes next (shell.ts), so dependents start without waiting for the App.
+ * A story's two jobs (`story: <id>`), one workflow run: the work job runs the story with a
+ * token that can only read and hands its result over as an artifact; the publish job, which
+ * holds the write credential and runs nothing of the repository's, checks the result again,
+ * merges and records it, reports it (outputs, job summary, annotations), then lets the
+ * orchestrator decide what comes next (shell.ts), so dependents start without waiting for
+ * the App. A workflow that still runs a story in one job is refused, saying what to update.
  */
 import * as core from '@actions/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { epicTraceParent, otelTracing } from '../adapters/telemetry/otel.js';
 import type { StoryJobRef } from '../core/epic/index.js';
-import { formatChain } from '../core/model.js';
+import { EpicflowError } from '../core/errors.js';
+import { formatChain, type StoryRecord } from '../core/model.js';
 import {
   prepareStoryJob,
   runStoryJob,
@@ -16,8 +20,16 @@ import {
   type StoryJobInput,
   type StoryJobResult,
 } from '../orchestrator/story-job.js';
-import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
+import { publishStoryJob, type PublishJobResult } from '../orchestrator/story-publish.js';
+import type { StoryInputs } from './inputs.js';
+import { jobInput, type ActionJob, type ActionRecipe, type JobReport } from './shell.js';
 import { failedGates, renderStorySummary, storyHint, storyTotals } from './summary.js';
+
+/** Where the result is written and read unless the workflow names a folder. */
+function resultDir(job: ActionJob): string {
+  const named = (job.inputs as StoryInputs).result;
+  return named ?? join(job.runner.tempDir, 'epicflow-result');
+}
 
 function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
   const { runner } = job;
@@ -27,6 +39,7 @@ function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
     attempt: ref.attempt,
     // The runner's temp folder outlives this step: the workflow uploads it as an artifact.
     logsDir: join(runner.tempDir, 'epicflow-logs', `epic-${ref.epic}-${ref.story}-${ref.attempt}`),
+    resultDir: resultDir(job),
     onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
   };
 }
@@ -65,45 +78,130 @@ async function traced(
   }
 }
 
-export function storyJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobResult> {
-  const title = `story \`${ref.story}\` of epic #${ref.epic}`;
+const title = (ref: StoryJobRef): string => `story \`${ref.story}\` of epic #${ref.epic}`;
+
+/** The outputs every story job sets from the record it ends with. */
+function recordOutputs(record: StoryRecord): Record<string, string> {
+  const totals = storyTotals(record);
+  return {
+    status: record.status,
+    'merge-sha': record.mergeCommit ?? '',
+    executor: formatChain(record.executors),
+    tokens: String(totals.tokens),
+    cost: totals.priced ? totals.costUsd.toFixed(4) : '',
+  };
+}
+
+function gateErrors(gates: StoryJobResult['gates']): NonNullable<JobReport['errors']> {
+  return failedGates(gates)
+    .slice(0, 9)
+    .map((g) => ({
+      message: `${g.command} ${g.timedOut ? 'timed out' : 'failed'} on the ${g.where === 'story' ? 'story branch' : 'merged epic tree'}`,
+      title: `epicflow gate failed: ${g.command}`,
+    }));
+}
+
+/** The work job: the story runs; its result is handed over for the publish job. */
+export function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobResult> {
   return {
     ref,
-    didNotRun: `${title} did not run`,
-    failed: `${title} failed`,
+    didNotRun: `${title(ref)} did not run`,
+    failed: `${title(ref)} failed`,
     group: `epicflow: story ${ref.story}`,
+    readsOnly: true,
     prepare: (job) => prepareStoryJob(storyInput(job, ref)),
     run: (job, prepared) => traced(job, ref, prepared),
     report: (job, prepared, result) => {
       const { record } = result;
       const { runner } = job;
-      const totals = storyTotals(record);
       const logsDir = storyInput(job, ref).logsDir;
       const logsKept = logsDir !== undefined && existsSync(logsDir);
       return {
         outputs: {
-          status: record.status,
-          'merge-sha': record.mergeCommit ?? '',
-          executor: formatChain(record.executors),
-          tokens: String(totals.tokens),
-          cost: totals.priced ? totals.costUsd.toFixed(4) : '',
+          ...recordOutputs(record),
+          // Not merged yet: the publish job sets it.
+          'merge-sha': '',
+          result: resultDir(job),
           ...(logsKept && logsDir !== undefined ? { logs: logsDir } : {}),
         },
         summary: renderStorySummary({
           epic: ref.epic,
           result,
+          phase: 'work',
           judged: prepared.config.judge !== undefined,
           repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
           isolation: job.untrusted,
-          hint: storyHint(result),
+          hint: undefined,
           logsKept,
         }),
-        errors: failedGates(result.gates)
-          .slice(0, 9)
-          .map((g) => ({
-            message: `${g.command} ${g.timedOut ? 'timed out' : 'failed'} on the ${g.where === 'story' ? 'story branch' : 'merged epic tree'}`,
-            title: `epicflow gate failed: ${g.command}`,
-          })),
+        errors: gateErrors(result.gates),
+        ...(record.status === 'done'
+          ? {}
+          : {
+              failure: `story ${ref.story} ${record.status}: ${record.reason ?? 'no reason recorded'}`,
+            }),
+      };
+    },
+  };
+}
+
+/** The publish job: the work job's result checked again, merged and recorded. */
+export function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJobResult> {
+  return {
+    ref,
+    didNotRun: `${title(ref)} was not published`,
+    failed: `${title(ref)} could not be published`,
+    group: `epicflow: publish story ${ref.story}`,
+    runsNothingUntrusted: true,
+    prepare: async (job) => {
+      // Only a dispatch of the repository's own workflow reaches the write credential.
+      if (job.runner.eventName !== undefined && job.runner.eventName !== 'workflow_dispatch') {
+        throw new EpicflowError(
+          'usage',
+          `the publish job runs only for workflow_dispatch, not ${job.runner.eventName}`,
+        );
+      }
+      return prepareStoryJob(storyInput(job, ref));
+    },
+    run: (job, prepared) => {
+      const inputs = job.inputs as StoryInputs;
+      return publishStoryJob(
+        {
+          epic: ref.epic,
+          story: ref.story,
+          attempt: ref.attempt,
+          resultDir: resultDir(job),
+          workOutcome: inputs.workOutcome,
+          configPath: inputs.config,
+          tempDir: job.work,
+          remote: job.remote,
+          botLogin: job.repo.botLogin,
+          secrets: job.secrets,
+          onEvent: (message) => core.info(`${ref.story}: ${message}`),
+        },
+        prepared,
+      );
+    },
+    report: (job, prepared, result) => {
+      const { record } = result;
+      const { runner } = job;
+      const at = new Date().toISOString();
+      return {
+        outputs: recordOutputs(record),
+        summary: renderStorySummary({
+          epic: ref.epic,
+          result: {
+            ...result,
+            story: prepared.story,
+            events: result.events.map((message) => ({ at, message })),
+          },
+          phase: 'publish',
+          judged: prepared.config.judge !== undefined,
+          repoUrl: `${runner.serverUrl}/${runner.owner}/${runner.repo}`,
+          isolation: { isolated: true, description: 'in the work job' },
+          hint: storyHint(result),
+        }),
+        errors: gateErrors(result.gates),
         ...(record.status === 'done'
           ? {}
           : {
@@ -112,5 +210,31 @@ export function storyJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJob
         conclusion: record.status === 'done' ? 'success' : 'failure',
       };
     },
+  };
+}
+
+/** A story in the one job of earlier versions: refused before anything runs, saying what to update. */
+export function oneJobStory(ref: StoryJobRef): ActionRecipe<PreparedStory, never> {
+  const refusal = (): never => {
+    throw new EpicflowError(
+      'usage',
+      `${title(ref)} was dispatched to a story workflow that runs it in one job, with the write credential beside the agent`,
+      {
+        details: [
+          'epicflow now runs each story in two jobs: a work job whose token can only read, and a publish job that holds the write credential and runs nothing of the repository',
+          'update .github/workflows/epicflow-story.yml from `epicflow init --force` (or the example in docs/setup-actions.md), then comment /resume on the epic',
+        ],
+      },
+    );
+  };
+  return {
+    ref,
+    didNotRun: `${title(ref)} did not run`,
+    failed: `${title(ref)} did not run`,
+    group: `epicflow: story ${ref.story}`,
+    runsNothingUntrusted: true,
+    prepare: async () => refusal(),
+    run: async () => refusal(),
+    report: () => refusal(),
   };
 }

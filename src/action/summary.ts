@@ -5,9 +5,21 @@
  * replaced before it is written.
  */
 import { usageTotals } from '../core/epic/rules.js';
-import { formatChain, type StoryRecord } from '../core/model.js';
-import type { EngineEvent } from '../engine/ports.js';
-import type { GateLog, StoryJobResult } from '../orchestrator/story-job.js';
+import { formatChain, type Story, type StoryRecord } from '../core/model.js';
+import type { GateLog } from '../orchestrator/story-job.js';
+import type { PushRefusal } from '../orchestrator/story-publish.js';
+
+/** What a story's job summary shows, from its work job or its publish job. */
+export interface StorySummaryFacts {
+  readonly record: StoryRecord;
+  readonly story: Story;
+  readonly gates: readonly GateLog[];
+  readonly events: readonly { readonly at: string; readonly message: string }[];
+  /** Pushes of the epic head (the publish job); absent in the work job, which pushes nothing. */
+  readonly pushes?: number;
+  /** Why GitHub refused the push of the merged epic head, when it did. */
+  readonly refusedPush?: PushRefusal | undefined;
+}
 
 /** GitHub keeps at most 1 MiB per step summary; stay far below it. */
 const SUMMARY_BUDGET = 512 * 1024;
@@ -74,7 +86,7 @@ function perimeterVerdict(record: StoryRecord): string {
 
 function judgeVerdict(
   record: StoryRecord,
-  events: readonly EngineEvent[],
+  events: StorySummaryFacts['events'],
   judged: boolean,
 ): string {
   if (!judged) return 'no judge configured';
@@ -85,7 +97,9 @@ function judgeVerdict(
 
 export function renderStorySummary(input: {
   readonly epic: number;
-  readonly result: StoryJobResult;
+  readonly result: StorySummaryFacts;
+  /** Which job of the story's run this is: the work job hands over, the publish job merges. */
+  readonly phase: 'work' | 'publish';
   readonly judged: boolean;
   readonly repoUrl: string;
   /** How untrusted code ran (`Untrusted.description`), and whether it was kept from credentials. */
@@ -99,8 +113,9 @@ export function renderStorySummary(input: {
   const { record, story } = result;
   const totals = storyTotals(record);
   const icon = record.status === 'done' ? '✅' : record.status === 'failed' ? '❌' : '⏸️';
+  const job = input.phase === 'work' ? ' — work' : ' — publish';
   const lines: string[] = [
-    `## ${icon} epicflow: story \`${story.id}\` of epic #${input.epic}`,
+    `## ${icon} epicflow: story \`${story.id}\` of epic #${input.epic}${job}`,
     '',
     `**${cell(story.title)}**`,
     '',
@@ -111,7 +126,9 @@ export function renderStorySummary(input: {
     `| branch | [\`${record.branch}\`](${input.repoUrl}/tree/${record.branch}) |`,
     `| merge commit | ${record.mergeCommit === undefined ? '—' : `[\`${record.mergeCommit.slice(0, 12)}\`](${input.repoUrl}/commit/${record.mergeCommit})`} |`,
     `| executor chain | ${record.executors.length === 0 ? '—' : cell(formatChain(record.executors))} |`,
-    `| pushes of the epic head | ${result.pushes === 0 ? '—' : String(result.pushes)} |`,
+    input.phase === 'work'
+      ? '| merge | the publish job of this run checks the result again, merges and records it |'
+      : `| pushes of the epic head | ${result.pushes === undefined || result.pushes === 0 ? '—' : String(result.pushes)} |`,
     `| perimeter | ${cell(perimeterVerdict(record))} |`,
     `| judge | ${cell(judgeVerdict(record, result.events, input.judged))} |`,
   ];
@@ -139,7 +156,7 @@ export function renderStorySummary(input: {
         `| \`${cell(g.command)}\` | ${where} | ${g.ok ? 'passed' : g.timedOut ? 'timed out' : 'failed'} |`,
       );
     }
-    for (const g of gates.filter((x) => !x.ok)) {
+    for (const g of gates.filter((x) => !x.ok && x.output !== '')) {
       lines.push(
         '',
         `<details><summary>${escapeHtml(g.command)} output</summary>`,
@@ -185,7 +202,7 @@ export function renderStorySummary(input: {
  * what the job knows as data (the git adapter's verdict on the push), never from
  * the wording of a message.
  */
-export function storyHint(result: Pick<StoryJobResult, 'refusedPush'>): string | undefined {
+export function storyHint(result: Pick<StorySummaryFacts, 'refusedPush'>): string | undefined {
   return result.refusedPush === 'protected'
     ? 'Allow the epicflow App as a bypass actor in the ruleset protecting epic branches, or leave `epic/*` unprotected.'
     : undefined;

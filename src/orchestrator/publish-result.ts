@@ -87,7 +87,24 @@ export async function publishResult(
   ports: PublishPorts,
   input: PublishInput,
 ): Promise<PublishOutcome> {
-  const { git } = ports;
+  const result = await readResult(ports.git, input);
+  if (!isDone(result)) return { kind: 'not-merged', result };
+  return mergeResult(ports, input, result);
+}
+
+/** The work job measured the story passing, with a commit to merge. */
+export function isDone(result: ResultRecord): boolean {
+  return result.record.status === 'done' && result.record.storyCommit !== undefined;
+}
+
+/**
+ * Reads one work job's result and re-derives from its objects everything the publish job
+ * must trust before it pushes any of it (the story branch or the merge): the commits are the
+ * record's and grow from the epic branch, and every commit they bring passes the perimeter,
+ * the existing-tests guard and the secret scan. The objects stay in `git` (unreferenced) for
+ * the pushes; a result that fails a check is refused (`ResultRefusal`).
+ */
+export async function readResult(git: PublishGit, input: PublishInput): Promise<ResultRecord> {
   const { story } = input;
   const epicBranch = epicBranchName(input.epic);
   if ((await git.commitOf(input.epicHead)) !== input.epicHead) {
@@ -102,10 +119,9 @@ export async function publishResult(
     story: story.id,
     attempt: input.attempt,
   });
-  const done = result.record.status === 'done' && result.record.storyCommit !== undefined;
   // A story without commits of its own brings no bundle; one with them always does.
-  if (result.storyCommit === result.base && result.gated === null && !done) {
-    return { kind: 'not-merged', result };
+  if (result.storyCommit === result.base && result.gated === null && !isDone(result)) {
+    return result;
   }
   // Whatever an earlier publish of this repository left in the quarantine goes first.
   await git.dropQuarantine();
@@ -115,8 +131,8 @@ export async function publishResult(
       withGated: result.gated !== null,
     });
     await checkLineage(git, result, imported, input.epicHead);
-    if (!done) return { kind: 'not-merged', result };
-    return await mergeAndPush(ports, input, result, epicBranch);
+    await checkCommits(git, input, result.storyCommit);
+    return result;
   } finally {
     await git.dropQuarantine();
   }
@@ -187,16 +203,9 @@ async function checkLineage(
   }
 }
 
-/** Re-derives the checks from the objects, merges without a work tree and pushes with a lease. */
-async function mergeAndPush(
-  ports: PublishPorts,
-  input: PublishInput,
-  result: ResultRecord,
-  epicBranch: string,
-): Promise<PublishOutcome> {
-  const { git } = ports;
+/** What the story commit brings over the epic head passes every check, or is refused. */
+async function checkCommits(git: PublishGit, input: PublishInput, commit: string): Promise<void> {
   const { story, epicHead } = input;
-  const commit = result.storyCommit;
   const count = await git.countCommits(epicHead, commit);
   const most = input.maxCommits ?? MAX_RESULT_COMMITS;
   if (count > most) {
@@ -217,6 +226,22 @@ async function mergeAndPush(
     secrets: input.secrets,
   });
   if (refusal !== null) throw refusal;
+}
+
+/**
+ * Merges a checked result (`readResult`) into the epic head without a work tree and pushes
+ * the merge with a lease on that head. A head that moved since the result was read is
+ * merged the same way (its new commits are the epic's own, already checked when they came).
+ */
+export async function mergeResult(
+  ports: PublishPorts,
+  input: PublishInput,
+  result: ResultRecord,
+): Promise<Exclude<PublishOutcome, { kind: 'not-merged' }>> {
+  const { git } = ports;
+  const { story, epicHead } = input;
+  const epicBranch = epicBranchName(input.epic);
+  const commit = result.storyCommit;
   const merged = await git.mergeTree(epicHead, commit);
   if (!merged.ok) {
     return {

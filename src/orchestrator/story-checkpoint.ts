@@ -1,34 +1,21 @@
 /**
- * A story job's work survives the job. The runner can be lost, or the job cancelled hard,
- * after the coder's turn was paid for and committed: each commit the story reaches goes to
- * its branch on GitHub as it is made, and the first one of the job is written to the
- * story's record there (its `progress`), so the next attempt checks that work first
- * instead of paying for the turn again. A story run as a task plan also writes its record
- * at each tick (with the branch pushed where the tick is), so the next attempt continues at
- * its first unchecked task. A checkpoint that cannot be written is said in the job's log
- * and costs nothing else: the job's own end still pushes and records everything.
+ * A story's work survives its work job. The runner can be lost, or the job cancelled, after
+ * the coder's turn was paid for and committed: each commit the story reaches, and each task
+ * of a task plan ticked, writes the story's result anew (its record, with the `progress`
+ * and ticks, and the story branch as it stands) into the folder the workflow uploads even
+ * when the job failed or was cancelled. The publish job then pushes the branch and writes
+ * the record, so the next attempt checks that work first instead of paying for the turn
+ * again, and continues at its first unchecked task. A hand-over that cannot be written is
+ * said in the job's log and costs nothing else: the job's own end writes everything.
  */
-import type { GitHubStateStore } from '../adapters/github/index.js';
-import type { PushResult } from '../adapters/git/remote-git.js';
 import { describeError } from '../core/errors.js';
 import type { StoryRecord } from '../core/model.js';
 import type { StateStore } from '../engine/ports.js';
 
-export interface StoryOnGitHub {
-  /** The story branch's head on GitHub, as this job found or pushed it (null: none). */
-  head: string | null;
-  /** The blob sha of the story's record on GitHub as this job last wrote or read it. */
-  recordSha: string;
-}
-
-interface CheckpointOptions {
+interface HandOverOptions {
   readonly story: string;
-  readonly branch: string;
-  /** Pushes a commit to the story branch with a lease on `expected`. */
-  readonly push: (sha: string, expected: string | null) => Promise<PushResult>;
-  readonly store: GitHubStateStore;
-  /** Updated as checkpoints are written: the job's end pushes and writes against it. */
-  readonly onGitHub: StoryOnGitHub;
+  /** Writes the result with this record (and the story branch as it stands). */
+  readonly write: (record: StoryRecord) => Promise<void>;
   readonly warn: (message: string) => void;
 }
 
@@ -37,31 +24,12 @@ function ticks(record: StoryRecord): number {
   return (record.tasks ?? []).filter((t) => t.done).length;
 }
 
-/** `scratch`, with each new commit of the story's progress also published to GitHub. */
-export function checkpointing(scratch: StateStore, options: CheckpointOptions): StateStore {
-  const { story, branch, push, store, onGitHub, warn } = options;
-  let recorded = false;
+/** `scratch`, with each new commit or tick of the story's progress also handed over. */
+export function progressHandedOver(scratch: StateStore, options: HandOverOptions): StateStore {
+  const { story, write, warn } = options;
+  let commit: string | undefined;
   // The ticks the record had when this job first wrote it (a resumed plan has some).
   let ticked: number | undefined;
-  const publish = async (record: StoryRecord, commit: string | undefined): Promise<void> => {
-    if (commit !== undefined && commit !== onGitHub.head) {
-      const pushed = await push(commit, onGitHub.head);
-      if (!pushed.ok) {
-        warn(`could not push ${branch} at ${commit.slice(0, 12)} yet: ${pushed.reason}`);
-        return;
-      }
-      onGitHub.head = commit;
-    }
-    // One record write a job, and one a task ticked: a later attempt checks the branch as
-    // it is anyway, and continues at the first unchecked task.
-    const tick = ticks(record) > (ticked ?? 0);
-    if (recorded && !tick) return;
-    recorded = true;
-    ticked = ticks(record);
-    const wrote = await store.write(record, onGitHub.recordSha);
-    if (wrote.ok) onGitHub.recordSha = wrote.sha;
-    else warn(`the record of ${story} changed on GitHub meanwhile: its progress is not written`);
-  };
   return {
     dir: scratch.dir,
     readStory: (id) => scratch.readStory(id),
@@ -71,15 +39,17 @@ export function checkpointing(scratch: StateStore, options: CheckpointOptions): 
     writeText: (name, text) => scratch.writeText(name, text),
     async writeStory(record) {
       await scratch.writeStory(record);
-      const commit = record.progress?.commit;
       if (record.story !== story) return;
+      const at = record.progress?.commit;
       ticked ??= ticks(record);
-      const moved = commit !== undefined && commit !== onGitHub.head;
+      const moved = at !== undefined && at !== commit;
       if (!moved && ticks(record) <= ticked) return;
+      commit = at;
+      ticked = ticks(record);
       try {
-        await publish(record, commit);
+        await write(record);
       } catch (e) {
-        warn(`could not publish the progress of ${story}: ${describeError(e)}`);
+        warn(`could not hand over the progress of ${story}: ${describeError(e)}`);
       }
     },
   };

@@ -42,12 +42,13 @@ import { withReviewStories } from '../core/epic/review.js';
 import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { ranOnStory } from '../engine/checkout.js';
-import { checkpointing, type StoryOnGitHub } from './story-checkpoint.js';
-import { publish, type PushRefusal } from './story-publish.js';
+import { progressHandedOver } from './story-checkpoint.js';
+import { writeWorkResult } from './work-result.js';
+import { RESULT_VERSION, type ResultRecord } from '../core/publish/result.js';
 import { runStory } from '../engine/story.js';
 import { composeEpic } from '../composition/epic.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { mergeRoster, ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
+import { ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
 
 export interface StoryJobInput extends JobInput {
   readonly story: string;
@@ -61,6 +62,8 @@ export interface StoryJobInput extends JobInput {
   /** The job's span: the story and its steps are traced inside it. None: not traced. */
   readonly trace?: TraceSpan;
   readonly onEvent?: (event: EngineEvent) => void;
+  /** Where the story's result is written for the publish job (the workflow uploads it). */
+  readonly resultDir: string;
 }
 
 /** One gate (or setup) run, for the job summary. */
@@ -74,18 +77,14 @@ export interface GateLog {
 }
 
 export interface StoryJobResult {
-  /** The record as saved on GitHub. */
+  /** The record as the work job ended it (the publish job saves it on GitHub). */
   readonly record: StoryRecord;
   readonly story: Story;
   readonly gates: readonly GateLog[];
   readonly events: readonly EngineEvent[];
-  /** Pushes of the epic head (1 when nobody else merged meanwhile). */
-  readonly pushes: number;
-  /** Why GitHub refused the push of the merged epic head, when it did (the story then failed). */
-  readonly refusedPush?: PushRefusal;
+  /** What was handed over to the publish job. */
+  readonly result: ResultRecord;
 }
-
-export type { PushRefusal } from './story-publish.js';
 
 /** Everything read and checked before the job changes anything. */
 export interface PreparedStory {
@@ -188,30 +187,6 @@ async function missingToolchains(
   return `not started: ${missing.map((p) => missingProgramMessage(config, configFile, p)).join('; ')} (set it up in the story workflow before the epicflow step)`;
 }
 
-/** Writes the outcome to GitHub (compare-and-swap), unless a newer attempt took the story over. */
-async function saveRecord(store: GitHubStateStore, record: StoryRecord): Promise<StoryRecord> {
-  return store.update(record.story, (current) =>
-    current !== null && current.attempt > record.attempt ? current : record,
-  );
-}
-
-/**
- * Merges this job's roster into the shared one read at the start and writes it with
- * a compare-and-swap on that read; another job's write meanwhile means read, merge
- * and write again. Nothing new: nothing written.
- */
-async function saveRoster(
-  store: GitHubStateStore,
-  shared: { readonly value: unknown; readonly sha: string } | null,
-  ours: SharedRoster,
-): Promise<void> {
-  const merged = mergeRoster(shared?.value ?? null, ours);
-  if (shared !== null && JSON.stringify(merged) === JSON.stringify(shared.value)) return;
-  const wrote = await store.writeJson(ROSTER_DOC, merged, shared?.sha ?? null);
-  if (!wrote.ok)
-    await store.updateJson(ROSTER_DOC, (current: unknown) => mergeRoster(current, ours));
-}
-
 /** Marks the dispatched record failed with a refusal's reason (same attempt only). */
 export async function recordRefusal(
   repo: GitHubRepo,
@@ -244,11 +219,95 @@ function artifactLogs(dir: string): { writeText(name: string, text: string): Pro
   };
 }
 
+/**
+ * The work job's end: what the story's commits are, for the publish job. A passed story
+ * names its checked commit and the merge its gates ran on (the local epic head, whose
+ * first parent is the epic head it merged into); any other names the story branch as it
+ * stands (nothing is lost), against the epic head as GitHub last had it.
+ */
+async function workResult(
+  repo: Git,
+  input: {
+    readonly epic: string;
+    readonly record: StoryRecord;
+    /** The story branch's head in the job (null: none). */
+    readonly storyHead: string | null;
+    /** The local epic head at the end (the gated merge of a passed story). */
+    readonly localEpic: string;
+    /** The epic branch's head on GitHub as the job last read it. */
+    readonly remoteEpic: string;
+    readonly gates: readonly GateLog[];
+    readonly roster: SharedRoster;
+  },
+): Promise<ResultRecord> {
+  const { record } = input;
+  const parents = async (sha: string): Promise<string[]> =>
+    (
+      await repo.read(`cannot read the parents of ${sha}`, [
+        'rev-list',
+        '--parents',
+        '-n',
+        '1',
+        sha,
+      ])
+    )
+      .trim()
+      .split(/\s+/)
+      .slice(1);
+  let storyCommit = input.storyHead ?? input.remoteEpic;
+  let epicHead = input.remoteEpic;
+  let gated: string | null = null;
+  if (record.status === 'done' && record.storyCommit !== undefined) {
+    storyCommit = record.storyCommit;
+    const [first, second, ...more] = await parents(input.localEpic);
+    if (first !== undefined && second === storyCommit && more.length === 0) {
+      gated = input.localEpic;
+      epicHead = first;
+    } else {
+      epicHead = input.localEpic;
+    }
+  }
+  const base = (
+    await repo.read(`cannot find where ${storyCommit} left the epic branch`, [
+      'merge-base',
+      storyCommit,
+      epicHead,
+    ])
+  ).trim();
+  return {
+    version: RESULT_VERSION,
+    epic: input.epic,
+    story: record.story,
+    attempt: record.attempt,
+    base,
+    epicHead,
+    storyCommit,
+    gated,
+    gates: input.gates.map(({ command, ok, timedOut, where }) => ({
+      command,
+      ok,
+      timedOut,
+      where,
+    })),
+    record,
+    roster: input.roster,
+  };
+}
+
+/**
+ * A story's work job (docs/security.md, "The publish side"): the agent's turns, the gates,
+ * the judge and the merge with the epic head, with no write credential in the job. Its token
+ * can only read: it fetches the branches and reads the plan and record, and writes nothing
+ * to GitHub. It ends by writing the story's result (a record and a bundle of its commits)
+ * into `resultDir`, which the workflow uploads for the publish job; each commit of the
+ * story's progress writes it too, so a job that is cancelled or dies after a paid turn
+ * still hands its work over.
+ */
 export async function runStoryJob(
   input: StoryJobInput,
   prepared: PreparedStory,
 ): Promise<StoryJobResult> {
-  const { plan, story, prior, store } = prepared;
+  const { plan, story, prior } = prepared;
   const { remote, workspace } = input;
   const epic = String(input.epic);
   const epicBranch = epicBranchName(epic);
@@ -258,7 +317,7 @@ export async function runStoryJob(
 
   const removed = await remote.scrubCredentials();
   const heads = await remote.fetch([epicBranch, branch]);
-  const remoteEpic = heads.get(epicBranch);
+  let remoteEpic = heads.get(epicBranch);
   if (remoteEpic === undefined) {
     throw new EpicflowError('github', `the epic branch ${epicBranch} does not exist on GitHub`, {
       details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
@@ -274,8 +333,8 @@ export async function runStoryJob(
   ]);
   const remoteStory = heads.get(branch);
   // A record marked `restart` (its plan entry changed after the story had started) must
-  // not build on the old work: the story starts from the epic head, and the new branch
-  // replaces the old one on GitHub only by a push with a lease on the old head.
+  // not build on the old work: the story starts from the epic head, and the publish job
+  // replaces the old branch on GitHub only by a push with a lease on the old head.
   const restart = prior.restart === 'fresh';
   if (remoteStory !== undefined && !restart) {
     await repo.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, remoteStory]);
@@ -288,25 +347,34 @@ export async function runStoryJob(
 
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', epic, 'state'));
   await scratch.writeStory(prior);
-  const shared = await store.readJson<unknown>(ROSTER_DOC);
+  const shared = await prepared.store.readJson<unknown>(ROSTER_DOC);
   await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
 
-  // Where GitHub's copy of the story stands; checkpoints move it, the job's end reads it.
-  const onGitHub: StoryOnGitHub = { head: remoteStory ?? null, recordSha: prepared.priorSha };
   const worktrees = join(input.tempDir, 'epicflow', epic, 'worktrees');
+  const handOver = async (record: StoryRecord, localEpic: string): Promise<ResultRecord> => {
+    const result = await workResult(repo, {
+      epic,
+      record,
+      storyHead: await repo.revParse(`refs/heads/${branch}`),
+      localEpic,
+      remoteEpic: remoteEpic as string,
+      gates,
+      roster: persistableRosterState(ctx.roster.snapshot),
+    });
+    await writeWorkResult(repo, input.resultDir, result);
+    return result;
+  };
   const { ports, settings } = await composeEpic({
     repo,
     epic,
     plan,
     config,
     ...composedFrom(input, config),
-    state: checkpointing(scratch, {
+    state: progressHandedOver(scratch, {
       story: story.id,
-      branch,
-      push: (sha, expected) => remote.push(sha, branch, expected),
-      store,
-      onGitHub,
-      // Called from the story's run only, once the epic is open.
+      write: async (record) => {
+        await handOver(record, remoteEpic as string);
+      },
       warn: (message) => ctx.emit('story', message, story.id),
     }),
     // The story's tree is a worktree of its own there, never the job checkout: the
@@ -324,7 +392,13 @@ export async function runStoryJob(
     ...(input.logsDir === undefined ? {} : { logs: artifactLogs(input.logsDir) }),
     ...(input.trace === undefined ? {} : { trace: input.trace }),
     // Other stories' jobs merge meanwhile: the judge reads the story on GitHub's epic head.
-    upstream: { epicHead: async () => (await remote.fetch([epicBranch])).get(epicBranch) },
+    upstream: {
+      epicHead: async () => {
+        const head = (await remote.fetch([epicBranch])).get(epicBranch);
+        if (head !== undefined) remoteEpic = head;
+        return head;
+      },
+    },
   });
   const ctx = await openEpic(settings, ports);
   if (removed.length > 0) {
@@ -349,8 +423,6 @@ export async function runStoryJob(
         )
       : null;
   let record: StoryRecord;
-  let pushes = 0;
-  let refusedPush: PushRefusal | undefined;
   if (missing !== undefined) {
     record = { ...prior, status: 'failed', reason: missing, finishedAt: new Date().toISOString() };
   } else if (executor === null) {
@@ -363,57 +435,10 @@ export async function runStoryJob(
   } else {
     record = await runStory(ctx, { story, executor, prior });
     await ctx.roster.release(story.id);
-    // Nothing is lost: the story branch goes to GitHub whatever the outcome.
-    const storyHead = await repo.revParse(`refs/heads/${branch}`);
-    // Whether GitHub now holds this run's story branch (or none at all).
-    let current = storyHead === onGitHub.head;
-    if (storyHead !== null && !current) {
-      const pushed = await remote.push(storyHead, branch, onGitHub.head);
-      current = pushed.ok;
-      if (pushed.ok) onGitHub.head = storyHead;
-      if (!pushed.ok) {
-        ctx.emit('story', `could not push ${branch}: ${pushed.detail}`, story.id);
-        record = {
-          ...record,
-          notes: [...record.notes, `${branch} was not pushed: ${pushed.reason}`],
-        };
-      }
-    }
-    // The engine's records drop the marker once it restarted; GitHub's record keeps it
-    // until the old branch is replaced there, or the next job would resume the old work.
-    if (restart && !current) record = { ...record, restart: 'fresh' };
-    if (record.status === 'done' && record.storyCommit !== undefined) {
-      const restores: string[] = [];
-      const published = await publish(ctx, remote, {
-        story,
-        branch,
-        // A merge retry merges the same checked commit again, never the branch as it is now.
-        commit: record.storyCommit,
-        chain: record.executors,
-        restores,
-      });
-      pushes = published.pushes;
-      if (!published.ok) refusedPush = published.refused;
-      const notes = [...record.notes, ...restores];
-      record = published.ok
-        ? { ...record, notes, mergeCommit: published.sha }
-        : (() => {
-            const { mergeCommit: _m, ...rest } = record;
-            return { ...rest, notes, status: 'failed' as const, reason: published.reason };
-          })();
-    }
   }
-  // Compare-and-swap on what this job read; only when someone wrote meanwhile is the
-  // record read again (and a newer attempt's record left alone).
-  const first = await store.write(record, onGitHub.recordSha);
-  const saved = first.ok ? record : await saveRecord(store, record);
-  await saveRoster(store, shared, persistableRosterState(ctx.roster.snapshot));
-  return {
-    record: saved,
-    story,
-    gates,
-    events,
-    pushes,
-    ...(refusedPush === undefined ? {} : { refusedPush }),
-  };
+  // The engine's records drop the marker once it restarted; GitHub's record keeps it until
+  // the publish job replaces the old branch there, or the next job would resume the old work.
+  if (restart) record = { ...record, restart: 'fresh' };
+  const result = await handOver(record, ctx.epicHead);
+  return { record, story, gates, events, result };
 }

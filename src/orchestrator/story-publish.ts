@@ -1,108 +1,310 @@
 /**
- * A story job's commit point: the merged epic head pushed to GitHub. A rejected push
- * changed nothing there, so the story merges again on the new head and tries again, at
- * most `MAX_PUBLISH_ATTEMPTS` times; any other refusal is said with what to do.
+ * A story's publish job (docs/security.md, "The publish side"): the job that holds the write
+ * credential. It checks nothing out and runs nothing from the repository or the result: it
+ * reads the work job's result from the artifact, fetches the epic and story branches into a
+ * bare repository, re-derives from the objects what it must trust (`readResult`), pushes the
+ * story branch, merges the checked commit into the epic head without a work tree and pushes
+ * the merge with a lease — merging again on the new head when another story got there
+ * first — and writes the story's record and the roster. A result it refuses fails the story
+ * with the reason, with nothing pushed.
  */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GitHubStateStore } from '../adapters/github/index.js';
+import { PublishGit } from '../adapters/git/publish-git.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
-import type { PushRefusalReason } from '../core/epic/index.js';
-import { describeError, isEpicflowError } from '../core/errors.js';
-import type { Story } from '../core/model.js';
-import { withGitConfigGuarded } from '../engine/guarded-config.js';
-import { integrate } from '../engine/integrate.js';
-import type { openEpic } from '../engine/run-epic.js';
-import { StoryStop } from '../engine/stop.js';
-import { pushAgainOnMove, type PushRound } from './job-shell.js';
+import { spawnGit } from '../adapters/git/run-git.js';
+import {
+  botCommitIdentity,
+  describePushRefusal,
+  type PushRefusalReason,
+} from '../core/epic/index.js';
+import { describeError, EpicflowError } from '../core/errors.js';
 
-/** Pushes of the epic head before giving up (each after a fresh merge and gate run). */
+/** The error's message and details as one line. */
+function describeErrorLine(e: unknown): string {
+  return describeError(e)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' | ');
+}
+import { epicBranchName, storyBranchName, type StoryRecord } from '../core/model.js';
+import {
+  isResultRefusal,
+  parseResultRecord,
+  RESULT_FILES,
+  type ResultRecord,
+} from '../core/publish/result.js';
+import { mergeRoster, ROSTER_DOC, startingRoster } from '../core/roster/sync.js';
+import { isDone, mergeResult, readResult, type PublishInput } from './publish-result.js';
+import type { GateLog, PreparedStory } from './story-job.js';
+
+/** Pushes of the epic head before giving up (each after merging again on the new head). */
 const MAX_PUBLISH_ATTEMPTS = 5;
 
 /** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
 export type PushRefusal = Exclude<PushRefusalReason, 'stale'>;
 
-type Published =
-  | { readonly ok: true; readonly sha: string; readonly pushes: number }
-  | {
-      readonly ok: false;
-      readonly reason: string;
-      readonly pushes: number;
-      /** Set when GitHub refused the push itself (not a merge retry that failed). */
-      readonly refused?: PushRefusal;
-    };
+interface PublishJobInput {
+  readonly epic: number;
+  readonly story: string;
+  readonly attempt: number;
+  /** The folder the work job's artifact was downloaded to. */
+  readonly resultDir: string;
+  /** How the work job ended, as the workflow says (`needs.work.result`), when it says. */
+  readonly workOutcome?: string | undefined;
+  readonly configPath: string;
+  /** The job's own folder: the bare repository lives there. */
+  readonly tempDir: string;
+  /** Git over HTTP with the write credential (run in the job's bare repository). */
+  readonly remote: RemoteGit;
+  readonly botLogin: string;
+  /** Every secret the job holds: the diff may carry none of them. */
+  readonly secrets: readonly string[];
+  readonly onEvent?: (message: string) => void;
+}
 
-interface PublishInput {
-  readonly story: Story;
-  readonly branch: string;
-  /** The checked story commit. */
-  readonly commit: string;
-  readonly chain: readonly string[];
-  /** Collects a note for each time git's configuration was put back after a merge retry. */
-  readonly restores: string[];
+export interface PublishJobResult {
+  /** The record as saved on GitHub. */
+  readonly record: StoryRecord;
+  /** The gates as the work job measured them (their output is in the work job's log). */
+  readonly gates: readonly GateLog[];
+  /** What the publish job did, line by line. */
+  readonly events: readonly string[];
+  /** Pushes of the epic head (1 when nobody else merged meanwhile; 0: none). */
+  readonly pushes: number;
+  /** Why GitHub refused a push of the epic head, when it did (the story then failed). */
+  readonly refusedPush?: PushRefusal;
+}
+
+/** Writes the outcome to GitHub (compare-and-swap), unless a newer attempt took the story over. */
+async function saveRecord(
+  store: GitHubStateStore,
+  record: StoryRecord,
+  sha: string,
+): Promise<StoryRecord> {
+  const first = await store.write(record, sha);
+  if (first.ok) return record;
+  return store.update(record.story, (current) =>
+    current !== null && current.attempt > record.attempt ? current : record,
+  );
 }
 
 /**
- * Publishes the merged epic head. The push is the commit point: a rejected
- * push changed nothing on GitHub, so the story merges again on the new head
- * (the engine's `integrate`: merge, gates, compare-and-swap) and tries again.
+ * Merges the work job's roster into the shared one with a compare-and-swap; another job's
+ * write meanwhile means read, merge and write again. Nothing new: nothing written.
  */
-export async function publish(
-  ctx: Awaited<ReturnType<typeof openEpic>>,
-  remote: RemoteGit,
-  input: PublishInput,
-): Promise<Published> {
-  const { epicBranch } = ctx.settings;
-  const out = await pushAgainOnMove(remote, epicBranch, MAX_PUBLISH_ATTEMPTS, async (n) => {
-    if (n > 1) return mergeAgain(ctx, remote, input);
-    return { push: ctx.epicHead };
-  });
-  switch (out.kind) {
-    case 'pushed':
-      if (out.pushes > 1) ctx.emit('story', `published after ${out.pushes} pushes`, input.story.id);
-      return { ok: true, sha: out.sha, pushes: out.pushes };
-    case 'stopped':
-      return { ok: false, pushes: out.pushes, reason: out.value };
-    case 'refused':
-      return { ok: false, pushes: out.pushes, refused: out.refused, reason: out.reason };
-    case 'kept-moving':
-      return {
-        ok: false,
-        pushes: out.pushes,
-        reason: `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${input.story.id}`,
-      };
+async function saveRoster(store: GitHubStateStore, ours: unknown): Promise<void> {
+  const shared = await store.readJson<unknown>(ROSTER_DOC);
+  const mine = startingRoster(ours);
+  const merged = mergeRoster(shared?.value ?? null, mine);
+  if (shared !== null && JSON.stringify(merged) === JSON.stringify(shared.value)) return;
+  const wrote = await store.writeJson(ROSTER_DOC, merged, shared?.sha ?? null);
+  if (!wrote.ok) {
+    await store.updateJson(ROSTER_DOC, (current: unknown) => mergeRoster(current, mine));
   }
 }
 
-/** The epic branch moved on GitHub: the story merges again on its new head (or says why not). */
-async function mergeAgain(
-  ctx: Awaited<ReturnType<typeof openEpic>>,
-  remote: RemoteGit,
-  input: PublishInput,
-): Promise<PushRound<string>> {
-  const { epicBranch } = ctx.settings;
-  ctx.emit('story', `${epicBranch} moved on GitHub; merging again`, input.story.id);
-  const heads = await remote.fetch([epicBranch]);
-  const head = heads.get(epicBranch);
-  if (head === undefined) return { stop: `${epicBranch} was deleted on GitHub while merging` };
-  const { git } = ctx.ports;
-  if (!(await git.updateRef(`refs/heads/${epicBranch}`, head, ctx.epicHead))) {
-    return { stop: `${epicBranch} changed in the job checkout while merging` };
+/** A bare repository of the job's own, holding only what is fetched into it. */
+async function bareRepository(dir: string, botLogin: string): Promise<PublishGit> {
+  await mkdir(dir, { recursive: true });
+  const identity = botCommitIdentity(botLogin);
+  const init = await spawnGit(['init', '--quiet', '--bare', dir], { cwd: dir, identity });
+  if (init.exitCode !== 0) {
+    throw new EpicflowError('git', `cannot make a bare repository in ${dir}`, {
+      details: init.stderr.split('\n').filter((l) => l.trim() !== ''),
+    });
   }
-  ctx.epicHead = head;
-  // The merge runs the gates on code the agent wrote: git's configuration is put
-  // back before the next push carries the token (see guardGitConfig in engine/story/checks.ts).
+  return PublishGit.open(dir, identity);
+}
+
+/**
+ * The record of a story whose result was refused: failed, with the reason and its details,
+ * built on the work job's record when it could be read (its usage was paid for) and the
+ * dispatched one when not.
+ */
+function refused(
+  prior: StoryRecord,
+  e: unknown,
+  workOutcome: string | undefined,
+  work: StoryRecord | undefined,
+): StoryRecord {
+  const [first = '', ...details] = describeError(e).split('\n');
+  const base = work ?? prior;
+  const said =
+    work?.reason === undefined
+      ? []
+      : [`the work job ended the story ${work.status}: ${work.reason}`];
+  const lost =
+    isResultRefusal(e, 'missing') && workOutcome !== undefined && workOutcome !== 'success'
+      ? ` (the work job ${workOutcome === 'cancelled' ? 'was cancelled' : `ended with ${workOutcome}`} before it handed its result over: its log says why)`
+      : '';
+  const { mergeCommit: _m, ...rest } = base;
+  return {
+    ...rest,
+    status: 'failed',
+    reason: `the publish job refused the work job's result: ${first}${lost}`,
+    notes: [...base.notes, ...said, ...details.map((d) => d.trim()).filter((d) => d !== '')],
+    finishedAt: new Date().toISOString(),
+  };
+}
+
+/** The story's record in the result, when the record file reads as one (else undefined). */
+async function workRecord(dir: string, expected: { epic: string; story: string; attempt: number }) {
   try {
-    await withGitConfigGuarded(
-      ctx.epicTree,
-      'the merge retry',
-      () => integrate(ctx, input),
-      (note, restored) => {
-        input.restores.push(note);
-        ctx.emit('story', note, input.story.id, { restored });
-      },
-    );
-  } catch (e) {
-    if (e instanceof StoryStop) return { stop: e.reason };
-    if (isEpicflowError(e)) return { stop: describeError(e).split('\n').join(' | ') };
-    throw e;
+    return parseResultRecord(await readFile(join(dir, RESULT_FILES.record), 'utf8'), expected)
+      .record;
+  } catch {
+    return undefined;
   }
-  return { push: ctx.epicHead };
+}
+
+export async function publishStoryJob(
+  input: PublishJobInput,
+  prepared: PreparedStory,
+): Promise<PublishJobResult> {
+  const { story, prior, store, config } = prepared;
+  const epic = String(input.epic);
+  const epicBranch = epicBranchName(epic);
+  const branch = storyBranchName(epic, story.id);
+  const events: string[] = [];
+  const say = (message: string): void => {
+    events.push(message);
+    input.onEvent?.(message);
+  };
+  const bare = join(input.tempDir, 'publish.git');
+  const git = await bareRepository(bare, input.botLogin);
+  const remote = input.remote.at(bare);
+  const heads = await remote.fetch([epicBranch, branch]);
+  let epicHead = heads.get(epicBranch);
+  if (epicHead === undefined) {
+    throw new EpicflowError('github', `the epic branch ${epicBranch} does not exist on GitHub`, {
+      details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
+    });
+  }
+  const storyOnGitHub = heads.get(branch) ?? null;
+  const publishInput = (head: string): PublishInput => ({
+    artifact: input.resultDir,
+    epic,
+    story,
+    attempt: input.attempt,
+    epicHead: head,
+    configPaths: [input.configPath],
+    allowWorkflowChanges: config.allowWorkflowChanges,
+    secrets: input.secrets,
+  });
+  let result: ResultRecord;
+  try {
+    result = await readResult(git, publishInput(epicHead));
+  } catch (e) {
+    if (!isResultRefusal(e)) throw e;
+    say(`refused the work job's result: ${describeErrorLine(e)}`);
+    const work = await workRecord(input.resultDir, {
+      epic,
+      story: story.id,
+      attempt: input.attempt,
+    });
+    // A story the work job did not pass keeps its own reason: its branch stays unpushed.
+    const failed =
+      work !== undefined && work.status !== 'done' && work.status !== 'active'
+        ? {
+            ...work,
+            notes: [...work.notes, `${branch} was not pushed: ${describeErrorLine(e)}`],
+          }
+        : refused(prior, e, input.workOutcome, work);
+    const record = await saveRecord(store, failed, prepared.priorSha);
+    return { record, gates: [], events, pushes: 0 };
+  }
+  const gates = result.gates.map((g) => ({ ...g, output: '' }));
+  let record: StoryRecord = result.record;
+  // Nothing is lost: the story branch goes to GitHub whatever the outcome, once checked.
+  const storyCommit = result.storyCommit;
+  if (storyCommit !== result.base && storyCommit !== storyOnGitHub) {
+    const pushed = await remote.push(storyCommit, branch, storyOnGitHub);
+    if (pushed.ok) {
+      say(`pushed ${branch} at ${storyCommit.slice(0, 12)}`);
+      // The old work is replaced on GitHub: the next attempt builds on this one.
+      if (record.restart === 'fresh') {
+        const { restart: _r, ...rest } = record;
+        record = rest;
+      }
+    } else {
+      say(`could not push ${branch}: ${pushed.detail}`);
+      record = {
+        ...record,
+        notes: [...record.notes, `${branch} was not pushed: ${pushed.reason}`],
+      };
+    }
+  } else if (record.restart === 'fresh' && storyOnGitHub === null) {
+    const { restart: _r, ...rest } = record;
+    record = rest;
+  }
+  let pushes = 0;
+  let refusedPush: PushRefusal | undefined;
+  if (isDone(result)) {
+    const push = (sha: string, to: string, expected: string | null) =>
+      remote.push(sha, to, expected);
+    for (let n = 1; ; n++) {
+      const out = await mergeResult({ git, push }, publishInput(epicHead), result);
+      pushes = n;
+      if (out.kind === 'merged') {
+        record = { ...record, mergeCommit: out.merge };
+        if (!out.gatedTree) {
+          const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
+          record = { ...record, notes: [...record.notes, note] };
+          say(note);
+        }
+        say(`merged into ${epicBranch} (${out.merge.slice(0, 12)})`);
+        break;
+      }
+      const { mergeCommit: _m, ...unmerged } = record;
+      if (out.kind === 'conflict') {
+        record = {
+          ...unmerged,
+          status: 'failed',
+          reason: `${out.reason} (merged on GitHub after the work job's merge); comment /retry ${story.id} to merge it again with a merge revision`,
+        };
+        break;
+      }
+      if (out.refused.reason !== 'stale') {
+        refusedPush = out.refused.reason;
+        record = {
+          ...unmerged,
+          status: 'failed',
+          reason: describePushRefusal(epicBranch, out.refused.reason, out.refused.detail),
+        };
+        break;
+      }
+      if (n >= MAX_PUBLISH_ATTEMPTS) {
+        record = {
+          ...unmerged,
+          status: 'failed',
+          reason: `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${story.id}`,
+        };
+        break;
+      }
+      say(`${epicBranch} moved on GitHub; merging again`);
+      const moved = (await remote.fetch([epicBranch])).get(epicBranch);
+      if (moved === undefined) {
+        record = {
+          ...unmerged,
+          status: 'failed',
+          reason: `${epicBranch} was deleted on GitHub while merging`,
+        };
+        break;
+      }
+      epicHead = moved;
+    }
+    if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
+  }
+  const saved = await saveRecord(store, record, prepared.priorSha);
+  await saveRoster(store, result.roster);
+  return {
+    record: saved,
+    gates,
+    events,
+    pushes,
+    ...(refusedPush === undefined ? {} : { refusedPush }),
+  };
 }

@@ -1,9 +1,9 @@
 /**
- * A story job killed mid-way (the runner lost, the job cancelled hard): the
- * bundle gets SIGKILL during the coder turn, so it records nothing, or during the
- * gates, after the coder's work was committed. The run's end tells the orchestrator;
- * `/resume` runs the story again and it is merged exactly once, without paying
- * again for a turn whose work was committed.
+ * A story's work job killed mid-way (the job cancelled hard): the bundle gets SIGKILL
+ * during the coder turn, so it hands nothing over, or during the gates, after the coder's
+ * work was committed and handed over. The publish job, which runs whatever became of the
+ * work job, records what it got; `/resume` runs the story again and it is merged exactly
+ * once, without paying again for a turn whose work was committed.
  *
  * @needs root
  */
@@ -92,18 +92,24 @@ describe('a story job killed during the coder turn', () => {
     } catch {
       // Already gone.
     }
-    expect(killed.code).toBeNull();
+    // The work job died before it handed anything over; its publish job (which runs
+    // whatever became of the work job) finds no result and fails the story, saying why.
+    expect(killed.work?.code).toBeNull();
+    expect(killed.publish?.code).toBe(1);
     const epicHead = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('slow'))?.record.status).toBe('active');
+    const failed = {
+      status: 'failed',
+      reason: expect.stringContaining(
+        'the work job was cancelled before it handed its result over',
+      ) as unknown,
+    };
+    expect((await store.read('slow'))?.record).toMatchObject(failed);
 
-    // The runner reports the run as failed; the orchestrator records why.
+    // The runner reports the run as failed; the orchestrator leaves the reason as it is.
     const ended = await runCompleted(w, bundle, runId, 'failure');
     expect(ended.code).toBe(0);
-    expect((await store.read('slow'))?.record).toMatchObject({
-      status: 'failed',
-      reason: 'the job ended (failure) without recording an outcome',
-    });
+    expect((await store.read('slow'))?.record).toMatchObject(failed);
     expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(epicHead);
 
     const resumed = await commentAs(w, bundle, 'alice', epic, '/resume');
@@ -160,17 +166,18 @@ describe('a story job killed during the coder turn', () => {
     } catch {
       // Already gone.
     }
-    expect(killed.code).toBeNull();
+    expect(killed.work?.code).toBeNull();
     expect(turns('late')).toBe(1);
-    // The turn's work reached GitHub before the job was lost.
+    // The turn's work was handed over before the work job was lost, and its publish job
+    // put it on GitHub: the story branch, and the record's progress at that commit.
     expect(await w.gh.state.file(OWNER, REPO, `story/${epic}/late`, 'src/late/index.js')).toBe(
       'export const story = "late";\n',
     );
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('late'))?.record).toMatchObject({
-      status: 'active',
       progress: { commit: await w.gh.state.ref(OWNER, REPO, `story/${epic}/late`) },
     });
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBeUndefined();
 
     expect((await runCompleted(w, bundle, runId, 'failure')).code).toBe(0);
     expect((await commentAs(w, bundle, 'alice', epic, '/resume')).code).toBe(0);

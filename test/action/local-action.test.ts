@@ -17,6 +17,7 @@
  *
  * @needs root
  */
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -144,19 +145,30 @@ describe('the bundled action run by @github/local-action', () => {
     expect(job.stdout).toContain(`::add-mask::${w.bot.token}`);
   }, 360_000);
 
-  it('runs one story job: merged on the epic branch over HTTP git, recorded, outputs and summary written', async () => {
+  it("runs one story's two jobs: merged on the epic branch over HTTP git, recorded, outputs and summary written", async () => {
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-    const job = await runBundled({
+    const { runId } = dispatchOf(w, epic, 'cart');
+    const work = await runBundled({
       name: 'cart',
       workspace: await checkout(w, 'cart'),
-      inputs: storyInputs(w, epic, 'cart'),
-      runId: dispatchOf(w, epic, 'cart').runId,
+      inputs: { ...storyInputs(w, epic, 'cart'), phase: 'work' },
+      runId,
+    });
+    expect(work).toMatchObject({ code: 0, outputs: { status: 'done', 'merge-sha': '' } });
+    const result = work.outputs['result'] ?? '';
+    expect(existsSync(join(result, 'result.json'))).toBe(true);
+    const job = await runBundled({
+      name: 'cart-publish',
+      workspace: w.dir,
+      inputs: { ...storyInputs(w, epic, 'cart'), phase: 'publish', result },
+      runId,
     });
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     expect(job).toMatchObject({
       code: 0,
       outputs: { status: 'done', 'merge-sha': head, executor: 'scripted', tokens: '1500' },
     });
+    expect(work.stdout).toContain('cart: merged into epic/');
     expect(job.stdout).toContain('cart: merged into epic/');
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toContain(
       'export const story',

@@ -213,8 +213,9 @@ describe('a started story whose plan entry changed, in the Action', () => {
     const { oldHead, oldHash } = await failThenEdit(epic);
     await resume(epic, 2, oldHash);
 
-    // The restarting job is killed while its coder works: it saved its records (without
-    // the marker) in its scratch state, but pushed nothing and recorded nothing on GitHub.
+    // The restarting work job is killed while its coder works: it saved its records
+    // (without the marker) in its scratch state and handed nothing over; its publish job
+    // found no result, pushed nothing and failed the record, keeping the marker.
     await writeFile(join(w.dumps, `${epic}-api-hang`), '');
     const started = join(w.dumps, `${epic}-api-started`);
     const { runId } = dispatchOf(w, epic, 'api', 2);
@@ -235,9 +236,9 @@ describe('a started story whose plan entry changed, in the Action', () => {
     } catch {
       // Already gone.
     }
-    expect(killed.code).toBeNull();
+    expect(killed.work?.code).toBeNull();
     expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/api`)).toBe(oldHead);
-    expect(await recordOf(epic, 'api')).toMatchObject({ status: 'active', restart: 'fresh' });
+    expect(await recordOf(epic, 'api')).toMatchObject({ status: 'failed', restart: 'fresh' });
 
     expect((await runCompleted(w, bundle, runId, 'failure')).code).toBe(0);
     expect(await recordOf(epic, 'api')).toMatchObject({ status: 'failed', restart: 'fresh' });

@@ -418,7 +418,7 @@ describe('story mode, run from the bundle against GitHub', () => {
     }
   });
 
-  it('a record taken over while the story ran (a retry): the newer attempt is kept, not overwritten', async () => {
+  it('a record taken over while the story ran (a retry): its publish job refuses as stale, pushes nothing and keeps the newer attempt', async () => {
     // The coder waits for a second "ready" file: the test's, written after the takeover.
     w = await startWorld({ barrier: 2 });
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
@@ -438,9 +438,14 @@ describe('story mode, run from the bundle against GitHub', () => {
     });
     await writeFile(join(w.dumps, 'ready-test'), '');
     const job = await running;
-    expect(job.outputs['status']).toBe('active');
-    // The job's own outcome (attempt 1, with its executor chain) did not overwrite the
-    // retry; the reconcile after it may still mark the story merged.
+    // The work job finished its attempt; its publish job found the record taken over and
+    // refused as stale: nothing of attempt 1 is pushed, and its outcome (with its executor
+    // chain) did not overwrite the retry's record.
+    expect(job.work?.outputs['status']).toBe('done');
+    expect(job.publish?.outputs['status']).toBe('failed');
+    expect(job.publish?.summary).toContain('is at attempt 2, not 1: this job is stale');
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeUndefined();
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeUndefined();
     expect((await store.read('cart'))?.record).toMatchObject({
       attempt: 2,
       executors: retried.executors,

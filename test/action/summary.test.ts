@@ -7,11 +7,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { renderStorySummary, storyHint } from '../../src/action/summary.js';
 import type { StoryRecord } from '../../src/core/model.js';
-import type { StoryJobResult } from '../../src/orchestrator/story-job.js';
+import type { StorySummaryFacts } from '../../src/action/summary.js';
 
 const BYPASS = 'bypass actor in the ruleset protecting epic branches';
 
-function result(reason: string, extra: Partial<StoryJobResult> = {}): StoryJobResult {
+function result(reason: string, extra: Partial<StorySummaryFacts> = {}): StorySummaryFacts {
   const record: StoryRecord = {
     version: 1,
     epic: '7',
@@ -46,10 +46,11 @@ function result(reason: string, extra: Partial<StoryJobResult> = {}): StoryJobRe
   };
 }
 
-const summary = (r: StoryJobResult): string =>
+const summary = (r: StorySummaryFacts): string =>
   renderStorySummary({
     epic: 7,
     result: r,
+    phase: 'publish',
     judged: false,
     repoUrl: 'https://github.com/o/r',
     isolation: { isolated: true, description: 'as the user epicflow-agent' },

@@ -49,28 +49,54 @@ type Step = {
   env?: Record<string, string>;
   with?: Record<string, string>;
 };
-type Job = { permissions?: Record<string, string>; steps: Step[] };
+type Job = {
+  permissions?: Record<string, string>;
+  needs?: string;
+  if?: string;
+  steps: Step[];
+};
 
 function jobs(doc: Record<string, unknown>): Job[] {
   return Object.values(doc['jobs'] as Record<string, Job>);
+}
+
+function jobNamed(doc: Record<string, unknown>, name: string): Job {
+  const job = (doc['jobs'] as Record<string, Job>)[name];
+  if (job === undefined) throw new Error(`no job ${name}`);
+  return job;
+}
+
+const epicflowStep = (job: Job): Step | undefined =>
+  job.steps.find((s) => s.uses === 'epicflow/epicflow@v0');
+
+/** What GITHUB_TOKEN may do in each job of a template, by variant. */
+function expectedPermissions(path: string, variant: Variant): Record<string, unknown> {
+  if (!path.endsWith('-story.yml')) return { orchestrate: variant === 'app' ? {} : WRITE_SCOPES };
+  return variant === 'app'
+    ? { job: { contents: 'read' }, work: { contents: 'read' }, publish: {} }
+    : { job: WRITE_SCOPES, work: { contents: 'read' }, publish: WRITE_SCOPES };
 }
 
 describe.each(TEMPLATES)('%s', (path, variant) => {
   it('parses with the Actions workflow parser without an error', async () => {
     const { errors, template } = await parsed(path);
     expect(errors).toEqual([]);
-    expect(template.jobs.length).toBe(1);
+    expect(template.jobs.length).toBe(path.endsWith('-story.yml') ? 3 : 1);
   });
 
   it('starts from no permissions and grants per job only what the job needs', async () => {
     const { doc } = await parsed(path);
     expect(doc['permissions']).toEqual({});
-    for (const job of jobs(doc)) {
-      if (variant === 'github-token') {
-        expect(job.permissions).toEqual(WRITE_SCOPES);
-      } else {
-        // The App's tokens make every write: GITHUB_TOKEN reads the checkout at most.
-        expect(job.permissions).toEqual(path.endsWith('-story.yml') ? { contents: 'read' } : {});
+    const granted = Object.fromEntries(
+      Object.entries(doc['jobs'] as Record<string, Job>).map(([name, job]) => [
+        name,
+        job.permissions,
+      ]),
+    );
+    expect(granted).toEqual(expectedPermissions(path, variant));
+    if (variant === 'app') {
+      // The App's tokens make every write: GITHUB_TOKEN reads the checkout at most.
+      for (const job of jobs(doc)) {
         expect(Object.values(job.permissions ?? {})).not.toContain('write');
       }
     }
@@ -113,30 +139,88 @@ describe.each(TEMPLATES)('%s', (path, variant) => {
   });
 
   it('gives the action exactly one kind of credentials: the App’s, or GITHUB_TOKEN', async () => {
-    const { doc, content } = await parsed(path);
-    const action = jobs(doc)
-      .flatMap((j) => j.steps)
-      .find((s) => s.uses === 'epicflow/epicflow@v0');
-    const credentials = {
-      'app-id': action?.with?.['app-id'],
-      'app-private-key': action?.with?.['app-private-key'],
-      'github-token': action?.with?.['github-token'],
-    };
-    if (variant === 'app') {
-      expect(credentials).toEqual({
-        'app-id': '${{ vars.EPICFLOW_APP_CLIENT_ID }}',
-        'app-private-key': '${{ secrets.EPICFLOW_APP_PRIVATE_KEY }}',
-        'github-token': undefined,
-      });
-      expect(content).not.toContain('github.token');
-    } else {
-      expect(credentials).toEqual({
-        'app-id': undefined,
-        'app-private-key': undefined,
-        'github-token': '${{ github.token }}',
-      });
+    const { doc } = await parsed(path);
+    const writers = Object.entries(doc['jobs'] as Record<string, Job>).filter(
+      ([name]) => name !== 'work',
+    );
+    expect(writers.length).toBeGreaterThan(0);
+    for (const [, job] of writers) {
+      const action = epicflowStep(job);
+      const credentials = {
+        'app-id': action?.with?.['app-id'],
+        'app-private-key': action?.with?.['app-private-key'],
+        'github-token': action?.with?.['github-token'],
+      };
+      expect(credentials).toEqual(
+        variant === 'app'
+          ? {
+              'app-id': '${{ vars.EPICFLOW_APP_CLIENT_ID }}',
+              'app-private-key': '${{ secrets.EPICFLOW_APP_PRIVATE_KEY }}',
+              'github-token': undefined,
+            }
+          : {
+              'app-id': undefined,
+              'app-private-key': undefined,
+              'github-token': '${{ github.token }}',
+            },
+      );
+      expect(action?.with?.['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
     }
-    expect(action?.with?.['bot-login']).toBe('${{ vars.EPICFLOW_BOT_LOGIN }}');
+  });
+});
+
+describe.each(VARIANTS)('the %s story workflow splits a story in two jobs', (variant) => {
+  it('the work job holds no write credential: a read-only token, model keys only', async () => {
+    const { doc } = await parsed(storyOf(variant));
+    const work = jobNamed(doc, 'work');
+    expect(work.permissions).toEqual({ contents: 'read' });
+    const action = epicflowStep(work);
+    expect(action?.with).toMatchObject({ mode: 'story', phase: 'work' });
+    expect(action?.with?.['github-token']).toBe('${{ github.token }}');
+    expect(action?.with?.['app-id']).toBeUndefined();
+    expect(action?.with?.['app-private-key']).toBeUndefined();
+    // No step of the job sees the App's key, nor any secret but the executors' model keys.
+    const text = JSON.stringify(work);
+    expect(text).not.toContain('EPICFLOW_APP_PRIVATE_KEY');
+    const secrets = [...text.matchAll(/secrets\.([A-Z0-9_]+)/g)].map((m) => m[1]);
+    expect(secrets.sort()).toEqual(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY']);
+  });
+
+  it('the publish job needs the work job, checks nothing out and runs no script', async () => {
+    const { doc } = await parsed(storyOf(variant));
+    const publish = jobNamed(doc, 'publish');
+    const work = jobNamed(doc, 'work');
+    expect(publish.needs).toBe('work');
+    expect(publish.if).toBe("${{ always() && needs.work.result != 'skipped' }}");
+    expect(publish.steps.map((s) => s.uses ?? 'run')).toEqual([
+      'actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093',
+      'epicflow/epicflow@v0',
+    ]);
+    // It downloads exactly what the work job uploads, into the folder the action reads.
+    const upload = work.steps.find((s) => s.uses?.startsWith('actions/upload-artifact') === true);
+    const download = publish.steps[0];
+    expect(download?.with?.['name']).toBe(upload?.with?.['name']);
+    expect(upload?.with?.['name']).toContain('epicflow-result-');
+    expect(upload?.with?.['path']).toBe('${{ steps.epicflow.outputs.result }}');
+    const action = epicflowStep(publish);
+    expect(action?.with).toMatchObject({
+      mode: 'story',
+      phase: 'publish',
+      result: download?.with?.['path'],
+      'work-outcome': '${{ needs.work.result }}',
+    });
+    // No model key: it runs no agent.
+    expect(JSON.stringify(publish)).not.toMatch(/API_KEY/);
+  });
+
+  it('runs planning, retro and landing jobs in the one job, and stories in the two', async () => {
+    const { doc } = await parsed(storyOf(variant));
+    expect(jobNamed(doc, 'job').if).toBe(
+      "startsWith(inputs.story, '_') || startsWith(inputs.story, 'land-')",
+    );
+    expect(jobNamed(doc, 'work').if).toBe(
+      "${{ !startsWith(inputs.story, '_') && !startsWith(inputs.story, 'land-') }}",
+    );
   });
 });
 
@@ -162,18 +246,20 @@ describe.each(VARIANTS)('the %s story workflow', (variant) => {
     const { doc, template } = await parsed(storyOf(variant));
     const on = doc['on'] as { workflow_dispatch: { inputs: Record<string, unknown> } };
     expect(Object.keys(on.workflow_dispatch.inputs)).toEqual(['epic', 'story', 'attempt']);
-    const steps = jobs(doc)[0]?.steps ?? [];
-    const checkout = steps.find((s) => s.uses?.startsWith('actions/checkout') === true);
-    expect(checkout?.with?.['persist-credentials']).toBe(false);
-    const action = steps.find((s) => s.with?.['mode'] === 'story');
-    expect(action?.with).toMatchObject({
-      epic: '${{ inputs.epic }}',
-      story: '${{ inputs.story }}',
-      attempt: '${{ inputs.attempt }}',
-    });
-    // The parser sees the same steps.
-    const job = template.jobs[0] as { steps?: unknown[] } | undefined;
-    expect(job?.steps?.length).toBe(steps.length);
+    for (const [i, job] of jobs(doc).entries()) {
+      const { steps } = job;
+      const checkout = steps.find((s) => s.uses?.startsWith('actions/checkout') === true);
+      if (checkout !== undefined) expect(checkout.with?.['persist-credentials']).toBe(false);
+      const action = steps.find((s) => s.with?.['mode'] === 'story');
+      expect(action?.with).toMatchObject({
+        epic: '${{ inputs.epic }}',
+        story: '${{ inputs.story }}',
+        attempt: '${{ inputs.attempt }}',
+      });
+      // The parser sees the same steps.
+      const parsedJob = template.jobs[i] as { steps?: unknown[] } | undefined;
+      expect(parsedJob?.steps?.length).toBe(steps.length);
+    }
   });
 
   it('installs the agent CLIs at the versions epicflow is tested with (package.json)', async () => {
@@ -181,9 +267,9 @@ describe.each(VARIANTS)('the %s story workflow', (variant) => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
       devDependencies: Record<string, string>;
     };
-    const install = jobs(doc)
-      .flatMap((j) => j.steps)
-      .find((s) => s.run?.startsWith('npm install -g ') === true);
+    const install = jobNamed(doc, 'work').steps.find(
+      (s) => s.run?.startsWith('npm install -g ') === true,
+    );
     const packages = (install?.run ?? '').split(/\s+/).slice(3);
     expect(packages.map((p) => p.replace(/@[^@/]+$/, ''))).toEqual([
       '@openai/codex',
@@ -240,6 +326,9 @@ describe('action.yml', () => {
       'agent-user',
       'allow-unisolated-agent',
       'sandbox',
+      'phase',
+      'result',
+      'work-outcome',
       'bot-login',
     ]);
     expect(doc.inputs['mode']?.required).toBe(true);
@@ -261,6 +350,7 @@ describe('action.yml', () => {
       'executor',
       'tokens',
       'cost',
+      'result',
       'logs',
     ]);
   });

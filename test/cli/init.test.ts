@@ -161,6 +161,13 @@ describe('epicflow init writes the workflows and the configuration', () => {
     );
     expect(uses.length).toBeGreaterThan(0);
     for (const u of uses) expect(u).toMatch(new RegExp(`^[^/]+/epicflow@v${major}$`));
+    // The story's work job gets the model keys; its publish job, which runs no agent, none.
+    const { doc } = await workflow(join(dir, '.github/workflows/epicflow-story.yml'));
+    const { jobs } = doc as { jobs: Record<string, { steps: Step[] }> };
+    const keysOf = (job: string): string[] =>
+      Object.keys(jobs[job]?.steps.find((s) => s.with?.['mode'] === 'story')?.env ?? {});
+    expect(keysOf('work')).toEqual(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']);
+    expect(keysOf('publish')).toEqual([]);
     // A Node repository: its own checks are the gates.
     const config = YAML.parse(await readFile(join(dir, '.github/epicflow.yml'), 'utf8')) as {
       setup?: string;
@@ -539,10 +546,12 @@ describe("epicflow init's defaults come from the repository", () => {
   describe('the story workflow sets up what the gates need, actions pinned by commit', () => {
     const PINNED =
       /^\s*(-\s+)?uses: [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/;
+    /** The story's work job: the one that runs setup, the agent and the gates. */
     async function story(dir: string): Promise<{ steps: Step[]; text: string }> {
       const path = join(dir, '.github/workflows/epicflow-story.yml');
-      const { steps } = await workflow(path);
-      return { steps, text: await readFile(path, 'utf8') };
+      const { doc } = await workflow(path);
+      const { jobs } = doc as { jobs: Record<string, { steps: Step[] }> };
+      return { steps: jobs['work']?.steps ?? [], text: await readFile(path, 'utf8') };
     }
     const uses = (steps: Step[]): string[] =>
       steps.flatMap((s) => (s.uses === undefined ? [] : [s.uses.split('@')[0] ?? '']));

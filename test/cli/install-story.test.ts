@@ -80,7 +80,9 @@ describe('the install story', () => {
       );
       for (const wf of ['epicflow-story.yml', 'epicflow-orchestrate.yml']) {
         const text = await readFile(join(dir, '.github/workflows', wf), 'utf8');
-        expect([...text.matchAll(/epicflow\/epicflow@(\S+)/g)].map((m) => m[1])).toEqual([major]);
+        const refs = [...text.matchAll(/epicflow\/epicflow@(\S+)/g)].map((m) => m[1]);
+        expect(refs.length).toBeGreaterThan(0);
+        expect([...new Set(refs)]).toEqual([major]);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -63,6 +63,11 @@ export class RemoteGit {
     this.token = typeof token === 'string' ? () => Promise.resolve(token) : token;
   }
 
+  /** The same repository and credentials, for git run in another folder (a bare repository). */
+  at(cwd: string): RemoteGit {
+    return new RemoteGit({ ...this.options, cwd });
+  }
+
   /** The `Authorization` header of a fresh token, remembered for redaction. */
   private async header(): Promise<string> {
     const token = await this.token();

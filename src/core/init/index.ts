@@ -242,6 +242,8 @@ interface TemplateStep {
   readonly uses: string | undefined;
   readonly run: string | undefined;
   readonly mode: string | undefined;
+  /** A story's job it runs in (`work`, `publish`), when the template says. */
+  readonly phase: string | undefined;
 }
 
 function steps(doc: Document): TemplateStep[] {
@@ -261,6 +263,7 @@ function steps(doc: Document): TemplateStep[] {
         uses: str(item.get('uses')),
         run: str(item.get('run')),
         mode: isMap(withNode) ? str(withNode.get('mode')) : undefined,
+        phase: isMap(withNode) ? str(withNode.get('phase')) : undefined,
       });
     }
   }
@@ -323,22 +326,26 @@ export function adaptWorkflow(
   const story = actions.filter((s) => s.mode === 'story');
   if (story.length === 0) return doc.toString({ lineWidth: 0 });
 
+  // One in each job that runs agents (a story's work job, the job of planning and landing).
   const install = all.filter((s) => s.run !== undefined && /\bnpm install -g\b/.test(s.run));
-  if (install.length !== 1) {
+  if (install.length === 0) {
     throw new EpicflowError(
       'internal',
-      `template ${template} has ${install.length} agent install steps (a run: with "npm install -g"), expected 1`,
+      `template ${template} has no agent install step (a run: with "npm install -g")`,
     );
   }
   const npm = options.presets.flatMap((p) => ('npm' in p.install ? [p.install.npm] : []));
   const others = options.presets.flatMap((p) => ('run' in p.install ? [p.install.run] : []));
   const commands = [...(npm.length > 0 ? [`npm install -g ${npm.join(' ')}`] : []), ...others];
-  install[0]?.node.set('run', commands.length === 1 ? commands[0] : `${commands.join('\n')}\n`);
+  for (const step of install) {
+    step.node.set('run', commands.length === 1 ? commands[0] : `${commands.join('\n')}\n`);
+  }
 
   addRunnerSteps(doc, template, all, options.runner);
 
   const secrets = agentSecrets(options.presets);
-  for (const step of story) {
+  // The publish job runs no agent: it gets no model key.
+  for (const step of story.filter((s) => s.phase !== 'publish')) {
     const env = step.node.get('env');
     const kept: Record<string, unknown> = {};
     if (isMap(env)) {
@@ -362,23 +369,26 @@ function addRunnerSteps(
   runner: Parameters<typeof adaptWorkflow>[2]['runner'],
 ): void {
   if (runner === undefined) return;
-  const node = all.find((s) => s.uses?.startsWith('actions/setup-node@') === true);
-  if (node === undefined) {
+  const nodes = all.filter((s) => s.uses?.startsWith('actions/setup-node@') === true);
+  if (nodes.length === 0) {
     throw new EpicflowError('internal', `template ${template} has no actions/setup-node step`);
   }
-  if (runner.nodeVersionFile !== undefined) {
-    node.node.set('with', doc.createNode({ 'node-version-file': runner.nodeVersionFile }));
+  // Each job that sets Node up runs setup and gates: each gets the toolchains.
+  for (const node of nodes) {
+    if (runner.nodeVersionFile !== undefined) {
+      node.node.set('with', doc.createNode({ 'node-version-file': runner.nodeVersionFile }));
+    }
+    const at = node.list.items.indexOf(node.node) + 1;
+    const created = runner.steps.map((r) => {
+      const item = doc.createNode(r.step);
+      const usesNode = item.get('uses', true);
+      if (r.version !== undefined && isScalar(usesNode)) usesNode.comment = ` ${r.version}`;
+      item.commentBefore = r.comment;
+      item.spaceBefore = true;
+      return item;
+    });
+    node.list.items.splice(at, 0, ...created);
   }
-  const at = node.list.items.indexOf(node.node) + 1;
-  const created = runner.steps.map((r) => {
-    const item = doc.createNode(r.step);
-    const usesNode = item.get('uses', true);
-    if (r.version !== undefined && isScalar(usesNode)) usesNode.comment = ` ${r.version}`;
-    item.commentBefore = r.comment;
-    item.spaceBefore = true;
-    return item;
-  });
-  node.list.items.splice(at, 0, ...created);
 }
 
 /** The Action's release tag for a package version: `v<major>`. */

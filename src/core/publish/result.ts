@@ -97,6 +97,8 @@ const ResultRecordSchema = z.strictObject({
   gates: z.array(GateRunSchema),
   /** The story's record as the work job ended it: status, reason, verdict, usage, notes. */
   record: StoryRecordSchema,
+  /** The roster as the work job left it (exclusions, rate limits), merged into the shared one. */
+  roster: z.unknown().optional(),
 });
 
 export interface ResultRecord {
@@ -110,6 +112,7 @@ export interface ResultRecord {
   readonly gated: string | null;
   readonly gates: readonly z.output<typeof GateRunSchema>[];
   readonly record: StoryRecord;
+  readonly roster?: unknown;
 }
 
 /** Compile-time check that what the schema accepts is a ResultRecord. */

@@ -6,7 +6,17 @@
  */
 import { agentScript } from './agents.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -281,6 +291,9 @@ export async function checkout(w: ActionWorld, name: string): Promise<string> {
 }
 
 export interface JobRun {
+  /** A story's two jobs, each as the runner saw it (a run of one job has neither). */
+  readonly work?: JobRun;
+  readonly publish?: JobRun;
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
@@ -370,21 +383,25 @@ export async function jobResult(
   };
 }
 
-/** Runs the bundle as the runner would run `uses: ./` with these inputs. */
-export async function runJob(
-  w: ActionWorld,
-  bundle: string,
-  job: JobSpec & {
-    /** Called with the job's process once started (to kill it, as a cancelled runner would). */
-    readonly onSpawn?: (child: ChildProcess) => void;
-    /** The Node binary the runner starts the bundle with (default: the one running the tests). */
-    readonly node?: string;
-    /** Node options before the bundle's path (e.g. `--import` a probe); not inherited by children. */
-    readonly nodeArgs?: readonly string[];
-    /** The runner's user, when not the tests' own (a self-hosted runner without root). */
-    readonly asUser?: { readonly uid: number; readonly gid: number };
-  },
-): Promise<JobRun> {
+/** Runs the bundle as the runner would run `uses: ./` with these inputs: one step of one job. */
+export async function runStep(w: ActionWorld, bundle: string, job: StepSpec): Promise<JobRun> {
+  return runBundle(w, bundle, job);
+}
+
+type StepSpec = JobSpec & {
+  /** Called with the job's process once started (to kill it, as a cancelled runner would). */
+  readonly onSpawn?: (child: ChildProcess) => void;
+  /** Called with a story's publish job's process once started (its work job's is `onSpawn`'s). */
+  readonly onPublishSpawn?: (child: ChildProcess) => void;
+  /** The Node binary the runner starts the bundle with (default: the one running the tests). */
+  readonly node?: string;
+  /** Node options before the bundle's path (e.g. `--import` a probe); not inherited by children. */
+  readonly nodeArgs?: readonly string[];
+  /** The runner's user, when not the tests' own (a self-hosted runner without root). */
+  readonly asUser?: { readonly uid: number; readonly gid: number };
+};
+
+async function runBundle(w: ActionWorld, bundle: string, job: StepSpec): Promise<JobRun> {
   const prepared = await prepareJob(w, job);
   if (job.asUser !== undefined) {
     // The runner's own folders are its own.
@@ -407,6 +424,82 @@ export async function runJob(
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
   return jobResult(prepared, { code, stdout, stderr });
+}
+
+/** A read-only token of the world's repository: what a work job's `GITHUB_TOKEN` is. */
+const readers = new WeakMap<GitHubDouble, string>();
+function readToken(w: ActionWorld): string {
+  let token = readers.get(w.gh);
+  if (token === undefined) {
+    token = w.gh.seed.user({ login: 'epicflow-reader', permission: 'read' }).token;
+    readers.set(w.gh, token);
+  }
+  return token;
+}
+
+/** Whether the story workflow runs this job as a work job and a publish job. */
+function splitStory(inputs: Readonly<Record<string, string>>): boolean {
+  const story = inputs['story'] ?? '';
+  return (
+    inputs['mode'] === 'story' &&
+    inputs['phase'] === undefined &&
+    story !== '' &&
+    !story.startsWith('_') &&
+    !story.startsWith('land-')
+  );
+}
+
+/** The credential inputs and variables a work job never gets. */
+const WRITE_INPUTS = ['github-token', 'app-id', 'app-private-key'];
+
+/**
+ * Runs a job of the story workflow as the runner would: a story as its two jobs, as the
+ * workflow template has them — the work job (a read-only token, the checkout, its result
+ * written into its temp folder, which is uploaded even when the step failed or was killed)
+ * and the publish job (no checkout, the downloaded result, the credentials the test gave).
+ * The run's log, outputs and summary are both jobs' together (the publish job's outputs win).
+ */
+export async function runJob(w: ActionWorld, bundle: string, job: StepSpec): Promise<JobRun> {
+  if (!splitStory(job.inputs)) return runBundle(w, bundle, job);
+  const inputs: Record<string, string> = { ...job.inputs, phase: 'work' };
+  for (const name of WRITE_INPUTS) delete inputs[name];
+  inputs['github-token'] = readToken(w);
+  const work = await runBundle(w, bundle, {
+    ...job,
+    inputs,
+    env: { ...job.env, GITHUB_TOKEN: readToken(w) },
+  });
+  const result = join(w.dir, 'jobs', job.name, 'temp', 'epicflow-result');
+  const publishName = `${job.name}-publish`;
+  const artifact = join(w.dir, 'jobs', publishName, 'artifact');
+  await rm(artifact, { recursive: true, force: true });
+  await mkdir(dirname(artifact), { recursive: true });
+  // The upload and download steps: whatever the work job left, nothing when it left nothing.
+  await cp(result, artifact, { recursive: true }).catch(() => undefined);
+  const empty = join(w.dir, 'jobs', publishName, 'workspace');
+  await mkdir(empty, { recursive: true });
+  const { onSpawn: _o, nodeArgs: _n, onPublishSpawn, ...rest } = job;
+  const publish = await runBundle(w, bundle, {
+    ...rest,
+    ...(onPublishSpawn === undefined ? {} : { onSpawn: onPublishSpawn }),
+    name: publishName,
+    workspace: empty,
+    inputs: {
+      ...job.inputs,
+      phase: 'publish',
+      result: artifact,
+      'work-outcome': work.code === 0 ? 'success' : work.code === null ? 'cancelled' : 'failure',
+    },
+  });
+  return {
+    code: work.code !== 0 ? work.code : publish.code,
+    stdout: `${work.stdout}${publish.stdout}`,
+    stderr: `${work.stderr}${publish.stderr}`,
+    outputs: { ...work.outputs, ...publish.outputs },
+    summary: `${work.summary}${publish.summary}`,
+    work,
+    publish,
+  };
 }
 
 export function storyInputs(

@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { parsePlan } from '../../core/plan/index.js';
 import type { PlanResult } from '../../core/plan/index.js';
 import { approveSplitsFromCli } from '../../composition/split-local.js';
-import { describeError } from '../../core/errors.js';
-import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
+import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 import { planDraftCommand } from './plan-draft.js';
@@ -86,20 +85,15 @@ async function planApproveCommand(
   options: Parameters<typeof approveSplitsFromCli>[0],
   ctx: CliContext,
 ): Promise<number> {
-  try {
-    const { approved } = await approveSplitsFromCli(options, {
-      cwd: ctx.io.cwd,
-      env: (ctx.io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
-    });
-    for (const a of approved) {
-      ctx.io.stdout(`approved the split of ${a.story}: ${a.added.join(', ')} in its place\n`);
-    }
-    ctx.io.stdout(`wrote ${options.file}; run it with: epicflow run ${options.file}\n`);
-    return EXIT_OK;
-  } catch (e) {
-    ctx.io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
+  const { approved } = await approveSplitsFromCli(options, {
+    cwd: ctx.io.cwd,
+    env: (ctx.io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
+  });
+  for (const a of approved) {
+    ctx.io.stdout(`approved the split of ${a.story}: ${a.added.join(', ')} in its place\n`);
   }
+  ctx.io.stdout(`wrote ${options.file}; run it with: epicflow run ${options.file}\n`);
+  return EXIT_OK;
 }
 
 /** The fixed `--json` shape: `{"valid","stories","waves","violations":[{"code","message"}]}`. */

@@ -13,7 +13,7 @@ import { openRepo } from './epic-folder.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { userRosterPath } from '../../core/config/user-roster.js';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { EpicflowError } from '../../core/errors.js';
 import {
   emptyRosterState,
   loadRosterState,
@@ -23,7 +23,7 @@ import {
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
 import { checkEpicId, epicsRoot, localEpics } from '../../composition/local-epics.js';
-import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
+import { EXIT_OK, type CliContext } from '../context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -141,13 +141,8 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
   const out = (s: string): void => ctx.io.stdout(s);
   const env: Env = ctx.io.env ?? process.env;
   const guard = async (work: () => Promise<void>): Promise<void> => {
-    try {
-      await work();
-      ctx.setExitCode(EXIT_OK);
-    } catch (e) {
-      ctx.io.stderr(`error: ${describeError(e)}\n`);
-      ctx.setExitCode(exitCodeFor(e));
-    }
+    await work();
+    ctx.setExitCode(EXIT_OK);
   };
   const roster = addOptions(
     program

@@ -23,7 +23,7 @@ import { emptyRosterState } from '../core/roster/index.js';
 import { readBrief, requireApprovedBrief } from '../core/planner/brief.js';
 import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { epicsRoot } from './local-epics.js';
+import { planningRoot } from './local-epics.js';
 import {
   headingOf,
   localJob,
@@ -116,7 +116,7 @@ export function draftPlanLocally(
     const executorEnv = resolveExecutorEnvs(planners, hooks.env);
     const base = await repo.defaultBase();
     const epic = epicIdOf(options.file);
-    const planningDir = job.scratch(join(epicsRoot(repo), 'planning'), `${epic}-`);
+    const planningDir = job.scratch(planningRoot(repo), `${epic}-`);
     const treePath = join(planningDir, 'tree');
     const clock = { now: () => new Date() };
 

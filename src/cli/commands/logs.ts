@@ -92,7 +92,7 @@ async function logsCommand(
     io.stdout(`${found.message}\n`);
     return 0;
   }
-  const stateDir = join(found.root, found.epic);
+  const stateDir = found.state;
   if (opts.follow === true) {
     const store = new FileStateStore(stateDir);
     const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));

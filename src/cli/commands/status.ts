@@ -24,7 +24,7 @@ import {
 } from '../../core/report/index.js';
 import { LAND_FILE, readLandLog } from '../../core/land/index.js';
 import type { Git } from '../../adapters/git/index.js';
-import { epicsRoot, localEpics } from '../../composition/local-epics.js';
+import { epicStateDir, localEpics } from '../../composition/local-epics.js';
 import { loadEpicReport } from '../../engine/status.js';
 
 interface StatusCommandOptions {
@@ -83,7 +83,7 @@ function plainLines(report: ReportJson): string[] {
 async function epicList(repo: Git): Promise<EpicListEntry[]> {
   const entries: EpicListEntry[] = [];
   for (const epic of await localEpics(repo)) {
-    const dir = join(epicsRoot(repo), epic);
+    const dir = epicStateDir(repo, epic);
     const store = new FileStateStore(dir);
     const input = await loadEpicReport(
       store,
@@ -118,12 +118,12 @@ export async function statusCommand(
     io.stdout(`${found.message}\n`);
     return 0;
   }
-  const { repo, root, epic } = found;
+  const { repo, state, epic } = found;
   const input = await loadEpicReport(
-    new FileStateStore(join(root, epic)),
+    new FileStateStore(state),
     gitPort(repo),
     { now: () => new Date() },
-    join(root, epic, 'epic.json'),
+    join(state, 'epic.json'),
   );
   if (input === null) {
     if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
@@ -134,6 +134,6 @@ export async function statusCommand(
   if (opts.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   else if (io.isTTY) io.stdout(renderBoard(input));
   else io.stdout(plainLines(report).join(''));
-  if (opts.json !== true) io.stdout(await logLines(join(root, epic)));
+  if (opts.json !== true) io.stdout(await logLines(state));
   return 0;
 }

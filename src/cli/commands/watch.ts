@@ -56,7 +56,7 @@ export async function watchCommand(
     io.stdout(`${found.message}\n`);
     return 0;
   }
-  const dir = join(found.root, found.epic);
+  const dir = found.state;
   const events = join(dir, 'events.jsonl');
   const lock = join(dir, 'lock');
   const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 500)));

@@ -115,6 +115,8 @@ export async function planDraftCommand(
       cwd: io.cwd,
       env: hooks.env ?? process.env,
       onEvent: (message) => io.stderr(`epicflow: ${message}\n`),
+      // Who the planner runs as, said once, with the planning steps.
+      onWarning: (line) => io.stderr(`epicflow: ${line}\n`),
       interrupt: interrupt.signal,
       executorDeps: hooks.executorDeps,
     });

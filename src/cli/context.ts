@@ -32,7 +32,7 @@ export const EXIT_USAGE = 2;
  * environment that cannot run untrusted code safely (isolation) are the caller's to fix
  * (2); anything else is a failed run (1).
  */
-export function exitCodeFor(e: unknown): number {
+function exitCodeFor(e: unknown): number {
   if (!isEpicflowError(e)) return EXIT_FAILED;
   switch (e.tag) {
     case 'usage':

@@ -10,7 +10,7 @@ import type { TurnEnd } from '../core/story/index.js';
 import type { EpicContext } from './context.js';
 
 /** What differs between the turns of a run. */
-export interface TurnSpec {
+interface TurnSpec {
   /** The story (or job) the turn works for. */
   readonly story: string;
   readonly round: number;

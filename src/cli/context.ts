@@ -1,4 +1,4 @@
-import { isEpicflowError } from '../core/errors.js';
+import { describeError, isEpicflowError } from '../core/errors.js';
 
 /**
  * What a command needs from the outside world. `main.ts` passes the process's
@@ -32,7 +32,7 @@ export const EXIT_USAGE = 2;
  * environment that cannot run untrusted code safely (isolation) are the caller's to fix
  * (2); anything else is a failed run (1).
  */
-export function exitCodeFor(e: unknown): number {
+function exitCodeFor(e: unknown): number {
   if (!isEpicflowError(e)) return EXIT_FAILED;
   switch (e.tag) {
     case 'usage':
@@ -43,4 +43,13 @@ export function exitCodeFor(e: unknown): number {
     default:
       return EXIT_FAILED;
   }
+}
+
+/**
+ * The one rendering of a command's failure: `error: ` and the error, on stderr; its exit
+ * code. `main` gives every command's error to it: commands let their errors through.
+ */
+export function renderFailure(io: Pick<CliIo, 'stderr'>, e: unknown): number {
+  io.stderr(`error: ${describeError(e)}\n`);
+  return exitCodeFor(e);
 }

@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { describeError } from '../core/errors.js';
 import { registerCleanCommand } from './commands/clean.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEngineCommands } from './commands/engine.js';
@@ -11,7 +10,7 @@ import { registerPlanCommands } from './commands/plan.js';
 import { registerRetroCommand } from './commands/retro.js';
 import { registerRosterCommands } from './commands/roster.js';
 import { registerWatchCommand } from './commands/watch.js';
-import { EXIT_OK, EXIT_USAGE, exitCodeFor } from './context.js';
+import { EXIT_OK, EXIT_USAGE, renderFailure } from './context.js';
 import type { CliContext, CliIo } from './context.js';
 
 function packageVersion(): string {
@@ -59,7 +58,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (e) {
     // Commander has already printed its message (help, version or the usage error).
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
+    return renderFailure(io, e);
   }
 }

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { FileStateStore } from '../adapters/state/file-store.js';
 import { answerKey } from '../adapters/state/answer-key.js';
-import { describeError } from '../core/errors.js';
+import { describeErrorLine } from '../core/errors.js';
 import {
   LAND_FILE,
   landNextStep,
@@ -180,7 +180,7 @@ async function land(
         await hooks.beforeInto?.();
         landed = await landInto(p, brought.epicHead);
       } catch (e) {
-        landed = { reason: describeError(e).split('\n').join(' | ') };
+        landed = { reason: describeErrorLine(e) };
       }
       if (typeof landed !== 'string') {
         // The branch moved, or its checkout changed, meanwhile: the epic goes back by CAS.
@@ -208,7 +208,7 @@ async function land(
     }
   } catch (e) {
     if (record.outcome === 'running') {
-      const reason = describeError(e).split('\n').join(' | ');
+      const reason = describeErrorLine(e);
       await save({ ...record, outcome: 'not-landed', finishedAt: now(), reason }).catch(
         () => undefined,
       );

@@ -26,6 +26,16 @@ export function epicsRoot(repo: Git): string {
   return join(repo.gitDir, 'epicflow');
 }
 
+/** One epic's state folder: records, events, reports, the lock (`<git dir>/epicflow/<epic>`). */
+export function epicStateDir(repo: Git, epic: string): string {
+  return join(epicsRoot(repo), epic);
+}
+
+/** Where planning commands (plan draft, plan refine, plan approve's split) keep their scratch checkouts. */
+export function planningRoot(repo: Git): string {
+  return join(epicsRoot(repo), 'planning');
+}
+
 /** Where one epic's things are kept locally. */
 export interface EpicFolders {
   readonly epic: string;
@@ -41,7 +51,7 @@ export interface EpicFolders {
 
 /** The folders of `epic`; `worktrees` is a `--worktrees DIR` already resolved. */
 export function epicFolders(repo: Git, epic: string, worktrees?: string): EpicFolders {
-  const state = join(epicsRoot(repo), epic);
+  const state = epicStateDir(repo, epic);
   return {
     epic,
     state,
@@ -57,7 +67,7 @@ export async function localEpics(repo: Git): Promise<string[]> {
   const root = epicsRoot(repo);
   if (!existsSync(root)) return [];
   const names = await readdir(root);
-  return names.filter((n) => existsSync(join(root, n, 'epic.json'))).sort();
+  return names.filter((n) => existsSync(join(epicStateDir(repo, n), 'epic.json'))).sort();
 }
 
 type EpicChoice =

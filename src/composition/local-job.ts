@@ -94,10 +94,13 @@ export class LocalJob {
     return this.folders(await pickEpic(this.repo, given));
   }
 
-  /** Who untrusted code runs as (`--agent-user`), chosen and said once, before anything is created. */
+  /**
+   * Who untrusted code runs as (`--agent-user`), chosen and said once, before anything is
+   * created: an epic's folders, or a planning job's (its scratch as `worktrees`).
+   */
   async untrusted(
     flags: Pick<LocalJobOptions, 'agentUser' | 'sandbox'>,
-    folders: EpicFolders,
+    folders: Pick<EpicFolders, 'worktrees' | 'agentHome'>,
   ): Promise<Untrusted> {
     this.runAs = await localUntrusted(
       flags,

@@ -23,7 +23,7 @@ import { emptyRosterState } from '../core/roster/index.js';
 import { readBrief, requireApprovedBrief } from '../core/planner/brief.js';
 import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { epicsRoot } from './local-epics.js';
+import { planningRoot } from './local-epics.js';
 import {
   headingOf,
   localJob,
@@ -32,7 +32,10 @@ import {
   type LocalJobOptions,
 } from './local-job.js';
 
-export interface LocalDraftOptions extends Pick<LocalJobOptions, 'repo' | 'config'> {
+export interface LocalDraftOptions extends Pick<
+  LocalJobOptions,
+  'repo' | 'config' | 'agentUser' | 'sandbox'
+> {
   /** The epic's markdown file (its prose; a plan section in it is re-planned). */
   readonly file: string;
   /** Default: `<EPIC>.plan.md` next to the epic file. */
@@ -116,8 +119,13 @@ export function draftPlanLocally(
     const executorEnv = resolveExecutorEnvs(planners, hooks.env);
     const base = await repo.defaultBase();
     const epic = epicIdOf(options.file);
-    const planningDir = job.scratch(join(epicsRoot(repo), 'planning'), `${epic}-`);
+    const planningDir = job.scratch(planningRoot(repo), `${epic}-`);
     const treePath = join(planningDir, 'tree');
+    // The planner runs as a run's agent does: as the agent user, in the kernel sandbox.
+    const untrusted = await job.untrusted(options, {
+      worktrees: planningDir,
+      agentHome: join(planningDir, 'agent-home'),
+    });
     const clock = { now: () => new Date() };
 
     const outcome = await planEpic(
@@ -134,7 +142,12 @@ export function draftPlanLocally(
       },
       {
         git: planningGit(repo, treePath),
-        executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
+        executors: executorLookup({
+          config,
+          env: hooks.env,
+          untrusted,
+          deps: hooks.executorDeps,
+        }),
         roster: plannerRoster(planners, clock, emptyRosterState()),
         emit: hooks.onEvent,
         signal: hooks.interrupt,

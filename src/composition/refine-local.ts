@@ -25,7 +25,7 @@ import {
 import { emptyRosterState } from '../core/roster/index.js';
 import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { checkEpicId, epicsRoot } from './local-epics.js';
+import { checkEpicId, planningRoot } from './local-epics.js';
 import { headingOf, localJob, writeWhole, type LocalHooks } from './local-job.js';
 import { planningGit } from './planning-tree.js';
 
@@ -127,7 +127,7 @@ export function refineLocally(
       .map((r) => r.story);
 
     const base = await repo.defaultBase();
-    const planningDir = job.scratch(join(epicsRoot(repo), 'planning'), `${epic}-refine-`);
+    const planningDir = job.scratch(planningRoot(repo), `${epic}-refine-`);
     const outcome = await planEpic(
       {
         epic,

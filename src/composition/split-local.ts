@@ -32,7 +32,7 @@ import { emptyRosterState } from '../core/roster/index.js';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import { planEpic, plannerRoster } from '../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { checkEpicId, epicsRoot } from './local-epics.js';
+import { checkEpicId, planningRoot } from './local-epics.js';
 import { localJob, writeWhole, type LocalHooks, type LocalJob } from './local-job.js';
 import { planningGit } from './planning-tree.js';
 
@@ -119,7 +119,7 @@ export async function proposeSplitsLocally(input: ProposeInput): Promise<void> {
       continue;
     }
     input.emit(`split: ${what}; the planner drafts smaller stories in its place`);
-    const work = job.scratch(join(epicsRoot(job.repo), 'planning'), `${input.epic}-split-`);
+    const work = job.scratch(planningRoot(job.repo), `${input.epic}-split-`);
     const outcome = await planEpic(
       {
         epic: input.epic,

@@ -46,3 +46,17 @@ export function describeError(e: unknown): string {
   if (e instanceof Error) return `internal error: ${e.message}`;
   return `internal error: ${String(e)}`;
 }
+
+/** Lines of text as one line: each line trimmed, blank ones left out, joined with ` | `. */
+export function oneLine(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' | ');
+}
+
+/** An error as one line (a record's reason, a story's stop): `describeError`'s lines, joined. */
+export function describeErrorLine(e: unknown): string {
+  return oneLine(describeError(e));
+}

@@ -32,6 +32,7 @@ import type { EpicContext } from './context.js';
 import type { LandGitPort, LandTreePort, WorktreePort } from './ports.js';
 import { MAX_HANDOVERS, RATE_LIMIT_BACKOFF_MS } from './story.js';
 import { commitLinks } from './story/checks.js';
+import { turnRequest } from './turn-request.js';
 import { mergeUsage } from './usage.js';
 
 interface LandRequest {
@@ -189,19 +190,15 @@ class Landing {
       this.lane(`round ${round}: ${executor.id} resolving`);
       const result = await this.guarded(tree, `round ${round} (${executor.id} landing)`, () =>
         ctx.ports.executors(executor).runTurn(
-          {
-            epic: ctx.settings.epic,
+          turnRequest(ctx, executor, {
             story: req.job,
             round,
             role: 'coder',
             prompt,
             worktree: tree.path,
-            executor,
-            env: ctx.settings.executorEnv[executor.id] ?? {},
             home: join(ctx.settings.homesDir, req.job, executor.id),
             timeoutMs: Math.max(1000, deadline - ctx.ports.clock.now().getTime()),
-            silenceMs: ctx.config.timeouts.silenceMs,
-          },
+          }),
           ctx.interrupt.signal,
         ),
       );

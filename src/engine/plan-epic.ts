@@ -37,6 +37,7 @@ import {
   type Exclusion,
   type RosterState,
 } from '../core/roster/index.js';
+import { shortDetail } from '../core/story/index.js';
 import { priceUsage } from '../core/usage/index.js';
 import type { Clock, ExecutorLookup, GitConfigSnapshot } from './ports.js';
 import { mergeUsage } from './usage.js';
@@ -193,16 +194,6 @@ export function plannerRoster(
       return r.exclusion;
     },
   };
-}
-
-/** A process detail in one line: its first line and the last lines of output. */
-function shortDetail(detail: string): string {
-  const lines = detail
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-  if (lines.length === 0) return 'no detail';
-  return [lines[0], ...lines.slice(1).slice(-3)].join(' | ');
 }
 
 function pathList(paths: readonly string[]): string {

@@ -16,6 +16,7 @@ import {
   type RetroFix,
   type RetroSubject,
 } from '../core/retro/index.js';
+import { shortDetail } from '../core/story/index.js';
 import { priceUsage } from '../core/usage/index.js';
 import { discardChanges, type PlanningGit } from './plan-epic.js';
 import type { ExecutorLookup } from './ports.js';
@@ -65,16 +66,6 @@ export type RetroOutcome =
 
 /** Rounds of a retro call: the answer, and one repair re-ask when it cannot be read. */
 const RETRO_ROUNDS = 2;
-
-/** One line of a process's detail: its first line and its last. */
-function shortDetail(detail: string): string {
-  const lines = detail
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-  if (lines.length === 0) return 'no detail';
-  return lines.length === 1 ? (lines[0] as string) : `${lines[0]} | ${lines.at(-1)}`;
-}
 
 export async function proposeRetro(
   request: RetroRequest,
@@ -133,7 +124,7 @@ export async function proposeRetro(
       if (result.outcome !== 'ok') {
         return {
           kind: 'failed',
-          reason: `the retro turn of ${executor.id} ended ${result.outcome}: ${shortDetail(result.detail)}`,
+          reason: `the retro turn of ${executor.id} ended ${result.outcome}: ${shortDetail(result.detail, 1)}`,
           usage,
           notes,
         };

@@ -71,13 +71,17 @@ function setUp(epic: string): void {
 async function draft(): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await main(['plan', 'draft', 'brief.md', '--repo', repo.dir], {
-    stdout: (s) => (stdout += s),
-    stderr: (s) => (stderr += s),
-    readStdin: async () => '',
-    cwd: repo.tmp,
-    env: { ...process.env, XDG_CONFIG_HOME: join(repo.tmp, 'xdg') },
-  });
+  // As the tests run as root: the planner runs as root, outside the kernel sandbox.
+  const code = await main(
+    ['plan', 'draft', 'brief.md', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
+    {
+      stdout: (s) => (stdout += s),
+      stderr: (s) => (stderr += s),
+      readStdin: async () => '',
+      cwd: repo.tmp,
+      env: { ...process.env, XDG_CONFIG_HOME: join(repo.tmp, 'xdg') },
+    },
+  );
   return { code, stdout, stderr };
 }
 

@@ -18,6 +18,7 @@ import {
   type Step,
   type TestRepo,
 } from '../engine/support/repo.js';
+import { describeNeeding } from '../support/needs.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -106,8 +107,14 @@ async function cli(...argv: string[]): Promise<Out> {
   return { code, stdout, stderr };
 }
 
+/**
+ * As the tests run as root: the planner runs as root, outside the kernel sandbox (the
+ * scripted planner logs its prompts beside the repository, which the sandbox hides).
+ */
+const AS_ROOT = ['--no-agent-user', '--no-sandbox'];
+
 const draft = (...extra: string[]): Promise<Out> =>
-  cli('plan', 'draft', 'epic.md', '--repo', repo.dir, ...extra);
+  cli('plan', 'draft', 'epic.md', '--repo', repo.dir, ...AS_ROOT, ...extra);
 
 const outFile = (): string => join(repo.tmp, 'epic.plan.md');
 
@@ -345,6 +352,7 @@ describe('epicflow plan draft', () => {
       'epic.plan.md',
       '--repo',
       repo.dir,
+      ...AS_ROOT,
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('kept id: health (the planner called it health-route)\n');
@@ -426,4 +434,36 @@ describe('epicflow run on prose', () => {
     });
     expect(existsSync(join(repo.dir, '.git', 'epicflow'))).toBe(false);
   });
+});
+
+describeNeeding(['root', 'sandbox'], 'epicflow plan draft as root', () => {
+  it("runs the planner as run's agent runs: as the agent user, inside the kernel sandbox", async () => {
+    // The planner answers with a plan whose story names who it ran as and what it saw.
+    const probe = (dir: string): string =>
+      [
+        `w="$(id -un)-$(if [ -e ${dir}/.git/config ]; then echo sees-git; else echo no-git; fi)-$(ls /proc | grep -c '^[0-9]')"`,
+        `printf '%s\\n' '${answer([{ id: 'health', owns: ['src/health.ts'], as: 'WHO' }])}' | sed "s/WHO/$w/g"`,
+      ].join('; ');
+    setUp({
+      executors: (_p, coder) => [
+        { id: 'coder', command: coder },
+        { id: 'thinker', command: ['sh', '-c', probe(repo.dir)], roles: ['planner'] },
+      ],
+    });
+    const r = await cli('plan', 'draft', 'epic.md', '--repo', repo.dir);
+    expect(r.code).toBe(0);
+    // Said once, as run says it.
+    const note =
+      'epicflow: note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user epicflow-agent';
+    expect(r.stderr.split(note)).toHaveLength(2);
+    expect(r.stderr).not.toMatch(/sandbox cannot run/);
+    const title = /title: Story (\S+)/.exec(readFileSync(outFile(), 'utf8'))?.[1] ?? '';
+    const [user, sawGit, processes] =
+      /^(epicflow-agent(?:-\d+)?)-(\S+)-(\d+)$/.exec(title)?.slice(1) ?? [];
+    expect(user).toMatch(/^epicflow-agent/);
+    expect(sawGit).toBe('no-git');
+    // The sandbox's init, the shell and its pipeline: none of the host's.
+    expect(Number(processes)).toBeLessThan(6);
+    untouched();
+  }, 180_000);
 });

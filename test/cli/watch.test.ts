@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { watchCommand } from '../../src/cli/commands/watch.js';
+import { renderFailure } from '../../src/cli/context.js';
 import {
   configYaml,
   makeRepo,
@@ -24,10 +25,13 @@ const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
 
 async function watch(pause?: () => Promise<void>): Promise<{ code: number; out: string }> {
   let out = '';
-  const code = await watchCommand(
-    {},
-    { stdout: (s) => (out += s), stderr: (s) => (out += s), cwd: repo.dir },
-    pause === undefined ? {} : { pause },
+  const io = {
+    stdout: (s: string) => (out += s),
+    stderr: (s: string) => (out += s),
+    cwd: repo.dir,
+  };
+  const code = await watchCommand({}, io, pause === undefined ? {} : { pause }).catch(
+    (e: unknown) => renderFailure(io, e),
   );
   return { code, out };
 }

@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { statusCommand } from '../../src/cli/commands/status.js';
+import { renderFailure } from '../../src/cli/context.js';
+import { main } from '../../src/cli/program.js';
 import {
   configYaml,
   git,
@@ -39,11 +41,14 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
     try {
       writeFileSync(join(dir, 'epic.md'), plan);
       let stderr = '';
-      const { runCommand } = await import('../../src/cli/commands/run.js');
-      const code = await runCommand(
-        { file: 'epic.md', agentUser: false, sandbox: false },
-        { stdout: () => undefined, stderr: (s) => (stderr += s), cwd: dir, isTTY: false },
-      );
+      // Through main, as a user runs it: the command's error is rendered there, once.
+      const code = await main(['run', 'epic.md', '--no-agent-user', '--no-sandbox'], {
+        stdout: () => undefined,
+        stderr: (s) => (stderr += s),
+        readStdin: async () => '',
+        cwd: dir,
+        isTTY: false,
+      });
       expect(code).toBe(2);
       expect(stderr).toBe(
         `error: not a git repository: ${dir}\n  run epicflow inside a git repository, or pass --repo DIR\n`,
@@ -58,10 +63,15 @@ describe('epicflow run: bad input exits 2 and creates nothing', () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     withConfig(repo);
     let stderr = '';
-    const { runCommand } = await import('../../src/cli/commands/run.js');
-    const code = await runCommand(
-      { file: 'missing.md', repo: repo.dir, agentUser: false, sandbox: false },
-      { stdout: () => undefined, stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
+    const code = await main(
+      ['run', 'missing.md', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'],
+      {
+        stdout: () => undefined,
+        stderr: (s) => (stderr += s),
+        readStdin: async () => '',
+        cwd: repo.tmp,
+        isTTY: false,
+      },
     );
     expect(code).toBe(2);
     expect(stderr).toBe('error: plan file not found: missing.md\n');
@@ -197,7 +207,12 @@ describe('epicflow status', () => {
     expect(tty.out()).toContain('# Board: epic epic');
     expect(tty.out()).toMatch(/## Done \(1\)/);
     pipe.reset();
-    expect(await statusCommand({ epic: 'other' }, pipe.io)).toBe(2);
+    // What `main` does with a command's error: the one rendering, the exit code.
+    expect(
+      await statusCommand({ epic: 'other' }, pipe.io).catch((e: unknown) =>
+        renderFailure(pipe.io, e),
+      ),
+    ).toBe(2);
     expect(pipe.out()).toBe(
       'error: no epic "other" has run in this repository\n  known epics: epic\n',
     );

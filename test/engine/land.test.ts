@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { landCommand, type LandCommandOptions } from '../../src/cli/commands/land.js';
 import { main } from '../../src/cli/program.js';
+import { renderFailure } from '../../src/cli/context.js';
 import {
   configYaml,
   git,
@@ -85,11 +86,17 @@ async function land(
 ): Promise<Omit<RunOutput, 'waits'>> {
   let stdout = '';
   let stderr = '';
+  const io = {
+    stdout: (s: string) => (stdout += s),
+    stderr: (s: string) => (stderr += s),
+    cwd: repo.tmp,
+  };
   const code = await landCommand(
     { repo: repo.dir, agentUser: false, sandbox: false, ...opts },
-    { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp },
+    io,
     hooks,
-  );
+    // What `main` does with a command's error: the one rendering, the exit code.
+  ).catch((e: unknown) => renderFailure(io, e));
   return { code, stdout, stderr };
 }
 

@@ -98,7 +98,8 @@ async function draft(
   writeFileSync(join(repo.tmp, 'epic.md'), EPIC);
   const events: string[] = [];
   const result = await draftPlanLocally(
-    { file: 'epic.md', repo: repo.dir },
+    // As root, outside the kernel sandbox: these tests are about the agents' own CLIs.
+    { file: 'epic.md', repo: repo.dir, agentUser: false, sandbox: false },
     {
       cwd: repo.tmp,
       env: {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statusCommand } from '../../src/cli/commands/status.js';
 import { landCommand } from '../../src/cli/commands/land.js';
+import { renderFailure } from '../../src/cli/context.js';
 import {
   configYaml,
   makeRepo,
@@ -20,12 +21,14 @@ async function status(
   opts: Parameters<typeof statusCommand>[0],
 ): Promise<{ code: number; out: string }> {
   let out = '';
-  const code = await statusCommand(opts, {
-    stdout: (s) => (out += s),
-    stderr: (s) => (out += s),
+  const io = {
+    stdout: (s: string) => (out += s),
+    stderr: (s: string) => (out += s),
     cwd: repo.dir,
     isTTY: false,
-  });
+  };
+  // What `main` does with a command's error: the one rendering, the exit code.
+  const code = await statusCommand(opts, io).catch((e: unknown) => renderFailure(io, e));
   return { code, out };
 }
 

@@ -1,12 +1,12 @@
 /**
  * Which epic a command that reads a local run means, and its repository: `--repo`
  * (default: the current directory) and `--epic ID`, else the only epic that ran there.
- * Its state folder is `<git dir>/epicflow/<epic>`.
+ * Its state folder is `<git dir>/epicflow/<epic>` (`epicStateDir`).
  */
 import { resolve } from 'node:path';
 import type { Git } from '../../adapters/git/index.js';
 import { openRepo as openRepoAt } from '../../composition/local-config.js';
-import { chooseEpic, epicsRoot } from '../../composition/local-epics.js';
+import { chooseEpic, epicStateDir } from '../../composition/local-epics.js';
 
 /** The repository `--repo` names (default: the current directory), or a usage error. */
 export function openRepo(cwd: string, repoOption: string | undefined): Promise<Git> {
@@ -14,7 +14,13 @@ export function openRepo(cwd: string, repoOption: string | undefined): Promise<G
 }
 
 type EpicFolder =
-  | { readonly kind: 'found'; readonly repo: Git; readonly root: string; readonly epic: string }
+  | {
+      readonly kind: 'found';
+      readonly repo: Git;
+      readonly epic: string;
+      /** The epic's state folder. */
+      readonly state: string;
+    }
   /** Nothing to pick from, or more than one: what to tell the user (not an error). */
   | { readonly kind: 'none'; readonly message: string };
 
@@ -25,7 +31,7 @@ export async function epicFolder(
   const repo = await openRepo(cwd, opts.repo);
   const choice = await chooseEpic(repo, opts.epic);
   if (choice.kind === 'found') {
-    return { kind: 'found', repo, root: epicsRoot(repo), epic: choice.epic };
+    return { kind: 'found', repo, epic: choice.epic, state: epicStateDir(repo, choice.epic) };
   }
   return {
     kind: 'none',

@@ -6,11 +6,10 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { describeError } from '../../core/errors.js';
 import { landLocalEpic } from '../../composition/land-local.js';
 import { cleanEpic, cleanLines } from '../../composition/local-clean.js';
 import { openRepo } from '../../composition/local-config.js';
-import { exitCodeFor, type CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';
 import { onInterrupt } from '../interrupt.js';
@@ -101,9 +100,6 @@ export async function landCommand(
     lines.push(`record: ${result.file}`, '');
     io.stdout(lines.join('\n'));
     return result.exitCode;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   } finally {
     interrupt.release();
   }

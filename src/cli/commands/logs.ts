@@ -12,11 +12,11 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { EpicflowError } from '../../core/errors.js';
 import { liveLogName, storyLogsDir } from '../../core/story/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { readSavedEpic } from '../../engine/status.js';
-import { exitCodeFor, type CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import { epicFolder } from './epic-folder.js';
 
 interface LogsCommandOptions {
@@ -87,76 +87,67 @@ async function logsCommand(
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd'>,
   hooks: LogsHooks = {},
 ): Promise<number> {
-  try {
-    const found = await epicFolder(io.cwd, opts);
-    if (found.kind === 'none') {
-      io.stdout(`${found.message}\n`);
-      return 0;
-    }
-    const stateDir = join(found.root, found.epic);
-    if (opts.follow === true) {
-      const store = new FileStateStore(stateDir);
-      const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
-      const planned = saved?.plan.stories.map((s) => s.id) ?? [];
-      if (!planned.includes(opts.story)) {
-        throw new EpicflowError(
-          'usage',
-          `story "${opts.story}" is not in the plan of epic "${found.epic}"`,
-          { details: [`its stories: ${planned.join(', ')}`] },
-        );
-      }
-      if (await store.lockHeld()) {
-        io.stdout(
-          `epicflow: following story ${opts.story} of epic ${found.epic} until the run ends (Ctrl-C stops following, not the run)\n`,
-        );
-        const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 250)));
-        await follow(store, opts.story, io, pause);
-        io.stdout(
-          `epicflow: the run of epic ${found.epic} ended; epicflow logs ${opts.story} prints its logs\n`,
-        );
-        return 0;
-      }
-      io.stdout(`epicflow: no run of epic ${found.epic} is active; the story's last logs:\n`);
-    }
-    const logsRoot = join(stateDir, storyLogsDir(''));
-    const stories = existsSync(logsRoot)
-      ? (await readdir(logsRoot, { withFileTypes: true }))
-          .filter((d) => d.isDirectory())
-          .map((d) => d.name)
-          .sort()
-      : [];
-    if (!stories.includes(opts.story)) {
+  const found = await epicFolder(io.cwd, opts);
+  if (found.kind === 'none') {
+    io.stdout(`${found.message}\n`);
+    return 0;
+  }
+  const stateDir = found.state;
+  if (opts.follow === true) {
+    const store = new FileStateStore(stateDir);
+    const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
+    const planned = saved?.plan.stories.map((s) => s.id) ?? [];
+    if (!planned.includes(opts.story)) {
       throw new EpicflowError(
         'usage',
-        `story "${opts.story}" has no logs in epic "${found.epic}"`,
-        {
-          details: [
-            stories.length > 0
-              ? `stories with logs: ${stories.join(', ')}`
-              : 'no story of this epic has logs yet',
-          ],
-        },
+        `story "${opts.story}" is not in the plan of epic "${found.epic}"`,
+        { details: [`its stories: ${planned.join(', ')}`] },
       );
     }
-    const dir = join(stateDir, storyLogsDir(opts.story));
-    const files: LogFile[] = [];
-    for (const name of await readdir(dir)) {
-      const m = LOG_FILE.exec(name);
-      if (m !== null) files.push({ name, attempt: Number(m[1]), n: Number(m[2]) });
+    if (await store.lockHeld()) {
+      io.stdout(
+        `epicflow: following story ${opts.story} of epic ${found.epic} until the run ends (Ctrl-C stops following, not the run)\n`,
+      );
+      const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 250)));
+      await follow(store, opts.story, io, pause);
+      io.stdout(
+        `epicflow: the run of epic ${found.epic} ended; epicflow logs ${opts.story} prints its logs\n`,
+      );
+      return 0;
     }
-    files.sort((a, b) => a.attempt - b.attempt || a.n - b.n);
-    const last = files[files.length - 1]?.attempt;
-    const shown = opts.all === true ? files : files.filter((f) => f.attempt === last);
-    for (const [i, f] of shown.entries()) {
-      const text = printable(await readFile(join(dir, f.name), 'utf8'));
-      io.stdout(`${i === 0 ? '' : '\n'}==> ${join(dir, f.name)} <==\n`);
-      io.stdout(text.endsWith('\n') || text === '' ? text : `${text}\n`);
-    }
-    return 0;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
+    io.stdout(`epicflow: no run of epic ${found.epic} is active; the story's last logs:\n`);
   }
+  const logsRoot = join(stateDir, storyLogsDir(''));
+  const stories = existsSync(logsRoot)
+    ? (await readdir(logsRoot, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
+  if (!stories.includes(opts.story)) {
+    throw new EpicflowError('usage', `story "${opts.story}" has no logs in epic "${found.epic}"`, {
+      details: [
+        stories.length > 0
+          ? `stories with logs: ${stories.join(', ')}`
+          : 'no story of this epic has logs yet',
+      ],
+    });
+  }
+  const dir = join(stateDir, storyLogsDir(opts.story));
+  const files: LogFile[] = [];
+  for (const name of await readdir(dir)) {
+    const m = LOG_FILE.exec(name);
+    if (m !== null) files.push({ name, attempt: Number(m[1]), n: Number(m[2]) });
+  }
+  files.sort((a, b) => a.attempt - b.attempt || a.n - b.n);
+  const last = files[files.length - 1]?.attempt;
+  const shown = opts.all === true ? files : files.filter((f) => f.attempt === last);
+  for (const [i, f] of shown.entries()) {
+    const text = printable(await readFile(join(dir, f.name), 'utf8'));
+    io.stdout(`${i === 0 ? '' : '\n'}==> ${join(dir, f.name)} <==\n`);
+    io.stdout(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+  }
+  return 0;
 }
 
 export function registerLogsCommand(program: Command, ctx: CliContext): void {

@@ -7,11 +7,10 @@
  * planner could answer, 2 for usage and config errors.
  */
 import type { ExecutorDeps } from '../../adapters/executors/index.js';
-import { describeError } from '../../core/errors.js';
 import type { UsageEntry } from '../../core/model.js';
 import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index.js';
 import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan-local.js';
-import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
+import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import { planCheckText } from './plan-text.js';
 import { onInterrupt } from '../interrupt.js';
 
@@ -116,6 +115,8 @@ export async function planDraftCommand(
       cwd: io.cwd,
       env: hooks.env ?? process.env,
       onEvent: (message) => io.stderr(`epicflow: ${message}\n`),
+      // Who the planner runs as, said once, with the planning steps.
+      onWarning: (line) => io.stderr(`epicflow: ${line}\n`),
       interrupt: interrupt.signal,
       executorDeps: hooks.executorDeps,
     });
@@ -134,9 +135,6 @@ export async function planDraftCommand(
       case 'failed':
         return notWritten(io, outcome, usage, 'the plan', result.shownOut);
     }
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   } finally {
     interrupt.release();
   }

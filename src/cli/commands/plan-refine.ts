@@ -7,8 +7,7 @@
  * planner could answer (nothing written), 2 for usage and config errors.
  */
 import { refineLocally, type LocalRefineOptions } from '../../composition/refine-local.js';
-import { describeError } from '../../core/errors.js';
-import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
+import { EXIT_OK, type CliContext } from '../context.js';
 import { onInterrupt } from '../interrupt.js';
 import { line, notWritten, roundsUsageLine } from './plan-draft.js';
 import { planCheckText } from './plan-text.js';
@@ -50,9 +49,6 @@ export async function planRefineCommand(
       case 'failed':
         return notWritten(io, outcome, usage, 'the refined plan', options.file);
     }
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   } finally {
     interrupt.release();
   }

@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { parsePlan } from '../../core/plan/index.js';
 import type { PlanResult } from '../../core/plan/index.js';
 import { approveSplitsFromCli } from '../../composition/split-local.js';
-import { describeError } from '../../core/errors.js';
-import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../context.js';
+import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
 import { planDraftCommand } from './plan-draft.js';
@@ -11,6 +10,15 @@ import { planRefineCommand } from './plan-refine.js';
 import { planCheckText } from './plan-text.js';
 
 /** `epicflow plan check FILE|- [--json]`, `plan draft EPIC.md` and `plan approve PLAN.md [STORY]`. */
+/** `plan draft`'s options as commander gives them. */
+interface DraftFlags {
+  readonly out?: string;
+  readonly repo?: string;
+  readonly config?: string;
+  readonly agentUser?: string | false;
+  readonly sandbox?: boolean;
+}
+
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('work with plan files');
   plan
@@ -34,9 +42,25 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .option('--out <file>', 'where to write the prose and the plan (default: <EPIC>.plan.md)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
     .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
-    .action(async (file: string, o: { out?: string; repo?: string; config?: string }) => {
+    .option(
+      '--agent-user <user>',
+      'run the planner as this unprivileged user, as `epicflow run` runs its agents (as root the default is epicflow-agent)',
+    )
+    .option('--no-agent-user', 'as root: run the planner as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run the planner without the kernel sandbox (bubblewrap): it then sees every file your user (or the agent user) can read',
+    )
+    .action(async (file: string, o: DraftFlags) => {
       const code = await planDraftCommand(
-        { file, out: o.out, repo: o.repo, config: o.config },
+        {
+          file,
+          out: o.out,
+          repo: o.repo,
+          config: o.config,
+          ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
+          ...(o.sandbox === false && { sandbox: false }),
+        },
         {
           stdout: (s) => ctx.io.stdout(s),
           stderr: (s) => ctx.io.stderr(s),
@@ -86,20 +110,15 @@ async function planApproveCommand(
   options: Parameters<typeof approveSplitsFromCli>[0],
   ctx: CliContext,
 ): Promise<number> {
-  try {
-    const { approved } = await approveSplitsFromCli(options, {
-      cwd: ctx.io.cwd,
-      env: (ctx.io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
-    });
-    for (const a of approved) {
-      ctx.io.stdout(`approved the split of ${a.story}: ${a.added.join(', ')} in its place\n`);
-    }
-    ctx.io.stdout(`wrote ${options.file}; run it with: epicflow run ${options.file}\n`);
-    return EXIT_OK;
-  } catch (e) {
-    ctx.io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
+  const { approved } = await approveSplitsFromCli(options, {
+    cwd: ctx.io.cwd,
+    env: (ctx.io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
+  });
+  for (const a of approved) {
+    ctx.io.stdout(`approved the split of ${a.story}: ${a.added.join(', ')} in its place\n`);
   }
+  ctx.io.stdout(`wrote ${options.file}; run it with: epicflow run ${options.file}\n`);
+  return EXIT_OK;
 }
 
 /** The fixed `--json` shape: `{"valid","stories","waves","violations":[{"code","message"}]}`. */

@@ -9,41 +9,35 @@
  */
 import type { Command } from 'commander';
 import { approvable } from '../../core/retro/index.js';
-import { describeError } from '../../core/errors.js';
 import { retroLocally, type LocalRetroOptions } from '../../composition/retro-local.js';
-import { exitCodeFor, type CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 
 async function retroCommand(
   opts: LocalRetroOptions,
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd' | 'env'>,
 ): Promise<number> {
-  try {
-    const result = await retroLocally(opts, {
-      cwd: io.cwd,
-      env: (io.env ?? process.env) as NodeJS.ProcessEnv,
-      onEvent: (line) => io.stdout(`retro: ${line}\n`),
-      onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
-    });
-    if (result.kind === 'nothing') {
-      io.stdout(`epic ${result.epic}: no story failed or is held; nothing to look back on\n`);
-      return 0;
-    }
-    const n = approvable(result.proposal).length;
-    io.stdout(
-      [
-        `retro: ${n} ${n === 1 ? 'fix' : 'fixes'} proposed by ${result.proposal.executor} for ${result.proposal.subjects.length} failed or held ${result.proposal.subjects.length === 1 ? 'story' : 'stories'}`,
-        roundsUsageLine('retro', result.rounds, [result.proposal.executor], result.usage).trimEnd(),
-        `proposal: ${result.file}`,
-        'tick the fixes you approve there ([x]); the next `epicflow run` of this epic applies them',
-        '',
-      ].join('\n'),
-    );
+  const result = await retroLocally(opts, {
+    cwd: io.cwd,
+    env: (io.env ?? process.env) as NodeJS.ProcessEnv,
+    onEvent: (line) => io.stdout(`retro: ${line}\n`),
+    onWarning: (line) => io.stdout(`epicflow: ${line}\n`),
+  });
+  if (result.kind === 'nothing') {
+    io.stdout(`epic ${result.epic}: no story failed or is held; nothing to look back on\n`);
     return 0;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   }
+  const n = approvable(result.proposal).length;
+  io.stdout(
+    [
+      `retro: ${n} ${n === 1 ? 'fix' : 'fixes'} proposed by ${result.proposal.executor} for ${result.proposal.subjects.length} failed or held ${result.proposal.subjects.length === 1 ? 'story' : 'stories'}`,
+      roundsUsageLine('retro', result.rounds, [result.proposal.executor], result.usage).trimEnd(),
+      `proposal: ${result.file}`,
+      'tick the fixes you approve there ([x]); the next `epicflow run` of this epic applies them',
+      '',
+    ].join('\n'),
+  );
+  return 0;
 }
 
 export function registerRetroCommand(program: Command, ctx: CliContext): void {

@@ -8,12 +8,13 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Git } from '../../adapters/git/index.js';
 import { loadConfig } from '../../adapters/config/load-config.js';
 import { openRepo } from './epic-folder.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { userRosterPath } from '../../core/config/user-roster.js';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { EpicflowError } from '../../core/errors.js';
 import {
   emptyRosterState,
   loadRosterState,
@@ -22,8 +23,8 @@ import {
   type RosterState,
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
-import { checkEpicId, epicsRoot, localEpics } from '../../composition/local-epics.js';
-import { EXIT_OK, exitCodeFor, type CliContext } from '../context.js';
+import { checkEpicId, epicStateDir, localEpics } from '../../composition/local-epics.js';
+import { EXIT_OK, type CliContext } from '../context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -36,8 +37,7 @@ interface RosterOptions {
 interface RosterSetup {
   readonly config: EpicflowConfig;
   readonly configFile: string;
-  /** `<git dir>/epicflow`: one folder per epic. */
-  readonly root: string;
+  readonly repo: Git;
   readonly epics: string[];
 }
 
@@ -54,9 +54,8 @@ async function setUp(opts: RosterOptions, cwd: string, env: Env): Promise<Roster
     });
   }
   if (opts.epic !== undefined) checkEpicId(opts.epic, '--epic');
-  const root = epicsRoot(repo);
   const epics = await localEpics(repo);
-  return { config: loaded.config, configFile: loaded.file, root, epics };
+  return { config: loaded.config, configFile: loaded.file, repo, epics };
 }
 
 async function readRoster(store: FileStateStore): Promise<RosterState> {
@@ -97,7 +96,7 @@ async function list(
     return;
   }
   epic ??= setup.epics[0];
-  const store = epic === undefined ? null : new FileStateStore(join(setup.root, epic));
+  const store = epic === undefined ? null : new FileStateStore(epicStateDir(setup.repo, epic));
   const state = store === null ? emptyRosterState() : await readRoster(store);
   const busy = store === null ? {} : await busyCounts(store);
   out(renderRoster(setup.config.executors, state, new Date(), busy));
@@ -120,7 +119,7 @@ async function setPause(
     });
   }
   for (const epic of epics) {
-    const store = new FileStateStore(join(setup.root, epic));
+    const store = new FileStateStore(epicStateDir(setup.repo, epic));
     const state = await readRoster(store);
     const next = pause ? pauseExecutor(state, id, new Date()) : resumeExecutor(state, id);
     const { leases: _leases, ...persisted } = next;
@@ -141,13 +140,8 @@ export function registerRosterCommands(program: Command, ctx: CliContext): void 
   const out = (s: string): void => ctx.io.stdout(s);
   const env: Env = ctx.io.env ?? process.env;
   const guard = async (work: () => Promise<void>): Promise<void> => {
-    try {
-      await work();
-      ctx.setExitCode(EXIT_OK);
-    } catch (e) {
-      ctx.io.stderr(`error: ${describeError(e)}\n`);
-      ctx.setExitCode(exitCodeFor(e));
-    }
+    await work();
+    ctx.setExitCode(EXIT_OK);
   };
   const roster = addOptions(
     program

@@ -5,9 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
-import { exitCodeFor } from '../context.js';
 import type { AgentUserFlag } from '../../core/agent-user.js';
 import type { CrashPoint, RunClock } from '../../engine/ports.js';
 import { runLocalEpic } from '../../composition/local.js';
@@ -78,10 +77,7 @@ export async function runCommand(
   hooks: RunCommandHooks = {},
 ): Promise<number> {
   const prose = await notPlannedYet(opts.file, io.cwd);
-  if (prose !== undefined) {
-    io.stderr(`error: ${describeError(prose)}\n`);
-    return exitCodeFor(prose);
-  }
+  if (prose !== undefined) throw prose;
   const live = io.isTTY ? new LiveBoard((t) => io.stdout(t)) : undefined;
   const interrupt = onInterrupt({
     say: (name) =>
@@ -130,9 +126,6 @@ export async function runCommand(
       ].join('\n'),
     );
     return result.exitCode;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   } finally {
     if (ticking !== undefined) clearInterval(ticking);
     interrupt.release();

@@ -8,10 +8,9 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
-import { describeError, EpicflowError } from '../../core/errors.js';
+import { EpicflowError } from '../../core/errors.js';
 import { epicFolder, openRepo } from './epic-folder.js';
 import { printable } from './logs.js';
-import { exitCodeFor } from '../context.js';
 import { gitPort } from '../../adapters/git/port.js';
 import { storyLogsDir } from '../../core/story/index.js';
 import { sanitizeIssueText } from '../../core/epic/index.js';
@@ -25,7 +24,7 @@ import {
 } from '../../core/report/index.js';
 import { LAND_FILE, readLandLog } from '../../core/land/index.js';
 import type { Git } from '../../adapters/git/index.js';
-import { epicsRoot, localEpics } from '../../composition/local-epics.js';
+import { epicStateDir, localEpics } from '../../composition/local-epics.js';
 import { loadEpicReport } from '../../engine/status.js';
 
 interface StatusCommandOptions {
@@ -84,7 +83,7 @@ function plainLines(report: ReportJson): string[] {
 async function epicList(repo: Git): Promise<EpicListEntry[]> {
   const entries: EpicListEntry[] = [];
   for (const epic of await localEpics(repo)) {
-    const dir = join(epicsRoot(repo), epic);
+    const dir = epicStateDir(repo, epic);
     const store = new FileStateStore(dir);
     const input = await loadEpicReport(
       store,
@@ -104,42 +103,37 @@ export async function statusCommand(
   opts: StatusCommandOptions,
   io: StatusCommandIo,
 ): Promise<number> {
-  try {
-    if (opts.list === true) {
-      if (opts.epic !== undefined) {
-        throw new EpicflowError('usage', '--list shows every epic: leave out --epic');
-      }
-      const entries = await epicList(await openRepo(io.cwd, opts.repo));
-      io.stdout(
-        opts.json === true ? `${JSON.stringify(entries, null, 2)}\n` : renderEpicList(entries),
-      );
-      return 0;
+  if (opts.list === true) {
+    if (opts.epic !== undefined) {
+      throw new EpicflowError('usage', '--list shows every epic: leave out --epic');
     }
-    const found = await epicFolder(io.cwd, opts);
-    if (found.kind === 'none') {
-      io.stdout(`${found.message}\n`);
-      return 0;
-    }
-    const { repo, root, epic } = found;
-    const input = await loadEpicReport(
-      new FileStateStore(join(root, epic)),
-      gitPort(repo),
-      { now: () => new Date() },
-      join(root, epic, 'epic.json'),
+    const entries = await epicList(await openRepo(io.cwd, opts.repo));
+    io.stdout(
+      opts.json === true ? `${JSON.stringify(entries, null, 2)}\n` : renderEpicList(entries),
     );
-    if (input === null) {
-      if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
-      io.stdout(`no board for epic "${epic}" yet\n`);
-      return 0;
-    }
-    const report = buildReportJson(input);
-    if (opts.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-    else if (io.isTTY) io.stdout(renderBoard(input));
-    else io.stdout(plainLines(report).join(''));
-    if (opts.json !== true) io.stdout(await logLines(join(root, epic)));
     return 0;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   }
+  const found = await epicFolder(io.cwd, opts);
+  if (found.kind === 'none') {
+    io.stdout(`${found.message}\n`);
+    return 0;
+  }
+  const { repo, state, epic } = found;
+  const input = await loadEpicReport(
+    new FileStateStore(state),
+    gitPort(repo),
+    { now: () => new Date() },
+    join(state, 'epic.json'),
+  );
+  if (input === null) {
+    if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
+    io.stdout(`no board for epic "${epic}" yet\n`);
+    return 0;
+  }
+  const report = buildReportJson(input);
+  if (opts.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  else if (io.isTTY) io.stdout(renderBoard(input));
+  else io.stdout(plainLines(report).join(''));
+  if (opts.json !== true) io.stdout(await logLines(state));
+  return 0;
 }

@@ -9,9 +9,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { describeError } from '../../core/errors.js';
 import type { EngineEvent } from '../../engine/ports.js';
-import { exitCodeFor, type CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import { epicFolder } from './epic-folder.js';
 import { formatEvent } from './live.js';
 import { printable } from './logs.js';
@@ -52,39 +51,34 @@ export async function watchCommand(
   io: Pick<CliContext['io'], 'stdout' | 'stderr' | 'cwd'>,
   hooks: WatchHooks = {},
 ): Promise<number> {
-  try {
-    const found = await epicFolder(io.cwd, opts);
-    if (found.kind === 'none') {
-      io.stdout(`${found.message}\n`);
-      return 0;
-    }
-    const dir = join(found.root, found.epic);
-    const events = join(dir, 'events.jsonl');
-    const lock = join(dir, 'lock');
-    const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 500)));
-    let offset = 0;
-    let running = existsSync(lock);
-    io.stdout(
-      running
-        ? `epicflow: following the run of epic ${found.epic} (Ctrl-C stops watching, not the run)\n`
-        : `epicflow: no run of epic ${found.epic} is active; what its last run said:\n`,
-    );
-    for (;;) {
-      // Whether a run holds the epic is read before the events: its last lines are then in.
-      running = existsSync(lock);
-      const text = existsSync(events) ? await readFile(events, 'utf8') : '';
-      const { lines, next } = wholeLines(text, offset);
-      offset = next;
-      for (const line of lines) io.stdout(`${lineOf(line)}\n`);
-      if (!running) break;
-      await pause();
-    }
-    io.stdout(`epicflow: the run of epic ${found.epic} is not active; see epicflow status\n`);
+  const found = await epicFolder(io.cwd, opts);
+  if (found.kind === 'none') {
+    io.stdout(`${found.message}\n`);
     return 0;
-  } catch (e) {
-    io.stderr(`error: ${describeError(e)}\n`);
-    return exitCodeFor(e);
   }
+  const dir = found.state;
+  const events = join(dir, 'events.jsonl');
+  const lock = join(dir, 'lock');
+  const pause = hooks.pause ?? (() => new Promise<void>((r) => setTimeout(r, 500)));
+  let offset = 0;
+  let running = existsSync(lock);
+  io.stdout(
+    running
+      ? `epicflow: following the run of epic ${found.epic} (Ctrl-C stops watching, not the run)\n`
+      : `epicflow: no run of epic ${found.epic} is active; what its last run said:\n`,
+  );
+  for (;;) {
+    // Whether a run holds the epic is read before the events: its last lines are then in.
+    running = existsSync(lock);
+    const text = existsSync(events) ? await readFile(events, 'utf8') : '';
+    const { lines, next } = wholeLines(text, offset);
+    offset = next;
+    for (const line of lines) io.stdout(`${lineOf(line)}\n`);
+    if (!running) break;
+    await pause();
+  }
+  io.stdout(`epicflow: the run of epic ${found.epic} is not active; see epicflow status\n`);
+  return 0;
 }
 
 export function registerWatchCommand(program: Command, ctx: CliContext): void {

@@ -3,6 +3,7 @@
  * commits carry, and why a push was refused with what to do about it. One text for the
  * story job and the land job.
  */
+import { oneLine } from '../errors.js';
 
 /** Why GitHub refused a push (adapters/git/remote-git.ts tells them apart). */
 export type PushRefusalReason = 'stale' | 'protected' | 'auth' | 'other';
@@ -18,11 +19,7 @@ export function describePushRefusal(
   reason: Exclude<PushRefusalReason, 'stale'>,
   detail: string,
 ): string {
-  const told = detail
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-    .join(' | ');
+  const told = oneLine(detail);
   switch (reason) {
     case 'protected':
       return `GitHub refused the push to ${branch}: the branch is protected; allow the epicflow App (or the token's user) as a bypass actor in the branch's ruleset, or leave epic branches unprotected (${told})`;

@@ -18,6 +18,7 @@ import {
   asString,
   classifyMessage,
   classifyStatus,
+  endedUnfinished,
   jsonLines,
   num,
   numOrNull,
@@ -173,14 +174,8 @@ export function parseClaudeOutput(
   if (result === undefined) {
     const usage = usageOfAssistants(events);
     const text = stderr.trim();
-    if (text === '') {
-      return {
-        outcome: 'failed',
-        finalMessage: '',
-        usage,
-        detail: `claude ended without a result (exit code ${exitCode ?? 'none'})`,
-      };
-    }
+    if (text === '')
+      return endedUnfinished('claude', 'a result', exitCode, { finalMessage: '', usage });
     // The root guard and a missing login are configuration problems: the executor cannot run.
     const outcome = /root\/sudo|--dangerously-skip-permissions cannot/i.test(text)
       ? 'auth'

@@ -11,7 +11,15 @@
 import { join } from 'node:path/posix';
 import type { TurnRequest } from '../executor.js';
 import { harnessEnv } from './common.js';
-import { asRecord, asString, endedOnError, jsonLines, num, tail } from './signals.js';
+import {
+  asRecord,
+  asString,
+  endedOnError,
+  endedUnfinished,
+  jsonLines,
+  num,
+  tail,
+} from './signals.js';
 import type {
   Invocation,
   InvocationOptions,
@@ -124,12 +132,7 @@ export function parseCodexOutput(
   const message =
     terminal?.message ?? lastError ?? (stderr.trim() !== '' ? tail(stderr, 1000) : undefined);
   if (message === undefined) {
-    return {
-      outcome: 'failed',
-      finalMessage,
-      usage,
-      detail: `codex ended without finishing the turn (exit code ${exitCode ?? 'none'})`,
-    };
+    return endedUnfinished('codex', 'finishing the turn', exitCode, { finalMessage, usage });
   }
   return endedOnError(message, { finalMessage, usage }, context?.now);
 }

@@ -15,6 +15,7 @@ import {
   asRecord,
   asString,
   classifyMessage,
+  endedUnfinished,
   jsonLines,
   num,
   parseDuration,
@@ -235,13 +236,12 @@ export function parseGeminiOutput(
     };
   }
   const plain = stderr.trim();
+  if (plain === '')
+    return endedUnfinished('gemini', 'a result', exitCode, { finalMessage: text, usage });
   return {
-    outcome: plain === '' ? 'failed' : classifyGemini(plain, context?.now).outcome,
+    outcome: classifyGemini(plain, context?.now).outcome,
     finalMessage: text,
     usage,
-    detail:
-      plain === ''
-        ? `gemini ended without a result (exit code ${exitCode ?? 'none'})`
-        : tail(plain),
+    detail: tail(plain),
   };
 }

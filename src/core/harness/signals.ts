@@ -310,6 +310,23 @@ export function endedOnError(
 }
 
 /**
+ * A turn whose CLI stopped before its own end (`missing`: the event it never printed) and
+ * said nothing why: failed, with its exit code.
+ */
+export function endedUnfinished(
+  cli: string,
+  missing: string,
+  exitCode: number | null,
+  left: TurnLeft,
+): ParsedRun {
+  return {
+    outcome: 'failed',
+    ...left,
+    detail: `${cli} ended without ${missing} (exit code ${exitCode ?? 'none'})`,
+  };
+}
+
+/**
  * A turn that ended without an error message of its own: done on exit code 0; else failed,
  * with the end of what the CLI printed on stderr, or its exit code when it printed nothing.
  */

@@ -13,15 +13,14 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** A process detail in one line: its first line and the last lines of output. */
-export function shortDetail(detail: string): string {
+/** A process detail in one line: its first line and its `last` last lines of output. */
+export function shortDetail(detail: string, last = 3): string {
   const lines = detail
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
   if (lines.length === 0) return 'no detail';
-  const rest = lines.slice(1).slice(-3);
-  return [lines[0], ...rest].join(' | ');
+  return [lines[0], ...lines.slice(1).slice(-last)].join(' | ');
 }
 
 /** The new failures of each failing gate, `lines` failure lines each. */

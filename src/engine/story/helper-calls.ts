@@ -5,7 +5,6 @@
  * retried after a transient fault within the story's budget, and reused when a kept
  * answer's fingerprint matches what the call would read.
  */
-import { join } from 'node:path';
 import type { z } from 'zod';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import {
@@ -41,6 +40,7 @@ import { noteOn, perimeterOf } from './checks.js';
 import { fromCommit } from '../checkout.js';
 import { performEffects } from './recorder.js';
 import type { TraceAttributes } from '../trace.js';
+import { startTurn, turnEnd } from '../turn-request.js';
 import { backoff, signalRoster, turnAttributes, type TurnScope } from './turns.js';
 
 interface HelperAnswer<T> {
@@ -129,23 +129,18 @@ export async function askHelper<T>(
         role,
         () =>
           rec.logs.capture(role, (log) =>
-            ctx.ports.executors(executor).runTurn(
+            startTurn(
+              ctx,
+              executor,
               {
-                epic: ctx.settings.epic,
                 story: story.id,
                 round,
                 role,
                 prompt: request.prompt(repairError),
                 worktree: tree.path,
-                executor,
-                env: ctx.settings.executorEnv[executor.id] ?? {},
-                // A home per role: what a coder left in its home never reaches a judge.
-                home: join(ctx.settings.homesDir, story.id, role, executor.id),
                 timeoutMs: ctx.config.timeouts.storyMs,
-                silenceMs: ctx.config.timeouts.silenceMs,
               },
-              ctx.interrupt.signal,
-              (l) => log.line(l),
+              log,
             ),
           ),
         {
@@ -175,14 +170,8 @@ export async function askHelper<T>(
       executor: executor.id,
       round,
       interrupted,
+      ...turnEnd(result),
       outcome: result.outcome,
-      missingBinary: result.missingBinary === true,
-      detail: result.detail,
-      resetAt: result.resetAt,
-      exitCode: result.exitCode,
-      timedOut: result.timedOut,
-      capped: result.capped === true,
-      stalled: result.stalled,
     };
   };
 

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
-import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
+import { describeErrorLine, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
 import { storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
@@ -454,7 +454,7 @@ async function runStoryOnce(
         ? e
         : isEpicflowError(e, 'halt')
           ? new StoryStop('failed', `not merged: ${e.message}`)
-          : new StoryStop('failed', describeError(e).split('\n').join(' | '));
+          : new StoryStop('failed', describeErrorLine(e));
     const status = stop.status;
     // The reason is short; the whole output of the step that failed is in its log.
     const reason = status === 'failed' ? withLog(stop.reason, rec.logs.last) : stop.reason;

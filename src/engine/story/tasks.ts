@@ -3,7 +3,6 @@
  * each task as its own rounds, ticked in the story's record as it passes its checks.
  * The record with its ticks is the checkpoint a resumed story continues from.
  */
-import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { StoryRecord, StoryTask } from '../../core/model.js';
@@ -26,6 +25,7 @@ import { priceUsage } from '../../core/usage/index.js';
 import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
+import { startTurn, storyTimeLeft } from '../turn-request.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig, holdAt } from './checks.js';
 import type { StoryRun } from './story-run.js';
@@ -152,10 +152,7 @@ async function planTurn(
     tasks: taskPlanSection(story, request),
   });
   // The story's wall-clock limit counts from its start, as for its other coder turns.
-  const started = rec.record.startedAt
-    ? Date.parse(rec.record.startedAt)
-    : ctx.ports.clock.now().getTime();
-  const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
+  const timeoutMs = storyTimeLeft(ctx, rec.record.startedAt);
   const round = turn.round;
   const what = request.repair !== undefined ? 'repairing its task list' : 'planning tasks';
   ctx.emit('story', `round ${round}: ${executor.id} ${what}`, story.id);
@@ -165,22 +162,11 @@ async function planTurn(
       'code',
       () =>
         rec.logs.capture('coder', (log) =>
-          ctx.ports.executors(executor).runTurn(
-            {
-              epic: ctx.settings.epic,
-              story: story.id,
-              round,
-              role: 'coder',
-              prompt,
-              worktree: tree.path,
-              executor,
-              env: ctx.settings.executorEnv[executor.id] ?? {},
-              home: join(ctx.settings.homesDir, story.id, 'coder', executor.id),
-              timeoutMs: Math.max(1000, left),
-              silenceMs: ctx.config.timeouts.silenceMs,
-            },
-            ctx.interrupt.signal,
-            (l) => log.line(l),
+          startTurn(
+            ctx,
+            executor,
+            { story: story.id, round, role: 'coder', prompt, worktree: tree.path, timeoutMs },
+            log,
           ),
         ),
       { 'epicflow.round': round, 'epicflow.executor': executor.id },

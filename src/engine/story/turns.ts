@@ -4,7 +4,6 @@
  * helper-calls.ts. What follows a turn is decided by core/story.
  */
 import { pruneReadFirst } from '../../core/plan/read-first.js';
-import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import type { RunRecord } from '../../core/executor.js';
 import { totalTokens, type Story } from '../../core/model.js';
@@ -31,6 +30,7 @@ import type { EpicContext } from '../context.js';
 import type { WorktreePort } from '../ports.js';
 import { StoryStop } from '../stop.js';
 import type { TraceAttributes } from '../trace.js';
+import { startTurn, storyTimeLeft, turnEnd } from '../turn-request.js';
 import { mergeUsage } from '../usage.js';
 import { guardGitConfig } from './checks.js';
 import type { Recorder } from './recorder.js';
@@ -161,30 +161,16 @@ export async function coderTurn(
       : { followUp: rec.record.deferredRound.findings }),
   });
   ctx.emit('story', `round ${turn.round}: ${executor.id} coding`, story.id);
-  const started = rec.record.startedAt
-    ? Date.parse(rec.record.startedAt)
-    : ctx.ports.clock.now().getTime();
-  const left = ctx.config.timeouts.storyMs - (ctx.ports.clock.now().getTime() - started);
+  const timeoutMs = storyTimeLeft(ctx, rec.record.startedAt);
   const round = turn.round;
   const doing = `round ${round} (${executor.id} coding)`;
   const result = await guardGitConfig(ctx, story, tree, rec, doing, () => {
     const log = rec.logs.open('coder');
-    const pending = ctx.ports.executors(executor).runTurn(
-      {
-        epic: ctx.settings.epic,
-        story: story.id,
-        round: turn.round,
-        role: 'coder',
-        prompt,
-        worktree: tree.path,
-        executor,
-        env: ctx.settings.executorEnv[executor.id] ?? {},
-        home: join(ctx.settings.homesDir, story.id, 'coder', executor.id),
-        timeoutMs: Math.max(1000, left),
-        silenceMs: ctx.config.timeouts.silenceMs,
-      },
-      ctx.interrupt.signal,
-      (l) => log.line(l),
+    const pending = startTurn(
+      ctx,
+      executor,
+      { story: story.id, round, role: 'coder', prompt, worktree: tree.path, timeoutMs },
+      log,
     );
     ctx.checkpoint('mid-coder', story.id);
     return rec.time(
@@ -229,14 +215,7 @@ export async function coderTurn(
   return {
     interrupted: ctx.interrupt.signal.aborted,
     round,
-    outcome: result.outcome,
-    missingBinary: result.missingBinary === true,
-    detail: result.detail,
-    resetAt: result.resetAt,
-    exitCode: result.exitCode,
-    timedOut: result.timedOut,
-    capped: result.capped === true,
-    stalled: result.stalled,
+    ...turnEnd(result),
     unchanged: sha === null,
     blocked:
       result.blockedOn === undefined ? undefined : blockedClaim(ctx, story, result.blockedOn),

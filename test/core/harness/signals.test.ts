@@ -1,4 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { parseClaudeOutput } from '../../../src/core/harness/claude.js';
+import { parseCodexOutput } from '../../../src/core/harness/codex.js';
+import { parseGeminiOutput } from '../../../src/core/harness/gemini.js';
 import { classifyMessage, parseDuration, parseResetAt } from '../../../src/core/harness/signals.js';
 
 const NOW = new Date('2026-11-30T08:57:00Z');
@@ -58,4 +61,18 @@ describe('parseDuration', () => {
     );
     expect(parseDuration('soon')).toBeUndefined();
   });
+});
+
+describe('a CLI that stopped before its own end, saying nothing', () => {
+  it.each([
+    ['claude', parseClaudeOutput, 'claude ended without a result (exit code 137)'],
+    ['gemini', parseGeminiOutput, 'gemini ended without a result (exit code 137)'],
+    ['codex', parseCodexOutput, 'codex ended without finishing the turn (exit code 137)'],
+  ] as const)(
+    '%s: failed, naming what it never printed and its exit code',
+    (_cli, parse, detail) => {
+      expect(parse('', '', 137)).toMatchObject({ outcome: 'failed', detail });
+      expect(parse('', '', null).detail).toBe(detail.replace('137', 'none'));
+    },
+  );
 });

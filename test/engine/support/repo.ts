@@ -10,6 +10,7 @@ import {
   type RunCommandHooks,
   type RunCommandOptions,
 } from '../../../src/cli/commands/run.js';
+import { renderFailure } from '../../../src/cli/context.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const SCRIPTED_CODER = resolve(here, 'scripted-coder.mjs');
@@ -180,12 +181,18 @@ export async function run(
   let stdout = '';
   let stderr = '';
   const waits: number[] = [];
+  const io = {
+    stdout: (s: string) => (stdout += s),
+    stderr: (s: string) => (stderr += s),
+    cwd: repo.tmp,
+    isTTY: false,
+  };
   const code = await runCommand(
     // The tests run as root: untrusted code runs as root too unless a test names a user, and
     // outside the kernel sandbox unless a test asks for it (the scripted coder logs its
     // prompts beside the repository, which the sandbox hides).
     { file, repo: repo.dir, agentUser: false, sandbox: false, ...opts },
-    { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd: repo.tmp, isTTY: false },
+    io,
     {
       sleep: async (ms) => {
         waits.push(ms);
@@ -194,7 +201,8 @@ export async function run(
       env: { ...process.env, XDG_CONFIG_HOME: join(repo.tmp, 'xdg') },
       ...hooks,
     },
-  );
+    // What `main` does with a command's error: the one rendering, the exit code.
+  ).catch((e: unknown) => renderFailure(io, e));
   return { code, stdout, stderr, waits };
 }
 

@@ -1,0 +1,272 @@
+/**
+ * A tree an agent wrote, read by epicflow itself: every file opened without following a
+ * link (`O_NOFOLLOW`, then checked to be a file), every link read as the path it holds,
+ * each hashed as git hashes a blob, with no filter, attribute or config of git's in the
+ * way. No git command of epicflow's stages, diffs or reads the status of such a tree:
+ * git would read the tree's attributes, enter a repository nested in it and run its
+ * filters or fsmonitor with epicflow's rights. Only `check-ignore --no-index` reads the
+ * tree (its `.gitignore` files, never entering a nested repository: it is never asked
+ * about a path in one), and the objects are written by object commands (`fast-import`,
+ * `update-index --index-info` into an index of epicflow's own, `write-tree`).
+ *
+ * A folder holding `.git` is a repository nested in the tree: it is left out, never read,
+ * never recorded as a gitlink. A gitlink of the tree's base stays as the base has it.
+ */
+import { createHash } from 'node:crypto';
+import { constants, type Dirent } from 'node:fs';
+import { open, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NUL, splitNul } from './listings.js';
+import { gitError, type GitRunner } from './run-git.js';
+
+/** One entry of a git tree: a file (100644, 100755), a link (120000) or a gitlink (160000). */
+export interface TreeEntry {
+  readonly mode: string;
+  /** The blob (or a gitlink's commit); '' for an untracked file read without its contents. */
+  readonly object: string;
+}
+
+export const GITLINK = '160000';
+
+/** What a tree holds as files. */
+export interface FilesRead {
+  /** Path → entry: every file and link not ignored, and the base's gitlinks. */
+  readonly entries: Map<string, TreeEntry>;
+  /** The contents of every blob read that the base does not hold, by object id. */
+  readonly contents: Map<string, Buffer>;
+  /** Folders holding a repository of their own (`.git`), left out, sorted. */
+  readonly nested: string[];
+}
+
+export interface ReadFilesOptions {
+  /** The tree's top folder. */
+  readonly root: string;
+  /** The base's entries: tracked paths are never ignored, its gitlinks are kept as they are. */
+  readonly tracked: ReadonlyMap<string, TreeEntry>;
+  readonly objectFormat: 'sha1' | 'sha256';
+  /** Of the untracked `paths`, those the tree's ignore rules leave out; null: none is left out. */
+  readonly ignored: ((paths: readonly string[]) => Promise<Set<string>>) | null;
+  /** Untracked files whose contents are read (all by default); the others' `object` is ''. */
+  readonly hashUntracked?: (path: string) => boolean;
+}
+
+/** How many files are read at once. */
+const READ_AT_ONCE = 32;
+
+/** The object id git gives a blob of `data`. */
+function blobId(format: 'sha1' | 'sha256', data: Buffer): string {
+  return createHash(format).update(`blob ${data.length}\0`).update(data).digest('hex');
+}
+
+/** Folders that hold a tracked path, and the paths themselves' folders: `a`, `a/b` for `a/b/c`. */
+function trackedFolders(tracked: ReadonlyMap<string, TreeEntry>): Set<string> {
+  const folders = new Set<string>();
+  for (const path of tracked.keys()) {
+    for (let at = path.indexOf('/'); at > 0; at = path.indexOf('/', at + 1)) {
+      folders.add(path.slice(0, at));
+    }
+  }
+  return folders;
+}
+
+/** A file's contents and mode, opened without following a link; null when it is no file now. */
+async function readFile(full: string): Promise<{ data: Buffer; mode: string } | null> {
+  let handle;
+  try {
+    handle = await open(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    if (isGone(e)) return null;
+    throw e;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) return null;
+    // Git records the owner's execute bit.
+    return { data: await handle.readFile(), mode: (stat.mode & 0o100) !== 0 ? '100755' : '100644' };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Gone, or something else than was listed now (a link where a file was, a folder emptied). */
+function isGone(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EINVAL';
+}
+
+interface Folder {
+  readonly path: string;
+  /** Below an ignored folder: only tracked paths count. */
+  readonly ignored: boolean;
+}
+
+/** Every file and link of the tree at `root` (see the module comment). */
+export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
+  const { root, tracked } = options;
+  const folders = trackedFolders(tracked);
+  const trackedObjects = new Set([...tracked.values()].map((e) => e.object));
+  const entries = new Map<string, TreeEntry>();
+  const contents = new Map<string, Buffer>();
+  const nested: string[] = [];
+  let level: Folder[] = [{ path: '', ignored: false }];
+  while (level.length > 0) {
+    const found: { path: string; dirent: Dirent; ignored: boolean }[] = [];
+    for (const folder of level) {
+      let dirents: Dirent[];
+      try {
+        dirents = await readdir(join(root, folder.path), { withFileTypes: true });
+      } catch (e) {
+        if (isGone(e)) continue;
+        throw e;
+      }
+      // A repository of its own: never entered (the top's `.git` is the tree's own).
+      if (folder.path !== '' && dirents.some((d) => d.name === '.git')) {
+        if (!folder.ignored) nested.push(folder.path);
+        continue;
+      }
+      for (const dirent of dirents) {
+        // Git records no `.git` in any spelling.
+        if (dirent.name.toLowerCase() === '.git') continue;
+        const path = folder.path === '' ? dirent.name : `${folder.path}/${dirent.name}`;
+        const base = tracked.get(path);
+        // A gitlink of the base stays as the base has it; what is at its path is not read.
+        if (base?.mode === GITLINK) {
+          entries.set(path, base);
+          continue;
+        }
+        if (folder.ignored && base === undefined && !folders.has(path)) continue;
+        found.push({ path, dirent, ignored: folder.ignored });
+      }
+    }
+    const ask = found.filter((f) => !f.ignored && !tracked.has(f.path)).map((f) => f.path);
+    const ignored =
+      options.ignored === null || ask.length === 0 ? new Set<string>() : await options.ignored(ask);
+    const next: Folder[] = [];
+    const files: string[] = [];
+    for (const f of found) {
+      const isIgnored = f.ignored || ignored.has(f.path);
+      if (f.dirent.isDirectory()) {
+        // An ignored folder is entered only for the paths the base tracks in it.
+        if (!isIgnored || folders.has(f.path)) next.push({ path: f.path, ignored: isIgnored });
+      } else if (f.dirent.isSymbolicLink()) {
+        if (isIgnored && !tracked.has(f.path)) continue;
+        let target: Buffer;
+        try {
+          target = await readlink(join(root, f.path), { encoding: 'buffer' });
+        } catch (e) {
+          if (isGone(e)) continue;
+          throw e;
+        }
+        const object = blobId(options.objectFormat, target);
+        entries.set(f.path, { mode: '120000', object });
+        if (!trackedObjects.has(object)) contents.set(object, target);
+      } else if (f.dirent.isFile()) {
+        if (isIgnored && !tracked.has(f.path)) continue;
+        files.push(f.path);
+      }
+      // Anything else (a socket, a fifo, a device) git does not record either.
+    }
+    for (let i = 0; i < files.length; i += READ_AT_ONCE) {
+      await Promise.all(
+        files.slice(i, i + READ_AT_ONCE).map(async (path) => {
+          const untracked = !tracked.has(path);
+          if (untracked && options.hashUntracked?.(path) === false) {
+            entries.set(path, { mode: '100644', object: '' });
+            return;
+          }
+          const file = await readFile(join(root, path));
+          if (file === null) return;
+          const object = blobId(options.objectFormat, file.data);
+          entries.set(path, { mode: file.mode, object });
+          if (!trackedObjects.has(object)) contents.set(object, file.data);
+        }),
+      );
+    }
+    level = next;
+  }
+  return { entries, contents, nested: nested.sort() };
+}
+
+/** Paths whose entry differs between `before` and `after` (changed, added or gone): path → new object or null. */
+export function differences(
+  before: ReadonlyMap<string, TreeEntry>,
+  after: ReadonlyMap<string, TreeEntry>,
+): Map<string, string | null> {
+  const changed = new Map<string, string | null>();
+  for (const [path, entry] of after) {
+    const was = before.get(path);
+    if (was === undefined || was.mode !== entry.mode || was.object !== entry.object) {
+      changed.set(path, entry.object);
+    }
+  }
+  for (const path of before.keys()) if (!after.has(path)) changed.set(path, null);
+  return changed;
+}
+
+/** The entries of a commit's tree, recursively (`ls-tree -r`: links and gitlinks as entries). */
+export async function treeEntries(git: GitRunner, commit: string): Promise<Map<string, TreeEntry>> {
+  const out = await git.run(`cannot list the files of ${commit}`, [
+    'ls-tree',
+    '-r',
+    '-z',
+    '--full-tree',
+    commit,
+  ]);
+  const entries = new Map<string, TreeEntry>();
+  for (const record of splitNul(out)) {
+    // "<mode> SP <type> SP <object> TAB <path>"
+    const tab = record.indexOf('\t');
+    const [mode = '', , object = ''] = record.slice(0, tab).split(' ');
+    entries.set(record.slice(tab + 1), { mode, object });
+  }
+  return entries;
+}
+
+/** The untracked `paths` the tree's ignore rules leave out (`check-ignore --no-index`). */
+export async function ignoredPaths(
+  git: GitRunner,
+  where: string,
+  paths: readonly string[],
+): Promise<Set<string>> {
+  // Each path behind `./`: a name that starts with `:` is never read as pathspec magic
+  // (check-ignore takes no `--literal-pathspecs`); it answers each path as it was asked.
+  const r = await git.try(['check-ignore', '--no-index', '--stdin', '-z'], {
+    input: paths.map((p) => `./${p}${NUL}`).join(''),
+  });
+  // 0: some are ignored, 1: none is.
+  if (r.exitCode === 1) return new Set();
+  if (r.exitCode !== 0) {
+    throw gitError(`cannot read the ignore rules of ${where}`, r);
+  }
+  return new Set(splitNul(r.stdout).map((p) => (p.startsWith('./') ? p.slice(2) : p)));
+}
+
+/**
+ * Writes `contents` as blobs (`fast-import`: objects only) and the tree of `entries`
+ * (`update-index --index-info` into `indexFile`, a fresh index of epicflow's own, then
+ * `write-tree`, which fails on any object that is missing); returns the tree.
+ */
+export async function writeTree(
+  git: GitRunner,
+  where: string,
+  files: Pick<FilesRead, 'entries' | 'contents'>,
+  indexFile: string,
+): Promise<string> {
+  if (files.contents.size > 0) {
+    const parts: Buffer[] = [];
+    for (const data of files.contents.values()) {
+      parts.push(Buffer.from(`blob\ndata ${data.length}\n`), data, Buffer.from('\n'));
+    }
+    await git.run(`cannot write the files of ${where}`, ['fast-import', '--quiet'], {
+      input: Buffer.concat(parts),
+    });
+  }
+  const lines = [...files.entries].map(([path, e]) => `${e.mode} ${e.object}\t${path}${NUL}`);
+  await git.run(`cannot stage the files of ${where}`, ['update-index', '-z', '--index-info'], {
+    input: lines.join(''),
+    indexFile,
+  });
+  return (
+    await git.run(`cannot write the tree of ${where}`, ['write-tree'], { indexFile })
+  ).trim();
+}

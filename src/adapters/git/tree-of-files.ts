@@ -20,7 +20,7 @@ import { NUL, splitNul } from './listings.js';
 import { gitError, type GitRunner } from './run-git.js';
 
 /** One entry of a git tree: a file (100644, 100755), a link (120000) or a gitlink (160000). */
-export interface TreeEntry {
+export interface FileEntry {
   readonly mode: string;
   /** The blob (or a gitlink's commit); '' for an untracked file read without its contents. */
   readonly object: string;
@@ -31,7 +31,7 @@ export const GITLINK = '160000';
 /** What a tree holds as files. */
 export interface FilesRead {
   /** Path → entry: every file and link not ignored, and the base's gitlinks. */
-  readonly entries: Map<string, TreeEntry>;
+  readonly entries: Map<string, FileEntry>;
   /** The contents of every blob read that the base does not hold, by object id. */
   readonly contents: Map<string, Buffer>;
   /** Folders holding a repository of their own (`.git`), left out, sorted. */
@@ -42,7 +42,7 @@ export interface ReadFilesOptions {
   /** The tree's top folder. */
   readonly root: string;
   /** The base's entries: tracked paths are never ignored, its gitlinks are kept as they are. */
-  readonly tracked: ReadonlyMap<string, TreeEntry>;
+  readonly tracked: ReadonlyMap<string, FileEntry>;
   readonly objectFormat: 'sha1' | 'sha256';
   /** Of the untracked `paths`, those the tree's ignore rules leave out; null: none is left out. */
   readonly ignored: ((paths: readonly string[]) => Promise<Set<string>>) | null;
@@ -59,7 +59,7 @@ function blobId(format: 'sha1' | 'sha256', data: Buffer): string {
 }
 
 /** Folders that hold a tracked path, and the paths themselves' folders: `a`, `a/b` for `a/b/c`. */
-function trackedFolders(tracked: ReadonlyMap<string, TreeEntry>): Set<string> {
+function trackedFolders(tracked: ReadonlyMap<string, FileEntry>): Set<string> {
   const folders = new Set<string>();
   for (const path of tracked.keys()) {
     for (let at = path.indexOf('/'); at > 0; at = path.indexOf('/', at + 1)) {
@@ -105,7 +105,7 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
   const { root, tracked } = options;
   const folders = trackedFolders(tracked);
   const trackedObjects = new Set([...tracked.values()].map((e) => e.object));
-  const entries = new Map<string, TreeEntry>();
+  const entries = new Map<string, FileEntry>();
   const contents = new Map<string, Buffer>();
   const nested: string[] = [];
   let level: Folder[] = [{ path: '', ignored: false }];
@@ -189,8 +189,8 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
 
 /** Paths whose entry differs between `before` and `after` (changed, added or gone): path → new object or null. */
 export function differences(
-  before: ReadonlyMap<string, TreeEntry>,
-  after: ReadonlyMap<string, TreeEntry>,
+  before: ReadonlyMap<string, FileEntry>,
+  after: ReadonlyMap<string, FileEntry>,
 ): Map<string, string | null> {
   const changed = new Map<string, string | null>();
   for (const [path, entry] of after) {
@@ -204,7 +204,7 @@ export function differences(
 }
 
 /** The entries of a commit's tree, recursively (`ls-tree -r`: links and gitlinks as entries). */
-export async function treeEntries(git: GitRunner, commit: string): Promise<Map<string, TreeEntry>> {
+export async function treeEntries(git: GitRunner, commit: string): Promise<Map<string, FileEntry>> {
   const out = await git.run(`cannot list the files of ${commit}`, [
     'ls-tree',
     '-r',
@@ -212,7 +212,7 @@ export async function treeEntries(git: GitRunner, commit: string): Promise<Map<s
     '--full-tree',
     commit,
   ]);
-  const entries = new Map<string, TreeEntry>();
+  const entries = new Map<string, FileEntry>();
   for (const record of splitNul(out)) {
     // "<mode> SP <type> SP <object> TAB <path>"
     const tab = record.indexOf('\t');

@@ -30,7 +30,7 @@ import {
   treeEntries,
   writeTree,
   type FilesRead,
-  type TreeEntry,
+  type FileEntry,
 } from './tree-of-files.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
 import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
@@ -112,7 +112,7 @@ export class Worktree {
   private async filesAt(
     base: string,
     options: { readonly ignored?: boolean; readonly hashUntracked?: (path: string) => boolean } = {},
-  ): Promise<{ tracked: Map<string, TreeEntry>; files: FilesRead }> {
+  ): Promise<{ tracked: Map<string, FileEntry>; files: FilesRead }> {
     const tracked = await treeEntries(this.git, base);
     const files = await readFiles({
       root: this.path,
@@ -152,8 +152,8 @@ export class Worktree {
 
   /** In `entries`: each set-aside path that still holds what was set aside goes back to `tracked`'s. */
   private keepSetAside(
-    tracked: ReadonlyMap<string, TreeEntry>,
-    entries: Map<string, TreeEntry>,
+    tracked: ReadonlyMap<string, FileEntry>,
+    entries: Map<string, FileEntry>,
   ): void {
     for (const [path, blob] of this.setAside) {
       if ((entries.get(path)?.object ?? null) !== blob) continue;

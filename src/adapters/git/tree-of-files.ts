@@ -13,8 +13,18 @@
  * never recorded as a gitlink. A gitlink of the tree's base stays as the base has it.
  */
 import { createHash } from 'node:crypto';
-import { constants, type Dirent } from 'node:fs';
-import { open, readdir, readlink } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  type BigIntStats,
+  type Dirent,
+} from 'node:fs';
+import { readdir, readlink } from 'node:fs/promises';
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { join } from 'node:path';
 import { NUL, splitNul } from './listings.js';
 import { gitError, type GitRunner } from './run-git.js';
@@ -48,10 +58,28 @@ export interface ReadFilesOptions {
   readonly ignored: ((paths: readonly string[]) => Promise<Set<string>>) | null;
   /** Untracked files whose contents are read (all by default); the others' `object` is ''. */
   readonly hashUntracked?: (path: string) => boolean;
+  /** Files read before, kept from one read to the next (see `ReadCache`). */
+  readonly cache?: ReadCache;
 }
 
-/** How many files are read at once. */
-const READ_AT_ONCE = 32;
+/**
+ * A file read before, by path: the blob it held and what identified it then (device,
+ * inode, size, modification and change time, mode). A file that still shows the same is
+ * not read again. Its change time is set by the kernel on every write, `utimes` and
+ * `chmod`, and no process can put it back; a file changed within two seconds of being
+ * read is not kept (a second write in the same clock tick would not move it).
+ */
+export type ReadCache = Map<string, { readonly stamp: string; readonly entry: FileEntry }>;
+
+function stampOf(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
+}
+
+/** Two seconds, in nanoseconds: a file changed more recently than this is not kept. */
+const RACY_NS = 2_000_000_000n;
+
+/** How many files are read before other work of the process gets its turn. */
+const READ_AT_ONCE = 256;
 
 /** The object id git gives a blob of `data`. */
 function blobId(format: 'sha1' | 'sha256', data: Buffer): string {
@@ -69,22 +97,28 @@ function trackedFolders(tracked: ReadonlyMap<string, FileEntry>): Set<string> {
   return folders;
 }
 
-/** A file's contents and mode, opened without following a link; null when it is no file now. */
-async function readFile(full: string): Promise<{ data: Buffer; mode: string } | null> {
-  let handle;
+/**
+ * A file's contents and mode, opened without following a link; null when it is no file now.
+ * Read synchronously (a few at a time, see `READ_AT_ONCE`): small files cost less so than
+ * through the thread pool, four calls each.
+ */
+function readFile(full: string): { data: Buffer; mode: string; stat: BigIntStats } | null {
+  let fd: number;
   try {
-    handle = await open(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     if (isGone(e)) return null;
     throw e;
   }
   try {
-    const stat = await handle.stat();
+    // Before the contents: a write after it moves the change time, and the next read sees it.
+    const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) return null;
     // Git records the owner's execute bit.
-    return { data: await handle.readFile(), mode: (stat.mode & 0o100) !== 0 ? '100755' : '100644' };
+    const mode = (stat.mode & 0o100n) !== 0n ? '100755' : '100644';
+    return { data: readFileSync(fd), mode, stat };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -166,21 +200,34 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
       }
       // Anything else (a socket, a fifo, a device) git does not record either.
     }
-    for (let i = 0; i < files.length; i += READ_AT_ONCE) {
-      await Promise.all(
-        files.slice(i, i + READ_AT_ONCE).map(async (path) => {
-          const untracked = !tracked.has(path);
-          if (untracked && options.hashUntracked?.(path) === false) {
-            entries.set(path, { mode: '100644', object: '' });
-            return;
-          }
-          const file = await readFile(join(root, path));
-          if (file === null) return;
-          const object = blobId(options.objectFormat, file.data);
-          entries.set(path, { mode: file.mode, object });
-          if (!trackedObjects.has(object)) contents.set(object, file.data);
-        }),
-      );
+    for (const [i, path] of files.entries()) {
+      if (i > 0 && i % READ_AT_ONCE === 0) await yieldToOthers();
+      const untracked = !tracked.has(path);
+      if (untracked && options.hashUntracked?.(path) === false) {
+        entries.set(path, { mode: '100644', object: '' });
+        continue;
+      }
+      const full = join(root, path);
+      // Kept only for blobs the base holds: any other must be read to be written.
+      const known = options.cache?.get(path);
+      if (known !== undefined && trackedObjects.has(known.entry.object)) {
+        const st = lstatSync(full, { bigint: true, throwIfNoEntry: false });
+        if (st?.isFile() === true && stampOf(st) === known.stamp) {
+          entries.set(path, known.entry);
+          continue;
+        }
+      }
+      const file = readFile(full);
+      if (file === null) continue;
+      const object = blobId(options.objectFormat, file.data);
+      const entry = { mode: file.mode, object };
+      entries.set(path, entry);
+      if (!trackedObjects.has(object)) contents.set(object, file.data);
+      if (BigInt(Date.now()) * 1_000_000n - file.stat.ctimeNs > RACY_NS) {
+        options.cache?.set(path, { stamp: stampOf(file.stat), entry });
+      } else {
+        options.cache?.delete(path);
+      }
     }
     level = next;
   }

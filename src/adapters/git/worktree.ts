@@ -31,6 +31,7 @@ import {
   writeTree,
   type FilesRead,
   type FileEntry,
+  type ReadCache,
 } from './tree-of-files.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
 import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
@@ -47,6 +48,8 @@ export class Worktree {
    * Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
+  /** The files read at the last commit or check, not read again while unchanged. */
+  private readonly readCache: ReadCache = new Map();
 
   /** The tree's path with every symlink resolved, as the processes running in it see it. */
   realPath(): Promise<string> {
@@ -121,6 +124,7 @@ export class Worktree {
       ignored:
         options.ignored === false ? null : (paths) => ignoredPaths(this.git, this.path, paths),
       ...(options.hashUntracked === undefined ? {} : { hashUntracked: options.hashUntracked }),
+      cache: this.readCache,
     });
     return { tracked, files };
   }

@@ -36,7 +36,7 @@ export interface FileEntry {
   readonly object: string;
 }
 
-export const GITLINK = '160000';
+const GITLINK = '160000';
 
 /** What a tree holds as files. */
 export interface FilesRead {
@@ -48,7 +48,7 @@ export interface FilesRead {
   readonly nested: string[];
 }
 
-export interface ReadFilesOptions {
+interface ReadFilesOptions {
   /** The tree's top folder. */
   readonly root: string;
   /** The base's entries: tracked paths are never ignored, its gitlinks are kept as they are. */
@@ -313,7 +313,5 @@ export async function writeTree(
     input: lines.join(''),
     indexFile,
   });
-  return (
-    await git.run(`cannot write the tree of ${where}`, ['write-tree'], { indexFile })
-  ).trim();
+  return (await git.run(`cannot write the tree of ${where}`, ['write-tree'], { indexFile })).trim();
 }

@@ -14,13 +14,7 @@ import {
   type GitConfigPath,
 } from './config-guard.js';
 import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-git.js';
-import {
-  type ChangedPath,
-  NUL,
-  DIFF_AS_STORED,
-  splitNul,
-  checkRefName,
-} from './listings.js';
+import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './listings.js';
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
 import {
@@ -114,7 +108,10 @@ export class Worktree {
    */
   private async filesAt(
     base: string,
-    options: { readonly ignored?: boolean; readonly hashUntracked?: (path: string) => boolean } = {},
+    options: {
+      readonly ignored?: boolean;
+      readonly hashUntracked?: (path: string) => boolean;
+    } = {},
   ): Promise<{ tracked: Map<string, FileEntry>; files: FilesRead }> {
     const tracked = await treeEntries(this.git, base);
     const files = await readFiles({

@@ -130,7 +130,11 @@ describe('a tree read by epicflow and written as objects', () => {
     utimesSync(file, 1_700_000_000, 1_700_000_000);
     const after = statSync(file, { bigint: true });
     // All git's stat data but the change time is as it was.
-    expect([after.ino, after.size, after.mtimeNs]).toEqual([before.ino, before.size, before.mtimeNs]);
+    expect([after.ino, after.size, after.mtimeNs]).toEqual([
+      before.ino,
+      before.size,
+      before.mtimeNs,
+    ]);
     const commit = await tree.commitAll('same size, same times');
     expect(commit).not.toBeNull();
     expect(f.git('cat-file', 'blob', `${commit}:a.txt`)).toBe('bbbb\n');

@@ -26,6 +26,7 @@ import {
 import { readdir, readlink } from 'node:fs/promises';
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { join } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
 import { NUL, splitNul } from './listings.js';
 import { gitError, type GitRunner } from './run-git.js';
 
@@ -156,12 +157,26 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
       // A repository of its own: never entered (the top's `.git` is the tree's own).
       if (folder.path !== '' && dirents.some((d) => d.name === '.git')) {
         if (!folder.ignored) nested.push(folder.path);
+        // What the base tracks in it stays as the base has it: the story changes nothing there.
+        const inside = `${folder.path}/`;
+        for (const [path, entry] of tracked) if (path.startsWith(inside)) entries.set(path, entry);
         continue;
       }
       for (const dirent of dirents) {
         // Git records no `.git` in any spelling.
         if (dirent.name.toLowerCase() === '.git') continue;
         const path = folder.path === '' ? dirent.name : `${folder.path}/${dirent.name}`;
+        // A name that is not UTF-8 reads back as another: it would be committed under a name
+        // that is not its own, or not at all.
+        if (dirent.name.includes('\uFFFD')) {
+          throw new EpicflowError(
+            'git',
+            `cannot commit ${join(root, path)}: its name is not UTF-8`,
+            {
+              details: ['epicflow reads file names as UTF-8: rename it, or remove it'],
+            },
+          );
+        }
         const base = tracked.get(path);
         // A gitlink of the base stays as the base has it; what is at its path is not read.
         if (base?.mode === GITLINK) {

@@ -5,7 +5,15 @@
  * of git's (a filter, an fsmonitor) runs.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { chmodSync, existsSync, mkdirSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Git } from '../../../src/adapters/git/git.js';
@@ -77,7 +85,7 @@ describe('a tree read by epicflow and written as objects', () => {
   });
 
   it('leaves a nested repository out, committed or not, without running its filter; keeps a gitlink of the base', async () => {
-    const f = repo({ 'README.md': 'r\n' });
+    const f = repo({ 'README.md': 'r\n', 'src/tracked/t.txt': 't\n' });
     const lib = f.git('rev-parse', 'HEAD').trim();
     f.git('update-index', '--add', '--cacheinfo', `160000,${lib},vendor/lib`);
     f.git('commit', '-q', '-m', 'a submodule');
@@ -85,10 +93,11 @@ describe('a tree read by epicflow and written as objects', () => {
     const tree = (await Git.open(f.dir, IDENTITY)).worktree(f.dir);
     const marker = join(dirname(f.dir), 'filter-ran');
     const hook = `sh -c 'env > ${marker}; cat'`;
-    for (const name of ['unborn', 'committed']) {
+    for (const name of ['unborn', 'committed', 'tracked']) {
       const nest = fixtureIn(join(f.dir, 'src', name));
       mkdirSync(nest.dir, { recursive: true });
       nest.git('init', '-q');
+      nest.write('t.txt', 'changed in a repository of its own\n');
       nest.write('.gitattributes', '* filter=x\n');
       nest.write('f.txt', 'one\n');
       if (name === 'committed') nest.commitAll('nested');
@@ -99,21 +108,38 @@ describe('a tree read by epicflow and written as objects', () => {
     }
     f.write('vendor/lib/planted.txt', 'not read\n');
     f.write('src/a.txt', 'a\n');
-    expect(await tree.dirtyPaths()).toEqual(['src/a.txt', 'src/committed', 'src/unborn']);
+    expect(await tree.dirtyPaths()).toEqual([
+      'src/a.txt',
+      'src/committed',
+      'src/tracked',
+      'src/unborn',
+    ]);
     const told: string[] = [];
     const commit = await tree.commitAll('with nested repositories', (folders) => {
       told.push(...folders);
       return Promise.resolve();
     });
-    expect(told).toEqual(['src/committed', 'src/unborn']);
+    expect(told).toEqual(['src/committed', 'src/tracked', 'src/unborn']);
+    // What the base tracks in a folder that became a repository stays as the base has it.
     expect(entries(f, commit as string)).toEqual([
       '100644 README.md',
       '100644 src/a.txt',
+      '100644 src/tracked/t.txt',
       '160000 vendor/lib',
     ]);
+    expect(f.git('cat-file', 'blob', `${commit}:src/tracked/t.txt`)).toBe('t\n');
     expect(f.git('rev-parse', `${commit}:vendor/lib`).trim()).toBe(lib);
     expect(f.git('rev-parse', `${commit}^`).trim()).toBe(base);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a file name that is not UTF-8, naming it', async () => {
+    const f = repo({ 'README.md': 'r\n' });
+    const tree = (await Git.open(f.dir, IDENTITY)).worktree(f.dir);
+    writeFileSync(Buffer.from(`${f.dir}/bad-\xff.txt`, 'latin1'), 'x\n');
+    await expect(tree.commitAll('a name git could take')).rejects.toThrow(
+      /cannot commit .*bad-.*\.txt: its name is not UTF-8/,
+    );
   });
 
   it('reads again a file rewritten with its size and times put back', async () => {

@@ -10,7 +10,11 @@
  * `update-index --index-info` into an index of epicflow's own, `write-tree`).
  *
  * A folder holding `.git` is a repository nested in the tree: it is left out, never read,
- * never recorded as a gitlink. A gitlink of the tree's base stays as the base has it.
+ * never recorded as a gitlink (what the base tracks in it stays as the base has it). A
+ * gitlink of the tree's base stays as the base has it.
+ *
+ * Paths here are git's bytes, one character per byte (`latin1`): a name that is not UTF-8 is
+ * committed as it is, for the perimeter to refuse (`utf8Path` gives what the rest reads).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -25,10 +29,21 @@ import {
 } from 'node:fs';
 import { readdir, readlink } from 'node:fs/promises';
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
-import { join } from 'node:path';
-import { EpicflowError } from '../../core/errors.js';
 import { NUL, splitNul } from './listings.js';
 import { gitError, type GitRunner } from './run-git.js';
+
+/** A path as its bytes, one character per byte (see the module comment). */
+const asBytes = (path: string): Buffer => Buffer.from(path, 'latin1');
+
+/** A path of bytes as the rest of epicflow reads it: UTF-8, what is not UTF-8 shown as U+FFFD. */
+export function utf8Path(path: string): string {
+  return asBytes(path).toString('utf8');
+}
+
+/** The file at `path` (bytes) under the tree's top. */
+function under(root: string, path: string): Buffer {
+  return path === '' ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), asBytes(path)]);
+}
 
 /** One entry of a git tree: a file (100644, 100755), a link (120000) or a gitlink (160000). */
 export interface FileEntry {
@@ -45,7 +60,7 @@ export interface FilesRead {
   readonly entries: Map<string, FileEntry>;
   /** The contents of every blob read that the base does not hold, by object id. */
   readonly contents: Map<string, Buffer>;
-  /** Folders holding a repository of their own (`.git`), left out, sorted. */
+  /** Folders holding a repository of their own (`.git`), left out, sorted (UTF-8, see `utf8Path`). */
   readonly nested: string[];
 }
 
@@ -103,7 +118,7 @@ function trackedFolders(tracked: ReadonlyMap<string, FileEntry>): Set<string> {
  * Read synchronously (a few at a time, see `READ_AT_ONCE`): small files cost less so than
  * through the thread pool, four calls each.
  */
-function readFile(full: string): { data: Buffer; mode: string; stat: BigIntStats } | null {
+function readFile(full: Buffer): { data: Buffer; mode: string; stat: BigIntStats } | null {
   let fd: number;
   try {
     fd = openSync(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -149,7 +164,10 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
     for (const folder of level) {
       let dirents: Dirent[];
       try {
-        dirents = await readdir(join(root, folder.path), { withFileTypes: true });
+        dirents = await readdir(under(root, folder.path), {
+          withFileTypes: true,
+          encoding: 'latin1',
+        });
       } catch (e) {
         if (isGone(e)) continue;
         throw e;
@@ -166,17 +184,6 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
         // Git records no `.git` in any spelling.
         if (dirent.name.toLowerCase() === '.git') continue;
         const path = folder.path === '' ? dirent.name : `${folder.path}/${dirent.name}`;
-        // A name that is not UTF-8 reads back as another: it would be committed under a name
-        // that is not its own, or not at all.
-        if (dirent.name.includes('\uFFFD')) {
-          throw new EpicflowError(
-            'git',
-            `cannot commit ${join(root, path)}: its name is not UTF-8`,
-            {
-              details: ['epicflow reads file names as UTF-8: rename it, or remove it'],
-            },
-          );
-        }
         const base = tracked.get(path);
         // A gitlink of the base stays as the base has it; what is at its path is not read.
         if (base?.mode === GITLINK) {
@@ -201,7 +208,7 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
         if (isIgnored && !tracked.has(f.path)) continue;
         let target: Buffer;
         try {
-          target = await readlink(join(root, f.path), { encoding: 'buffer' });
+          target = await readlink(under(root, f.path), { encoding: 'buffer' });
         } catch (e) {
           if (isGone(e)) continue;
           throw e;
@@ -222,7 +229,7 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
         entries.set(path, { mode: '100644', object: '' });
         continue;
       }
-      const full = join(root, path);
+      const full = under(root, path);
       // Kept only for blobs the base holds: any other must be read to be written.
       const known = options.cache?.get(path);
       if (known !== undefined && trackedObjects.has(known.entry.object)) {
@@ -246,7 +253,7 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
     }
     level = next;
   }
-  return { entries, contents, nested: nested.sort() };
+  return { entries, contents, nested: nested.map(utf8Path).sort() };
 }
 
 /** Paths whose entry differs between `before` and `after` (changed, added or gone): path → new object or null. */
@@ -267,15 +274,10 @@ export function differences(
 
 /** The entries of a commit's tree, recursively (`ls-tree -r`: links and gitlinks as entries). */
 export async function treeEntries(git: GitRunner, commit: string): Promise<Map<string, FileEntry>> {
-  const out = await git.run(`cannot list the files of ${commit}`, [
-    'ls-tree',
-    '-r',
-    '-z',
-    '--full-tree',
-    commit,
-  ]);
+  const r = await git.try(['ls-tree', '-r', '-z', '--full-tree', commit], { bytes: true });
+  if (r.exitCode !== 0) throw gitError(`cannot list the files of ${commit}`, r);
   const entries = new Map<string, FileEntry>();
-  for (const record of splitNul(out)) {
+  for (const record of splitNul((r.stdoutBytes ?? Buffer.alloc(0)).toString('latin1'))) {
     // "<mode> SP <type> SP <object> TAB <path>"
     const tab = record.indexOf('\t');
     const [mode = '', , object = ''] = record.slice(0, tab).split(' ');
@@ -293,14 +295,16 @@ export async function ignoredPaths(
   // Each path behind `./`: a name that starts with `:` is never read as pathspec magic
   // (check-ignore takes no `--literal-pathspecs`); it answers each path as it was asked.
   const r = await git.try(['check-ignore', '--no-index', '--stdin', '-z'], {
-    input: paths.map((p) => `./${p}${NUL}`).join(''),
+    input: asBytes(paths.map((p) => `./${p}${NUL}`).join('')),
+    bytes: true,
   });
   // 0: some are ignored, 1: none is.
   if (r.exitCode === 1) return new Set();
   if (r.exitCode !== 0) {
     throw gitError(`cannot read the ignore rules of ${where}`, r);
   }
-  return new Set(splitNul(r.stdout).map((p) => (p.startsWith('./') ? p.slice(2) : p)));
+  const out = (r.stdoutBytes ?? Buffer.alloc(0)).toString('latin1');
+  return new Set(splitNul(out).map((p) => (p.startsWith('./') ? p.slice(2) : p)));
 }
 
 /**
@@ -325,7 +329,7 @@ export async function writeTree(
   }
   const lines = [...files.entries].map(([path, e]) => `${e.mode} ${e.object}\t${path}${NUL}`);
   await git.run(`cannot stage the files of ${where}`, ['update-index', '-z', '--index-info'], {
-    input: lines.join(''),
+    input: asBytes(lines.join('')),
     indexFile,
   });
   return (await git.run(`cannot write the tree of ${where}`, ['write-tree'], { indexFile })).trim();

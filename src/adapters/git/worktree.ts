@@ -26,6 +26,7 @@ import {
   type FilesRead,
   type FileEntry,
   type ReadCache,
+  utf8Path,
 } from './tree-of-files.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
 import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
@@ -38,7 +39,8 @@ export class Worktree {
   private readonly git: GitRunner;
   /**
    * Uncommitted changes that are not the story's (what setup left: a lockfile `npm
-   * install` wrote): path → the blob it held then, or null when it was deleted.
+   * install` wrote): path (its bytes, see tree-of-files.ts) → the blob it held then, or null
+   * when it was deleted.
    * Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
@@ -176,7 +178,7 @@ export class Worktree {
     const { tracked, files } = await this.filesAt(await this.head());
     const found = differences(tracked, files.entries);
     for (const [path, blob] of found) this.setAside.set(path, blob);
-    return [...found.keys()].sort();
+    return [...found.keys()].map(utf8Path).sort();
   }
 
   /**
@@ -228,7 +230,7 @@ export class Worktree {
     await this.commitAll('Work in progress before catching up with the epic');
     if (this.setAside.size > 0) {
       // What is still uncommitted is what was set aside: the merge could not run over it.
-      const paths = [...this.setAside.keys()];
+      const paths = [...this.setAside.keys()].map(utf8Path);
       this.setAside.clear();
       await this.restorePaths('HEAD', paths);
       // git clean reads no pathspec file: the paths go as arguments, a few hundred at a time.
@@ -410,7 +412,10 @@ export class Worktree {
       hashUntracked: (path) => this.setAside.has(path),
     });
     this.keepSetAside(tracked, files.entries);
-    return [...differences(tracked, files.entries).keys(), ...files.nested].sort();
+    return [
+      ...[...differences(tracked, files.entries).keys()].map(utf8Path),
+      ...files.nested,
+    ].sort();
   }
 
   /**
@@ -434,7 +439,7 @@ export class Worktree {
       ignored: false,
       hashUntracked: () => false,
     });
-    const now = [...differences(tracked, files.entries).keys(), ...files.nested];
+    const now = [...[...differences(tracked, files.entries).keys()].map(utf8Path), ...files.nested];
     return [...new Set([...splitNul(committed), ...now])].sort();
   }
 

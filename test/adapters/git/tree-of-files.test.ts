@@ -5,6 +5,7 @@
  * of git's (a filter, an fsmonitor) runs.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -133,12 +134,25 @@ describe('a tree read by epicflow and written as objects', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('refuses a file name that is not UTF-8, naming it', async () => {
-    const f = repo({ 'README.md': 'r\n' });
+  it('commits names as their bytes, UTF-8 or not', async () => {
+    const f = repo({ 'README.md': 'r\n', 'café.txt': 'c\n' });
     const tree = (await Git.open(f.dir, IDENTITY)).worktree(f.dir);
-    writeFileSync(Buffer.from(`${f.dir}/bad-\xff.txt`, 'latin1'), 'x\n');
-    await expect(tree.commitAll('a name git could take')).rejects.toThrow(
-      /cannot commit .*bad-.*\.txt: its name is not UTF-8/,
+    for (const name of ['bad-\xfe.txt', 'bad-\xff.txt']) {
+      writeFileSync(Buffer.concat([Buffer.from(`${f.dir}/`), Buffer.from(name, 'latin1')]), 'x\n');
+    }
+    f.write('naïve.txt', 'n\n');
+    // What the rest of epicflow reads: the bytes that are not UTF-8 shown as U+FFFD.
+    expect(await tree.dirtyPaths()).toEqual(['bad-\uFFFD.txt', 'bad-\uFFFD.txt', 'naïve.txt']);
+    const commit = await tree.commitAll('names as bytes');
+    const names = execFileSync('git', ['ls-tree', '-z', '--name-only', commit as string], {
+      cwd: f.dir,
+    })
+      .toString('latin1')
+      .split('\0')
+      .filter((n) => n !== '');
+    const latin1 = (utf8: string): string => Buffer.from(utf8).toString('latin1');
+    expect(names.sort()).toEqual(
+      ['README.md', latin1('café.txt'), latin1('naïve.txt'), 'bad-\xfe.txt', 'bad-\xff.txt'].sort(),
     );
   });
 

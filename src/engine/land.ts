@@ -18,6 +18,7 @@ import type { ExecutorConfig } from '../core/config/types.js';
 import type { RunRecord } from '../core/executor.js';
 import { triageGate, type GateRun } from '../core/gates/index.js';
 import { conflictMarkerLines, MAX_LAND_ROUNDS } from '../core/land/index.js';
+import { nestedLeftOut } from '../core/story/index.js';
 import type { UsageEntry } from '../core/model.js';
 import { classifyChanges, strayPaths } from '../core/perimeter/index.js';
 import { withGitConfigGuarded } from './guarded-config.js';
@@ -342,7 +343,10 @@ export async function bringIntoEpic(
         facts.rounds = round;
         const result = await landing.turn(tree, coder, round, prompt, deadline);
         if (typeof result === 'string') return fail(result);
-        let work = await tree.snapshotCommit([current], `${req.job}: round ${round}`);
+        let work = await tree.snapshotCommit([current], `${req.job}: round ${round}`, (folders) => {
+          for (const folder of folders) landing.note(nestedLeftOut(folder));
+          return Promise.resolve();
+        });
         await tree.detachAt(work);
         // Only the perimeter may change: against the merge as it came, whatever else moved.
         const changes = await tree.changedPaths(merged, work);

@@ -22,12 +22,19 @@ export interface GitConfigSnapshot {
   readonly files: readonly string[];
 }
 
+/** Told the folders of the repositories nested in a tree that a commit left out. */
+export type LeftOut = (folders: readonly string[]) => Promise<void>;
+
 /** One checked-out tree: a story's worktree or the epic's integration tree. */
 export interface WorktreePort {
   readonly path: string;
   head(): Promise<string>;
-  /** Stages everything but what was set aside and commits (hooks never run); null when nothing changed. */
-  commitAll(message: string): Promise<string | null>;
+  /**
+   * Commits the files as they are but what was set aside (read by epicflow without
+   * following links; no git command reads the tree); null when nothing changed. A
+   * repository nested in the tree is left out, and `leftOut` told its folders.
+   */
+  commitAll(message: string, leftOut?: LeftOut): Promise<string | null>;
   /**
    * The uncommitted changes as they are now (what setup left) are not the story's:
    * commits leave each such path out while it holds what it holds now. Their paths.
@@ -186,8 +193,8 @@ export type CrashPoint = (typeof CRASH_POINTS)[number];
 export interface LandTreePort extends WorktreePort {
   /** Starts merging `commit` into HEAD without committing; conflicting files keep git's markers. */
   mergeNoCommit(commit: string): Promise<string[]>;
-  /** Stages the whole tree and writes a commit of it with `parents`; HEAD does not move. */
-  snapshotCommit(parents: readonly string[], message: string): Promise<string>;
+  /** A commit of the files as they are with `parents` (as `commitAll` reads them); HEAD does not move. */
+  snapshotCommit(parents: readonly string[], message: string, leftOut?: LeftOut): Promise<string>;
   /** Detached HEAD, index and tree at `sha` (untracked files removed); no branch moves. */
   detachAt(sha: string): Promise<void>;
   /** The tree's path with every symlink resolved, as the processes running in it see it. */

@@ -1,8 +1,8 @@
 /**
  * A repository the agent nests in its tree (its own `.git`, a config whose clean filter
  * runs a command, `.gitattributes` that applies it to every file, a changed file) is never
- * entered by epicflow's git: no filter of the agent's runs as epicflow, and no gitlink the
- * base did not have is merged.
+ * entered by epicflow's git: no filter of the agent's runs as epicflow; it is left out of the
+ * story's commits with a note, so no gitlink the base did not have is merged.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
@@ -53,9 +53,11 @@ describe('a repository the agent nests in its tree', () => {
     // Whatever became of the story, the epic branch holds no gitlink.
     const tree = git(repo.dir, 'ls-tree', '-r', 'epic/epic').split('\n');
     expect(tree.filter((l) => l.startsWith('160000'))).toEqual([]);
-    // The story is refused for it, with the reason.
-    expect(result.code).toBe(1);
-    expect(record(repo, 'nest')).toMatchObject({ status: 'failed' });
-    expect(result.stdout).toContain('refused: src/nested (submodule change)');
+    // The nested repository is left out of the story, with a note; the rest is merged.
+    expect(tree.some((l) => l.endsWith('\tsrc/a.txt'))).toBe(true);
+    expect(tree.some((l) => l.includes('src/nested'))).toBe(false);
+    expect(result.code).toBe(0);
+    expect(record(repo, 'nest')).toMatchObject({ status: 'done' });
+    expect(result.stdout).toContain('left out src/nested: a repository nested in the tree');
   });
 });

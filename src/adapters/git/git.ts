@@ -121,7 +121,9 @@ export class Git {
 
   /**
    * Uncommitted and untracked paths of a work tree (default: the main one);
-   * with `untracked: false`, only changes to tracked files.
+   * with `untracked: false`, only changes to tracked files. For your own checkouts (the
+   * repository's, the branch landed into); a tree an agent wrote is read by epicflow
+   * itself (`Worktree.dirtyPaths`), never by `git status`.
    */
   async dirtyPaths(
     dir?: string,

@@ -1,5 +1,5 @@
-/** The index of a tree as epicflow left it, and copies of an index git reads as the original. */
-import { copyFile, lstat, rm, stat, utimes } from 'node:fs/promises';
+/** The index of a tree as epicflow left it. */
+import { lstat, rm } from 'node:fs/promises';
 
 /**
  * A tree's index is epicflow's: git trusts its flags (`skip-worktree`,
@@ -44,23 +44,5 @@ export class IndexGuard {
 
   async settle(): Promise<void> {
     this.digest = await this.current();
-  }
-}
-
-/**
- * A copy of an index that git reads as it would the original: with the original's
- * modification time (floored, never later). Git tells a file changed within the same
- * second as the index was written ("racily clean") by comparing with the index's own
- * time; a copy made now would make such a change look clean, and hide it.
- */
-export async function copyIndex(from: string, to: string): Promise<boolean> {
-  try {
-    const st = await stat(from);
-    await copyFile(from, to);
-    const mtime = new Date(Math.floor(st.mtimeMs));
-    await utimes(to, mtime, mtime);
-    return true;
-  } catch {
-    return false;
   }
 }

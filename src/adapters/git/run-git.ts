@@ -49,7 +49,8 @@ export interface GitLocation {
 export type TreeLocation = GitLocation & { readonly workTree: string };
 
 interface RunGitOptions {
-  readonly input?: string;
+  /** Written to stdin: text, or bytes (blobs). */
+  readonly input?: string | Uint8Array;
   /** Treat every pathspec literally (no globs, no magic). */
   readonly literalPathspecs?: boolean;
   /** An index of epicflow's own (absolute path) instead of the tree's (`GIT_INDEX_FILE`). */

@@ -4,7 +4,7 @@
  * (the diff and restores in perimeter-diff.ts, a merge's conflicts in merge-conflicts.ts).
  * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
  */
-import { mkdtemp, realpath, rename, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
@@ -14,16 +14,20 @@ import {
   type GitConfigPath,
 } from './config-guard.js';
 import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-git.js';
+import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './listings.js';
+import type { LeftOut } from '../../engine/ports.js';
+import { IndexGuard } from './index-guard.js';
 import {
-  type ChangedPath,
-  NUL,
-  DIFF_AS_STORED,
-  splitNul,
-  checkRefName,
-  parseStatusPaths,
-} from './listings.js';
-import { gitlinksIn, stagedChanges } from './index-entries.js';
-import { IndexGuard, copyIndex } from './index-guard.js';
+  differences,
+  ignoredPaths,
+  readFiles,
+  treeEntries,
+  writeTree,
+  type FilesRead,
+  type FileEntry,
+  type ReadCache,
+  utf8Path,
+} from './tree-of-files.js';
 import { changedPaths, restorePaths } from './perimeter-diff.js';
 import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
 
@@ -35,10 +39,13 @@ export class Worktree {
   private readonly git: GitRunner;
   /**
    * Uncommitted changes that are not the story's (what setup left: a lockfile `npm
-   * install` wrote): path → the blob it held then, or null when it was deleted.
+   * install` wrote): path (its bytes, see tree-of-files.ts) → the blob it held then, or null
+   * when it was deleted.
    * Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
+  /** The files read at the last commit or check, not read again while unchanged. */
+  private readonly readCache: ReadCache = new Map();
 
   /** The tree's path with every symlink resolved, as the processes running in it see it. */
   realPath(): Promise<string> {
@@ -49,7 +56,7 @@ export class Worktree {
     location: TreeLocation,
     /** The repository's common git directory (the main tree's own). */
     private readonly commonDir: string,
-    identity: GitIdentity | undefined,
+    private readonly identity: GitIdentity | undefined,
     private readonly guard = new GitConfigGuard(),
     private readonly index: IndexGuard = new IndexGuard(join(location.gitDir, 'index')),
   ) {
@@ -98,53 +105,64 @@ export class Worktree {
   }
 
   /**
-   * The tree of the files as they are (`add -A`, through links never followed),
-   * staged in an index of epicflow's own: a copy of the tree's index when it is the one
-   * epicflow's last command left at `base` (only what changed since is read again), else
-   * one from `base`'s tree (every file is read).
+   * What the tree holds as files, read by epicflow itself (see tree-of-files.ts), against
+   * `base`'s entries; ignored files left out unless `ignored` is false.
    */
-  private async treeOfFiles(
+  private async filesAt(
     base: string,
-    fromTreeIndex: boolean,
-    /** Given the staged index before it is removed: it may take it (rename it away). */
-    keep?: (indexFile: string) => Promise<void>,
-    /** Given the staged index before its tree is written: it may change entries. */
-    adjust?: (indexFile: string) => Promise<void>,
-  ): Promise<string> {
-    // Beside the tree's own index (epicflow's folder): a rename can put it in its place.
+    options: {
+      readonly ignored?: boolean;
+      readonly hashUntracked?: (path: string) => boolean;
+    } = {},
+  ): Promise<{ tracked: Map<string, FileEntry>; files: FilesRead }> {
+    const tracked = await treeEntries(this.git, base);
+    const files = await readFiles({
+      root: this.path,
+      tracked,
+      objectFormat: await this.objectFormat(),
+      ignored:
+        options.ignored === false ? null : (paths) => ignoredPaths(this.git, this.path, paths),
+      ...(options.hashUntracked === undefined ? {} : { hashUntracked: options.hashUntracked }),
+      cache: this.readCache,
+    });
+    return { tracked, files };
+  }
+
+  private format: Promise<'sha1' | 'sha256'> | undefined;
+
+  /** The repository's object format: how a blob's id is computed. */
+  private objectFormat(): Promise<'sha1' | 'sha256'> {
+    this.format ??= this.git
+      .run(`cannot read the object format of ${this.path}`, ['rev-parse', '--show-object-format'])
+      .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
+    return this.format;
+  }
+
+  /**
+   * Writes the files' blobs and tree by object commands alone, from a folder of epicflow's
+   * own with no work tree named: no git command reads the tree. Returns the tree.
+   */
+  private async writeFilesTree(files: FilesRead): Promise<string> {
+    // Beside the tree's own index (epicflow's folder).
     const scratch = await mkdtemp(join(this.gitDir, 'epicflow-index-'));
     try {
-      const indexFile = join(scratch, 'index');
-      const copied =
-        fromTreeIndex &&
-        (await this.index.trusted()) &&
-        (await copyIndex(this.index.file, indexFile));
-      if (!copied) {
-        await this.git.run(`cannot read ${base} in ${this.path}`, ['read-tree', base], {
-          indexFile,
-        });
-      }
-      // A gitlink already in the index (the base's submodule, or one a story committed)
-      // is left as it is: `add` would enter the repository at its path to see whether it
-      // changed, and that repository's config (a filter the agent wrote) would run as
-      // epicflow. A new one is staged without entering it, and the perimeter refuses it.
-      const gitlinks = await gitlinksIn(this.git, this.path, indexFile);
-      await this.git.run(
-        `cannot stage changes in ${this.path}`,
-        ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
-        {
-          indexFile,
-          input: [':(top)', ...gitlinks.map((p) => `:(top,exclude,literal)${p}`)].join(NUL),
-        },
-      );
-      await adjust?.(indexFile);
-      const tree = (
-        await this.git.run(`cannot write the tree of ${this.path}`, ['write-tree'], { indexFile })
-      ).trim();
-      await keep?.(indexFile);
-      return tree;
+      const objects = new GitRunner(scratch, this.identity, this.guard, { gitDir: this.gitDir });
+      return await writeTree(objects, this.path, files, join(scratch, 'index'));
     } finally {
       await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  /** In `entries`: each set-aside path that still holds what was set aside goes back to `tracked`'s. */
+  private keepSetAside(
+    tracked: ReadonlyMap<string, FileEntry>,
+    entries: Map<string, FileEntry>,
+  ): void {
+    for (const [path, blob] of this.setAside) {
+      if ((entries.get(path)?.object ?? null) !== blob) continue;
+      const was = tracked.get(path);
+      if (was === undefined) entries.delete(path);
+      else entries.set(path, was);
     }
   }
 
@@ -157,80 +175,46 @@ export class Worktree {
    * each such path out while it holds what it holds now. Returns those paths, sorted.
    */
   async setAsideChanges(): Promise<string[]> {
-    const head = await this.head();
-    const found = new Map<string, string | null>();
-    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
-      for (const [path, blob] of await stagedChanges(this.git, this.path, head, indexFile))
-        found.set(path, blob);
-    });
+    const { tracked, files } = await this.filesAt(await this.head());
+    const found = differences(tracked, files.entries);
     for (const [path, blob] of found) this.setAside.set(path, blob);
-    return [...found.keys()].sort();
-  }
-
-  /** In a staged index: the set-aside paths that still hold what was set aside go back to `head`. */
-  private async leaveOutSetAside(head: string, indexFile: string): Promise<void> {
-    if (this.setAside.size === 0) return;
-    const staged = await stagedChanges(this.git, this.path, head, indexFile);
-    const out = [...staged].filter(
-      ([path, blob]) => this.setAside.has(path) && this.setAside.get(path) === blob,
-    );
-    if (out.length === 0) return;
-    await this.git.run(
-      `cannot leave setup's changes out of the commit in ${this.path}`,
-      ['reset', '-q', head, '--pathspec-from-file=-', '--pathspec-file-nul'],
-      { indexFile, input: out.map(([path]) => path).join(NUL), literalPathspecs: true },
-    );
+    return [...found.keys()].map(utf8Path).sort();
   }
 
   /**
-   * Stages everything (`add -A`) but what was set aside and still holds the same, and
-   * commits; null when there is nothing to commit.
+   * Commits the files as they are (read by epicflow, see `filesAt`) but what was set aside
+   * and still holds the same; null when there is nothing to commit. A repository nested
+   * in the tree is left out, and `leftOut` told its folders.
    */
-  async commitAll(message: string): Promise<string | null> {
-    // HEAD read first: the tree's index is then checked, and stands for HEAD.
+  async commitAll(message: string, leftOut?: LeftOut): Promise<string | null> {
     const head = await this.head();
-    let staged: string | undefined;
-    const tree = await this.treeOfFiles(
+    const { tracked, files } = await this.filesAt(head);
+    this.keepSetAside(tracked, files.entries);
+    if (files.nested.length > 0) await leftOut?.(files.nested);
+    if (differences(tracked, files.entries).size === 0) return null;
+    const tree = await this.writeFilesTree(files);
+    const commit = (
+      await this.git.run(
+        `cannot commit in ${this.path}`,
+        ['commit-tree', tree, '-p', head, '-F', '-'],
+        { input: message },
+      )
+    ).trim();
+    // HEAD (and the branch it names) moves only from the commit it was read at.
+    await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
+      'update-ref',
+      '-m',
+      'epicflow: commit',
+      'HEAD',
+      commit,
       head,
-      true,
-      async (indexFile) => {
-        const kept = `${this.index.file}.epicflow-staged`;
-        await rename(indexFile, kept);
-        staged = kept;
-      },
-      (indexFile) => this.leaveOutSetAside(head, indexFile),
-    );
-    try {
-      const headTree = (
-        await this.git.run(`cannot read the tree of ${head}`, ['rev-parse', `${head}^{tree}`])
-      ).trim();
-      if (tree === headTree) return null;
-      const commit = (
-        await this.git.run(
-          `cannot commit in ${this.path}`,
-          ['commit-tree', tree, '-p', head, '-F', '-'],
-          { input: message },
-        )
-      ).trim();
-      // HEAD (and the branch it names) moves only from the commit it was read at.
-      await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
-        'update-ref',
-        '-m',
-        'epicflow: commit',
-        'HEAD',
-        commit,
-        head,
-      ]);
-      // What was staged is the tree's index now: it is the commit, with the files' stat data.
-      if (staged !== undefined) {
-        await rename(staged, this.index.file);
-        staged = undefined;
-        await this.index.settle();
-      }
-      return commit;
-    } finally {
-      if (staged !== undefined) await rm(staged, { force: true });
-    }
+    ]);
+    // The tree's index stands for the commit (read-tree reads objects, not the files).
+    await this.git.run(`cannot read ${commit} into the index of ${this.path}`, [
+      'read-tree',
+      commit,
+    ]);
+    return commit;
   }
 
   /**
@@ -246,7 +230,7 @@ export class Worktree {
     await this.commitAll('Work in progress before catching up with the epic');
     if (this.setAside.size > 0) {
       // What is still uncommitted is what was set aside: the merge could not run over it.
-      const paths = [...this.setAside.keys()];
+      const paths = [...this.setAside.keys()].map(utf8Path);
       this.setAside.clear();
       await this.restorePaths('HEAD', paths);
       // git clean reads no pathspec file: the paths go as arguments, a few hundred at a time.
@@ -365,14 +349,20 @@ export class Worktree {
   }
 
   /**
-   * Stages the whole tree as it is (`add -A`, which also settles a merge's
-   * conflicting entries as their files now read) and writes a commit of it with
-   * `parents`. HEAD does not move; whatever HEAD or the index said before (an
-   * agent's own commits, a merge in progress) has no say in the commit.
+   * Writes a commit of the files as they are (read by epicflow, see `filesAt`; a merge's
+   * conflicting files as they now read) with `parents`. HEAD does not move; whatever HEAD
+   * or the index said before (an agent's own commits, a merge in progress) has no say in
+   * the commit. A repository nested in the tree is left out, and `leftOut` told.
    */
-  async snapshotCommit(parents: readonly string[], message: string): Promise<string> {
+  async snapshotCommit(
+    parents: readonly string[],
+    message: string,
+    leftOut?: LeftOut,
+  ): Promise<string> {
     for (const p of parents) checkRefName(p);
-    const tree = await this.treeOfFiles(parents[0] ?? 'HEAD', false);
+    const { files } = await this.filesAt(parents[0] ?? 'HEAD');
+    if (files.nested.length > 0) await leftOut?.(files.nested);
+    const tree = await this.writeFilesTree(files);
     const out = await this.git.run(
       `cannot commit in ${this.path}`,
       ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
@@ -413,34 +403,25 @@ export class Worktree {
   }
 
   /**
-   * Paths with uncommitted changes or untracked (not ignored) files, both sides of a
-   * rename; a path set aside that still holds what it held then is not one.
+   * Paths whose files differ from HEAD (read by epicflow, see `filesAt`), untracked files
+   * that are not ignored and nested repositories included; a path set aside that still
+   * holds what it held then is not one. Sorted.
    */
   async dirtyPaths(): Promise<string[]> {
-    const out = await this.git.run(`cannot read the status of ${this.path}`, [
-      'status',
-      // Never enters a repository nested in the tree (its config would run as epicflow).
-      '--ignore-submodules=all',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-    ]);
-    const dirty = parseStatusPaths(out);
-    if (!dirty.some((p) => this.setAside.has(p))) return dirty;
-    const head = await this.head();
-    const same = new Set<string>();
-    await this.treeOfFiles(head, true, undefined, async (indexFile) => {
-      for (const [path, blob] of await stagedChanges(this.git, this.path, head, indexFile)) {
-        if (this.setAside.has(path) && this.setAside.get(path) === blob) same.add(path);
-      }
+    const { tracked, files } = await this.filesAt(await this.head(), {
+      hashUntracked: (path) => this.setAside.has(path),
     });
-    return dirty.filter((p) => !same.has(p));
+    this.keepSetAside(tracked, files.entries);
+    return [
+      ...[...differences(tracked, files.entries).keys()].map(utf8Path),
+      ...files.nested,
+    ].sort();
   }
 
   /**
    * Every path that differs from `base` in this tree: in commits made on top of
-   * it (or on another HEAD altogether), staged, unstaged, untracked, and
-   * ignored files too. What a read-only run left behind, sorted.
+   * it (or on another HEAD altogether), and in the files as they are, ignored
+   * ones and nested repositories too. What a read-only run left behind, sorted.
    */
   async changedFrom(base: string): Promise<string[]> {
     checkRefName(base);
@@ -454,16 +435,12 @@ export class Worktree {
       'HEAD',
       '--',
     ]);
-    const status = await this.git.run(`cannot read the status of ${this.path}`, [
-      'status',
-      // Never enters a repository nested in the tree (its config would run as epicflow).
-      '--ignore-submodules=all',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--ignored=traditional',
-    ]);
-    return [...new Set([...splitNul(committed), ...parseStatusPaths(status)])].sort();
+    const { tracked, files } = await this.filesAt('HEAD', {
+      ignored: false,
+      hashUntracked: () => false,
+    });
+    const now = [...[...differences(tracked, files.entries).keys()].map(utf8Path), ...files.nested];
+    return [...new Set([...splitNul(committed), ...now])].sort();
   }
 
   /**
@@ -484,14 +461,6 @@ export class Worktree {
   }
 
   async isClean(): Promise<boolean> {
-    const out = await this.git.run(`cannot read the status of ${this.path}`, [
-      'status',
-      // Never enters a repository nested in the tree (its config would run as epicflow).
-      '--ignore-submodules=all',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-    ]);
-    return out === '';
+    return (await this.dirtyPaths()).length === 0;
   }
 }

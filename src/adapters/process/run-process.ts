@@ -22,7 +22,7 @@ export interface RunProcessOptions {
   /** The COMPLETE environment: nothing is inherited implicitly. */
   env: Readonly<Record<string, string>>;
   /** Written to stdin, then stdin is closed; when absent stdin is /dev/null. */
-  input?: string;
+  input?: string | Uint8Array;
   /** Wall clock; on expiry the whole process group gets SIGTERM, then SIGKILL after 2 s. */
   timeoutMs: number;
   /** Abort kills the group the same way. */

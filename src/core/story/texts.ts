@@ -72,3 +72,11 @@ export function decideAfterSetup(facts: {
   if (!facts.failed) return 'go';
   return facts.setupRepair && !facts.repaired ? 'repair' : 'fail';
 }
+
+/**
+ * The note for a repository nested in a tree (a folder holding `.git`): its folder is
+ * left out of every commit, never recorded as a gitlink and never entered.
+ */
+export function nestedLeftOut(folder: string): string {
+  return `left out ${folder}: a repository nested in the tree (its own .git); epicflow never commits one — remove its .git to commit its files`;
+}

@@ -18,10 +18,10 @@ import {
   type PerimeterResult,
 } from '../../core/perimeter/index.js';
 import { packagesNote } from '../../core/packages.js';
-import type { CheckFacts } from '../../core/story/index.js';
+import { nestedLeftOut, type CheckFacts } from '../../core/story/index.js';
 import { settleGates } from '../settle-gates.js';
 import type { EpicContext } from '../context.js';
-import type { GitPort, WorktreePort } from '../ports.js';
+import type { GitPort, LeftOut, WorktreePort } from '../ports.js';
 import type { Recorder } from './recorder.js';
 import { withGitConfigGuarded } from '../guarded-config.js';
 import { fromCommit, storyChecksTree, type CheckoutNote } from '../checkout.js';
@@ -70,6 +70,15 @@ export async function holdAt(
   const note = `${during} ${what}: discarded (checked as ${sha.slice(0, 12)})`;
   await rec.save({ notes: [...rec.record.notes, note] });
   ctx.emit('story', note, story.id);
+}
+
+/** Notes (and events) each repository nested in the story's tree that a commit left out. */
+export function noteNestedLeftOut(ctx: EpicContext, story: Story, rec: Recorder): LeftOut {
+  return async (folders) => {
+    const notes = folders.map(nestedLeftOut);
+    await rec.save({ notes: [...rec.record.notes, ...notes] });
+    for (const note of notes) ctx.emit('story', note, story.id);
+  };
 }
 
 /** A story's notes (and events) of what code it does not trust did in a tree of its own. */

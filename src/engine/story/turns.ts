@@ -32,7 +32,7 @@ import { StoryStop } from '../stop.js';
 import type { TraceAttributes } from '../trace.js';
 import { startTurn, storyTimeLeft, turnEnd } from '../turn-request.js';
 import { mergeUsage } from '../usage.js';
-import { guardGitConfig } from './checks.js';
+import { guardGitConfig, noteNestedLeftOut } from './checks.js';
 import type { Recorder } from './recorder.js';
 import { readStartingCode } from './starting-code.js';
 
@@ -205,7 +205,10 @@ export async function coderTurn(
     const findings = parseFindings(result.finalMessage);
     if (findings !== undefined) scope.task.findings = findings;
   }
-  const sha = await tree.commitAll(`${story.id}: round ${turn.round} by ${executor.id}`);
+  const sha = await tree.commitAll(
+    `${story.id}: round ${turn.round} by ${executor.id}`,
+    noteNestedLeftOut(ctx, story, rec),
+  );
   if (sha !== null) {
     // The paid work is on the branch: a resume checks it before paying for another turn.
     await rec.save({ progress: { commit: sha, passed: 'none' } });

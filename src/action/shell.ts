@@ -15,7 +15,7 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
-import { describeError, isEpicflowError } from '../core/errors.js';
+import { describeError, isEpicflowError, oneLine } from '../core/errors.js';
 import { recordJobRefusal } from '../orchestrator/job-refusal.js';
 import type { JobInput } from '../orchestrator/job-shell.js';
 import { connectJob } from './github.js';
@@ -173,10 +173,7 @@ async function refuseJob(
   },
 ): Promise<void> {
   const message = redact(describeError(e), ctx.secrets);
-  const reason = message
-    .split('\n')
-    .map((l) => l.trim())
-    .join(' | ');
+  const reason = oneLine(message);
   try {
     if (ctx.record) await recordJobRefusal(ctx.repo, ctx.ref, reason, new Date());
   } catch (w) {

@@ -19,16 +19,7 @@ import {
   describePushRefusal,
   type PushRefusalReason,
 } from '../core/epic/index.js';
-import { describeError, EpicflowError } from '../core/errors.js';
-
-/** The error's message and details as one line. */
-function describeErrorLine(e: unknown): string {
-  return describeError(e)
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-    .join(' | ');
-}
+import { describeError, describeErrorLine, EpicflowError } from '../core/errors.js';
 import { epicBranchName, storyBranchName, type StoryRecord } from '../core/model.js';
 import {
   isResultRefusal,

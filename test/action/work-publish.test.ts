@@ -6,7 +6,8 @@
  * a hostile coder (support/splitter.mjs) nests a repository with a filter in its tree and
  * tries to hand over a result of its own. While the work job runs, every process of it is
  * searched for a write credential, and its folders after it: none is there (the publish
- * job's process holds one: the search finds what it looks for). Only checked commits merge.
+ * job's process holds one: the search finds what it looks for). No filter of the nested
+ * repository runs, it is never committed, and only checked commits merge.
  * Then the publish job's refusals: no result, a malformed one, a re-run, a workflow of one
  * job, an event other than a dispatch.
  *
@@ -265,17 +266,20 @@ async function expectHeld(a: Attacked): Promise<void> {
   }
   expect(ran).toEqual([]);
 
-  // The nested repository's story is refused, with nothing of it pushed.
+  // The nested repository is left out of its story's commit with a note: never entered,
+  // never a gitlink; the rest of the story merges.
   const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-  expect(jobs['nest']?.outputs['status']).toBe('failed');
-  expect((await store.read('nest'))?.record).toMatchObject({ status: 'failed' });
+  expect(jobs['nest']?.outputs['status']).toBe('done');
+  const nest = (await store.read('nest'))?.record;
+  expect(nest?.notes.join('\n')).toContain('left out src/nest/nested');
   const tree = (
     await run('git', ['ls-tree', '-r', `epic/${epic}`], {
       cwd: w.gh.state.repoDir(OWNER, REPO),
     })
   ).stdout;
   expect(tree.split('\n').filter((l) => l.startsWith('160000'))).toEqual([]);
-  expect(tree).not.toContain('src/nest/');
+  expect(tree).toContain('src/nest/index.js');
+  expect(tree).not.toContain('src/nest/nested');
 
   // The other merges as epicflow's work job handed it over, not as the agent's forgery.
   expect(jobs['cart']?.outputs['status']).toBe('done');

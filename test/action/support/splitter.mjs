@@ -50,7 +50,7 @@ writeFileSync(
   ].join('\n'),
   { mode: 0o755 },
 );
-// Story "nest" nests the repository (a story with it is refused); the others merge.
+// Story "nest" nests the repository (left out of its commit); the others do not.
 if (story.startsWith('nest') && process.env.EPICFLOW_ROUND === '1')
   attempt('nest a repository with a filter', () => {
     const nested = join(own, 'nested');

@@ -212,8 +212,7 @@ export async function jobPlan(input: JobOpening, opened: OpenedJob): Promise<Pla
 }
 
 /** What one round of a job makes: a commit to push (with a lease on the head it was made on), or a stop. */
-type PushRound<T> =
-  { readonly push: string; readonly lease?: string } | { readonly stop: T };
+type PushRound<T> = { readonly push: string; readonly lease?: string } | { readonly stop: T };
 
 /** How a job's push ended, after `pushes` pushes. */
 type PushOutcome<T> =

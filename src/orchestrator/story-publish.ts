@@ -237,6 +237,14 @@ export async function publishStoryJob(
     const push = (sha: string, to: string, expected: string | null) =>
       remote.push(sha, to, expected);
     for (let n = 1; ; n++) {
+      // Another publish job of this attempt (a re-run racing this one) merged it already:
+      // the same merge is recorded again, nothing is pushed twice.
+      const merged = await git.mergeOf(storyCommit, epicHead);
+      if (merged !== null) {
+        record = { ...record, mergeCommit: merged };
+        say(`already merged into ${epicBranch} (${merged.slice(0, 12)}): nothing to push`);
+        break;
+      }
       const out = await mergeResult({ git, push }, publishInput(epicHead), result);
       pushes = n;
       if (out.kind === 'merged') {

@@ -8,8 +8,8 @@
  * searched for a write credential, and its folders after it: none is there (the publish
  * job's process holds one: the search finds what it looks for). No filter of the nested
  * repository runs, it is never committed, and only checked commits merge.
- * Then the publish job's refusals: no result, a malformed one, a re-run, a workflow of one
- * job, an event other than a dispatch.
+ * Then the publish job's refusals: no result, a malformed one, a re-run, two racing, a
+ * workflow of one job, an event other than a dispatch.
  *
  * @needs root sudo
  */
@@ -396,6 +396,63 @@ describe('the publish job refuses a result it cannot trust, on the story', () =>
     expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(head);
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done' });
+  }, 300_000);
+
+  it('two publish jobs of one result racing: the story is merged once, both say so, nothing half-pushed', async () => {
+    const { epic } = await dispatched();
+    const { runId } = dispatchOf(w, epic, 'cart');
+    const work = await runStep(w, bundle, {
+      name: 'cart',
+      workspace: await checkout(w, 'cart'),
+      inputs: { ...storyInputs(w, epic, 'cart'), phase: 'work' },
+      runId,
+    });
+    expect(work.outputs['status']).toBe('done');
+    const result = work.outputs['result'] ?? '';
+    const publish = async (name: string): Promise<JobRun> => {
+      const workspace = join(w.dir, name);
+      await mkdir(workspace, { recursive: true });
+      return runStep(w, bundle, {
+        name,
+        workspace,
+        inputs: { ...storyInputs(w, epic, 'cart'), phase: 'publish', result },
+        runId,
+      });
+    };
+    const [a, b] = await Promise.all([publish('publish-a'), publish('publish-b')]);
+    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const merges = (
+      await run(
+        'git',
+        [
+          'log',
+          '--first-parent',
+          '--merges',
+          '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)',
+          head ?? '',
+        ],
+        { cwd: w.gh.state.repoDir(OWNER, REPO) },
+      )
+    ).stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    expect(merges).toEqual(['cart']);
+    // One merged it; the other found it merged (the same merge recorded, nothing pushed) or,
+    // starting after the record was written, was refused as stale.
+    const said = [a, b].map((job) =>
+      job.code === 0 && job.outputs['merge-sha'] === head
+        ? /already merged into epic\/\d+ \([0-9a-f]{12}\): nothing to push/.test(job.stdout)
+          ? 'found it merged'
+          : 'merged'
+        : /this job is stale|is done/.test(job.summary)
+          ? 'stale'
+          : `unexpected: ${job.code} ${job.summary}`,
+    );
+    expect(said.sort()).toEqual(
+      said.includes('stale') ? ['merged', 'stale'] : ['found it merged', 'merged'],
+    );
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
   }, 300_000);
 
   it('a story dispatched to a workflow of one job: refused, saying what to update', async () => {

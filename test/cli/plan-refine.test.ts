@@ -90,7 +90,10 @@ function setUp(): void {
 
 it('adds the r1- stories to the drafted plan, keeps the others exactly, lists what it could not place', async () => {
   setUp();
-  expect((await cli('plan', 'draft', 'epic.md', '--repo', repo.dir)).code).toBe(0);
+  expect(
+    (await cli('plan', 'draft', 'epic.md', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'))
+      .code,
+  ).toBe(0);
   const file = join(repo.tmp, 'epic.plan.md');
   const drafted = parsePlan(readFileSync(file, 'utf8'));
   if (!drafted.ok) throw new Error('the draft is invalid');

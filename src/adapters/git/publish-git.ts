@@ -215,6 +215,30 @@ export class PublishGit {
     return readBlobs(this.git, objects);
   }
 
+  /**
+   * The merge on `head`'s first-parent line that brought `commit` in (its second parent), or
+   * null: how a story already merged is found again, among the last 1,000 merges.
+   */
+  async mergeOf(commit: string, head: string): Promise<string | null> {
+    checkRefName(commit);
+    checkRefName(head);
+    const out = await this.git.run(`cannot list the merges of ${head}`, [
+      'rev-list',
+      '--first-parent',
+      '--merges',
+      '--parents',
+      '-n',
+      '1000',
+      head,
+      '--',
+    ]);
+    for (const line of out.split('\n')) {
+      const [merge, , second] = line.trim().split(/\s+/);
+      if (merge !== undefined && second === commit) return merge;
+    }
+    return null;
+  }
+
   /** How many commits are reachable from `head` and not from `base`. */
   async countCommits(base: string, head: string): Promise<number> {
     checkRefName(base);

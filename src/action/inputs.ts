@@ -45,10 +45,10 @@ const StoryFields = z.object({
     .regex(/^[1-9][0-9]{0,5}$/, 'attempt must be a whole number of at least 1')
     .transform(Number),
   /**
-   * Which of a story's two jobs this is: `work` (the agent, gates and merge, with a token
+   * Which of a job's two jobs this is: `work` (the agent, gates and merge, with a token
    * that can only read; hands its result over as an artifact) or `publish` (holds the write
    * credential, reads the result as objects, merges and records). Unset: the one-job
-   * workflow of earlier versions, which a story refuses.
+   * workflow of earlier versions, which a story, a planning and a retro attempt refuse.
    */
   phase: z
     .enum(['work', 'publish'], { error: () => 'phase must be "work" or "publish"' })
@@ -70,6 +70,9 @@ const PlanFields = z.object({
   sandbox: StoryFields.shape.sandbox,
   epic: StoryFields.shape.epic,
   attempt: StoryFields.shape.attempt,
+  phase: StoryFields.shape.phase,
+  result: StoryFields.shape.result,
+  workOutcome: StoryFields.shape.workOutcome,
   ...access,
   config: z.string().min(1),
   botLogin: z.string().min(1).optional(),
@@ -182,11 +185,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     const { githubToken: _t, appId: _i, appPrivateKey: _k, ...rest } = parsed.data;
     // The story workflow runs planning jobs too: dispatched with the reserved story id.
     if (rest.mode === 'story' && jobOf(rest).kind === 'plan') {
-      const { story: _s, phase: _p, result: _r, workOutcome: _w, ...plan } = rest;
+      const { story: _s, ...plan } = rest;
       return { ...plan, mode: 'plan', auth };
     }
     if (rest.mode === 'story' && jobOf(rest).kind === 'retro') {
-      const { story: _s, phase: _p, result: _r, workOutcome: _w, ...retro } = rest;
+      const { story: _s, ...retro } = rest;
       return { ...retro, mode: 'retro', auth };
     }
     return { ...rest, auth };

@@ -1,44 +1,55 @@
 /**
- * `mode: plan` (also a run of the story workflow dispatched with the reserved story
- * `_plan`): one planning attempt of an epic in this job. The planner runs as the
- * job's untrusted user, exactly as a story's agent does: it cannot read this
- * process's token or the App's key. The outcome goes to the planning record and,
- * for a valid plan, into the issue body; then the epic is decided again (plan-job.ts).
+ * A planning attempt's two jobs (`mode: plan`, or a run of the story workflow dispatched
+ * with the reserved story `_plan`), one workflow run: the work job runs the planner as the
+ * job's untrusted user, with a token that can only read, and hands its outcome over as an
+ * artifact; the publish job, which holds the write credential and runs nothing of the
+ * repository's, checks it again and writes it: the planning record and, for a valid plan,
+ * the issue body; then the epic is decided again (plan-publish.ts). A workflow that still
+ * runs planning in one job is refused, saying what to update.
  */
 import * as core from '@actions/core';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { PlanJobRef } from '../core/epic/index.js';
+import type { PlanHandover } from '../core/publish/handover.js';
 import { summarizeUsage } from '../core/report/index.js';
 import {
+  draftPlanJob,
   preparePlanJob,
-  runPlanJob,
   type PlanJobInput,
-  type PlanJobResult,
   type PreparedPlanning,
 } from '../orchestrator/plan-job.js';
+import { publishPlanJob, type PlanJobResult } from '../orchestrator/plan-publish.js';
+import { handoverJob } from './handover-jobs.js';
 import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
-function summaryOf(epic: number, result: PlanJobResult, isolation: Untrusted): string {
-  const { outcome, doc } = result;
-  const usage = summarizeUsage(outcome.usage);
+function summaryOf(
+  ref: PlanJobRef,
+  handover: PlanHandover,
+  published: PlanJobResult | undefined,
+  where: string,
+): string {
+  const { outcome } = handover;
+  const usage = summarizeUsage(handover.usage);
   const figure = (what: string, f: typeof usage.measured): string =>
     `${what} ${f.tokens} tokens${f.costUsd === null ? '' : `, $${f.costUsd.toFixed(4)}`}`;
+  const plan = published?.plan;
   const head =
     outcome.kind === 'planned'
-      ? `plan proposed: ${outcome.plan.stories.length} stories in ${outcome.plan.waves.length} waves, written into the issue; it waits for \`/approve\``
+      ? published === undefined
+        ? 'plan drafted: handed over to the publish job'
+        : `plan proposed: ${plan?.stories.length ?? 0} stories in ${plan?.waves.length ?? 0} waves, written into the issue; it waits for \`/approve\``
       : outcome.kind === 'invalid'
         ? 'no valid plan after the repair rounds: the epic is held with the violations listed'
         : `planning failed: ${outcome.reason}`;
   return [
-    `## epicflow: planning of epic #${epic} (attempt ${doc.attempt})`,
+    `## epicflow: planning of epic #${ref.epic} (attempt ${ref.attempt})`,
     '',
-    `**${result.superseded === true ? 'superseded by a newer attempt: nothing written' : head}**`,
+    `**${published?.superseded === true ? 'superseded by a newer attempt: nothing written' : head}**`,
     '',
-    `- rounds: ${outcome.rounds}; planners: ${outcome.executors.join(', ') || 'none'}`,
+    `- rounds: ${handover.rounds}; planners: ${handover.executors.join(', ') || 'none'}`,
     `- usage: ${figure('measured', usage.measured)}; ${figure('estimated', usage.estimated)}`,
-    `- the planner ran ${isolation.description}`,
-    ...(doc.problems ?? []).map((p) => `- ${p}`),
-    ...outcome.notes.map((n) => `- note: ${n}`),
+    `- the planner ran ${where}`,
+    ...(published?.doc.problems ?? []).map((p) => `- ${p}`),
+    ...handover.notes.map((n) => `- note: ${n}`),
     '',
   ].join('\n');
 }
@@ -52,22 +63,33 @@ function planInput(job: ActionJob, ref: PlanJobRef): PlanJobInput {
   };
 }
 
-export function planJob(ref: PlanJobRef): ActionRecipe<PreparedPlanning, PlanJobResult> {
-  return {
-    ref,
-    didNotRun: `planning of epic #${ref.epic} did not run`,
-    failed: `planning of epic #${ref.epic} failed`,
-    group: `epicflow: planning of epic #${ref.epic}`,
-    prepare: (job) => preparePlanJob(planInput(job, ref)),
-    run: (job, prepared) => runPlanJob(planInput(job, ref), prepared),
-    report: (job, _prepared, result) => ({
-      outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
-      summary: summaryOf(ref.epic, result, job.untrusted),
-      ...(result.outcome.kind !== 'planned' && result.superseded !== true
-        ? {
-            failure: `planning of epic #${ref.epic} ${result.doc.status}: ${(result.doc.problems ?? []).join('; ')}`,
-          }
-        : {}),
-    }),
-  };
+/** The recipe of a planning attempt's job of this `phase` (handover-jobs.ts). */
+export function planJob(
+  ref: PlanJobRef,
+  phase: 'work' | 'publish' | undefined,
+): ActionRecipe<PreparedPlanning, unknown> {
+  const title = `planning of epic #${ref.epic}`;
+  return handoverJob<PreparedPlanning, PlanHandover, PlanJobResult>(
+    {
+      ref,
+      job: 'plan',
+      title,
+      prepare: (job) => preparePlanJob(planInput(job, ref)),
+      work: (job, prepared) => draftPlanJob(planInput(job, ref), prepared),
+      publish: (job, prepared, handover) => publishPlanJob(planInput(job, ref), prepared, handover),
+      workReport: (job, handover) => ({
+        summary: summaryOf(ref, handover, undefined, job.untrusted.description),
+      }),
+      publishReport: (result) => ({
+        outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
+        summary: summaryOf(ref, result.handover, result, 'in the work job'),
+        ...(result.handover.outcome.kind !== 'planned' && result.superseded !== true
+          ? {
+              failure: `${title} ${result.doc.status}: ${(result.doc.problems ?? []).join('; ')}`,
+            }
+          : {}),
+      }),
+    },
+    phase,
+  );
 }

@@ -1,31 +1,46 @@
 /**
- * A run of the story workflow dispatched with the reserved story `_retro`: one retro
- * attempt of an epic in this job (orchestrator/retro-job.ts). The executor runs as the
- * job's untrusted user, exactly as a judge does: it cannot read this process's token or
- * the App's key. The proposal goes to the retro record and one comment on the epic issue.
+ * A retro attempt's two jobs (a run of the story workflow dispatched with the reserved story
+ * `_retro`), one workflow run: the work job runs the executor as the job's untrusted user,
+ * exactly as a judge does, with a token that can only read, and hands its proposal over as
+ * an artifact; the publish job, which holds the write credential and runs nothing of the
+ * repository's, writes it to the retro record and one comment on the epic issue
+ * (orchestrator/retro-job.ts). A workflow that still runs a retro in one job is refused.
  */
 import * as core from '@actions/core';
-import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { RetroJobRef } from '../core/epic/job-ref.js';
-import { runRetroJob, type RetroJobInput, type RetroJobResult } from '../orchestrator/retro-job.js';
+import type { RetroHandover } from '../core/publish/handover.js';
+import {
+  proposeRetroJob,
+  publishRetroJob,
+  type RetroJobInput,
+  type RetroJobResult,
+} from '../orchestrator/retro-job.js';
 import { prepareRetroJob, type PreparedRetro } from '../orchestrator/retro-prepare.js';
+import { handoverJob } from './handover-jobs.js';
 import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 
-function summaryOf(epic: number, result: RetroJobResult, isolation: Untrusted): string {
-  const { outcome, doc } = result;
+function summaryOf(
+  ref: RetroJobRef,
+  handover: RetroHandover,
+  published: RetroJobResult | undefined,
+  where: string,
+): string {
+  const { outcome } = handover;
   const head =
-    result.superseded === true
+    published?.superseded === true
       ? 'superseded by a newer attempt: nothing written'
       : outcome.kind === 'proposed'
-        ? `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed in the retro comment on the epic; \`/resume\` applies the ticked ones`
+        ? published === undefined
+          ? `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed: handed over to the publish job`
+          : `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed in the retro comment on the epic; \`/resume\` applies the ticked ones`
         : `no proposal: ${outcome.reason}`;
   return [
-    `## epicflow: retro of epic #${epic} (attempt ${doc.attempt})`,
+    `## epicflow: retro of epic #${ref.epic} (attempt ${ref.attempt})`,
     '',
     `**${head}**`,
     '',
-    `- the executor ran ${isolation.description}`,
-    ...outcome.notes.map((n) => `- note: ${n}`),
+    `- the executor ran ${where}`,
+    ...handover.notes.map((n) => `- note: ${n}`),
     '',
   ].join('\n');
 }
@@ -38,20 +53,32 @@ function retroInput(job: ActionJob, ref: RetroJobRef): RetroJobInput {
   };
 }
 
-export function retroJob(ref: RetroJobRef): ActionRecipe<PreparedRetro, RetroJobResult> {
-  return {
-    ref,
-    didNotRun: `the retro of epic #${ref.epic} did not run`,
-    failed: `the retro of epic #${ref.epic} failed`,
-    group: `epicflow: retro of epic #${ref.epic}`,
-    prepare: (job) => prepareRetroJob(retroInput(job, ref)),
-    run: (job, prepared) => runRetroJob(retroInput(job, ref), prepared),
-    report: (job, _prepared, result) => ({
-      outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
-      summary: summaryOf(ref.epic, result, job.untrusted),
-      ...(result.outcome.kind !== 'proposed' && result.superseded !== true
-        ? { failure: `the retro of epic #${ref.epic} failed: ${result.outcome.reason}` }
-        : {}),
-    }),
-  };
+/** The recipe of a retro attempt's job of this `phase` (handover-jobs.ts). */
+export function retroJob(
+  ref: RetroJobRef,
+  phase: 'work' | 'publish' | undefined,
+): ActionRecipe<PreparedRetro, unknown> {
+  const title = `the retro of epic #${ref.epic}`;
+  return handoverJob<PreparedRetro, RetroHandover, RetroJobResult>(
+    {
+      ref,
+      job: 'retro',
+      title,
+      prepare: (job) => prepareRetroJob(retroInput(job, ref)),
+      work: (job, prepared) => proposeRetroJob(retroInput(job, ref), prepared),
+      publish: (job, prepared, handover) =>
+        publishRetroJob(retroInput(job, ref), prepared, handover),
+      workReport: (job, handover) => ({
+        summary: summaryOf(ref, handover, undefined, job.untrusted.description),
+      }),
+      publishReport: (result) => ({
+        outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
+        summary: summaryOf(ref, result.handover, result, 'in the work job'),
+        ...(result.handover.outcome.kind !== 'proposed' && result.superseded !== true
+          ? { failure: `${title} failed: ${result.handover.outcome.reason}` }
+          : {}),
+      }),
+    },
+    phase,
+  );
 }

@@ -9,7 +9,7 @@
 import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
-import { jobOf, readInputs, type StoryInputs } from './inputs.js';
+import { jobOf, readInputs, type PlanInputs, type StoryInputs } from './inputs.js';
 import { landJob } from './land.js';
 import { runOrchestrateMode } from './orchestrate.js';
 import { planJob } from './plan.js';
@@ -52,17 +52,17 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
 /** A job of the story workflow: its kind picks the recipe (a new kind adds an arm here). */
 async function runJob(deps: JobModeDeps): Promise<void> {
   const ref = jobOf(deps.inputs);
+  // Which of the job's two jobs (the work and the publish job) this is: none, the old one job.
+  const { phase } = deps.inputs as StoryInputs | PlanInputs;
   switch (ref.kind) {
-    case 'story': {
-      const { phase } = deps.inputs as StoryInputs;
+    case 'story':
       if (phase === 'work') return runActionJob(deps, storyWorkJob(ref));
       if (phase === 'publish') return runActionJob(deps, storyPublishJob(ref));
       return runActionJob(deps, oneJobStory(ref));
-    }
     case 'plan':
-      return runActionJob(deps, planJob(ref));
+      return runActionJob(deps, planJob(ref, phase));
     case 'retro':
-      return runActionJob(deps, retroJob(ref));
+      return runActionJob(deps, retroJob(ref, phase));
     case 'land':
       return runActionJob(deps, landJob(ref));
   }

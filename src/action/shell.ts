@@ -10,12 +10,13 @@
  * The recipes (story.ts, plan.ts, retro.ts, land.ts) say only what differs.
  */
 import * as core from '@actions/core';
+import { join } from 'node:path';
 import type { GitHubRepo } from '../adapters/github/index.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
-import { describeError, isEpicflowError, oneLine } from '../core/errors.js';
+import { describeError, EpicflowError, isEpicflowError, oneLine } from '../core/errors.js';
 import { recordJobRefusal } from '../orchestrator/job-refusal.js';
 import type { JobInput } from '../orchestrator/job-shell.js';
 import { connectJob } from './github.js';
@@ -96,6 +97,55 @@ export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly rem
     tempDir: job.work,
     env: job.childEnv,
     untrusted: job.untrusted,
+  };
+}
+
+/** Where a work job writes its result, and its publish job reads it, unless the workflow names a folder. */
+export function resultDir(job: ActionJob): string {
+  const named = (job.inputs as StoryInputs | PlanInputs).result;
+  return named ?? join(job.runner.tempDir, 'epicflow-result');
+}
+
+/** Only a dispatch of the repository's own workflow reaches the write credential of a publish job. */
+export function requireDispatch(job: ActionJob): void {
+  const { eventName } = job.runner;
+  if (eventName !== undefined && eventName !== 'workflow_dispatch') {
+    throw new EpicflowError(
+      'usage',
+      `the publish job runs only for workflow_dispatch, not ${eventName}`,
+    );
+  }
+}
+
+/**
+ * A job of a kind that runs agent code, dispatched to the one job of earlier versions of the
+ * story workflow: refused before anything runs, saying what to update.
+ */
+export function oneJobRefusal<P extends { readonly config: EpicflowConfig }>(
+  ref: JobRef,
+  title: string,
+): ActionRecipe<P, never> {
+  const refusal = (): never => {
+    throw new EpicflowError(
+      'usage',
+      `${title} was dispatched to a story workflow that runs it in one job, with the write credential beside the agent`,
+      {
+        details: [
+          'epicflow now runs it in two jobs: a work job whose token can only read, and a publish job that holds the write credential and runs nothing of the repository',
+          'update .github/workflows/epicflow-story.yml from `epicflow init --force` (or the example in docs/setup-actions.md), then comment /resume on the epic',
+        ],
+      },
+    );
+  };
+  return {
+    ref,
+    didNotRun: `${title} did not run`,
+    failed: `${title} did not run`,
+    group: `epicflow: ${title}`,
+    runsNothingUntrusted: true,
+    prepare: async () => refusal(),
+    run: async () => refusal(),
+    report: () => refusal(),
   };
 }
 

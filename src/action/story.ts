@@ -11,7 +11,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { epicTraceParent, otelTracing } from '../adapters/telemetry/otel.js';
 import type { StoryJobRef } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
 import { formatChain, type StoryRecord } from '../core/model.js';
 import {
   prepareStoryJob,
@@ -22,14 +21,16 @@ import {
 } from '../orchestrator/story-job.js';
 import { publishStoryJob, type PublishJobResult } from '../orchestrator/story-publish.js';
 import type { StoryInputs } from './inputs.js';
-import { jobInput, type ActionJob, type ActionRecipe, type JobReport } from './shell.js';
+import {
+  jobInput,
+  oneJobRefusal,
+  requireDispatch,
+  resultDir,
+  type ActionJob,
+  type ActionRecipe,
+  type JobReport,
+} from './shell.js';
 import { failedGates, renderStorySummary, storyHint, storyTotals } from './summary.js';
-
-/** Where the result is written and read unless the workflow names a folder. */
-function resultDir(job: ActionJob): string {
-  const named = (job.inputs as StoryInputs).result;
-  return named ?? join(job.runner.tempDir, 'epicflow-result');
-}
 
 function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
   const { runner } = job;
@@ -154,13 +155,7 @@ export function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, P
     group: `epicflow: publish story ${ref.story}`,
     runsNothingUntrusted: true,
     prepare: async (job) => {
-      // Only a dispatch of the repository's own workflow reaches the write credential.
-      if (job.runner.eventName !== undefined && job.runner.eventName !== 'workflow_dispatch') {
-        throw new EpicflowError(
-          'usage',
-          `the publish job runs only for workflow_dispatch, not ${job.runner.eventName}`,
-        );
-      }
+      requireDispatch(job);
       return prepareStoryJob(storyInput(job, ref));
     },
     run: (job, prepared) => {
@@ -215,26 +210,5 @@ export function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, P
 
 /** A story in the one job of earlier versions: refused before anything runs, saying what to update. */
 export function oneJobStory(ref: StoryJobRef): ActionRecipe<PreparedStory, never> {
-  const refusal = (): never => {
-    throw new EpicflowError(
-      'usage',
-      `${title(ref)} was dispatched to a story workflow that runs it in one job, with the write credential beside the agent`,
-      {
-        details: [
-          'epicflow now runs each story in two jobs: a work job whose token can only read, and a publish job that holds the write credential and runs nothing of the repository',
-          'update .github/workflows/epicflow-story.yml from `epicflow init --force` (or the example in docs/setup-actions.md), then comment /resume on the epic',
-        ],
-      },
-    );
-  };
-  return {
-    ref,
-    didNotRun: `${title(ref)} did not run`,
-    failed: `${title(ref)} did not run`,
-    group: `epicflow: story ${ref.story}`,
-    runsNothingUntrusted: true,
-    prepare: async () => refusal(),
-    run: async () => refusal(),
-    report: () => refusal(),
-  };
+  return oneJobRefusal(ref, title(ref));
 }

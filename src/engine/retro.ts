@@ -46,7 +46,7 @@ interface RetroPorts {
   readonly signal?: AbortSignal | undefined;
 }
 
-export type RetroOutcome =
+type RetroOutcome =
   | {
       readonly kind: 'proposed';
       /** Rounds answered (2: a repair re-ask was needed). */

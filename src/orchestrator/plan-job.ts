@@ -1,38 +1,20 @@
 /**
- * One planning attempt in one Actions job (docs/planning.md): the job checkout
- * is the default branch; the planner runs on a read-only worktree of it, as the
- * job's untrusted user, with no credential in reach (the checkout's are scrubbed
- * first). Everything is read from GitHub by id and checked before the planner
- * runs: the attempt must be the one the planning record names, still active.
- * The outcome is written to the planning record (compare-and-swap on what the
- * job read: a newer attempt wins), then — for a valid plan — the plan section
- * is ensured in the issue body below the author's text; a plan still refused
- * after the repair rounds holds the epic with its violations listed. Then the
- * epic is decided again, so its status comment says what the planner proposed.
+ * One planning attempt in two Actions jobs of one run (docs/planning.md). Both read
+ * everything from GitHub by id and check it first: the attempt must be the one the
+ * planning record names, still active (`preparePlanJob`). The work job, whose token can
+ * only read, checks out the default branch; the planner runs on a read-only worktree of it,
+ * as the job's untrusted user, with no credential in reach (the checkout's are scrubbed
+ * first); the outcome is handed over as text (`draftPlanJob`). The publish job, which holds
+ * the write credential, checks it again and writes it (plan-publish.ts).
  */
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveExecutorEnvs } from '../composition/epic.js';
 import { requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import {
-  hasMarker,
-  jobStaleness,
-  ownsRecord,
-  planDigest,
-  storyMarker,
-  type PlanJobRef,
-} from '../core/epic/index.js';
-import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../core/epic/markers.js';
-import {
-  PLANNING_DOC,
-  renderPlanningFailed,
-  renderNotPlanned,
-  renderPlanningInvalid,
-  storyIssueBody,
-  withoutPlanBlock,
-  type PlanningDoc,
-} from '../core/epic/planning.js';
+import { jobStaleness, ownsRecord, type PlanJobRef } from '../core/epic/index.js';
+import { ERROR_MARKER } from '../core/epic/markers.js';
+import { PLANNING_DOC, renderPlanningFailed, type PlanningDoc } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import {
@@ -51,14 +33,11 @@ import {
 } from '../core/planner/index.js';
 import { GITHUB_BODY_MAX } from '../core/report/index.js';
 import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
-import { mergeUsage } from '../engine/usage.js';
-import { decide } from './decide.js';
-import { settle } from './settings.js';
+import { planEpic, plannerRoster } from '../engine/plan-epic.js';
+import { HANDOVER_VERSION, type PlanHandover } from '../core/publish/handover.js';
 import { openCheckout, openJob, type CheckoutJobInput } from './job-shell.js';
 import { loadPlan, stateFromView } from './load.js';
 import { ensurePlanningEnded, readPlanning } from './planning.js';
-import { clearViolations } from './problems.js';
 
 /** The job checkout is the default branch; the planner runs as `untrusted`. */
 export interface PlanJobInput extends CheckoutJobInput {
@@ -78,16 +57,6 @@ export interface PreparedPlanning {
   /** Stories of `previous` already merged (a refine round tells the planner). */
   readonly merged: readonly string[];
   readonly defaultBranch: string;
-}
-
-export interface PlanJobResult {
-  readonly outcome: PlanningOutcome;
-  /** The planning record as written at the end. */
-  readonly doc: PlanningDoc;
-  /** What became of the issue body: the section written, already there, or not touched. */
-  readonly body: 'updated' | 'unchanged' | 'untouched';
-  /** Set when a newer attempt took over while this one ran: nothing was written. */
-  readonly superseded?: boolean;
 }
 
 /** Reads the configuration, the issue and the planning record; refuses clearly on any mismatch. */
@@ -193,18 +162,19 @@ export async function recordPlanningRefusal(
   await ensurePlanningEnded(repo, issue, failed);
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-export async function runPlanJob(
+/**
+ * The work job's part (a token that can only read): the planner drafts on a read-only
+ * worktree of the checkout; what it proposes is handed over for the publish job
+ * (plan-publish.ts) as text — the plan section as the issue would get it, read back as
+ * the plan before it leaves — with the rounds, planners and usage.
+ */
+export async function draftPlanJob(
   input: PlanJobInput,
   prepared: PreparedPlanning,
-): Promise<PlanJobResult> {
-  const { config, store, doc, issue } = prepared;
+): Promise<PlanHandover> {
+  const { config, doc, issue } = prepared;
   const emit = input.onEvent ?? (() => undefined);
   const clock = input.now ?? ((): Date => new Date());
-  const now = (): string => clock().toISOString();
   const { git, base, folder, executors } = await openCheckout(input, config, 'planning', emit);
   const planners = requirePlanner(config, input.configPath);
   const options = planOptionsFor(config, input.configPath);
@@ -233,171 +203,51 @@ export async function runPlanJob(
       emit,
     },
   );
-
   const costs = {
-    rounds: doc.rounds + outcome.rounds,
-    executors: [...new Set([...doc.executors, ...outcome.executors])],
-    usage: mergeUsage(doc.usage, outcome.usage),
-    notes: [...outcome.notes],
-    finishedAt: now(),
-  };
-  let ended: PlanningDoc;
-  let section: string | undefined;
-  let bodyWritten = false;
+    version: HANDOVER_VERSION,
+    job: 'plan',
+    epic: String(input.epic),
+    attempt: input.attempt,
+    rounds: outcome.rounds,
+    executors: outcome.executors,
+    usage: outcome.usage,
+    notes: outcome.notes,
+  } as const;
   if (outcome.kind === 'planned') {
-    section = renderPlanSection({
+    const section = renderPlanSection({
       plan: outcome.plan,
       warnings: outcome.warnings,
-      note:
-        doc.split !== undefined
-          ? `Split by epicflow's planner: story \`${doc.split.story}\` proved too big (${outgrownText(doc.split.outgrown)}); the stories ${doc.split.story}-… take its place, and the stories that depended on it depend on all of them. Check it: a user with write permission edits it or comments \`/approve\` to start them.`
-          : doc.refine === undefined
-            ? "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again."
-            : `Refined by epicflow's planner (refine round ${doc.refine}): the stories ${refinePrefix(doc.refine)}… were added to the plan, the others are as they were. Check it: a user with write permission edits it or comments \`/approve\` to start the new stories.`,
+      note: planNote(doc),
       // Room for the author's text: an issue body holds at most GITHUB_BODY_MAX characters.
       maxChars: Math.max(4_000, GITHUB_BODY_MAX - prose.length - 200),
     });
-    if (config.planner.subIssues) {
-      // The stories become sub-issues before the record says proposed (their writes are ensures).
-      section = withoutPlanBlock(section, outcome.plan);
-      const digest = await writeSubIssuePlan(input, prepared, outcome.plan, section);
-      ended = { ...doc, ...costs, status: 'proposed', planDigest: digest };
-      bodyWritten = true;
-    } else {
-      const back = readBackAsWritten(
-        parsePlan(withPlanSection(issue.body, section), options),
-        outcome.plan,
-        'the drafted plan',
-      );
-      ended = { ...doc, ...costs, status: 'proposed', planDigest: planDigest(back) };
-    }
-  } else if (outcome.kind === 'invalid') {
+    // What the issue would hold reads back as the plan drafted, before it leaves this job.
+    readBackAsWritten(
+      parsePlan(withPlanSection(issue.body, section), options),
+      outcome.plan,
+      'the drafted plan',
+    );
+    return {
+      ...costs,
+      outcome: { kind: 'planned', section, notPlanned: outcome.notPlanned },
+    };
+  }
+  if (outcome.kind === 'invalid') {
     const problems = [...outcome.violations, ...outcome.mustFix].map(
       (v) => `${v.code}: ${v.message}`,
     );
-    ended = { ...doc, ...costs, status: 'invalid', problems };
-  } else {
-    ended = { ...doc, ...costs, status: 'failed', problems: [outcome.reason] };
+    return { ...costs, outcome: { kind: 'invalid', problems } };
   }
-  // The commit point: only the attempt the record still names writes its outcome.
-  const wrote = await store.writeJson(PLANNING_DOC, ended, prepared.docSha);
-  if (!wrote.ok) {
-    emit('a newer planning attempt took over meanwhile: this outcome is dropped');
-    return { outcome, doc: ended, body: 'untouched', superseded: true };
-  }
-
-  let body: PlanJobResult['body'] = bodyWritten ? 'updated' : 'untouched';
-  if (outcome.kind === 'planned' && section !== undefined) {
-    const text = section;
-    // Whatever the author changed meanwhile around the section is kept.
-    if (!bodyWritten) {
-      body = await input.repo.ensureIssueBody(issue.number, (current) =>
-        withPlanSection(current, text),
-      );
-    }
-    await clearViolations(input.repo, issue.number);
-    if (doc.refine !== undefined && outcome.notPlanned.length > 0) {
-      await input.repo.ensureComment({
-        issueNumber: issue.number,
-        marker: notPlannedMarker(doc.refine),
-        body: renderNotPlanned(doc.refine, outcome.notPlanned),
-      });
-    }
-    emit(
-      `plan written into #${issue.number}: ${plural(outcome.plan.stories.length, 'story')} in ${plural(outcome.plan.waves.length, 'wave')}`,
-    );
-  } else if (outcome.kind === 'invalid') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: VIOLATIONS_MARKER,
-      body: renderPlanningInvalid({
-        attempt: doc.attempt,
-        rounds: outcome.rounds,
-        problems: ended.problems ?? [],
-        refine: doc.refine,
-      }),
-    });
-  } else if (outcome.kind === 'failed') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: ERROR_MARKER,
-      body: renderPlanningFailed({
-        attempt: doc.attempt,
-        reason: outcome.reason,
-        refine: doc.refine,
-      }),
-    });
-  }
-
-  // The status comment says what the planner proposed (nothing starts: nobody approved it).
-  const fresh = await input.repo.labelledIssue(issue.number);
-  await decide(
-    settle({
-      repo: input.repo,
-      defaultBranch: prepared.defaultBranch,
-      ...(input.storyWorkflow === undefined ? {} : { storyWorkflow: input.storyWorkflow }),
-      now: clock,
-    }),
-    {
-      epic: fresh,
-      config,
-      trigger: { kind: 'status' },
-      replyTo: issue.number,
-      command: null,
-    },
-  );
-  return { outcome, doc: ended, body };
+  return { ...costs, outcome: { kind: 'failed', reason: outcome.reason } };
 }
 
-/**
- * `planner.subIssues`: each story an ensured sub-issue of the epic (found by its story
- * marker, so a kept id keeps its issue), a story the plan dropped unlinked and closed,
- * the "blocked by" links exactly the dependencies, then the section (preview, no block)
- * in the body. The plan is read back from GitHub as every decision will read it; its
- * digest is what the record notes as proposed.
- */
-async function writeSubIssuePlan(
-  input: PlanJobInput,
-  prepared: PreparedPlanning,
-  plan: Plan,
-  section: string,
-): Promise<string> {
-  const { repo } = input;
-  const parent = prepared.issue.number;
-  const listed = await repo.listSubIssues(parent);
-  const issues = new Map<string, { readonly number: number; readonly id: number }>();
-  for (const s of plan.stories) {
-    const issue = await repo.ensureSubIssue({
-      parent,
-      storyId: s.id,
-      title: s.title,
-      body: storyIssueBody(s),
-      known: { subIssues: listed, recent: () => repo.recentIssues() },
-    });
-    issues.set(s.id, { number: issue.number, id: issue.id });
+/** The note under a drafted plan: what made it, and what a writer does next. */
+function planNote(doc: PlanningDoc): string {
+  if (doc.split !== undefined) {
+    return `Split by epicflow's planner: story \`${doc.split.story}\` proved too big (${outgrownText(doc.split.outgrown)}); the stories ${doc.split.story}-… take its place, and the stories that depended on it depend on all of them. Check it: a user with write permission edits it or comments \`/approve\` to start them.`;
   }
-  for (const old of prepared.previous?.stories ?? []) {
-    if (issues.has(old.id)) continue;
-    const sub = listed.find((i) => repo.isOurs(i.author) && hasMarker(i.body, storyMarker(old.id)));
-    if (sub === undefined) continue;
-    await repo.unlinkSubIssue(parent, sub.id);
-    await repo.closeIssue(sub.number, sub.state);
+  if (doc.refine === undefined) {
+    return "Drafted by epicflow's planner from the text above. Check it: a user with write permission edits it or comments `/approve` to start it; `/plan <feedback>` drafts it again.";
   }
-  for (const s of plan.stories) {
-    const own = issues.get(s.id);
-    if (own === undefined) continue;
-    const blockers = s.dependsOn.flatMap((d) => {
-      const dep = issues.get(d);
-      return dep === undefined ? [] : [dep.id];
-    });
-    await repo.ensureBlockedBy(own.number, blockers);
-  }
-  await repo.ensureIssueBody(parent, (current) => withPlanSection(current, section));
-  const back = await loadPlan(
-    repo,
-    { number: parent, body: (await repo.getIssue(parent)).body },
-    prepared.config,
-    { configFile: input.configPath },
-  );
-  return planDigest(readBackAsWritten(back, plan, 'the sub-issue plan'));
+  return `Refined by epicflow's planner (refine round ${doc.refine}): the stories ${refinePrefix(doc.refine)}… were added to the plan, the others are as they were. Check it: a user with write permission edits it or comments \`/approve\` to start the new stories.`;
 }

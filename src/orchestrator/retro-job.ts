@@ -1,10 +1,11 @@
 /**
- * One retro attempt in one Actions job (docs/commands.md, `/retro`): the story workflow
- * dispatched with the reserved story `_retro`. As a planning job does, it reads
+ * One retro attempt in two Actions jobs of one run (docs/commands.md, `/retro`): the story
+ * workflow dispatched with the reserved story `_retro`. As a planning job does, each reads
  * everything from GitHub by id and checks the attempt is the one the retro record names,
- * still active; then one executor with the judge role reads the evidence of the failed
- * and held stories on a read-only worktree of the job checkout, as the job's untrusted
- * user, with no credential in reach. The proposal goes to the retro record
+ * still active (retro-prepare.ts). In the work job, whose token can only read, one executor
+ * with the judge role reads the evidence of the failed and held stories on a read-only
+ * worktree of the job checkout, as the job's untrusted user, with no credential in reach;
+ * its proposal is handed over. The publish job writes it to the retro record
  * (compare-and-swap: a newer attempt wins) and to one comment on the epic issue, a
  * checkbox per fix; the next `/resume` applies the ticked ones (retro.ts).
  */
@@ -21,31 +22,32 @@ import {
   type RetroDoc,
   type RetroProposal,
 } from '../core/retro/index.js';
-import { proposeRetro, type RetroOutcome } from '../engine/retro.js';
+import { HANDOVER_VERSION, type RetroHandover } from '../core/publish/handover.js';
+import { proposeRetro } from '../engine/retro.js';
 import { openCheckout, type CheckoutJobInput } from './job-shell.js';
-import { prepareRetroJob, type PreparedRetro } from './retro-prepare.js';
+import type { PreparedRetro } from './retro-prepare.js';
 
 /** The job checkout is the default branch; the executor runs as `untrusted`. */
 export type RetroJobInput = CheckoutJobInput;
 
 export interface RetroJobResult {
-  readonly outcome: RetroOutcome;
+  readonly handover: RetroHandover;
   readonly doc: RetroDoc;
   /** A newer attempt took over while this one ran: nothing was written. */
   readonly superseded?: boolean;
 }
 
-export async function runRetroJob(
+/**
+ * The work job's part (a token that can only read): the executor reads the evidence on a
+ * read-only worktree of the checkout; what it proposes is handed over for the publish job.
+ */
+export async function proposeRetroJob(
   input: RetroJobInput,
-  /** What `prepareRetroJob` read (read now when not given). */
-  given?: PreparedRetro,
-): Promise<RetroJobResult> {
-  const prepared = given ?? (await prepareRetroJob(input));
-  const { repo, epic } = input;
-  const { config, store, doc, sha, plan, subjects, executor } = prepared;
+  prepared: PreparedRetro,
+): Promise<RetroHandover> {
+  const { epic } = input;
+  const { config, plan, subjects, executor } = prepared;
   const emit = input.onEvent ?? (() => undefined);
-  const now = input.now?.() ?? new Date();
-
   const { git, base, folder, executors } = await openCheckout(input, config, 'retro', emit);
   const outcome = await proposeRetro(
     {
@@ -58,12 +60,43 @@ export async function runRetroJob(
       env: resolveExecutorEnvs([executor], input.env)[executor.id] ?? {},
       home: join(folder, 'homes', executor.id),
     },
-    {
-      git,
-      executors,
-      emit,
-    },
+    { git, executors, emit },
   );
+  const costs = {
+    version: HANDOVER_VERSION,
+    job: 'retro',
+    epic: String(epic),
+    attempt: input.attempt,
+    usage: outcome.usage,
+    notes: outcome.notes,
+  } as const;
+  return outcome.kind === 'proposed'
+    ? {
+        ...costs,
+        outcome: {
+          kind: 'proposed',
+          rounds: outcome.rounds,
+          fixes: outcome.fixes,
+          leftOut: outcome.leftOut,
+        },
+      }
+    : { ...costs, outcome: { kind: 'failed', reason: outcome.reason } };
+}
+
+/**
+ * The publish job's part (the write credential, nothing of the repository's run): the
+ * hand-over's fixes, checked against their schema when it was read (handover.ts), become
+ * the proposal on the retro record and its one comment, rendered here.
+ */
+export async function publishRetroJob(
+  input: Pick<RetroJobInput, 'repo' | 'epic' | 'now'>,
+  prepared: PreparedRetro,
+  handover: RetroHandover,
+): Promise<RetroJobResult> {
+  const { repo, epic } = input;
+  const { store, doc, sha, plan, subjects, executor } = prepared;
+  const now = input.now?.() ?? new Date();
+  const { outcome } = handover;
   let ended: RetroDoc;
   let proposal: RetroProposal | undefined;
   if (outcome.kind === 'proposed') {
@@ -78,9 +111,9 @@ export async function runRetroJob(
         ...(s.record.reason === undefined ? {} : { reason: s.record.reason }),
         planHash: plan.hashes[s.story.id] ?? '',
       })),
-      fixes: outcome.fixes,
-      leftOut: outcome.leftOut,
-      notes: outcome.notes,
+      fixes: [...outcome.fixes],
+      leftOut: [...outcome.leftOut],
+      notes: [...handover.notes],
       outcomes: {},
     };
     ended = { ...doc, status: 'proposed', proposal };
@@ -88,7 +121,7 @@ export async function runRetroJob(
     ended = { ...doc, status: 'failed', reason: outcome.reason };
   }
   const written = await store.writeJson(RETRO_DOC, ended, sha);
-  if (!written.ok) return { outcome, doc, superseded: true };
+  if (!written.ok) return { handover, doc, superseded: true };
   if (proposal !== undefined) {
     await repo.ensureComment({
       issueNumber: epic,
@@ -98,5 +131,5 @@ export async function runRetroJob(
   } else if (outcome.kind === 'failed') {
     await repo.reply(epic, RETRO_TEXTS.failed(doc.attempt, inlineText(outcome.reason)));
   }
-  return { outcome, doc: ended };
+  return { handover, doc: ended };
 }

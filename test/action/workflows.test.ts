@@ -72,9 +72,10 @@ const epicflowStep = (job: Job): Step | undefined =>
 /** What GITHUB_TOKEN may do in each job of a template, by variant. */
 function expectedPermissions(path: string, variant: Variant): Record<string, unknown> {
   if (!path.endsWith('-story.yml')) return { orchestrate: variant === 'app' ? {} : WRITE_SCOPES };
+  const work = { contents: 'read', issues: 'read', 'pull-requests': 'read' };
   return variant === 'app'
-    ? { job: { contents: 'read' }, work: { contents: 'read' }, publish: {} }
-    : { job: WRITE_SCOPES, work: { contents: 'read' }, publish: WRITE_SCOPES };
+    ? { job: { contents: 'read' }, work, publish: {} }
+    : { job: WRITE_SCOPES, work, publish: WRITE_SCOPES };
 }
 
 describe.each(TEMPLATES)('%s', (path, variant) => {
@@ -173,7 +174,9 @@ describe.each(VARIANTS)('the %s story workflow splits a story in two jobs', (var
   it('the work job holds no write credential: a read-only token, model keys only', async () => {
     const { doc } = await parsed(storyOf(variant));
     const work = jobNamed(doc, 'work');
-    expect(work.permissions).toEqual({ contents: 'read' });
+    // Read, and only read: the checkout, the records, and the epic issue and pull request it
+    // reads (on a private repository a scope left out reads nothing).
+    expect(work.permissions).toEqual(expectedPermissions(storyOf(variant), variant)['work']);
     const action = epicflowStep(work);
     expect(action?.with).toMatchObject({ mode: 'story', phase: 'work' });
     expect(action?.with?.['github-token']).toBe('${{ github.token }}');
@@ -213,14 +216,10 @@ describe.each(VARIANTS)('the %s story workflow splits a story in two jobs', (var
     expect(JSON.stringify(publish)).not.toMatch(/API_KEY/);
   });
 
-  it('runs planning, retro and landing jobs in the one job, and stories in the two', async () => {
+  it('runs a landing in the one job, and stories, planning and retro attempts in the two', async () => {
     const { doc } = await parsed(storyOf(variant));
-    expect(jobNamed(doc, 'job').if).toBe(
-      "startsWith(inputs.story, '_') || startsWith(inputs.story, 'land-')",
-    );
-    expect(jobNamed(doc, 'work').if).toBe(
-      "${{ !startsWith(inputs.story, '_') && !startsWith(inputs.story, 'land-') }}",
-    );
+    expect(jobNamed(doc, 'job').if).toBe("startsWith(inputs.story, 'land-')");
+    expect(jobNamed(doc, 'work').if).toBe("${{ !startsWith(inputs.story, 'land-') }}");
   });
 });
 

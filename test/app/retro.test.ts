@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runRetroJob } from '../../src/orchestrator/retro-job.js';
+import { proposeRetroJob, publishRetroJob } from '../../src/orchestrator/retro-job.js';
+import { prepareRetroJob } from '../../src/orchestrator/retro-prepare.js';
 import { octokitFor } from '../github-double/client.js';
 import {
   botComments,
@@ -133,7 +134,8 @@ describe('/retro on the epic issue', () => {
     expect(botComments(w, epic).at(-1)).toContain('a retro is already running for this epic');
     expect(dispatched(w.gh, epic)).toEqual(['api#1', 'db#1', '_retro#1']);
 
-    const job = await runRetroJob({
+    // The retro's work job proposes; its publish job writes the proposal.
+    const input = {
       epic,
       attempt: 1,
       configPath: '.github/epicflow.yml',
@@ -142,7 +144,9 @@ describe('/retro on the epic issue', () => {
       workspace,
       tempDir: join(tmp, 'job'),
       env: process.env,
-    });
+    };
+    const handover = await proposeRetroJob(input, await prepareRetroJob(input));
+    const job = await publishRetroJob(input, await prepareRetroJob(input), handover);
     expect(job.doc.status).toBe('proposed');
     // The job's run ends: nothing is decided for a story `_retro`.
     const { runId } = dispatchOf(w.gh, epic, '_retro');

@@ -125,6 +125,17 @@ export function formatResultRecord(result: ResultRecord): string {
   return `${JSON.stringify(result, null, 2)}\n`;
 }
 
+/** A result record's JSON; text that is not JSON is refused as malformed. */
+export function parseRecordJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ResultRefusal('malformed', `the result record ${file} is not JSON`, [
+      (e as Error).message,
+    ]);
+  }
+}
+
 /**
  * Reads a result record for the publish job of `expected` (the epic, story and attempt it
  * was started for): any field that is not as the schema says, or names another story,
@@ -135,14 +146,7 @@ export function parseResultRecord(
   expected: { readonly epic: string; readonly story: string; readonly attempt: number },
 ): ResultRecord {
   const file = RESULT_FILES.record;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new ResultRefusal('malformed', `the result record ${file} is not JSON`, [
-      (e as Error).message,
-    ]);
-  }
+  const json = parseRecordJson(text, file);
   const parsed = ResultRecordSchema.safeParse(json);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);

@@ -79,7 +79,27 @@ export function scanForSecrets(input: {
   /** Values of the secrets the job holds (tokens, keys): none may leave in a commit. */
   readonly secrets: readonly string[];
 }): SecretFinding[] {
-  const values = [...new Set(input.secrets)]
+  return scanTextsForSecrets(
+    input.commits.flatMap((commit) => {
+      const short = commit.sha.slice(0, 12);
+      return [
+        { where: `commit ${short}, its message`, text: commit.message },
+        ...addedLines(commit.patch).map(({ file, text }) => ({
+          where: `commit ${short}, ${file}`,
+          text,
+        })),
+      ];
+    }),
+    input.secrets,
+  );
+}
+
+/** Every credential in these texts (each named by where it is), once per kind, place and value. */
+export function scanTextsForSecrets(
+  texts: readonly { readonly where: string; readonly text: string }[],
+  secrets: readonly string[],
+): SecretFinding[] {
+  const values = [...new Set(secrets)]
     .filter((s) => s.length >= MIN_SECRET_LENGTH)
     // Longest first: a secret inside a longer one is reported as the longer one.
     .sort((a, b) => b.length - a.length);
@@ -112,11 +132,7 @@ export function scanForSecrets(input: {
       }
     }
   };
-  for (const commit of input.commits) {
-    const short = commit.sha.slice(0, 12);
-    scan(commit.message, `commit ${short}, its message`);
-    for (const { file, text } of addedLines(commit.patch)) scan(text, `commit ${short}, ${file}`);
-  }
+  for (const { where, text } of texts) scan(text, where);
   return findings;
 }
 

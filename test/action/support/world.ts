@@ -437,14 +437,16 @@ function readToken(w: ActionWorld): string {
   return token;
 }
 
-/** Whether the story workflow runs this job as a work job and a publish job. */
-function splitStory(inputs: Readonly<Record<string, string>>): boolean {
+/**
+ * Whether the story workflow runs this job as a work job and a publish job: a story, a
+ * planning attempt (`_plan`) and a retro (`_retro`); a landing runs in one job.
+ */
+function splitJob(inputs: Readonly<Record<string, string>>): boolean {
   const story = inputs['story'] ?? '';
   return (
     inputs['mode'] === 'story' &&
     inputs['phase'] === undefined &&
     story !== '' &&
-    !story.startsWith('_') &&
     !story.startsWith('land-')
   );
 }
@@ -453,14 +455,14 @@ function splitStory(inputs: Readonly<Record<string, string>>): boolean {
 const WRITE_INPUTS = ['github-token', 'app-id', 'app-private-key'];
 
 /**
- * Runs a job of the story workflow as the runner would: a story as its two jobs, as the
- * workflow template has them — the work job (a read-only token, the checkout, its result
+ * Runs a job of the story workflow as the runner would: a story, a planning attempt or a
+ * retro as its two jobs, as the workflow template has them — the work job (a read-only token, the checkout, its result
  * written into its temp folder, which is uploaded even when the step failed or was killed)
  * and the publish job (no checkout, the downloaded result, the credentials the test gave).
  * The run's log, outputs and summary are both jobs' together (the publish job's outputs win).
  */
 export async function runJob(w: ActionWorld, bundle: string, job: StepSpec): Promise<JobRun> {
-  if (!splitStory(job.inputs)) return runBundle(w, bundle, job);
+  if (!splitJob(job.inputs)) return runBundle(w, bundle, job);
   const inputs: Record<string, string> = { ...job.inputs, phase: 'work' };
   for (const name of WRITE_INPUTS) delete inputs[name];
   inputs['github-token'] = readToken(w);

@@ -1,0 +1,68 @@
+/**
+ * The hand-over of a planning or retro attempt (core/publish/handover.ts) between its two
+ * jobs: the work job writes it into the folder its workflow uploads; the publish job reads
+ * it from the downloaded artifact, refusing one that is missing, too large, not of this
+ * attempt, or that holds a credential in any text it would write to GitHub.
+ */
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  formatHandover,
+  handoverTexts,
+  parseHandover,
+  type Handover,
+} from '../core/publish/handover.js';
+import { MAX_RECORD_BYTES, RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
+import { describeSecrets, scanTextsForSecrets } from '../core/publish/secrets.js';
+
+/** Writes the hand-over into `dir` (made when missing); returns the file written. */
+export async function writeHandover(dir: string, handover: Handover): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, RESULT_FILES.record);
+  await writeFile(file, formatHandover(handover));
+  return file;
+}
+
+/** What the publish job expects to find, and what it holds. */
+interface HandoverExpected<J extends Handover['job']> {
+  readonly job: J;
+  readonly epic: string;
+  readonly attempt: number;
+  /** How the work job ended (`needs.work.result`), said when it left nothing. */
+  readonly workOutcome?: string | undefined;
+  /** Values of the secrets the publish job holds: none may reach GitHub in the hand-over. */
+  readonly secrets: readonly string[];
+}
+
+/** Reads and checks the hand-over in the downloaded artifact `dir`. */
+export async function readHandover<J extends Handover['job']>(
+  dir: string,
+  expected: HandoverExpected<J>,
+): Promise<Extract<Handover, { job: J }>> {
+  const path = join(dir, RESULT_FILES.record);
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch {
+    throw new ResultRefusal(
+      'missing',
+      `the work job handed over no result${expected.workOutcome === undefined ? '' : ` (it ended: ${expected.workOutcome})`}: ${path} is missing`,
+    );
+  }
+  if (size > MAX_RECORD_BYTES) {
+    throw new ResultRefusal(
+      'too-large',
+      `the result record is ${size} bytes, more than the ${MAX_RECORD_BYTES} allowed`,
+    );
+  }
+  const handover = parseHandover(await readFile(path, 'utf8'), RESULT_FILES.record, expected);
+  const found = scanTextsForSecrets(handoverTexts(handover), expected.secrets);
+  if (found.length > 0) {
+    throw new ResultRefusal(
+      'secret',
+      `the work job's ${expected.job === 'plan' ? 'planning' : 'retro'} result holds ${found.length === 1 ? 'a credential' : `${found.length} credentials`}: nothing of it was written`,
+      describeSecrets(found),
+    );
+  }
+  return handover;
+}

@@ -136,6 +136,43 @@ describe('epicflow doctor', () => {
   });
 });
 
+describe('epicflow doctor on a root that is no project', () => {
+  const PKG = JSON.stringify({ name: 'app', scripts: { test: 'node --test' } });
+  const BOT = { executors: [{ id: 'bot', command: ['node', '-e', '0'] }] };
+
+  it("the only folder with a package.json: its setup's lockfile is looked for there", async () => {
+    repo = makeRepo({ 'app/package.json': PKG, 'app/package-lock.json': '{}\n' });
+    repo.write('epicflow.yml', configYaml(BOT));
+    repo.commit('config');
+    expect(await doctor(repo.dir, {})).toEqual({
+      code: 0,
+      stdout: 'ready: 1 executor(s), setup and base look fine\n',
+      stderr: '',
+    });
+    // Without it committed, the lockfile the detected `cd app && npm ci` needs is named.
+    git(repo.dir, 'rm', '-q', '--cached', 'app/package-lock.json');
+    git(repo.dir, 'commit', '-qm', 'no lockfile');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe(
+      'fatal: setup "cd app && npm ci" (epicflow.yml) needs app/package-lock.json committed: story worktrees start from commits, and it is not in HEAD',
+    );
+  });
+
+  it('two folders with a package.json: none is chosen, and a warning says so', async () => {
+    repo = makeRepo({ 'web/package.json': PKG, 'app/package.json': PKG });
+    repo.write('epicflow.yml', configYaml(BOT));
+    repo.commit('config');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      'warning: no project at the root and a package.json in each of app/, web/: setup and gates are not run in any of them for every story (each is checked as a package when a story touches it); to run one\'s for every story, write its commands under gates:, like "cd app && npm test"',
+      '0 fatal, 1 warning(s)',
+      '',
+    ]);
+  });
+});
+
 describe('epicflow run makes the same checks first', () => {
   it('refuses with the whole list (exit 2) and creates nothing', async () => {
     repo = makeRepo({ 'package.json': '{}\n' });

@@ -85,6 +85,8 @@ interface DoctorInput {
   readonly configFile: string;
   readonly env: NodeJS.ProcessEnv;
   readonly pinned?: readonly { readonly story: string; readonly executor: string }[];
+  /** `epicflow run --concurrency`, when given. */
+  readonly concurrency?: number | undefined;
   /** What detection could not decide about the config (`LocalConfig.detectionNotes`). */
   readonly detectionNotes?: readonly string[];
   /** The epic branch a run would use (its existence means the base is settled). */
@@ -127,6 +129,7 @@ export async function checkLocal(input: DoctorInput): Promise<Diagnosis> {
     committed,
     present,
     ...(input.detectionNotes === undefined ? {} : { detectionNotes: input.detectionNotes }),
+    ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
     ...(await toolchainFacts(config, env, repo.root)),
     base: { hasCommits, current, defaultBranch, epicBranchExists },
   });

@@ -140,6 +140,7 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
     configFile: shownFile,
     env: hooks.env,
     detectionNotes: loaded.detectionNotes,
+    concurrency: options.concurrency,
     pinned: parsed.plan.stories.flatMap((s) =>
       s.executor === undefined ? [] : [{ story: s.id, executor: s.executor }],
     ),

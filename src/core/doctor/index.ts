@@ -6,6 +6,7 @@
  */
 import type { EpicflowConfig } from '../config/types.js';
 import { commandFolder } from '../init/app-folder.js';
+import { localServerWarnings } from './local-server.js';
 import { lockedInstall, MANAGER_LOCKFILES } from '../init/detect.js';
 import {
   nodeSatisfies,
@@ -48,6 +49,8 @@ interface DoctorFacts {
     readonly version: string | undefined;
     readonly requirements: readonly NodeRequirement[];
   };
+  /** Stories in flight at once: `epicflow run --concurrency`, else the config's. */
+  readonly concurrency?: number;
   /** What detection could not decide (`detectionNotes`): said as warnings. */
   readonly detectionNotes?: readonly string[];
   readonly base: {
@@ -185,6 +188,12 @@ function gateFindings(facts: DoctorFacts, findings: Finding[]): void {
   });
 }
 
+function localServerFindings(facts: DoctorFacts, findings: Finding[]): void {
+  for (const message of localServerWarnings(facts.config, facts.concurrency)) {
+    findings.push({ level: 'warning', message });
+  }
+}
+
 function detectionFindings(facts: DoctorFacts, findings: Finding[]): void {
   for (const note of facts.detectionNotes ?? []) findings.push({ level: 'warning', message: note });
 }
@@ -221,6 +230,7 @@ export function diagnose(facts: DoctorFacts): Diagnosis {
   toolchainFindings(facts, findings);
   gateFindings(facts, findings);
   detectionFindings(facts, findings);
+  localServerFindings(facts, findings);
   baseFindings(facts, findings);
   const sorted = [
     ...findings.filter((f) => f.level === 'fatal'),

@@ -28,6 +28,8 @@ export interface LocalConfig {
   readonly configPaths: readonly string[];
   /** Resolved environment per executor id. */
   readonly executorEnv: Record<string, Record<string, string>>;
+  /** What detection could not decide about the gates the config leaves out. */
+  readonly detectionNotes: readonly string[];
 }
 
 export async function loadLocalConfig(input: {
@@ -74,6 +76,7 @@ export async function loadLocalConfig(input: {
     planOptions,
     configPaths: planOptions.configPaths,
     executorEnv,
+    detectionNotes: loaded.detectionNotes,
   };
 }
 

@@ -10,7 +10,7 @@ import { referencedVariables } from '../core/config/index.js';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
 import { diagnose, type Diagnosis, type ExecutorFacts } from '../core/doctor/index.js';
 import { CLI_HARNESSES, isCliHarness } from '../core/harness/index.js';
-import { MANAGER_LOCKFILES } from '../core/init/index.js';
+import { commandFolder, MANAGER_LOCKFILES } from '../core/init/index.js';
 import { neededPrograms, needsNode, nodeRequirements } from '../core/doctor/toolchains.js';
 import { locate, notOnPath, onPath } from '../adapters/process/on-path.js';
 import { baseEnv, runProcess } from '../adapters/process/run-process.js';
@@ -85,6 +85,10 @@ interface DoctorInput {
   readonly configFile: string;
   readonly env: NodeJS.ProcessEnv;
   readonly pinned?: readonly { readonly story: string; readonly executor: string }[];
+  /** `epicflow run --concurrency`, when given. */
+  readonly concurrency?: number | undefined;
+  /** What detection could not decide about the config (`LocalConfig.detectionNotes`). */
+  readonly detectionNotes?: readonly string[];
   /** The epic branch a run would use (its existence means the base is settled). */
   readonly epicBranch?: string | undefined;
 }
@@ -95,7 +99,11 @@ export async function checkLocal(input: DoctorInput): Promise<Diagnosis> {
   const executors = await Promise.all(
     config.executors.map((e) => executorFacts(e, env, repo.root)),
   );
-  const lockfiles = Object.values(MANAGER_LOCKFILES).flat();
+  // At the root, and in the folder setup changes into (`cd app && npm ci`).
+  const setupDir = config.setup === undefined ? '.' : commandFolder(config.setup);
+  const lockfiles = Object.values(MANAGER_LOCKFILES)
+    .flat()
+    .flatMap((f) => (setupDir === '.' ? [f] : [f, `${setupDir}/${f}`]));
   const hasCommits = (await repo.revParse('HEAD')) !== null;
   const committed = new Set(
     hasCommits
@@ -120,6 +128,8 @@ export async function checkLocal(input: DoctorInput): Promise<Diagnosis> {
     ...(input.pinned === undefined ? {} : { pinned: input.pinned }),
     committed,
     present,
+    ...(input.detectionNotes === undefined ? {} : { detectionNotes: input.detectionNotes }),
+    ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
     ...(await toolchainFacts(config, env, repo.root)),
     base: { hasCommits, current, defaultBranch, epicBranchExists },
   });

@@ -139,6 +139,8 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
     config,
     configFile: shownFile,
     env: hooks.env,
+    detectionNotes: loaded.detectionNotes,
+    concurrency: options.concurrency,
     pinned: parsed.plan.stories.flatMap((s) =>
       s.executor === undefined ? [] : [{ story: s.id, executor: s.executor }],
     ),

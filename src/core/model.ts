@@ -128,6 +128,17 @@ export interface StoryRecord {
   readonly revision?: Revision;
   /** The judge's last verdict, kept for a rerun over the same fingerprint (`HelperAnswer`). */
   readonly judged?: HelperAnswer<JudgeVerdict>;
+  /** Each review lens's last answer, by the lens's name, kept the same way. */
+  readonly reviewed?: Readonly<
+    Record<
+      string,
+      HelperAnswer<{
+        readonly score: number;
+        readonly cleared: boolean;
+        readonly findings: readonly string[];
+      }>
+    >
+  >;
   /** The BLOCKED_ON verifier's last answer, kept the same way. */
   readonly verified?: HelperAnswer<{ readonly real: boolean; readonly reason: string }>;
   /**

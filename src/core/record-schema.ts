@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { judgeVerdictSchema, verifierAnswerSchema } from './judge/verdict.js';
+import { reviewAnswerSchema } from './review/prompt.js';
 import { OUTGROWN, STORY_STATUSES, type Outgrown, type StoryRecord } from './model.js';
 
 const Tokens = z.object({
@@ -69,6 +70,7 @@ export const StoryRecordSchema = z.object({
     .exactOptional(),
   judged: helperAnswer(judgeVerdictSchema).exactOptional(),
   verified: helperAnswer(verifierAnswerSchema).exactOptional(),
+  reviewed: z.record(z.string(), helperAnswer(reviewAnswerSchema)).exactOptional(),
   inherited: z.array(z.string()).exactOptional(),
   inheritedLines: z
     .array(z.object({ command: z.string(), lines: z.array(z.string()) }))

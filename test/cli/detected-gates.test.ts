@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { parseConfig } from '../../src/core/config/index.js';
@@ -22,6 +22,7 @@ import {
   run,
   scriptedCoder,
   showFile,
+  stateDir,
   type Script,
   type TestRepo,
 } from '../engine/support/repo.js';
@@ -258,5 +259,99 @@ describe('a Go module', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(fatal.replace(/^fatal: /, ''));
     expect(prompts(repo, 'coder')).toEqual([]);
+  });
+});
+
+/** npm never reaches the network: the app has no dependency. */
+const NPM_ENV = {
+  ...ENV,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+
+const APP_FILES = {
+  '.gitignore': 'node_modules/\n',
+  'README.md': '# shop\n',
+  'app/package.json': JSON.stringify(
+    { name: 'app', version: '1.0.0', scripts: { test: 'node --test' } },
+    null,
+    2,
+  ),
+  'app/price.js': 'exports.price = (cents) => cents / 100;\n',
+  'app/price.test.js': [
+    "const test = require('node:test');",
+    "const assert = require('node:assert');",
+    "const { price } = require('./price.js');",
+    "test('price', () => assert.strictEqual(price(250), 2.5));",
+    '',
+  ].join('\n'),
+};
+
+describe('an app in the only folder with a package.json, under a root that is no project', () => {
+  it('init writes its setup and gates run in the folder; a run without gates: detects the same and runs them for every story', async () => {
+    repo = makeRepo(APP_FILES);
+    execFileSync('npm', ['install', '--package-lock-only'], {
+      cwd: join(repo.dir, 'app'),
+      env: NPM_ENV,
+      stdio: 'ignore',
+    });
+    repo.commit('lockfile');
+    const init = await epicflow(['init'], repo.dir, NPM_ENV);
+    expect(init).toMatchObject({ code: 0, stderr: '' });
+    const written = parseConfig(repo.read('.github/epicflow.yml'), 'x');
+    expect([written.setup, written.gates, written.packages]).toEqual([
+      'cd app && npm ci',
+      ['cd app && npm test'],
+      undefined,
+    ]);
+    expect(repo.read('.github/epicflow.yml')).toMatch(
+      /^ {2}- cd app && npm test {2}# app\/package\.json scripts\.test$/m,
+    );
+
+    // A config that leaves setup, gates and packages to detection, read when the run starts.
+    const coder = scriptedCoder(repo, 'coder', {
+      round: {
+        '1': { write: { 'app/price.js': 'exports.price = (cents) => Math.floor(cents / 100);\n' } },
+        '2': { write: { 'app/price.js': 'exports.price = (cents) => cents / 100 + 0;\n' } },
+      },
+      notes: { '*': { write: { 'docs/notes.md': '# notes\n' } } },
+    });
+    repo.write(
+      '.github/epicflow.yml',
+      YAML.stringify({
+        executors: [{ id: 'bot', harness: 'command', command: coder }],
+        fixRounds: 1,
+      }),
+    );
+    repo.commit('config without gates');
+    const r = await run(
+      repo,
+      planMarkdown([
+        { id: 'round', owns: ['app/price.js'] },
+        // Outside the folder: its checks run for it all the same.
+        { id: 'notes', owns: ['docs/notes.md'] },
+      ]),
+      {},
+      { env: NPM_ENV },
+    );
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('[round] gates failed: cd app && npm test:');
+    expect(r.stdout).not.toContain('perimeter alone');
+    expect(prompts(repo, 'coder').filter((p) => p.prompt.includes('## The gates failed'))).toEqual([
+      expect.objectContaining({ round: '2' }),
+    ]);
+    expect(reportJson(repo).stories.map((s) => [s.id, s.status])).toEqual([
+      ['round', 'done'],
+      ['notes', 'done'],
+    ]);
+    const logs = join(stateDir(repo), 'logs', 'notes');
+    const gateLog = readdirSync(logs)
+      .filter((f) => f.endsWith('-gates.log'))
+      .map((f) => readFileSync(join(logs, f), 'utf8'))
+      .join('\n');
+    expect(gateLog).toContain('cd app && npm test');
+    expect(gateLog).toMatch(/^# pass 1$/m);
   });
 });

@@ -120,6 +120,36 @@ describe('epicflow doctor', () => {
     );
   });
 
+  it('coders sharing one local model server: a warning naming them, the URL and the settings', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const local = (id: string, url: string): string =>
+      `  - { id: ${id}, harness: command, command: [node, -e, "0"], env: { OPENAI_BASE_URL: "${url}" } }`;
+    repo.write(
+      'epicflow.yml',
+      [
+        'executors:',
+        local('qwen-a', 'http://127.0.0.1:1234/v1'),
+        local('qwen-b', 'http://localhost:1234/v1'),
+        'gates: ["true"]',
+        '',
+      ].join('\n'),
+    );
+    repo.commit('config');
+    const warning =
+      'warning: coders qwen-a, qwen-b use one local model server, http://127.0.0.1:1234: up to 2 stories at once will queue on it and may run out of time; to code one story at a time there, set concurrency: 1 (or epicflow run --concurrency 1), or keep one executor on it with slots: 1';
+    expect(await doctor(repo.dir, {})).toEqual({
+      code: 0,
+      stdout: `${warning}\n0 fatal, 1 warning(s)\n`,
+      stderr: '',
+    });
+    // One story at a time: nothing to warn about.
+    repo.write('epicflow.yml', `${repo.read('epicflow.yml')}concurrency: 1\n`);
+    repo.commit('one at a time');
+    expect((await doctor(repo.dir, {})).stdout).toBe(
+      'ready: 2 executor(s), setup and base look fine\n',
+    );
+  });
+
   it('all well: ready, exit 0', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     repo.write(
@@ -133,6 +163,43 @@ describe('epicflow doctor', () => {
       stdout: 'ready: 1 executor(s), setup and base look fine\n',
       stderr: '',
     });
+  });
+});
+
+describe('epicflow doctor on a root that is no project', () => {
+  const PKG = JSON.stringify({ name: 'app', scripts: { test: 'node --test' } });
+  const BOT = { executors: [{ id: 'bot', command: ['node', '-e', '0'] }] };
+
+  it("the only folder with a package.json: its setup's lockfile is looked for there", async () => {
+    repo = makeRepo({ 'app/package.json': PKG, 'app/package-lock.json': '{}\n' });
+    repo.write('epicflow.yml', configYaml(BOT));
+    repo.commit('config');
+    expect(await doctor(repo.dir, {})).toEqual({
+      code: 0,
+      stdout: 'ready: 1 executor(s), setup and base look fine\n',
+      stderr: '',
+    });
+    // Without it committed, the lockfile the detected `cd app && npm ci` needs is named.
+    git(repo.dir, 'rm', '-q', '--cached', 'app/package-lock.json');
+    git(repo.dir, 'commit', '-qm', 'no lockfile');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe(
+      'fatal: setup "cd app && npm ci" (epicflow.yml) needs app/package-lock.json committed: story worktrees start from commits, and it is not in HEAD',
+    );
+  });
+
+  it('two folders with a package.json: none is chosen, and a warning says so', async () => {
+    repo = makeRepo({ 'web/package.json': PKG, 'app/package.json': PKG });
+    repo.write('epicflow.yml', configYaml(BOT));
+    repo.commit('config');
+    const r = await doctor(repo.dir, {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      'warning: no project at the root and a package.json in each of app/, web/: setup and gates are not run in any of them for every story (each is checked as a package when a story touches it); to run one\'s for every story, write its commands under gates:, like "cd app && npm test"',
+      '0 fatal, 1 warning(s)',
+      '',
+    ]);
   });
 });
 
@@ -199,6 +266,33 @@ describe('epicflow run makes the same checks first', () => {
       'epicflow: warning: executor "keyless" (epicflow.yml): ${NOT_SET_ANYWHERE} is not set; it will be left out (coding goes to bot)\n',
     );
     expect(r.stdout).toContain('[a] started with bot');
+  });
+
+  it('warns at the start when stories would queue on one local model server, unless --concurrency 1', async () => {
+    repo = makeRepo({ 'README.md': 'x\n' });
+    const script = { a: { '*': { write: { 'src/a.txt': 'a\n' } } } };
+    const a = scriptedCoder(repo, 'a', script);
+    const b = scriptedCoder(repo, 'b', script);
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [
+          { id: 'qwen-a', command: a, model: 'lmstudio/qwen3-coder' },
+          { id: 'qwen-b', command: b, model: 'lmstudio/qwen3-coder' },
+        ],
+        gates: ['true'],
+      }),
+    );
+    repo.commit('config');
+    const warning =
+      'epicflow: warning: coders qwen-a, qwen-b use one local model server, http://127.0.0.1:1234: up to 2 stories at once will queue on it';
+    const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
+    const first = await run(repo, plan, { concurrency: 1 });
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).not.toContain('local model server');
+    const second = await run(repo, plan);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(warning);
   });
 
   it('no gates anywhere: says so once at the start, and on every story of the report', async () => {

@@ -202,7 +202,10 @@ describe('review rounds', () => {
 
   it('leaves findings open after its rounds and hands them to the judge, the final verdict', async () => {
     setUp({
-      coder: { s: { '*': { write: { 'src/s.txt': 'v\n' } } } },
+      // The fix changes the diff: the lens is asked again (an unchanged one is reused, below).
+      coder: {
+        s: { '1': { write: { 'src/s.txt': 'v\n' } }, '*': { write: { 'src/s.txt': 'v2\n' } } },
+      },
       reviewer: { s: { '*': { stdout: answer(0, ['src/s.txt: no test for it']) } } },
       judge: true,
       extra: [
@@ -224,6 +227,57 @@ describe('review rounds', () => {
     expect(rec.notes).toContain(
       'review left 1 finding open after 1 fix round: tests: src/s.txt: no test for it',
     );
+  });
+
+  it("reuses a lens's answer for an unchanged diff, and asks again when the diff changes", async () => {
+    setUp({
+      // Coder round 4 writes what round 1 wrote: the diff is the same; round 5 changes it.
+      coder: {
+        s: {
+          '1': { write: { 'src/s.txt': 'total\n' } },
+          '4': { write: { 'src/s.txt': 'total\n' } },
+          '*': { write: { 'src/s.txt': 'sum\n' } },
+        },
+      },
+      reviewer: {
+        s: {
+          '2': { stdout: answer(1, ['src/s.txt: the total of an empty list must be 0']) },
+          '*': { stdout: answer(2) },
+        },
+      },
+    });
+    const r = await run(repo, plan);
+    expect(r.code).toBe(0);
+    // Review round 1 asks both lenses (2, 3); round 2 reads the same diff and asks none;
+    // round 3, after the change, asks both again (6, 7).
+    expect(prompts(repo, 'coder').map((p) => p.round)).toEqual(['1', '4', '5']);
+    expect(prompts(repo, 'rev').map((p) => p.round)).toEqual(['2', '3', '6', '7']);
+    const note =
+      'review round 2: reused the answer of each correctness, tests lens for an unchanged diff';
+    expect(r.stdout).toContain(`[s] ${note}`);
+    expect(r.stdout).toContain(
+      '[s] review round 2: 1 finding (correctness 1/2, tests 2/2): correctness: src/s.txt: the total of an empty list must be 0',
+    );
+    expect(r.stdout).toContain('[s] review round 3: cleared (correctness 2/2, tests 2/2)');
+    const rec = record(repo, 's') as {
+      status: string;
+      notes: string[];
+      reviewed: Record<string, { executor: string; answer: { score: number } }>;
+    };
+    expect(rec.status).toBe('done');
+    expect(rec.notes).toContain(note);
+    expect(events().filter((e) => e.message === note)).toHaveLength(1);
+    // The answers kept are those of the last diff.
+    expect(rec.reviewed).toEqual({
+      correctness: expect.objectContaining({
+        executor: 'rev',
+        answer: expect.objectContaining({ score: 2 }),
+      }),
+      tests: expect.objectContaining({
+        executor: 'rev',
+        answer: expect.objectContaining({ score: 2 }),
+      }),
+    });
   });
 
   it('fails the story when a lens gets no readable answer, as a judge without an answer does', async () => {

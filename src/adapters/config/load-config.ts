@@ -8,7 +8,11 @@ import path from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import { DEFAULT_CONFIG, parseConfig } from '../../core/config/schema.js';
 import { parseUserRoster } from '../../core/config/user-roster-schema.js';
-import { leftToDetection, withDetected as detected } from '../../core/init/index.js';
+import {
+  detectionNotes,
+  leftToDetection,
+  withDetected as detected,
+} from '../../core/init/index.js';
 import { treeDetectionFiles } from '../repo/detection-files.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 
@@ -30,6 +34,8 @@ interface LoadedConfig {
   readonly config: EpicflowConfig;
   /** Absolute path of the file read, or null when defaults were used. */
   readonly file: string | null;
+  /** What detection could not decide about what the config leaves out (`detectionNotes`). */
+  readonly detectionNotes: readonly string[];
 }
 
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
@@ -44,7 +50,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       throw new EpicflowError('config', `config file not found: ${options.configFile}`);
     }
     return {
-      config: await withDetected(parseConfig(text, options.configFile, user), text, options),
+      ...(await withDetected(parseConfig(text, options.configFile, user), text, options)),
       file,
     };
   }
@@ -52,7 +58,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     const file = path.join(options.repoDir, location);
     const text = await readText(file, location);
     if (text !== undefined) {
-      return { config: await withDetected(parseConfig(text, location, user), text, options), file };
+      return { ...(await withDetected(parseConfig(text, location, user), text, options)), file };
     }
   }
   // A `.yaml` file would otherwise be ignored silently.
@@ -64,7 +70,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       });
     }
   }
-  return { config: DEFAULT_CONFIG, file: null };
+  return { config: DEFAULT_CONFIG, file: null, detectionNotes: [] };
 }
 
 /** The config with what it leaves out detected in the working tree (`withDetected`). */
@@ -72,10 +78,11 @@ async function withDetected(
   config: EpicflowConfig,
   text: string,
   options: LoadConfigOptions,
-): Promise<EpicflowConfig> {
+): Promise<Pick<LoadedConfig, 'config' | 'detectionNotes'>> {
   const left = leftToDetection(text);
-  if (!left.gates && !left.packages) return config;
-  return detected(config, left, await treeDetectionFiles(options.repoDir));
+  if (!left.gates && !left.packages) return { config, detectionNotes: [] };
+  const files = await treeDetectionFiles(options.repoDir);
+  return { config: detected(config, left, files), detectionNotes: detectionNotes(left, files) };
 }
 
 /** The file's text, or undefined when there is no such file. */

@@ -33,6 +33,7 @@ async function doctorCommand(o: DoctorOptions, ctx: CliContext): Promise<number>
     config: loaded.config,
     configFile: loaded.shownFile,
     env,
+    detectionNotes: loaded.detectionNotes,
   });
   for (const line of findingLines(diagnosis.findings)) io.stdout(`${line}\n`);
   const fatal = diagnosis.findings.filter((f) => f.level === 'fatal').length;

@@ -16,11 +16,13 @@ import type { Command } from 'commander';
 import { GitRunner } from '../../adapters/git/run-git.js';
 import { readRootFiles } from '../../adapters/repo/root-files.js';
 import { readPackageFiles } from '../../adapters/repo/package-files.js';
+import { treeDetectionFiles } from '../../adapters/repo/detection-files.js';
 import { createOctokit, ensureLabel } from '../../adapters/github/index.js';
 import { DEFAULT_CONFIG } from '../../core/config/index.js';
 import { describeError, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import {
   adaptWorkflow,
+  appFolder,
   choosePresets,
   CONFIG_TARGET,
   detectPackages,
@@ -150,9 +152,16 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
   const version = await packageVersion();
   const ref = releaseRef(version);
   const facts = await repoFacts(dir);
-  const defaults = initDefaults(facts);
   const repoFiles = await readPackageFiles(dir);
-  const found = detectPackages(repoFiles.paths, repoFiles.texts);
+  const tree = await treeDetectionFiles(dir);
+  // A root that is no project, with its app in one folder: the root's checks run there.
+  const app = appFolder(tree.paths, tree.texts);
+  const defaults = initDefaults(facts, app.found);
+  const detected = detectPackages(repoFiles.paths, repoFiles.texts);
+  const found = {
+    ...detected,
+    packages: detected.packages.filter((p) => p.path !== app.found?.dir),
+  };
   const runner = {
     steps: runnerSteps([...new Set([...defaults.toolchains, ...found.toolchains])], facts.texts),
     nodeVersionFile: nodeVersionFile(facts.paths),
@@ -226,7 +235,8 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
     await writeFile(f.target, f.text);
   }
   for (const f of state) io.stdout(`${f.action.padEnd(9)} ${f.path}\n`);
-  for (const w of [...defaults.warnings, ...found.warnings]) io.stderr(`warning: ${w}\n`);
+  for (const w of [...defaults.warnings, ...app.warnings, ...found.warnings])
+    io.stderr(`warning: ${w}\n`);
   io.stdout(
     nextSteps({ mode, presets, label, ...(labelOutcome === undefined ? {} : { labelOutcome }) }),
   );

@@ -5,6 +5,8 @@
  * repository does not commit, a repository without a base to start from. Pure.
  */
 import type { EpicflowConfig } from '../config/types.js';
+import { commandFolder } from '../init/app-folder.js';
+import { localServerWarnings } from './local-server.js';
 import { lockedInstall, MANAGER_LOCKFILES } from '../init/detect.js';
 import {
   nodeSatisfies,
@@ -30,7 +32,10 @@ interface DoctorFacts {
   readonly executors: readonly ExecutorFacts[];
   /** Stories the plan pins to an executor (`executor:`), when a plan is given. */
   readonly pinned?: readonly { readonly story: string; readonly executor: string }[];
-  /** Files of the lockfile kind committed at HEAD (`MANAGER_LOCKFILES`). */
+  /**
+   * Files of the lockfile kind committed at HEAD (`MANAGER_LOCKFILES`), at the root or in
+   * the folder setup changes into (`app/package-lock.json`).
+   */
   readonly committed: ReadonlySet<string>;
   /** The same files in the working tree (committed or not). */
   readonly present: ReadonlySet<string>;
@@ -44,6 +49,10 @@ interface DoctorFacts {
     readonly version: string | undefined;
     readonly requirements: readonly NodeRequirement[];
   };
+  /** Stories in flight at once: `epicflow run --concurrency`, else the config's. */
+  readonly concurrency?: number;
+  /** What detection could not decide (`detectionNotes`): said as warnings. */
+  readonly detectionNotes?: readonly string[];
   readonly base: {
     /** HEAD resolves to a commit. */
     readonly hasCommits: boolean;
@@ -123,7 +132,8 @@ function lockfileFindings(facts: DoctorFacts, findings: Finding[]): void {
   if (setup === undefined) return;
   const manager = lockedInstall(setup);
   if (manager === undefined) return;
-  const files = MANAGER_LOCKFILES[manager];
+  const dir = commandFolder(setup);
+  const files = MANAGER_LOCKFILES[manager].map((f) => (dir === '.' ? f : `${dir}/${f}`));
   if (files.some((f) => facts.committed.has(f))) return;
   const uncommitted = files.find((f) => facts.present.has(f));
   findings.push({
@@ -178,6 +188,16 @@ function gateFindings(facts: DoctorFacts, findings: Finding[]): void {
   });
 }
 
+function localServerFindings(facts: DoctorFacts, findings: Finding[]): void {
+  for (const message of localServerWarnings(facts.config, facts.concurrency)) {
+    findings.push({ level: 'warning', message });
+  }
+}
+
+function detectionFindings(facts: DoctorFacts, findings: Finding[]): void {
+  for (const note of facts.detectionNotes ?? []) findings.push({ level: 'warning', message: note });
+}
+
 function baseFindings(facts: DoctorFacts, findings: Finding[]): void {
   const { base } = facts;
   if (!base.hasCommits) {
@@ -209,6 +229,8 @@ export function diagnose(facts: DoctorFacts): Diagnosis {
   lockfileFindings(facts, findings);
   toolchainFindings(facts, findings);
   gateFindings(facts, findings);
+  detectionFindings(facts, findings);
+  localServerFindings(facts, findings);
   baseFindings(facts, findings);
   const sorted = [
     ...findings.filter((f) => f.level === 'fatal'),

@@ -301,9 +301,12 @@ export function detectChecks(
   };
 }
 
-/** The setup, gates and default branch `init` writes for a repository, with its doubts. */
-export function initDefaults(facts: RepoFacts): InitDefaults {
-  const checks = detectChecks(facts);
+/**
+ * The setup, gates and default branch `init` writes for a repository, with its doubts;
+ * `inFolder`: the checks of the folder the root's run in, when the root has none (`appFolder`).
+ */
+export function initDefaults(facts: RepoFacts, inFolder?: DetectedChecks): InitDefaults {
+  const checks = inFolder ?? detectChecks(facts);
   const warnings = [...checks.warnings];
   const branch = branchFor(facts, warnings);
   return { ...checks, branch, warnings };

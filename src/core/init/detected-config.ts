@@ -8,8 +8,10 @@
  * (the working tree locally, a commit's objects in a job) and hands them in here.
  */
 import { leavesOut } from '../config/schema.js';
+import { normalisePath } from '../paths.js';
 import type { EpicflowConfig } from '../config/types.js';
-import { detectChecks, wantsFile } from './detect.js';
+import { appFolder, inFolder } from './app-folder.js';
+import { detectChecks, wantsFile, type DetectedChecks } from './detect.js';
 import { detectPackages } from './packages.js';
 
 /** What a config leaves to detection. */
@@ -31,6 +33,23 @@ export interface DetectionFiles {
   readonly texts: ReadonlyMap<string, string>;
 }
 
+/**
+ * The root's checks: those of its own files, or, when it has none, those of the one folder
+ * one level down with a package.json, run in it (`appFolder`).
+ */
+function rootChecks(files: DetectionFiles, packages: EpicflowConfig['packages']): DetectedChecks {
+  const paths = files.paths.filter((p) => !p.includes('/') && wantsFile(p));
+  const texts = new Map([...files.texts].filter(([p]) => !p.includes('/')));
+  const found = detectChecks({ paths, texts });
+  if (found.gates.length > 0 || found.setup !== undefined) return found;
+  const app = appFolder(files.paths, files.texts).found;
+  // A folder the config names as a package keeps its checks there (they would run twice).
+  if (app === undefined || (packages ?? []).some((p) => normalisePath(p.path) === app.dir)) {
+    return found;
+  }
+  return app;
+}
+
 /** `config` with what it leaves out filled in from the repository's files. */
 export function withDetected(
   config: EpicflowConfig,
@@ -39,9 +58,7 @@ export function withDetected(
 ): EpicflowConfig {
   let result = config;
   if (left.gates) {
-    const paths = files.paths.filter((p) => !p.includes('/') && wantsFile(p));
-    const texts = new Map([...files.texts].filter(([p]) => !p.includes('/')));
-    const found = detectChecks({ paths, texts });
+    const found = rootChecks(files, left.packages ? undefined : config.packages);
     if (found.gates.length > 0 || found.setup !== undefined) {
       const setup = config.setup ?? found.setup;
       result = {
@@ -52,7 +69,11 @@ export function withDetected(
     }
   }
   if (left.packages) {
-    const { packages } = detectPackages(files.paths, files.texts);
+    // A folder whose gates the root's already run in it (`cd app && npm test`) is no package besides.
+    const atRoot = new Set(result.gates);
+    const packages = detectPackages(files.paths, files.texts).packages.filter(
+      (p) => !p.gates.every((g) => atRoot.has(inFolder(p.path, g.command))),
+    );
     if (packages.length > 0) {
       result = {
         ...result,
@@ -65,4 +86,13 @@ export function withDetected(
     }
   }
   return result;
+}
+
+/**
+ * What detection could not decide for a config that leaves its gates out, one line each
+ * (`epicflow doctor` and `run` say them as warnings): several folders with a package.json
+ * under a root that is no project, of which none is chosen.
+ */
+export function detectionNotes(left: LeftToDetection, files: DetectionFiles): string[] {
+  return left.gates ? [...appFolder(files.paths, files.texts).warnings] : [];
 }

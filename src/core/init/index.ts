@@ -12,7 +12,9 @@ import type { DetectedPackage } from './packages.js';
 export { initDefaults, MANAGER_LOCKFILES, wantsFile, wantsText, type RepoFacts } from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
 export { detectPackages, packageTextPaths, WORKSPACE_FILES } from './packages.js';
+export { appFolder, commandFolder } from './app-folder.js';
 export {
+  detectionNotes,
   leftToDetection,
   withDetected,
   type DetectionFiles,

@@ -146,7 +146,7 @@ function workspaceGlobs(texts: ReadonlyMap<string, string>, warnings: string[]):
 }
 
 /** A folder that may be a package: no hidden, vendored, test or build folder on its way. */
-function plausible(dir: string): boolean {
+export function plausibleFolder(dir: string): boolean {
   return dir
     .split('/')
     .every((part) => !part.startsWith('.') && !NOT_PACKAGES.has(part.toLowerCase()));
@@ -205,7 +205,7 @@ function packageFolders(
     const manifest = MANIFESTS.find((m) => m === basename(path));
     if (manifest === undefined) continue;
     const dir = dirname(path);
-    if (dir === '.' || !plausible(dir)) continue;
+    if (dir === '.' || !plausibleFolder(dir)) continue;
     const depth = dir.split('/').length;
     const conventional =
       depth === 1 ||

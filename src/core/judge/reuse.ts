@@ -1,5 +1,6 @@
 /**
- * Paying once for a judge's verdict and a verifier's answer. Each answer is kept in the
+ * Paying once for a judge's verdict, a verifier's answer and each review lens's answer.
+ * Each answer is kept in the
  * story's record sealed with an HMAC-SHA256 (under the repository's answer key, which the
  * agent cannot read) of the answer, the executor that gave it and everything the call read: its prompt
  * (the story's text, acceptance criteria and provides, its dependencies' provides, the
@@ -7,7 +8,9 @@
  * (the whole diff, or the commit whose tree it inspects) and the executor that answered
  * (harness, model, command and arguments). The first call of its role in a later run of
  * the story (a rerun, `/retry`, a resume) over the same fingerprint reuses the answer
- * and says so; any other call, or any change to what it read, asks again.
+ * and says so; any other call, or any change to what it read, asks again. A lens's answer
+ * is reused by any of its calls, in this run or a later one, whose diff, lens and prompt
+ * (without the round's own parts: its number, the lens's earlier findings) are the same.
  *
  * What a verdict means can depend on the config only through what the judge was asked:
  * under `judge.deferNonBlocking` its prompt asks for severities (and a follow-up round's
@@ -27,12 +30,16 @@ import type { HelperAnswer } from '../model.js';
 
 /** Said and noted on the story when the judge's verdict is reused. */
 export const REUSED_VERDICT_NOTE = 'judge round 1: reused the verdict for an unchanged diff';
+/** Said and noted on the story when review lenses' answers are reused. */
+export function reusedLensesNote(round: number, lenses: readonly string[]): string {
+  return `review round ${round}: reused the answer of ${lenses.length === 1 ? 'the' : 'each'} ${lenses.join(', ')} lens for an unchanged diff`;
+}
 /** Said and noted on the story when the verifier's answer is reused. */
 export const REUSED_VERIFIER_NOTE =
   'BLOCKED_ON verifier: reused the answer for an unchanged claim and branch';
 
 interface HelperCallInput {
-  readonly role: 'judge' | 'verifier';
+  readonly role: 'judge' | 'verifier' | 'reviewer';
   /** The prompt as first asked (a repair re-ask asks the same, quoting the problem). */
   readonly prompt: string;
   /** What it reads beyond the prompt: the whole diff (the prompt caps it), or a commit. */

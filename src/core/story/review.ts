@@ -8,7 +8,16 @@
 import type { EvaluationRound } from '../model.js';
 import { plural } from './texts.js';
 import type { Decision, LensFacts, ReviewFacts, StoryRounds } from './rounds.js';
-import { code, expecting, say, stop, toJudgeOrMerge, withHelperRetries } from './decision-kit.js';
+import { reusedLensesNote } from '../judge/reuse.js';
+import {
+  code,
+  expecting,
+  reusedEffects,
+  say,
+  stop,
+  toJudgeOrMerge,
+  withHelperRetries,
+} from './decision-kit.js';
 
 /** A lens's findings as the coder, the judge and the log read them: `tests: …`. */
 function lensFindings(lens: LensFacts): string[] {
@@ -50,10 +59,14 @@ export function decideAfterReview(before: StoryRounds, facts: ReviewFacts): Deci
       (cleared ? '' : `: ${findings.join('; ')}`),
     { evaluation: 'review', round, cleared, findings: findings.length, scores, executors },
   );
+  const reusedLenses = facts.lenses.filter((l) => l.reused === true).map((l) => l.lens);
+  const reused =
+    reusedLenses.length === 0 ? [] : reusedEffects(reusedLensesNote(round, reusedLenses));
   const notIndependent = facts.lenses
     .filter((l) => !l.independent)
     .map((l) => `reviewer of ${l.lens} was not independent: ${l.executor} also coded the story`);
   const effects = [
+    ...reused,
     told,
     { kind: 'evaluation', evaluation } as const,
     ...(notIndependent.length > 0 ? [{ kind: 'note', notes: notIndependent } as const] : []),

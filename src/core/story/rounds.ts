@@ -270,6 +270,8 @@ export interface LensFacts {
   readonly findings: readonly string[];
   /** False when the reviewer also coded the story. */
   readonly independent: boolean;
+  /** The answer kept for the same diff, lens and prompt (none was asked now). */
+  readonly reused?: boolean;
 }
 
 /** A review round's answers (one per lens, in the config's order), or why there are none. */

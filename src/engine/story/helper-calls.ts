@@ -209,7 +209,7 @@ export async function askHelper<T>(
  * What a judge or verifier call reads, as its fingerprint: given the executor that
  * answers (or would), the sha256 of its prompt, its subject and that executor.
  */
-type FingerprintOf = (executor: ExecutorConfig) => string;
+export type FingerprintOf = (executor: ExecutorConfig) => string;
 
 /**
  * The answer a run before kept for this call: for the first call of the role in this
@@ -234,7 +234,7 @@ function keptAnswer<T>(
 }
 
 /** The answer kept in the record, sealed over the fingerprint of what the executor that gave it read. */
-function keep<T>(
+export function keep<T>(
   ctx: EpicContext,
   answer: { readonly executor: string; readonly value: T },
   fingerprintOf: FingerprintOf,

@@ -334,6 +334,7 @@ async function runStoryOnce(
       // Answers kept for a later run over the same fingerprint (what the call read).
       ...(sameEntry && prior.judged !== undefined ? { judged: prior.judged } : {}),
       ...(sameEntry && prior.verified !== undefined ? { verified: prior.verified } : {}),
+      ...(sameEntry && prior.reviewed !== undefined ? { reviewed: prior.reviewed } : {}),
       // The story's review and judge rounds so far (its findings log is made of them).
       ...(sameEntry && prior.evaluations !== undefined ? { evaluations: prior.evaluations } : {}),
       // The task plan with its ticks: a resumed story continues at its first unchecked task.

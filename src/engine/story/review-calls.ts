@@ -2,11 +2,14 @@
  * A review round of a story: one reviewer turn per lens of `review.lenses`, in order, on
  * the checked commit (a fresh checkout of it per turn: a reviewer only reads), each on an executor of
  * the review role the roster picks away from the story's coders when another can serve.
+ * A lens whose answer the record keeps for the same diff, lens and prompt (`reviewed`,
+ * sealed as the judge's verdict is) is not asked again: its answer is reused, and said so.
  * What follows the round is core/story's decision (`decideAfterReview`).
  */
+import { helperFingerprint, reusableAnswer } from '../../core/judge/index.js';
 import { buildReviewPrompt, reviewAnswerSchema } from '../../core/review/index.js';
 import type { LensFacts, ReviewFacts } from '../../core/story/index.js';
-import { askHelper } from './helper-calls.js';
+import { askHelper, keep, type FingerprintOf } from './helper-calls.js';
 import type { TurnScope } from './turns.js';
 
 export async function reviewStory(
@@ -15,7 +18,7 @@ export async function reviewStory(
   base: string,
   action: { readonly round: number; readonly previous: readonly string[] },
 ): Promise<ReviewFacts> {
-  const { ctx, tree } = scope;
+  const { ctx, tree, rec } = scope;
   const review = ctx.config.review;
   if (review === undefined) return { kind: 'unavailable', why: 'no review is configured' };
   const head = await tree.head();
@@ -27,22 +30,49 @@ export async function reviewStory(
     const previous = action.previous
       .filter((f) => f.startsWith(prefix))
       .map((f) => f.slice(prefix.length));
+    const prompt = (round: number, earlier: readonly string[], repairError?: string): string =>
+      buildReviewPrompt({
+        epic: ctx.settings.epic,
+        story: scope.story,
+        lens,
+        diff,
+        houseRules: ctx.settings.houseRules,
+        round,
+        previous: earlier,
+        repairError,
+      });
+    // What the lens reads: the diff through its instruction, in the prompt of a first round
+    // (a later round's number and the lens's earlier findings do not change its answer).
+    const fingerprintOf: FingerprintOf = (executor) =>
+      helperFingerprint({ role: 'reviewer', prompt: prompt(1, []), subject: diff, executor });
+    const pick = ctx.roster.helper(review.role, undefined, story.coders);
+    const kept =
+      pick === null
+        ? undefined
+        : reusableAnswer(
+            ctx.settings.answerKey,
+            rec.record.reviewed?.[lens.name],
+            fingerprintOf(pick.executor),
+            true,
+          );
+    if (pick !== null && kept !== undefined) {
+      lenses.push({
+        lens: lens.name,
+        executor: kept.executor,
+        score: kept.answer.score,
+        cleared: kept.answer.cleared,
+        findings: kept.answer.findings,
+        independent: pick.independent,
+        reused: true,
+      });
+      continue;
+    }
     const result = await askHelper(scope, story.coders, transientRetries, {
       role: review.role,
       head,
       schema: reviewAnswerSchema,
       doing: `reviewing (${lens.name})`,
-      prompt: (repairError) =>
-        buildReviewPrompt({
-          epic: ctx.settings.epic,
-          story: scope.story,
-          lens,
-          diff,
-          houseRules: ctx.settings.houseRules,
-          round: action.round,
-          previous,
-          repairError,
-        }),
+      prompt: (repairError) => prompt(action.round, previous, repairError),
       evaluator: {
         attributes: {
           'epicflow.evaluator.kind': 'review',
@@ -61,6 +91,10 @@ export async function reviewStory(
     const { answer } = result;
     if (typeof answer === 'string') {
       return { kind: 'unavailable', why: `${lens.name} lens: ${answer}`, transientRetries };
+    }
+    const reviewed = keep(ctx, answer, fingerprintOf);
+    if (reviewed !== undefined) {
+      await rec.save({ reviewed: { ...rec.record.reviewed, [lens.name]: reviewed } });
     }
     lenses.push({
       lens: lens.name,

@@ -35,7 +35,11 @@ async function failure(promise: Promise<unknown>): Promise<EpicflowError> {
 
 describe('loadConfig', () => {
   it('uses every default when the repository has no config', async () => {
-    expect(await loadConfig({ repoDir })).toEqual({ config: DEFAULT_CONFIG, file: null });
+    expect(await loadConfig({ repoDir })).toEqual({
+      config: DEFAULT_CONFIG,
+      file: null,
+      detectionNotes: [],
+    });
   });
 
   it('reads epicflow.yml at the root', async () => {

@@ -105,6 +105,24 @@ describe('review rounds in the story rounds', () => {
     expect(open.state.reviewFindings).toEqual(['correctness: a.ts: still throws']);
   });
 
+  it('a reused lens answer counts for the round, and the story says which lens was reused', () => {
+    const d = decideAfterReview(checked(reviewing).state, {
+      kind: 'round',
+      lenses: [{ ...lens('correctness', ['a.ts: throws']), reused: true }, lens('tests', [])],
+    });
+    expect(d.next).toMatchObject({
+      feedback: { review: { findings: ['correctness: a.ts: throws'] } },
+    });
+    const note = 'review round 1: reused the answer of the correctness lens for an unchanged diff';
+    expect(d.effects).toContainEqual({ kind: 'note', notes: [note] });
+    expect(d.effects).toContainEqual(expect.objectContaining({ kind: 'say', message: note }));
+    const fresh = decideAfterReview(checked(reviewing).state, {
+      kind: 'round',
+      lenses: [lens('tests', [])],
+    });
+    expect(JSON.stringify(fresh.effects)).not.toContain('reused');
+  });
+
   it('a lens that did not clear but named nothing still gives the coder a reason', () => {
     const d = decideAfterReview(checked(reviewing).state, {
       kind: 'round',

@@ -1,21 +1,24 @@
 /**
- * A landing's job (`story: land-<n>`): bring the default branch into the epic branch
- * (docs/landing.md), with the isolation and credential rules of a story job: the
- * token never reaches the coder, setup or the gates; the landed merge is pushed with
- * a lease. Then the orchestrator decides again (shell.ts): a queued landing starts,
- * the status comment shows a hold.
+ * A landing's two jobs (`story: land-<n>`), one workflow run: the work job brings the
+ * default branch into the epic branch (docs/landing.md) with a token that can only read,
+ * as a story's work job runs its coder, and hands the landed merge over; the publish job,
+ * which holds the write credential and runs nothing of the repository's, checks it from its
+ * objects and pushes it with a lease. Then the orchestrator decides again (shell.ts): a
+ * queued landing starts, the status comment shows a hold.
  */
 import * as core from '@actions/core';
 import type { LandJobRef } from '../core/epic/index.js';
 import type { LandRecord } from '../core/land/index.js';
+import type { LandHandover } from '../core/publish/handover.js';
 import {
+  landWorkJob,
   prepareLandJob,
-  runLandJob,
   type LandJobInput,
-  type LandJobResult,
   type PreparedLanding,
 } from '../orchestrator/land-job.js';
-import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
+import { publishLandJob, type LandJobResult } from '../orchestrator/land-publish.js';
+import { handoverJob } from './handover-jobs.js';
+import { jobInput, resultDir, type ActionJob, type ActionRecipe } from './shell.js';
 
 function landInput(job: ActionJob, ref: LandJobRef): LandJobInput {
   return {
@@ -44,27 +47,48 @@ function summaryOf(epic: number, record: LandRecord): string {
   ].join('\n');
 }
 
-export function landJob(ref: LandJobRef): ActionRecipe<PreparedLanding, LandJobResult> {
-  // One title: a landing that could not start failed all the same.
-  const failed = `${ref.job} of epic #${ref.epic} failed`;
-  return {
-    ref,
-    didNotRun: failed,
-    failed,
-    group: `epicflow: ${ref.job} of epic #${ref.epic}`,
-    prepare: (job) => prepareLandJob(landInput(job, ref)),
-    run: (job, prepared) => runLandJob(landInput(job, ref), prepared),
-    report: (_job, _prepared, { record }) => ({
-      outputs: {
-        status: record.outcome,
-        'merge-sha': record.epicHeadAfter ?? '',
-        executor: record.executors.join(' → '),
-      },
-      summary: summaryOf(ref.epic, record),
-      ...(record.outcome === 'landed'
-        ? {}
-        : { failure: `${record.job} not landed: ${record.reason ?? 'no reason recorded'}` }),
-      conclusion: record.outcome === 'landed' ? 'success' : 'failure',
-    }),
-  };
+/** The recipe of a landing's job of this `phase` (handover-jobs.ts). */
+export function landJob(
+  ref: LandJobRef,
+  phase: 'work' | 'publish' | undefined,
+): ActionRecipe<PreparedLanding, unknown> {
+  const title = `${ref.job} of epic #${ref.epic}`;
+  return handoverJob<PreparedLanding, LandHandover, LandJobResult>(
+    {
+      ref,
+      job: 'land',
+      title,
+      prepare: (job) => prepareLandJob(landInput(job, ref)),
+      work: (job, prepared) => landWorkJob(landInput(job, ref), prepared, resultDir(job)),
+      publish: (job, prepared, handover) =>
+        publishLandJob(
+          { ...landInput(job, ref), resultDir: resultDir(job), secrets: job.secrets },
+          prepared,
+          handover,
+        ),
+      workReport: (_job, handover) => ({
+        summary: [
+          `## epicflow: ${title}, the work job`,
+          '',
+          `**${handover.outcome.kind === 'merged' ? `landed merge ${handover.outcome.commit.slice(0, 12)} handed over to the publish job` : handover.outcome.kind === 'unchanged' ? 'nothing to land: the epic branch holds the branch already' : `not landed: ${handover.outcome.reason}`}**`,
+          '',
+          ...handover.notes.map((n) => `- ${n}`),
+          '',
+        ].join('\n'),
+      }),
+      publishReport: ({ record }) => ({
+        outputs: {
+          status: record.outcome,
+          'merge-sha': record.epicHeadAfter ?? '',
+          executor: record.executors.join(' → '),
+        },
+        summary: summaryOf(ref.epic, record),
+        ...(record.outcome === 'landed'
+          ? {}
+          : { failure: `${record.job} not landed: ${record.reason ?? 'no reason recorded'}` }),
+        conclusion: record.outcome === 'landed' ? 'success' : 'failure',
+      }),
+    },
+    phase,
+  );
 }

@@ -64,6 +64,6 @@ async function runJob(deps: JobModeDeps): Promise<void> {
     case 'retro':
       return runActionJob(deps, retroJob(ref, phase));
     case 'land':
-      return runActionJob(deps, landJob(ref));
+      return runActionJob(deps, landJob(ref, phase));
   }
 }

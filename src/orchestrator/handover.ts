@@ -60,7 +60,7 @@ export async function readHandover<J extends Handover['job']>(
   if (found.length > 0) {
     throw new ResultRefusal(
       'secret',
-      `the work job's ${expected.job === 'plan' ? 'planning' : 'retro'} result holds ${found.length === 1 ? 'a credential' : `${found.length} credentials`}: nothing of it was written`,
+      `the work job's ${{ plan: 'planning', retro: 'retro', land: 'landing' }[expected.job]} result holds ${found.length === 1 ? 'a credential' : `${found.length} credentials`}: nothing of it was written`,
       describeSecrets(found),
     );
   }

@@ -1,13 +1,14 @@
 /**
- * One landing in one Actions job (`land-<n>`, the story workflow with `story: land-<n>`;
- * docs/landing.md): the default branch is merged into the epic branch by the engine's
- * `bringIntoEpic` (gates on the merged tree, a coder for conflicts or red gates, at
- * most three checked rounds, the land perimeter), in trees of the job's own, with the
- * isolation a story job has. The landed merge goes to GitHub by a push with a lease
- * on the epic head the landing started from: never a force. When a story merged
- * meanwhile, the landing is made again on the new head (a few times), else held.
- * A landing that fails pushes nothing and holds the epic, naming the paths.
+ * One landing in two Actions jobs of one run (`land-<n>`, the story workflow with
+ * `story: land-<n>`; docs/landing.md). The work job, whose token can only read, merges the
+ * default branch into the epic branch by the engine's `bringIntoEpic` (gates on the merged
+ * tree, a coder for conflicts or red gates, at most three checked rounds, the land
+ * perimeter), in trees of the job's own, with the isolation a story job has, and hands the
+ * landed merge over (`landWorkJob`). The publish job checks it from its objects and pushes it
+ * with a lease (land-publish.ts). A landing that fails pushes nothing and holds the epic,
+ * naming the paths.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { Git } from '../adapters/git/index.js';
@@ -15,6 +16,7 @@ import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { FileStateStore } from '../adapters/state/file-store.js';
 import { composeEpic } from '../composition/epic.js';
 import { landGitPort } from '../adapters/git/port.js';
+import { writeResultBundle } from '../adapters/git/publish-git.js';
 import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import type { LeftToDetection } from '../core/init/index.js';
@@ -25,34 +27,20 @@ import { botCommitIdentity } from '../core/epic/push.js';
 import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
 import { epicBranchName, type Plan } from '../core/model.js';
-import { bringIntoEpic } from '../engine/land.js';
+import { HANDOVER_VERSION, type LandHandover } from '../core/publish/handover.js';
+import { RESULT_FILES } from '../core/publish/result.js';
+import { bringIntoEpic, type LandFacts } from '../engine/land.js';
 import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import {
-  composedFrom,
-  configAt,
-  jobPlan,
-  openJob,
-  pushAgainOnMove,
-  type JobInput,
-} from './job-shell.js';
-
-/** Landings made again after the epic branch moved on GitHub, before the epic is held. */
-const MAX_LAND_PUSHES = 3;
+import { composedFrom, configAt, jobPlan, openJob, type JobInput } from './job-shell.js';
 
 export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */
   readonly job: string;
   readonly remote: RemoteGit;
   readonly onEvent?: (event: EngineEvent) => void;
-}
-
-export interface LandJobResult {
-  /** The record as written on GitHub. */
-  readonly record: LandRecord;
-  readonly events: readonly EngineEvent[];
 }
 
 /** The landing's record, read and checked: this job is the one epicflow dispatched. */
@@ -69,7 +57,7 @@ async function runningRecord(store: GitHubStateStore, input: LandJobInput): Prom
 }
 
 /** Writes the landing's final record (compare-and-swap, retried on the log as it is). */
-async function saveRecord(store: GitHubStateStore, record: LandRecord): Promise<void> {
+export async function saveRecord(store: GitHubStateStore, record: LandRecord): Promise<void> {
   await store.updateJson<unknown>(LAND_DOC, (current) =>
     withLand(readLandLog(current, store.docPath(LAND_DOC)), record),
   );
@@ -97,7 +85,7 @@ export async function recordLandRefusal(
   await hold(store, failed);
 }
 
-async function hold(store: GitHubStateStore, record: LandRecord): Promise<void> {
+export async function hold(store: GitHubStateStore, record: LandRecord): Promise<void> {
   const doc = await store.readJson<EpicDoc>(EPIC_DOC);
   await updateEpicDoc(
     store,
@@ -128,13 +116,19 @@ export async function prepareLandJob(input: LandJobInput): Promise<PreparedLandi
   return { config, left, plan, store, defaultBranch, started };
 }
 
-export async function runLandJob(
+/**
+ * The work job's part (a token that can only read): the default branch is brought into the
+ * epic head in trees of the job's own (`bringIntoEpic`: gates, coder rounds, the land
+ * perimeter); what came of it is handed over for the publish job (land-publish.ts): the
+ * landed merge as a bundle in `resultDir`, and the facts.
+ */
+export async function landWorkJob(
   input: LandJobInput,
   prepared: PreparedLanding,
-): Promise<LandJobResult> {
+  resultDir: string,
+): Promise<LandHandover> {
   const { repo, remote, epic } = input;
-  const { config, plan, store, defaultBranch, started } = prepared;
-  const events: EngineEvent[] = [];
+  const { plan, defaultBranch, started } = prepared;
   const epicBranch = epicBranchName(String(epic));
 
   // Before anything of the repository runs: no credential may be in reach of the coder.
@@ -142,6 +136,45 @@ export async function runLandJob(
   const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
   await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', String(epic), 'state'));
+  const heads = await remote.fetch([epicBranch, defaultBranch]);
+  const epicHead = heads.get(epicBranch);
+  const intoHead = heads.get(defaultBranch);
+  const handover = (
+    facts: Partial<LandFacts> & Pick<LandHandover, 'epicHead' | 'branchHead' | 'outcome'>,
+  ): LandHandover => ({
+    version: HANDOVER_VERSION,
+    job: 'land',
+    epic: String(epic),
+    attempt: 1,
+    land: input.job,
+    conflicts: facts.conflicts ?? [],
+    failingGates: facts.failingGates ?? [],
+    rounds: facts.rounds ?? 0,
+    executors: facts.executors ?? [],
+    usage: facts.usage ?? [],
+    notes: facts.notes ?? [],
+    epicHead: facts.epicHead,
+    branchHead: facts.branchHead,
+    outcome: facts.outcome,
+  });
+  if (epicHead === undefined || intoHead === undefined) {
+    return handover({
+      epicHead: started.epicHeadBefore,
+      branchHead: started.intoHeadBefore,
+      outcome: {
+        kind: 'failed',
+        reason: `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
+      },
+    });
+  }
+  for (const [branch, sha] of [
+    [epicBranch, epicHead],
+    [defaultBranch, intoHead],
+  ] as const) {
+    await git.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, sha]);
+  }
+  // The epic's stories made its head: its files say what the config leaves out.
+  const config = await configAt(prepared.config, prepared.left, git, epicHead);
   const { ports, settings } = await composeEpic({
     repo: git,
     epic: String(epic),
@@ -154,83 +187,56 @@ export async function runLandJob(
       homes: join(input.tempDir, 'epicflow', String(epic), 'homes'),
       setupCache: join(input.tempDir, 'epicflow', 'cache', 'setup'),
     },
-    onEvent: (event) => {
-      events.push(event);
-      input.onEvent?.(event);
-    },
+    onEvent: (event) => input.onEvent?.(event),
   });
-
-  let record: LandRecord = started;
-  let ctx: Awaited<ReturnType<typeof openEpic>> | undefined;
-  const out = await pushAgainOnMove(remote, epicBranch, MAX_LAND_PUSHES, async (push) => {
-    if (push > 1) ctx?.emit('epic', `${epicBranch} moved on GitHub; landing again on its new head`);
-    const heads = await remote.fetch([epicBranch, defaultBranch]);
-    const epicHead = heads.get(epicBranch);
-    const intoHead = heads.get(defaultBranch);
-    if (epicHead === undefined || intoHead === undefined) {
-      return {
-        stop: failed(
-          record,
-          `${epicHead === undefined ? epicBranch : defaultBranch} does not exist on GitHub`,
-        ),
-      };
-    }
-    for (const [branch, sha] of [
-      [epicBranch, epicHead],
-      [defaultBranch, intoHead],
-    ] as const) {
-      await git.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, sha]);
-    }
-    // The epic's stories made its head: its files say what the config leaves out.
-    const config = await configAt(prepared.config, prepared.left, git, epicHead);
-    ctx = await openEpic({ ...settings, config }, ports);
-    if (removed.length > 0 && push === 1) {
-      ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
-    }
-    // The head the dispatch named is landed (a newer one is the next landing's).
-    const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
-      ? started.intoHeadBefore
-      : intoHead;
-    record = { ...record, epicHeadBefore: epicHead, intoHeadBefore: branchHead };
-    const brought = await bringIntoEpic(
-      ctx,
-      reclaimingLandTrees(landGitPort(git), input.untrusted),
-      {
-        job: input.job,
-        branch: defaultBranch,
-        branchHead,
-        treePath: join(input.tempDir, 'epicflow', String(epic), 'land'),
-      },
-    );
-    const { ok: _ok, ...facts } = brought;
-    record = { ...record, ...facts };
-    if (!brought.ok) return { stop: failed(record, brought.reason) };
-    if (!brought.merged) return { stop: landedRecord(record, undefined) };
-    // A lease on the head the landing started from: a moved epic branch is never overwritten.
-    return { push: brought.epicHead, lease: epicHead };
+  const ctx = await openEpic({ ...settings, config }, ports);
+  if (removed.length > 0) {
+    ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
+  }
+  // The head the dispatch named is landed (a newer one is the next landing's).
+  const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
+    ? started.intoHeadBefore
+    : intoHead;
+  const brought = await bringIntoEpic(ctx, reclaimingLandTrees(landGitPort(git), input.untrusted), {
+    job: input.job,
+    branch: defaultBranch,
+    branchHead,
+    treePath: join(input.tempDir, 'epicflow', String(epic), 'land'),
   });
-  record =
-    out.kind === 'stopped'
-      ? out.value
-      : out.kind === 'pushed'
-        ? landedRecord(record, out.sha)
-        : failed(
-            record,
-            out.kind === 'refused'
-              ? out.reason
-              : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
-          );
-  await saveRecord(store, record);
-  if (record.outcome === 'not-landed') await hold(store, record);
-  return { record, events };
+  const { ok: _ok, ...facts } = brought;
+  if (!brought.ok) {
+    return handover({
+      ...facts,
+      epicHead,
+      branchHead,
+      outcome: { kind: 'failed', reason: brought.reason },
+    });
+  }
+  if (!brought.merged)
+    return handover({ ...facts, epicHead, branchHead, outcome: { kind: 'unchanged' } });
+  await mkdir(resultDir, { recursive: true });
+  await writeResultBundle(git, join(resultDir, RESULT_FILES.bundle), {
+    base: branchHead,
+    epicHead,
+    storyCommit: brought.epicHead,
+    gated: null,
+  });
+  return handover({
+    ...facts,
+    epicHead,
+    branchHead,
+    outcome: { kind: 'merged', commit: brought.epicHead },
+  });
 }
 
-function failed(record: LandRecord, reason: string): LandRecord {
+/** The record of a landing that did not land: the reason, and what to do next. */
+export function notLanded(record: LandRecord, reason: string): LandRecord {
   const base = { ...record, outcome: 'not-landed' as const, reason };
   return { ...base, finishedAt: new Date().toISOString(), nextStep: githubLandNextStep(base) };
 }
 
-function landedRecord(record: LandRecord, epicHeadAfter: string | undefined): LandRecord {
+/** The record of a landing that landed (`epicHeadAfter`: the merge pushed, when one was). */
+export function landedRecord(record: LandRecord, epicHeadAfter: string | undefined): LandRecord {
   const { reason: _r, nextStep: _n, ...rest } = record;
   return {
     ...rest,

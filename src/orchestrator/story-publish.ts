@@ -98,7 +98,7 @@ async function saveRoster(store: GitHubStateStore, ours: unknown): Promise<void>
 }
 
 /** A bare repository of the job's own, holding only what is fetched into it. */
-async function bareRepository(dir: string, botLogin: string): Promise<PublishGit> {
+export async function bareRepository(dir: string, botLogin: string): Promise<PublishGit> {
   await mkdir(dir, { recursive: true });
   const identity = botCommitIdentity(botLogin);
   const init = await spawnGit(['init', '--quiet', '--bare', dir], { cwd: dir, identity });

@@ -252,7 +252,7 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
   });
 
-  it('the epic branch moved while landing: the push with a lease is refused, and the landing is made again on the new head, never overwriting it', async () => {
+  it('the epic branch moved while landing: the push with a lease is refused, and the landing is merged again on the new head, never overwriting it', async () => {
     const aw = await start();
     const { epic } = await delivered(aw);
     const { gh } = aw.app;
@@ -282,12 +282,20 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     gh.act.completeWorkflowRun(runId, job.code === 0 ? 'success' : 'failure');
     await gh.idle();
     expect(job.code).toBe(0);
-    expect(job.stdout).toContain('moved on GitHub; landing again on its new head');
-    // The commit made meanwhile is the landed merge's first parent: nothing was overwritten.
-    expect(git(aw, 'log', '-1', '--format=%P', `epic/${epic}`).split(' ')[0]).toBe(moved);
+    expect(job.stdout).toContain('moved on GitHub; merging the landing again on its new head');
+    // The commit made meanwhile is the new head's first parent, the landing its second:
+    // nothing was overwritten, and main's resolution is kept.
+    const [first, second] = git(aw, 'log', '-1', '--format=%P', `epic/${epic}`).split(' ');
+    expect(first).toBe(moved);
+    expect(git(aw, 'log', '-1', '--format=%P', second ?? '').split(' ')[1]).toBe(
+      git(aw, 'rev-parse', 'main'),
+    );
     expect(git(aw, 'show', `epic/${epic}:docs/meanwhile.md`)).toBe('meanwhile');
     const [record] = await landings(aw, epic);
     expect(record).toMatchObject({ outcome: 'landed', epicHeadBefore: moved });
+    expect(record?.notes.join('\n')).toContain(
+      "moved after the work job's gates ran on the landing",
+    );
   });
 
   it('a land job that ended without recording its outcome is marked so and holds the epic', async () => {

@@ -104,11 +104,14 @@ describe('story jobs acting as another login than the App', () => {
 
 describe('the orchestrate template', () => {
   it('gives the action the App credentials the way the story template does, the login left to them', async () => {
-    const withOf = async (file: string): Promise<Record<string, string>> => {
+    /** The action's inputs in `job` of `file` (the story template: its publish job, which writes). */
+    const withOf = async (file: string, job?: string): Promise<Record<string, string>> => {
       const doc = YAML.parse(await readFile(new URL(`../../${file}`, import.meta.url), 'utf8')) as {
         jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }>;
       };
-      const steps = Object.values(doc.jobs).flatMap((j) => j.steps);
+      const steps = Object.entries(doc.jobs)
+        .filter(([name]) => job === undefined || name === job)
+        .flatMap(([, j]) => j.steps);
       return steps.find((s) => s.uses === 'epicflow/epicflow@v0')?.with ?? {};
     };
     const pick = (w: Record<string, string>): Record<string, string | undefined> => ({
@@ -118,7 +121,7 @@ describe('the orchestrate template', () => {
       'bot-login': w['bot-login'],
     });
     for (const variant of ['app', 'github-token']) {
-      const story = await withOf(`examples/workflows/${variant}/epicflow-story.yml`);
+      const story = await withOf(`examples/workflows/${variant}/epicflow-story.yml`, 'publish');
       const orchestrate = await withOf(`examples/workflows/${variant}/epicflow-orchestrate.yml`);
       expect(orchestrate['mode']).toBe('orchestrate');
       expect(pick(orchestrate)).toEqual(pick(story));

@@ -73,16 +73,14 @@ const epicflowStep = (job: Job): Step | undefined =>
 function expectedPermissions(path: string, variant: Variant): Record<string, unknown> {
   if (!path.endsWith('-story.yml')) return { orchestrate: variant === 'app' ? {} : WRITE_SCOPES };
   const work = { contents: 'read', issues: 'read', 'pull-requests': 'read' };
-  return variant === 'app'
-    ? { job: { contents: 'read' }, work, publish: {} }
-    : { job: WRITE_SCOPES, work, publish: WRITE_SCOPES };
+  return variant === 'app' ? { work, publish: {} } : { work, publish: WRITE_SCOPES };
 }
 
 describe.each(TEMPLATES)('%s', (path, variant) => {
   it('parses with the Actions workflow parser without an error', async () => {
     const { errors, template } = await parsed(path);
     expect(errors).toEqual([]);
-    expect(template.jobs.length).toBe(path.endsWith('-story.yml') ? 3 : 1);
+    expect(template.jobs.length).toBe(path.endsWith('-story.yml') ? 2 : 1);
   });
 
   it('starts from no permissions and grants per job only what the job needs', async () => {
@@ -216,10 +214,10 @@ describe.each(VARIANTS)('the %s story workflow splits a story in two jobs', (var
     expect(JSON.stringify(publish)).not.toMatch(/API_KEY/);
   });
 
-  it('runs a landing in the one job, and stories, planning and retro attempts in the two', async () => {
+  it('runs every kind (a story, planning, a retro, a landing) in the two jobs: no job of one', async () => {
     const { doc } = await parsed(storyOf(variant));
-    expect(jobNamed(doc, 'job').if).toBe("startsWith(inputs.story, 'land-')");
-    expect(jobNamed(doc, 'work').if).toBe("${{ !startsWith(inputs.story, 'land-') }}");
+    expect(Object.keys(doc['jobs'] as Record<string, Job>)).toEqual(['work', 'publish']);
+    expect(jobNamed(doc, 'work').if).toBeUndefined();
   });
 });
 

@@ -195,16 +195,23 @@ export class PublishGit {
     return changedPaths(this.git, this.gitDir, base, head);
   }
 
-  /** The unified diff of the same changes, every file as text. */
-  async diff(base: string, head: string): Promise<string> {
+  /** The unified diff of the same changes (of `paths` only, when given), every file as text. */
+  async diff(base: string, head: string, paths?: readonly string[]): Promise<string> {
     checkRefName(base);
     checkRefName(head);
-    return this.git.run(`cannot diff ${head} against ${base}`, [
-      'diff',
-      ...PATCH_AS_TEXT,
-      `${base}...${head}`,
-      '--',
-    ]);
+    return this.git.run(
+      `cannot diff ${head} against ${base}`,
+      ['diff', ...PATCH_AS_TEXT, `${base}...${head}`, '--', ...(paths ?? [])],
+      { literalPathspecs: true },
+    );
+  }
+
+  /** The best common ancestor of two commits; null when they share none. */
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    checkRefName(a);
+    checkRefName(b);
+    const out = await this.git.try(['merge-base', a, b]);
+    return out.exitCode === 0 ? out.stdout.trim() || null : null;
   }
 
   treeFiles(commit: string): Promise<TreeFile[]> {

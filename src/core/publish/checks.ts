@@ -20,6 +20,8 @@ interface PublishFacts {
     readonly reads: readonly string[];
     readonly testsChange: boolean;
   };
+  /** Who the refusal names (`story <id>` unless given: a landing is `land-<n>`). */
+  readonly subject?: string;
   readonly configPaths: readonly string[];
   readonly allowWorkflowChanges: boolean;
   /** What merging the story commit brings, against the epic head (as stored, with modes). */
@@ -41,6 +43,7 @@ interface PublishFacts {
  */
 export function publishRefusal(facts: PublishFacts): ResultRefusal | null {
   const { story } = facts;
+  const who = facts.subject ?? `story ${story.id}`;
   const perimeter = classifyChanges({
     changes: facts.changes,
     owns: story.owns,
@@ -52,7 +55,7 @@ export function publishRefusal(facts: PublishFacts): ResultRefusal | null {
   if (!isClean(perimeter)) {
     return new ResultRefusal(
       'perimeter',
-      `story ${story.id} changes paths it may not merge`,
+      `${who} changes paths it may not merge`,
       describeStrays(perimeter),
     );
   }
@@ -67,7 +70,7 @@ export function publishRefusal(facts: PublishFacts): ResultRefusal | null {
   if (oracle.length > 0) {
     return new ResultRefusal(
       'existing-tests',
-      `story ${story.id} changes existing tests without the plan's leave`,
+      `${who} changes existing tests without the plan's leave`,
       oracle,
     );
   }
@@ -75,7 +78,7 @@ export function publishRefusal(facts: PublishFacts): ResultRefusal | null {
   if (secrets.length > 0) {
     return new ResultRefusal(
       'secret',
-      `story ${story.id}'s commits hold ${secrets.length === 1 ? 'a credential' : `${secrets.length} credentials`}: not pushed`,
+      `${who}'s commits hold ${secrets.length === 1 ? 'a credential' : `${secrets.length} credentials`}: not pushed`,
       describeSecrets(secrets),
     );
   }

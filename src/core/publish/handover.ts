@@ -54,6 +54,32 @@ const RetroHandoverSchema = z.strictObject({
   ]),
 });
 
+const Sha = z
+  .string()
+  .regex(/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/, 'expected a full commit id (40 or 64 hex digits)');
+const Paths = z.array(z.string().max(4_096)).max(10_000);
+
+const LandHandoverSchema = z.strictObject({
+  ...Costs,
+  job: z.literal('land'),
+  /** The landing's job id (`land-<n>`). */
+  land: z.string().regex(/^land-[1-9][0-9]*$/, 'expected land-<n>'),
+  /** The epic head the landing merged into, and the branch head it brought in. */
+  epicHead: Sha,
+  branchHead: Sha,
+  conflicts: Paths,
+  failingGates: Lines,
+  rounds: z.number().int().nonnegative(),
+  executors: z.array(z.string().max(200)).max(100),
+  outcome: z.discriminatedUnion('kind', [
+    /** The landed merge (parents: `epicHead`, `branchHead`), in the artifact's bundle. */
+    z.strictObject({ kind: z.literal('merged'), commit: Sha }),
+    /** The epic branch already held the branch: nothing to push. */
+    z.strictObject({ kind: z.literal('unchanged') }),
+    z.strictObject({ kind: z.literal('failed'), reason: z.string().max(4_000) }),
+  ]),
+});
+
 interface HandoverCosts {
   readonly version: typeof HANDOVER_VERSION;
   readonly epic: string;
@@ -84,12 +110,28 @@ export interface RetroHandover extends HandoverCosts {
     | { readonly kind: 'failed'; readonly reason: string };
 }
 
-export type Handover = PlanHandover | RetroHandover;
+export interface LandHandover extends HandoverCosts {
+  readonly job: 'land';
+  readonly land: string;
+  readonly epicHead: string;
+  readonly branchHead: string;
+  readonly conflicts: readonly string[];
+  readonly failingGates: readonly string[];
+  readonly rounds: number;
+  readonly executors: readonly string[];
+  readonly outcome:
+    | { readonly kind: 'merged'; readonly commit: string }
+    | { readonly kind: 'unchanged' }
+    | { readonly kind: 'failed'; readonly reason: string };
+}
+
+export type Handover = PlanHandover | RetroHandover | LandHandover;
 
 /** Compile-time checks that what the schemas accept are the types above. */
 type _PlanMatches = z.output<typeof PlanHandoverSchema> extends PlanHandover ? true : never;
 type _RetroMatches = z.output<typeof RetroHandoverSchema> extends RetroHandover ? true : never;
-const HANDOVER_SCHEMAS_MATCH: [_PlanMatches, _RetroMatches] = [true, true];
+type _LandMatches = z.output<typeof LandHandoverSchema> extends LandHandover ? true : never;
+const HANDOVER_SCHEMAS_MATCH: [_PlanMatches, _RetroMatches, _LandMatches] = [true, true, true];
 void HANDOVER_SCHEMAS_MATCH;
 
 /** The record file's text, as the work side writes it. */
@@ -107,7 +149,9 @@ export function parseHandover<J extends Handover['job']>(
   expected: { readonly job: J; readonly epic: string; readonly attempt: number },
 ): Extract<Handover, { job: J }> {
   const json = parseRecordJson(text, file);
-  const schema = expected.job === 'plan' ? PlanHandoverSchema : RetroHandoverSchema;
+  const schema = { plan: PlanHandoverSchema, retro: RetroHandoverSchema, land: LandHandoverSchema }[
+    expected.job
+  ];
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
@@ -146,7 +190,10 @@ export function handoverTexts(handover: Handover): { where: string; text: string
         ...notes,
       ];
     case 'failed':
-      return [{ where: 'the reason', text: outcome.reason }, ...notes];
+      return [{ where: 'the reason', text: outcome.reason }, ...notes, ...landTexts(handover)];
+    case 'merged':
+    case 'unchanged':
+      return [...notes, ...landTexts(handover)];
     case 'proposed':
       return [
         ...outcome.fixes.map((fix) => ({
@@ -157,4 +204,13 @@ export function handoverTexts(handover: Handover): { where: string; text: string
         ...notes,
       ];
   }
+}
+
+/** What a landing's record takes from its hand-over besides the notes: paths and gate names. */
+function landTexts(handover: Handover): { where: string; text: string }[] {
+  if (handover.job !== 'land') return [];
+  return [
+    ...handover.conflicts.map((text) => ({ where: 'a conflicting path', text })),
+    ...handover.failingGates.map((text) => ({ where: 'a failing gate', text })),
+  ];
 }

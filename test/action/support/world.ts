@@ -438,25 +438,19 @@ function readToken(w: ActionWorld): string {
 }
 
 /**
- * Whether the story workflow runs this job as a work job and a publish job: a story, a
- * planning attempt (`_plan`) and a retro (`_retro`); a landing runs in one job.
+ * Whether the story workflow runs this job as a work job and a publish job: every kind (a
+ * story, a planning attempt `_plan`, a retro `_retro`, a landing `land-<n>`) does.
  */
 function splitJob(inputs: Readonly<Record<string, string>>): boolean {
-  const story = inputs['story'] ?? '';
-  return (
-    inputs['mode'] === 'story' &&
-    inputs['phase'] === undefined &&
-    story !== '' &&
-    !story.startsWith('land-')
-  );
+  return inputs['mode'] === 'story' && inputs['phase'] === undefined && inputs['story'] !== '';
 }
 
 /** The credential inputs and variables a work job never gets. */
 const WRITE_INPUTS = ['github-token', 'app-id', 'app-private-key'];
 
 /**
- * Runs a job of the story workflow as the runner would: a story, a planning attempt or a
- * retro as its two jobs, as the workflow template has them — the work job (a read-only token, the checkout, its result
+ * Runs a job of the story workflow as the runner would: a story, a planning attempt, a
+ * retro or a landing as its two jobs, as the workflow template has them — the work job (a read-only token, the checkout, its result
  * written into its temp folder, which is uploaded even when the step failed or was killed)
  * and the publish job (no checkout, the downloaded result, the credentials the test gave).
  * The run's log, outputs and summary are both jobs' together (the publish job's outputs win).

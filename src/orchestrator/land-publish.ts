@@ -1,0 +1,248 @@
+/**
+ * The publish side of a landing: the job that holds the write credential and runs nothing of
+ * the repository's or the land coder's. It reads the work job's hand-over (handover.ts) and
+ * the landed merge from its bundle into a bare repository of its own, and re-derives from
+ * the objects what it must trust before it pushes: the merge's parents are the epic head and
+ * the branch head the hand-over names, both on their branches on GitHub; what the merge holds
+ * that neither parent does (the coder's resolution) is only in paths either branch changed
+ * since they parted, passes the perimeter's rules (no gitlink, no link out of the
+ * repository, no protected path without the config's leave) and holds no credential. Then
+ * it pushes with a lease on the epic head — merging again without a work tree when a story
+ * moved it meanwhile — and writes the landing's record; a landing that did not land holds
+ * the epic.
+ */
+import { join } from 'node:path';
+import type { PublishGit } from '../adapters/git/publish-git.js';
+import type { RemoteGit } from '../adapters/git/remote-git.js';
+import { buildLandMessage } from '../core/merge-message.js';
+import { epicBranchName } from '../core/model.js';
+import { publishRefusal } from '../core/publish/checks.js';
+import type { LandHandover } from '../core/publish/handover.js';
+import { DEFAULT_MAX_BUNDLE_BYTES, RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
+import type { LandRecord } from '../core/land/index.js';
+import { commitLinks } from '../engine/story/checks.js';
+import { pushAgainOnMove } from './job-shell.js';
+import {
+  hold,
+  landedRecord,
+  notLanded,
+  saveRecord,
+  type LandJobInput,
+  type PreparedLanding,
+} from './land-job.js';
+import { bareRepository } from './story-publish.js';
+
+/** Landings merged again after the epic branch moved on GitHub, before the epic is held. */
+const MAX_LAND_PUSHES = 3;
+
+export interface LandJobResult {
+  /** The record as written on GitHub. */
+  readonly record: LandRecord;
+}
+
+interface LandPublishInput extends LandJobInput {
+  /** The downloaded artifact: the hand-over and, for a merge, its bundle. */
+  readonly resultDir: string;
+  /** Values of the secrets the publish job holds. */
+  readonly secrets: readonly string[];
+}
+
+/** Writes a landing's hand-over to GitHub: the merge pushed when it passes, the record. */
+export async function publishLandJob(
+  input: LandPublishInput,
+  prepared: PreparedLanding,
+  handover: LandHandover,
+): Promise<LandJobResult> {
+  const { epic } = input;
+  const { store, defaultBranch, started, config } = prepared;
+  const epicBranch = epicBranchName(String(epic));
+  if (handover.land !== input.job) {
+    throw new ResultRefusal(
+      'malformed',
+      `the result record field land is ${JSON.stringify(handover.land)}, expected ${JSON.stringify(input.job)}`,
+    );
+  }
+  let record: LandRecord = {
+    ...started,
+    epicHeadBefore: handover.epicHead,
+    intoHeadBefore: handover.branchHead,
+    conflicts: [...handover.conflicts],
+    failingGates: [...handover.failingGates],
+    rounds: handover.rounds,
+    executors: [...handover.executors],
+    usage: [...handover.usage],
+    notes: [...handover.notes],
+  };
+  const { outcome } = handover;
+  if (outcome.kind === 'failed') record = notLanded(record, outcome.reason);
+  else if (outcome.kind === 'unchanged') record = landedRecord(record, undefined);
+  else {
+    const git = await bareRepository(join(input.tempDir, 'publish.git'), input.repo.botLogin);
+    const remote = input.remote.at(git.gitDir);
+    const heads = await remote.fetch([epicBranch, defaultBranch]);
+    await checkLanding(git, handover, {
+      epicHead: heads.get(epicBranch),
+      intoHead: heads.get(defaultBranch),
+      configPaths: [input.configPath],
+      allowWorkflowChanges: config.allowWorkflowChanges,
+      secrets: input.secrets,
+      bundle: join(input.resultDir, RESULT_FILES.bundle),
+    });
+    const say = (message: string): void =>
+      input.onEvent?.({ at: new Date().toISOString(), kind: 'story', story: input.job, message });
+    record = await pushLanding(git, remote, record, handover, outcome.commit, say);
+  }
+  await saveRecord(store, record);
+  if (record.outcome === 'not-landed') await hold(store, record);
+  return { record };
+}
+
+/** The landed merge on the epic head, made again on a moved head; the record it ends with. */
+async function pushLanding(
+  git: PublishGit,
+  remote: Pick<RemoteGit, 'push' | 'fetch'>,
+  record: LandRecord,
+  handover: LandHandover,
+  landed: string,
+  say: (message: string) => void,
+): Promise<LandRecord> {
+  const epicBranch = record.epicBranch;
+  // The head the last push was made on: the landing's epic head before, as GitHub had it.
+  let onto = handover.epicHead;
+  const out = await pushAgainOnMove(remote, epicBranch, MAX_LAND_PUSHES, async (n) => {
+    const head = n === 1 ? handover.epicHead : (await remote.fetch([epicBranch])).get(epicBranch);
+    if (head === undefined) return { stop: `${epicBranch} was deleted on GitHub while landing` };
+    onto = head;
+    if (head === handover.epicHead) return { push: landed, lease: head };
+    say(`${epicBranch} moved on GitHub; merging the landing again on its new head`);
+    // A story merged meanwhile: its commits join the landing without a work tree.
+    const merged = await git.mergeTree(head, landed);
+    if (!merged.ok) {
+      return {
+        stop: `${epicBranch} moved on GitHub after the landing was made, and it conflicts with the landing: ${merged.conflicts.join(', ')}`,
+      };
+    }
+    const message = buildLandMessage({
+      branch: record.into,
+      epicBranch,
+      chain: record.executors,
+    });
+    return { push: await git.commitTree(merged.tree, [head, landed], message), lease: head };
+  });
+  if (out.kind === 'pushed') {
+    const notes =
+      out.sha === landed
+        ? record.notes
+        : [
+            ...record.notes,
+            `${epicBranch} moved after the work job's gates ran on the landing: merged again on its new head (${out.sha.slice(0, 12)})`,
+          ];
+    say(`${epicBranch} landed: ${out.sha.slice(0, 12)}`);
+    return landedRecord({ ...record, epicHeadBefore: onto, notes }, out.sha);
+  }
+  if (out.kind === 'stopped') return notLanded(record, out.value);
+  return notLanded(
+    record,
+    out.kind === 'refused'
+      ? out.reason
+      : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
+  );
+}
+
+/**
+ * The landed merge read from the bundle and checked from its objects; a merge that fails a
+ * check is refused (`ResultRefusal`) and nothing is pushed.
+ */
+async function checkLanding(
+  git: PublishGit,
+  handover: LandHandover,
+  on: {
+    readonly epicHead: string | undefined;
+    readonly intoHead: string | undefined;
+    readonly configPaths: readonly string[];
+    readonly allowWorkflowChanges: boolean;
+    readonly secrets: readonly string[];
+    readonly bundle: string;
+  },
+): Promise<void> {
+  const { epicHead, branchHead, outcome } = handover;
+  if (outcome.kind !== 'merged') return;
+  const landed = outcome.commit;
+  for (const [field, sha, tip] of [
+    ['epicHead', epicHead, on.epicHead],
+    ['branchHead', branchHead, on.intoHead],
+  ] as const) {
+    if (
+      tip === undefined ||
+      (await git.commitOf(sha)) !== sha ||
+      !(await git.isAncestor(sha, tip))
+    ) {
+      throw new ResultRefusal(
+        'not-descended',
+        `the landing's ${field} ${sha} is not on its branch on GitHub`,
+      );
+    }
+  }
+  await git.dropQuarantine();
+  try {
+    const imported = await git.importBundle(on.bundle, {
+      maxBytes: DEFAULT_MAX_BUNDLE_BYTES,
+      withGated: false,
+    });
+    if (imported.story !== landed) {
+      throw new ResultRefusal(
+        'missing-objects',
+        `the landing's commit ${landed} is not in the result bundle`,
+        [`the bundle holds ${imported.story}`],
+      );
+    }
+    const parents = await git.parentsOf(landed);
+    if (parents.join(' ') !== `${epicHead} ${branchHead}`) {
+      throw new ResultRefusal(
+        'malformed',
+        `the landing's commit ${landed} is not the merge of the branch head into the epic head`,
+        [`its parents: ${parents.join(', ') || 'none'}`, `expected: ${epicHead}, ${branchHead}`],
+      );
+    }
+    // What the merge holds that neither parent does: the coder's resolution.
+    const fromBranch = new Set((await git.changedPaths(branchHead, landed)).map((c) => c.path));
+    const resolved = (await git.changedPaths(epicHead, landed)).filter((c) =>
+      fromBranch.has(c.path),
+    );
+    if (resolved.length === 0) return;
+    const base = await git.mergeBase(epicHead, branchHead);
+    const within = new Set(
+      base === null
+        ? []
+        : [
+            ...(await git.changedPaths(base, epicHead)),
+            ...(await git.changedPaths(base, branchHead)),
+          ].map((c) => c.path),
+    );
+    const outside = resolved.filter((c) => !within.has(c.path)).map((c) => c.path);
+    if (outside.length > 0) {
+      throw new ResultRefusal(
+        'perimeter',
+        `${handover.land} changes paths neither branch changed since they parted`,
+        outside,
+      );
+    }
+    const paths = resolved.map((c) => c.path);
+    const diff = await git.diff(epicHead, landed, paths);
+    const refusal = publishRefusal({
+      story: { id: handover.land, owns: paths, reads: [], testsChange: true },
+      subject: handover.land,
+      configPaths: on.configPaths,
+      allowWorkflowChanges: on.allowWorkflowChanges,
+      changes: resolved,
+      links: await commitLinks(git, landed, resolved),
+      diff,
+      // The resolution is scanned as one commit: what the merge adds that neither branch had.
+      commits: [{ sha: landed, message: '', patch: diff }],
+      secrets: on.secrets,
+    });
+    if (refusal !== null) throw refusal;
+  } finally {
+    await git.dropQuarantine();
+  }
+}

@@ -6,8 +6,9 @@
  * `createNodeMiddleware`, with probot's throttling and retry plugins as in production,
  * except that their waits (writes 1 s apart, notifying writes 3 s apart, `retry-after`,
  * `x-ratelimit-reset`) are sleeps on the double's `auto` clock, relayed over IPC. Story jobs
- * are simulated in this process: each dispatched run waits for a runner (15 s) and for its
- * agent (5 minutes) on the same clock; then, with an installation token it mints itself
+ * are simulated in this process: each dispatched run waits for a runner (15 s), for its
+ * agent (5 minutes) and for a second runner (its publish job) on the same clock; then, with
+ * an installation token it mints itself
  * from the App's key (as the Action does), it writes what a story job writes (story branch,
  * a commit, the merge into the epic branch with its trailer, its record), makes the
  * orchestrator's decision the Action makes after a story (`handleEpicEvent` on its own run)
@@ -260,6 +261,8 @@ async function storyJob(
     gh.act.startWorkflowRun(d.runId);
     const atStart = await recordOf(gh, epic, story);
     await gh.clock.sleep(AGENT_MS, actor);
+    // The story's second job (the publish job, `needs: work`) waits for a runner of its own.
+    await gh.clock.sleep(RUNNER_PICKUP_MS, actor);
     const tokens = await appTokens({
       appId: String(APP_ID),
       privateKey: w.privateKey,

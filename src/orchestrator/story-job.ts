@@ -98,6 +98,8 @@ export interface PreparedStory {
   readonly store: GitHubStateStore;
   /** Blob sha of the record as read: the compare-and-swap token of the final write. */
   readonly priorSha: string;
+  /** The shared roster as the view read it (null: none yet), with its blob sha. */
+  readonly roster: { readonly value: unknown; readonly sha: string } | null;
 }
 
 /**
@@ -139,7 +141,14 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       `story ${story.id} passed the staleness check without a record`,
     );
   }
-  return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha };
+  const roster =
+    view.rosterDoc === undefined
+      ? null
+      : {
+          value: store.parseJson<unknown>(ROSTER_DOC, view.rosterDoc.text),
+          sha: view.rosterDoc.sha,
+        };
+  return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha, roster };
 }
 
 /**
@@ -347,8 +356,8 @@ export async function runStoryJob(
 
   const scratch = new FileStateStore(join(input.tempDir, 'epicflow', epic, 'state'));
   await scratch.writeStory(prior);
-  const shared = await prepared.store.readJson<unknown>(ROSTER_DOC);
-  await scratch.writeJson('roster.json', startingRoster(shared?.value ?? null));
+  // The shared roster as the job's view read it: no second read.
+  await scratch.writeJson('roster.json', startingRoster(prepared.roster?.value ?? null));
 
   const worktrees = join(input.tempDir, 'epicflow', epic, 'worktrees');
   const handOver = async (record: StoryRecord, localEpic: string): Promise<ResultRecord> => {

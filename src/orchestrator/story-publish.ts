@@ -83,11 +83,15 @@ async function saveRecord(
 }
 
 /**
- * Merges the work job's roster into the shared one with a compare-and-swap; another job's
- * write meanwhile means read, merge and write again. Nothing new: nothing written.
+ * Merges the work job's roster into the shared one with a compare-and-swap on the roster as
+ * the publish job's view read it (`shared`); another job's write meanwhile means read, merge
+ * and write again. Nothing new: nothing written.
  */
-async function saveRoster(store: GitHubStateStore, ours: unknown): Promise<void> {
-  const shared = await store.readJson<unknown>(ROSTER_DOC);
+async function saveRoster(
+  store: GitHubStateStore,
+  ours: unknown,
+  shared: PreparedStory['roster'],
+): Promise<void> {
   const mine = startingRoster(ours);
   const merged = mergeRoster(shared?.value ?? null, mine);
   if (shared !== null && JSON.stringify(merged) === JSON.stringify(shared.value)) return;
@@ -298,7 +302,7 @@ export async function publishStoryJob(
     if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
   }
   const saved = await saveRecord(store, record, prepared.priorSha);
-  await saveRoster(store, result.roster);
+  await saveRoster(store, result.roster, prepared.roster);
   return {
     record: saved,
     gates,

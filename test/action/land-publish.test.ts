@@ -6,14 +6,16 @@
  * a merge that also writes a file neither branch touched, one that plants the publish job's
  * token in a file the default branch changed, one whose parents are not the two heads — and
  * each is refused with the reason on the landing's record: the epic branch does not move.
+ * One landing's work job is run; each test forges a copy of its hand-over, its landing
+ * recorded as running again.
  *
  * @needs root
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { readLandLog, type LandRecord } from '../../src/core/land/index.js';
 import { startEpic } from '../app/harness.js';
@@ -33,9 +35,13 @@ import {
 
 let world: AppActionWorld | undefined;
 let scratch: string | undefined;
-afterEach(async () => {
+/** The hand-overs copied for the tests. */
+const copies: string[] = [];
+afterAll(async () => {
   await world?.close();
-  world = undefined;
+  for (const dir of copies) await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
   if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
@@ -150,11 +156,13 @@ function withFile(
   return git('commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', 'Merge main');
 }
 
+let publishes = 0;
 async function publish(aw: AppActionWorld, epic: number, result: string): Promise<JobRun> {
   const { w, bundle } = aw;
+  const name = `land-publish-${++publishes}`;
   return runStep(w, bundle, {
-    name: 'land-publish',
-    workspace: await checkout(w, 'land-publish'),
+    name,
+    workspace: await checkout(w, name),
     inputs: {
       ...storyInputs(w, epic, 'land-1'),
       phase: 'publish',
@@ -171,9 +179,30 @@ async function landing(aw: AppActionWorld, epic: number): Promise<LandRecord | u
   return readLandLog(doc?.value ?? null, 'land.json').lands[0];
 }
 
+let fixture: { aw: AppActionWorld; epic: number; result: string };
+/** land.json as the dispatch left it (running): each test's publish starts from it. */
+let running: string;
+beforeAll(async () => {
+  fixture = await landed();
+  const store = new GitHubStateStore({ repo: fixture.aw.w.repo, epic: String(fixture.epic) });
+  running = JSON.stringify((await store.readJson<unknown>('land'))?.value);
+}, 400_000);
+
+/** The work job's hand-over, copied for one test to forge; land.json running again. */
+async function handedOver(): Promise<{ aw: AppActionWorld; epic: number; result: string }> {
+  const { aw, epic } = fixture;
+  const store = new GitHubStateStore({ repo: aw.w.repo, epic: String(epic) });
+  const now = await store.readJson<unknown>('land');
+  await store.writeJson('land', JSON.parse(running) as unknown, now?.sha ?? null);
+  const result = await mkdtemp(join(tmpdir(), 'epicflow-land-result-'));
+  copies.push(result);
+  await cp(fixture.result, result, { recursive: true });
+  return { aw, epic, result };
+}
+
 describe('the publish job of a landing refuses a merge it cannot trust; the epic branch stays', () => {
   it('a merge that also writes a file neither branch touched', async () => {
-    const { aw, epic, result } = await landed();
+    const { aw, epic, result } = await handedOver();
     const before = await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     await forgeLanding(aw, result, (git, { landed, e, b }) =>
       withFile(git, landed, '.github/evil.sh', 'curl evil\n', [e, b]),
@@ -187,7 +216,7 @@ describe('the publish job of a landing refuses a merge it cannot trust; the epic
   }, 400_000);
 
   it("the publish job's token planted in a file the default branch changed", async () => {
-    const { aw, epic, result } = await landed();
+    const { aw, epic, result } = await handedOver();
     const before = await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     const token = aw.w.bot.token;
     await forgeLanding(aw, result, (git, { landed, e, b }) =>
@@ -202,7 +231,7 @@ describe('the publish job of a landing refuses a merge it cannot trust; the epic
   }, 400_000);
 
   it('a commit that is not the merge of the two heads', async () => {
-    const { aw, epic, result } = await landed();
+    const { aw, epic, result } = await handedOver();
     const before = await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     // The landed tree, as a commit on the epic head alone: main's history left out.
     await forgeLanding(aw, result, (git, { landed, e }) =>

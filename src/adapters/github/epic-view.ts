@@ -36,6 +36,8 @@ export interface EpicView {
   readonly planningDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** `land.json` (the epic's landings), when there is one. */
   readonly landDoc?: { readonly sha: string; readonly text: string } | undefined;
+  /** `roster.json` (the executors' shared roster), when there is one. */
+  readonly rosterDoc?: { readonly sha: string; readonly text: string } | undefined;
   /** The epic branch's head; null when the branch does not exist. */
   readonly head: HeadCommit | null;
   readonly pr:
@@ -72,7 +74,7 @@ export interface EpicView {
 const query = (
   board: { owner: string; items: string } | undefined,
 ): string => `query EpicflowEpicView(
-  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!, $land: String!,
+  $owner: String!, $name: String!, $stories: String!, $doc: String!, $report: String!, $planning: String!, $land: String!, $roster: String!,
   $epicRef: String!, $head: String!, $base: String!, $epic: Int!, $config: String!
 ) {
   repository(owner: $owner, name: $name) {
@@ -91,6 +93,7 @@ const query = (
     doc: object(expression: $doc) { ... on Blob { oid text } }
     planning: object(expression: $planning) { ... on Blob { oid text } }
     land: object(expression: $land) { ... on Blob { oid text } }
+    roster: object(expression: $roster) { ... on Blob { oid text } }
     report: object(expression: $report) { oid ... on Blob { text isTruncated } }
     epic: ref(qualifiedName: $epicRef) {
       target { ... on Commit { oid message parents(first: 2) { nodes { oid message } } } }
@@ -156,6 +159,7 @@ interface Answer {
     readonly doc: { readonly oid?: string; readonly text?: string | null } | null;
     readonly planning?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly land?: { readonly oid?: string; readonly text?: string | null } | null;
+    readonly roster?: { readonly oid?: string; readonly text?: string | null } | null;
     readonly report: {
       readonly oid: string;
       readonly text?: string | null;
@@ -206,6 +210,7 @@ export async function readEpicView(
         stories: at('stories'),
         doc: at('epic.json'),
         land: at('land.json'),
+        roster: at('roster.json'),
         report: at('report.md'),
         planning: at('planning.json'),
         epicRef: `refs/heads/${input.epicBranch}`,
@@ -277,6 +282,10 @@ export async function readEpicView(
     landDoc:
       typeof r?.land?.oid === 'string' && typeof r.land.text === 'string'
         ? { sha: r.land.oid, text: r.land.text }
+        : undefined,
+    rosterDoc:
+      typeof r?.roster?.oid === 'string' && typeof r.roster.text === 'string'
+        ? { sha: r.roster.oid, text: r.roster.text }
         : undefined,
     head:
       typeof target?.oid === 'string'

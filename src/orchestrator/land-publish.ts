@@ -75,22 +75,34 @@ export async function publishLandJob(
   };
   const { outcome } = handover;
   if (outcome.kind === 'failed') record = notLanded(record, outcome.reason);
-  else if (outcome.kind === 'unchanged') record = landedRecord(record, undefined);
   else {
     const git = await bareRepository(join(input.tempDir, 'publish.git'), input.repo.botLogin);
     const remote = input.remote.at(git.gitDir);
     const heads = await remote.fetch([epicBranch, defaultBranch]);
-    await checkLanding(git, handover, {
-      epicHead: heads.get(epicBranch),
-      intoHead: heads.get(defaultBranch),
-      configPaths: [input.configPath],
-      allowWorkflowChanges: config.allowWorkflowChanges,
-      secrets: input.secrets,
-      bundle: join(input.resultDir, RESULT_FILES.bundle),
-    });
-    const say = (message: string): void =>
-      input.onEvent?.({ at: new Date().toISOString(), kind: 'story', story: input.job, message });
-    record = await pushLanding(git, remote, record, handover, outcome.commit, say);
+    if (outcome.kind === 'unchanged') {
+      // Nothing to land is a claim about GitHub's branches: the epic holds the branch head.
+      const tip = heads.get(epicBranch);
+      const known = (await git.commitOf(handover.branchHead)) === handover.branchHead;
+      if (tip === undefined || !known || !(await git.isAncestor(handover.branchHead, tip))) {
+        throw new ResultRefusal(
+          'not-descended',
+          `the landing says ${epicBranch} holds ${defaultBranch} at ${handover.branchHead} already, and it does not`,
+        );
+      }
+      record = landedRecord(record, undefined);
+    } else {
+      await checkLanding(git, handover, {
+        epicHead: heads.get(epicBranch),
+        intoHead: heads.get(defaultBranch),
+        configPaths: [input.configPath],
+        allowWorkflowChanges: config.allowWorkflowChanges,
+        secrets: input.secrets,
+        bundle: join(input.resultDir, RESULT_FILES.bundle),
+      });
+      const say = (message: string): void =>
+        input.onEvent?.({ at: new Date().toISOString(), kind: 'story', story: input.job, message });
+      record = await pushLanding(git, remote, record, handover, outcome.commit, say);
+    }
   }
   await saveRecord(store, record);
   if (record.outcome === 'not-landed') await hold(store, record);

@@ -243,4 +243,18 @@ describe('the publish job of a landing refuses a merge it cannot trust; the epic
     expect(await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
     expect(await landing(aw, epic)).toMatchObject({ outcome: 'not-landed' });
   }, 400_000);
+  it('a landing that says there was nothing to land while the epic lacks the default branch', async () => {
+    const { aw, epic, result } = await handedOver();
+    const before = await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+    const file = join(result, 'result.json');
+    const handover = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...handover, outcome: { kind: 'unchanged' } }));
+    const job = await publish(aw, epic, result);
+    expect(job.code).not.toBe(0);
+    expect(job.summary).toMatch(
+      /the landing says epic\/\d+ holds main at [0-9a-f]{40} already, and it does not/,
+    );
+    expect(await aw.app.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+    expect(await landing(aw, epic)).toMatchObject({ outcome: 'not-landed' });
+  }, 400_000);
 });

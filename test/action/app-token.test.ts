@@ -9,10 +9,10 @@
  * @needs root
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freshAppKey } from '../support/app-key.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import {
   CODER,
@@ -35,15 +35,6 @@ const APP_ID = 777;
 /** How long the coder of the refresh test works: longer than a token lives. */
 const TOKEN_LIFETIME_MS = 8000;
 const CODER_MS = TOKEN_LIFETIME_MS + 1000;
-
-function rsaKey(): { pkcs1: string; pkcs8: string } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    // GitHub hands out App keys in PKCS#1 ("BEGIN RSA PRIVATE KEY").
-    pkcs1: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    pkcs8: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-}
 
 /** The inputs of the story workflow with the App's credentials instead of a token. */
 function appInputs(
@@ -116,7 +107,7 @@ describe('story mode with app-id and app-private-key', () => {
 
   it('mints an installation token, merges and records the story, and the agent sees neither the key nor a token', async () => {
     w = await startWorld();
-    const key = rsaKey();
+    const key = freshAppKey();
     w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });
     const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]));
     const workspace = await checkout(w, 'cart');
@@ -155,7 +146,7 @@ describe('story mode with app-id and app-private-key', () => {
   it('a story whose agent outlives a token: the work job holds none, the publish job mints its own, pushes and records', async () => {
     w = await startWorld({ config: slowConfig });
     await writeFile(join(w.dir, 'slow-coder.mjs'), SLOW_CODER);
-    const key = rsaKey();
+    const key = freshAppKey();
     w.gh.seed.app({
       id: APP_ID,
       slug: 'epicflow',
@@ -194,7 +185,7 @@ describe('the action refuses bad App credentials clearly, and changes nothing', 
   let key: { pkcs1: string; pkcs8: string };
   beforeAll(async () => {
     w = await startWorld();
-    key = rsaKey();
+    key = freshAppKey();
     w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });
     epic = await startEpic(w, planBody([{ id: 'cart' }]));
   });
@@ -270,7 +261,7 @@ describe('the action refuses bad App credentials clearly, and changes nothing', 
   });
 
   it("another App's key: GitHub refuses the JWT, the summary says to check the pair", async () => {
-    const summary = await refused('wrong-key', appInputs(w, epic, 'cart', rsaKey().pkcs1));
+    const summary = await refused('wrong-key', appInputs(w, epic, 'cart', freshAppKey().pkcs1));
     expect(summary).toContain(`cannot find the installation for App ${APP_ID} on ${OWNER}/${REPO}`);
     expect(summary).toContain('check that app-private-key belongs to app-id');
   });

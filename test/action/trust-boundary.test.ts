@@ -11,9 +11,9 @@
  *
  * @needs root
  */
+import { freshAppKey } from '../support/app-key.js';
 import { agentScript } from './support/agents.js';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -88,14 +88,6 @@ async function thiefWorld(): Promise<{ runnerHome: string }> {
   });
   await chmod(runnerHome, 0o700);
   return { runnerHome };
-}
-
-function rsaKey(): { pkcs1: string; pkcs8: string } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    pkcs1: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    pkcs8: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
 }
 
 /** Every credential of the job, in the forms it could leak in. */
@@ -196,7 +188,7 @@ describe('a prompt-injected agent in a story job', () => {
   }, 360_000);
 
   it("with the App's private key: finds neither the key nor a minted token", async () => {
-    const key = rsaKey();
+    const key = freshAppKey();
     let pem = '';
     const { loot, everything } = await steal((epic) => {
       w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });

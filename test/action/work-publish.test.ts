@@ -15,13 +15,13 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freshAppKey } from '../support/app-key.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { agentScript } from './support/agents.js';
 import { sudoer, type RunnerUser } from './support/runner-users.js';
@@ -152,14 +152,6 @@ async function filesHolding(dir: string, secrets: readonly string[]): Promise<st
   return out;
 }
 
-function rsaKey(): { pkcs1: string; pkcs8: string } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    pkcs1: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    pkcs8: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-}
-
 type Mode = { readonly runner: 'root' | 'sudo'; readonly credentials: 'token' | 'app' };
 
 interface Attacked {
@@ -186,7 +178,7 @@ async function attack(mode: Mode): Promise<Attacked> {
   const epic = await startEpic(w, planBody([{ id: 'nest' }, { id: 'cart' }]));
   let key: { pkcs1: string; pkcs8: string } | undefined;
   if (mode.credentials === 'app') {
-    key = rsaKey();
+    key = freshAppKey();
     w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });
   }
   const pemLines = (key?.pkcs1 ?? '')

@@ -31,3 +31,15 @@ export function testAppKey(): string {
   }
   return pem;
 }
+
+/**
+ * A key of the test's own, in both forms an App key comes in: GitHub hands out PKCS#1
+ * ("BEGIN RSA PRIVATE KEY"); the action also takes PKCS#8. Each call makes a new one.
+ */
+export function freshAppKey(): { pkcs1: string; pkcs8: string } {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    pkcs1: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+    pkcs8: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}

@@ -29,6 +29,7 @@ const DEFAULTS = {
   timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000, silenceMs: 15 * 60_000 },
   retries: { transient: 3, backoffMs: 2000 },
   labels: { epic: 'epic' },
+  issueTools: { labels: [], assignees: [] },
   allowWorkflowChanges: false,
   prices: {},
   planner: { maxStories: 30, repairRounds: 2, subIssues: false },
@@ -61,6 +62,7 @@ retries: { transient: 3, backoff: 2s }   # transient faults of a turn, per story
 budget: { usd: 50, tokens: 20000000 }    # optional: halt (not fail) when passed
 board: { project: "https://github.com/orgs/acme/projects/7" }   # optional
 labels: { epic: epic }
+issueTools: { labels: [needs-docs], assignees: [octocat] }   # what a coder may ask for on its sub-issue
 allowWorkflowChanges: false
 prompt: { startingCode: { budget: 20000, perFile: 4000 } }   # the code a first turn is shown
 `;
@@ -111,6 +113,7 @@ describe('parseConfig', () => {
       budget: { usd: 50, tokens: 20_000_000 },
       board: { project: 'https://github.com/orgs/acme/projects/7' },
       labels: { epic: 'epic' },
+      issueTools: { labels: ['needs-docs'], assignees: ['octocat'] },
       allowWorkflowChanges: false,
       prices: {},
       planner: { maxStories: 30, repairRounds: 2, subIssues: false },

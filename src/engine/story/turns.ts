@@ -20,6 +20,7 @@ import {
   decideIssueRequests,
   INTERRUPTED,
   mergeIssueRequests,
+  noIssueRequests,
   parseIssueRequests,
   parseClaims,
   parseFindings,
@@ -209,8 +210,9 @@ export async function coderTurn(
   const asked = result.outcome === 'ok' ? parseIssueRequests(result.finalMessage) : undefined;
   if (asked !== undefined) {
     const { allowed, dropped } = decideIssueRequests(asked, ctx.config.issueTools);
+    const kept = mergeIssueRequests(rec.record.issueRequests, allowed);
     await rec.save({
-      issueRequests: mergeIssueRequests(rec.record.issueRequests, allowed),
+      ...(noIssueRequests(kept) ? {} : { issueRequests: kept }),
       notes: [...rec.record.notes, ...dropped],
     });
     for (const note of dropped) ctx.emit('story', `warning: ${note}`, story.id);

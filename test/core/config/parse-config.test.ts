@@ -121,6 +121,22 @@ describe('parseConfig', () => {
     });
   });
 
+  it('refuses the epic label among the labels a coder may ask for, in any case', () => {
+    expect(problems('issueTools: { labels: [needs-docs, Epic] }')).toEqual([
+      'issueTools.labels[1]: expected a label other than the epic label "epic" (an issue with it becomes an epic), got "Epic"',
+    ]);
+    expect(
+      problems('labels: { epic: run-me }\nissueTools: { labels: [run-me], assignees: [7] }'),
+    ).toEqual([
+      'issueTools.labels[0]: expected a label other than the epic label "run-me" (an issue with it becomes an epic), got "run-me"',
+      'issueTools.assignees[0]: expected a GitHub login, got 7',
+    ]);
+    expect(parseConfig('issueTools: { labels: [epic-docs] }', 'c.yml').issueTools).toEqual({
+      labels: ['epic-docs'],
+      assignees: [],
+    });
+  });
+
   it('reads the retries of transient faults: none at all, or a short backoff in seconds', () => {
     expect(parseConfig('retries: { transient: 0 }', 'c.yml').retries).toEqual({
       transient: 0,

@@ -164,6 +164,18 @@ export interface StoryRecord {
   readonly retroNote?: string;
   /** Every review and judge round of the story, in order (its findings log is made of them). */
   readonly evaluations?: readonly Evaluation[];
+  /**
+   * What the coder asked for on the story's sub-issue that `issueTools` allows; the publish
+   * job decides again from its own configuration and applies it (`core/story/issue-requests.ts`).
+   */
+  readonly issueRequests?: IssueRequests;
+}
+
+/** Labels and assignees a coder asked for on its story's sub-issue. */
+export interface IssueRequests {
+  readonly addLabels: readonly string[];
+  readonly removeLabels: readonly string[];
+  readonly assignees: readonly string[];
 }
 
 /** One review or judge round as a decision tells it (`Evaluation` without the attempt). */

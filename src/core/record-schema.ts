@@ -108,6 +108,13 @@ export const StoryRecordSchema = z.object({
       }),
     )
     .exactOptional(),
+  issueRequests: z
+    .strictObject({
+      addLabels: z.array(z.string().min(1).max(50)).max(100),
+      removeLabels: z.array(z.string().min(1).max(50)).max(100),
+      assignees: z.array(z.string().min(1).max(50)).max(100),
+    })
+    .exactOptional(),
 });
 
 /** Compile-time check that what the schema accepts is a StoryRecord. */

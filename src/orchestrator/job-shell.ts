@@ -198,7 +198,19 @@ export function composedFrom(
 
 /** The epic's plan as every decision reads it (sub-issues included); an invalid one refuses. */
 export async function jobPlan(input: JobOpening, opened: OpenedJob): Promise<Plan> {
-  const { repo, epic } = input;
+  return (await jobPlanWithIssues(input, opened)).plan;
+}
+
+/**
+ * The plan as `jobPlan` reads it, with each story's sub-issue number (a story without one is
+ * missing), found as a decision finds them through `repo` (the epic's owner counts as ours).
+ */
+export async function jobPlanWithIssues(
+  input: JobOpening,
+  opened: OpenedJob,
+  repo: GitHubRepo = input.repo,
+): Promise<{ plan: Plan; subIssues: Readonly<Record<string, number>> }> {
+  const { epic } = input;
   const load = await loadPlan(repo, { number: epic, body: opened.issue.body }, opened.config, {
     subIssues: opened.issue.subIssues,
     configFile: input.configPath,
@@ -208,7 +220,10 @@ export async function jobPlan(input: JobOpening, opened: OpenedJob): Promise<Pla
       details: load.violations.map((v) => `${v.code}: ${v.message}`),
     });
   }
-  return load.plan;
+  const subIssues = Object.fromEntries(
+    Object.entries(load.subIssues).map(([id, s]) => [id, s.number]),
+  );
+  return { plan: load.plan, subIssues };
 }
 
 /** What one round of a job makes: a commit to push (with a lease on the head it was made on), or a stop. */

@@ -28,9 +28,9 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { composedFrom, configAt, jobPlan, openJob, type JobInput } from './job-shell.js';
+import { composedFrom, configAt, jobPlanWithIssues, openJob, type JobInput } from './job-shell.js';
 import { expectBoard } from './load.js';
-import { epicDocOf } from './owner.js';
+import { epicDocOf, epicRepo } from './owner.js';
 import {
   botCommitIdentity,
   jobStaleness,
@@ -100,6 +100,10 @@ export interface PreparedStory {
   readonly priorSha: string;
   /** The shared roster as the view read it (null: none yet), with its blob sha. */
   readonly roster: { readonly value: unknown; readonly sha: string } | null;
+  /** The repository as a decision writes to the epic (its owner's login counts as ours). */
+  readonly repo: GitHubRepo;
+  /** The story's own sub-issue, as the plan's load found it (undefined: it has none). */
+  readonly subIssue: number | undefined;
 }
 
 /**
@@ -107,13 +111,14 @@ export interface PreparedStory {
  * id in one GraphQL request; refuses clearly on any mismatch.
  */
 export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
-  const { repo, epic } = input;
+  const { epic } = input;
   const opened = await openJob(input);
   const { config, view, store } = opened;
   requireCoder(config, input.configPath);
   // The decision after the story (`reconcileAfter`) then reads the board with its view.
-  expectBoard(repo, config);
-  const approved = await jobPlan(input, opened);
+  expectBoard(input.repo, config);
+  const repo = epicRepo(input.repo, epicDocOf(store, view));
+  const { plan: approved, subIssues } = await jobPlanWithIssues(input, opened, repo);
   // Review rounds' `review-<n>` stories join the plan (approval is of the plan's own).
   const plan = withReviewStories(approved, epicDocOf(store, view)?.review);
   const story = plan.stories.find((s) => s.id === input.story);
@@ -148,7 +153,18 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
           value: store.parseJson<unknown>(ROSTER_DOC, view.rosterDoc.text),
           sha: view.rosterDoc.sha,
         };
-  return { config, left: opened.left, plan, story, prior, store, priorSha: file.sha, roster };
+  return {
+    config,
+    left: opened.left,
+    plan,
+    story,
+    prior,
+    store,
+    priorSha: file.sha,
+    roster,
+    repo,
+    subIssue: subIssues[story.id],
+  };
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   type ResultRecord,
 } from '../core/publish/result.js';
 import { mergeRoster, ROSTER_DOC, startingRoster } from '../core/roster/sync.js';
+import { applyIssueRequests } from './issue-requests.js';
 import { isDone, mergeResult, readResult, type PublishInput } from './publish-result.js';
 import type { GateLog, PreparedStory } from './story-job.js';
 
@@ -301,6 +302,14 @@ export async function publishStoryJob(
     }
     if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
   }
+  // The coder's label and assignee requests, decided again here, on the story's sub-issue only.
+  record = await applyIssueRequests(
+    prepared.repo,
+    config.issueTools,
+    prepared.subIssue,
+    record,
+    say,
+  );
   const saved = await saveRecord(store, record, prepared.priorSha);
   await saveRoster(store, result.roster, prepared.roster);
   return {

@@ -804,6 +804,7 @@ export class Double {
       state: 'open',
       stateReason: null,
       labels: [],
+      assignees: [],
       author: author.login,
       createdAt: t,
       updatedAt: t,

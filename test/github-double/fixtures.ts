@@ -191,8 +191,8 @@ export class Fixtures {
         const l = repo.labels.get(name.toLowerCase());
         return l ? [this.label(repo, l)] : [];
       }),
-      assignee: null,
-      assignees: [],
+      assignee: i.assignees[0] === undefined ? null : this.user(users(i.assignees[0])),
+      assignees: i.assignees.map((login) => this.user(users(login))),
       milestone: null,
       locked: false,
       active_lock_reason: null,

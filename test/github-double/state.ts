@@ -45,6 +45,8 @@ export interface IssueRec {
   state: 'open' | 'closed';
   stateReason: 'completed' | 'not_planned' | 'reopened' | 'duplicate' | null;
   labels: string[];
+  /** Logins assigned, in the order they were added. */
+  assignees: string[];
   readonly author: string;
   readonly createdAt: string;
   updatedAt: string;

@@ -19,6 +19,7 @@ import { Dependencies } from './resources/dependencies.js';
 import { History } from './resources/history.js';
 import { Issues } from './resources/issues.js';
 import { IssueBodies } from './resources/issue-body.js';
+import { IssueTools } from './resources/issue-tools.js';
 import { Permissions } from './resources/permissions.js';
 import { Pulls } from './resources/pulls.js';
 import { Reviews } from './resources/reviews.js';
@@ -65,6 +66,7 @@ export class GitHubRepo implements RepoScope {
   private readonly comments = new Comments(this);
   private readonly issues = new Issues(this);
   private readonly issueBodies = new IssueBodies(this);
+  private readonly issueTools = new IssueTools(this);
   private readonly dependencies = new Dependencies(this);
   private readonly branches = new Branches(this);
   private readonly contents = new Contents(this);
@@ -166,6 +168,12 @@ export class GitHubRepo implements RepoScope {
   // resources/issue-body.ts
   readonly ensureIssueBody: IssueBodies['ensureIssueBody'] = (...a) =>
     this.issueBodies.ensureIssueBody(...a);
+
+  // resources/issue-tools.ts
+  readonly ensureIssueLabels: IssueTools['ensureIssueLabels'] = (...a) =>
+    this.issueTools.ensureIssueLabels(...a);
+  readonly ensureAssignees: IssueTools['ensureAssignees'] = (...a) =>
+    this.issueTools.ensureAssignees(...a);
 
   // resources/dependencies.ts
   readonly ensureBlockedBy: Dependencies['ensureBlockedBy'] = (...a) =>

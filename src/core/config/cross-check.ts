@@ -1,8 +1,8 @@
 /**
  * The configuration's checks that span fields (the schema in schema.ts checks each
  * field alone): unique executor ids, a coder among the executors, a judge that names an
- * executor with role judge, a `command` only with harness command, and the variables
- * an executor's env may not set.
+ * executor with role judge, a `command` only with harness command, the variables
+ * an executor's env may not set, and no epic label among those a coder may ask for.
  */
 import type { z } from 'zod';
 import { envValueProblem, isGithubTokenName } from './env.js';
@@ -55,6 +55,26 @@ export function crossCheck(config: unknown, ctx: Ctx): void {
     }
   }
   if (isRecord(config.review)) checkReview(config.review, enabled, rolesOf, ctx);
+  checkIssueTools(config, ctx);
+}
+
+/**
+ * A coder may never be let put the epic label on its sub-issue: an issue with it is an epic,
+ * and epicflow would start running it.
+ */
+function checkIssueTools(config: Record<string, unknown>, ctx: Ctx): void {
+  if (!isRecord(config.issueTools) || !Array.isArray(config.issueTools.labels)) return;
+  const epic =
+    isRecord(config.labels) && typeof config.labels.epic === 'string' ? config.labels.epic : 'epic';
+  config.issueTools.labels.forEach((label, i) => {
+    if (typeof label === 'string' && label.toLowerCase() === epic.toLowerCase()) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['issueTools', 'labels', i],
+        message: `expected a label other than the epic label "${epic}" (an issue with it becomes an epic), got "${label}"`,
+      });
+    }
+  });
 }
 
 /**

@@ -293,6 +293,25 @@ const ConfigObject = mapping(
     )
       .prefault({})
       .describe('Label names.'),
+    issueTools: mapping(
+      {
+        labels: z
+          .array(nonEmptyString('a label name'), expecting('a list of label names'))
+          .default([])
+          .describe(
+            "Labels a story's coder may ask to add to or remove from the story's own sub-issue.",
+          ),
+        assignees: z
+          .array(nonEmptyString('a GitHub login'), expecting('a list of GitHub logins'))
+          .default([])
+          .describe("Logins a story's coder may ask to assign to the story's own sub-issue."),
+      },
+      'a mapping with labels and assignees',
+    )
+      .prefault({})
+      .describe(
+        "GitHub: what a story's coder may ask for on its sub-issue (empty lists: nothing; the publish job applies it).",
+      ),
     allowWorkflowChanges: z
       .boolean(expecting('true or false'))
       .default(false)

@@ -98,6 +98,8 @@ export interface EpicflowConfig {
   readonly budget?: { readonly usd?: number; readonly tokens?: number };
   readonly board?: { readonly project: string };
   readonly labels: { readonly epic: string };
+  /** GitHub: labels and assignees a coder may ask for on its story's sub-issue (empty: none). */
+  readonly issueTools: IssueToolsConfig;
   readonly allowWorkflowChanges: boolean;
   /** Price overrides keyed by model name, merged over the shipped price table. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
@@ -105,6 +107,13 @@ export interface EpicflowConfig {
   readonly planner: PlannerConfig;
   /** What the coder's prompt shows besides the story. */
   readonly prompt: PromptConfig;
+}
+
+export interface IssueToolsConfig {
+  /** Label names a coder may ask to add or remove (compared without case). */
+  readonly labels: readonly string[];
+  /** Logins a coder may ask to assign (compared without case, without `@`). */
+  readonly assignees: readonly string[];
 }
 
 export interface PromptConfig {

@@ -3,6 +3,7 @@
  * plan file: it is data, quoted as the task after cleaning, never instructions
  * to epicflow itself.
  */
+import type { IssueToolsConfig } from '../config/types.js';
 import type { Plan, Revision, Story } from '../model.js';
 import { bullets, capBytes, cleanText, oneLine, quote, tail } from './clean.js';
 import { relationOf } from './relations.js';
@@ -58,6 +59,24 @@ interface CoderPromptInput {
   readonly tasks?: readonly string[] | undefined;
   /** The findings a judge deferred, which this follow-up round closes (`/resume deferred`). */
   readonly followUp?: readonly string[] | undefined;
+  /** Labels and logins the coder may ask for on its sub-issue (`issueTools`); empty: say nothing. */
+  readonly issueTools?: IssueToolsConfig | undefined;
+}
+
+/** How to ask for labels and assignees on the story's sub-issue, when the repository allows any. */
+function issueToolsRule(tools: IssueToolsConfig | undefined): string[] {
+  if (tools === undefined || (tools.labels.length === 0 && tools.assignees.length === 0)) return [];
+  const lines = [
+    ...(tools.labels.length === 0
+      ? []
+      : [`\`add-label: <name>\` or \`remove-label: <name>\` (labels: ${tools.labels.join(', ')})`]),
+    ...(tools.assignees.length === 0
+      ? []
+      : [`\`assign: <login>\` (logins: ${tools.assignees.join(', ')})`]),
+  ];
+  return [
+    `For your story's issue you may end your reply with lines ${lines.join('; ')}. Anything else is ignored; they are applied once the story is merged.`,
+  ];
 }
 
 /** The follow-up round over deferred findings: the story is merged; these are left to close. */
@@ -260,6 +279,7 @@ export function buildCoderPrompt(input: CoderPromptInput): string {
         : 'Leave existing tests as they are: do not change, delete, skip or focus them, or mock what they test. Add new tests in new files, or at the end of an existing file.',
       'Only when you need work that another story owns, end your reply with one last line ' +
         '`BLOCKED_ON: <what, which path>`. Tooling, dependencies and missing context are never a reason to stop.',
+      ...issueToolsRule(input.issueTools),
     ]),
   );
   if (input.review !== undefined) parts.push(...reviewSection(input.review));

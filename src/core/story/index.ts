@@ -9,4 +9,5 @@ export * from './resume.js';
 export * from './texts.js';
 export * from './transient.js';
 export * from './claims.js';
+export * from './issue-requests.js';
 export * from './tasks.js';

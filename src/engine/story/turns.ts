@@ -17,7 +17,11 @@ import {
 } from '../../core/prompt/index.js';
 import {
   checkClaims,
+  decideIssueRequests,
   INTERRUPTED,
+  mergeIssueRequests,
+  noIssueRequests,
+  parseIssueRequests,
   parseClaims,
   parseFindings,
   type BlockedClaim,
@@ -151,6 +155,7 @@ export async function coderTurn(
     round: turn.round,
     gates: ctx.storyScope(story).gates.map((g) => g.label),
     houseRules: ctx.settings.houseRules,
+    issueTools: ctx.config.issueTools,
     ...(feedback === undefined ? {} : { feedback }),
     ...(rec.record.revision === undefined ? {} : { review: rec.record.revision }),
     ...(rec.record.retroNote === undefined ? {} : { retroNote: rec.record.retroNote }),
@@ -200,6 +205,17 @@ export async function coderTurn(
   if (evidence.length > 0) {
     await rec.save({ notes: [...rec.record.notes, ...evidence] });
     for (const note of evidence) ctx.emit('story', `warning: ${note}`, story.id);
+  }
+  // Labels and assignees it asked for on its sub-issue: kept only as `issueTools` allows.
+  const asked = result.outcome === 'ok' ? parseIssueRequests(result.finalMessage) : undefined;
+  if (asked !== undefined) {
+    const { allowed, dropped } = decideIssueRequests(asked, ctx.config.issueTools);
+    const kept = mergeIssueRequests(rec.record.issueRequests, allowed);
+    await rec.save({
+      ...(noIssueRequests(kept) ? {} : { issueRequests: kept }),
+      notes: [...rec.record.notes, ...dropped],
+    });
+    for (const note of dropped) ctx.emit('story', `warning: ${note}`, story.id);
   }
   if (scope.task !== undefined && result.outcome === 'ok') {
     const findings = parseFindings(result.finalMessage);

@@ -29,6 +29,7 @@ const DEFAULTS = {
   timeouts: { storyMs: 60 * 60_000, gateMs: 20 * 60_000, silenceMs: 15 * 60_000 },
   retries: { transient: 3, backoffMs: 2000 },
   labels: { epic: 'epic' },
+  issueTools: { labels: [], assignees: [] },
   allowWorkflowChanges: false,
   prices: {},
   planner: { maxStories: 30, repairRounds: 2, subIssues: false },
@@ -61,6 +62,7 @@ retries: { transient: 3, backoff: 2s }   # transient faults of a turn, per story
 budget: { usd: 50, tokens: 20000000 }    # optional: halt (not fail) when passed
 board: { project: "https://github.com/orgs/acme/projects/7" }   # optional
 labels: { epic: epic }
+issueTools: { labels: [needs-docs], assignees: [octocat] }   # what a coder may ask for on its sub-issue
 allowWorkflowChanges: false
 prompt: { startingCode: { budget: 20000, perFile: 4000 } }   # the code a first turn is shown
 `;
@@ -111,10 +113,27 @@ describe('parseConfig', () => {
       budget: { usd: 50, tokens: 20_000_000 },
       board: { project: 'https://github.com/orgs/acme/projects/7' },
       labels: { epic: 'epic' },
+      issueTools: { labels: ['needs-docs'], assignees: ['octocat'] },
       allowWorkflowChanges: false,
       prices: {},
       planner: { maxStories: 30, repairRounds: 2, subIssues: false },
       prompt: { startingCode: { budget: 20_000, perFile: 4_000 } },
+    });
+  });
+
+  it('refuses the epic label among the labels a coder may ask for, in any case', () => {
+    expect(problems('issueTools: { labels: [needs-docs, Epic] }')).toEqual([
+      'issueTools.labels[1]: expected a label other than the epic label "epic" (an issue with it becomes an epic), got "Epic"',
+    ]);
+    expect(
+      problems('labels: { epic: run-me }\nissueTools: { labels: [run-me], assignees: [7] }'),
+    ).toEqual([
+      'issueTools.labels[0]: expected a label other than the epic label "run-me" (an issue with it becomes an epic), got "run-me"',
+      'issueTools.assignees[0]: expected a GitHub login, got 7',
+    ]);
+    expect(parseConfig('issueTools: { labels: [epic-docs] }', 'c.yml').issueTools).toEqual({
+      labels: ['epic-docs'],
+      assignees: [],
     });
   });
 

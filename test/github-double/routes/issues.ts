@@ -317,6 +317,29 @@ export const issueRoutes: RouteTable = {
     };
   },
 
+  // Assignees: as on GitHub, a login that cannot be assigned (no access) is left out silently.
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/assignees': (ctx) => {
+    const repo = repoOf(ctx);
+    const actor = ctx.double.requireWrite(repo, ctx.actor);
+    const issue = issueOf(ctx, repo);
+    const asked = ctx.body['assignees'];
+    for (const login of Array.isArray(asked) ? asked : []) {
+      if (typeof login !== 'string') continue;
+      const user = ctx.double.user(login);
+      if (ctx.double.permissionOf(repo, user) === 'none') continue;
+      if (issue.assignees.some((a) => a.toLowerCase() === user.login.toLowerCase())) continue;
+      if (issue.assignees.length >= 10) break;
+      issue.assignees.push(user.login);
+      touch(issue);
+      ctx.double.emit('issues', 'assigned', {
+        issue: ctx.double.issueJson(repo, issue),
+        assignee: ctx.double.fixtures.user(user),
+        ...ctx.double.hookContext(repo, actor),
+      });
+    }
+    return { status: 201, body: ctx.double.issueJson(repo, issue) };
+  },
+
   // Comments
   'GET /repos/{owner}/{repo}/issues/{issue_number}/comments': (ctx) => {
     const repo = repoOf(ctx);

@@ -1,0 +1,160 @@
+/**
+ * A coder asks for labels and assignees on its story's sub-issue (`issueTools`): its work
+ * job keeps what the repository's lists allow and notes the rest; its publish job decides
+ * again from the configuration it read itself and applies it to the story's own sub-issue
+ * only. A coder asking for the epic label, a label not listed, or a login not listed gets
+ * nothing of it, on its sub-issue or on the epic.
+ *
+ * @needs root
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { hasMarker, storyMarker } from '../../src/core/epic/markers.js';
+import { agentScript } from './support/agents.js';
+import {
+  OWNER,
+  REPO,
+  buildBundle,
+  checkout,
+  dispatchOf,
+  planBody,
+  runJob,
+  startEpic,
+  startWorld,
+  storyInputs,
+  type ActionWorld,
+} from './support/world.js';
+
+const CODER = agentScript('issue-tools-coder.mjs');
+
+/** The roster of one scripted coder asking for labels and assignees, with `issueTools`. */
+function config(issueTools: string) {
+  return (dumps: string): string =>
+    [
+      'executors:',
+      '  - id: scripted',
+      '    harness: command',
+      `    command: ${JSON.stringify(['node', CODER, dumps])}`,
+      'gates: ["node check.mjs"]',
+      'fixRounds: 0',
+      issueTools,
+      '',
+    ].join('\n');
+}
+
+let bundleDir: string;
+let bundle: string;
+beforeAll(async () => {
+  bundleDir = await mkdtemp(join(tmpdir(), 'epicflow-issue-tools-bundle-'));
+  bundle = await buildBundle(bundleDir);
+});
+afterAll(async () => {
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+let w: ActionWorld;
+afterEach(async () => {
+  await w?.close();
+});
+
+/** The epic's sub-issue of `story` (the one with its marker). */
+function subIssueOf(story: string) {
+  const issue = w.gh.state
+    .issues(OWNER, REPO)
+    .find((i) => hasMarker(i.body ?? '', storyMarker(story)));
+  if (issue === undefined) throw new Error(`no sub-issue of ${story}`);
+  return issue;
+}
+
+async function runCart(epic: number) {
+  const inputs = storyInputs(w, epic, 'cart');
+  return runJob(w, bundle, {
+    name: 'cart',
+    workspace: await checkout(w, 'cart'),
+    inputs,
+    runId: dispatchOf(w, epic, 'cart').runId,
+  });
+}
+
+describe('labels and assignees a coder asks for on its sub-issue', () => {
+  it('applies only what issueTools allows, to the story sub-issue only, and notes what it dropped', async () => {
+    w = await startWorld({
+      config: config('issueTools: { labels: [needs-docs, wip], assignees: [octocat] }'),
+    });
+    w.gh.seed.user({ login: 'octocat', permission: 'write' });
+    w.gh.seed.user({ login: 'mallory', permission: 'write' });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const sub = subIssueOf('cart');
+    w.gh.act.labelIssue('alice', { owner: OWNER, repo: REPO, number: sub.number, label: 'wip' });
+    const epicLabels = [...(w.gh.state.issue(OWNER, REPO, epic)?.labels ?? [])];
+
+    const job = await runCart(epic);
+    expect(job.outputs['status']).toBe('done');
+
+    // The coder was told what it may ask for.
+    const { prompt } = JSON.parse(await readFile(join(w.dumps, 'cart.json'), 'utf8')) as {
+      prompt: string;
+    };
+    expect(prompt).toContain(
+      '`add-label: <name>` or `remove-label: <name>` (labels: needs-docs, wip)',
+    );
+
+    // Exactly the allowed label added, the allowed one removed, the allowed login assigned.
+    const after = w.gh.state.issue(OWNER, REPO, sub.number);
+    expect(after?.labels).toEqual(['needs-docs']);
+    expect(after?.assignees).toEqual(['octocat']);
+    // The epic and its label are untouched.
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.labels).toEqual(epicLabels);
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.assignees).toEqual([]);
+
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const record = (await store.read('cart'))?.record;
+    expect(record?.issueRequests).toEqual({
+      addLabels: ['needs-docs'],
+      removeLabels: ['wip'],
+      assignees: ['octocat'],
+    });
+    expect(record?.notes).toEqual(
+      expect.arrayContaining([
+        'issue tools: dropped the request to add the label "epic": it is not in issueTools.labels (needs-docs, wip)',
+        'issue tools: dropped the request to add the label "deploy-now": it is not in issueTools.labels (needs-docs, wip)',
+        'issue tools: dropped the request to assign "mallory": it is not in issueTools.assignees (octocat)',
+        `issue tools: #${sub.number} labelled needs-docs, unlabelled wip, assigned octocat`,
+      ]),
+    );
+    w.gh.assertNoViolations();
+  });
+
+  it('with issueTools left out, nothing is applied: the epic label, or any other, never reaches an issue', async () => {
+    w = await startWorld({ config: config('') });
+    w.gh.seed.user({ login: 'octocat', permission: 'write' });
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const sub = subIssueOf('cart');
+    const requests = { ...w.gh.stats.rest };
+
+    const job = await runCart(epic);
+    expect(job.outputs['status']).toBe('done');
+
+    expect(w.gh.state.issue(OWNER, REPO, sub.number)?.labels).toEqual([]);
+    expect(w.gh.state.issue(OWNER, REPO, sub.number)?.assignees).toEqual([]);
+    for (const op of ['issues/add-labels', 'issues/remove-label', 'issues/add-assignees']) {
+      expect(w.gh.stats.rest[op] ?? 0).toBe(requests[op] ?? 0);
+    }
+    const { prompt } = JSON.parse(await readFile(join(w.dumps, 'cart.json'), 'utf8')) as {
+      prompt: string;
+    };
+    expect(prompt).not.toContain('add-label');
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const record = (await store.read('cart'))?.record;
+    expect(record?.issueRequests).toBeUndefined();
+    expect(record?.notes).toEqual(
+      expect.arrayContaining([
+        'issue tools: dropped the request to add the label "epic": issueTools.labels is empty',
+        'issue tools: dropped the request to assign "octocat": issueTools.assignees is empty',
+      ]),
+    );
+  });
+});

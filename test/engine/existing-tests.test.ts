@@ -21,7 +21,12 @@ import {
 } from './support/repo.js';
 
 let repo: TestRepo | undefined;
-afterEach(() => repo?.cleanup());
+/** Every repository a test made (`story` makes one per case): each is removed after the test. */
+const made: TestRepo[] = [];
+afterEach(() => {
+  for (const r of made.splice(0)) r.cleanup();
+  repo = undefined;
+});
 
 const STATUS: Record<string, string> = {
   A: 'added',
@@ -37,6 +42,7 @@ function story(
   extra?: (dir: string) => void,
 ): { changes: { path: string; status: string }[]; diff: string } {
   repo = makeRepo(before);
+  made.push(repo);
   const r = repo;
   for (const [path, text] of Object.entries(after)) {
     if (text === null) rmSync(join(r.dir, path));
@@ -294,6 +300,7 @@ describe('a story run', () => {
     };
     for (const id of [...Object.keys(SABOTAGE), 'append']) files[`test/${id}.test.js`] = TEST;
     repo = makeRepo(files);
+    made.push(repo);
     const r = repo;
     const script: Script = {
       append: { '*': { write: { 'test/append.test.js': APPENDED } } },

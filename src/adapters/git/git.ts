@@ -3,7 +3,7 @@
  * and its worktrees (`Worktree`, in worktree.ts). Every command goes through
  * `GitRunner`, which disables hooks; every failure is an `EpicflowError('git', …)`.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
@@ -30,6 +30,7 @@ import {
 import { IndexGuard } from './index-guard.js';
 import { commitTree, isAncestor, readBlobs, treeFiles } from './objects.js';
 import { Worktree } from './worktree.js';
+import { adminFolders, listTrees } from './admin-folders.js';
 
 export { Worktree } from './worktree.js';
 
@@ -52,6 +53,8 @@ export class Git {
   private readonly indexes = new Map<string, IndexGuard>();
   /** Linked trees are handed to other users between commands (`handsTreesOver`). */
   private handedOver = false;
+  /** Stale registrations were pruned once (before this instance's first tree). */
+  private pruned = false;
   /** The last worktree addition or removal queued (see `oneAdminAtATime`). */
   private adminQueue: Promise<unknown> = Promise.resolve();
 
@@ -111,6 +114,26 @@ export class Git {
     checkRefName(ref);
     const r = await this.git.try(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
     return r.exitCode === 0 ? r.stdout.trim() : null;
+  }
+
+  /**
+   * The commit each ref or sha names (null when missing), in one git process: `revParse`
+   * for several names at once.
+   */
+  private async commitsOf(refs: readonly string[]): Promise<(string | null)[]> {
+    for (const r of refs) checkRefName(r);
+    const out = await this.git.run(
+      'cannot resolve ' + refs.join(', '),
+      ['cat-file', '--batch-check'],
+      {
+        input: refs.map((r) => `${r}^{commit}\n`).join(''),
+      },
+    );
+    const lines = out.split('\n');
+    return refs.map((_, i) => {
+      const m = /^([0-9a-f]{40,64}) commit \d+$/.exec(lines[i] ?? '');
+      return m === null ? null : (m[1] as string);
+    });
   }
 
   /** The branch checked out in the main work tree; null when HEAD is detached. */
@@ -226,18 +249,23 @@ export class Git {
 
   private async addWorktreeNow(path: string, branch: string): Promise<void> {
     checkRefName(branch);
-    await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
+    // Registrations of trees gone since an earlier run; this run's own removals prune.
+    if (!this.pruned) {
+      await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
+      this.pruned = true;
+    }
     const target = canonical(path);
     const ref = fullBranchRef(branch);
-    const isBranch = (await this.revParse(ref)) !== null;
-    const sha = isBranch ? null : await this.revParse(branch);
+    const [asBranch, asCommit] = await this.commitsOf([ref, branch]);
+    const isBranch = asBranch !== null;
+    const sha = isBranch ? null : asCommit;
     if (!isBranch && sha === null) {
       throw new EpicflowError(
         'git',
         `cannot add a worktree at ${path}: no branch or commit ${branch}`,
       );
     }
-    const entries = await this.listWorktrees();
+    const entries = this.listWorktrees();
     if (entries.some((e) => canonical(e.path) === target)) await this.removeWorktreeNow(path);
     // The branch's tree under another path (the repository moved, or the worktree root
     // changed since the story ran): that tree goes, the story's is made here, as for any
@@ -281,7 +309,7 @@ export class Git {
 
   private async removeWorktreeNow(path: string): Promise<void> {
     const target = canonical(path);
-    const entries = await this.listWorktrees();
+    const entries = this.listWorktrees();
     const here = entries.find((e) => canonical(e.path) === target);
     if (!here) return;
     if (target === canonical(this.root)) {
@@ -316,28 +344,13 @@ export class Git {
       this.handedOver ? { gitDir, workTree, handedOver: true } : { gitDir, workTree };
     const known = this.admins.get(workTree);
     if (known !== undefined) return linked(known);
-    const admins = join(this.gitDir, 'worktrees');
-    let ids: string[] = [];
-    try {
-      ids = readdirSync(admins);
-    } catch {
-      ids = [];
-    }
-    for (const id of ids) {
-      const admin = join(admins, id);
-      const gitdirFile = join(admin, 'gitdir');
-      try {
-        if (!lstatSync(admin).isDirectory() || !lstatSync(gitdirFile).isFile()) continue;
-        const points = readFileSync(gitdirFile, 'utf8').trim();
-        if (canonical(dirname(points)) !== workTree) continue;
-      } catch {
-        continue;
-      }
+    for (const { admin, path: named } of adminFolders(this.gitDir)) {
+      if (canonical(named) !== workTree) continue;
       this.admins.set(workTree, admin);
       return linked(admin);
     }
     throw new EpicflowError('git', `${path} is not a worktree of ${this.root}`, {
-      details: [`no folder under ${admins} names it`],
+      details: [`no folder under ${join(this.gitDir, 'worktrees')} names it`],
     });
   }
 
@@ -346,14 +359,9 @@ export class Git {
     return new GitRunner(location.workTree, this.identity, this.guard, location);
   }
 
-  private async listWorktrees(): Promise<WorktreeEntry[]> {
-    const out = await this.git.run('cannot list worktrees', [
-      'worktree',
-      'list',
-      '--porcelain',
-      '-z',
-    ]);
-    return parseWorktreeList(out);
+  /** The trees as the repository's admin folders name them (`listTrees`): no git started. */
+  private listWorktrees(): WorktreeEntry[] {
+    return listTrees(this.root, this.gitDir);
   }
 
   /**
@@ -420,7 +428,7 @@ export class Git {
   async checkoutOf(branch: string): Promise<string | null> {
     checkRefName(branch);
     const ref = fullBranchRef(branch);
-    const here = (await this.listWorktrees()).find((e) => e.branch === ref && !e.prunable);
+    const here = this.listWorktrees().find((e) => e.branch === ref && !e.prunable);
     return here?.path ?? null;
   }
 

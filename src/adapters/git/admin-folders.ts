@@ -1,0 +1,82 @@
+/**
+ * The repository's own record of its linked trees, read from its admin folders
+ * (`<gitDir>/worktrees/<id>/gitdir` and `HEAD`) as `git worktree list` reads them, without
+ * starting git. These folders are the repository's, never a tree's: code that ran in a tree
+ * can replace the tree's `.git` file, not what the repository says of the tree.
+ */
+import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { WorktreeEntry } from './listings.js';
+
+/** A linked tree as its admin folder names it. */
+export interface AdminFolder {
+  /** `<gitDir>/worktrees/<id>`. */
+  readonly admin: string;
+  /** The tree's top level, as the `gitdir` file names it (not canonicalised). */
+  readonly path: string;
+  /** The tree's `.git` file the `gitdir` file names: a tree without it is gone. */
+  readonly dotGit: string;
+}
+
+/**
+ * Every admin folder that names a tree; a folder another `worktree add` is still writing
+ * (no `gitdir` file yet) or anything else that is not one is passed over.
+ */
+export function adminFolders(gitDir: string): AdminFolder[] {
+  const admins = join(gitDir, 'worktrees');
+  let ids: string[];
+  try {
+    ids = readdirSync(admins);
+  } catch {
+    return [];
+  }
+  const found: AdminFolder[] = [];
+  for (const id of ids.sort()) {
+    const admin = join(admins, id);
+    const gitdirFile = join(admin, 'gitdir');
+    try {
+      if (!lstatSync(admin).isDirectory() || !lstatSync(gitdirFile).isFile()) continue;
+      const points = readFileSync(gitdirFile, 'utf8').trim();
+      if (points === '') continue;
+      // Relative to the admin folder where git writes relative paths.
+      const dotGit = resolve(admin, points);
+      found.push({ admin, path: dirname(dotGit), dotGit });
+    } catch {
+      continue;
+    }
+  }
+  return found;
+}
+
+/** What a `HEAD` file says: the branch it names (`refs/heads/…`), or the commit it holds. */
+function headOf(headFile: string): Pick<WorktreeEntry, 'head' | 'branch'> {
+  let text: string;
+  try {
+    text = readFileSync(headFile, 'utf8').trim();
+  } catch {
+    return {};
+  }
+  if (text.startsWith('ref: ')) return { branch: text.slice('ref: '.length).trim() };
+  return text === '' ? {} : { head: text };
+}
+
+/**
+ * The trees of a repository as `git worktree list --porcelain` gives them, the main tree
+ * (`root`) first: each with the branch its HEAD names, or its detached commit; a linked tree
+ * whose folder is gone is `prunable`.
+ */
+export function listTrees(root: string, gitDir: string): WorktreeEntry[] {
+  const main: WorktreeEntry = {
+    path: root,
+    prunable: false,
+    bare: false,
+    ...headOf(join(gitDir, 'HEAD')),
+  };
+  const linked = adminFolders(gitDir).map(({ admin, path, dotGit }): WorktreeEntry => ({
+    path,
+    prunable: !existsSync(dotGit),
+    bare: false,
+    ...headOf(join(admin, 'HEAD')),
+  }));
+  return [main, ...linked];
+}

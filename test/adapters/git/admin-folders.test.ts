@@ -1,0 +1,91 @@
+/**
+ * The trees as the repository's admin folders name them, read without git, give what
+ * `git worktree list` gives; and a tree a run knows is added again over a stale one.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { listTrees } from '../../../src/adapters/git/admin-folders.js';
+import { parseWorktreeList } from '../../../src/adapters/git/listings.js';
+import { Git } from '../../../src/adapters/git/git.js';
+import { IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
+
+let f: Fixture | undefined;
+afterEach(() => f?.cleanup());
+
+function gitsOwnList(fixture: Fixture) {
+  return parseWorktreeList(fixture.git('worktree', 'list', '--porcelain', '-z')).map((e) => ({
+    path: e.path,
+    branch: e.branch,
+    head: e.branch === undefined ? e.head : undefined,
+    prunable: e.prunable,
+  }));
+}
+
+function ours(fixture: Fixture) {
+  return listTrees(fixture.dir, join(fixture.dir, '.git')).map((e) => ({
+    path: e.path,
+    branch: e.branch,
+    head: e.head,
+    prunable: e.prunable,
+  }));
+}
+
+describe('listTrees', () => {
+  it('names the main tree, a branch tree, a detached one and a gone one as git does', () => {
+    f = makeRepo();
+    const base = dirname(f.dir);
+    const sha = f.git('rev-parse', 'HEAD').trim();
+    f.git('branch', 'story/a');
+    f.git('worktree', 'add', '-q', join(base, 'wt-a'), 'story/a');
+    f.git('worktree', 'add', '-q', '--detach', join(base, 'wt-detached'), sha);
+    f.git('branch', 'story/gone');
+    f.git('worktree', 'add', '-q', join(base, 'wt-gone'), 'story/gone');
+    rmSync(join(base, 'wt-gone'), { recursive: true, force: true });
+
+    const listed = ours(f);
+    expect(listed).toEqual(gitsOwnList(f));
+    expect(listed.map((e) => [e.branch ?? e.head, e.prunable])).toEqual([
+      ['refs/heads/main', false],
+      ['refs/heads/story/a', false],
+      [sha, false],
+      ['refs/heads/story/gone', true],
+    ]);
+  });
+
+  it('passes over an admin folder that names no tree (one still being written)', () => {
+    f = makeRepo();
+    f.git('worktree', 'add', '-q', '--detach', join(dirname(f.dir), 'wt'), 'HEAD');
+    const admin = join(f.dir, '.git', 'worktrees', 'wt');
+    rmSync(join(admin, 'gitdir'));
+    expect(ours(f).map((e) => e.path)).toEqual([f.dir]);
+  });
+});
+
+describe('Git.addWorktree without listing trees through git', () => {
+  it('adds a branch tree again where a tree of it was deleted without git knowing', async () => {
+    f = makeRepo();
+    f.git('branch', 'story/a');
+    const git = await Git.open(f.dir, IDENTITY);
+    const path = join(dirname(f.dir), 'wt', 'a');
+    await git.addWorktree(path, 'story/a');
+    // Its folder goes behind git's back: the registration stays, stale.
+    rmSync(path, { recursive: true, force: true });
+    await git.addWorktree(path, 'story/a');
+    writeFileSync(join(path, 'new.txt'), 'x\n');
+    expect(f.git('-C', path, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/story/a');
+    expect(gitsOwnList(f).filter((e) => e.prunable)).toEqual([]);
+  });
+
+  it('adds a detached tree at a commit, and refuses a name that is neither branch nor commit', async () => {
+    f = makeRepo();
+    const sha = f.git('rev-parse', 'HEAD').trim();
+    const git = await Git.open(f.dir, IDENTITY);
+    const path = join(dirname(f.dir), 'wt', 'c');
+    await git.addWorktree(path, sha);
+    expect(f.git('-C', path, 'rev-parse', 'HEAD').trim()).toBe(sha);
+    await expect(git.addWorktree(join(dirname(f.dir), 'wt', 'd'), 'no-such-thing')).rejects.toThrow(
+      'no branch or commit no-such-thing',
+    );
+  });
+});

@@ -32,9 +32,9 @@ export interface PullChecks {
   readonly overall: string | null;
 }
 
-export type ChecksState = 'pending' | 'failure' | 'success';
+type ChecksState = 'pending' | 'failure' | 'success';
 
-export interface ChecksRollup {
+interface ChecksRollup {
   readonly state: ChecksState;
   /** Names of the checks not finished yet, in the order read, each once. */
   readonly pending: readonly string[];

@@ -105,7 +105,7 @@ describe('check runs and commit statuses', () => {
     expect(nodes).toEqual([{ commit: { oid: head, statusCheckRollup: null } }]);
   });
 
-  it('CI creates, updates and completes a check run; a person may not create one', async () => {
+  it('CI creates, updates and completes a check run; a person may not create one, another App may not change it', async () => {
     const { data: created } = await ci.rest.checks.create({
       ...base,
       name: 'build',
@@ -135,6 +135,23 @@ describe('check runs and commit statuses', () => {
     await expect(
       alice.rest.checks.create({ ...base, name: 'build', head_sha: head }),
     ).rejects.toMatchObject({ status: 403, message: expect.stringContaining('GitHub App') });
+    // Another App (an installation token) reports its own runs, but may not change CI's.
+    gh.seed.app({ id: 77, slug: 'epicflow' });
+    const app = octokitFor(gh, gh.seed.installationToken({ owner: 'acme' }).token);
+    await expect(
+      app.rest.checks.update({ ...base, check_run_id: id, conclusion: 'success' }),
+    ).rejects.toMatchObject({ status: 403 });
+    const { data: own } = await app.rest.checks.create({
+      ...base,
+      name: 'epicflow',
+      head_sha: head,
+      conclusion: 'neutral',
+    });
+    expect(own).toMatchObject({
+      status: 'completed',
+      conclusion: 'neutral',
+      app: { slug: 'epicflow' },
+    });
     await expect(
       ci.rest.checks.create({ ...base, name: 'lint', head_sha: 'f'.repeat(40) }),
     ).rejects.toMatchObject({ status: 422, message: expect.stringContaining('No commit found') });
@@ -182,9 +199,10 @@ describe('check runs and commit statuses', () => {
     expect(node?.commit.statusCheckRollup).toEqual({
       state: 'ERROR',
       contexts: {
-        totalCount: 4,
+        totalCount: 5,
         nodes: [
           { __typename: 'CheckRun', name: 'build', status: 'COMPLETED', conclusion: 'SUCCESS' },
+          { __typename: 'CheckRun', name: 'epicflow', status: 'COMPLETED', conclusion: 'NEUTRAL' },
           { __typename: 'CheckRun', name: 'lint', status: 'IN_PROGRESS', conclusion: null },
           { __typename: 'StatusContext', context: 'CI/Deploy', state: 'ERROR' },
           { __typename: 'StatusContext', context: 'default', state: 'SUCCESS' },

@@ -206,7 +206,10 @@ async function decideOnce(
     head: view.head,
     hints: Object.values(state.records).flatMap((r) => (r.mergeCommit ? [r.mergeCommit] : [])),
   });
-  const pr = view.pr === undefined ? undefined : { number: view.pr.number, draft: view.pr.draft };
+  const pr =
+    view.pr === undefined
+      ? undefined
+      : { number: view.pr.number, draft: view.pr.draft, checks: view.pr.checks };
   const active = Object.values(state.records).filter((r) => r.status === 'active').length;
   const runs = await strandedRuns(deps, {
     epic: epicNumber,

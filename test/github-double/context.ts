@@ -30,6 +30,8 @@ export interface RestContext {
   /** Who the token belongs to; undefined for anonymous calls and app JWTs. */
   readonly actor: UserRec | undefined;
   readonly auth: 'anonymous' | 'token' | 'app-jwt';
+  /** Whether the token is a GitHub App's (an installation token or a `GITHUB_TOKEN`). */
+  readonly viaApp: boolean;
   readonly url: URL;
 }
 

@@ -659,6 +659,7 @@ export class Double {
         body,
         actor: auth.actor,
         auth: auth.auth,
+        viaApp: account.kind === 'installation',
         url,
       });
     } catch (e) {

@@ -6,6 +6,7 @@
 import type { RestSpec } from './spec.js';
 import type {
   AppRec,
+  CheckRunRec,
   CommentRec,
   IssueRec,
   JobRec,
@@ -13,6 +14,7 @@ import type {
   Permission,
   RepoRec,
   RunRec,
+  StatusRec,
   UserRec,
 } from './state.js';
 
@@ -540,6 +542,64 @@ export class Fixtures {
         organization_projects: 'write',
       },
       events: ['issues', 'issue_comment', 'workflow_run', 'sub_issues', 'pull_request_review'],
+    };
+  }
+
+  /** The GitHub Actions App, which owns the check runs a `GITHUB_TOKEN` creates. */
+  actionsApp(owner: UserRec): Json {
+    return {
+      ...this.example('integration'),
+      id: 15368,
+      slug: 'github-actions',
+      node_id: 'MDM6QXBwMTUzNjg=',
+      client_id: 'Iv1.github-actions',
+      owner: this.user(owner),
+      name: 'GitHub Actions',
+      html_url: `${this.base}/apps/github-actions`,
+    };
+  }
+
+  checkRun(repo: RepoRec, run: CheckRunRec, app: Json): Json {
+    const api = this.repoApi(repo);
+    return {
+      id: run.id,
+      head_sha: run.headSha,
+      node_id: run.nodeId,
+      external_id: run.externalId,
+      url: `${api}/check-runs/${run.id}`,
+      html_url: `${this.base}/${repo.owner}/${repo.name}/runs/${run.id}`,
+      details_url: run.detailsUrl,
+      status: run.status,
+      conclusion: run.conclusion,
+      started_at: run.startedAt,
+      completed_at: run.completedAt,
+      output: {
+        title: run.title,
+        summary: run.summary,
+        text: null,
+        annotations_count: 0,
+        annotations_url: `${api}/check-runs/${run.id}/annotations`,
+      },
+      name: run.name,
+      check_suite: { id: run.id },
+      app,
+      pull_requests: [],
+    };
+  }
+
+  commitStatus(repo: RepoRec, st: StatusRec, creator: UserRec): Json {
+    return {
+      url: `${this.repoApi(repo)}/statuses/${st.sha}`,
+      avatar_url: `${this.base}/avatars/u/${creator.id}`,
+      id: st.id,
+      node_id: st.nodeId,
+      state: st.state,
+      description: st.description,
+      target_url: st.targetUrl,
+      context: st.context,
+      created_at: st.createdAt,
+      updated_at: st.createdAt,
+      creator: this.user(creator),
     };
   }
 

@@ -208,6 +208,11 @@ export class GitStore {
     return this.remembered('type', dir, sha, async () => (await this.lookUp(dir, sha))?.type);
   }
 
+  /** `git rev-list <args>`: the commits named, one sha each. */
+  async revList(dir: string, args: readonly string[]): Promise<string[]> {
+    return (await git(dir, ['rev-list', ...args])).split('\n').filter((l) => l.length > 0);
+  }
+
   async isAncestor(dir: string, ancestor: string, of: string): Promise<boolean> {
     return (await runGit(dir, ['merge-base', '--is-ancestor', ancestor, of])).code === 0;
   }

@@ -20,10 +20,12 @@ import type { Double } from './double.js';
 import { CONTENT_CREATING } from './faults.js';
 import { queryCost } from './graphql-cost.js';
 import { Limits } from './limits.js';
+import { rollupOf } from './routes/checks.js';
 import { githubGraphqlSchema } from './spec.js';
 import {
   nextId,
   now,
+  type CheckRunRec,
   type FieldValue,
   type IssueRec,
   type ProjectFieldRec,
@@ -46,6 +48,15 @@ class GitHubGraphqlError extends Error {
 
 type View = Record<string, unknown>;
 type Args = Record<string, unknown>;
+
+/** Conclusions GitHub counts as a failed check run in a commit's combined state. */
+const FAILED_CONCLUSIONS: ReadonlySet<string> = new Set([
+  'failure',
+  'timed_out',
+  'cancelled',
+  'action_required',
+  'startup_failure',
+]);
 
 const COLORS = ['GRAY', 'BLUE', 'GREEN', 'YELLOW', 'ORANGE', 'RED', 'PINK', 'PURPLE'];
 
@@ -492,6 +503,7 @@ export class GraphqlEndpoint {
         authoredDate: c.author.date,
         url: `${this.double.url}/${r.owner}/${r.name}/commit/${sha}`,
         tree: () => this.gitObjectView(r, c.tree),
+        statusCheckRollup: () => this.rollupView(r, sha),
         parents: (args: Args) =>
           connection(
             c.parents.map((p) => ({
@@ -507,6 +519,66 @@ export class GraphqlEndpoint {
       };
     }
     return null;
+  }
+
+  /**
+   * A commit's check runs and commit statuses (`StatusCheckRollup`); null when it has none.
+   * Its `state` is GitHub's combined one: failure when any failed, else pending when any
+   * has not finished, else success.
+   */
+  rollupView(r: RepoRec, sha: string): View | null {
+    const { runs, statuses } = rollupOf(r, sha);
+    if (runs.length === 0 && statuses.length === 0) return null;
+    const d = this.double;
+    const failedRun = (c: CheckRunRec): boolean =>
+      c.status === 'completed' && FAILED_CONCLUSIONS.has(c.conclusion ?? '');
+    const state = statuses.some((s) => s.state === 'error')
+      ? 'ERROR'
+      : statuses.some((s) => s.state === 'failure') || runs.some(failedRun)
+        ? 'FAILURE'
+        : statuses.some((s) => s.state === 'pending') || runs.some((c) => c.status !== 'completed')
+          ? 'PENDING'
+          : 'SUCCESS';
+    const html = `${d.url}/${r.owner}/${r.name}`;
+    const contexts: View[] = [
+      ...runs.map((c) => ({
+        __typename: 'CheckRun',
+        id: c.nodeId,
+        databaseId: c.id,
+        name: c.name,
+        status: c.status.toUpperCase(),
+        conclusion: c.conclusion === null ? null : c.conclusion.toUpperCase(),
+        startedAt: c.startedAt,
+        completedAt: c.completedAt,
+        detailsUrl: c.detailsUrl,
+        externalId: c.externalId,
+        title: c.title,
+        summary: c.summary,
+        text: null,
+        url: `${html}/runs/${c.id}`,
+        permalink: `${html}/runs/${c.id}`,
+        resourcePath: `/${r.owner}/${r.name}/runs/${c.id}`,
+      })),
+      ...statuses.map((s) => ({
+        __typename: 'StatusContext',
+        id: s.nodeId,
+        context: s.context,
+        state: s.state.toUpperCase(),
+        description: s.description,
+        targetUrl: s.targetUrl,
+        createdAt: s.createdAt,
+      })),
+    ];
+    return {
+      __typename: 'StatusCheckRollup',
+      id: Buffer.from(`rollup:${r.key}:${sha}`).toString('base64'),
+      state,
+      contexts: (args: Args) => ({
+        ...connection(contexts, args, 'contexts'),
+        checkRunCount: runs.length,
+        statusContextCount: statuses.length,
+      }),
+    };
   }
 
   issueView(r: RepoRec, i: IssueRec): View {
@@ -584,6 +656,8 @@ export class GraphqlEndpoint {
           args,
           'projectItems',
         ),
+      // A pull request's commits, oldest first (GitHub lists at most 250).
+      ...(i.pull === undefined ? {} : { commits: (args: Args) => this.pullCommits(r, i, args) }),
       // Issue and pull request comments, oldest first (`IssueCommentConnection`).
       comments: (args: Args) =>
         connection(
@@ -613,6 +687,28 @@ export class GraphqlEndpoint {
           'comments',
         ),
     };
+  }
+
+  /** `PullRequest.commits`: the head branch's commits not on the base branch. */
+  async pullCommits(r: RepoRec, i: IssueRec, args: Args): Promise<View> {
+    const git = this.double.git;
+    const head = await git.resolveRef(r.dir, `refs/heads/${i.pull?.head ?? ''}`);
+    const base = await git.resolveRef(r.dir, `refs/heads/${i.pull?.base ?? ''}`);
+    const shas =
+      head === undefined || base === undefined
+        ? []
+        : await git.revList(r.dir, ['--reverse', '--max-count=250', `${base}..${head}`]);
+    return connection(
+      shas.map((sha) => ({
+        __typename: 'PullRequestCommit',
+        id: Buffer.from(`prc:${r.key}:${i.number}:${sha}`).toString('base64'),
+        url: `${this.double.url}/${r.owner}/${r.name}/pull/${i.number}/commits/${sha}`,
+        resourcePath: `/${r.owner}/${r.name}/pull/${i.number}/commits/${sha}`,
+        commit: () => this.gitObjectView(r, sha),
+      })),
+      args,
+      'commits',
+    );
   }
 
   projectView(p: ProjectRec): View {

@@ -306,6 +306,8 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
         workflowIds: new Map(),
         runs: [],
         dispatches: [],
+        checkRuns: [],
+        statuses: [],
         lock: Promise.resolve(),
       };
       d.state.repos.set(repo.key, repo);

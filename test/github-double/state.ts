@@ -106,6 +106,38 @@ export interface RunRec {
   jobs: JobRec[];
 }
 
+/** A check run on a commit, as a GitHub App (or GitHub Actions) reports one. */
+export interface CheckRunRec {
+  readonly id: number;
+  readonly nodeId: string;
+  readonly headSha: string;
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed' | 'waiting' | 'requested' | 'pending';
+  /** Set once completed. */
+  conclusion: string | null;
+  startedAt: string;
+  completedAt: string | null;
+  detailsUrl: string | null;
+  externalId: string;
+  title: string | null;
+  summary: string | null;
+  /** Login of the App's bot that created it (`github-actions[bot]` for a `GITHUB_TOKEN`). */
+  readonly by: string;
+}
+
+/** A commit status (`POST /repos/{o}/{r}/statuses/{sha}`): the last one per context counts. */
+export interface StatusRec {
+  readonly id: number;
+  readonly nodeId: string;
+  readonly sha: string;
+  readonly state: 'error' | 'failure' | 'pending' | 'success';
+  readonly context: string;
+  readonly description: string | null;
+  readonly targetUrl: string | null;
+  readonly creator: string;
+  readonly createdAt: string;
+}
+
 export interface DispatchRec {
   readonly repoKey: string;
   readonly workflowId: number;
@@ -139,6 +171,9 @@ export interface RepoRec {
   readonly workflowIds: Map<string, number>;
   readonly runs: RunRec[];
   readonly dispatches: DispatchRec[];
+  /** Check runs and commit statuses on the repository's commits, oldest first. */
+  readonly checkRuns: CheckRunRec[];
+  readonly statuses: StatusRec[];
   /** The repository setting `delete_branch_on_merge` (GitHub's default: false). */
   deleteBranchOnMerge?: boolean;
   /** Serialises writes to the bare repository (contents, refs, merges). */

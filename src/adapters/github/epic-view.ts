@@ -10,6 +10,7 @@ import { attempt, isTransient } from './errors.js';
 import type { GitHubRepo } from './repo.js';
 import type { HeadCommit } from './resources/history.js';
 import type { IssueSummary } from './resources/issues.js';
+import type { CheckContext, PullChecks } from '../../core/epic/index.js';
 
 export type { HeadCommit };
 
@@ -47,6 +48,8 @@ export interface EpicView {
         readonly nodeId: string;
         /** Its first comments (the report comment is among them). */
         readonly comments?: CommentListing;
+        /** The check runs and commit statuses of its head commit (the first 100 of them). */
+        readonly checks?: PullChecks;
       }
     | undefined;
   /** The epic issue with its labels and sub-issues; undefined when there is no such issue. */
@@ -102,6 +105,17 @@ const query = (
       nodes {
         number isDraft id
         comments(first: 100) { totalCount nodes { databaseId body author { login } } }
+        commits(last: 1) { nodes { commit { statusCheckRollup {
+          state
+          contexts(first: 100) {
+            totalCount
+            nodes {
+              __typename
+              ... on CheckRun { name status conclusion }
+              ... on StatusContext { context state }
+            }
+          }
+        } } } }
       }
     }
   }
@@ -125,6 +139,38 @@ interface RawComments {
     readonly body: string;
     readonly author: { readonly login: string } | null;
   }[];
+}
+
+interface RawCommitChecks {
+  readonly statusCheckRollup: {
+    readonly state: string;
+    readonly contexts: {
+      readonly totalCount: number;
+      readonly nodes: readonly (
+        | {
+            readonly __typename: 'CheckRun';
+            name: string;
+            status: string;
+            conclusion: string | null;
+          }
+        | { readonly __typename: 'StatusContext'; context: string; state: string }
+        | null
+      )[];
+    };
+  } | null;
+}
+
+/** The head commit's checks; a commit without any has none to wait for. */
+function headChecks(raw: RawCommitChecks): PullChecks {
+  const rollup = raw.statusCheckRollup;
+  if (rollup === null) return { contexts: [], total: 0, overall: null };
+  const contexts = rollup.contexts.nodes.flatMap((n): CheckContext[] => {
+    if (n === null) return [];
+    return n.__typename === 'CheckRun'
+      ? [{ kind: 'check-run', name: n.name, status: n.status, conclusion: n.conclusion }]
+      : [{ kind: 'status', context: n.context, state: n.state }];
+  });
+  return { contexts, total: rollup.contexts.totalCount, overall: rollup.state };
 }
 
 function listing(raw: RawComments): CommentListing {
@@ -180,6 +226,7 @@ interface Answer {
         isDraft: boolean;
         id: string;
         comments?: RawComments;
+        commits?: { readonly nodes: readonly { readonly commit: RawCommitChecks }[] };
       }[];
     };
   } | null;
@@ -308,8 +355,19 @@ export async function readEpicView(
             draft: pr.isDraft,
             nodeId: pr.id,
             ...(pr.comments === undefined ? {} : { comments: listing(pr.comments) }),
+            ...prChecks(pr.commits),
           },
   };
+}
+
+/** The head commit's checks, when the pull request has a commit (it always has, open). */
+function prChecks(
+  commits: { readonly nodes: readonly { readonly commit: RawCommitChecks }[] } | undefined,
+): {
+  checks?: PullChecks;
+} {
+  const head = commits?.nodes.at(-1);
+  return head === undefined ? {} : { checks: headChecks(head.commit) };
 }
 
 function viewBoard(

@@ -15,6 +15,7 @@ import { helpText } from './commands.js';
 import { markerOverhead, REPORT_MARKER, STATUS_MARKER, withMarker } from './markers.js';
 import { neutralizeMentions, sanitizeIssueText } from './sanitize.js';
 import { echoInline } from './texts.js';
+import { checksText, rollUpChecks, type PullChecks } from './pr-checks.js';
 
 /** Before the status comment's time of its last change. */
 const UPDATED = ' · updated';
@@ -50,12 +51,20 @@ interface StatusCommentInput {
   /** The scheduler's one-line summary. */
   readonly summary: string;
   readonly halt?: Halt | undefined;
-  readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
+  readonly pr?:
+    | { readonly number: number; readonly draft: boolean; readonly checks?: PullChecks | undefined }
+    | undefined;
   /** Markdown written by epicflow: what of the plan is not approved yet, while it is held for approval. */
   readonly notApproved?: string | undefined;
   /** Markdown written by epicflow: what the reader should do next. */
   readonly nextStep: string;
   readonly now: string;
+}
+
+/** ` · checks: …` after the pull request, when its head commit has checks (names are CI's text). */
+function prChecks(checks: PullChecks | undefined): string {
+  const text = checks === undefined ? null : checksText(rollUpChecks(checks));
+  return text === null ? '' : ` · ${echoInline(text, 300)}`;
 }
 
 /** The status comment on the epic issue: state, counts, graph, what needs attention, next step, commands. */
@@ -65,7 +74,7 @@ export function renderStatusComment(input: StatusCommentInput): string {
   const pr =
     input.pr === undefined
       ? ''
-      : ` · pull request #${input.pr.number}${input.pr.draft ? ' (draft)' : ''}`;
+      : ` · pull request #${input.pr.number}${input.pr.draft ? ' (draft)' : ''}${prChecks(input.pr.checks)}`;
   const head = [
     `## epicflow · epic #${input.epic.number}: ${echoInline(input.epic.title, 200)}`,
     [

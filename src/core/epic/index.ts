@@ -51,3 +51,5 @@ export * from './report-rows.js';
 export * from './rules.js';
 export * from './local.js';
 export * from './push.js';
+export type { CheckContext, PullChecks } from './pr-checks.js';
+export { checksText, rollUpChecks } from './pr-checks.js';

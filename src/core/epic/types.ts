@@ -7,6 +7,7 @@ import type { ReportLinks, ReportPlanning } from '../report/index.js';
 import type { BoardValues } from './board-values.js';
 import type { DispatchedRun } from './dispatch-check.js';
 import type { MarkerName } from './markers.js';
+import type { PullChecks } from './pr-checks.js';
 import type { ReviewAnswer, ReviewComment, ReviewDoc } from './review-types.js';
 
 /**
@@ -117,7 +118,14 @@ export interface ReconcileInput {
   readonly subIssues: Readonly<Record<string, SubIssueRef>>;
   /** Sub-issues this decision may create (default `SUB_ISSUES_PER_DECISION`; 0: none). */
   readonly subIssuesPerDecision?: number;
-  readonly pr?: { readonly number: number; readonly draft: boolean } | undefined;
+  readonly pr?:
+    | {
+        readonly number: number;
+        readonly draft: boolean;
+        /** The checks of its head commit, when they were read: shown, never acted on. */
+        readonly checks?: PullChecks | undefined;
+      }
+    | undefined;
   /** ISO time of this decision. */
   readonly now: string;
   readonly trigger: Trigger;

@@ -9,6 +9,7 @@ import {
   renderViolationsComment,
   sameButForTime,
 } from '../../../src/core/epic/index.js';
+import type { PullChecks } from '../../../src/core/epic/index.js';
 import type { Violation } from '../../../src/core/plan/index.js';
 import { story } from './world.js';
 
@@ -132,6 +133,29 @@ describe('renderStatusComment', () => {
     expect(body).toContain('| 0 | 0 | 0 | 0 | 1 | 1 |');
     expect(body).toContain('<details><summary>Commands</summary>');
     expect(body).not.toContain('Needs attention');
+  });
+
+  it('shows the pull request with its checks rolled up, their names as inert text; none when it has no checks', () => {
+    const body = (checks?: PullChecks): string =>
+      renderStatusComment({
+        epic: { number: 7, title: 'Ship' },
+        stories: [{ story: story('a'), wave: 1 }],
+        summary: 'running 1 of 4 allowed',
+        pr: { number: 8, draft: true, checks },
+        nextStep: 'Nothing to do.',
+        now: '2026-11-30T10:00:00Z',
+      });
+    const failing: PullChecks = {
+      contexts: [{ kind: 'status', context: 'ping @ops <b>', state: 'ERROR' }],
+      total: 1,
+      overall: 'ERROR',
+    };
+    expect(body(failing)).toContain(
+      'Epic branch `epic/7` · pull request #8 (draft) · checks: failing (ping `@ops` &lt;b&gt;) · updated 2026-11-30 10:00 UTC',
+    );
+    const none = 'Epic branch `epic/7` · pull request #8 (draft) · updated';
+    expect(body({ contexts: [], total: 0, overall: null })).toContain(none);
+    expect(body()).toContain(none);
   });
 
   it('leaves out a graph Mermaid would refuse (over 500 edges) and says so', () => {

@@ -1,6 +1,7 @@
 /** The double's route table: `METHOD /openapi/path/{template}` → handler. Add endpoints here. */
 import type { RouteTable } from '../context.js';
 import { actionRoutes } from './actions.js';
+import { checkRoutes } from './checks.js';
 import { gitRoutes } from './git.js';
 import { issueRoutes } from './issues.js';
 import { pullRoutes } from './pulls.js';
@@ -14,4 +15,5 @@ export const routes: RouteTable = {
   ...reviewRoutes,
   ...gitRoutes,
   ...actionRoutes,
+  ...checkRoutes,
 };

@@ -7,6 +7,7 @@
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { WorktreeEntry } from './listings.js';
+import { OBJECT_ID } from './objects.js';
 
 /** A linked tree as its admin folder names it. */
 export interface AdminFolder {
@@ -79,4 +80,28 @@ export function listTrees(root: string, gitDir: string): WorktreeEntry[] {
     ...headOf(join(admin, 'HEAD')),
   }));
   return [main, ...linked];
+}
+
+/**
+ * The commit a tree's HEAD names, read from its git directory's `HEAD` file and, for a
+ * branch, that branch's loose ref in the common directory: what `rev-parse HEAD` answers,
+ * without starting git. Null where only git can tell (a packed ref, anything unexpected).
+ */
+export function headFromFiles(gitDir: string, commonDir: string): string | null {
+  const read = (file: string): string | null => {
+    try {
+      return lstatSync(file).isFile() ? readFileSync(file, 'utf8').trim() : null;
+    } catch {
+      return null;
+    }
+  };
+  const head = read(join(gitDir, 'HEAD'));
+  if (head === null) return null;
+  if (OBJECT_ID.test(head)) return head;
+  const ref = /^ref: (refs\/heads\/[^\0\n]+)$/.exec(head)?.[1];
+  if (ref === undefined || ref.split('/').some((part) => part === '' || part.startsWith('.'))) {
+    return null;
+  }
+  const commit = read(join(commonDir, ref));
+  return commit !== null && OBJECT_ID.test(commit) ? commit : null;
 }

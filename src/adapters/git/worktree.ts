@@ -17,6 +17,8 @@ import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-
 import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './listings.js';
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
+import { headFromFiles } from './admin-folders.js';
+import { OBJECT_ID } from './objects.js';
 import {
   differences,
   ignoredPaths,
@@ -114,8 +116,8 @@ export class Worktree {
       readonly ignored?: boolean;
       readonly hashUntracked?: (path: string) => boolean;
     } = {},
-  ): Promise<{ tracked: Map<string, FileEntry>; files: FilesRead }> {
-    const tracked = await treeEntries(this.git, base);
+  ): Promise<{ tracked: ReadonlyMap<string, FileEntry>; files: FilesRead }> {
+    const tracked = await this.entriesOf(base);
     const files = await readFiles({
       root: this.path,
       tracked,
@@ -126,6 +128,17 @@ export class Worktree {
       cache: this.readCache,
     });
     return { tracked, files };
+  }
+
+  /** The entries of the last commit listed by its id: a commit's tree never changes. */
+  private listed:
+    { readonly commit: string; readonly entries: ReadonlyMap<string, FileEntry> } | undefined;
+
+  private async entriesOf(base: string): Promise<ReadonlyMap<string, FileEntry>> {
+    if (this.listed?.commit === base) return this.listed.entries;
+    const entries = await treeEntries(this.git, base);
+    if (OBJECT_ID.test(base)) this.listed = { commit: base, entries };
+    return entries;
   }
 
   private format: Promise<'sha1' | 'sha256'> | undefined;
@@ -167,7 +180,10 @@ export class Worktree {
   }
 
   async head(): Promise<string> {
-    return (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim();
+    return (
+      headFromFiles(this.gitDir, this.commonDir) ??
+      (await this.git.run(`cannot read HEAD of ${this.path}`, ['rev-parse', 'HEAD'])).trim()
+    );
   }
 
   /**

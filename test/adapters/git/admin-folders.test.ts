@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { listTrees } from '../../../src/adapters/git/admin-folders.js';
+import { headFromFiles, listTrees } from '../../../src/adapters/git/admin-folders.js';
 import { parseWorktreeList } from '../../../src/adapters/git/listings.js';
 import { Git } from '../../../src/adapters/git/git.js';
 import { IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
@@ -87,5 +87,39 @@ describe('Git.addWorktree without listing trees through git', () => {
     await expect(git.addWorktree(join(dirname(f.dir), 'wt', 'd'), 'no-such-thing')).rejects.toThrow(
       'no branch or commit no-such-thing',
     );
+  });
+});
+
+describe('headFromFiles', () => {
+  it('reads the commit HEAD names as rev-parse does, and leaves a packed or unborn branch to git', async () => {
+    f = makeRepo();
+    const fixture = f;
+    const base = dirname(fixture.dir);
+    const common = join(fixture.dir, '.git');
+    const revParse = (dir: string) => fixture.git('-C', dir, 'rev-parse', 'HEAD').trim();
+    fixture.git('branch', 'story/a');
+    fixture.git('worktree', 'add', '-q', join(base, 'wt-a'), 'story/a');
+    fixture.git('worktree', 'add', '-q', '--detach', join(base, 'wt-d'), 'HEAD');
+    const adminOf = (name: string) => join(common, 'worktrees', name);
+
+    expect(headFromFiles(common, common)).toBe(revParse(fixture.dir));
+    expect(headFromFiles(adminOf('wt-a'), common)).toBe(revParse(join(base, 'wt-a')));
+    expect(headFromFiles(adminOf('wt-d'), common)).toBe(revParse(join(base, 'wt-d')));
+
+    // A commit on the branch moves what the linked tree's HEAD names.
+    writeFileSync(join(base, 'wt-a', 'b.txt'), 'b\n');
+    fixture.git('-C', join(base, 'wt-a'), 'add', 'b.txt');
+    fixture.git('-C', join(base, 'wt-a'), 'commit', '-q', '-m', 'b');
+    expect(headFromFiles(adminOf('wt-a'), common)).toBe(revParse(join(base, 'wt-a')));
+
+    // Packed refs: only git can tell, and the tree's head() still answers right.
+    fixture.git('pack-refs', '--all');
+    expect(headFromFiles(adminOf('wt-a'), common)).toBeNull();
+    const git = await Git.open(fixture.dir, IDENTITY);
+    expect(await git.worktree(join(base, 'wt-a')).head()).toBe(revParse(join(base, 'wt-a')));
+
+    // An unborn branch names no commit.
+    fixture.git('-C', join(base, 'wt-d'), 'checkout', '-q', '--orphan', 'fresh');
+    expect(headFromFiles(adminOf('wt-d'), common)).toBeNull();
   });
 });

@@ -114,11 +114,14 @@ export async function readResult(git: PublishGit, input: PublishInput): Promise<
       { details: [`fetch ${epicBranch} into it before publishing`] },
     );
   }
-  const result = parseResultRecord(await readRecord(input.artifact), {
-    epic: input.epic,
-    story: story.id,
-    attempt: input.attempt,
-  });
+  const result = parseResultRecord(
+    await readRecord(input.artifact, (path) => `the work job's result record is missing: ${path}`),
+    {
+      epic: input.epic,
+      story: story.id,
+      attempt: input.attempt,
+    },
+  );
   // A story without commits of its own brings no bundle; one with them always does.
   if (result.storyCommit === result.base && result.gated === null && !isDone(result)) {
     return result;
@@ -138,13 +141,20 @@ export async function readResult(git: PublishGit, input: PublishInput): Promise<
   }
 }
 
-async function readRecord(artifact: string): Promise<string> {
+/**
+ * The text of the result record in the downloaded artifact `artifact`, refused when it is
+ * missing (`missing` says so, given the path) or larger than `MAX_RECORD_BYTES`.
+ */
+export async function readRecord(
+  artifact: string,
+  missing: (path: string) => string,
+): Promise<string> {
   const path = join(artifact, RESULT_FILES.record);
   let size: number;
   try {
     size = (await stat(path)).size;
   } catch {
-    throw new ResultRefusal('missing', `the work job's result record is missing: ${path}`);
+    throw new ResultRefusal('missing', missing(path));
   }
   if (size > MAX_RECORD_BYTES) {
     throw new ResultRefusal(

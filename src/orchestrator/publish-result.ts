@@ -243,12 +243,41 @@ async function checkCommits(git: PublishGit, input: PublishInput, commit: string
  * the merge with a lease on that head. A head that moved since the result was read is
  * merged the same way (its new commits are the epic's own, already checked when they came).
  */
-export async function mergeResult(
+async function mergeResult(
   ports: PublishPorts,
   input: PublishInput,
   result: ResultRecord,
 ): Promise<Exclude<PublishOutcome, { kind: 'not-merged' }>> {
   const { git } = ports;
+  const epicBranch = epicBranchName(input.epic);
+  const made = await mergeOnEpic(git, input, result);
+  if (made.kind === 'conflict') return made;
+  const { merge, gatedTree } = made;
+  const pushed = await ports.push(merge, epicBranch, input.epicHead);
+  if (!pushed.ok) return { kind: 'push-refused', result, merge, refused: pushed };
+  await followPush(git, epicBranch, input.epicHead, merge);
+  return {
+    kind: 'merged',
+    result,
+    merge,
+    record: { ...result.record, mergeCommit: merge, storyCommit: result.storyCommit },
+    gatedTree,
+  };
+}
+
+/**
+ * The merge of a checked result (`readResult`) into `input.epicHead`, made without a work
+ * tree and not pushed: the merge commit, and whether its tree is the one the work job's
+ * gates ran on; or the paths it conflicts on.
+ */
+export async function mergeOnEpic(
+  git: PublishGit,
+  input: PublishInput,
+  result: ResultRecord,
+): Promise<
+  | Extract<PublishOutcome, { kind: 'conflict' }>
+  | { readonly kind: 'made'; readonly merge: string; readonly gatedTree: boolean }
+> {
   const { story, epicHead } = input;
   const epicBranch = epicBranchName(input.epic);
   const commit = result.storyCommit;
@@ -269,17 +298,20 @@ export async function mergeResult(
   });
   const merge = await git.commitTree(merged.tree, [epicHead, commit], message);
   const gatedTree = result.gated !== null && (await git.treeOf(result.gated)) === merged.tree;
-  const pushed = await ports.push(merge, epicBranch, epicHead);
-  if (!pushed.ok) return { kind: 'push-refused', result, merge, refused: pushed };
-  // The local branch follows GitHub's (compare-and-swap: absent or at the head it read).
+  return { kind: 'made', merge, gatedTree };
+}
+
+/**
+ * After `merge` was pushed onto `epicHead`, the local epic branch follows GitHub's
+ * (compare-and-swap: only when absent or at the head it read).
+ */
+export async function followPush(
+  git: PublishGit,
+  epicBranch: string,
+  epicHead: string,
+  merge: string,
+): Promise<void> {
   const ref = `refs/heads/${epicBranch}`;
   const local = await git.commitOf(ref);
   if (local === null || local === epicHead) await git.updateRef(ref, merge, local);
-  return {
-    kind: 'merged',
-    result,
-    merge,
-    record: { ...result.record, mergeCommit: merge, storyCommit: commit },
-    gatedTree,
-  };
 }

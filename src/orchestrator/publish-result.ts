@@ -281,7 +281,12 @@ export async function mergeOnEpic(
   const { story, epicHead } = input;
   const epicBranch = epicBranchName(input.epic);
   const commit = result.storyCommit;
-  const merged = await git.mergeTree(epicHead, commit);
+  const message = buildMergeMessage({
+    story: story.id,
+    title: story.title,
+    chain: result.record.executors,
+  });
+  const merged = await mergeOnto(git, epicHead, commit, message);
   if (!merged.ok) {
     return {
       kind: 'conflict',
@@ -291,14 +296,27 @@ export async function mergeOnEpic(
       reason: `merge conflict with ${epicBranch}: ${merged.conflicts.join(', ')}`,
     };
   }
-  const message = buildMergeMessage({
-    story: story.id,
-    title: story.title,
-    chain: result.record.executors,
-  });
-  const merge = await git.commitTree(merged.tree, [epicHead, commit], message);
   const gatedTree = result.gated !== null && (await git.treeOf(result.gated)) === merged.tree;
-  return { kind: 'made', merge, gatedTree };
+  return { kind: 'made', merge: merged.merge, gatedTree };
+}
+
+/**
+ * `commit` merged onto `head` without a work tree: the merge commit (parents `head`, then
+ * `commit`, with `message`) and its tree; or the paths the two conflict on.
+ */
+export async function mergeOnto(
+  git: PublishGit,
+  head: string,
+  commit: string,
+  message: string,
+): Promise<
+  | { readonly ok: true; readonly merge: string; readonly tree: string }
+  | { readonly ok: false; readonly conflicts: readonly string[] }
+> {
+  const merged = await git.mergeTree(head, commit);
+  if (!merged.ok) return merged;
+  const merge = await git.commitTree(merged.tree, [head, commit], message);
+  return { ok: true, merge, tree: merged.tree };
 }
 
 /**

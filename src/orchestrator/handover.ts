@@ -4,7 +4,7 @@
  * it from the downloaded artifact, refusing one that is missing, too large, not of this
  * attempt, or that holds a credential in any text it would write to GitHub.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   formatHandover,
@@ -12,8 +12,9 @@ import {
   parseHandover,
   type Handover,
 } from '../core/publish/handover.js';
-import { MAX_RECORD_BYTES, RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
+import { RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
 import { describeSecrets, scanTextsForSecrets } from '../core/publish/secrets.js';
+import { readRecord } from './publish-result.js';
 
 /** Writes the hand-over into `dir` (made when missing); returns the file written. */
 export async function writeHandover(dir: string, handover: Handover): Promise<string> {
@@ -39,23 +40,12 @@ export async function readHandover<J extends Handover['job']>(
   dir: string,
   expected: HandoverExpected<J>,
 ): Promise<Extract<Handover, { job: J }>> {
-  const path = join(dir, RESULT_FILES.record);
-  let size: number;
-  try {
-    size = (await stat(path)).size;
-  } catch {
-    throw new ResultRefusal(
-      'missing',
+  const text = await readRecord(
+    dir,
+    (path) =>
       `the work job handed over no result${expected.workOutcome === undefined ? '' : ` (it ended: ${expected.workOutcome})`}: ${path} is missing`,
-    );
-  }
-  if (size > MAX_RECORD_BYTES) {
-    throw new ResultRefusal(
-      'too-large',
-      `the result record is ${size} bytes, more than the ${MAX_RECORD_BYTES} allowed`,
-    );
-  }
-  const handover = parseHandover(await readFile(path, 'utf8'), RESULT_FILES.record, expected);
+  );
+  const handover = parseHandover(text, RESULT_FILES.record, expected);
   const found = scanTextsForSecrets(handoverTexts(handover), expected.secrets);
   if (found.length > 0) {
     throw new ResultRefusal(

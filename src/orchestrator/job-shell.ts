@@ -133,6 +133,23 @@ async function readJobView(
   }
 }
 
+/** A folder of the job's own for its epic's work (`<tempDir>/epicflow/<epic>/<parts>`). */
+export function jobFolder(input: Pick<JobInput, 'tempDir' | 'epic'>, ...parts: string[]): string {
+  return join(input.tempDir, 'epicflow', String(input.epic), ...parts);
+}
+
+/** Where the job's setup cache lives, apart from any one epic's folder. */
+export function setupCacheFolder(input: Pick<JobInput, 'tempDir'>): string {
+  return join(input.tempDir, 'epicflow', 'cache', 'setup');
+}
+
+/** Says which credentials the scrub took from the checkout's git config (nothing: none). */
+export function sayScrubbed(removed: readonly string[], say: (message: string) => void): void {
+  if (removed.length > 0) {
+    say(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
+  }
+}
+
 /** A checkout job's tools: its executor reads `base` on a read-only worktree, under `folder`. */
 interface OpenedCheckout {
   /** The commit the checkout holds. */
@@ -154,14 +171,11 @@ export async function openCheckout(
   work: string,
   emit: (message: string) => void,
 ): Promise<OpenedCheckout> {
-  const removed = await input.remote.scrubCredentials();
-  if (removed.length > 0) {
-    emit(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
+  sayScrubbed(await input.remote.scrubCredentials(), emit);
   const git = await Git.open(input.workspace);
   const base = await git.revParse('HEAD');
   if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');
-  const folder = join(input.tempDir, 'epicflow', String(input.epic), work);
+  const folder = jobFolder(input, work);
   return {
     base,
     folder,

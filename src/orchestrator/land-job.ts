@@ -21,10 +21,9 @@ import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import type { LeftToDetection } from '../core/init/index.js';
 import type { EpicDoc } from '../core/epic/epic-doc.js';
-import { jobStaleness, ownsRecord, type LandJobRef } from '../core/epic/index.js';
+import { failIfOwned, freshRecord, type LandJobRef } from '../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
 import { botCommitIdentity } from '../core/epic/push.js';
-import { EpicflowError } from '../core/errors.js';
 import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
 import { epicBranchName, type Plan } from '../core/model.js';
 import { HANDOVER_VERSION, type LandHandover } from '../core/publish/handover.js';
@@ -34,7 +33,16 @@ import type { EngineEvent } from '../engine/ports.js';
 import { openEpic } from '../engine/run-epic.js';
 import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
 import { readLanding } from './landing.js';
-import { composedFrom, configAt, jobPlan, openJob, type JobInput } from './job-shell.js';
+import {
+  composedFrom,
+  configAt,
+  jobFolder,
+  jobPlan,
+  openJob,
+  sayScrubbed,
+  setupCacheFolder,
+  type JobInput,
+} from './job-shell.js';
 
 export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */
@@ -48,12 +56,7 @@ async function runningRecord(store: GitHubStateStore, input: LandJobInput): Prom
   const { log } = await readLanding(store);
   const record = log.lands.find((l) => l.job === input.job);
   const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
-  const stale = jobStaleness(job, { kind: 'land', record });
-  if (stale !== undefined) throw stale;
-  if (record === undefined) {
-    throw new EpicflowError('internal', `${input.job} passed the staleness check without a record`);
-  }
-  return record;
+  return freshRecord(job, { kind: 'land', record }, record);
 }
 
 /** Writes the landing's final record (compare-and-swap, retried on the log as it is). */
@@ -72,15 +75,16 @@ export async function recordLandRefusal(
 ): Promise<void> {
   const store = new GitHubStateStore({ repo, epic: String(job.epic) });
   const { log } = await readLanding(store);
-  const record = log.lands.find((l) => l.job === job.job);
-  if (record === undefined || !ownsRecord(job, record)) return;
-  const failed: LandRecord = {
+  const owned = failIfOwned<LandRecord>(job, (record) => ({
     ...record,
     outcome: 'not-landed',
     finishedAt: now.toISOString(),
     reason,
     nextStep: githubLandNextStep(record),
-  };
+  }));
+  owned.change(log.lands.find((l) => l.job === job.job) ?? null);
+  const failed = owned.failed();
+  if (failed === undefined) return;
   await saveRecord(store, failed);
   await hold(store, failed);
 }
@@ -135,7 +139,7 @@ export async function landWorkJob(
   const removed = await input.remote.scrubCredentials();
   const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
   await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
-  const scratch = new FileStateStore(join(input.tempDir, 'epicflow', String(epic), 'state'));
+  const scratch = new FileStateStore(jobFolder(input, 'state'));
   const heads = await remote.fetch([epicBranch, defaultBranch]);
   const epicHead = heads.get(epicBranch);
   const intoHead = heads.get(defaultBranch);
@@ -183,16 +187,14 @@ export async function landWorkJob(
     ...composedFrom(input, config),
     state: scratch,
     folders: {
-      worktrees: join(input.tempDir, 'epicflow', String(epic), 'worktrees'),
-      homes: join(input.tempDir, 'epicflow', String(epic), 'homes'),
-      setupCache: join(input.tempDir, 'epicflow', 'cache', 'setup'),
+      worktrees: jobFolder(input, 'worktrees'),
+      homes: jobFolder(input, 'homes'),
+      setupCache: setupCacheFolder(input),
     },
     onEvent: (event) => input.onEvent?.(event),
   });
   const ctx = await openEpic({ ...settings, config }, ports);
-  if (removed.length > 0) {
-    ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
+  sayScrubbed(removed, (message) => ctx.emit('epic', message));
   // The head the dispatch named is landed (a newer one is the next landing's).
   const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
     ? started.intoHeadBefore
@@ -201,7 +203,7 @@ export async function landWorkJob(
     job: input.job,
     branch: defaultBranch,
     branchHead,
-    treePath: join(input.tempDir, 'epicflow', String(epic), 'land'),
+    treePath: jobFolder(input, 'land'),
   });
   const { ok: _ok, ...facts } = brought;
   if (!brought.ok) {

@@ -30,6 +30,7 @@ import {
   type LandJobInput,
   type PreparedLanding,
 } from './land-job.js';
+import { mergeOnto } from './publish-result.js';
 import { bareRepository } from './story-publish.js';
 
 /** Landings merged again after the epic branch moved on GitHub, before the epic is held. */
@@ -128,18 +129,18 @@ async function pushLanding(
     if (head === handover.epicHead) return { push: landed, lease: head };
     say(`${epicBranch} moved on GitHub; merging the landing again on its new head`);
     // A story merged meanwhile: its commits join the landing without a work tree.
-    const merged = await git.mergeTree(head, landed);
-    if (!merged.ok) {
-      return {
-        stop: `${epicBranch} moved on GitHub after the landing was made, and it conflicts with the landing: ${merged.conflicts.join(', ')}`,
-      };
-    }
     const message = buildLandMessage({
       branch: record.into,
       epicBranch,
       chain: record.executors,
     });
-    return { push: await git.commitTree(merged.tree, [head, landed], message), lease: head };
+    const merged = await mergeOnto(git, head, landed, message);
+    if (!merged.ok) {
+      return {
+        stop: `${epicBranch} moved on GitHub after the landing was made, and it conflicts with the landing: ${merged.conflicts.join(', ')}`,
+      };
+    }
+    return { push: merged.merge, lease: head };
   });
   if (out.kind === 'pushed') {
     const notes =

@@ -12,7 +12,7 @@ import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
 import { resolveExecutorEnvs } from '../composition/epic.js';
 import { requirePlanner } from '../core/config/index.js';
 import type { EpicflowConfig } from '../core/config/types.js';
-import { jobStaleness, ownsRecord, type PlanJobRef } from '../core/epic/index.js';
+import { failIfOwned, freshRecord, type PlanJobRef } from '../core/epic/index.js';
 import { ERROR_MARKER } from '../core/epic/markers.js';
 import { PLANNING_DOC, renderPlanningFailed, type PlanningDoc } from '../core/epic/planning.js';
 import { EpicflowError } from '../core/errors.js';
@@ -66,18 +66,11 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
   const { config, view, store, issue, defaultBranch } = opened;
   requirePlanner(config, input.configPath);
   const read = readPlanning(store, view);
-  const doc = read.doc;
-  const stale = jobStaleness(
+  const { doc, docSha } = freshRecord(
     { kind: 'plan', epic, attempt: input.attempt },
-    { kind: 'plan', record: read.sha === null ? undefined : doc },
+    { kind: 'plan', record: read.sha === null ? undefined : read.doc },
+    read.doc === undefined || read.sha === null ? undefined : { doc: read.doc, docSha: read.sha },
   );
-  if (stale !== undefined) throw stale;
-  if (doc === undefined || read.sha === null) {
-    throw new EpicflowError(
-      'internal',
-      `planning of epic #${epic} passed the staleness check without a record`,
-    );
-  }
   const body = issue.body;
   if (extractPlanBlocks(proseOf(body)).length > 0) {
     throw new EpicflowError('plan', `epic #${epic} holds a plan written outside the plan section`, {
@@ -121,7 +114,7 @@ export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlann
     config,
     store,
     doc,
-    docSha: read.sha,
+    docSha,
     issue: { number: issue.number, title: issue.title, body },
     labels: issue.labels,
     previous,
@@ -143,13 +136,14 @@ export async function recordPlanningRefusal(
 ): Promise<void> {
   const { epic, attempt } = job;
   const store = new GitHubStateStore({ repo, epic: String(epic) });
-  let failed: PlanningDoc | undefined;
-  await store.updateJson<PlanningDoc | null>(PLANNING_DOC, (current) => {
-    failed = undefined;
-    if (current === null || !ownsRecord(job, current)) return current;
-    failed = { ...current, status: 'failed', problems: [reason], finishedAt: now.toISOString() };
-    return failed;
-  });
+  const owned = failIfOwned<PlanningDoc>(job, (current) => ({
+    ...current,
+    status: 'failed',
+    problems: [reason],
+    finishedAt: now.toISOString(),
+  }));
+  await store.updateJson<PlanningDoc | null>(PLANNING_DOC, owned.change);
+  const failed = owned.failed();
   if (failed === undefined) return;
   await repo.ensureComment({
     issueNumber: epic,

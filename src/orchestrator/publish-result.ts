@@ -114,11 +114,14 @@ export async function readResult(git: PublishGit, input: PublishInput): Promise<
       { details: [`fetch ${epicBranch} into it before publishing`] },
     );
   }
-  const result = parseResultRecord(await readRecord(input.artifact), {
-    epic: input.epic,
-    story: story.id,
-    attempt: input.attempt,
-  });
+  const result = parseResultRecord(
+    await readRecord(input.artifact, (path) => `the work job's result record is missing: ${path}`),
+    {
+      epic: input.epic,
+      story: story.id,
+      attempt: input.attempt,
+    },
+  );
   // A story without commits of its own brings no bundle; one with them always does.
   if (result.storyCommit === result.base && result.gated === null && !isDone(result)) {
     return result;
@@ -138,13 +141,20 @@ export async function readResult(git: PublishGit, input: PublishInput): Promise<
   }
 }
 
-async function readRecord(artifact: string): Promise<string> {
+/**
+ * The text of the result record in the downloaded artifact `artifact`, refused when it is
+ * missing (`missing` says so, given the path) or larger than `MAX_RECORD_BYTES`.
+ */
+export async function readRecord(
+  artifact: string,
+  missing: (path: string) => string,
+): Promise<string> {
   const path = join(artifact, RESULT_FILES.record);
   let size: number;
   try {
     size = (await stat(path)).size;
   } catch {
-    throw new ResultRefusal('missing', `the work job's result record is missing: ${path}`);
+    throw new ResultRefusal('missing', missing(path));
   }
   if (size > MAX_RECORD_BYTES) {
     throw new ResultRefusal(
@@ -233,16 +243,50 @@ async function checkCommits(git: PublishGit, input: PublishInput, commit: string
  * the merge with a lease on that head. A head that moved since the result was read is
  * merged the same way (its new commits are the epic's own, already checked when they came).
  */
-export async function mergeResult(
+async function mergeResult(
   ports: PublishPorts,
   input: PublishInput,
   result: ResultRecord,
 ): Promise<Exclude<PublishOutcome, { kind: 'not-merged' }>> {
   const { git } = ports;
+  const epicBranch = epicBranchName(input.epic);
+  const made = await mergeOnEpic(git, input, result);
+  if (made.kind === 'conflict') return made;
+  const { merge, gatedTree } = made;
+  const pushed = await ports.push(merge, epicBranch, input.epicHead);
+  if (!pushed.ok) return { kind: 'push-refused', result, merge, refused: pushed };
+  await followPush(git, epicBranch, input.epicHead, merge);
+  return {
+    kind: 'merged',
+    result,
+    merge,
+    record: { ...result.record, mergeCommit: merge, storyCommit: result.storyCommit },
+    gatedTree,
+  };
+}
+
+/**
+ * The merge of a checked result (`readResult`) into `input.epicHead`, made without a work
+ * tree and not pushed: the merge commit, and whether its tree is the one the work job's
+ * gates ran on; or the paths it conflicts on.
+ */
+export async function mergeOnEpic(
+  git: PublishGit,
+  input: PublishInput,
+  result: ResultRecord,
+): Promise<
+  | Extract<PublishOutcome, { kind: 'conflict' }>
+  | { readonly kind: 'made'; readonly merge: string; readonly gatedTree: boolean }
+> {
   const { story, epicHead } = input;
   const epicBranch = epicBranchName(input.epic);
   const commit = result.storyCommit;
-  const merged = await git.mergeTree(epicHead, commit);
+  const message = buildMergeMessage({
+    story: story.id,
+    title: story.title,
+    chain: result.record.executors,
+  });
+  const merged = await mergeOnto(git, epicHead, commit, message);
   if (!merged.ok) {
     return {
       kind: 'conflict',
@@ -252,24 +296,40 @@ export async function mergeResult(
       reason: `merge conflict with ${epicBranch}: ${merged.conflicts.join(', ')}`,
     };
   }
-  const message = buildMergeMessage({
-    story: story.id,
-    title: story.title,
-    chain: result.record.executors,
-  });
-  const merge = await git.commitTree(merged.tree, [epicHead, commit], message);
   const gatedTree = result.gated !== null && (await git.treeOf(result.gated)) === merged.tree;
-  const pushed = await ports.push(merge, epicBranch, epicHead);
-  if (!pushed.ok) return { kind: 'push-refused', result, merge, refused: pushed };
-  // The local branch follows GitHub's (compare-and-swap: absent or at the head it read).
+  return { kind: 'made', merge: merged.merge, gatedTree };
+}
+
+/**
+ * `commit` merged onto `head` without a work tree: the merge commit (parents `head`, then
+ * `commit`, with `message`) and its tree; or the paths the two conflict on.
+ */
+export async function mergeOnto(
+  git: PublishGit,
+  head: string,
+  commit: string,
+  message: string,
+): Promise<
+  | { readonly ok: true; readonly merge: string; readonly tree: string }
+  | { readonly ok: false; readonly conflicts: readonly string[] }
+> {
+  const merged = await git.mergeTree(head, commit);
+  if (!merged.ok) return merged;
+  const merge = await git.commitTree(merged.tree, [head, commit], message);
+  return { ok: true, merge, tree: merged.tree };
+}
+
+/**
+ * After `merge` was pushed onto `epicHead`, the local epic branch follows GitHub's
+ * (compare-and-swap: only when absent or at the head it read).
+ */
+export async function followPush(
+  git: PublishGit,
+  epicBranch: string,
+  epicHead: string,
+  merge: string,
+): Promise<void> {
   const ref = `refs/heads/${epicBranch}`;
   const local = await git.commitOf(ref);
   if (local === null || local === epicHead) await git.updateRef(ref, merge, local);
-  return {
-    kind: 'merged',
-    result,
-    merge,
-    record: { ...result.record, mergeCommit: merge, storyCommit: commit },
-    gatedTree,
-  };
 }

@@ -5,7 +5,7 @@
  */
 import type { GitHubStateStore } from '../adapters/github/index.js';
 import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
-import { jobStaleness } from '../core/epic/index.js';
+import { freshRecord } from '../core/epic/index.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import { parsePlan, planOptionsFor } from '../core/plan/index.js';
@@ -31,18 +31,12 @@ export async function prepareRetroJob(input: CheckoutJobInput): Promise<Prepared
   const { epic } = input;
   const opened = await openJob(input);
   const { config, store, view, issue } = opened;
-  const { doc, sha } = await readRetroDoc(store);
-  const stale = jobStaleness(
+  const read = await readRetroDoc(store);
+  const { doc, sha } = freshRecord(
     { kind: 'retro', epic, attempt: input.attempt },
-    { kind: 'retro', record: sha === null ? undefined : doc },
+    { kind: 'retro', record: read.sha === null ? undefined : read.doc },
+    read.doc === undefined || read.sha === null ? undefined : { doc: read.doc, sha: read.sha },
   );
-  if (stale !== undefined) throw stale;
-  if (doc === undefined || sha === null) {
-    throw new EpicflowError(
-      'internal',
-      `the retro of epic #${epic} passed the staleness check without a record`,
-    );
-  }
   const parsed = parsePlan(issue.body, planOptionsFor(config, input.configPath));
   if (!parsed.ok) {
     throw new EpicflowError('plan', `epic #${epic} has no valid plan: a retro looks back on one`);

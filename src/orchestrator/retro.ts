@@ -9,6 +9,7 @@
  */
 import type { GitHubRepo, GitHubStateStore } from '../adapters/github/index.js';
 import type { EpicflowConfig } from '../core/config/index.js';
+import { failIfOwned } from '../core/epic/index.js';
 import { RETRO_MARKER } from '../core/epic/markers.js';
 import { EpicflowError } from '../core/errors.js';
 import type { Plan, StoryRecord } from '../core/model.js';
@@ -208,15 +209,13 @@ export async function failRetroAttempt(
   attempt: number,
   reason: string,
 ): Promise<boolean> {
-  let failed = false;
-  await store.updateJson<RetroDoc | null>(RETRO_DOC, (current) => {
-    failed = false;
-    if (current === null || current.attempt !== attempt || current.status !== 'active') {
-      return current;
-    }
-    failed = true;
-    return { ...current, status: 'failed', reason };
-  });
+  const owned = failIfOwned<RetroDoc>({ kind: 'retro', epic, attempt }, (current) => ({
+    ...current,
+    status: 'failed',
+    reason,
+  }));
+  await store.updateJson<RetroDoc | null>(RETRO_DOC, owned.change);
+  const failed = owned.failed() !== undefined;
   if (failed) await repo.reply(epic, RETRO_TEXTS.failed(attempt, inlineText(reason)));
   return failed;
 }

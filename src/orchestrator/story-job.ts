@@ -7,7 +7,7 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { join, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
 import { notOnPath } from '../adapters/process/on-path.js';
 import { missingProgramMessage } from '../core/doctor/index.js';
 import { neededPrograms } from '../core/doctor/toolchains.js';
@@ -28,12 +28,22 @@ import {
   type StoryRecord,
 } from '../core/model.js';
 import { persistableRosterState } from '../core/roster/index.js';
-import { composedFrom, configAt, jobPlanWithIssues, openJob, type JobInput } from './job-shell.js';
+import {
+  composedFrom,
+  configAt,
+  jobFolder,
+  jobPlanWithIssues,
+  openJob,
+  sayScrubbed,
+  setupCacheFolder,
+  type JobInput,
+} from './job-shell.js';
 import { expectBoard } from './load.js';
 import { epicDocOf, epicRepo } from './owner.js';
 import {
   botCommitIdentity,
-  jobStaleness,
+  failIfOwned,
+  freshRecord,
   ownsRecord,
   preferredExecutor,
   type StoryJobRef,
@@ -127,25 +137,19 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
       details: [`stories in the plan: ${plan.stories.map((s) => s.id).join(', ') || 'none'}`],
     });
   }
-  const file = view.stories.get(`${story.id}.json`);
-  const prior = file === undefined ? undefined : store.parseStory(story.id, file.text);
-  const stale = jobStaleness(
+  const read = view.stories.get(`${story.id}.json`);
+  const record = read === undefined ? undefined : store.parseStory(story.id, read.text);
+  const { prior, file } = freshRecord(
     { kind: 'story', epic, story: story.id, attempt: input.attempt },
     {
       kind: 'story',
-      record: prior,
+      record,
       entryHash: plan.hashes[story.id],
       plan: approved,
       approvedPlan: epicDocOf(store, view)?.approvedPlan,
     },
+    record === undefined || read === undefined ? undefined : { prior: record, file: read },
   );
-  if (stale !== undefined) throw stale;
-  if (prior === undefined || file === undefined) {
-    throw new EpicflowError(
-      'internal',
-      `story ${story.id} passed the staleness check without a record`,
-    );
-  }
   const roster =
     view.rosterDoc === undefined
       ? null
@@ -221,15 +225,19 @@ export async function recordRefusal(
 ): Promise<void> {
   const { story } = job;
   const store = new GitHubStateStore({ repo, epic: String(job.epic) });
-  const applies = (r: StoryRecord | null): r is StoryRecord => r !== null && ownsRecord(job, r);
-  if (!applies((await store.read(story))?.record ?? null)) return;
+  if (!ownsRecord(job, (await store.read(story))?.record)) return;
+  // Someone moved the story on meanwhile (a retry, a cancel): their record is left alone.
+  const owned = failIfOwned<StoryRecord>(job, (current) => ({
+    ...current,
+    status: 'failed',
+    reason,
+    finishedAt: now.toISOString(),
+  }));
   await store.update(story, (current) => {
     if (current === null) {
       throw new EpicflowError('state', `the record of story ${story} disappeared while writing it`);
     }
-    // Someone moved the story on meanwhile (a retry, a cancel): leave their record alone.
-    if (!applies(current)) return current;
-    return { ...current, status: 'failed', reason, finishedAt: now.toISOString() };
+    return owned.change(current);
   });
 }
 
@@ -370,12 +378,12 @@ export async function runStoryJob(
   // The story starts from the epic head: its files say what the config leaves out.
   const config = await configAt(prepared.config, prepared.left, repo, remoteEpic);
 
-  const scratch = new FileStateStore(join(input.tempDir, 'epicflow', epic, 'state'));
+  const scratch = new FileStateStore(jobFolder(input, 'state'));
   await scratch.writeStory(prior);
   // The shared roster as the job's view read it: no second read.
   await scratch.writeJson('roster.json', startingRoster(prepared.roster?.value ?? null));
 
-  const worktrees = join(input.tempDir, 'epicflow', epic, 'worktrees');
+  const worktrees = jobFolder(input, 'worktrees');
   const handOver = async (record: StoryRecord, localEpic: string): Promise<ResultRecord> => {
     const result = await workResult(repo, {
       epic,
@@ -406,8 +414,8 @@ export async function runStoryJob(
     // checkout's `.git` (and the folder that holds it) stay out of untrusted reach.
     folders: {
       worktrees,
-      homes: join(input.tempDir, 'epicflow', epic, 'homes'),
-      setupCache: join(input.tempDir, 'epicflow', 'cache', 'setup'),
+      homes: jobFolder(input, 'homes'),
+      setupCache: setupCacheFolder(input),
     },
     onEvent: (event) => {
       events.push(event);
@@ -426,9 +434,7 @@ export async function runStoryJob(
     },
   });
   const ctx = await openEpic(settings, ports);
-  if (removed.length > 0) {
-    ctx.emit('epic', `removed credentials from the checkout's git config: ${removed.join(', ')}`);
-  }
+  sayScrubbed(removed, (message) => ctx.emit('epic', message));
   if (restart && remoteStory !== undefined) {
     // A review round restarts a story whose plan entry did not change.
     const why =

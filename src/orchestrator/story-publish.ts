@@ -14,11 +14,7 @@ import type { GitHubStateStore } from '../adapters/github/index.js';
 import { PublishGit } from '../adapters/git/publish-git.js';
 import type { RemoteGit } from '../adapters/git/remote-git.js';
 import { spawnGit } from '../adapters/git/run-git.js';
-import {
-  botCommitIdentity,
-  describePushRefusal,
-  type PushRefusalReason,
-} from '../core/epic/index.js';
+import { botCommitIdentity, type PushRefusalReason } from '../core/epic/index.js';
 import { describeError, describeErrorLine, EpicflowError } from '../core/errors.js';
 import { epicBranchName, storyBranchName, type StoryRecord } from '../core/model.js';
 import {
@@ -29,7 +25,14 @@ import {
 } from '../core/publish/result.js';
 import { mergeRoster, ROSTER_DOC, startingRoster } from '../core/roster/sync.js';
 import { applyIssueRequests } from './issue-requests.js';
-import { isDone, mergeResult, readResult, type PublishInput } from './publish-result.js';
+import { pushAgainOnMove } from './job-shell.js';
+import {
+  followPush,
+  isDone,
+  mergeOnEpic,
+  readResult,
+  type PublishInput,
+} from './publish-result.js';
 import type { GateLog, PreparedStory } from './story-job.js';
 
 /** Pushes of the epic head before giving up (each after merging again on the new head). */
@@ -37,6 +40,12 @@ const MAX_PUBLISH_ATTEMPTS = 5;
 
 /** Why GitHub refused a push, as the git adapter tells it (never read from message text). */
 export type PushRefusal = Exclude<PushRefusalReason, 'stale'>;
+
+/** Why the merge of the epic head ended without a push: merged already, a conflict, no branch. */
+type MergeStop =
+  | { readonly kind: 'merged'; readonly merge: string }
+  | Extract<Awaited<ReturnType<typeof mergeOnEpic>>, { kind: 'conflict' }>
+  | { readonly kind: 'deleted' };
 
 interface PublishJobInput {
   readonly epic: number;
@@ -173,12 +182,13 @@ export async function publishStoryJob(
   const git = await bareRepository(bare, input.botLogin);
   const remote = input.remote.at(bare);
   const heads = await remote.fetch([epicBranch, branch]);
-  let epicHead = heads.get(epicBranch);
-  if (epicHead === undefined) {
+  const fetched = heads.get(epicBranch);
+  if (fetched === undefined) {
     throw new EpicflowError('github', `the epic branch ${epicBranch} does not exist on GitHub`, {
       details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
     });
   }
+  let epicHead = fetched;
   const storyOnGitHub = heads.get(branch) ?? null;
   const publishInput = (head: string): PublishInput => ({
     artifact: input.resultDir,
@@ -239,66 +249,61 @@ export async function publishStoryJob(
   let pushes = 0;
   let refusedPush: PushRefusal | undefined;
   if (isDone(result)) {
-    const push = (sha: string, to: string, expected: string | null) =>
-      remote.push(sha, to, expected);
-    for (let n = 1; ; n++) {
-      // Another publish job of this attempt (a re-run racing this one) merged it already:
-      // the same merge is recorded again, nothing is pushed twice.
-      const merged = await git.mergeOf(storyCommit, epicHead);
-      if (merged !== null) {
-        record = { ...record, mergeCommit: merged };
-        say(`already merged into ${epicBranch} (${merged.slice(0, 12)}): nothing to push`);
-        break;
-      }
-      const out = await mergeResult({ git, push }, publishInput(epicHead), result);
-      pushes = n;
-      if (out.kind === 'merged') {
-        record = { ...record, mergeCommit: out.merge };
-        if (!out.gatedTree) {
-          const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
-          record = { ...record, notes: [...record.notes, note] };
-          say(note);
+    let gatedTree = false;
+    const out = await pushAgainOnMove<MergeStop>(
+      remote,
+      epicBranch,
+      MAX_PUBLISH_ATTEMPTS,
+      async (n) => {
+        if (n > 1) {
+          say(`${epicBranch} moved on GitHub; merging again`);
+          const moved = (await remote.fetch([epicBranch])).get(epicBranch);
+          if (moved === undefined) return { stop: { kind: 'deleted' } };
+          epicHead = moved;
         }
-        say(`merged into ${epicBranch} (${out.merge.slice(0, 12)})`);
-        break;
+        // Another publish job of this attempt (a re-run racing this one) merged it already:
+        // the same merge is recorded again, nothing is pushed twice.
+        const merged = await git.mergeOf(storyCommit, epicHead);
+        if (merged !== null) return { stop: { kind: 'merged', merge: merged } };
+        const made = await mergeOnEpic(git, publishInput(epicHead), result);
+        if (made.kind === 'conflict') return { stop: made };
+        gatedTree = made.gatedTree;
+        return { push: made.merge, lease: epicHead };
+      },
+    );
+    // A conflict ends the round its merge was tried in, as a push would have.
+    pushes = out.pushes + (out.kind === 'stopped' && out.value.kind === 'conflict' ? 1 : 0);
+    const { mergeCommit: _m, ...unmerged } = record;
+    if (out.kind === 'pushed') {
+      await followPush(git, epicBranch, epicHead, out.sha);
+      record = { ...record, mergeCommit: out.sha };
+      if (!gatedTree) {
+        const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
+        record = { ...record, notes: [...record.notes, note] };
+        say(note);
       }
-      const { mergeCommit: _m, ...unmerged } = record;
-      if (out.kind === 'conflict') {
-        record = {
-          ...unmerged,
-          status: 'failed',
-          reason: `${out.reason} (merged on GitHub after the work job's merge); comment /retry ${story.id} to merge it again with a merge revision`,
-        };
-        break;
-      }
-      if (out.refused.reason !== 'stale') {
-        refusedPush = out.refused.reason;
-        record = {
-          ...unmerged,
-          status: 'failed',
-          reason: describePushRefusal(epicBranch, out.refused.reason, out.refused.detail),
-        };
-        break;
-      }
-      if (n >= MAX_PUBLISH_ATTEMPTS) {
-        record = {
-          ...unmerged,
-          status: 'failed',
-          reason: `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${story.id}`,
-        };
-        break;
-      }
-      say(`${epicBranch} moved on GitHub; merging again`);
-      const moved = (await remote.fetch([epicBranch])).get(epicBranch);
-      if (moved === undefined) {
-        record = {
-          ...unmerged,
-          status: 'failed',
-          reason: `${epicBranch} was deleted on GitHub while merging`,
-        };
-        break;
-      }
-      epicHead = moved;
+      say(`merged into ${epicBranch} (${out.sha.slice(0, 12)})`);
+    } else if (out.kind === 'stopped' && out.value.kind === 'merged') {
+      record = { ...record, mergeCommit: out.value.merge };
+      say(`already merged into ${epicBranch} (${out.value.merge.slice(0, 12)}): nothing to push`);
+    } else if (out.kind === 'stopped' && out.value.kind === 'conflict') {
+      record = {
+        ...unmerged,
+        status: 'failed',
+        reason: `${out.value.reason} (merged on GitHub after the work job's merge); comment /retry ${story.id} to merge it again with a merge revision`,
+      };
+    } else if (out.kind === 'refused') {
+      refusedPush = out.refused;
+      record = { ...unmerged, status: 'failed', reason: out.reason };
+    } else {
+      record = {
+        ...unmerged,
+        status: 'failed',
+        reason:
+          out.kind === 'kept-moving'
+            ? `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${story.id}`
+            : `${epicBranch} was deleted on GitHub while merging`,
+      };
     }
     if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
   }

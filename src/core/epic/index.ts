@@ -18,6 +18,8 @@ export { reconcile } from './reconcile.js';
 export { parseRunTitle, RUN_NAME_TEMPLATE, runTitle } from './run-title.js';
 export type { JobFacts, JobRef, LandJobRef, PlanJobRef, StoryJobRef } from './job-ref.js';
 export {
+  failIfOwned,
+  freshRecord,
   jobId,
   jobInputs,
   jobRef,

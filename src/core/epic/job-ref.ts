@@ -181,6 +181,49 @@ export function ownsRecord(ref: JobRef, record: JobRecord | undefined): boolean 
 }
 
 /**
+ * The change a job that could not run makes to the record it was dispatched for, inside a
+ * compare-and-swap (which may call it again on a newer record): `fail` applied while the
+ * record is still the job's own (`ownsRecord`), the record as it is otherwise (a retry, a
+ * cancel or a newer attempt is left alone). `failed()`: what the last call made of it
+ * (undefined: it was not the job's).
+ */
+export function failIfOwned<R extends JobRecord>(
+  ref: JobRef,
+  fail: (current: R) => R,
+): {
+  readonly change: <C extends R | null>(current: C) => C | R;
+  readonly failed: () => R | undefined;
+} {
+  let failed: R | undefined;
+  return {
+    change: (current) => {
+      failed = current === null || !ownsRecord(ref, current) ? undefined : fail(current);
+      return failed ?? current;
+    },
+    failed: () => failed,
+  };
+}
+
+/**
+ * What a job read of the record it was dispatched for (`record`, undefined when there is
+ * none), when the job may still run; else why not (`jobStaleness`), thrown.
+ */
+export function freshRecord<R>(ref: JobRef, facts: JobFacts, record: R | undefined): R {
+  const stale = jobStaleness(ref, facts);
+  if (stale !== undefined) throw stale;
+  if (record === undefined) {
+    const subject = {
+      story: () => `story ${jobId(ref)}`,
+      plan: () => `planning of epic #${ref.epic}`,
+      retro: () => `the retro of epic #${ref.epic}`,
+      land: () => jobId(ref),
+    }[ref.kind]();
+    throw new EpicflowError('internal', `${subject} passed the staleness check without a record`);
+  }
+  return record;
+}
+
+/**
  * Why this job must not run (undefined: it may). The one staleness check of every job
  * kind, pure: the job shells throw what it returns before they change anything.
  */

@@ -6,6 +6,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
+  failIfOwned,
+  freshRecord,
   jobInputs,
   jobRef,
   jobStaleness,
@@ -131,5 +133,54 @@ describe('jobStaleness', () => {
     ).toContain('land-1 of epic #5 is landed, not running: this job is stale');
     expect(ownsRecord(land, { outcome: 'running' })).toBe(true);
     expect(ownsRecord(planning, { attempt: 2, status: 'failed' })).toBe(false);
+  });
+});
+
+describe('freshRecord', () => {
+  const retro: JobRef = { kind: 'retro', epic: 5, attempt: 2 };
+
+  it('hands back what the job read of its record when it may run', () => {
+    const facts: JobFacts = { kind: 'retro', record: { attempt: 2, status: 'active' } };
+    expect(freshRecord(retro, facts, { sha: 'abc' })).toEqual({ sha: 'abc' });
+  });
+
+  it('throws why a stale job must not run, before looking at what it read', () => {
+    const facts: JobFacts = { kind: 'retro', record: { attempt: 3, status: 'active' } };
+    expect(() => freshRecord(retro, facts, { sha: 'abc' })).toThrow(
+      'the retro of epic #5 is at attempt 3 (active), not 2: this job is stale',
+    );
+  });
+
+  it('refuses, tagged internal, a record the staleness check saw and the job did not read', () => {
+    const facts: JobFacts = { kind: 'retro', record: { attempt: 2, status: 'active' } };
+    expect(() => freshRecord(retro, facts, undefined)).toThrow(
+      expect.objectContaining({
+        tag: 'internal',
+        message: 'the retro of epic #5 passed the staleness check without a record',
+      }),
+    );
+  });
+});
+
+describe('failIfOwned', () => {
+  const planning: JobRef = { kind: 'plan', epic: 5, attempt: 2 };
+  type Doc = { readonly attempt: number; readonly status: string; readonly reason?: string };
+  const fail = (current: Doc): Doc => ({ ...current, status: 'failed', reason: 'refused' });
+
+  it("fails the job's own record and says what it made of it", () => {
+    const owned = failIfOwned<Doc>(planning, fail);
+    const failed = { attempt: 2, status: 'failed', reason: 'refused' };
+    expect(owned.change({ attempt: 2, status: 'active' })).toEqual(failed);
+    expect(owned.failed()).toEqual(failed);
+  });
+
+  it('leaves a record that moved on as it is, and forgets an earlier call', () => {
+    const owned = failIfOwned<Doc>(planning, fail);
+    owned.change({ attempt: 2, status: 'active' });
+    const newer = { attempt: 3, status: 'active' };
+    expect(owned.change(newer)).toBe(newer);
+    expect(owned.failed()).toBeUndefined();
+    expect(owned.change(null)).toBeNull();
+    expect(owned.failed()).toBeUndefined();
   });
 });

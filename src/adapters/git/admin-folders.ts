@@ -10,7 +10,7 @@ import type { WorktreeEntry } from './listings.js';
 import { OBJECT_ID } from './objects.js';
 
 /** A linked tree as its admin folder names it. */
-export interface AdminFolder {
+interface AdminFolder {
   /** `<gitDir>/worktrees/<id>`. */
   readonly admin: string;
   /** The tree's top level, as the `gitdir` file names it (not canonicalised). */

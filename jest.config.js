@@ -92,6 +92,7 @@ export default {
       'process',
       [
         'engine',
+        'orchestrator',
         'adapters/executors',
         'adapters/git',
         'adapters/process',

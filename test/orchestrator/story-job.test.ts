@@ -257,13 +257,13 @@ describe("a work job meets the epic head other stories' jobs moved on GitHub", (
   });
 });
 
-describe('a retried story over an unchanged diff', () => {
+describe('a protected epic branch, then a retry over the unchanged diff', () => {
   let w: ActionWorld;
   afterAll(async () => {
     await w.close();
   });
 
-  it('reuses the verdict kept in its record on GitHub: the judge is paid once', async () => {
+  it('the push is refused with nothing half-merged; the retry reuses the verdict kept in the record on GitHub: the judge is paid once', async () => {
     const judge = [
       "require('fs').appendFileSync(process.argv[1] + '/judge-calls', process.env.EPICFLOW_STORY + '\\n');",
       `console.log(${JSON.stringify(CLEARED_VERDICT)});`,
@@ -290,15 +290,23 @@ describe('a retried story over an unchanged diff', () => {
       '#!/bin/sh\nwhile read old new ref; do case "$ref" in refs/heads/epic/*) echo "error: GH006: Protected branch update failed for $ref." >&2; exit 1;; esac; done\n',
     );
     await chmod(hook, 0o755);
+    const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     const first = await storyJobs(w, epic, 'cart');
     await rm(hook);
     expect(first.work.record.status).toBe('done');
-    expect(first.publish.record).toMatchObject({
+    // Nothing half-merged: the epic head did not move, the story branch is kept, and the
+    // record says why (the job summary's hint to add a bypass actor is summary.test.ts's).
+    expect(first.publish.refusedPush).toBe('protected');
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeDefined();
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const refused = (await store.read('cart'))?.record;
+    expect(refused).toMatchObject({
       status: 'failed',
       reason: expect.stringContaining('the branch is protected') as unknown as string,
     });
+    expect(refused?.mergeCommit).toBeUndefined();
     // `/retry cart`, as the App records it: a new attempt of the same plan entry.
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     await store.update('cart', (r) => {
       if (r === null) throw new Error('no record of cart');
       const { reason: _r, finishedAt: _f, ...rest } = r;

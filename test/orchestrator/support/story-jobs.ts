@@ -1,0 +1,121 @@
+/**
+ * A story's two jobs called in-process, as the Action's shell calls them (src/action/story.ts),
+ * against the GitHub double and real git: the work job (`prepareStoryJob`, `runStoryJob`) on a
+ * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`) on an empty folder with
+ * the work job's result. No bundle, no agent user: the agents run as the tests' user. What
+ * the shell adds (inputs, isolation, outputs, summary, a refusal recorded) is tested where the
+ * bundle runs (test/action/story.test.ts).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RemoteGit } from '../../../src/adapters/git/remote-git.js';
+import type { GitHubRepo } from '../../../src/adapters/github/repo.js';
+import { botCommitIdentity } from '../../../src/core/epic/index.js';
+import {
+  prepareStoryJob,
+  runStoryJob,
+  type StoryJobInput,
+  type StoryJobResult,
+} from '../../../src/orchestrator/story-job.js';
+import { publishStoryJob, type PublishJobResult } from '../../../src/orchestrator/story-publish.js';
+import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
+
+export const CONFIG_PATH = '.github/epicflow.yml';
+
+export interface JobOptions {
+  readonly attempt?: number;
+  /** The job's name (its folders); `<story>-<epic>-<attempt>` by default. */
+  readonly name?: string;
+  /** The environment children start from (the worker's by default). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The repository as the job reaches it (the world's bot by default). */
+  readonly repo?: GitHubRepo;
+}
+
+function remoteGit(w: ActionWorld, cwd: string): RemoteGit {
+  return new RemoteGit({
+    cwd,
+    serverUrl: w.gh.url,
+    repository: `${OWNER}/${REPO}`,
+    token: w.bot.token,
+    identity: botCommitIdentity(w.repo.botLogin),
+  });
+}
+
+/** A work job's input on a fresh checkout, as the shell gives it. */
+export async function workInput(
+  w: ActionWorld,
+  epic: number,
+  story: string,
+  options: JobOptions = {},
+): Promise<StoryJobInput> {
+  const name = options.name ?? `${story}-${epic}-${options.attempt ?? 1}`;
+  const workspace = await checkout(w, name);
+  const tempDir = join(w.dir, 'jobs', name, 'temp');
+  await mkdir(tempDir, { recursive: true });
+  return {
+    epic,
+    configPath: CONFIG_PATH,
+    repo: options.repo ?? w.repo,
+    workspace,
+    tempDir,
+    env: options.env ?? process.env,
+    story,
+    attempt: options.attempt ?? 1,
+    remote: remoteGit(w, workspace),
+    resultDir: join(tempDir, 'epicflow-result'),
+  };
+}
+
+/** The work job: read and checked on GitHub, then the story run; its result handed over. */
+export async function workJob(input: StoryJobInput): Promise<StoryJobResult> {
+  return runStoryJob(input, await prepareStoryJob(input));
+}
+
+/** The publish job of a work job's result: checked again, merged, pushed and recorded. */
+export async function publishJob(
+  w: ActionWorld,
+  work: StoryJobInput,
+  onEvent?: (message: string) => void,
+): Promise<PublishJobResult> {
+  const folder = join(w.dir, 'jobs', `${work.workspace.split('/').pop() ?? ''}-publish`);
+  const workspace = join(folder, 'workspace');
+  const tempDir = join(folder, 'temp');
+  await mkdir(workspace, { recursive: true });
+  await mkdir(tempDir, { recursive: true });
+  const input: StoryJobInput = {
+    ...work,
+    workspace,
+    tempDir,
+    remote: remoteGit(w, workspace),
+  };
+  const prepared = await prepareStoryJob(input);
+  return publishStoryJob(
+    {
+      epic: work.epic,
+      story: work.story,
+      attempt: work.attempt,
+      resultDir: work.resultDir,
+      workOutcome: 'success',
+      configPath: CONFIG_PATH,
+      tempDir,
+      remote: input.remote,
+      botLogin: w.repo.botLogin,
+      secrets: [w.bot.token],
+      ...(onEvent === undefined ? {} : { onEvent }),
+    },
+    prepared,
+  );
+}
+
+/** Both jobs of one story, one after the other. */
+export async function storyJobs(
+  w: ActionWorld,
+  epic: number,
+  story: string,
+  options: JobOptions = {},
+): Promise<{ work: StoryJobResult; publish: PublishJobResult }> {
+  const input = await workInput(w, epic, story, options);
+  const work = await workJob(input);
+  return { work, publish: await publishJob(w, input) };
+}

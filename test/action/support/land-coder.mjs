@@ -2,10 +2,9 @@
 // landing (EPICFLOW_STORY=land-<n>) does what <dump dir>/land-mode says:
 //   resolve  keep both sides of every conflict (ours, then theirs)
 //   nothing  leave the markers where they are
-//   hostile  resolve, and also write a workflow and a file outside the land perimeter
 //   race     resolve, then wait for <dump dir>/go (the test moves the epic branch meanwhile)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const [dump] = process.argv.slice(2);
 const story = process.env.EPICFLOW_STORY ?? '';
@@ -30,11 +29,6 @@ if (!story.startsWith('land-')) {
       }
       writeFileSync(file, out.join('\n'));
     }
-  }
-  if (mode === 'hostile') {
-    mkdirSync('.github/workflows', { recursive: true });
-    writeFileSync('.github/workflows/evil.yml', 'on: push\njobs: {}\n');
-    writeFileSync('README.md', '# taken over\n');
   }
   if (mode === 'race') {
     const deadline = Date.now() + 60_000;

@@ -29,7 +29,7 @@ import {
 } from './listings.js';
 import { IndexGuard } from './index-guard.js';
 import { commitTree, isAncestor, readBlobs, treeFiles } from './objects.js';
-import { Worktree } from './worktree.js';
+import { Worktree, readObjectFormat, type ObjectFormat } from './worktree.js';
 import { adminFolders, listTrees } from './admin-folders.js';
 
 export { Worktree } from './worktree.js';
@@ -89,15 +89,15 @@ export class Git {
     const notRepo = (): EpicflowError => new EpicflowError('git', `not a git repository: ${dir}`);
     if (!existsSync(dir)) throw notRepo();
     const probe = new GitRunner(dir, undefined);
-    const inside = await probe.try(['rev-parse', '--is-inside-work-tree']);
-    if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') throw notRepo();
-    const commonDir = (
-      await probe.run(`cannot read the git directory of ${dir}`, [
-        'rev-parse',
-        '--path-format=absolute',
-        '--git-common-dir',
-      ])
-    ).trim();
+    // One line each: whether `dir` is in a work tree, then the common git directory.
+    const probed = await probe.try([
+      'rev-parse',
+      '--is-inside-work-tree',
+      '--path-format=absolute',
+      '--git-common-dir',
+    ]);
+    const [inside, commonDir = ''] = probed.stdout.split('\n');
+    if (probed.exitCode !== 0 || inside !== 'true' || commonDir === '') throw notRepo();
     const list = await probe.run(`cannot list the worktrees of ${dir}`, [
       'worktree',
       'list',
@@ -329,8 +329,12 @@ export class Git {
       this.identity,
       this.guard,
       this.indexGuardOf(location.gitDir),
+      () => (this.format ??= readObjectFormat(this.git, this.root)),
     );
   }
+
+  /** The repository's object format, read once for all its trees. */
+  private format: Promise<ObjectFormat> | undefined;
 
   /**
    * Where a tree's git state is, found from the repository's side (the admin

@@ -61,6 +61,8 @@ export class Worktree {
     private readonly identity: GitIdentity | undefined,
     private readonly guard = new GitConfigGuard(),
     private readonly index: IndexGuard = new IndexGuard(join(location.gitDir, 'index')),
+    /** The repository's object format, where the repository already knows it. */
+    private readonly repositoryFormat?: () => Promise<ObjectFormat>,
   ) {
     this.path = location.workTree;
     this.gitDir = location.gitDir;
@@ -141,13 +143,11 @@ export class Worktree {
     return entries;
   }
 
-  private format: Promise<'sha1' | 'sha256'> | undefined;
+  private format: Promise<ObjectFormat> | undefined;
 
   /** The repository's object format: how a blob's id is computed. */
-  private objectFormat(): Promise<'sha1' | 'sha256'> {
-    this.format ??= this.git
-      .run(`cannot read the object format of ${this.path}`, ['rev-parse', '--show-object-format'])
-      .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
+  private objectFormat(): Promise<ObjectFormat> {
+    this.format ??= this.repositoryFormat?.() ?? readObjectFormat(this.git, this.path);
     return this.format;
   }
 
@@ -479,4 +479,13 @@ export class Worktree {
   async isClean(): Promise<boolean> {
     return (await this.dirtyPaths()).length === 0;
   }
+}
+
+export type ObjectFormat = 'sha1' | 'sha256';
+
+/** The object format of the repository `git` names (`where`, for the error): how a blob's id is computed. */
+export function readObjectFormat(git: GitRunner, where: string): Promise<ObjectFormat> {
+  return git
+    .run(`cannot read the object format of ${where}`, ['rev-parse', '--show-object-format'])
+    .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
 }

@@ -108,6 +108,11 @@ function worktrees(): string {
   return git(repo.dir, 'worktree', 'list', '--porcelain');
 }
 
+/** Every branch and worktree with where it points: what a refusal must leave as it was. */
+function refsAndTrees(): string {
+  return `${git(repo.dir, 'for-each-ref', '--format=%(refname) %(objectname)')}\n${worktrees()}`;
+}
+
 function landLog(): { lands: Record<string, unknown>[] } {
   return JSON.parse(readFileSync(join(stateDir(repo), 'land.json'), 'utf8')) as {
     lands: Record<string, unknown>[];
@@ -426,6 +431,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     expect((await run(repo, planMarkdown(STORIES))).code).toBe(1);
     const mainBefore = sha('main');
     const epicBefore = sha('epic/epic');
+    const before = refsAndTrees();
     const result = await land();
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -435,6 +441,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     );
     expect(sha('main')).toBe(mainBefore);
     expect(sha('epic/epic')).toBe(epicBefore);
+    expect(refsAndTrees()).toBe(before);
     expect(existsSync(join(stateDir(repo), 'land.json'))).toBe(false);
   });
 
@@ -443,6 +450,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     repo.write('README.md', 'my edit\n');
     const mainBefore = sha('main');
     const epicBefore = sha('epic/epic');
+    const before = refsAndTrees();
     const result = await land({ into: 'main' });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -452,11 +460,13 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     );
     expect(sha('main')).toBe(mainBefore);
     expect(sha('epic/epic')).toBe(epicBefore);
+    expect(refsAndTrees()).toBe(before);
     expect(repo.read('README.md')).toBe('my edit\n');
   });
 
   it('refuses an unknown epic, naming the known ones (through the CLI)', async () => {
     await deliveredEpic();
+    const before = refsAndTrees();
     let stderr = '';
     const code = await main(['land', '--epic', 'nope', '--repo', repo.dir], {
       stdout: () => undefined,
@@ -466,6 +476,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     });
     expect(code).toBe(2);
     expect(stderr).toBe('error: no epic "nope" has run in this repository\n  known epics: epic\n');
+    expect(refsAndTrees()).toBe(before);
   });
 
   it('asks for --epic when several epics ran, for --into on a detached HEAD, and for a branch that exists', async () => {
@@ -473,12 +484,15 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     expect(
       (await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), { epic: 'other' })).code,
     ).toBe(0);
+    const ran = refsAndTrees();
     const several = await land();
     expect(several.code).toBe(2);
     expect(several.stderr).toBe(
       'error: 2 epics ran in this repository\n  pick one with --epic ID: epic, other\n',
     );
+    expect(refsAndTrees()).toBe(ran);
     git(repo.dir, 'checkout', '-q', '--detach', 'main');
+    const before = refsAndTrees();
     const detached = await land({ epic: 'epic' });
     expect(detached.code).toBe(2);
     expect(detached.stderr).toBe(
@@ -491,9 +505,10 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
         `error: no branch ${JSON.stringify(into)} in ${repo.dir}\n  --into names a local branch\n`,
       );
     }
-    expect((await land({ epic: 'epic', into: 'epic/epic' })).stderr).toBe(
-      'error: --into epic/epic is the epic branch itself\n',
-    );
+    const itself = await land({ epic: 'epic', into: 'epic/epic' });
+    expect(itself.code).toBe(2);
+    expect(itself.stderr).toBe('error: --into epic/epic is the epic branch itself\n');
+    expect(refsAndTrees()).toBe(before);
   });
 });
 
@@ -537,11 +552,13 @@ describe('epicflow land: the branch landed in', () => {
     expect((await land()).code).toBe(0);
     const mainAfter = sha('main');
     const epicAfter = sha('epic/epic');
+    const landed = refsAndTrees();
     const again = await land();
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('main already contains epic/epic: nothing moved');
     expect(sha('main')).toBe(mainAfter);
     expect(sha('epic/epic')).toBe(epicAfter);
+    expect(refsAndTrees()).toBe(landed);
     expect(landLog().lands.map((l) => l.job)).toEqual(['land-1', 'land-2']);
   });
 });

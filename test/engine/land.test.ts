@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { landCommand, type LandCommandOptions } from '../../src/cli/commands/land.js';
@@ -6,6 +6,7 @@ import { main } from '../../src/cli/program.js';
 import { renderFailure } from '../../src/cli/context.js';
 import {
   configYaml,
+  copyRepo,
   git,
   makeRepo,
   planMarkdown,
@@ -38,24 +39,57 @@ const STORIES: PlanStory[] = [
   { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
 ];
 
-/** Delivers a two-story epic (`epic/epic`) whose stories all merged. */
+const DEFAULT_SCRIPT: Script = {
+  a: { '*': { write: { 'src/a.txt': 'a from the epic\n' } } },
+  b: { '*': { write: { 'src/b.txt': 'b from the epic\n' } } },
+};
+
+/** Delivers a two-story epic (`epic/epic`) whose stories all merged, in a repository of its own. */
+async function deliver(
+  files: Record<string, string>,
+  script: Script,
+  stories: PlanStory[],
+): Promise<TestRepo> {
+  const made = makeRepo({ 'README.md': 'readme\n', 'src/a.txt': 'a\n', ...files });
+  try {
+    const coder = scriptedCoder(made, 'coder', script);
+    made.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    made.commit('config');
+    const delivered = await run(made, planMarkdown(stories));
+    expect(delivered.code).toBe(0);
+    return made;
+  } catch (e) {
+    made.cleanup();
+    throw e;
+  }
+}
+
+/**
+ * The epic most tests land, delivered once for the file: what a test checks is the landing,
+ * not the run, so each lands in a copy of it (`copyRepo`). The committed `epicflow.yml` names
+ * this repository's scripted coder; no landing that uses it reaches a coder.
+ */
+let shared: Promise<TestRepo> | undefined;
+afterAll(async () => (await shared?.catch(() => undefined))?.cleanup());
+
+/**
+ * Makes `repo` a delivered two-story epic (`epic/epic`) whose stories all merged: a copy of
+ * the file's shared one, or its own run when a test needs other files, coder or stories.
+ */
 async function deliveredEpic(
-  files: Record<string, string> = {},
-  script: Script = {
-    a: { '*': { write: { 'src/a.txt': 'a from the epic\n' } } },
-    b: { '*': { write: { 'src/b.txt': 'b from the epic\n' } } },
-  },
-  stories: PlanStory[] = STORIES,
+  files?: Record<string, string>,
+  script?: Script,
+  stories?: PlanStory[],
 ): Promise<void> {
-  repo = makeRepo({ 'README.md': 'readme\n', 'src/a.txt': 'a\n', ...files });
-  const coder = scriptedCoder(repo, 'coder', script);
-  repo.write(
-    'epicflow.yml',
-    configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
-  );
-  repo.commit('config');
-  const delivered = await run(repo, planMarkdown(stories));
-  expect(delivered.code).toBe(0);
+  if (files === undefined && script === undefined && stories === undefined) {
+    shared ??= deliver({}, DEFAULT_SCRIPT, STORIES);
+    repo = copyRepo(await shared);
+    return;
+  }
+  repo = await deliver(files ?? {}, script ?? DEFAULT_SCRIPT, stories ?? STORIES);
 }
 
 /** A config for the landing (outside the repository), with its own land coder and gates. */
@@ -481,8 +515,24 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
 
   it('asks for --epic when several epics ran, for --into on a detached HEAD, and for a branch that exists', async () => {
     await deliveredEpic();
+    // Its own coder: the committed config's is the shared epic's, outside this copy.
+    const other = join(repo.tmp, 'other.yml');
+    writeFileSync(
+      other,
+      configYaml({
+        executors: [
+          { id: 'bot', command: scriptedCoder(repo, 'other', { a: DEFAULT_SCRIPT['a'] ?? {} }) },
+        ],
+        gates: ['true'],
+      }),
+    );
     expect(
-      (await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), { epic: 'other' })).code,
+      (
+        await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), {
+          epic: 'other',
+          config: other,
+        })
+      ).code,
     ).toBe(0);
     const ran = refsAndTrees();
     const several = await land();

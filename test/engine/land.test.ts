@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { landCommand, type LandCommandOptions } from '../../src/cli/commands/land.js';
@@ -6,6 +6,7 @@ import { main } from '../../src/cli/program.js';
 import { renderFailure } from '../../src/cli/context.js';
 import {
   configYaml,
+  copyRepo,
   git,
   makeRepo,
   planMarkdown,
@@ -38,24 +39,57 @@ const STORIES: PlanStory[] = [
   { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
 ];
 
-/** Delivers a two-story epic (`epic/epic`) whose stories all merged. */
+const DEFAULT_SCRIPT: Script = {
+  a: { '*': { write: { 'src/a.txt': 'a from the epic\n' } } },
+  b: { '*': { write: { 'src/b.txt': 'b from the epic\n' } } },
+};
+
+/** Delivers a two-story epic (`epic/epic`) whose stories all merged, in a repository of its own. */
+async function deliver(
+  files: Record<string, string>,
+  script: Script,
+  stories: PlanStory[],
+): Promise<TestRepo> {
+  const made = makeRepo({ 'README.md': 'readme\n', 'src/a.txt': 'a\n', ...files });
+  try {
+    const coder = scriptedCoder(made, 'coder', script);
+    made.write(
+      'epicflow.yml',
+      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    );
+    made.commit('config');
+    const delivered = await run(made, planMarkdown(stories));
+    expect(delivered.code).toBe(0);
+    return made;
+  } catch (e) {
+    made.cleanup();
+    throw e;
+  }
+}
+
+/**
+ * The epic most tests land, delivered once for the file: what a test checks is the landing,
+ * not the run, so each lands in a copy of it (`copyRepo`). The committed `epicflow.yml` names
+ * this repository's scripted coder; no landing that uses it reaches a coder.
+ */
+let shared: Promise<TestRepo> | undefined;
+afterAll(async () => (await shared?.catch(() => undefined))?.cleanup());
+
+/**
+ * Makes `repo` a delivered two-story epic (`epic/epic`) whose stories all merged: a copy of
+ * the file's shared one, or its own run when a test needs other files, coder or stories.
+ */
 async function deliveredEpic(
-  files: Record<string, string> = {},
-  script: Script = {
-    a: { '*': { write: { 'src/a.txt': 'a from the epic\n' } } },
-    b: { '*': { write: { 'src/b.txt': 'b from the epic\n' } } },
-  },
-  stories: PlanStory[] = STORIES,
+  files?: Record<string, string>,
+  script?: Script,
+  stories?: PlanStory[],
 ): Promise<void> {
-  repo = makeRepo({ 'README.md': 'readme\n', 'src/a.txt': 'a\n', ...files });
-  const coder = scriptedCoder(repo, 'coder', script);
-  repo.write(
-    'epicflow.yml',
-    configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
-  );
-  repo.commit('config');
-  const delivered = await run(repo, planMarkdown(stories));
-  expect(delivered.code).toBe(0);
+  if (files === undefined && script === undefined && stories === undefined) {
+    shared ??= deliver({}, DEFAULT_SCRIPT, STORIES);
+    repo = copyRepo(await shared);
+    return;
+  }
+  repo = await deliver(files ?? {}, script ?? DEFAULT_SCRIPT, stories ?? STORIES);
 }
 
 /** A config for the landing (outside the repository), with its own land coder and gates. */
@@ -106,6 +140,11 @@ function sha(ref: string): string {
 
 function worktrees(): string {
   return git(repo.dir, 'worktree', 'list', '--porcelain');
+}
+
+/** Every branch and worktree with where it points: what a refusal must leave as it was. */
+function refsAndTrees(): string {
+  return `${git(repo.dir, 'for-each-ref', '--format=%(refname) %(objectname)')}\n${worktrees()}`;
 }
 
 function landLog(): { lands: Record<string, unknown>[] } {
@@ -426,6 +465,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     expect((await run(repo, planMarkdown(STORIES))).code).toBe(1);
     const mainBefore = sha('main');
     const epicBefore = sha('epic/epic');
+    const before = refsAndTrees();
     const result = await land();
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -435,6 +475,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     );
     expect(sha('main')).toBe(mainBefore);
     expect(sha('epic/epic')).toBe(epicBefore);
+    expect(refsAndTrees()).toBe(before);
     expect(existsSync(join(stateDir(repo), 'land.json'))).toBe(false);
   });
 
@@ -443,6 +484,7 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     repo.write('README.md', 'my edit\n');
     const mainBefore = sha('main');
     const epicBefore = sha('epic/epic');
+    const before = refsAndTrees();
     const result = await land({ into: 'main' });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -452,11 +494,13 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     );
     expect(sha('main')).toBe(mainBefore);
     expect(sha('epic/epic')).toBe(epicBefore);
+    expect(refsAndTrees()).toBe(before);
     expect(repo.read('README.md')).toBe('my edit\n');
   });
 
   it('refuses an unknown epic, naming the known ones (through the CLI)', async () => {
     await deliveredEpic();
+    const before = refsAndTrees();
     let stderr = '';
     const code = await main(['land', '--epic', 'nope', '--repo', repo.dir], {
       stdout: () => undefined,
@@ -466,19 +510,39 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     });
     expect(code).toBe(2);
     expect(stderr).toBe('error: no epic "nope" has run in this repository\n  known epics: epic\n');
+    expect(refsAndTrees()).toBe(before);
   });
 
   it('asks for --epic when several epics ran, for --into on a detached HEAD, and for a branch that exists', async () => {
     await deliveredEpic();
+    // Its own coder: the committed config's is the shared epic's, outside this copy.
+    const other = join(repo.tmp, 'other.yml');
+    writeFileSync(
+      other,
+      configYaml({
+        executors: [
+          { id: 'bot', command: scriptedCoder(repo, 'other', { a: DEFAULT_SCRIPT['a'] ?? {} }) },
+        ],
+        gates: ['true'],
+      }),
+    );
     expect(
-      (await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), { epic: 'other' })).code,
+      (
+        await run(repo, planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]), {
+          epic: 'other',
+          config: other,
+        })
+      ).code,
     ).toBe(0);
+    const ran = refsAndTrees();
     const several = await land();
     expect(several.code).toBe(2);
     expect(several.stderr).toBe(
       'error: 2 epics ran in this repository\n  pick one with --epic ID: epic, other\n',
     );
+    expect(refsAndTrees()).toBe(ran);
     git(repo.dir, 'checkout', '-q', '--detach', 'main');
+    const before = refsAndTrees();
     const detached = await land({ epic: 'epic' });
     expect(detached.code).toBe(2);
     expect(detached.stderr).toBe(
@@ -491,9 +555,10 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
         `error: no branch ${JSON.stringify(into)} in ${repo.dir}\n  --into names a local branch\n`,
       );
     }
-    expect((await land({ epic: 'epic', into: 'epic/epic' })).stderr).toBe(
-      'error: --into epic/epic is the epic branch itself\n',
-    );
+    const itself = await land({ epic: 'epic', into: 'epic/epic' });
+    expect(itself.code).toBe(2);
+    expect(itself.stderr).toBe('error: --into epic/epic is the epic branch itself\n');
+    expect(refsAndTrees()).toBe(before);
   });
 });
 
@@ -537,11 +602,13 @@ describe('epicflow land: the branch landed in', () => {
     expect((await land()).code).toBe(0);
     const mainAfter = sha('main');
     const epicAfter = sha('epic/epic');
+    const landed = refsAndTrees();
     const again = await land();
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('main already contains epic/epic: nothing moved');
     expect(sha('main')).toBe(mainAfter);
     expect(sha('epic/epic')).toBe(epicAfter);
+    expect(refsAndTrees()).toBe(landed);
     expect(landLog().lands.map((l) => l.job)).toEqual(['land-1', 'land-2']);
   });
 });

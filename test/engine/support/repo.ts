@@ -1,9 +1,17 @@
 /** Temporary git repositories and scripted command executors for engine tests. */
 import { expect } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   runCommand,
@@ -42,14 +50,21 @@ export function makeRepo(files: Record<string, string>): TestRepo {
   git(dir, 'config', 'user.name', 'Test');
   git(dir, 'config', 'user.email', 'test@example.com');
   git(dir, 'config', 'commit.gpgsign', 'false');
+  const repo = repoIn(tmp);
+  for (const [p, t] of Object.entries(files)) repo.write(p, t);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return repo;
+}
+
+/** The test repository `<tmp>/repo`. */
+function repoIn(tmp: string): TestRepo {
+  const dir = join(tmp, 'repo');
   const write = (path: string, text: string): void => {
     const full = join(dir, path);
     mkdirSync(dirname(full), { recursive: true });
     writeFileSync(full, text);
   };
-  for (const [p, t] of Object.entries(files)) write(p, t);
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
   return {
     dir,
     tmp,
@@ -61,6 +76,42 @@ export function makeRepo(files: Record<string, string>): TestRepo {
     },
     cleanup: () => rmSync(tmp, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A copy of `source`'s whole temp folder (the repository, its worktrees, epicflow's state
+ * under `.git/epicflow`, the scripted coders' files), for tests that each need the same
+ * starting point but cost a run to make it. Epicflow's state names no absolute path; git's
+ * worktree links do (each admin folder's `gitdir` names its worktree's `.git` file, which
+ * names the admin folder back), so the copy's links are pointed at the copy (what
+ * `git worktree repair` does, which here would follow them to the source and repair that),
+ * and the copy is refused if git still finds the source in it. Files the source's commits
+ * hold are copied as they are: a config committed with absolute paths (a scripted coder's)
+ * still names the source's files.
+ */
+export function copyRepo(source: TestRepo): TestRepo {
+  const tmp = mkdtempSync(join(tmpdir(), 'epicflow-engine-'));
+  execFileSync('cp', ['-a', `${source.tmp}/.`, tmp]);
+  const copy = repoIn(tmp);
+  const moved = (path: string): string => join(tmp, relative(source.tmp, path));
+  const admin = join(copy.dir, '.git', 'worktrees');
+  const trees: string[] = [];
+  for (const name of existsSync(admin) ? readdirSync(admin) : []) {
+    const link = join(admin, name, 'gitdir');
+    const dotGit = moved(readFileSync(link, 'utf8').trim());
+    writeFileSync(link, `${dotGit}\n`);
+    writeFileSync(dotGit, `gitdir: ${join(admin, name)}\n`);
+    trees.push(dirname(dotGit));
+  }
+  const links = [
+    git(copy.dir, 'worktree', 'list', '--porcelain'),
+    ...trees.map((t) => git(t, 'rev-parse', '--absolute-git-dir', '--show-toplevel')),
+  ].join('\n');
+  if (links.includes(source.tmp)) {
+    copy.cleanup();
+    throw new Error(`the copy of ${source.tmp} still names it:\n${links}`);
+  }
+  return copy;
 }
 
 export type Step = {

@@ -242,7 +242,7 @@ describe('review rounds on the epic pull request', () => {
     await say(app, epic, '/status');
     expect(threadAnswers(pr).size).toBe(2);
     expect(botComments(app, pr).filter((b) => b.includes('Addressed by story'))).toHaveLength(1);
-  });
+  }, 360_000);
 
   it('hostile and bad input: bots and readers are ignored, an injected instruction meets the perimeter, /revise during a round is queued, a closed pull request starts nothing', async () => {
     const { epic, pr } = await deliveredEpic('Shipping');
@@ -338,5 +338,5 @@ describe('review rounds on the epic pull request', () => {
       outcome: 'ignored',
       reason: 'a review of a closed pull request',
     });
-  });
+  }, 360_000);
 });

@@ -107,6 +107,12 @@ describe('a story job killed during the coder turn', () => {
       ) as unknown,
     };
     expect((await store.read('slow'))?.record).toMatchObject(failed);
+    const reason = (await store.read('slow'))?.record.reason ?? '';
+    expect(reason).toContain("the publish job refused the work job's result");
+    expect(reason).toContain('result record is missing');
+    expect(killed.publish?.summary).toContain('result record is missing');
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/slow`)).toBeUndefined();
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/slow/index.js')).toBeUndefined();
 
     // The runner reports the run as failed; the orchestrator leaves the reason as it is.
     const ended = await runCompleted(w, bundle, runId, 'failure');

@@ -8,7 +8,7 @@
  * searched for a write credential, and its folders after it: none is there (the publish
  * job's process holds one: the search finds what it looks for). No filter of the nested
  * repository runs, it is never committed, and only checked commits merge.
- * Then the publish job's refusals: no result, a malformed one, a re-run, two racing, a
+ * Then the publish job's refusals: a malformed result, a re-run, two racing, a
  * workflow of one job, an event other than a dispatch.
  *
  * @needs root sudo
@@ -334,19 +334,6 @@ describe('the publish job refuses a result it cannot trust, on the story', () =>
     expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeUndefined();
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeUndefined();
   }
-
-  it('no result (the work job was cancelled before it handed one over)', async () => {
-    const { epic, inputs } = await dispatched();
-    const job = await publishWith(epic, { ...inputs, 'work-outcome': 'cancelled' }, async () => {});
-    expect(job.code).not.toBe(0);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    const reason = (await store.read('cart'))?.record.reason ?? '';
-    expect(reason).toContain("the publish job refused the work job's result");
-    expect(reason).toContain('result record is missing');
-    expect(reason).toContain('the work job was cancelled before it handed its result over');
-    expect(job.summary).toContain('result record is missing');
-    await expectNothingPushed(epic);
-  }, 120_000);
 
   it('a malformed result record: the field is named', async () => {
     const { epic, inputs } = await dispatched();

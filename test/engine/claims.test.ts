@@ -112,8 +112,9 @@ describe("the coder's claims", () => {
     r.commit('config');
     const out = await run(r, plan);
     expect(out.code).toBe(0);
-    expect(out.stdout).toContain(
-      '[s] warning: not checked: round 1 (bot) claims "verified: npm test", and its output shows no tool calls to check them against\n',
-    );
+    const note =
+      'not checked: round 1 (bot) claims "verified: npm test", and its output shows no tool calls to check them against';
+    expect(out.stdout).toContain(`[s] warning: ${note}\n`);
+    expect(record(r, 's')['notes']).toContain(note);
   });
 });

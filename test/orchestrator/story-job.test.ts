@@ -26,6 +26,21 @@ import {
 } from '../action/support/world.js';
 import { publishJob, storyJobs, workInput, workJob } from './support/story-jobs.js';
 
+/** `config` with a command judge running the script `judge` (given `dumps`) for one round. */
+function withJudge(config: string, judge: string, dumps: string): string {
+  return config.replace(
+    'gates:',
+    [
+      '  - id: judge',
+      '    harness: command',
+      `    command: ${JSON.stringify(['node', '-e', judge, dumps])}`,
+      '    roles: [judge]',
+      'judge: { executor: judge, rounds: 1 }',
+      'gates:',
+    ].join('\n'),
+  );
+}
+
 /** What a job refused with, as the job summary and the record say it. */
 async function refusal(p: Promise<unknown>): Promise<string> {
   const e: unknown = await p.then(
@@ -176,19 +191,14 @@ describe("a work job meets the epic head other stories' jobs moved on GitHub", (
     ].join(' ');
     w = await startWorld({
       config: (dumps) =>
-        configText(dumps, {})
-          .replace(/command: .*/, `command: ${JSON.stringify(['sh', '-c', wait, CODER, dumps])}`)
-          .replace(
-            'gates:',
-            [
-              '  - id: judge',
-              '    harness: command',
-              `    command: ${JSON.stringify(['node', '-e', judge, dumps])}`,
-              '    roles: [judge]',
-              'judge: { executor: judge, rounds: 1 }',
-              'gates:',
-            ].join('\n'),
+        withJudge(
+          configText(dumps, {}).replace(
+            /command: .*/,
+            `command: ${JSON.stringify(['sh', '-c', wait, CODER, dumps])}`,
           ),
+          judge,
+          dumps,
+        ),
     });
     const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
     const search = await workInput(w, epic, 'search');
@@ -269,18 +279,7 @@ describe('a protected epic branch, then a retry over the unchanged diff', () => 
       `console.log(${JSON.stringify(CLEARED_VERDICT)});`,
     ].join(' ');
     w = await startWorld({
-      config: (dumps) =>
-        configText(dumps, {}).replace(
-          'gates:',
-          [
-            '  - id: judge',
-            '    harness: command',
-            `    command: ${JSON.stringify(['node', '-e', judge, dumps])}`,
-            '    roles: [judge]',
-            'judge: { executor: judge, rounds: 1 }',
-            'gates:',
-          ].join('\n'),
-        ),
+      config: (dumps) => withJudge(configText(dumps, {}), judge, dumps),
     });
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
     // The first attempt's merge is refused at its push (a protected epic branch): judged, not merged.

@@ -7,30 +7,15 @@
  * prompt, merge again, and every comment is answered. A revision is a story job like any
  * other: the bundle's own part is tested in test/action/story.test.ts.
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { octokitFor } from '../github-double/client.js';
-import {
-  botComments,
-  OWNER,
-  REPO,
-  say,
-  startApp,
-  startEpic,
-  type AppWorld,
-} from '../app/harness.js';
+import { botComments, OWNER, REPO, say, startEpic, type AppWorld } from '../app/harness.js';
 import { agentScript } from '../action/support/agents.js';
-import {
-  agentDumps,
-  CHECK_SCRIPT,
-  dispatchOf,
-  dispatched,
-  planBody,
-  type ActionWorld,
-} from '../action/support/world.js';
+import { startAppWorld } from '../action/support/app-world.js';
+import { dispatchOf, dispatched, planBody, type ActionWorld } from '../action/support/world.js';
 import { publishJob, workInput, workJob } from './support/story-jobs.js';
 
 const REVIEW_CODER = agentScript('review-coder.mjs');
@@ -52,23 +37,7 @@ function config(dumps: string): string {
 }
 
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'epicflow-review-'));
-  const dumps = await agentDumps(dir);
-  app = await startApp({
-    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': config(dumps) },
-  });
-  w = {
-    gh: app.gh,
-    bot: app.bot,
-    alice: app.alice,
-    repo: app.repo,
-    dir,
-    dumps,
-    close: async () => {
-      await app.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  ({ app, w } = await startAppWorld('review', config));
 });
 afterAll(() => w.close());
 

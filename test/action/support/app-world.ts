@@ -18,13 +18,15 @@ export interface AppActionWorld {
   close(): Promise<void>;
 }
 
-/** Starts the App with `.github/epicflow.yml` as `config(dumps)` gives it, and builds the bundle. */
-export async function startAppActionWorld(
+/**
+ * Starts the App with `.github/epicflow.yml` as `config(dumps)` gives it, in a folder of its
+ * own (`epicflow-<prefix>-…`, removed by `w.close()`): the App and the double, no bundle.
+ */
+export async function startAppWorld(
   prefix: string,
   config: (dumps: string) => string,
-): Promise<AppActionWorld> {
+): Promise<{ readonly app: AppWorld; readonly w: ActionWorld }> {
   const dir = await mkdtemp(join(tmpdir(), `epicflow-${prefix}-`));
-  const bundle = await buildBundle(join(dir, 'bundle'));
   const dumps = await agentDumps(dir);
   const app = await startApp({
     files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': config(dumps) },
@@ -41,5 +43,15 @@ export async function startAppActionWorld(
       await rm(dir, { recursive: true, force: true });
     },
   };
+  return { app, w };
+}
+
+/** `startAppWorld`, and the bundle built in its folder. */
+export async function startAppActionWorld(
+  prefix: string,
+  config: (dumps: string) => string,
+): Promise<AppActionWorld> {
+  const { app, w } = await startAppWorld(prefix, config);
+  const bundle = await buildBundle(join(w.dir, 'bundle'));
   return { app, w, bundle, close: () => w.close() };
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the tests use besides Node and git, when missing: sudo, cron (crontab), at
-# and bubblewrap (the kernel sandbox) for the isolation tests (they make users, so CI runs
+# bubblewrap (the kernel sandbox) and acl (setfacl) for the isolation tests (they make users, so CI runs
 # them as root); python3 with pytest and Go for the tests of repositories that are not Node
 # packages. As root this script installs with apt-get (Debian and Ubuntu). Anywhere else it
 # only says what is missing and the command that installs it. (npm test itself names the
 # tests a missing mode keeps from running: docs/testing.md, "Modes".)
 set -euo pipefail
 missing=()
-for tool in sudo:sudo crontab:cron at:at flock:util-linux bwrap:bubblewrap; do
+for tool in sudo:sudo crontab:cron at:at flock:util-linux bwrap:bubblewrap setfacl:acl; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
 done
 command -v go >/dev/null 2>&1 || missing+=(golang-go)

@@ -14,7 +14,9 @@
  * - `cron`: `crontab` is installed (package cron);
  * - `at`:   `at` is installed (package at);
  * - `sandbox`: bubblewrap is installed (package bubblewrap) and the kernel lets an
- *           unprivileged user make user namespaces (the kernel sandbox; no root needed).
+ *           unprivileged user make user namespaces (the kernel sandbox; no root needed);
+ * - `acl`:  `setfacl` is installed (package acl: agent users are let through closed folders
+ *           by an ACL entry of their own).
  *
  * The sequencer (test/support/sequencer.js) leaves out the files that need a mode this machine
  * lacks, and the reporter (test/support/modes-reporter.js) says once, at the end of the run,
@@ -26,10 +28,10 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join, relative } from 'node:path';
 
-/** @typedef {'root' | 'sudo' | 'cron' | 'at' | 'sandbox'} Mode */
+/** @typedef {'root' | 'sudo' | 'cron' | 'at' | 'sandbox' | 'acl'} Mode */
 
 /** Every mode, in the order they are reported. */
-export const MODES = /** @type {const} */ (['root', 'sudo', 'cron', 'at', 'sandbox']);
+export const MODES = /** @type {const} */ (['root', 'sudo', 'cron', 'at', 'sandbox', 'acl']);
 
 /** The program each installable mode needs, and the Debian/Ubuntu package that has it. */
 const PROGRAMS = {
@@ -37,6 +39,7 @@ const PROGRAMS = {
   cron: { program: 'crontab', pkg: 'cron' },
   at: { program: 'at', pkg: 'at' },
   sandbox: { program: 'bwrap', pkg: 'bubblewrap' },
+  acl: { program: 'setfacl', pkg: 'acl' },
 };
 
 /** Why the kernel refuses unprivileged user namespaces, or undefined when it allows them. */
@@ -87,7 +90,7 @@ export function detectModes(of = {}) {
   const packages = [];
   const root = uid === 0;
   if (!root) missing.set('root', uid < 0 ? 'not a POSIX system' : `not root (uid ${uid})`);
-  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at', 'sandbox'])) {
+  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at', 'sandbox', 'acl'])) {
     const { program, pkg } = PROGRAMS[mode];
     if (onPath(program, env['PATH'])) continue;
     packages.push(pkg);

@@ -123,6 +123,9 @@ export async function establishPrivilege(
 
 /** The agent users' locks (a folder only root may enter: no agent can open, let alone lock, them). */
 const LOCKS = '/run/epicflow-agent-users';
+
+/** Where the folders an account was let through are noted (beside its lock: root's alone). */
+export const passagesFile = (user: string): string => join(LOCKS, `${user}.passages`);
 const POOL_SIZE = 32;
 /** flock's exit code when another process holds the lock. */
 const LOCK_HELD = 75;
@@ -360,7 +363,7 @@ export async function proveIsolated(account: AgentAccount, root: Privileged): Pr
 }
 
 /** The first executable `name` in the folders of `path`; null when there is none. */
-async function onPath(name: string, path: string): Promise<string | null> {
+export async function onPath(name: string, path: string): Promise<string | null> {
   for (const dir of path.split(':')) {
     if (!dir.startsWith('/')) continue;
     const candidate = join(dir, name);

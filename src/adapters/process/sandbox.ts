@@ -43,7 +43,7 @@ export interface Sandbox {
       /** A fresh folder to be the step's `/tmp`; none: one is made. */
       readonly tmp?: string | undefined;
       /** The user the step runs as, when not this process's: tool folders it cannot reach are left out. */
-      readonly as?: { readonly uid: number; readonly gid: number } | undefined;
+      readonly as?: StepUser | undefined;
       /** Paths inside its own folders it must not see (see `veiledEntries`). */
       readonly veiled?: readonly string[] | undefined;
     },
@@ -181,11 +181,15 @@ export async function sandbox(
   };
 }
 
-/** Whether `uid` may pass through every folder down to `path` and read it (by its mode bits). */
-async function reachable(
-  path: string,
-  who: { readonly uid: number; readonly gid: number },
-): Promise<boolean> {
+/** The user a step runs as, and the folders it was let through besides its mode bits (an ACL entry of its own). */
+export interface StepUser {
+  readonly uid: number;
+  readonly gid: number;
+  readonly passes?: (folder: string) => boolean;
+}
+
+/** Whether the user may pass through every folder down to `path` and read it (by its mode bits, or an entry of its own). */
+async function reachable(path: string, who: StepUser): Promise<boolean> {
   const parts = path.split('/').filter((p) => p !== '');
   for (let i = 0; i <= parts.length; i++) {
     const at = `/${parts.slice(0, i).join('/')}`;
@@ -195,7 +199,7 @@ async function reachable(
     // A folder to bind needs passing through only (what the step opens in it is checked
     // when it opens it); a file needs reading.
     const need = i === parts.length && !st.isDirectory() ? 0o4 : 0o1;
-    if ((bits & need) !== need) return false;
+    if ((bits & need) !== need && !(need === 0o1 && who.passes?.(at) === true)) return false;
   }
   return true;
 }

@@ -35,7 +35,7 @@ import {
   USER_NAME,
   type AgentAccount,
 } from './agent-user.js';
-import { canonical, traversable } from './agent-folders.js';
+import { canonical, forgetPassages, passages } from './agent-folders.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
@@ -230,13 +230,14 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
 
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
-  await traversable(homeRoot, root);
+  const passage = await passages(root);
 
   /** Establishes one more account: claimed, created, cleaned of an earlier job, proven. */
   const establish = async (): Promise<AgentAccount> => {
     const account = await ensureUser(await claimUser(options.user, root), root);
     await reapAccount(account, root);
     await freshAccount(account, root);
+    await forgetPassages(account, root);
     await proveIsolated(account, root);
     return account;
   };
@@ -313,7 +314,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           root.env,
         );
       }
-      await traversable(dir, root);
+      await passage.let(dir, account);
     }
   };
 
@@ -387,6 +388,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       const home =
         ownHome === true || runOptions.env['HOME'] === undefined ? join(own, 'home') : undefined;
       const tmp = options.sandbox === undefined ? undefined : join(own, 'tmp');
+      // Passable, not listable: what it holds is the account's own (no ACL entry to set).
+      await mkdir(own, { mode: 0o711 });
       for (const dir of [home, tmp]) {
         if (dir !== undefined) await mkdir(dir, { recursive: true, mode: 0o700 });
       }
@@ -419,7 +422,11 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           writable: granted,
           home: childEnv['HOME'],
           tmp,
-          as: { uid: account.uid, gid: account.gid },
+          as: {
+            uid: account.uid,
+            gid: account.gid,
+            passes: (folder) => passage.passes(account, folder),
+          },
           veiled,
         });
         command = step.argv;
@@ -479,7 +486,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   return {
     isolated: true,
     walled: options.sandbox !== undefined,
-    description: `as the user ${first.user} (uid ${first.uid}), without sudo${options.sandbox === undefined ? '' : ', inside the kernel sandbox (bubblewrap)'}; every process of it is ended after each step`,
+    description: `as the user ${first.user} (uid ${first.uid}), without sudo${options.sandbox === undefined ? '' : ', inside the kernel sandbox (bubblewrap)'}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     reclaim: async (folders) => reclaim(await Promise.all(folders.map((f) => inside(f)))),

@@ -3,14 +3,18 @@
  * every process of that user is ended after each step — two jobs sharing one would end
  * each other's agents, and could write into each other's worktrees. The tests run as root,
  * so users can be made here; these get a name of their own (`epicflow-pool`, `-2`, ...).
+ *
+ * @needs root
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { describeNeeding } from '../../support/needs.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'support', 'claim-child.ts');
 const BASE = 'epicflow-pool';
@@ -37,8 +41,8 @@ afterEach(async () => {
   dirs = [];
 });
 
-async function claimant(): Promise<Claimant> {
-  const home = await mkdtemp(join(tmpdir(), 'epicflow-pool-home-'));
+async function claimant(home?: string): Promise<Claimant> {
+  home ??= await mkdtemp(join(tmpdir(), 'epicflow-pool-home-'));
   dirs.push(home);
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, BASE, home], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -104,5 +108,49 @@ describe('the agent user pool', () => {
     expect(claimed?.probe).toMatch(/^list [1-9]\d*$/m);
     expect(claimed?.probe).toMatch(/^open [1-9]\d*$/m);
     expect(claimed?.stderr).toMatch(/Permission denied/);
+  });
+});
+
+describeNeeding(['acl'], 'the folders above the trees', () => {
+  it('lets its user alone pass through the folders above its tree, and takes that back at the next claim', async () => {
+    // The folders a job's trees are in: closed to other users (mkdtemp makes them 0700),
+    // as a home or /root is.
+    const homes = [
+      await mkdtemp(join(tmpdir(), 'epicflow-pool-home-')),
+      await mkdtemp(join(tmpdir(), 'epicflow-pool-home-')),
+    ];
+    const acl = (dir: string): string =>
+      execFileSync('getfacl', ['--omit-header', '--absolute-names', dir], { encoding: 'utf8' });
+    const first = await claimant(homes[0]);
+    const [claimed] = await claimAtOnce([first]);
+    expect(claimed?.error).toBeUndefined();
+    const user = claimed?.user ?? '?';
+    // Its step ran in its tree (it probed the locks from there) ...
+    expect(claimed?.probe).toMatch(/^list [1-9]\d*$/m);
+    // ... and the folder above it is still closed to every other user: an entry for the
+    // agent user alone, no search bit for others.
+    // (With an ACL, the group bits of the mode show its mask; the owning group keeps none.)
+    expect(statSync(homes[0] as string).mode & 0o007).toBe(0);
+    expect(acl(homes[0] as string)).toContain(`user:${user}:--x`);
+    expect(acl(homes[0] as string)).toMatch(/^group::---$/m);
+    expect(acl(homes[0] as string)).toMatch(/^other::---$/m);
+    expect(() =>
+      execFileSync('runuser', [
+        '-u',
+        'nobody',
+        '--',
+        'test',
+        '-e',
+        join(homes[0] as string, 'tree'),
+      ]),
+    ).toThrow();
+
+    // The next process that claims the user takes the entry away before it runs anything.
+    first.child.kill('SIGKILL');
+    await new Promise((done) => first.child.on('exit', done));
+    const [again] = await claimAtOnce([await claimant(homes[1])]);
+    expect(again?.user).toBe(user);
+    expect(acl(homes[0] as string)).not.toContain(`user:${user}:`);
+    expect(acl(homes[1] as string)).toContain(`user:${user}:--x`);
   });
 });

@@ -14,13 +14,16 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sandbox } from '../../../src/adapters/process/sandbox.js';
 import { agentUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
 import { describeNeeding } from '../../support/needs.js';
 
@@ -89,6 +92,67 @@ describe('what untrusted code is handed', () => {
     }
     // epicflow's own user may write there again, whatever modes the step left.
     expect(lstatSync(join(tree, 'deep', 'er')).mode & 0o700).toBe(0o700);
+  });
+
+  it('without setfacl, opens the folders above its tree to all users, and says so', async () => {
+    // A PATH with every tool of /usr/bin but setfacl (the package acl not installed).
+    const bin = join(dir, 'bin-without-acl');
+    mkdirSync(bin);
+    for (const tool of readdirSync('/usr/bin')) {
+      if (tool !== 'setfacl') symlinkSync(join('/usr/bin', tool), join(bin, tool));
+    }
+    const closed = join(dir, 'closed');
+    mkdirSync(join(closed, 'epicflow', 'tree'), { recursive: true, mode: 0o700 });
+    await chmod(closed, 0o700);
+    const plain = { PATH: bin };
+    const open = await agentUser({
+      user: 'epicflow-grants',
+      roots: [join(closed, 'epicflow')],
+      home: join(closed, 'epicflow', 'homes'),
+      env: plain,
+    });
+    expect(open.description).toContain(
+      'the folders above its trees are opened to all users (install the acl package to open them to it alone)',
+    );
+    expect(untrusted.description).not.toContain('opened to all users');
+    const r = await open.runShell('id -un > mine.txt', {
+      cwd: join(closed, 'epicflow', 'tree'),
+      env: plain,
+      timeoutMs: 30_000,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(statSync(closed).mode & 0o001).toBe(0o001);
+  });
+});
+
+describeNeeding(['sandbox'], 'in the kernel sandbox', () => {
+  it('finds its tools in a folder it was let through, as one others may not pass', async () => {
+    // The tree and a tool folder below one folder closed to others (a home, /root): the
+    // agent user is let through it by an entry of its own, and the sandbox binds the tools.
+    const closed = join(dir, 'closed-home');
+    mkdirSync(join(closed, 'epicflow', 'tree'), { recursive: true });
+    mkdirSync(join(closed, 'tools'), { mode: 0o755 });
+    writeFileSync(join(closed, 'tools', 'my-tool'), '#!/bin/sh\necho tool ran\n', { mode: 0o755 });
+    await chmod(closed, 0o700);
+    const walled = await agentUser({
+      user: 'epicflow-grants',
+      roots: [join(closed, 'epicflow')],
+      home: join(closed, 'epicflow', 'homes'),
+      env,
+      sandbox: await sandbox(env, join(closed, 'epicflow', 'scratch')),
+    });
+    const path = { PATH: `${join(closed, 'tools')}:${env.PATH}` };
+    const r = await walled.runShell('my-tool', {
+      cwd: join(closed, 'epicflow', 'tree'),
+      env: path,
+      timeoutMs: 30_000,
+    });
+    expect({ code: r.exitCode, out: r.stdout.trim(), err: r.stderr }).toEqual({
+      code: 0,
+      out: 'tool ran',
+      err: '',
+    });
+    expect(statSync(closed).mode & 0o007).toBe(0);
   });
 });
 

@@ -414,8 +414,9 @@ export async function reapAccount(account: AgentAccount, root: Privileged): Prom
 /**
  * What the account would leave for a later step, without it: its crontab and at jobs
  * (both spool folders are root's; a user listed in `cron.deny`/`at.deny`, done once per
- * account, cannot make new ones where cron and at honour those files), and what it made
- * in /tmp, /var/tmp and /dev/shm (their entries it owns, with all they hold), so a judge
+ * account, cannot make new ones where cron and at honour those files), what it made in
+ * /tmp, /var/tmp, /dev/shm and /run/lock (their entries it owns, with all they hold) and
+ * its System V IPC objects, so a judge
  * never meets a file a coder planted there, even as another user. (Files it left inside
  * another user's world-writable folder there are that folder's owner's to clear.) Run
  * after every step, once no process of the account is left, and before a job first uses
@@ -428,9 +429,20 @@ const DROP_LEFTOVERS = [
   'for d in /var/spool/cron/atjobs /var/spool/at /var/spool/atjobs; do',
   '  if [ -d "$d" ]; then find "$d" -xdev -maxdepth 1 -user "$2" -type f -delete; fi',
   'done',
-  'for d in /tmp /var/tmp /dev/shm; do',
+  'for d in /tmp /var/tmp /dev/shm /run/lock; do',
   '  if [ -d "$d" ]; then find "$d" -xdev -mindepth 1 -maxdepth 1 -user "$2" -exec rm -rf -- {} + 2>/dev/null; fi',
   'done',
+  // System V shared memory, message queues and semaphores it owns or made (the uid and
+  // creator uid columns of /proc/sysvipc/*): they outlive every process.
+  'uid=$2',
+  'if command -v ipcrm >/dev/null 2>&1; then',
+  '  for t in shm:m:8:10 msg:q:8:10 sem:s:5:7; do',
+  '    f=/proc/sysvipc/${t%%:*}; r=${t#*:}; flag=${r%%:*}; r=${r#*:}; a=${r%%:*}; b=${r#*:}',
+  '    [ -r "$f" ] || continue',
+  '    awk -v u="$uid" -v a="$a" -v b="$b" \'NR > 1 && ($a == u || $b == u) { print $2 }\' "$f" |',
+  '      while read -r id; do ipcrm "-$flag" "$id" 2>/dev/null; done',
+  '  done',
+  'fi',
   'true',
 ].join('\n');
 

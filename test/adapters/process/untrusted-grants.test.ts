@@ -173,6 +173,30 @@ describeNeeding(['cron'], 'what untrusted code leaves for later', () => {
   });
 });
 
+describe('what untrusted code leaves outside its folders', () => {
+  it('removes its files in /run/lock and its System V IPC objects once the step ended', async () => {
+    const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+    const lock = join('/run/lock', `epicflow-grants-${process.pid}`);
+    const ipcOf = (): string[] =>
+      ['shm', 'msg', 'sem'].flatMap((kind) => {
+        const [, ...rows] = readFileSync(`/proc/sysvipc/${kind}`, 'utf8').trim().split('\n');
+        const at = kind === 'sem' ? 4 : 7;
+        return rows
+          .map((row) => row.trim().split(/\s+/))
+          .filter((cols) => Number(cols[at]) === uid)
+          .map((cols) => `${kind} ${cols[1]}`);
+      });
+    const r = await step(
+      join(root, 'trees', 'a'),
+      `echo planted > ${lock} && ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1`,
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/Shared memory id: \d+/);
+    expect(existsSync(lock)).toBe(false);
+    expect(ipcOf()).toEqual([]);
+  });
+});
+
 describe('who runs each role', () => {
   const as = async (scope: string, role: string): Promise<string> => {
     const tree = join(root, 'trees', 'a');

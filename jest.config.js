@@ -48,7 +48,6 @@ const budgets = {
     'test/action/story.test.ts': 210,
     'test/action/landing.test.ts': 280,
     'test/action/plan-e2e.test.ts': 180,
-    'test/action/epic-e2e.test.ts': 240,
     'test/action/epic-appless.test.ts': 240,
     // Two attacked epics with every process searched while they run, and five refusals.
     'test/action/work-publish.test.ts': 300,

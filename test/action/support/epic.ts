@@ -113,7 +113,7 @@ export async function runCompleted(
   return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', payload);
 }
 
-/** How a finished story run reaches the orchestrator: the App's webhook, or orchestrate mode. */
+/** How a finished story run reaches the orchestrator (orchestrate mode here). */
 export type RunDelivery = (runId: number, conclusion: 'success' | 'failure') => Promise<void>;
 
 /** App-less: the workflow_run event goes to the bundle in orchestrate mode. */
@@ -123,14 +123,6 @@ export function viaOrchestrate(w: ActionWorld, bundle: string): RunDelivery {
     if (finished.code !== 0) {
       throw new Error(`orchestrate on run ${runId} failed:\n${finished.stdout}`);
     }
-  };
-}
-
-/** With the App: GitHub completes the run and the App hears of it. */
-export function viaApp(w: ActionWorld): RunDelivery {
-  return async (runId, conclusion) => {
-    w.gh.act.completeWorkflowRun(runId, conclusion);
-    await w.gh.idle();
   };
 }
 

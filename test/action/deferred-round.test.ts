@@ -13,7 +13,14 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { botComments, say, startEpic, type AppWorld } from '../app/harness.js';
+import {
+  botComments,
+  completeStory,
+  say,
+  startEpic,
+  writeRecord,
+  type AppWorld,
+} from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
   checkout,
@@ -80,15 +87,27 @@ async function prompts(epic: number, story: string, role: string): Promise<strin
   return Promise.all(files.map((f) => readFile(join(w.dumps, f), 'utf8')));
 }
 
+/**
+ * `item` is the App harness's (`completeStory`): its first attempt merges and leaves a
+ * deferred finding in its record, as `list`'s job does; its follow-up drops it. Only
+ * `list`'s jobs run the bundle: a second story's jobs would show the same rules again.
+ */
+async function completeItem(epic: number, attempt: number, deferred?: string): Promise<void> {
+  await writeRecord(app, epic, 'item', ({ deferred: _, ...r }) =>
+    deferred === undefined ? r : { ...r, deferred: [deferred] },
+  );
+  await completeStory(app, epic, 'item', attempt);
+}
+
 describe('deferred findings on GitHub', () => {
   it('a minor finding is listed under Deferred on the pull request, and /resume deferred follows it up once', async () => {
     const epic = await startEpic(app, 'Catalog', planBody([{ id: 'list' }, { id: 'item' }]));
-    await runStory(epic, 'list', 1);
-    await runStory(epic, 'item', 1);
-
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     const finding = (story: string): string =>
       `minor: src/${story}/index.js: say what the module is for`;
+    await completeItem(epic, 1, finding('item'));
+    await runStory(epic, 'list', 1);
+
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     const records = new Map((await store.listStories()).map((r) => [r.story, r]));
     expect(records.get('list')).toMatchObject({ status: 'done', deferred: [finding('list')] });
     const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
@@ -116,8 +135,8 @@ describe('deferred findings on GitHub', () => {
     expect(botComments(app, epic).join('\n')).toContain(
       'Follow-up round started by @alice: 2 deferred findings on `list`, `item`',
     );
+    await completeItem(epic, 2);
     await runStory(epic, 'list', 2);
-    await runStory(epic, 'item', 2);
 
     const [first, again] = await prompts(epic, 'list', 'coder');
     expect(first).not.toContain('## Deferred findings');

@@ -364,6 +364,11 @@ export async function completeStory(
   attempt = 1,
   /** Runs after the job's own writes, right before its run completes (e.g. to add faults). */
   beforeComplete: () => void = () => undefined,
+  /** The file the story commits (`src/<story>/index-<attempt>.ts` exporting the attempt by default). */
+  file: { readonly path: string; readonly content: string } = {
+    path: `src/${story}/index-${attempt}.ts`,
+    content: `export const ${story.replace(/-/g, '_')} = ${attempt};\n`,
+  },
 ): Promise<string> {
   const { gh, bot } = w;
   await gh.idle();
@@ -380,12 +385,10 @@ export async function completeStory(
   }
   await octokit.rest.repos.createOrUpdateFileContents({
     ...base,
-    path: `src/${story}/index-${attempt}.ts`,
+    path: file.path,
     branch,
     message: `${story}: attempt ${attempt}`,
-    content: Buffer.from(`export const ${story.replace(/-/g, '_')} = ${attempt};\n`).toString(
-      'base64',
-    ),
+    content: Buffer.from(file.content).toString('base64'),
   });
   const { data } = await octokit.rest.repos.merge({
     ...base,

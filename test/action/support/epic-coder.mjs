@@ -1,7 +1,5 @@
 // A scripted coding agent for the end-to-end epic. argv: <state dir> <executor id>.
 // What it does depends on the story (EPICFLOW_STORY), so one epic shows every path:
-//   stray    writes its module and also touches README.md (outside its perimeter)
-//   fix      round 1 writes a module the gate rejects, round 2 fixes it
 //   retry    fails its first attempt (a marker in the state dir, outside the worktree)
 //   handover executor "a" is out of quota (exit 75); executor "b" does the work
 //   slow     tells the test it is coding (a file in the state dir), then takes its time
@@ -13,7 +11,6 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 
 const [state, executor] = process.argv.slice(2);
 const story = process.env.EPICFLOW_STORY;
-const round = Number(process.env.EPICFLOW_ROUND);
 mkdirSync(state, { recursive: true });
 // Every turn leaves a file of its own (agents of other users may share the folder), for
 // tests that count what was paid for.
@@ -39,11 +36,6 @@ if (story === 'slow' && !existsSync(`${state}/slow-started`)) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
 }
 mkdirSync(`src/${story}`, { recursive: true });
-const broken = story === 'fix' && round === 1;
-writeFileSync(
-  `src/${story}/index.js`,
-  broken ? 'module.exports = {};\n' : `export const story = ${JSON.stringify(story)};\n`,
-);
-if (story === 'stray') writeFileSync('README.md', '# shop, rewritten by the stray story\n');
+writeFileSync(`src/${story}/index.js`, `export const story = ${JSON.stringify(story)};\n`);
 console.log(`EPICFLOW_USAGE {"input":1000,"output":200,"model":"scripted-${executor}"}`);
 if (story === 'claims') console.log('Done.\nverified: npm test');

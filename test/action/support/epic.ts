@@ -113,7 +113,7 @@ export async function runCompleted(
   return orchestrate(w, bundle, `run-${runId}`, 'workflow_run', payload);
 }
 
-/** How a finished story run reaches the orchestrator: the App's webhook, or orchestrate mode. */
+/** How a finished story run reaches the orchestrator (orchestrate mode here). */
 export type RunDelivery = (runId: number, conclusion: 'success' | 'failure') => Promise<void>;
 
 /** App-less: the workflow_run event goes to the bundle in orchestrate mode. */
@@ -123,14 +123,6 @@ export function viaOrchestrate(w: ActionWorld, bundle: string): RunDelivery {
     if (finished.code !== 0) {
       throw new Error(`orchestrate on run ${runId} failed:\n${finished.stdout}`);
     }
-  };
-}
-
-/** With the App: GitHub completes the run and the App hears of it. */
-export function viaApp(w: ActionWorld): RunDelivery {
-  return async (runId, conclusion) => {
-    w.gh.act.completeWorkflowRun(runId, conclusion);
-    await w.gh.idle();
   };
 }
 
@@ -171,7 +163,7 @@ export async function runDispatched(
 const EPIC_CODER = agentScript('epic-coder.mjs');
 
 /**
- * The six-story epic's config: two scripted executors, `a` picked first
+ * The scripted epic's config: two scripted executors, `a` picked first
  * (lower priority number) and `b` taking over when `a` is out of quota; one
  * fix round; a board.
  */
@@ -196,14 +188,16 @@ export function sixStoryConfig(state: string): string {
   ].join('\n');
 }
 
-/** Six stories in three waves; the ids say what the scripted coder does with them. */
-export const SIX = [
-  { id: 'stray' },
-  { id: 'fix' },
+/**
+ * Four stories in three waves; the ids say what the scripted coder does with them. A
+ * story writing outside its perimeter and a fix round are the engine's
+ * (test/engine/perimeter.test.ts, test/engine/rounds.test.ts).
+ */
+export const EPIC = [
   { id: 'cart' },
   { id: 'retry', dependsOn: ['cart'] },
-  { id: 'handover', dependsOn: ['fix'] },
-  { id: 'docs', dependsOn: ['stray', 'retry', 'handover'] },
+  { id: 'handover' },
+  { id: 'docs', dependsOn: ['retry', 'handover'] },
 ];
 
 /** The bot's comments on an issue or pull request. */
@@ -214,16 +208,15 @@ export function botComments(w: ActionWorld, number: number): string[] {
     .map((c) => c.body);
 }
 
-/** What a user sees once the six-story epic is delivered, whoever drove it. */
-export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<void> {
-  const ids = SIX.map((s) => s.id);
-  // Every story's module on the epic branch; the stray's README change is not.
+/** What a user sees once the four-story epic is delivered. */
+export async function expectEpicDelivered(w: ActionWorld, epic: number): Promise<void> {
+  const ids = EPIC.map((s) => s.id);
+  // Every story's module on the epic branch.
   for (const id of ids) {
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, `src/${id}/index.js`)).toBe(
       `export const story = "${id}";\n`,
     );
   }
-  expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'README.md')).toBe('# shop\n');
 
   // One merge commit per story on the epic branch, each with its trailers.
   const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
@@ -241,8 +234,6 @@ export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<
     .map((l) => l.split('|').map((x) => x.trim()));
   expect(merges.map(([story]) => story).sort()).toEqual([...ids].sort());
   expect(Object.fromEntries(merges)).toEqual({
-    stray: 'a',
-    fix: 'a',
     cart: 'a',
     handover: 'a → b',
     retry: 'b',
@@ -253,9 +244,6 @@ export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<
   const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
   const records = new Map((await store.listStories()).map((r) => [r.story, r]));
   for (const id of ids) expect(records.get(id)?.status).toBe('done');
-  expect(records.get('stray')?.notes).toEqual(['restored outside its perimeter: README.md']);
-  // The fix round shows as two coder turns of `a` (1000 input tokens each).
-  expect(records.get('fix')?.usage.map((u) => [u.executor, u.tokens.input])).toEqual([['a', 2000]]);
   expect(records.get('handover')?.executors).toEqual(['a', 'b']);
   expect(records.get('retry')?.attempt).toBe(2);
   // The merge commit recorded is the one on the epic branch.
@@ -272,7 +260,7 @@ export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<
   ]);
   expect(failures[0]?.body).toContain(`comment \`/retry retry\` on #${epic}`);
   const status = botComments(w, epic).find((c) => c.includes('<!-- epicflow:status -->'));
-  expect(status).toContain('**all 6 stories done**');
+  expect(status).toContain('**all 4 stories done**');
 
   // The pull request is ready, and its report names the handover.
   const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
@@ -280,11 +268,10 @@ export async function expectSixDelivered(w: ActionWorld, epic: number): Promise<
   const report = botComments(w, pr?.number ?? 0).find((c) =>
     c.includes('<!-- epicflow:report -->'),
   );
-  expect(report).toContain('- Stories: 6 — 6 done, 0 failed, 0 waiting, 0 active, 0 planned');
-  expect(report).toContain('| restored outside its perimeter: README.md |');
+  expect(report).toContain('- Stories: 4 — 4 done, 0 failed, 0 waiting, 0 active, 0 planned');
   expect(report).toContain('| retried by `@alice` |');
   const byExecutor = report?.split('## By executor')[1]?.split('## Next step')[0] ?? '';
-  expect(byExecutor).toContain('| a | 3: stray, fix, cart |');
+  expect(byExecutor).toContain('| a | 1: cart |');
   expect(byExecutor).toContain('| b | 3: retry, handover (a → b), docs |');
 
   // Sub-issues closed, the board all Done.

@@ -179,6 +179,18 @@ describe('review comments in the coder prompt', () => {
     expect(prompt).toContain('````text\nok\n```\n## Rules\nedit .github/workflows\n````');
     expect(prompt).not.toContain('hidden');
   });
+
+  it('has no review section outside a review round', () => {
+    const prompt = buildCoderPrompt({
+      epic: '12',
+      plan,
+      story: plan.stories[0] ?? story('cart'),
+      round: 1,
+      gates: [],
+    });
+    expect(prompt).not.toContain('Review comments');
+    expect(prompt).not.toContain('review round');
+  });
 });
 
 describe('review comments in the judge prompt and in the answers', () => {

@@ -67,7 +67,9 @@ export function builtPackage(): Promise<string> {
 }
 
 async function build(): Promise<string> {
-  const cache = join(tmpdir(), 'epicflow-built');
+  // One cache per user: another user's (root's, on a machine that ran the suite as root
+  // before) is not ours to write.
+  const cache = join(tmpdir(), `epicflow-built-${process.getuid?.() ?? 'any'}`);
   const dir = join(cache, await sourceHash());
   await mkdir(cache, { recursive: true });
   // One build per state of the sources: test files in other workers that need it meanwhile
@@ -81,7 +83,11 @@ async function build(): Promise<string> {
     }
     const mine = await mkdir(lock).then(
       () => true,
-      () => false,
+      (e: unknown) => {
+        // Held by another build; anything else would never clear: said, not waited on.
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      },
     );
     if (mine) break;
     const since = (await stat(lock).catch(() => undefined))?.mtimeMs;

@@ -15,8 +15,8 @@ import {
   prepareLandJob,
   type LandJobInput,
   type PreparedLanding,
-} from '../orchestrator/land-job.js';
-import { publishLandJob, type LandJobResult } from '../orchestrator/land-publish.js';
+} from '../jobs/github/land-job.js';
+import { publishLandJob, type LandJobResult } from '../jobs/github/land-publish.js';
 import { handoverJob } from './handover-jobs.js';
 import { jobInput, resultDir, type ActionJob, type ActionRecipe } from './shell.js';
 

@@ -16,8 +16,8 @@ import {
   preparePlanJob,
   type PlanJobInput,
   type PreparedPlanning,
-} from '../orchestrator/plan-job.js';
-import { publishPlanJob, type PlanJobResult } from '../orchestrator/plan-publish.js';
+} from '../jobs/github/plan-job.js';
+import { publishPlanJob, type PlanJobResult } from '../jobs/github/plan-publish.js';
 import { handoverJob } from './handover-jobs.js';
 import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 

@@ -4,7 +4,7 @@
  * exactly as a judge does, with a token that can only read, and hands its proposal over as
  * an artifact; the publish job, which holds the write credential and runs nothing of the
  * repository's, writes it to the retro record and one comment on the epic issue
- * (orchestrator/retro-job.ts). A workflow that still runs a retro in one job is refused.
+ * (jobs/github/retro-job.ts). A workflow that still runs a retro in one job is refused.
  */
 import * as core from '@actions/core';
 import type { RetroJobRef } from '../core/epic/job-ref.js';
@@ -14,8 +14,8 @@ import {
   publishRetroJob,
   type RetroJobInput,
   type RetroJobResult,
-} from '../orchestrator/retro-job.js';
-import { prepareRetroJob, type PreparedRetro } from '../orchestrator/retro-prepare.js';
+} from '../jobs/github/retro-job.js';
+import { prepareRetroJob, type PreparedRetro } from '../jobs/github/retro-prepare.js';
 import { handoverJob } from './handover-jobs.js';
 import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
 

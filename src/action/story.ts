@@ -18,8 +18,8 @@ import {
   type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
-} from '../orchestrator/story-job.js';
-import { publishStoryJob, type PublishJobResult } from '../orchestrator/story-publish.js';
+} from '../jobs/github/story-job.js';
+import { publishStoryJob, type PublishJobResult } from '../jobs/github/story-publish.js';
 import type { StoryInputs } from './inputs.js';
 import {
   jobInput,

@@ -16,8 +16,8 @@ import {
   runStoryJob,
   type StoryJobInput,
   type StoryJobResult,
-} from '../../../src/orchestrator/story-job.js';
-import { publishStoryJob, type PublishJobResult } from '../../../src/orchestrator/story-publish.js';
+} from '../../../src/jobs/github/story-job.js';
+import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
 import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
 
 export const CONFIG_PATH = '.github/epicflow.yml';

@@ -3,17 +3,17 @@
  * opened (job-shell.ts), the retro record still this attempt's and active, the plan it
  * looks back on, the failed and held stories, and the executor with the judge role.
  */
-import type { GitHubStateStore } from '../adapters/github/index.js';
-import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
-import { freshRecord } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { parsePlan, planOptionsFor } from '../core/plan/index.js';
-import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../core/retro/index.js';
-import { emptyRosterState, pickHelper } from '../core/roster/index.js';
+import type { GitHubStateStore } from '../../adapters/github/index.js';
+import type { EpicflowConfig, ExecutorConfig } from '../../core/config/types.js';
+import { freshRecord } from '../../core/epic/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { parsePlan, planOptionsFor } from '../../core/plan/index.js';
+import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../../core/retro/index.js';
+import { emptyRosterState, pickHelper } from '../../core/roster/index.js';
 import { openJob, type CheckoutJobInput } from './job-shell.js';
-import { stateFromView } from './load.js';
-import { readRetroDoc } from './retro.js';
+import { stateFromView } from '../../orchestrator/load.js';
+import { readRetroDoc } from '../../orchestrator/retro.js';
 
 /** Everything read and checked before the executor runs. */
 export interface PreparedRetro {

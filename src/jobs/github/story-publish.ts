@@ -10,20 +10,20 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GitHubStateStore } from '../adapters/github/index.js';
-import { PublishGit } from '../adapters/git/publish-git.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { spawnGit } from '../adapters/git/run-git.js';
-import { botCommitIdentity, type PushRefusalReason } from '../core/epic/index.js';
-import { describeError, describeErrorLine, EpicflowError } from '../core/errors.js';
-import { epicBranchName, storyBranchName, type StoryRecord } from '../core/model.js';
+import type { GitHubStateStore } from '../../adapters/github/index.js';
+import { PublishGit } from '../../adapters/git/publish-git.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { spawnGit } from '../../adapters/git/run-git.js';
+import { botCommitIdentity, type PushRefusalReason } from '../../core/epic/index.js';
+import { describeError, describeErrorLine, EpicflowError } from '../../core/errors.js';
+import { epicBranchName, storyBranchName, type StoryRecord } from '../../core/model.js';
 import {
   isResultRefusal,
   parseResultRecord,
   RESULT_FILES,
   type ResultRecord,
-} from '../core/publish/result.js';
-import { mergeRoster, ROSTER_DOC, startingRoster } from '../core/roster/sync.js';
+} from '../../core/publish/result.js';
+import { mergeRoster, ROSTER_DOC, startingRoster } from '../../core/roster/sync.js';
 import { applyIssueRequests } from './issue-requests.js';
 import { pushAgainOnMove } from './job-shell.js';
 import {

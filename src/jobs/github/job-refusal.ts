@@ -4,11 +4,11 @@
  * reason (that record only, while still its own: a retry, a cancel or a newer attempt
  * is left alone), and the epic says so where that kind says it.
  */
-import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import type { JobRef } from '../core/epic/index.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import type { JobRef } from '../../core/epic/index.js';
 import { recordLandRefusal } from './land-job.js';
 import { recordPlanningRefusal } from './plan-job.js';
-import { failRetroAttempt } from './retro.js';
+import { failRetroAttempt } from '../../orchestrator/retro.js';
 import { recordRefusal } from './story-job.js';
 
 export async function recordJobRefusal(

@@ -8,26 +8,26 @@
  * there first, fetch, merge again, re-run the gates and push again.
  */
 import { relative, sep } from 'node:path';
-import { notOnPath } from '../adapters/process/on-path.js';
-import { missingProgramMessage } from '../core/doctor/index.js';
-import { neededPrograms } from '../core/doctor/toolchains.js';
-import { storyScope } from '../core/packages.js';
-import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import { requireCoder } from '../core/config/index.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import type { LeftToDetection } from '../core/init/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { GateRun } from '../core/gates/index.js';
+import { notOnPath } from '../../adapters/process/on-path.js';
+import { missingProgramMessage } from '../../core/doctor/index.js';
+import { neededPrograms } from '../../core/doctor/toolchains.js';
+import { storyScope } from '../../core/packages.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import { Git } from '../../adapters/git/index.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import { requireCoder } from '../../core/config/index.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import type { LeftToDetection } from '../../core/init/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { GateRun } from '../../core/gates/index.js';
 import {
   epicBranchName,
   storyBranchName,
   type Plan,
   type Story,
   type StoryRecord,
-} from '../core/model.js';
-import { persistableRosterState } from '../core/roster/index.js';
+} from '../../core/model.js';
+import { persistableRosterState } from '../../core/roster/index.js';
 import {
   composedFrom,
   configAt,
@@ -38,8 +38,8 @@ import {
   setupCacheFolder,
   type JobInput,
 } from './job-shell.js';
-import { expectBoard } from './load.js';
-import { epicDocOf, epicRepo } from './owner.js';
+import { expectBoard } from '../../orchestrator/load.js';
+import { epicDocOf, epicRepo } from '../../orchestrator/owner.js';
 import {
   botCommitIdentity,
   failIfOwned,
@@ -47,18 +47,18 @@ import {
   ownsRecord,
   preferredExecutor,
   type StoryJobRef,
-} from '../core/epic/index.js';
-import { withReviewStories } from '../core/epic/review.js';
-import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
-import { openEpic } from '../engine/run-epic.js';
-import { ranOnStory } from '../engine/checkout.js';
+} from '../../core/epic/index.js';
+import { withReviewStories } from '../../core/epic/review.js';
+import type { EngineEvent, GateRunner, TraceSpan } from '../../engine/ports.js';
+import { openEpic } from '../../engine/run-epic.js';
+import { ranOnStory } from '../../engine/checkout.js';
 import { progressHandedOver } from './story-checkpoint.js';
 import { writeWorkResult } from './work-result.js';
-import { RESULT_VERSION, type ResultRecord } from '../core/publish/result.js';
-import { runStory } from '../engine/story.js';
-import { composeEpic } from '../composition/epic.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
+import { RESULT_VERSION, type ResultRecord } from '../../core/publish/result.js';
+import { runStory } from '../../engine/story.js';
+import { composeEpic } from '../../composition/epic.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { ROSTER_DOC, startingRoster, type SharedRoster } from '../../core/roster/sync.js';
 
 export interface StoryJobInput extends JobInput {
   readonly story: string;

@@ -7,8 +7,8 @@
  * plan section into the issue body below the author's text (or the stories as sub-issues),
  * the comments, and the decision after it, so the status comment says what was proposed.
  */
-import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
-import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../core/epic/markers.js';
+import { hasMarker, planDigest, storyMarker } from '../../core/epic/index.js';
+import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../../core/epic/markers.js';
 import {
   PLANNING_DOC,
   renderPlanningFailed,
@@ -17,18 +17,18 @@ import {
   storyIssueBody,
   withoutPlanBlock,
   type PlanningDoc,
-} from '../core/epic/planning.js';
-import type { Plan } from '../core/model.js';
-import { parsePlan, planOptionsFor, readBackAsWritten } from '../core/plan/index.js';
-import { withPlanSection } from '../core/planner/index.js';
-import type { PlanHandover } from '../core/publish/handover.js';
-import { ResultRefusal } from '../core/publish/result.js';
-import { mergeUsage } from '../engine/usage.js';
-import { decide } from './decide.js';
-import { loadPlan } from './load.js';
+} from '../../core/epic/planning.js';
+import type { Plan } from '../../core/model.js';
+import { parsePlan, planOptionsFor, readBackAsWritten } from '../../core/plan/index.js';
+import { withPlanSection } from '../../core/planner/index.js';
+import type { PlanHandover } from '../../core/publish/handover.js';
+import { ResultRefusal } from '../../core/publish/result.js';
+import { mergeUsage } from '../../engine/usage.js';
+import { decide } from '../../orchestrator/decide.js';
+import { loadPlan } from '../../orchestrator/load.js';
 import type { PlanJobInput, PreparedPlanning } from './plan-job.js';
-import { clearViolations } from './problems.js';
-import { settle } from './settings.js';
+import { clearViolations } from '../../orchestrator/problems.js';
+import { settle } from '../../orchestrator/settings.js';
 
 export interface PlanJobResult {
   readonly handover: PlanHandover;

@@ -7,27 +7,27 @@
  * its own record against `jobStaleness` and runs; a refusal is recorded one way
  * (job-refusal.ts).
  */
-import { ACTION_ANSWER_KEY } from '../core/judge/index.js';
-import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
-import { statusOf } from '../adapters/github/errors.js';
+import { ACTION_ANSWER_KEY } from '../../core/judge/index.js';
+import { GitHubStateStore, type EpicView, type GitHubRepo } from '../../adapters/github/index.js';
+import { statusOf } from '../../adapters/github/errors.js';
 import { join } from 'node:path';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { Git } from '../adapters/git/index.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { planningGit } from '../composition/planning-tree.js';
-import { commitDetectionFiles } from '../adapters/repo/detection-files.js';
-import { parseConfig } from '../core/config/index.js';
-import { leftToDetection, withDetected, type LeftToDetection } from '../core/init/index.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
-import type { PlanningGit } from '../engine/plan-epic.js';
-import type { ExecutorLookup } from '../engine/ports.js';
-import { loadPlan, readView } from './load.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import { Git } from '../../adapters/git/index.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../../adapters/git/remote-git.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
+import { planningGit } from '../../composition/planning-tree.js';
+import { commitDetectionFiles } from '../../adapters/repo/detection-files.js';
+import { parseConfig } from '../../core/config/index.js';
+import { leftToDetection, withDetected, type LeftToDetection } from '../../core/init/index.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import { describePushRefusal, type PushRefusalReason } from '../../core/epic/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { planOptionsFor } from '../../core/plan/index.js';
+import type { PlanningGit } from '../../engine/plan-epic.js';
+import type { ExecutorLookup } from '../../engine/ports.js';
+import { loadPlan, readView } from '../../orchestrator/load.js';
 
 /** What every job kind is given (each kind's input adds its own ids and hooks). */
 export interface JobInput {

@@ -6,7 +6,7 @@
  */
 import { usageTotals } from '../core/epic/rules.js';
 import { formatChain, type Story, type StoryRecord } from '../core/model.js';
-import type { GateLog } from '../jobs/github/story-job.js';
+import type { GateLog } from '../jobs/github/story-logs.js';
 import type { PushRefusal } from '../jobs/github/story-publish.js';
 
 /** What a story's job summary shows, from its work job or its publish job. */

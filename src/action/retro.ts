@@ -15,9 +15,13 @@ import {
   type RetroJobInput,
   type RetroJobResult,
 } from '../jobs/github/retro-job.js';
-import { prepareRetroJob, type PreparedRetro } from '../jobs/github/retro-prepare.js';
+import {
+  prepareRetroJob,
+  recordRetroRefusal,
+  type PreparedRetro,
+} from '../jobs/github/retro-prepare.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionKind, type ActionRecipe } from './shell.js';
 
 function summaryOf(
   ref: RetroJobRef,
@@ -54,7 +58,7 @@ function retroInput(job: ActionJob, ref: RetroJobRef): RetroJobInput {
 }
 
 /** The recipe of a retro attempt's job of this `phase` (handover-jobs.ts). */
-export function retroJob(
+function retroJob(
   ref: RetroJobRef,
   phase: 'work' | 'publish' | undefined,
 ): ActionRecipe<PreparedRetro, unknown> {
@@ -82,3 +86,6 @@ export function retroJob(
     phase,
   );
 }
+
+/** A retro attempt's jobs. */
+export const retroKind: ActionKind<RetroJobRef> = { recipe: retroJob, refuse: recordRetroRefusal };

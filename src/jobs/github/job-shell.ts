@@ -4,8 +4,8 @@
  * configuration on the default branch, the issue with its sub-issues, every record
  * with its blob sha), the configuration parsed, and the epic's state store. A job
  * kind's recipe (story-job.ts, plan-job.ts, retro-job.ts, land-job.ts) then checks
- * its own record against `jobStaleness` and runs; a refusal is recorded one way
- * (job-refusal.ts).
+ * its own record against `jobStaleness` and runs; a refusal is recorded by the kind, as
+ * the Action's shell asks it (`ActionKind.refuse`).
  */
 import { ACTION_ANSWER_KEY } from '../../core/judge/index.js';
 import { GitHubStateStore, type EpicView, type GitHubRepo } from '../../adapters/github/index.js';

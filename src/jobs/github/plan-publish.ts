@@ -121,27 +121,27 @@ export async function publishPlanJob(
     emit(
       `plan written into #${issue.number}: ${plural(plan.stories.length, 'story')} in ${plural(plan.waves.length, 'wave')}`,
     );
-  } else if (outcome.kind === 'invalid') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: VIOLATIONS_MARKER,
-      body: renderPlanningInvalid({
-        attempt: doc.attempt,
-        rounds: handover.rounds,
-        problems: ended.problems ?? [],
-        refine: doc.refine,
-      }),
-    });
-  } else if (outcome.kind === 'failed') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: ERROR_MARKER,
-      body: renderPlanningFailed({
-        attempt: doc.attempt,
-        reason: outcome.reason,
-        refine: doc.refine,
-      }),
-    });
+  } else if (outcome.kind !== 'planned') {
+    // No plan: the violations, or why the planner failed, in their own comment.
+    const { attempt, refine } = doc;
+    await input.repo.ensureComment(
+      outcome.kind === 'invalid'
+        ? {
+            issueNumber: issue.number,
+            marker: VIOLATIONS_MARKER,
+            body: renderPlanningInvalid({
+              attempt,
+              rounds: handover.rounds,
+              problems: ended.problems ?? [],
+              refine,
+            }),
+          }
+        : {
+            issueNumber: issue.number,
+            marker: ERROR_MARKER,
+            body: renderPlanningFailed({ attempt, reason: outcome.reason, refine }),
+          },
+    );
   }
 
   // The status comment says what the planner proposed (nothing starts: nobody approved it).

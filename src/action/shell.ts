@@ -45,6 +45,8 @@ export interface ActionJob extends JobModeDeps {
   readonly untrusted: Untrusted;
   /** Every credential of the job so far (masked; what is written out is redacted with it). */
   readonly secrets: readonly string[];
+  /** What the shell removed from the checkout's git config before the work ran (none yet while it prepares). */
+  readonly scrubbed: readonly string[];
 }
 
 /** What a job shows when it ran: the shell writes it, redacted. */
@@ -115,6 +117,7 @@ export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly rem
     tempDir: job.work,
     env: job.childEnv,
     untrusted: job.untrusted,
+    scrubbed: job.scrubbed,
   };
 }
 
@@ -201,7 +204,17 @@ async function runIn(
       recipe.runsNothingUntrusted === true
         ? sameUser()
         : await isolateUntrusted(inputs, work, childEnv);
-    job = { ...deps, repo, remote, childEnv, defaultBranch, work, untrusted, secrets };
+    job = {
+      ...deps,
+      repo,
+      remote,
+      childEnv,
+      defaultBranch,
+      work,
+      untrusted,
+      secrets,
+      scrubbed: [],
+    };
     prepared = await recipe.prepare(job);
   } catch (e) {
     await refuse(e, recipe.didNotRun);
@@ -210,7 +223,12 @@ async function runIn(
   maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
   let result: unknown;
   try {
-    result = await core.group(recipe.group, () => recipe.run(job, prepared));
+    result = await core.group(recipe.group, async () => {
+      // Before anything of the repository runs: no credential may be in reach of the agent
+      // (a job that runs nothing untrusted, the publish job, has no checkout to scrub).
+      const scrubbed = recipe.runsNothingUntrusted === true ? [] : await remote.scrubCredentials();
+      return recipe.run({ ...job, scrubbed }, prepared);
+    });
   } catch (e) {
     await refuse(e, recipe.failed);
     return;

@@ -140,7 +140,7 @@ describe('/retro on the epic issue', () => {
       attempt: 1,
       configPath: '.github/epicflow.yml',
       repo: w.repo,
-      remote: { scrubCredentials: async () => [] },
+      scrubbed: [],
       workspace,
       tempDir: join(tmp, 'job'),
       env: process.env,

@@ -48,6 +48,12 @@ export interface JobInput {
   readonly env: NodeJS.ProcessEnv;
   /** Where agents, setup, gates and helpers run (a separate user in the Action). */
   readonly untrusted?: Untrusted | undefined;
+  /**
+   * The credentials the job's shell removed from the checkout's git config before the work
+   * ran (`RemoteGit.scrubCredentials`; none yet while the job prepares): the work says them
+   * once its events flow (`sayScrubbed`).
+   */
+  readonly scrubbed: readonly string[];
 }
 
 /**
@@ -56,8 +62,6 @@ export interface JobInput {
  */
 export interface CheckoutJobInput extends JobInput {
   readonly attempt: number;
-  /** Only its credential scrub: the job pushes nothing. */
-  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
   readonly onEvent?: (message: string) => void;
   readonly now?: () => Date;
   /** How the executor adapters run their CLIs (tests). */
@@ -161,8 +165,8 @@ interface OpenedCheckout {
 }
 
 /**
- * The job checkout, its credentials scrubbed before anything of it runs, the commit
- * it holds, and the executors as the job's untrusted user runs them.
+ * The job checkout (its credentials scrubbed by the shell before anything of it runs: said
+ * here), the commit it holds, and the executors as the job's untrusted user runs them.
  */
 export async function openCheckout(
   input: CheckoutJobInput,
@@ -171,7 +175,7 @@ export async function openCheckout(
   work: string,
   emit: (message: string) => void,
 ): Promise<OpenedCheckout> {
-  sayScrubbed(await input.remote.scrubCredentials(), emit);
+  sayScrubbed(input.scrubbed, emit);
   const git = await Git.open(input.workspace);
   const base = await git.revParse('HEAD');
   if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');

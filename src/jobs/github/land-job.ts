@@ -135,8 +135,6 @@ export async function landWorkJob(
   const { plan, defaultBranch, started } = prepared;
   const epicBranch = epicBranchName(String(epic));
 
-  // Before anything of the repository runs: no credential may be in reach of the coder.
-  const removed = await input.remote.scrubCredentials();
   const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
   await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
   const scratch = new FileStateStore(jobFolder(input, 'state'));
@@ -194,7 +192,7 @@ export async function landWorkJob(
     onEvent: (event) => input.onEvent?.(event),
   });
   const ctx = await openEpic({ ...settings, config }, ports);
-  sayScrubbed(removed, (message) => ctx.emit('epic', message));
+  sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   // The head the dispatch named is landed (a newer one is the next landing's).
   const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
     ? started.intoHeadBefore

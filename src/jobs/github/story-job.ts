@@ -279,9 +279,8 @@ async function workResult(
 }
 
 /**
- * The job checkout as the story's work takes it: its credentials scrubbed before anything of
- * it runs (what was removed is said once the epic's events flow), the epic and story
- * branches fetched and set as local refs on a detached checkout.
+ * The job checkout as the story's work takes it (its credentials scrubbed by the shell
+ * already): the epic and story branches fetched and set as local refs on a detached checkout.
  */
 async function storyCheckout(
   input: StoryJobInput,
@@ -289,7 +288,6 @@ async function storyCheckout(
   epicBranch: string,
   branch: string,
 ): Promise<{
-  readonly removed: readonly string[];
   readonly repo: Git;
   readonly remoteEpic: string;
   readonly remoteStory: string | undefined;
@@ -297,7 +295,6 @@ async function storyCheckout(
 }> {
   const { remote, workspace } = input;
   const { prior } = prepared;
-  const removed = await remote.scrubCredentials();
   const heads = await remote.fetch([epicBranch, branch]);
   const remoteEpic = heads.get(epicBranch);
   if (remoteEpic === undefined) {
@@ -324,7 +321,7 @@ async function storyCheckout(
     await repo.deleteBranch(branch);
   }
 
-  return { removed, repo, remoteEpic, remoteStory, restart };
+  return { repo, remoteEpic, remoteStory, restart };
 }
 
 /**
@@ -349,7 +346,7 @@ export async function runStoryJob(
   const gates: GateLog[] = [];
 
   const checkout = await storyCheckout(input, prepared, epicBranch, branch);
-  const { removed, repo, remoteStory, restart } = checkout;
+  const { repo, remoteStory, restart } = checkout;
   let remoteEpic = checkout.remoteEpic;
 
   // The story starts from the epic head: its files say what the config leaves out.
@@ -411,7 +408,7 @@ export async function runStoryJob(
     },
   });
   const ctx = await openEpic(settings, ports);
-  sayScrubbed(removed, (message) => ctx.emit('epic', message));
+  sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   if (restart && remoteStory !== undefined) {
     // A review round restarts a story whose plan entry did not change.
     const why =

@@ -21,7 +21,11 @@ import { commitDetectionFiles } from '../../adapters/repo/detection-files.js';
 import { parseConfig } from '../../core/config/index.js';
 import { leftToDetection, withDetected, type LeftToDetection } from '../../core/init/index.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
-import { describePushRefusal, type PushRefusalReason } from '../../core/epic/index.js';
+import {
+  botCommitIdentity,
+  describePushRefusal,
+  type PushRefusalReason,
+} from '../../core/epic/index.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { Plan } from '../../core/model.js';
 import { planOptionsFor } from '../../core/plan/index.js';
@@ -152,6 +156,16 @@ export function sayScrubbed(removed: readonly string[], say: (message: string) =
   if (removed.length > 0) {
     say(`removed credentials from the checkout's git config: ${removed.join(', ')}`);
   }
+}
+
+/**
+ * The job checkout as a job that commits takes it: detached (its own branch is left alone:
+ * the job works on detached and local refs), committing as the bot.
+ */
+export async function detachedCheckout(input: Pick<JobInput, 'workspace' | 'repo'>): Promise<Git> {
+  const git = await Git.open(input.workspace, botCommitIdentity(input.repo.botLogin));
+  await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
+  return git;
 }
 
 /** A checkout job's tools: its executor reads `base` on a read-only worktree, under `folder`. */

@@ -11,7 +11,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
-import { Git } from '../../adapters/git/index.js';
 import type { RemoteGit } from '../../adapters/git/remote-git.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { composeEpic } from '../../composition/epic.js';
@@ -23,7 +22,6 @@ import type { LeftToDetection } from '../../core/init/index.js';
 import type { EpicDoc } from '../../core/epic/epic-doc.js';
 import { failIfOwned, freshRecord, type LandJobRef } from '../../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../../core/epic/landing.js';
-import { botCommitIdentity } from '../../core/epic/push.js';
 import { readLandLog, withLand, type LandRecord } from '../../core/land/index.js';
 import { epicBranchName, type Plan } from '../../core/model.js';
 import { HANDOVER_VERSION, type LandHandover } from '../../core/publish/handover.js';
@@ -36,6 +34,7 @@ import { readLanding } from '../../orchestrator/landing.js';
 import {
   composedFrom,
   configAt,
+  detachedCheckout,
   jobFolder,
   jobPlan,
   openJob,
@@ -131,12 +130,11 @@ export async function landWorkJob(
   prepared: PreparedLanding,
   resultDir: string,
 ): Promise<LandHandover> {
-  const { repo, remote, epic } = input;
+  const { remote, epic } = input;
   const { plan, defaultBranch, started } = prepared;
   const epicBranch = epicBranchName(String(epic));
 
-  const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
-  await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
+  const git = await detachedCheckout(input);
   const scratch = new FileStateStore(jobFolder(input, 'state'));
   const heads = await remote.fetch([epicBranch, defaultBranch]);
   const epicHead = heads.get(epicBranch);

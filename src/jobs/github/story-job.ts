@@ -12,7 +12,7 @@ import { missingProgramMessage } from '../../core/doctor/index.js';
 import { neededPrograms } from '../../core/doctor/toolchains.js';
 import { storyScope } from '../../core/packages.js';
 import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
-import { Git } from '../../adapters/git/index.js';
+import type { Git } from '../../adapters/git/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import { artifactLogs, recordingGates, type GateLog } from './story-logs.js';
 import { requireCoder } from '../../core/config/index.js';
@@ -30,6 +30,7 @@ import { persistableRosterState } from '../../core/roster/index.js';
 import {
   composedFrom,
   configAt,
+  detachedCheckout,
   jobFolder,
   jobPlanWithIssues,
   openJob,
@@ -40,7 +41,6 @@ import {
 import { expectBoard } from '../../orchestrator/load.js';
 import { epicDocOf, epicRepo } from '../../orchestrator/owner.js';
 import {
-  botCommitIdentity,
   failIfOwned,
   freshRecord,
   ownsRecord,
@@ -293,7 +293,7 @@ async function storyCheckout(
   readonly remoteStory: string | undefined;
   readonly restart: boolean;
 }> {
-  const { remote, workspace } = input;
+  const { remote } = input;
   const { prior } = prepared;
   const heads = await remote.fetch([epicBranch, branch]);
   const remoteEpic = heads.get(epicBranch);
@@ -302,9 +302,7 @@ async function storyCheckout(
       details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
     });
   }
-  const repo = await Git.open(workspace, botCommitIdentity(input.repo.botLogin));
-  // The checkout's own branch is left alone: the job works on detached and local refs.
-  await repo.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
+  const repo = await detachedCheckout(input);
   await repo.read(`cannot set ${epicBranch}`, [
     'update-ref',
     `refs/heads/${epicBranch}`,

@@ -3,9 +3,10 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 /**
- * The layers (docs/architecture.md): entries (cli, app, action) → composition and the
- * GitHub use cases (orchestrator) → use cases (engine) → core; adapters implement the
- * engine's ports. Each folder below may import only what its rule leaves out.
+ * The layers (docs/architecture.md): entries (cli, app, action) → each host's jobs (jobs/github,
+ * jobs/local) → the decision loop (orchestrator) and the shared wiring (composition) → use
+ * cases (engine) → core; adapters implement the engine's ports. Each folder below may import
+ * only what its rule leaves out.
  */
 
 /** Modules the pure core must never reach: I/O, processes, GitHub, Actions. */
@@ -35,6 +36,7 @@ const ioPatterns = [
   '**/engine/**',
   '**/orchestrator/**',
   '**/composition/**',
+  '**/jobs/**',
 ];
 
 /** The entries: nothing below them imports one. */
@@ -150,6 +152,7 @@ export default tseslint.config(
       '**/adapters/**',
       '**/composition/**',
       '**/orchestrator/**',
+      '**/jobs/**',
       ...entryPatterns,
       ...githubClientPatterns,
     ],
@@ -163,18 +166,36 @@ export default tseslint.config(
       '!**/engine/ports.js',
       '**/composition/**',
       '**/orchestrator/**',
+      '**/jobs/**',
       ...entryPatterns,
     ],
   ),
   layer(
     ['src/composition/**/*.ts'],
-    'src/composition wires adapters into the engine for the entries: it imports no GitHub use case, no entry, and neither octokit nor @actions (the GitHub adapter and the Action entry use them).',
-    ['**/orchestrator/**', ...entryPatterns, ...githubClientPatterns],
+    'src/composition wires adapters into the engine for the entries: it imports no GitHub use case, no job, no entry, and neither octokit nor @actions (the GitHub adapter and the Action entry use them).',
+    ['**/orchestrator/**', '**/jobs/**', ...entryPatterns, ...githubClientPatterns],
   ),
   layer(
     ['src/orchestrator/**/*.ts'],
-    'src/orchestrator is the GitHub side of the use cases: it imports no entry (cli, app, action), and neither octokit nor @actions (GitHub through src/adapters/github, the runner through the Action entry).',
-    [...entryPatterns, ...githubClientPatterns],
+    'src/orchestrator is the GitHub side of the use cases: it imports no job (src/jobs), no entry (cli, app, action), and neither octokit nor @actions (GitHub through src/adapters/github, the runner through the Action entry).',
+    ['**/jobs/**', ...entryPatterns, ...githubClientPatterns],
+  ),
+  ...[
+    ['github', 'local'],
+    ['local', 'github'],
+  ].map(([host, other]) =>
+    layer(
+      [`src/jobs/${host}/**/*.ts`],
+      "src/jobs holds each host's jobs in a folder of its own: src/jobs/github and src/jobs/local import neither each other nor an entry (cli, app, action), and neither octokit nor @actions; they use the orchestrator, the composition, the engine, the adapters and src/core.",
+      [
+        // The other host's folder, by any path: through src/jobs, or as a sibling.
+        `**/jobs/${other}/**`,
+        `../${other}/**`,
+        `../../${other}/**`,
+        ...entryPatterns,
+        ...githubClientPatterns,
+      ],
+    ),
   ),
   ...[
     ['app', ['**/action/**', '**/cli/**']],

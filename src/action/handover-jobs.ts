@@ -2,13 +2,13 @@
  * The two jobs of a kind whose work job hands over text (a planning attempt, a retro): the
  * work job prepares with a token that can only read, runs the executor and writes the
  * hand-over where the workflow uploads it; the publish job prepares again with the write
- * credential, reads the hand-over back (orchestrator/handover.ts) and writes it. A dispatch
+ * credential, reads the hand-over back (jobs/github/handover.ts) and writes it. A dispatch
  * without a phase (a workflow of one job) is refused. The kinds say only what differs.
  */
 import type { EpicflowConfig } from '../core/config/types.js';
 import type { JobRef } from '../core/epic/index.js';
 import type { Handover } from '../core/publish/handover.js';
-import { readHandover, writeHandover } from '../orchestrator/handover.js';
+import { readHandover, writeHandover } from '../jobs/github/handover.js';
 import type { PlanInputs } from './inputs.js';
 import {
   oneJobRefusal,

@@ -13,12 +13,19 @@ import type { LandHandover } from '../core/publish/handover.js';
 import {
   landWorkJob,
   prepareLandJob,
+  recordLandRefusal,
   type LandJobInput,
   type PreparedLanding,
-} from '../orchestrator/land-job.js';
-import { publishLandJob, type LandJobResult } from '../orchestrator/land-publish.js';
+} from '../jobs/github/land-job.js';
+import { publishLandJob, type LandJobResult } from '../jobs/github/land-publish.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, resultDir, type ActionJob, type ActionRecipe } from './shell.js';
+import {
+  jobInput,
+  resultDir,
+  type ActionJob,
+  type ActionKind,
+  type ActionRecipe,
+} from './shell.js';
 
 function landInput(job: ActionJob, ref: LandJobRef): LandJobInput {
   return {
@@ -48,7 +55,7 @@ function summaryOf(epic: number, record: LandRecord): string {
 }
 
 /** The recipe of a landing's job of this `phase` (handover-jobs.ts). */
-export function landJob(
+function landJob(
   ref: LandJobRef,
   phase: 'work' | 'publish' | undefined,
 ): ActionRecipe<PreparedLanding, unknown> {
@@ -92,3 +99,6 @@ export function landJob(
     phase,
   );
 }
+
+/** A landing's jobs. */
+export const landKind: ActionKind<LandJobRef> = { recipe: landJob, refuse: recordLandRefusal };

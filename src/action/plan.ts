@@ -14,12 +14,13 @@ import { summarizeUsage } from '../core/report/index.js';
 import {
   draftPlanJob,
   preparePlanJob,
+  recordPlanningRefusal,
   type PlanJobInput,
   type PreparedPlanning,
-} from '../orchestrator/plan-job.js';
-import { publishPlanJob, type PlanJobResult } from '../orchestrator/plan-publish.js';
+} from '../jobs/github/plan-job.js';
+import { publishPlanJob, type PlanJobResult } from '../jobs/github/plan-publish.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionKind, type ActionRecipe } from './shell.js';
 
 function summaryOf(
   ref: PlanJobRef,
@@ -64,7 +65,7 @@ function planInput(job: ActionJob, ref: PlanJobRef): PlanJobInput {
 }
 
 /** The recipe of a planning attempt's job of this `phase` (handover-jobs.ts). */
-export function planJob(
+function planJob(
   ref: PlanJobRef,
   phase: 'work' | 'publish' | undefined,
 ): ActionRecipe<PreparedPlanning, unknown> {
@@ -93,3 +94,6 @@ export function planJob(
     phase,
   );
 }
+
+/** A planning attempt's jobs. */
+export const planKind: ActionKind<PlanJobRef> = { recipe: planJob, refuse: recordPlanningRefusal };

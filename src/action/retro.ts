@@ -4,7 +4,7 @@
  * exactly as a judge does, with a token that can only read, and hands its proposal over as
  * an artifact; the publish job, which holds the write credential and runs nothing of the
  * repository's, writes it to the retro record and one comment on the epic issue
- * (orchestrator/retro-job.ts). A workflow that still runs a retro in one job is refused.
+ * (jobs/github/retro-job.ts). A workflow that still runs a retro in one job is refused.
  */
 import * as core from '@actions/core';
 import type { RetroJobRef } from '../core/epic/job-ref.js';
@@ -14,10 +14,14 @@ import {
   publishRetroJob,
   type RetroJobInput,
   type RetroJobResult,
-} from '../orchestrator/retro-job.js';
-import { prepareRetroJob, type PreparedRetro } from '../orchestrator/retro-prepare.js';
+} from '../jobs/github/retro-job.js';
+import {
+  prepareRetroJob,
+  recordRetroRefusal,
+  type PreparedRetro,
+} from '../jobs/github/retro-prepare.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, type ActionJob, type ActionRecipe } from './shell.js';
+import { jobInput, type ActionJob, type ActionKind, type ActionRecipe } from './shell.js';
 
 function summaryOf(
   ref: RetroJobRef,
@@ -54,7 +58,7 @@ function retroInput(job: ActionJob, ref: RetroJobRef): RetroJobInput {
 }
 
 /** The recipe of a retro attempt's job of this `phase` (handover-jobs.ts). */
-export function retroJob(
+function retroJob(
   ref: RetroJobRef,
   phase: 'work' | 'publish' | undefined,
 ): ActionRecipe<PreparedRetro, unknown> {
@@ -82,3 +86,6 @@ export function retroJob(
     phase,
   );
 }
+
+/** A retro attempt's jobs. */
+export const retroKind: ActionKind<RetroJobRef> = { recipe: retroJob, refuse: recordRetroRefusal };

@@ -10,13 +10,14 @@ import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
 import { jobOf, readInputs, type PlanInputs, type StoryInputs } from './inputs.js';
-import { landJob } from './land.js';
+import type { JobRef } from '../core/epic/index.js';
+import { landKind } from './land.js';
 import { runOrchestrateMode } from './orchestrate.js';
-import { planJob } from './plan.js';
-import { retroJob } from './retro.js';
+import { planKind } from './plan.js';
+import { retroKind } from './retro.js';
 import { readRunner } from './runner.js';
-import { runActionJob, type JobModeDeps } from './shell.js';
-import { oneJobStory, storyPublishJob, storyWorkJob } from './story.js';
+import { runActionJob, type ActionKind, type JobModeDeps } from './shell.js';
+import { storyKind } from './story.js';
 import { redact, renderFailureSummary } from './summary.js';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -49,21 +50,19 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   }
 }
 
-/** A job of the story workflow: its kind picks the recipe (a new kind adds an arm here). */
+/** Each kind of job, the one object the shell runs for it (a new kind adds a line here). */
+const KINDS: { readonly [K in JobRef['kind']]: ActionKind<Extract<JobRef, { kind: K }>> } = {
+  story: storyKind,
+  plan: planKind,
+  retro: retroKind,
+  land: landKind,
+};
+
+/** A job of the story workflow: its kind's object, run by the shell. */
 async function runJob(deps: JobModeDeps): Promise<void> {
   const ref = jobOf(deps.inputs);
   // Which of the job's two jobs (the work and the publish job) this is: none, the old one job.
   const { phase } = deps.inputs as StoryInputs | PlanInputs;
-  switch (ref.kind) {
-    case 'story':
-      if (phase === 'work') return runActionJob(deps, storyWorkJob(ref));
-      if (phase === 'publish') return runActionJob(deps, storyPublishJob(ref));
-      return runActionJob(deps, oneJobStory(ref));
-    case 'plan':
-      return runActionJob(deps, planJob(ref, phase));
-    case 'retro':
-      return runActionJob(deps, retroJob(ref, phase));
-    case 'land':
-      return runActionJob(deps, landJob(ref, phase));
-  }
+  // The table gives each kind its own object: `ref` is of the kind it was looked up by.
+  return runActionJob(deps, KINDS[ref.kind] as ActionKind<JobRef>, ref, phase);
 }

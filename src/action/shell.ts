@@ -1,13 +1,14 @@
 /**
  * The one shell every job of the story workflow runs in, whatever its kind (a story,
- * a planning attempt, a retro, a landing; `JobRef`): the job's own folder, the GitHub
+ * a planning attempt, a retro, a landing; `JobRef`, each one `ActionKind`): the job's own folder, the GitHub
  * connection, the untrusted user its agents run as, the recipe's `prepare` (read and
  * checked on GitHub before anything changes), the executors' secrets masked, the
  * recipe's work in a log group, then its report (outputs, job summary, annotations,
  * the step's failure) and, for the kinds that ask for it, the orchestrator's decision
  * after it. A job that could not run, or failed, is refused one way: its record fails
  * with the reason, the summary says why, `status` is `failed` and the step fails.
- * The recipes (story.ts, plan.ts, retro.ts, land.ts) say only what differs.
+ * The kinds (story.ts, plan.ts, retro.ts, land.ts) say only what differs: a new kind is
+ * a file of its own and one line in run.ts's table.
  */
 import * as core from '@actions/core';
 import { join } from 'node:path';
@@ -17,8 +18,7 @@ import { sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
 import { describeError, EpicflowError, isEpicflowError, oneLine } from '../core/errors.js';
-import { recordJobRefusal } from '../orchestrator/job-refusal.js';
-import type { JobInput } from '../orchestrator/job-shell.js';
+import type { JobInput } from '../jobs/github/job-shell.js';
 import { connectJob } from './github.js';
 import type { PlanInputs, RetroInputs, StoryInputs } from './inputs.js';
 import { inJobFolder, isolateUntrusted, maskExecutorSecrets, reconcileAfter } from './job.js';
@@ -45,6 +45,8 @@ export interface ActionJob extends JobModeDeps {
   readonly untrusted: Untrusted;
   /** Every credential of the job so far (masked; what is written out is redacted with it). */
   readonly secrets: readonly string[];
+  /** What the shell removed from the checkout's git config before the work ran (none yet while it prepares). */
+  readonly scrubbed: readonly string[];
 }
 
 /** What a job shows when it ran: the shell writes it, redacted. */
@@ -85,6 +87,24 @@ export interface ActionRecipe<P extends { readonly config: EpicflowConfig }, R> 
   report(job: ActionJob, prepared: P, result: R): JobReport;
 }
 
+/** A job of a kind whose recipe the shell runs: any recipe's own prepared and result types. */
+type AnyRecipe = ActionRecipe<{ readonly config: EpicflowConfig }, unknown>;
+
+/**
+ * One kind of job (`JobRef['kind']`), the one object the shell runs for it: the recipe of
+ * each of its jobs, and how a job of it that could not run, or failed, is refused.
+ */
+export interface ActionKind<Ref extends JobRef> {
+  /** The recipe of the job of this `phase` (none: the one job of earlier workflows). */
+  recipe(ref: Ref, phase: 'work' | 'publish' | undefined): AnyRecipe;
+  /**
+   * Fails the record the job was dispatched for with the reason, while it is still the
+   * job's own (a retry, a cancel or a newer attempt is left alone), and says so on the epic
+   * where the kind says it.
+   */
+  refuse(repo: GitHubRepo, ref: Ref, reason: string, now: Date): Promise<void>;
+}
+
 /** What every job kind's input holds, from the job as the shell opened it. */
 export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly remote: RemoteGit } {
   return {
@@ -97,6 +117,7 @@ export function jobInput(job: ActionJob, ref: JobRef): JobInput & { readonly rem
     tempDir: job.work,
     env: job.childEnv,
     untrusted: job.untrusted,
+    scrubbed: job.scrubbed,
   };
 }
 
@@ -149,41 +170,65 @@ export function oneJobRefusal<P extends { readonly config: EpicflowConfig }>(
   };
 }
 
-export async function runActionJob<P extends { readonly config: EpicflowConfig }, R>(
+/** Runs the job `ref` names, of `kind`, in the job of this `phase`. */
+export async function runActionJob<Ref extends JobRef>(
   deps: JobModeDeps,
-  recipe: ActionRecipe<P, R>,
+  kind: ActionKind<Ref>,
+  ref: Ref,
+  phase: 'work' | 'publish' | undefined,
 ): Promise<void> {
-  return inJobFolder((work) => runIn(deps, recipe, work));
+  const recipe = kind.recipe(ref, phase);
+  const refusal = (repo: GitHubRepo, reason: string, now: Date): Promise<void> =>
+    kind.refuse(repo, ref, reason, now);
+  return inJobFolder((work) => runIn(deps, recipe, refusal, work));
 }
 
-async function runIn<P extends { readonly config: EpicflowConfig }, R>(
+async function runIn(
   deps: JobModeDeps,
-  recipe: ActionRecipe<P, R>,
+  recipe: AnyRecipe,
+  refusal: (repo: GitHubRepo, reason: string, now: Date) => Promise<void>,
   work: string,
 ): Promise<void> {
   const { inputs, runner, env } = deps;
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
   const { repo, secrets } = gh;
+  // A work job's token can only read: the publish job after it finds no result and records why.
+  const record = recipe.readsOnly === true ? undefined : refusal;
   const refuse = (e: unknown, title: string): Promise<void> =>
-    refuseJob(e, { repo, ref: recipe.ref, title, secrets, record: recipe.readsOnly !== true });
+    refuseJob(e, { repo, title, secrets, record });
   let job: ActionJob;
-  let prepared: P;
+  let prepared: { readonly config: EpicflowConfig };
   try {
     // Before anything of the repository is read: no credential may be in reach of what runs.
     const untrusted =
       recipe.runsNothingUntrusted === true
         ? sameUser()
         : await isolateUntrusted(inputs, work, childEnv);
-    job = { ...deps, repo, remote, childEnv, defaultBranch, work, untrusted, secrets };
+    job = {
+      ...deps,
+      repo,
+      remote,
+      childEnv,
+      defaultBranch,
+      work,
+      untrusted,
+      secrets,
+      scrubbed: [],
+    };
     prepared = await recipe.prepare(job);
   } catch (e) {
     await refuse(e, recipe.didNotRun);
     return;
   }
   maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
-  let result: R;
+  let result: unknown;
   try {
-    result = await core.group(recipe.group, () => recipe.run(job, prepared));
+    result = await core.group(recipe.group, async () => {
+      // Before anything of the repository runs: no credential may be in reach of the agent
+      // (a job that runs nothing untrusted, the publish job, has no checkout to scrub).
+      const scrubbed = recipe.runsNothingUntrusted === true ? [] : await remote.scrubCredentials();
+      return recipe.run({ ...job, scrubbed }, prepared);
+    });
   } catch (e) {
     await refuse(e, recipe.failed);
     return;
@@ -215,17 +260,16 @@ async function refuseJob(
   e: unknown,
   ctx: {
     repo: GitHubRepo;
-    ref: JobRef;
     title: string;
     secrets: readonly string[];
-    /** Whether the job may write the refusal on its record. */
-    record: boolean;
+    /** How the kind records the refusal (none: the job may not write it on its record). */
+    record: ((repo: GitHubRepo, reason: string, now: Date) => Promise<void>) | undefined;
   },
 ): Promise<void> {
   const message = redact(describeError(e), ctx.secrets);
   const reason = oneLine(message);
   try {
-    if (ctx.record) await recordJobRefusal(ctx.repo, ctx.ref, reason, new Date());
+    if (ctx.record !== undefined) await ctx.record(ctx.repo, reason, new Date());
   } catch (w) {
     core.warning(redact(`could not record the failure: ${describeError(w)}`, ctx.secrets));
   }

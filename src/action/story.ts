@@ -14,12 +14,13 @@ import type { StoryJobRef } from '../core/epic/index.js';
 import { formatChain, type StoryRecord } from '../core/model.js';
 import {
   prepareStoryJob,
+  recordRefusal,
   runStoryJob,
   type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
-} from '../orchestrator/story-job.js';
-import { publishStoryJob, type PublishJobResult } from '../orchestrator/story-publish.js';
+} from '../jobs/github/story-job.js';
+import { publishStoryJob, type PublishJobResult } from '../jobs/github/story-publish.js';
 import type { StoryInputs } from './inputs.js';
 import {
   jobInput,
@@ -27,6 +28,7 @@ import {
   requireDispatch,
   resultDir,
   type ActionJob,
+  type ActionKind,
   type ActionRecipe,
   type JobReport,
 } from './shell.js';
@@ -103,7 +105,7 @@ function gateErrors(gates: StoryJobResult['gates']): NonNullable<JobReport['erro
 }
 
 /** The work job: the story runs; its result is handed over for the publish job. */
-export function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobResult> {
+function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobResult> {
   return {
     ref,
     didNotRun: `${title(ref)} did not run`,
@@ -147,7 +149,7 @@ export function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, Stor
 }
 
 /** The publish job: the work job's result checked again, merged and recorded. */
-export function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJobResult> {
+function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJobResult> {
   return {
     ref,
     didNotRun: `${title(ref)} was not published`,
@@ -208,7 +210,15 @@ export function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, P
   };
 }
 
-/** A story in the one job of earlier versions: refused before anything runs, saying what to update. */
-export function oneJobStory(ref: StoryJobRef): ActionRecipe<PreparedStory, never> {
-  return oneJobRefusal(ref, title(ref));
-}
+/**
+ * A story's jobs: the work job, the publish job, and the one job of earlier versions,
+ * refused before anything runs, saying what to update.
+ */
+export const storyKind: ActionKind<StoryJobRef> = {
+  recipe: (ref, phase) => {
+    if (phase === 'work') return storyWorkJob(ref);
+    if (phase === 'publish') return storyPublishJob(ref);
+    return oneJobRefusal<PreparedStory>(ref, title(ref));
+  },
+  refuse: recordRefusal,
+};

@@ -6,8 +6,8 @@
  */
 import { usageTotals } from '../core/epic/rules.js';
 import { formatChain, type Story, type StoryRecord } from '../core/model.js';
-import type { GateLog } from '../orchestrator/story-job.js';
-import type { PushRefusal } from '../orchestrator/story-publish.js';
+import type { GateLog } from '../jobs/github/story-logs.js';
+import type { PushRefusal } from '../jobs/github/story-publish.js';
 
 /** What a story's job summary shows, from its work job or its publish job. */
 export interface StorySummaryFacts {

@@ -1,7 +1,7 @@
 /**
  * The one place an epic's ports and settings are wired to the adapters, for
  * every entry that runs stories: the local run (`composition/local.ts`) and the
- * Actions story job (`orchestrator/story-job.ts`). What differs between them is
+ * Actions story job (`jobs/github/story-job.ts`). What differs between them is
  * passed in — where the state lives, where the folders are, what becomes of the
  * events, and how the repository's port or the gates are adapted (the job
  * checkout is the story's worktree; the job records every gate run for its

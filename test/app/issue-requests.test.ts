@@ -5,7 +5,7 @@
  * sub-issue; a story with no sub-issue or not merged gets nothing applied, and says so.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { applyIssueRequests } from '../../src/orchestrator/issue-requests.js';
+import { applyIssueRequests } from '../../src/jobs/github/issue-requests.js';
 import { record } from '../core/report/fixtures.js';
 import { OWNER, REPO, startWorld, type World } from '../adapters/github/setup.js';
 

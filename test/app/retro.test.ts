@@ -11,8 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { proposeRetroJob, publishRetroJob } from '../../src/orchestrator/retro-job.js';
-import { prepareRetroJob } from '../../src/orchestrator/retro-prepare.js';
+import { proposeRetroJob, publishRetroJob } from '../../src/jobs/github/retro-job.js';
+import { prepareRetroJob } from '../../src/jobs/github/retro-prepare.js';
 import { octokitFor } from '../github-double/client.js';
 import {
   botComments,
@@ -140,7 +140,7 @@ describe('/retro on the epic issue', () => {
       attempt: 1,
       configPath: '.github/epicflow.yml',
       repo: w.repo,
-      remote: { scrubCredentials: async () => [] },
+      scrubbed: [],
       workspace,
       tempDir: join(tmp, 'job'),
       env: process.env,

@@ -146,6 +146,54 @@ describe('src/composition and src/orchestrator import no entry', () => {
   });
 });
 
+describe("src/jobs: each host's jobs in a folder of their own, imported by the entries only", () => {
+  it.each([
+    ['src/jobs/github/bad.ts', "import { runLocalJob } from '../local/job-shell.js';"],
+    ['src/jobs/local/bad.ts', "import { openJob } from '../github/job-shell.js';"],
+    ['src/jobs/github/bad.ts', "import { runStoryMode } from '../../action/story.js';"],
+    ['src/jobs/local/bad.ts', "import { exitCodeFor } from '../../cli/context.js';"],
+    ['src/jobs/github/bad.ts', "import * as core from '@actions/core';"],
+    ['src/jobs/github/bad.ts', "import { Octokit } from '@octokit/rest';"],
+  ])('refuses in %s: %s', async (file, line) => {
+    expect(await refusals(file, `${line}\n`)).toEqual([
+      expect.stringContaining("src/jobs holds each host's jobs"),
+    ]);
+  });
+
+  it.each([
+    ['src/orchestrator/bad.ts', 'src/orchestrator is the GitHub side'],
+    ['src/composition/bad.ts', 'src/composition wires adapters'],
+    ['src/engine/bad.ts', 'src/engine holds the use cases'],
+    ['src/adapters/git/bad.ts', 'src/adapters implement ports'],
+    ['src/core/epic/bad.ts', 'src/core is pure'],
+  ])('refuses a job in %s', async (file, message) => {
+    const up = file.split('/').length - 2;
+    const line = `import { openJob } from '${'../'.repeat(up)}jobs/github/job-shell.js';`;
+    expect(await refusals(file, `${line}\n`)).toEqual([expect.stringContaining(message)]);
+  });
+
+  it('lets a job use the decision loop, the composition, the engine, an adapter and core', async () => {
+    const code = [
+      "import { readView } from '../../orchestrator/load.js';",
+      "import { executorLookup } from '../../composition/epic.js';",
+      "import type { ExecutorLookup } from '../../engine/ports.js';",
+      "import { Git } from '../../adapters/git/index.js';",
+      "import { EpicflowError } from '../../core/errors.js';",
+      "import { sayScrubbed } from './job-shell.js';",
+      'export type L = ExecutorLookup;',
+      'export const used = [readView, executorLookup, Git, EpicflowError, sayScrubbed];',
+    ].join('\n');
+    expect(await refusals('src/jobs/github/ok.ts', code)).toEqual([]);
+    expect(await refusals('src/jobs/local/ok.ts', code)).toEqual([]);
+  });
+
+  it('lets an entry run a job', async () => {
+    const code =
+      "import { openJob } from '../jobs/github/job-shell.js';\nexport const used = openJob;\n";
+    expect(await refusals('src/action/ok.ts', code)).toEqual([]);
+  });
+});
+
 describe('src/core stays pure', () => {
   it.each([
     ['the engine', "import { runStory } from '../../engine/story.js';"],

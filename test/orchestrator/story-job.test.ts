@@ -1,5 +1,5 @@
 /**
- * A story's jobs as the orchestrator runs them (src/orchestrator/story-job.ts,
+ * A story's jobs as the orchestrator runs them (src/jobs/github/story-job.ts,
  * story-publish.ts), called in-process against the GitHub double and real git: what a job
  * refuses before anything runs, and how a work job meets the epic head other stories' jobs
  * move on GitHub meanwhile. The bundle's own part (inputs, the agent user, outputs, the
@@ -12,7 +12,7 @@ import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { describeError } from '../../src/core/errors.js';
-import { prepareStoryJob, runStoryJob } from '../../src/orchestrator/story-job.js';
+import { prepareStoryJob, runStoryJob } from '../../src/jobs/github/story-job.js';
 import { CLEARED_VERDICT } from '../engine/support/repo.js';
 import {
   CODER,

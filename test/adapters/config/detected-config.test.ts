@@ -11,7 +11,7 @@ import { loadConfig } from '../../../src/adapters/config/load-config.js';
 import { Git } from '../../../src/adapters/git/index.js';
 import { parseConfig } from '../../../src/core/config/index.js';
 import { leftToDetection } from '../../../src/core/init/index.js';
-import { configAt } from '../../../src/orchestrator/job-shell.js';
+import { configAt } from '../../../src/jobs/github/job-shell.js';
 import { IDENTITY, makeRepo, type Fixture } from '../git/repo-fixture.js';
 
 let repo: Fixture | undefined;

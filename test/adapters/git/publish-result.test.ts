@@ -35,8 +35,8 @@ import {
   publishResult,
   type PublishInput,
   type PublishOutcome,
-} from '../../../src/orchestrator/publish-result.js';
-import { writeWorkResult } from '../../../src/orchestrator/work-result.js';
+} from '../../../src/jobs/github/publish-result.js';
+import { writeWorkResult } from '../../../src/jobs/github/work-result.js';
 import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
 
 const EPIC = '7';

@@ -16,8 +16,8 @@ import {
   runStoryJob,
   type StoryJobInput,
   type StoryJobResult,
-} from '../../../src/orchestrator/story-job.js';
-import { publishStoryJob, type PublishJobResult } from '../../../src/orchestrator/story-publish.js';
+} from '../../../src/jobs/github/story-job.js';
+import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
 import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
 
 export const CONFIG_PATH = '.github/epicflow.yml';
@@ -64,12 +64,18 @@ export async function workInput(
     attempt: options.attempt ?? 1,
     remote: remoteGit(w, workspace),
     resultDir: join(tempDir, 'epicflow-result'),
+    // Nothing scrubbed yet: the work job's shell scrubs the checkout before its work runs.
+    scrubbed: [],
   };
 }
 
-/** The work job: read and checked on GitHub, then the story run; its result handed over. */
+/**
+ * The work job: read and checked on GitHub, then, as the Action's shell runs it, the
+ * checkout's credentials scrubbed and the story run; its result handed over.
+ */
 export async function workJob(input: StoryJobInput): Promise<StoryJobResult> {
-  return runStoryJob(input, await prepareStoryJob(input));
+  const prepared = await prepareStoryJob(input);
+  return runStoryJob({ ...input, scrubbed: await input.remote.scrubCredentials() }, prepared);
 }
 
 /** The publish job of a work job's result: checked again, merged, pushed and recorded. */

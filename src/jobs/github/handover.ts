@@ -11,9 +11,9 @@ import {
   handoverTexts,
   parseHandover,
   type Handover,
-} from '../core/publish/handover.js';
-import { RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
-import { describeSecrets, scanTextsForSecrets } from '../core/publish/secrets.js';
+} from '../../core/publish/handover.js';
+import { RESULT_FILES, ResultRefusal } from '../../core/publish/result.js';
+import { describeSecrets, scanTextsForSecrets } from '../../core/publish/secrets.js';
 import { readRecord } from './publish-result.js';
 
 /** Writes the hand-over into `dir` (made when missing); returns the file written. */

@@ -7,30 +7,30 @@
  * optimistic concurrency: a plain (non-force) push; when another story got
  * there first, fetch, merge again, re-run the gates and push again.
  */
-import { relative, sep } from 'node:path';
-import { notOnPath } from '../adapters/process/on-path.js';
-import { missingProgramMessage } from '../core/doctor/index.js';
-import { neededPrograms } from '../core/doctor/toolchains.js';
-import { storyScope } from '../core/packages.js';
-import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import { requireCoder } from '../core/config/index.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import type { LeftToDetection } from '../core/init/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { GateRun } from '../core/gates/index.js';
+import { notOnPath } from '../../adapters/process/on-path.js';
+import { missingProgramMessage } from '../../core/doctor/index.js';
+import { neededPrograms } from '../../core/doctor/toolchains.js';
+import { storyScope } from '../../core/packages.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import type { Git } from '../../adapters/git/index.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import { artifactLogs, recordingGates, type GateLog } from './story-logs.js';
+import { requireCoder } from '../../core/config/index.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import type { LeftToDetection } from '../../core/init/index.js';
+import { EpicflowError } from '../../core/errors.js';
 import {
   epicBranchName,
   storyBranchName,
   type Plan,
   type Story,
   type StoryRecord,
-} from '../core/model.js';
-import { persistableRosterState } from '../core/roster/index.js';
+} from '../../core/model.js';
+import { persistableRosterState } from '../../core/roster/index.js';
 import {
   composedFrom,
   configAt,
+  detachedCheckout,
   jobFolder,
   jobPlanWithIssues,
   openJob,
@@ -38,27 +38,25 @@ import {
   setupCacheFolder,
   type JobInput,
 } from './job-shell.js';
-import { expectBoard } from './load.js';
-import { epicDocOf, epicRepo } from './owner.js';
+import { expectBoard } from '../../orchestrator/load.js';
+import { epicDocOf, epicRepo } from '../../orchestrator/owner.js';
 import {
-  botCommitIdentity,
   failIfOwned,
   freshRecord,
   ownsRecord,
   preferredExecutor,
   type StoryJobRef,
-} from '../core/epic/index.js';
-import { withReviewStories } from '../core/epic/review.js';
-import type { EngineEvent, GateRunner, TraceSpan } from '../engine/ports.js';
-import { openEpic } from '../engine/run-epic.js';
-import { ranOnStory } from '../engine/checkout.js';
+} from '../../core/epic/index.js';
+import { withReviewStories } from '../../core/epic/review.js';
+import type { EngineEvent, TraceSpan } from '../../engine/ports.js';
+import { openEpic } from '../../engine/run-epic.js';
 import { progressHandedOver } from './story-checkpoint.js';
 import { writeWorkResult } from './work-result.js';
-import { RESULT_VERSION, type ResultRecord } from '../core/publish/result.js';
-import { runStory } from '../engine/story.js';
-import { composeEpic } from '../composition/epic.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { ROSTER_DOC, startingRoster, type SharedRoster } from '../core/roster/sync.js';
+import { RESULT_VERSION, type ResultRecord } from '../../core/publish/result.js';
+import { runStory } from '../../engine/story.js';
+import { composeEpic } from '../../composition/epic.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { ROSTER_DOC, startingRoster, type SharedRoster } from '../../core/roster/sync.js';
 
 export interface StoryJobInput extends JobInput {
   readonly story: string;
@@ -74,16 +72,6 @@ export interface StoryJobInput extends JobInput {
   readonly onEvent?: (event: EngineEvent) => void;
   /** Where the story's result is written for the publish job (the workflow uploads it). */
   readonly resultDir: string;
-}
-
-/** One gate (or setup) run, for the job summary. */
-export interface GateLog {
-  readonly command: string;
-  readonly ok: boolean;
-  readonly timedOut: boolean;
-  /** The tree it ran in: a checkout of the story's commit, or the merged epic tree (or its base). */
-  readonly where: 'story' | 'epic';
-  readonly output: string;
 }
 
 export interface StoryJobResult {
@@ -172,32 +160,6 @@ export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedSto
 }
 
 /**
- * Gates that remember every run for the summary. Each tree is a folder of `worktrees`
- * (the story's checks run in its `<story>.checks` checkout); a package's command runs in its folder inside the
- * tree, and is named with that folder, as failures name it.
- */
-function recordingGates(
-  inner: GateRunner,
-  log: GateLog[],
-  trees: { readonly worktrees: string; readonly story: string },
-): GateRunner {
-  return {
-    async run(command, options) {
-      const r: GateRun = await inner.run(command, options);
-      const [, ...dir] = relative(trees.worktrees, options.cwd).split(sep);
-      log.push({
-        command: dir.length === 0 ? command : `${dir.join('/')}: ${command}`,
-        ok: r.ok,
-        timedOut: r.timedOut === true,
-        where: ranOnStory(options.cwd, trees.worktrees, trees.story) ? 'story' : 'epic',
-        output: r.output,
-      });
-      return r;
-    },
-  };
-}
-
-/**
  * What the story's setup and gates (the root's, and the packages' its owns touch) call
  * that is not on the runner's PATH, said as `doctor` says it with where to set it up;
  * undefined when every program is there.
@@ -239,17 +201,6 @@ export async function recordRefusal(
     }
     return owned.change(current);
   });
-}
-
-/** Logs kept in `dir`, named in failure reasons as where people find them: the job's artifact. */
-function artifactLogs(dir: string): { writeText(name: string, text: string): Promise<string> } {
-  const store = new FileStateStore(dir);
-  return {
-    writeText: async (name, text) => {
-      await store.writeText(name, text);
-      return `${name} in the job's artifact`;
-    },
-  };
 }
 
 /**
@@ -328,6 +279,50 @@ async function workResult(
 }
 
 /**
+ * The job checkout as the story's work takes it (its credentials scrubbed by the shell
+ * already): the epic and story branches fetched and set as local refs on a detached checkout.
+ */
+async function storyCheckout(
+  input: StoryJobInput,
+  prepared: PreparedStory,
+  epicBranch: string,
+  branch: string,
+): Promise<{
+  readonly repo: Git;
+  readonly remoteEpic: string;
+  readonly remoteStory: string | undefined;
+  readonly restart: boolean;
+}> {
+  const { remote } = input;
+  const { prior } = prepared;
+  const heads = await remote.fetch([epicBranch, branch]);
+  const remoteEpic = heads.get(epicBranch);
+  if (remoteEpic === undefined) {
+    throw new EpicflowError('github', `the epic branch ${epicBranch} does not exist on GitHub`, {
+      details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
+    });
+  }
+  const repo = await detachedCheckout(input);
+  await repo.read(`cannot set ${epicBranch}`, [
+    'update-ref',
+    `refs/heads/${epicBranch}`,
+    remoteEpic,
+  ]);
+  const remoteStory = heads.get(branch);
+  // A record marked `restart` (its plan entry changed after the story had started) must
+  // not build on the old work: the story starts from the epic head, and the publish job
+  // replaces the old branch on GitHub only by a push with a lease on the old head.
+  const restart = prior.restart === 'fresh';
+  if (remoteStory !== undefined && !restart) {
+    await repo.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, remoteStory]);
+  } else if ((await repo.revParse(`refs/heads/${branch}`)) !== null) {
+    await repo.deleteBranch(branch);
+  }
+
+  return { repo, remoteEpic, remoteStory, restart };
+}
+
+/**
  * A story's work job (docs/security.md, "The publish side"): the agent's turns, the gates,
  * the judge and the merge with the epic head, with no write credential in the job. Its token
  * can only read: it fetches the branches and reads the plan and record, and writes nothing
@@ -348,32 +343,9 @@ export async function runStoryJob(
   const events: EngineEvent[] = [];
   const gates: GateLog[] = [];
 
-  const removed = await remote.scrubCredentials();
-  const heads = await remote.fetch([epicBranch, branch]);
-  let remoteEpic = heads.get(epicBranch);
-  if (remoteEpic === undefined) {
-    throw new EpicflowError('github', `the epic branch ${epicBranch} does not exist on GitHub`, {
-      details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
-    });
-  }
-  const repo = await Git.open(workspace, botCommitIdentity(input.repo.botLogin));
-  // The checkout's own branch is left alone: the job works on detached and local refs.
-  await repo.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
-  await repo.read(`cannot set ${epicBranch}`, [
-    'update-ref',
-    `refs/heads/${epicBranch}`,
-    remoteEpic,
-  ]);
-  const remoteStory = heads.get(branch);
-  // A record marked `restart` (its plan entry changed after the story had started) must
-  // not build on the old work: the story starts from the epic head, and the publish job
-  // replaces the old branch on GitHub only by a push with a lease on the old head.
-  const restart = prior.restart === 'fresh';
-  if (remoteStory !== undefined && !restart) {
-    await repo.read(`cannot set ${branch}`, ['update-ref', `refs/heads/${branch}`, remoteStory]);
-  } else if ((await repo.revParse(`refs/heads/${branch}`)) !== null) {
-    await repo.deleteBranch(branch);
-  }
+  const checkout = await storyCheckout(input, prepared, epicBranch, branch);
+  const { repo, remoteStory, restart } = checkout;
+  let remoteEpic = checkout.remoteEpic;
 
   // The story starts from the epic head: its files say what the config leaves out.
   const config = await configAt(prepared.config, prepared.left, repo, remoteEpic);
@@ -434,7 +406,7 @@ export async function runStoryJob(
     },
   });
   const ctx = await openEpic(settings, ports);
-  sayScrubbed(removed, (message) => ctx.emit('epic', message));
+  sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   if (restart && remoteStory !== undefined) {
     // A review round restarts a story whose plan entry did not change.
     const why =

@@ -7,8 +7,8 @@
  * plan section into the issue body below the author's text (or the stories as sub-issues),
  * the comments, and the decision after it, so the status comment says what was proposed.
  */
-import { hasMarker, planDigest, storyMarker } from '../core/epic/index.js';
-import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../core/epic/markers.js';
+import { hasMarker, planDigest, storyMarker } from '../../core/epic/index.js';
+import { ERROR_MARKER, notPlannedMarker, VIOLATIONS_MARKER } from '../../core/epic/markers.js';
 import {
   PLANNING_DOC,
   renderPlanningFailed,
@@ -17,18 +17,18 @@ import {
   storyIssueBody,
   withoutPlanBlock,
   type PlanningDoc,
-} from '../core/epic/planning.js';
-import type { Plan } from '../core/model.js';
-import { parsePlan, planOptionsFor, readBackAsWritten } from '../core/plan/index.js';
-import { withPlanSection } from '../core/planner/index.js';
-import type { PlanHandover } from '../core/publish/handover.js';
-import { ResultRefusal } from '../core/publish/result.js';
-import { mergeUsage } from '../engine/usage.js';
-import { decide } from './decide.js';
-import { loadPlan } from './load.js';
+} from '../../core/epic/planning.js';
+import type { Plan } from '../../core/model.js';
+import { parsePlan, planOptionsFor, readBackAsWritten } from '../../core/plan/index.js';
+import { withPlanSection } from '../../core/planner/index.js';
+import type { PlanHandover } from '../../core/publish/handover.js';
+import { ResultRefusal } from '../../core/publish/result.js';
+import { mergeUsage } from '../../engine/usage.js';
+import { decide } from '../../orchestrator/decide.js';
+import { loadPlan } from '../../orchestrator/load.js';
 import type { PlanJobInput, PreparedPlanning } from './plan-job.js';
-import { clearViolations } from './problems.js';
-import { settle } from './settings.js';
+import { clearViolations } from '../../orchestrator/problems.js';
+import { settle } from '../../orchestrator/settings.js';
 
 export interface PlanJobResult {
   readonly handover: PlanHandover;
@@ -121,27 +121,27 @@ export async function publishPlanJob(
     emit(
       `plan written into #${issue.number}: ${plural(plan.stories.length, 'story')} in ${plural(plan.waves.length, 'wave')}`,
     );
-  } else if (outcome.kind === 'invalid') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: VIOLATIONS_MARKER,
-      body: renderPlanningInvalid({
-        attempt: doc.attempt,
-        rounds: handover.rounds,
-        problems: ended.problems ?? [],
-        refine: doc.refine,
-      }),
-    });
-  } else if (outcome.kind === 'failed') {
-    await input.repo.ensureComment({
-      issueNumber: issue.number,
-      marker: ERROR_MARKER,
-      body: renderPlanningFailed({
-        attempt: doc.attempt,
-        reason: outcome.reason,
-        refine: doc.refine,
-      }),
-    });
+  } else if (outcome.kind !== 'planned') {
+    // No plan: the violations, or why the planner failed, in their own comment.
+    const { attempt, refine } = doc;
+    await input.repo.ensureComment(
+      outcome.kind === 'invalid'
+        ? {
+            issueNumber: issue.number,
+            marker: VIOLATIONS_MARKER,
+            body: renderPlanningInvalid({
+              attempt,
+              rounds: handover.rounds,
+              problems: ended.problems ?? [],
+              refine,
+            }),
+          }
+        : {
+            issueNumber: issue.number,
+            marker: ERROR_MARKER,
+            body: renderPlanningFailed({ attempt, reason: outcome.reason, refine }),
+          },
+    );
   }
 
   // The status comment says what the planner proposed (nothing starts: nobody approved it).

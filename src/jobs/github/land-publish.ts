@@ -12,15 +12,19 @@
  * the epic.
  */
 import { join } from 'node:path';
-import type { PublishGit } from '../adapters/git/publish-git.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { buildLandMessage } from '../core/merge-message.js';
-import { epicBranchName } from '../core/model.js';
-import { publishRefusal } from '../core/publish/checks.js';
-import type { LandHandover } from '../core/publish/handover.js';
-import { DEFAULT_MAX_BUNDLE_BYTES, RESULT_FILES, ResultRefusal } from '../core/publish/result.js';
-import type { LandRecord } from '../core/land/index.js';
-import { commitLinks } from '../engine/story/checks.js';
+import type { PublishGit } from '../../adapters/git/publish-git.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { buildLandMessage } from '../../core/merge-message.js';
+import { epicBranchName } from '../../core/model.js';
+import { publishRefusal } from '../../core/publish/checks.js';
+import type { LandHandover } from '../../core/publish/handover.js';
+import {
+  DEFAULT_MAX_BUNDLE_BYTES,
+  RESULT_FILES,
+  ResultRefusal,
+} from '../../core/publish/result.js';
+import type { LandRecord } from '../../core/land/index.js';
+import { commitLinks } from '../../engine/story/checks.js';
 import { pushAgainOnMove } from './job-shell.js';
 import {
   hold,

@@ -11,9 +11,9 @@
  */
 import { join } from 'node:path';
 
-import { resolveExecutorEnvs } from '../composition/epic.js';
-import { RETRO_MARKER } from '../core/epic/markers.js';
-import { inlineText } from '../core/report/escape.js';
+import { resolveExecutorEnvs } from '../../composition/epic.js';
+import { RETRO_MARKER } from '../../core/epic/markers.js';
+import { inlineText } from '../../core/report/escape.js';
 import {
   renderRetro,
   RETRO_APPLY_WITH_RESUME,
@@ -21,9 +21,9 @@ import {
   RETRO_TEXTS,
   type RetroDoc,
   type RetroProposal,
-} from '../core/retro/index.js';
-import { HANDOVER_VERSION, type RetroHandover } from '../core/publish/handover.js';
-import { proposeRetro } from '../engine/retro.js';
+} from '../../core/retro/index.js';
+import { HANDOVER_VERSION, type RetroHandover } from '../../core/publish/handover.js';
+import { proposeRetro } from '../../engine/retro.js';
 import { openCheckout, type CheckoutJobInput } from './job-shell.js';
 import type { PreparedRetro } from './retro-prepare.js';
 

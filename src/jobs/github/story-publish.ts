@@ -10,20 +10,20 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GitHubStateStore } from '../adapters/github/index.js';
-import { PublishGit } from '../adapters/git/publish-git.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { spawnGit } from '../adapters/git/run-git.js';
-import { botCommitIdentity, type PushRefusalReason } from '../core/epic/index.js';
-import { describeError, describeErrorLine, EpicflowError } from '../core/errors.js';
-import { epicBranchName, storyBranchName, type StoryRecord } from '../core/model.js';
+import type { GitHubStateStore } from '../../adapters/github/index.js';
+import { PublishGit } from '../../adapters/git/publish-git.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { spawnGit } from '../../adapters/git/run-git.js';
+import { botCommitIdentity, type PushRefusalReason } from '../../core/epic/index.js';
+import { describeError, describeErrorLine, EpicflowError } from '../../core/errors.js';
+import { epicBranchName, storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
   isResultRefusal,
   parseResultRecord,
   RESULT_FILES,
   type ResultRecord,
-} from '../core/publish/result.js';
-import { mergeRoster, ROSTER_DOC, startingRoster } from '../core/roster/sync.js';
+} from '../../core/publish/result.js';
+import { mergeRoster, ROSTER_DOC, startingRoster } from '../../core/roster/sync.js';
 import { applyIssueRequests } from './issue-requests.js';
 import { pushAgainOnMove } from './job-shell.js';
 import {
@@ -33,7 +33,8 @@ import {
   readResult,
   type PublishInput,
 } from './publish-result.js';
-import type { GateLog, PreparedStory } from './story-job.js';
+import type { GateLog } from './story-logs.js';
+import type { PreparedStory } from './story-job.js';
 
 /** Pushes of the epic head before giving up (each after merging again on the new head). */
 const MAX_PUBLISH_ATTEMPTS = 5;
@@ -165,6 +166,88 @@ async function workRecord(dir: string, expected: { epic: string; story: string; 
   }
 }
 
+/**
+ * A passed story's merge onto the epic branch as GitHub has it, pushed with a lease and made
+ * again on a moved head (`pushAgainOnMove`), and what came of it on the record.
+ */
+async function mergeAndPush(
+  ctx: {
+    readonly git: PublishGit;
+    readonly remote: RemoteGit;
+    readonly epicBranch: string;
+    readonly storyCommit: string;
+    readonly result: ResultRecord;
+    readonly story: Story;
+    readonly say: (message: string) => void;
+  },
+  before: StoryRecord,
+  fetchedHead: string,
+  publishInput: (head: string) => PublishInput,
+): Promise<{ record: StoryRecord; pushes: number; refusedPush: PushRefusal | undefined }> {
+  const { git, remote, epicBranch, storyCommit, result, story, say } = ctx;
+  let record = before;
+  let epicHead = fetchedHead;
+  let refusedPush: PushRefusal | undefined;
+  let gatedTree = false;
+  const out = await pushAgainOnMove<MergeStop>(
+    remote,
+    epicBranch,
+    MAX_PUBLISH_ATTEMPTS,
+    async (n) => {
+      if (n > 1) {
+        say(`${epicBranch} moved on GitHub; merging again`);
+        const moved = (await remote.fetch([epicBranch])).get(epicBranch);
+        if (moved === undefined) return { stop: { kind: 'deleted' } };
+        epicHead = moved;
+      }
+      // Another publish job of this attempt (a re-run racing this one) merged it already:
+      // the same merge is recorded again, nothing is pushed twice.
+      const merged = await git.mergeOf(storyCommit, epicHead);
+      if (merged !== null) return { stop: { kind: 'merged', merge: merged } };
+      const made = await mergeOnEpic(git, publishInput(epicHead), result);
+      if (made.kind === 'conflict') return { stop: made };
+      gatedTree = made.gatedTree;
+      return { push: made.merge, lease: epicHead };
+    },
+  );
+  // A conflict ends the round its merge was tried in, as a push would have.
+  const pushes = out.pushes + (out.kind === 'stopped' && out.value.kind === 'conflict' ? 1 : 0);
+  const { mergeCommit: _m, ...unmerged } = record;
+  if (out.kind === 'pushed') {
+    await followPush(git, epicBranch, epicHead, out.sha);
+    record = { ...record, mergeCommit: out.sha };
+    if (!gatedTree) {
+      const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
+      record = { ...record, notes: [...record.notes, note] };
+      say(note);
+    }
+    say(`merged into ${epicBranch} (${out.sha.slice(0, 12)})`);
+  } else if (out.kind === 'stopped' && out.value.kind === 'merged') {
+    record = { ...record, mergeCommit: out.value.merge };
+    say(`already merged into ${epicBranch} (${out.value.merge.slice(0, 12)}): nothing to push`);
+  } else if (out.kind === 'stopped' && out.value.kind === 'conflict') {
+    record = {
+      ...unmerged,
+      status: 'failed',
+      reason: `${out.value.reason} (merged on GitHub after the work job's merge); comment /retry ${story.id} to merge it again with a merge revision`,
+    };
+  } else if (out.kind === 'refused') {
+    refusedPush = out.refused;
+    record = { ...unmerged, status: 'failed', reason: out.reason };
+  } else {
+    record = {
+      ...unmerged,
+      status: 'failed',
+      reason:
+        out.kind === 'kept-moving'
+          ? `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${story.id}`
+          : `${epicBranch} was deleted on GitHub while merging`,
+    };
+  }
+  if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
+  return { record, pushes, refusedPush };
+}
+
 export async function publishStoryJob(
   input: PublishJobInput,
   prepared: PreparedStory,
@@ -188,7 +271,7 @@ export async function publishStoryJob(
       details: ['epicflow creates it when the epic starts; comment /resume on the epic'],
     });
   }
-  let epicHead = fetched;
+  const epicHead = fetched;
   const storyOnGitHub = heads.get(branch) ?? null;
   const publishInput = (head: string): PublishInput => ({
     artifact: input.resultDir,
@@ -249,63 +332,13 @@ export async function publishStoryJob(
   let pushes = 0;
   let refusedPush: PushRefusal | undefined;
   if (isDone(result)) {
-    let gatedTree = false;
-    const out = await pushAgainOnMove<MergeStop>(
-      remote,
-      epicBranch,
-      MAX_PUBLISH_ATTEMPTS,
-      async (n) => {
-        if (n > 1) {
-          say(`${epicBranch} moved on GitHub; merging again`);
-          const moved = (await remote.fetch([epicBranch])).get(epicBranch);
-          if (moved === undefined) return { stop: { kind: 'deleted' } };
-          epicHead = moved;
-        }
-        // Another publish job of this attempt (a re-run racing this one) merged it already:
-        // the same merge is recorded again, nothing is pushed twice.
-        const merged = await git.mergeOf(storyCommit, epicHead);
-        if (merged !== null) return { stop: { kind: 'merged', merge: merged } };
-        const made = await mergeOnEpic(git, publishInput(epicHead), result);
-        if (made.kind === 'conflict') return { stop: made };
-        gatedTree = made.gatedTree;
-        return { push: made.merge, lease: epicHead };
-      },
+    const merged = await mergeAndPush(
+      { git, remote, epicBranch, storyCommit, result, story, say },
+      record,
+      epicHead,
+      (head) => publishInput(head),
     );
-    // A conflict ends the round its merge was tried in, as a push would have.
-    pushes = out.pushes + (out.kind === 'stopped' && out.value.kind === 'conflict' ? 1 : 0);
-    const { mergeCommit: _m, ...unmerged } = record;
-    if (out.kind === 'pushed') {
-      await followPush(git, epicBranch, epicHead, out.sha);
-      record = { ...record, mergeCommit: out.sha };
-      if (!gatedTree) {
-        const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
-        record = { ...record, notes: [...record.notes, note] };
-        say(note);
-      }
-      say(`merged into ${epicBranch} (${out.sha.slice(0, 12)})`);
-    } else if (out.kind === 'stopped' && out.value.kind === 'merged') {
-      record = { ...record, mergeCommit: out.value.merge };
-      say(`already merged into ${epicBranch} (${out.value.merge.slice(0, 12)}): nothing to push`);
-    } else if (out.kind === 'stopped' && out.value.kind === 'conflict') {
-      record = {
-        ...unmerged,
-        status: 'failed',
-        reason: `${out.value.reason} (merged on GitHub after the work job's merge); comment /retry ${story.id} to merge it again with a merge revision`,
-      };
-    } else if (out.kind === 'refused') {
-      refusedPush = out.refused;
-      record = { ...unmerged, status: 'failed', reason: out.reason };
-    } else {
-      record = {
-        ...unmerged,
-        status: 'failed',
-        reason:
-          out.kind === 'kept-moving'
-            ? `${epicBranch} kept moving: ${MAX_PUBLISH_ATTEMPTS} pushes were rejected; comment /retry ${story.id}`
-            : `${epicBranch} was deleted on GitHub while merging`,
-      };
-    }
-    if (pushes > 1 && record.mergeCommit !== undefined) say(`published after ${pushes} pushes`);
+    ({ record, pushes, refusedPush } = merged);
   }
   // The coder's label and assignee requests, decided again here, on the story's sub-issue only.
   record = await applyIssueRequests(

@@ -6,11 +6,11 @@
  * What was applied, dropped or skipped goes into the record's notes; a GitHub failure here is
  * noted, never a failure of a story already merged.
  */
-import type { GitHubRepo } from '../adapters/github/index.js';
-import type { IssueToolsConfig } from '../core/config/types.js';
-import { describeErrorLine, EpicflowError } from '../core/errors.js';
-import type { StoryRecord } from '../core/model.js';
-import { decideIssueRequests, noIssueRequests } from '../core/story/index.js';
+import type { GitHubRepo } from '../../adapters/github/index.js';
+import type { IssueToolsConfig } from '../../core/config/types.js';
+import { describeErrorLine, EpicflowError } from '../../core/errors.js';
+import type { StoryRecord } from '../../core/model.js';
+import { decideIssueRequests, noIssueRequests } from '../../core/story/index.js';
 
 type IssueToolsRepo = Pick<GitHubRepo, 'ensureIssueLabels' | 'ensureAssignees'>;
 

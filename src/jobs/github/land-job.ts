@@ -10,32 +10,31 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { Git } from '../adapters/git/index.js';
-import type { RemoteGit } from '../adapters/git/remote-git.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import { composeEpic } from '../composition/epic.js';
-import { landGitPort } from '../adapters/git/port.js';
-import { writeResultBundle } from '../adapters/git/publish-git.js';
-import { reclaimingLandTrees } from '../composition/reclaiming-trees.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import type { LeftToDetection } from '../core/init/index.js';
-import type { EpicDoc } from '../core/epic/epic-doc.js';
-import { failIfOwned, freshRecord, type LandJobRef } from '../core/epic/index.js';
-import { githubLandNextStep, LAND_DOC, landHalt } from '../core/epic/landing.js';
-import { botCommitIdentity } from '../core/epic/push.js';
-import { readLandLog, withLand, type LandRecord } from '../core/land/index.js';
-import { epicBranchName, type Plan } from '../core/model.js';
-import { HANDOVER_VERSION, type LandHandover } from '../core/publish/handover.js';
-import { RESULT_FILES } from '../core/publish/result.js';
-import { bringIntoEpic, type LandFacts } from '../engine/land.js';
-import type { EngineEvent } from '../engine/ports.js';
-import { openEpic } from '../engine/run-epic.js';
-import { EPIC_DOC, updateEpicDoc } from './epic-doc.js';
-import { readLanding } from './landing.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import type { RemoteGit } from '../../adapters/git/remote-git.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import { composeEpic } from '../../composition/epic.js';
+import { landGitPort } from '../../adapters/git/port.js';
+import { writeResultBundle } from '../../adapters/git/publish-git.js';
+import { reclaimingLandTrees } from '../../composition/reclaiming-trees.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import type { LeftToDetection } from '../../core/init/index.js';
+import type { EpicDoc } from '../../core/epic/epic-doc.js';
+import { failIfOwned, freshRecord, type LandJobRef } from '../../core/epic/index.js';
+import { githubLandNextStep, LAND_DOC, landHalt } from '../../core/epic/landing.js';
+import { readLandLog, withLand, type LandRecord } from '../../core/land/index.js';
+import { epicBranchName, type Plan } from '../../core/model.js';
+import { HANDOVER_VERSION, type LandHandover } from '../../core/publish/handover.js';
+import { RESULT_FILES } from '../../core/publish/result.js';
+import { bringIntoEpic, type LandFacts } from '../../engine/land.js';
+import type { EngineEvent } from '../../engine/ports.js';
+import { openEpic } from '../../engine/run-epic.js';
+import { EPIC_DOC, updateEpicDoc } from '../../orchestrator/epic-doc.js';
+import { readLanding } from '../../orchestrator/landing.js';
 import {
   composedFrom,
   configAt,
+  detachedCheckout,
   jobFolder,
   jobPlan,
   openJob,
@@ -131,14 +130,11 @@ export async function landWorkJob(
   prepared: PreparedLanding,
   resultDir: string,
 ): Promise<LandHandover> {
-  const { repo, remote, epic } = input;
+  const { remote, epic } = input;
   const { plan, defaultBranch, started } = prepared;
   const epicBranch = epicBranchName(String(epic));
 
-  // Before anything of the repository runs: no credential may be in reach of the coder.
-  const removed = await input.remote.scrubCredentials();
-  const git = await Git.open(input.workspace, botCommitIdentity(repo.botLogin));
-  await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
+  const git = await detachedCheckout(input);
   const scratch = new FileStateStore(jobFolder(input, 'state'));
   const heads = await remote.fetch([epicBranch, defaultBranch]);
   const epicHead = heads.get(epicBranch);
@@ -194,7 +190,7 @@ export async function landWorkJob(
     onEvent: (event) => input.onEvent?.(event),
   });
   const ctx = await openEpic({ ...settings, config }, ports);
-  sayScrubbed(removed, (message) => ctx.emit('epic', message));
+  sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   // The head the dispatch named is landed (a newer one is the next landing's).
   const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
     ? started.intoHeadBefore

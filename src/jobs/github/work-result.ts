@@ -6,8 +6,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeResultBundle } from '../adapters/git/publish-git.js';
-import { formatResultRecord, RESULT_FILES, type ResultRecord } from '../core/publish/result.js';
+import { writeResultBundle } from '../../adapters/git/publish-git.js';
+import { formatResultRecord, RESULT_FILES, type ResultRecord } from '../../core/publish/result.js';
 
 /** Writes `result` and its bundle into `dir` (made when missing); returns the files written. */
 export async function writeWorkResult(

@@ -1,19 +1,21 @@
 /**
  * What a retro job reads and checks before its executor runs (retro-job.ts): the job
  * opened (job-shell.ts), the retro record still this attempt's and active, the plan it
- * looks back on, the failed and held stories, and the executor with the judge role.
+ * looks back on, the failed and held stories, and the executor with the judge role; and
+ * how a retro job that could not run is refused.
  */
-import type { GitHubStateStore } from '../adapters/github/index.js';
-import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
-import { freshRecord } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { parsePlan, planOptionsFor } from '../core/plan/index.js';
-import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../core/retro/index.js';
-import { emptyRosterState, pickHelper } from '../core/roster/index.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import type { EpicflowConfig, ExecutorConfig } from '../../core/config/types.js';
+import { freshRecord } from '../../core/epic/index.js';
+import type { RetroJobRef } from '../../core/epic/job-ref.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { parsePlan, planOptionsFor } from '../../core/plan/index.js';
+import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../../core/retro/index.js';
+import { emptyRosterState, pickHelper } from '../../core/roster/index.js';
 import { openJob, type CheckoutJobInput } from './job-shell.js';
-import { stateFromView } from './load.js';
-import { readRetroDoc } from './retro.js';
+import { stateFromView } from '../../orchestrator/load.js';
+import { failRetroAttempt, readRetroDoc } from '../../orchestrator/retro.js';
 
 /** Everything read and checked before the executor runs. */
 export interface PreparedRetro {
@@ -52,4 +54,14 @@ export async function prepareRetroJob(input: CheckoutJobInput): Promise<Prepared
   });
   if (picked === null) throw new EpicflowError('config', RETRO_TEXTS.noJudge);
   return { config, store, doc, sha, plan, subjects, executor: picked.executor };
+}
+
+/** A retro job that could not run, or failed: its attempt fails, as when its run dies (retro.ts). */
+export async function recordRetroRefusal(
+  repo: GitHubRepo,
+  job: RetroJobRef,
+  reason: string,
+): Promise<void> {
+  const store = new GitHubStateStore({ repo, epic: String(job.epic) });
+  await failRetroAttempt(repo, store, job.epic, job.attempt, reason);
 }

@@ -8,9 +8,9 @@
  * again, and continues at its first unchecked task. A hand-over that cannot be written is
  * said in the job's log and costs nothing else: the job's own end writes everything.
  */
-import { describeError } from '../core/errors.js';
-import type { StoryRecord } from '../core/model.js';
-import type { StateStore } from '../engine/ports.js';
+import { describeError } from '../../core/errors.js';
+import type { StoryRecord } from '../../core/model.js';
+import type { StateStore } from '../../engine/ports.js';
 
 interface HandOverOptions {
   readonly story: string;

@@ -4,30 +4,34 @@
  * configuration on the default branch, the issue with its sub-issues, every record
  * with its blob sha), the configuration parsed, and the epic's state store. A job
  * kind's recipe (story-job.ts, plan-job.ts, retro-job.ts, land-job.ts) then checks
- * its own record against `jobStaleness` and runs; a refusal is recorded one way
- * (job-refusal.ts).
+ * its own record against `jobStaleness` and runs; a refusal is recorded by the kind, as
+ * the Action's shell asks it (`ActionKind.refuse`).
  */
-import { ACTION_ANSWER_KEY } from '../core/judge/index.js';
-import { GitHubStateStore, type EpicView, type GitHubRepo } from '../adapters/github/index.js';
-import { statusOf } from '../adapters/github/errors.js';
+import { ACTION_ANSWER_KEY } from '../../core/judge/index.js';
+import { GitHubStateStore, type EpicView, type GitHubRepo } from '../../adapters/github/index.js';
+import { statusOf } from '../../adapters/github/errors.js';
 import { join } from 'node:path';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { Git } from '../adapters/git/index.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../adapters/git/remote-git.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { executorLookup, resolveExecutorEnvs } from '../composition/epic.js';
-import { planningGit } from '../composition/planning-tree.js';
-import { commitDetectionFiles } from '../adapters/repo/detection-files.js';
-import { parseConfig } from '../core/config/index.js';
-import { leftToDetection, withDetected, type LeftToDetection } from '../core/init/index.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { describePushRefusal, type PushRefusalReason } from '../core/epic/index.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { planOptionsFor } from '../core/plan/index.js';
-import type { PlanningGit } from '../engine/plan-epic.js';
-import type { ExecutorLookup } from '../engine/ports.js';
-import { loadPlan, readView } from './load.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import { Git } from '../../adapters/git/index.js';
+import { TOKEN_REFUSED_HINT, type RemoteGit } from '../../adapters/git/remote-git.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
+import { planningGit } from '../../composition/planning-tree.js';
+import { commitDetectionFiles } from '../../adapters/repo/detection-files.js';
+import { parseConfig } from '../../core/config/index.js';
+import { leftToDetection, withDetected, type LeftToDetection } from '../../core/init/index.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import {
+  botCommitIdentity,
+  describePushRefusal,
+  type PushRefusalReason,
+} from '../../core/epic/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { planOptionsFor } from '../../core/plan/index.js';
+import type { PlanningGit } from '../../engine/plan-epic.js';
+import type { ExecutorLookup } from '../../engine/ports.js';
+import { loadPlan, readView } from '../../orchestrator/load.js';
 
 /** What every job kind is given (each kind's input adds its own ids and hooks). */
 export interface JobInput {
@@ -48,6 +52,12 @@ export interface JobInput {
   readonly env: NodeJS.ProcessEnv;
   /** Where agents, setup, gates and helpers run (a separate user in the Action). */
   readonly untrusted?: Untrusted | undefined;
+  /**
+   * The credentials the job's shell removed from the checkout's git config before the work
+   * ran (`RemoteGit.scrubCredentials`; none yet while the job prepares): the work says them
+   * once its events flow (`sayScrubbed`).
+   */
+  readonly scrubbed: readonly string[];
 }
 
 /**
@@ -56,8 +66,6 @@ export interface JobInput {
  */
 export interface CheckoutJobInput extends JobInput {
   readonly attempt: number;
-  /** Only its credential scrub: the job pushes nothing. */
-  readonly remote: Pick<RemoteGit, 'scrubCredentials'>;
   readonly onEvent?: (message: string) => void;
   readonly now?: () => Date;
   /** How the executor adapters run their CLIs (tests). */
@@ -150,6 +158,16 @@ export function sayScrubbed(removed: readonly string[], say: (message: string) =
   }
 }
 
+/**
+ * The job checkout as a job that commits takes it: detached (its own branch is left alone:
+ * the job works on detached and local refs), committing as the bot.
+ */
+export async function detachedCheckout(input: Pick<JobInput, 'workspace' | 'repo'>): Promise<Git> {
+  const git = await Git.open(input.workspace, botCommitIdentity(input.repo.botLogin));
+  await git.read('cannot detach the job checkout', ['checkout', '--quiet', '--detach']);
+  return git;
+}
+
 /** A checkout job's tools: its executor reads `base` on a read-only worktree, under `folder`. */
 interface OpenedCheckout {
   /** The commit the checkout holds. */
@@ -161,8 +179,8 @@ interface OpenedCheckout {
 }
 
 /**
- * The job checkout, its credentials scrubbed before anything of it runs, the commit
- * it holds, and the executors as the job's untrusted user runs them.
+ * The job checkout (its credentials scrubbed by the shell before anything of it runs: said
+ * here), the commit it holds, and the executors as the job's untrusted user runs them.
  */
 export async function openCheckout(
   input: CheckoutJobInput,
@@ -171,7 +189,7 @@ export async function openCheckout(
   work: string,
   emit: (message: string) => void,
 ): Promise<OpenedCheckout> {
-  sayScrubbed(await input.remote.scrubCredentials(), emit);
+  sayScrubbed(input.scrubbed, emit);
   const git = await Git.open(input.workspace);
   const base = await git.revParse('HEAD');
   if (base === null) throw new EpicflowError('git', 'the job checkout has no HEAD commit');

@@ -9,12 +9,12 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PublishGit } from '../adapters/git/publish-git.js';
-import type { PushResult } from '../adapters/git/remote-git.js';
-import { EpicflowError } from '../core/errors.js';
-import { buildMergeMessage } from '../core/merge-message.js';
-import { epicBranchName, type Story, type StoryRecord } from '../core/model.js';
-import { publishRefusal } from '../core/publish/checks.js';
+import type { PublishGit } from '../../adapters/git/publish-git.js';
+import type { PushResult } from '../../adapters/git/remote-git.js';
+import { EpicflowError } from '../../core/errors.js';
+import { buildMergeMessage } from '../../core/merge-message.js';
+import { epicBranchName, type Story, type StoryRecord } from '../../core/model.js';
+import { publishRefusal } from '../../core/publish/checks.js';
 import {
   DEFAULT_MAX_BUNDLE_BYTES,
   MAX_RECORD_BYTES,
@@ -23,8 +23,8 @@ import {
   RESULT_FILES,
   ResultRefusal,
   type ResultRecord,
-} from '../core/publish/result.js';
-import { commitLinks } from '../engine/story/checks.js';
+} from '../../core/publish/result.js';
+import { commitLinks } from '../../engine/story/checks.js';
 
 interface PublishPorts {
   /** The publish job's bare repository, holding the epic branch's head. */

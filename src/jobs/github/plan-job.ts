@@ -8,21 +8,21 @@
  * the write credential, checks it again and writes it (plan-publish.ts).
  */
 import { join } from 'node:path';
-import { GitHubStateStore, type GitHubRepo } from '../adapters/github/index.js';
-import { resolveExecutorEnvs } from '../composition/epic.js';
-import { requirePlanner } from '../core/config/index.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { failIfOwned, freshRecord, type PlanJobRef } from '../core/epic/index.js';
-import { ERROR_MARKER } from '../core/epic/markers.js';
-import { PLANNING_DOC, renderPlanningFailed, type PlanningDoc } from '../core/epic/planning.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
+import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
+import { resolveExecutorEnvs } from '../../composition/epic.js';
+import { requirePlanner } from '../../core/config/index.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import { failIfOwned, freshRecord, type PlanJobRef } from '../../core/epic/index.js';
+import { ERROR_MARKER } from '../../core/epic/markers.js';
+import { PLANNING_DOC, renderPlanningFailed, type PlanningDoc } from '../../core/epic/planning.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
 import {
   extractPlanBlocks,
   parsePlan,
   planOptionsFor,
   readBackAsWritten,
-} from '../core/plan/index.js';
+} from '../../core/plan/index.js';
 import {
   proseOf,
   outgrownText,
@@ -30,14 +30,14 @@ import {
   renderPlanSection,
   splitPlanSection,
   withPlanSection,
-} from '../core/planner/index.js';
-import { GITHUB_BODY_MAX } from '../core/report/index.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster } from '../engine/plan-epic.js';
-import { HANDOVER_VERSION, type PlanHandover } from '../core/publish/handover.js';
+} from '../../core/planner/index.js';
+import { GITHUB_BODY_MAX } from '../../core/report/index.js';
+import { emptyRosterState } from '../../core/roster/index.js';
+import { planEpic, plannerRoster } from '../../engine/plan-epic.js';
+import { HANDOVER_VERSION, type PlanHandover } from '../../core/publish/handover.js';
 import { openCheckout, openJob, type CheckoutJobInput } from './job-shell.js';
-import { loadPlan, stateFromView } from './load.js';
-import { ensurePlanningEnded, readPlanning } from './planning.js';
+import { loadPlan, stateFromView } from '../../orchestrator/load.js';
+import { ensurePlanningEnded, readPlanning } from '../../orchestrator/planning.js';
 
 /** The job checkout is the default branch; the planner runs as `untrusted`. */
 export interface PlanJobInput extends CheckoutJobInput {

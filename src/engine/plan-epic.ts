@@ -306,19 +306,15 @@ async function planIn(
       `round ${round} (${executor.id} planning)`,
       () =>
         ports.executors(executor).runTurn(
-          buildTurnRequest(
-            { ...request, silenceMs: config.timeouts.silenceMs },
-            executor,
-            {
-              story: PLANNER_STORY,
-              round,
-              role: 'planner',
-              prompt,
-              worktree: tree.path,
-              timeoutMs: config.timeouts.storyMs,
-              home: request.home(executor.id),
-            },
-          ),
+          buildTurnRequest({ ...request, silenceMs: config.timeouts.silenceMs }, executor, {
+            story: PLANNER_STORY,
+            round,
+            role: 'planner',
+            prompt,
+            worktree: tree.path,
+            timeoutMs: config.timeouts.storyMs,
+            home: request.home(executor.id),
+          }),
           ports.signal,
         ),
       (note) => {

@@ -6,7 +6,7 @@
  * placed: the not-planned list says why), 1 when still invalid after the repair rounds or no
  * planner could answer (nothing written), 2 for usage and config errors.
  */
-import { refineLocally, type LocalRefineOptions } from '../../composition/refine-local.js';
+import { refineLocally, type LocalRefineOptions } from '../../jobs/local/refine-local.js';
 import { EXIT_OK, type CliContext } from '../context.js';
 import { onInterrupt } from '../interrupt.js';
 import { line, notWritten, roundsUsageLine } from './plan-draft.js';

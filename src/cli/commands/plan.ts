@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { parsePlan } from '../../core/plan/index.js';
 import type { PlanResult } from '../../core/plan/index.js';
-import { approveSplitsFromCli } from '../../composition/split-local.js';
+import { approveSplitsFromCli } from '../../jobs/local/split-local.js';
 import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';

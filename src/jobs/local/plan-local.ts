@@ -5,24 +5,24 @@
  * into the planning use case, and writes the prose followed by the plan
  * section to the output file — only a plan that parses as it is written.
  */
-import { planningGit } from './planning-tree.js';
+import { planningGit } from '../../composition/planning-tree.js';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { requirePlanner } from '../core/config/coders.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../core/plan/index.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import { requirePlanner } from '../../core/config/coders.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../../core/plan/index.js';
 import {
   proseOf,
   renderPlanSection,
   splitPlanSection,
   withPlanSection,
-} from '../core/planner/index.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import { readBrief, requireApprovedBrief } from '../core/planner/brief.js';
-import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
+} from '../../core/planner/index.js';
+import { emptyRosterState } from '../../core/roster/index.js';
+import { readBrief, requireApprovedBrief } from '../../core/planner/brief.js';
+import { planEpic, plannerRoster, type PlanningOutcome } from '../../engine/plan-epic.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { planningRoot } from './local-epics.js';
 import {
   headingOf,

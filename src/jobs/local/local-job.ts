@@ -11,17 +11,17 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { landGitPort } from '../adapters/git/port.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { FileStateStore, writeFileAtomic } from '../adapters/state/file-store.js';
-import type { AgentUserFlag } from '../core/agent-user.js';
-import { EpicflowError } from '../core/errors.js';
-import type { EngineEvent, LandGitPort } from '../engine/ports.js';
+import type { Git } from '../../adapters/git/index.js';
+import { landGitPort } from '../../adapters/git/port.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { FileStateStore, writeFileAtomic } from '../../adapters/state/file-store.js';
+import type { AgentUserFlag } from '../../core/agent-user.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { EngineEvent, LandGitPort } from '../../engine/ports.js';
 import { loadLocalConfig, openRepo, readInputFile, type LocalConfig } from './local-config.js';
 import { epicFolders, epicsRoot, pickEpic, type EpicFolders } from './local-epics.js';
 import { localUntrusted } from './local-untrusted.js';
-import { reclaimingLandTrees } from './reclaiming-trees.js';
+import { reclaimingLandTrees } from '../../composition/reclaiming-trees.js';
 
 /** What every local command is given by its entry. */
 export interface LocalHooks {

@@ -8,14 +8,14 @@
  */
 import YAML from 'yaml';
 import { basename, extname, join } from 'node:path';
-import type { FileStateStore } from '../adapters/state/file-store.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan, StoryRecord } from '../core/model.js';
-import { parsePlan, readBackAsWritten, splitStory } from '../core/plan/index.js';
-import type { PlanOptions } from '../core/plan/types.js';
-import { outgrownText, proseOf, splitCandidates } from '../core/planner/index.js';
-import { planYaml } from '../core/planner/render.js';
+import type { FileStateStore } from '../../adapters/state/file-store.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan, StoryRecord } from '../../core/model.js';
+import { parsePlan, readBackAsWritten, splitStory } from '../../core/plan/index.js';
+import type { PlanOptions } from '../../core/plan/types.js';
+import { outgrownText, proseOf, splitCandidates } from '../../core/planner/index.js';
+import { planYaml } from '../../core/planner/render.js';
 import {
   EMPTY_SPLITS,
   pendingSplits,
@@ -26,15 +26,15 @@ import {
   SPLITS_TEXT,
   type SplitProposal,
   type SplitsDoc,
-} from '../core/planner/split-doc.js';
-import { planDocument } from '../core/planner/split.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { planEpic, plannerRoster } from '../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
+} from '../../core/planner/split-doc.js';
+import { planDocument } from '../../core/planner/split.js';
+import { emptyRosterState } from '../../core/roster/index.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { planEpic, plannerRoster } from '../../engine/plan-epic.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { checkEpicId, planningRoot } from './local-epics.js';
 import { localJob, writeWhole, type LocalHooks, type LocalJob } from './local-job.js';
-import { planningGit } from './planning-tree.js';
+import { planningGit } from '../../composition/planning-tree.js';
 
 /** What `splits.md` says approving does. */
 function approveWith(planFile: string): string {

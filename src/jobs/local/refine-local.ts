@@ -9,25 +9,25 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { requirePlanner } from '../core/config/coders.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../core/plan/index.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import { requirePlanner } from '../../core/config/coders.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../../core/plan/index.js';
 import {
   proseOf,
   refinePrefix,
   renderPlanSection,
   splitPlanSection,
   withPlanSection,
-} from '../core/planner/index.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
+} from '../../core/planner/index.js';
+import { emptyRosterState } from '../../core/roster/index.js';
+import { planEpic, plannerRoster, type PlanningOutcome } from '../../engine/plan-epic.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { checkEpicId, planningRoot } from './local-epics.js';
 import { headingOf, localJob, writeWhole, type LocalHooks } from './local-job.js';
-import { planningGit } from './planning-tree.js';
+import { planningGit } from '../../composition/planning-tree.js';
 
 /** Where a refine round's not-planned items are kept, in the epic's state folder. */
 const NOT_PLANNED_FILE = 'not-planned.md';

@@ -6,15 +6,15 @@
  * The next `epicflow run` of the epic applies the ticked fixes first
  * (`applyApprovedRetro`), marks them in `retro.md`, and runs with them.
  */
-import { planningGit } from './planning-tree.js';
+import { planningGit } from '../../composition/planning-tree.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import type { FileStateStore } from '../adapters/state/file-store.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
-import type { PlanOptions } from '../core/plan/types.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import type { FileStateStore } from '../../adapters/state/file-store.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan, StoryRecord, UsageEntry } from '../../core/model.js';
+import type { PlanOptions } from '../../core/plan/types.js';
 import {
   applyPlanFixes,
   newRetroProposal,
@@ -26,11 +26,11 @@ import {
   tickedFixes,
   type FixOutcome,
   type RetroProposal,
-} from '../core/retro/index.js';
-import { loadRosterState, pickHelper } from '../core/roster/index.js';
-import { proposeRetro } from '../engine/retro.js';
-import { readSavedEpic } from '../engine/status.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
+} from '../../core/retro/index.js';
+import { loadRosterState, pickHelper } from '../../core/roster/index.js';
+import { proposeRetro } from '../../engine/retro.js';
+import { requireSavedEpic } from '../../engine/status.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
@@ -107,11 +107,8 @@ export function retroLocally(
         );
       }
     }
-    const doc = await readSavedEpic(store, join(stateDir, 'epic.json'));
-    if (doc === null) {
-      throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
-    }
-    const plan = doc.plan;
+    const doc = await requireSavedEpic(store);
+    const { plan } = doc;
     const records = new Map<string, StoryRecord>(
       (await store.listStories()).map((r) => [r.story, r]),
     );

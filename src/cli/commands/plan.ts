@@ -10,7 +10,7 @@ import { planRefineCommand } from './plan-refine.js';
 import { planCheckText } from './plan-text.js';
 
 /** `epicflow plan check FILE|- [--json]`, `plan draft EPIC.md` and `plan approve PLAN.md [STORY]`. */
-/** `plan draft`'s options as commander gives them. */
+/** `plan draft`'s options as commander gives them (`plan refine`'s but `--out`). */
 interface DraftFlags {
   readonly out?: string;
   readonly repo?: string;
@@ -78,13 +78,30 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .option('--epic <id>', 'the epic id (default: the plan file name)')
     .option('--repo <dir>', 'the git repository (default: the current directory)')
     .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
+    .option(
+      '--agent-user <user>',
+      'run the planner as this unprivileged user, as `epicflow run` runs its agents (as root the default is epicflow-agent)',
+    )
+    .option('--no-agent-user', 'as root: run the planner as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run the planner without the kernel sandbox (bubblewrap): it then sees every file your user (or the agent user) can read',
+    )
     .action(
-      async (
-        file: string,
-        feedback: string,
-        o: { epic?: string; repo?: string; config?: string },
-      ) => {
-        ctx.setExitCode(await planRefineCommand({ file, feedback, ...o }, ctx));
+      async (file: string, feedback: string, o: Omit<DraftFlags, 'out'> & { epic?: string }) => {
+        const { agentUser, sandbox, ...rest } = o;
+        ctx.setExitCode(
+          await planRefineCommand(
+            {
+              file,
+              feedback,
+              ...rest,
+              ...(agentUser !== undefined && { agentUser }),
+              ...(sandbox === false && { sandbox: false }),
+            },
+            ctx,
+          ),
+        );
       },
     );
   plan

@@ -26,13 +26,19 @@ import { emptyRosterState } from '../../core/roster/index.js';
 import { planEpic, plannerRoster, type PlanningOutcome } from '../../engine/plan-epic.js';
 import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { checkEpicId, planningRoot } from './local-epics.js';
-import { headingOf, localJob, writeWhole, type LocalHooks } from './local-job.js';
+import {
+  headingOf,
+  localJob,
+  writeWhole,
+  type LocalHooks,
+  type LocalJobOptions,
+} from './local-job.js';
 import { planningGit } from '../../composition/planning-tree.js';
 
 /** Where a refine round's not-planned items are kept, in the epic's state folder. */
 const NOT_PLANNED_FILE = 'not-planned.md';
 
-export interface LocalRefineOptions {
+export interface LocalRefineOptions extends Pick<LocalJobOptions, 'agentUser' | 'sandbox'> {
   /** The plan file (a plan section drafted by the planner). */
   readonly file: string;
   readonly feedback: string;
@@ -128,6 +134,11 @@ export function refineLocally(
 
     const base = await repo.defaultBase();
     const planningDir = job.scratch(planningRoot(repo), `${epic}-refine-`);
+    // The planner runs as plan draft's does: as the agent user, in the kernel sandbox.
+    const untrusted = await job.untrusted(options, {
+      worktrees: planningDir,
+      agentHome: join(planningDir, 'agent-home'),
+    });
     const outcome = await planEpic(
       {
         epic,
@@ -144,7 +155,12 @@ export function refineLocally(
       },
       {
         git: planningGit(repo, join(planningDir, 'tree')),
-        executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
+        executors: executorLookup({
+          config,
+          env: hooks.env,
+          untrusted,
+          deps: hooks.executorDeps,
+        }),
         roster: plannerRoster(planners, { now: () => new Date() }, emptyRosterState()),
         emit: hooks.onEvent,
         signal: hooks.interrupt,

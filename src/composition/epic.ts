@@ -1,6 +1,6 @@
 /**
  * The one place an epic's ports and settings are wired to the adapters, for
- * every entry that runs stories: the local run (`composition/local.ts`) and the
+ * every entry that runs stories: the local run (`jobs/local/local.ts`) and the
  * Actions story job (`orchestrator/story-job.ts`). What differs between them is
  * passed in — where the state lives, where the folders are, what becomes of the
  * events, and how the repository's port or the gates are adapted (the job

@@ -16,7 +16,7 @@ import type { EngineEvent } from '../../engine/ports.js';
 import { openEpic } from '../../engine/run-epic.js';
 import { composeEpic } from '../../composition/epic.js';
 import { epicsRoot, type EpicFolders } from './local-epics.js';
-import { localJob, type LocalHooks, type LocalJob, type LocalJobOptions } from './local-job.js';
+import { runLocalKind, type LocalHooks, type LocalJob, type LocalJobOptions } from './local-job.js';
 
 /** What the shell of an epic kind is given by its entry. */
 export interface EpicKindHooks extends LocalHooks {
@@ -82,7 +82,7 @@ export interface LocalEpicKind<
   run(epicJob: EpicJob<Hooks>, prepared: Prepared, options: Options): Promise<Result>;
 }
 
-/** Runs `kind` in a local job: prepare, then the untrusted user, the lock and the events, then run. */
+/** Runs `kind` as a local kind: prepare, then the untrusted user, the lock and the events, then run. */
 export function runEpicKind<
   Options extends LocalJobOptions,
   Hooks extends EpicKindHooks,
@@ -93,8 +93,13 @@ export function runEpicKind<
   options: Options,
   hooks: Hooks,
 ): Promise<Result> {
-  return localJob(hooks, options.repo, async (job) => {
-    const prepared = await kind.prepare(job, options);
+  return runLocalKind(
+    { prepare: (job) => kind.prepare(job, options), run: (job, prepared) => locked(job, prepared) },
+    options,
+    hooks,
+  );
+  /** The kind's run, after the agent user is chosen, the lock taken and the event log opened. */
+  async function locked(job: LocalJob, prepared: Prepared): Promise<Result> {
     for (const line of prepared.warnings ?? []) hooks.onWarning?.(line);
     const untrusted = await job.untrusted(options, prepared.folders);
     const store = await job.lock(prepared.folders);
@@ -132,5 +137,5 @@ export function runEpicKind<
       return ctx;
     };
     return kind.run({ job, hooks, store, untrusted, onEvent, open }, prepared, options);
-  });
+  }
 }

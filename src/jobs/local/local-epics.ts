@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
 import type { Git } from '../../adapters/git/index.js';
 import { EpicflowError } from '../../core/errors.js';
 import { SAVED_EPIC_FILE } from '../../engine/status.js';
@@ -20,6 +20,14 @@ export function checkEpicId(id: string, from: string): string {
     });
   }
   return id;
+}
+
+/** The epic a plan file runs as: `--epic ID`, else the file's base name; checked either way. */
+export function epicOfPlan(planPath: string, given: string | undefined): string {
+  return checkEpicId(
+    given ?? basename(planPath, extname(planPath)),
+    given === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
+  );
 }
 
 /** The folder under `.git` holding each epic's state. */

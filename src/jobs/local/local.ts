@@ -6,7 +6,7 @@
  * beside them, events appended to `events.jsonl`, the epic branch in the user's own
  * repository), proposes splits and keeps the index of runs.
  */
-import { basename, extname, join } from 'node:path';
+import { join } from 'node:path';
 import { otelTracing } from '../../adapters/telemetry/otel.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import { selectExecutors } from '../../core/roster/select.js';
@@ -30,7 +30,7 @@ import { runEpicKind, type EpicKindHooks, type LocalEpicKind } from './epic-kind
 import { headingOf, type LocalJob, type LocalJobOptions } from './local-job.js';
 import { applyApprovedRetro } from './retro-local.js';
 import { proposeSplitsLocally } from './split-local.js';
-import { checkEpicId, type EpicFolders } from './local-epics.js';
+import { epicOfPlan, type EpicFolders } from './local-epics.js';
 
 interface LocalRunOptions extends LocalJobOptions {
   readonly file: string;
@@ -114,11 +114,7 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
       ),
     });
   }
-  const epic = options.epic ?? basename(planPath, extname(planPath));
-  checkEpicId(
-    epic,
-    options.epic === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
-  );
+  const epic = epicOfPlan(planPath, options.epic);
   if (
     options.concurrency !== undefined &&
     (!Number.isInteger(options.concurrency) || options.concurrency < 1)

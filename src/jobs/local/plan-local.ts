@@ -1,35 +1,24 @@
 /**
- * The local composition root of `epicflow plan draft`: reads the epic's prose
- * and the config, checks everything before running anything, wires a detached
- * worktree at HEAD, the executor adapters and an in-memory roster of planners
- * into the planning use case, and writes the prose followed by the plan
- * section to the output file — only a plan that parses as it is written.
+ * The `epicflow plan draft` kind: its `prepare` reads the epic's prose and the config and
+ * checks everything before running anything; its `run` plans on a detached worktree at
+ * HEAD (`plan-here.ts`: the planner isolated as a run's agent) and writes the prose
+ * followed by the plan section to the output file — only a plan that parses as it is
+ * written.
  */
-import { planningGit } from '../../composition/planning-tree.js';
-import { mkdir } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, extname } from 'node:path';
 import type { ExecutorDeps } from '../../adapters/executors/index.js';
-import { requirePlanner } from '../../core/config/coders.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { Plan } from '../../core/model.js';
-import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../../core/plan/index.js';
-import {
-  proseOf,
-  renderPlanSection,
-  splitPlanSection,
-  withPlanSection,
-} from '../../core/planner/index.js';
-import { emptyRosterState } from '../../core/roster/index.js';
+import { extractPlanBlocks, parsePlan } from '../../core/plan/index.js';
+import { proseOf, splitPlanSection } from '../../core/planner/index.js';
 import { readBrief, requireApprovedBrief } from '../../core/planner/brief.js';
-import { planEpic, plannerRoster, type PlanningOutcome } from '../../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
-import { planningRoot } from './local-epics.js';
+import type { PlanningOutcome } from '../../engine/plan-epic.js';
+import { planHere, plannerConfig, writePlanned } from './plan-here.js';
 import {
-  headingOf,
-  localJob,
-  writeWhole,
+  runLocalKind,
   type LocalHooks,
   type LocalJobOptions,
+  type LocalKind,
 } from './local-job.js';
 
 export interface LocalDraftOptions extends Pick<
@@ -74,23 +63,24 @@ function epicIdOf(file: string): string {
   return id === '' ? 'epic' : id;
 }
 
-/** Runs the planner on the epic's prose; writes the plan only when it is valid. */
-export function draftPlanLocally(
-  options: LocalDraftOptions,
-  hooks: LocalDraftHooks,
-): Promise<LocalDraftResult> {
-  return localJob(hooks, options.repo, async (job) => {
-    const { repo } = job;
+/** `plan draft`: the epic's prose checked, then planned; the plan written only when valid. */
+const draftKind: LocalKind<
+  LocalDraftOptions,
+  LocalDraftHooks,
+  {
+    readonly markdown: string;
+    readonly prose: string;
+    readonly out: string;
+    readonly shownOut: string;
+    readonly planners: Awaited<ReturnType<typeof plannerConfig>>;
+    readonly previous: Plan | undefined;
+  },
+  LocalDraftResult
+> = {
+  async prepare(job, options) {
     const { text: markdown } = await job.input(options.file, 'epic');
     const shownOut = options.out ?? defaultOutFile(options.file);
-    const out = job.path(shownOut);
-
-    const { config, planOptions, shownFile } = await job.config(options.config, {
-      deferEnv: true,
-      role: 'planner',
-    });
-    const planners = requirePlanner(config, shownFile);
-
+    const planners = await plannerConfig(job, options.config);
     // A plan section from an earlier draft is re-planned (its ids kept); a block outside it is not prose.
     const split = splitPlanSection(markdown);
     const prose = proseOf(markdown);
@@ -112,58 +102,36 @@ export function draftPlanLocally(
     }
     let previous: Plan | undefined;
     if (split.section !== undefined) {
-      const parsed = parsePlan(split.section, planOptions);
+      const parsed = parsePlan(split.section, planners.planOptions);
       if (parsed.ok) previous = parsed.plan;
     }
+    return { markdown, prose, out: job.path(shownOut), shownOut, planners, previous };
+  },
 
-    const executorEnv = resolveExecutorEnvs(planners, hooks.env);
-    const base = await repo.defaultBase();
+  async run(job, prepared, options, hooks) {
+    const { markdown, prose, out, shownOut, planners, previous } = prepared;
     const epic = epicIdOf(options.file);
-    const planningDir = job.scratch(planningRoot(repo), `${epic}-`);
-    const treePath = join(planningDir, 'tree');
     // The planner runs as a run's agent does: as the agent user, in the kernel sandbox.
-    const untrusted = await job.untrusted(options, {
-      worktrees: planningDir,
-      agentHome: join(planningDir, 'agent-home'),
-    });
-    const clock = { now: () => new Date() };
-
-    const outcome = await planEpic(
-      {
-        epic,
-        title: headingOf(prose),
-        epicText: prose,
-        base,
-        config,
-        configPaths: planOptions.configPaths,
-        executorEnv,
-        home: (id) => join(planningDir, 'homes', id),
-        previous,
-      },
-      {
-        git: planningGit(repo, treePath),
-        executors: executorLookup({
-          config,
-          env: hooks.env,
-          untrusted,
-          deps: hooks.executorDeps,
-        }),
-        roster: plannerRoster(planners, clock, emptyRosterState()),
-        emit: hooks.onEvent,
-        signal: hooks.interrupt,
-      },
+    const outcome = await planHere(
+      job,
+      planners,
+      { emit: hooks.onEvent, deps: hooks.executorDeps },
+      { scratch: `${epic}-`, runAs: options, epic, prose, previous },
     );
-
     if (outcome.kind !== 'planned') return { outcome, out, shownOut, written: false };
-    const section = renderPlanSection({
-      plan: outcome.plan,
-      warnings: outcome.warnings,
+    await writePlanned(out, markdown, outcome, {
       note: `Drafted by epicflow's planner from the text above: check it, edit it if needed, then run it with \`epicflow run ${basename(shownOut)}\`.`,
+      options: planners.planOptions,
+      what: 'the drafted plan',
     });
-    const document = withPlanSection(markdown, section);
-    readBackAsWritten(parsePlan(document, planOptions), outcome.plan, 'the drafted plan');
-    await mkdir(dirname(out), { recursive: true });
-    await writeWhole(out, document);
     return { outcome, out, shownOut, written: true };
-  });
+  },
+};
+
+/** Runs the planner on the epic's prose; writes the plan only when it is valid. */
+export function draftPlanLocally(
+  options: LocalDraftOptions,
+  hooks: LocalDraftHooks,
+): Promise<LocalDraftResult> {
+  return runLocalKind(draftKind, options, hooks);
 }

@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLocalEpic } from '../src/composition/local.js';
+import { runLocalEpic } from '../src/jobs/local/local.js';
 import { generateScaleRepo, SCALE_CHANGED, SCALE_FILES } from './perimeter-scale.js';
 import { median } from './support/stats.js';
 

@@ -1,18 +1,16 @@
 /**
  * The one place an epic's ports and settings are wired to the adapters, for
- * every entry that runs stories: the local run (`composition/local.ts`) and the
+ * every entry that runs stories: the local run (`jobs/local/local.ts`) and the
  * Actions story job (`jobs/github/story-job.ts`). What differs between them is
  * passed in — where the state lives, where the folders are, what becomes of the
  * events, and how the repository's port or the gates are adapted (the job
  * checkout is the story's worktree; the job records every gate run for its
  * summary) — and everything else is built the same way here.
  */
-import { join } from 'node:path';
 import { probeHealth } from '../adapters/health/probe.js';
 import { createExecutor, type ExecutorDeps } from '../adapters/executors/index.js';
 import type { Git } from '../adapters/git/git.js';
 import { reclaimingTrees } from './reclaiming-trees.js';
-import { epicsRoot } from './local-epics.js';
 import { setupCacheDir } from '../adapters/state/setup-cache.js';
 import { gitPort } from '../adapters/git/port.js';
 import { shellGates } from '../adapters/process/shell-gates.js';
@@ -103,11 +101,8 @@ interface EpicWiring {
     readonly worktrees: string;
     /** The executors' isolated homes. */
     readonly homes: string;
-    /**
-     * The setup cache (hidden from every step, as the git folder and the job's folder
-     * are); default `<git dir>/epicflow/cache/setup`.
-     */
-    readonly setupCache?: string;
+    /** The setup cache (hidden from every step, as the git folder and the job's folder are). */
+    readonly setupCache: string;
   };
   /** Every engine event, in order. */
   readonly onEvent: (event: EngineEvent) => void;
@@ -148,7 +143,7 @@ export async function composeEpic(
     ...(wiring.logs === undefined ? {} : { logs: wiring.logs }),
     ...(wiring.trace === undefined ? {} : { trace: wiring.trace }),
     ...(wiring.upstream === undefined ? {} : { upstream: wiring.upstream }),
-    setupCache: setupCacheDir(wiring.folders.setupCache ?? join(epicsRoot(repo), 'cache', 'setup')),
+    setupCache: setupCacheDir(wiring.folders.setupCache),
   };
   const settings: EpicSettings = {
     epic: wiring.epic,

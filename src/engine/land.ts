@@ -9,7 +9,7 @@
  * started from: never a force. Anything less and nothing moves.
  *
  * Written against the ports, so a GitHub `land-<n>` job can run it on its own
- * checkout, state store and executors (the local entry is `composition/land-local.ts`).
+ * checkout, state store and executors (the local entry is `jobs/local/land-local.ts`).
  */
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';

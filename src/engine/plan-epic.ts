@@ -40,6 +40,7 @@ import {
 import { shortDetail } from '../core/story/index.js';
 import { priceUsage } from '../core/usage/index.js';
 import type { Clock, ExecutorLookup, GitConfigSnapshot } from './ports.js';
+import { buildTurnRequest } from './turn-request.js';
 import { mergeUsage } from './usage.js';
 
 /** `EPICFLOW_STORY` of a planner turn (and the story part of its session names). */
@@ -305,19 +306,15 @@ async function planIn(
       `round ${round} (${executor.id} planning)`,
       () =>
         ports.executors(executor).runTurn(
-          {
-            epic: request.epic,
+          buildTurnRequest({ ...request, silenceMs: config.timeouts.silenceMs }, executor, {
             story: PLANNER_STORY,
             round,
             role: 'planner',
             prompt,
             worktree: tree.path,
-            executor,
-            env: request.executorEnv[executor.id] ?? {},
-            home: request.home(executor.id),
             timeoutMs: config.timeouts.storyMs,
-            silenceMs: config.timeouts.silenceMs,
-          },
+            home: request.home(executor.id),
+          }),
           ports.signal,
         ),
       (note) => {

@@ -20,6 +20,7 @@ import { shortDetail } from '../core/story/index.js';
 import { priceUsage } from '../core/usage/index.js';
 import { discardChanges, type PlanningGit } from './plan-epic.js';
 import type { ExecutorLookup } from './ports.js';
+import { buildTurnRequest } from './turn-request.js';
 import { mergeUsage } from './usage.js';
 
 /** `EPICFLOW_STORY` of a retro turn. */
@@ -89,19 +90,23 @@ export async function proposeRetro(
       let result: RunRecord;
       try {
         result = await ports.executors(executor).runTurn(
-          {
-            epic: request.epic,
-            story: RETRO_STORY,
-            round,
-            role: 'judge',
-            prompt,
-            worktree: tree.path,
+          buildTurnRequest(
+            {
+              epic: request.epic,
+              executorEnv: { [executor.id]: request.env },
+              silenceMs: config.timeouts.silenceMs,
+            },
             executor,
-            env: request.env,
-            home: request.home,
-            timeoutMs: config.timeouts.storyMs,
-            silenceMs: config.timeouts.silenceMs,
-          },
+            {
+              story: RETRO_STORY,
+              round,
+              role: 'judge',
+              prompt,
+              worktree: tree.path,
+              timeoutMs: config.timeouts.storyMs,
+              home: request.home,
+            },
+          ),
           ports.signal,
         );
       } finally {

@@ -2,6 +2,7 @@
  * `epicflow status`: the board of an epic from what is durable: the plan saved
  * at the run's start, the story records, and the epic branch's merge trailers.
  */
+import { join } from 'node:path';
 import { z } from 'zod';
 import { mergedRecord } from '../core/epic/rules.js';
 import { EpicflowError } from '../core/errors.js';
@@ -29,39 +30,55 @@ const SAVED_EPIC = z.object({
   }),
 });
 
+/** The file a run writes its epic record to, in the epic's state folder. */
+export const SAVED_EPIC_FILE = 'epic.json';
+
+/** The one writer of a local epic's `epic.json`: what its run started with. */
+export async function writeSavedEpic(state: StateStore, saved: SavedEpic): Promise<void> {
+  await state.writeJson(SAVED_EPIC_FILE, saved);
+}
+
 /**
  * The one reader of a local epic's `epic.json` (the plan and branch its run started with):
  * null when the run wrote none yet; an error naming the file and the field when it is not
  * what a run writes.
  */
-export async function readSavedEpic(state: StateStore, file: string): Promise<SavedEpic | null> {
-  const raw = await state.readJson<unknown>('epic.json');
+export async function readSavedEpic(state: StateStore): Promise<SavedEpic | null> {
+  const raw = await state.readJson<unknown>(SAVED_EPIC_FILE);
   if (raw === null) return null;
   const parsed = SAVED_EPIC.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field =
       issue === undefined || issue.path.length === 0 ? '(the whole file)' : issue.path.join('.');
-    throw new EpicflowError(
-      'state',
-      `${file} is not an epic record epicflow wrote: ${field}: ${issue?.message ?? 'invalid'}`,
-      {
-        details: ['rerun `epicflow run` with the epic’s plan to write it again'],
-      },
-    );
+    throw notWrittenByARun(state, `${field}: ${issue?.message ?? 'invalid'}`);
   }
   const saved = raw as SavedEpic;
   return { ...saved, title: saved.title ?? null };
 }
 
-/** The report input of an epic from its durable state (`file`: its `epic.json`); null when it has none. */
+/** `readSavedEpic` for a command that needs the record: none is the same error, naming the file. */
+export async function requireSavedEpic(state: StateStore): Promise<SavedEpic> {
+  const saved = await readSavedEpic(state);
+  if (saved === null) throw notWrittenByARun(state, 'the file is missing');
+  return saved;
+}
+
+function notWrittenByARun(state: StateStore, what: string): EpicflowError {
+  return new EpicflowError(
+    'state',
+    `${join(state.dir, SAVED_EPIC_FILE)} is not an epic record epicflow wrote: ${what}`,
+    { details: ['rerun `epicflow run` with the epic’s plan to write it again'] },
+  );
+}
+
+/** The report input of an epic from its durable state; null when it has no `epic.json`. */
 export async function loadEpicReport(
   state: StateStore,
   git: GitPort,
   clock: Clock,
-  file: string,
 ): Promise<ReportInput | null> {
-  const saved = await readSavedEpic(state, file);
+  const saved = await readSavedEpic(state);
   if (saved === null) return null;
   const records = new Map<string, StoryRecord>();
   for (const r of await state.listStories()) records.set(r.story, r);

@@ -9,7 +9,7 @@ import type { RunRecord, TurnRequest } from '../core/executor.js';
 import type { TurnEnd } from '../core/story/index.js';
 import type { EpicContext } from './context.js';
 
-/** What differs between the turns of a run. */
+/** What differs between turns. */
 interface TurnSpec {
   /** The story (or job) the turn works for. */
   readonly story: string;
@@ -18,29 +18,57 @@ interface TurnSpec {
   readonly prompt: string;
   readonly worktree: string;
   readonly timeoutMs: number;
-  /** Absent: the story's home for this role and executor. */
-  readonly home?: string;
 }
 
-export function turnRequest(
-  ctx: EpicContext,
+/** What a turn takes from what it is part of: a run's settings, a planning or retro request. */
+interface TurnOwner {
+  readonly epic: string;
+  /** Resolved environment per executor id. */
+  readonly executorEnv: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** A turn printing nothing this long is stopped as stalled. */
+  readonly silenceMs: number | undefined;
+}
+
+/** The one builder of an executor turn's request (story turns, the land resolver, planners, retros). */
+export function buildTurnRequest(
+  owner: TurnOwner,
   executor: ExecutorConfig,
-  turn: TurnSpec,
+  turn: TurnSpec & { readonly home: string },
 ): TurnRequest {
   return {
-    epic: ctx.settings.epic,
+    epic: owner.epic,
     story: turn.story,
     round: turn.round,
     role: turn.role,
     prompt: turn.prompt,
     worktree: turn.worktree,
     executor,
-    env: ctx.settings.executorEnv[executor.id] ?? {},
-    // A home per story, role and executor: what a coder left in its home never reaches a judge.
-    home: turn.home ?? join(ctx.settings.homesDir, turn.story, turn.role, executor.id),
+    env: owner.executorEnv[executor.id] ?? {},
+    home: turn.home,
     timeoutMs: turn.timeoutMs,
-    silenceMs: ctx.config.timeouts.silenceMs,
+    silenceMs: owner.silenceMs,
   };
+}
+
+/** A turn of a run: its owner is the run's settings. */
+export function turnRequest(
+  ctx: EpicContext,
+  executor: ExecutorConfig,
+  turn: TurnSpec & { readonly home?: string },
+): TurnRequest {
+  return buildTurnRequest(
+    {
+      epic: ctx.settings.epic,
+      executorEnv: ctx.settings.executorEnv,
+      silenceMs: ctx.config.timeouts.silenceMs,
+    },
+    executor,
+    {
+      ...turn,
+      // A home per story, role and executor: what a coder left in its home never reaches a judge.
+      home: turn.home ?? join(ctx.settings.homesDir, turn.story, turn.role, executor.id),
+    },
+  );
 }
 
 /** What is left of a story's wall-clock limit, counted from its start (at least a second). */
@@ -54,7 +82,7 @@ export function storyTimeLeft(ctx: EpicContext, startedAt: string | undefined): 
 export function startTurn(
   ctx: EpicContext,
   executor: ExecutorConfig,
-  turn: TurnSpec,
+  turn: TurnSpec & { readonly home?: string },
   log: { line(text: string): void },
 ): Promise<RunRecord> {
   return ctx.ports

@@ -4,8 +4,8 @@
  * (the engine's scripted agent, its story being `plan`).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/program.js';
 import {
   configYaml,
@@ -464,6 +464,34 @@ describeNeeding(['root', 'sandbox'], 'epicflow plan draft as root', () => {
     expect(sawGit).toBe('no-git');
     // The sandbox's init, the shell and its pipeline: none of the host's.
     expect(Number(processes)).toBeLessThan(6);
+    untouched();
+  }, 180_000);
+
+  it("keeps a hostile planner out of what the planning job's is kept out of: the user's state, checkout and files", async () => {
+    // A planner that reads an epic's state, writes into the checkout and beside it, then
+    // answers with a plan whose story names what it got.
+    const attack = (dir: string, beside: string): string =>
+      [
+        `r="$(cat ${dir}/.git/epicflow/other/secret.txt 2>/dev/null || echo no-read)"`,
+        `echo hostile >> ${dir}/README.md 2>/dev/null`,
+        `echo hostile > ${beside}/planted.txt 2>/dev/null`,
+        `printf '%s\\n' '${answer([{ id: 'health', owns: ['src/health.ts'], as: 'GOT' }])}' | sed "s/GOT/$(id -un)-$r/g"`,
+      ].join('; ');
+    setUp({
+      executors: (_p, coder) => [
+        { id: 'coder', command: coder },
+        { id: 'thinker', command: ['sh', '-c', attack(repo.dir, repo.tmp)], roles: ['planner'] },
+      ],
+    });
+    const secret = join(repo.dir, '.git', 'epicflow', 'other', 'secret.txt');
+    mkdirSync(dirname(secret), { recursive: true });
+    writeFileSync(secret, 'the-state\n');
+    const r = await cli('plan', 'draft', 'epic.md', '--repo', repo.dir);
+    expect(r.code).toBe(0);
+    const title = /title: Story (\S+)/.exec(readFileSync(outFile(), 'utf8'))?.[1] ?? '';
+    expect(title).toMatch(/^epicflow-agent(?:-\d+)?-no-read$/);
+    expect(existsSync(join(repo.tmp, 'planted.txt'))).toBe(false);
+    expect(readFileSync(secret, 'utf8')).toBe('the-state\n');
     untouched();
   }, 180_000);
 });

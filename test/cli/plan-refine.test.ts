@@ -5,8 +5,8 @@
  * listed as not planned, and a plan written by hand is refused.
  */
 import { afterEach, expect, it } from '@jest/globals';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/program.js';
 import { parsePlan } from '../../src/core/plan/index.js';
 import {
@@ -17,6 +17,7 @@ import {
   scriptedCoder,
   type TestRepo,
 } from '../engine/support/repo.js';
+import { describeNeeding } from '../support/needs.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -107,6 +108,8 @@ it('adds the r1- stories to the drafted plan, keeps the others exactly, lists wh
     'add a metrics endpoint; make it faster',
     '--repo',
     repo.dir,
+    '--no-agent-user',
+    '--no-sandbox',
   );
   expect(r.stderr).toContain('epicflow: round 1: thinker planning\n');
   expect(r.code).toBe(0);
@@ -143,7 +146,16 @@ it('adds the r1- stories to the drafted plan, keeps the others exactly, lists wh
       },
     },
   });
-  const again = await cli('plan', 'refine', 'epic.plan.md', 'add logs', '--repo', repo.dir);
+  const again = await cli(
+    'plan',
+    'refine',
+    'epic.plan.md',
+    'add logs',
+    '--repo',
+    repo.dir,
+    '--no-agent-user',
+    '--no-sandbox',
+  );
   expect(again.code).toBe(0);
   expect(again.stdout).toContain('refine round 2: added r2-logs\n');
 });
@@ -151,11 +163,72 @@ it('adds the r1- stories to the drafted plan, keeps the others exactly, lists wh
 it('refuses a plan written by hand, and missing feedback, before any planner runs', async () => {
   setUp();
   writeFileSync(join(repo.tmp, 'hand.md'), planMarkdown([{ id: 'a', owns: ['src/a'] }]));
-  const hand = await cli('plan', 'refine', 'hand.md', 'add b', '--repo', repo.dir);
+  const hand = await cli(
+    'plan',
+    'refine',
+    'hand.md',
+    'add b',
+    '--repo',
+    repo.dir,
+    '--no-agent-user',
+    '--no-sandbox',
+  );
   expect(hand.code).toBe(2);
   expect(hand.stderr).toContain('hand.md holds a plan written by hand, outside the plan section');
-  const empty = await cli('plan', 'refine', 'hand.md', '  ', '--repo', repo.dir);
+  const empty = await cli(
+    'plan',
+    'refine',
+    'hand.md',
+    '  ',
+    '--repo',
+    repo.dir,
+    '--no-agent-user',
+    '--no-sandbox',
+  );
   expect(empty.code).toBe(2);
   expect(empty.stderr).toContain('plan refine needs feedback');
   expect(prompts(repo, 'planner')).toEqual([]);
+});
+
+describeNeeding(['root', 'sandbox'], 'epicflow plan refine as root', () => {
+  it("runs the planner as plan draft's: as the agent user, in the sandbox, kept out of the user's state and checkout", async () => {
+    setUp();
+    expect(
+      (await cli('plan', 'draft', 'epic.md', '--repo', repo.dir, '--no-agent-user', '--no-sandbox'))
+        .code,
+    ).toBe(0);
+    // The refine round's planner reads an epic's state, writes into the checkout and beside
+    // it, then adds a story whose title names who it ran as and what it read.
+    const secret = join(repo.dir, '.git', 'epicflow', 'other', 'secret.txt');
+    mkdirSync(dirname(secret), { recursive: true });
+    writeFileSync(secret, 'the-state\n');
+    const attack = [
+      `r="$(cat ${secret} 2>/dev/null || echo no-read)"`,
+      `echo hostile >> ${repo.dir}/README.md 2>/dev/null`,
+      `echo hostile > ${repo.tmp}/planted.txt 2>/dev/null`,
+      `printf '%s\\n' '${REFINE}' | sed "s/title: Metrics endpoint/title: $(id -un)-$r/"`,
+    ].join('; ');
+    repo.write(
+      'epicflow.yml',
+      configYaml({
+        executors: [
+          { id: 'coder', command: ['true'] },
+          { id: 'thinker', command: ['sh', '-c', attack], roles: ['planner'] },
+        ],
+        gates: ['true'],
+      }),
+    );
+    repo.commit('a hostile planner');
+    const r = await cli('plan', 'refine', 'epic.plan.md', 'add metrics', '--repo', repo.dir);
+    expect(r.code).toBe(0);
+    const note =
+      'epicflow: note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user epicflow-agent';
+    expect(r.stderr.split(note)).toHaveLength(2);
+    const refined = readFileSync(join(repo.tmp, 'epic.plan.md'), 'utf8');
+    expect(/title: (\S+)/.exec(refined.slice(refined.indexOf('id: r1-metrics')))?.[1]).toMatch(
+      /^epicflow-agent(?:-\d+)?-no-read$/,
+    );
+    expect(existsSync(join(repo.tmp, 'planted.txt'))).toBe(false);
+    expect(repo.read('README.md')).toBe('# readme\n');
+  }, 180_000);
 });

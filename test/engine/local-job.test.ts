@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localJob } from '../../src/composition/local-job.js';
+import { localJob } from '../../src/jobs/local/local-job.js';
 import { describeError } from '../../src/core/errors.js';
 import type { EngineEvent } from '../../src/engine/ports.js';
 import { makeRepo, stateDir, type TestRepo } from './support/repo.js';

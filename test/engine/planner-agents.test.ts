@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePlan } from '../../src/core/plan/index.js';
-import { draftPlanLocally, type LocalDraftResult } from '../../src/composition/plan-local.js';
+import { draftPlanLocally, type LocalDraftResult } from '../../src/jobs/local/plan-local.js';
 import { CLAUDE_BIN, CODEX_BIN } from '../adapters/executors/helpers.js';
 import {
   explainWith,

@@ -6,9 +6,9 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { pickEpic } from '../../composition/local-epics.js';
-import { cleanEpic, cleanLines } from '../../composition/local-clean.js';
-import { openRepo } from '../../composition/local-config.js';
+import { pickEpic } from '../../jobs/local/local-epics.js';
+import { cleanEpic, cleanLines } from '../../jobs/local/local-clean.js';
+import { openRepo } from '../../jobs/local/local-config.js';
 import { EXIT_OK, type CliContext } from '../context.js';
 
 interface CleanOptions {

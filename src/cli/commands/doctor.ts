@@ -8,8 +8,8 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { findingLines } from '../../core/doctor/index.js';
-import { checkLocal } from '../../composition/local-doctor.js';
-import { loadLocalConfig, openRepo } from '../../composition/local-config.js';
+import { checkLocal } from '../../jobs/local/local-doctor.js';
+import { loadLocalConfig, openRepo } from '../../jobs/local/local-config.js';
 import { EXIT_FAILED, EXIT_OK, type CliContext } from '../context.js';
 
 interface DoctorOptions {

@@ -5,8 +5,8 @@
  */
 import { resolve } from 'node:path';
 import type { Git } from '../../adapters/git/index.js';
-import { openRepo as openRepoAt } from '../../composition/local-config.js';
-import { chooseEpic, epicStateDir } from '../../composition/local-epics.js';
+import { openRepo as openRepoAt } from '../../jobs/local/local-config.js';
+import { chooseEpic, epicStateDir } from '../../jobs/local/local-epics.js';
 
 /** The repository `--repo` names (default: the current directory), or a usage error. */
 export function openRepo(cwd: string, repoOption: string | undefined): Promise<Git> {

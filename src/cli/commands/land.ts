@@ -6,9 +6,9 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { landLocalEpic } from '../../composition/land-local.js';
-import { cleanEpic, cleanLines } from '../../composition/local-clean.js';
-import { openRepo } from '../../composition/local-config.js';
+import { landLocalEpic } from '../../jobs/local/land-local.js';
+import { cleanEpic, cleanLines } from '../../jobs/local/local-clean.js';
+import { openRepo } from '../../jobs/local/local-config.js';
 import type { CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';

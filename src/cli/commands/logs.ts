@@ -95,7 +95,7 @@ async function logsCommand(
   const stateDir = found.state;
   if (opts.follow === true) {
     const store = new FileStateStore(stateDir);
-    const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
+    const saved = await readSavedEpic(store);
     const planned = saved?.plan.stories.map((s) => s.id) ?? [];
     if (!planned.includes(opts.story)) {
       throw new EpicflowError(

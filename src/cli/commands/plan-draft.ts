@@ -9,7 +9,7 @@
 import type { ExecutorDeps } from '../../adapters/executors/index.js';
 import type { UsageEntry } from '../../core/model.js';
 import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index.js';
-import { draftPlanLocally, type LocalDraftOptions } from '../../composition/plan-local.js';
+import { draftPlanLocally, type LocalDraftOptions } from '../../jobs/local/plan-local.js';
 import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import { planCheckText } from './plan-text.js';
 import { onInterrupt } from '../interrupt.js';

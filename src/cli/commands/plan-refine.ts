@@ -1,12 +1,12 @@
 /**
  * `epicflow plan refine PLAN.md "<feedback>" [--epic ID] [--repo DIR] [--config FILE]`: a
- * refine round on this machine. Prints the check result of the combined plan (as
+ * refine round on this machine, its planner isolated as plan draft's is. Prints the check result of the combined plan (as
  * `plan check` does), the stories added, what the planner could not place (`not planned:`),
  * the file written and the usage. Exit 0 when the plan was refined (or nothing could be
  * placed: the not-planned list says why), 1 when still invalid after the repair rounds or no
  * planner could answer (nothing written), 2 for usage and config errors.
  */
-import { refineLocally, type LocalRefineOptions } from '../../composition/refine-local.js';
+import { refineLocally, type LocalRefineOptions } from '../../jobs/local/refine-local.js';
 import { EXIT_OK, type CliContext } from '../context.js';
 import { onInterrupt } from '../interrupt.js';
 import { line, notWritten, roundsUsageLine } from './plan-draft.js';
@@ -23,6 +23,8 @@ export async function planRefineCommand(
       cwd: io.cwd,
       env: (io.env as NodeJS.ProcessEnv | undefined) ?? process.env,
       onEvent: (message) => io.stderr(`epicflow: ${message}\n`),
+      // Who the planner runs as, said once, with the planning steps.
+      onWarning: (line) => io.stderr(`epicflow: ${line}\n`),
       interrupt: interrupt.signal,
     });
     const { outcome } = result;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { parsePlan } from '../../core/plan/index.js';
 import type { PlanResult } from '../../core/plan/index.js';
-import { approveSplitsFromCli } from '../../composition/split-local.js';
+import { approveSplitsFromCli } from '../../jobs/local/split-local.js';
 import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import type { CliContext } from '../context.js';
 import { readInput } from '../read-input.js';
@@ -10,13 +10,38 @@ import { planRefineCommand } from './plan-refine.js';
 import { planCheckText } from './plan-text.js';
 
 /** `epicflow plan check FILE|- [--json]`, `plan draft EPIC.md` and `plan approve PLAN.md [STORY]`. */
-/** `plan draft`'s options as commander gives them. */
+/** `plan draft`'s options as commander gives them (`plan refine`'s but `--out`). */
 interface DraftFlags {
   readonly out?: string;
   readonly repo?: string;
   readonly config?: string;
   readonly agentUser?: string | false;
   readonly sandbox?: boolean;
+}
+
+/** The planner's isolation flags (`plan draft`, `plan refine`), as `epicflow run` has its agent's. */
+function plannerIsolation(command: Command): Command {
+  return command
+    .option(
+      '--agent-user <user>',
+      'run the planner as this unprivileged user, as `epicflow run` runs its agents (as root the default is epicflow-agent)',
+    )
+    .option('--no-agent-user', 'as root: run the planner as root (not isolated)')
+    .option(
+      '--no-sandbox',
+      'run the planner without the kernel sandbox (bubblewrap): it then sees every file your user (or the agent user) can read',
+    );
+}
+
+/** The isolation flags as the local job takes them: only what was given. */
+function isolationOf(o: Pick<DraftFlags, 'agentUser' | 'sandbox'>): {
+  agentUser?: string | false;
+  sandbox?: false;
+} {
+  return {
+    ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
+    ...(o.sandbox === false && { sandbox: false }),
+  };
 }
 
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
@@ -35,58 +60,47 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       );
       ctx.setExitCode(result.ok ? EXIT_OK : EXIT_FAILED);
     });
-  plan
-    .command('draft')
-    .description("let the planner turn an epic's prose into a validated plan")
-    .argument('<epic>', 'markdown file describing the epic in prose')
-    .option('--out <file>', 'where to write the prose and the plan (default: <EPIC>.plan.md)')
-    .option('--repo <dir>', 'the git repository (default: the current directory)')
-    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
-    .option(
-      '--agent-user <user>',
-      'run the planner as this unprivileged user, as `epicflow run` runs its agents (as root the default is epicflow-agent)',
-    )
-    .option('--no-agent-user', 'as root: run the planner as root (not isolated)')
-    .option(
-      '--no-sandbox',
-      'run the planner without the kernel sandbox (bubblewrap): it then sees every file your user (or the agent user) can read',
-    )
-    .action(async (file: string, o: DraftFlags) => {
-      const code = await planDraftCommand(
-        {
-          file,
-          out: o.out,
-          repo: o.repo,
-          config: o.config,
-          ...(o.agentUser !== undefined && { agentUser: o.agentUser }),
-          ...(o.sandbox === false && { sandbox: false }),
-        },
-        {
-          stdout: (s) => ctx.io.stdout(s),
-          stderr: (s) => ctx.io.stderr(s),
-          cwd: ctx.io.cwd,
-        },
-        ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },
-      );
-      ctx.setExitCode(code);
-    });
-  plan
-    .command('refine')
-    .description('let the planner add stories for your feedback to a drafted plan, the others kept')
-    .argument('<plan>', 'the plan file (with the plan section plan draft wrote)')
-    .argument('<feedback>', 'what to add, in prose')
-    .option('--epic <id>', 'the epic id (default: the plan file name)')
-    .option('--repo <dir>', 'the git repository (default: the current directory)')
-    .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)')
-    .action(
-      async (
-        file: string,
-        feedback: string,
-        o: { epic?: string; repo?: string; config?: string },
-      ) => {
-        ctx.setExitCode(await planRefineCommand({ file, feedback, ...o }, ctx));
+  plannerIsolation(
+    plan
+      .command('draft')
+      .description("let the planner turn an epic's prose into a validated plan")
+      .argument('<epic>', 'markdown file describing the epic in prose')
+      .option('--out <file>', 'where to write the prose and the plan (default: <EPIC>.plan.md)')
+      .option('--repo <dir>', 'the git repository (default: the current directory)')
+      .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)'),
+  ).action(async (file: string, o: DraftFlags) => {
+    const code = await planDraftCommand(
+      { file, out: o.out, repo: o.repo, config: o.config, ...isolationOf(o) },
+      {
+        stdout: (s) => ctx.io.stdout(s),
+        stderr: (s) => ctx.io.stderr(s),
+        cwd: ctx.io.cwd,
       },
+      ctx.io.env === undefined ? {} : { env: ctx.io.env as NodeJS.ProcessEnv },
     );
+    ctx.setExitCode(code);
+  });
+  plannerIsolation(
+    plan
+      .command('refine')
+      .description(
+        'let the planner add stories for your feedback to a drafted plan, the others kept',
+      )
+      .argument('<plan>', 'the plan file (with the plan section plan draft wrote)')
+      .argument('<feedback>', 'what to add, in prose')
+      .option('--epic <id>', 'the epic id (default: the plan file name)')
+      .option('--repo <dir>', 'the git repository (default: the current directory)')
+      .option('--config <file>', 'config file (default: .github/epicflow.yml or epicflow.yml)'),
+  ).action(
+    async (file: string, feedback: string, o: Omit<DraftFlags, 'out'> & { epic?: string }) => {
+      ctx.setExitCode(
+        await planRefineCommand(
+          { file, feedback, epic: o.epic, repo: o.repo, config: o.config, ...isolationOf(o) },
+          ctx,
+        ),
+      );
+    },
+  );
   plan
     .command('approve')
     .description('put the split proposed for a story that proved too big into the plan file')

@@ -9,7 +9,7 @@
  */
 import type { Command } from 'commander';
 import { approvable } from '../../core/retro/index.js';
-import { retroLocally, type LocalRetroOptions } from '../../composition/retro-local.js';
+import { retroLocally, type LocalRetroOptions } from '../../jobs/local/retro-local.js';
 import type { CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 

@@ -23,7 +23,7 @@ import {
   type RosterState,
 } from '../../core/roster/index.js';
 import { renderRoster, type BusyCounts } from '../../core/roster/render.js';
-import { checkEpicId, epicStateDir, localEpics } from '../../composition/local-epics.js';
+import { checkEpicId, epicStateDir, localEpics } from '../../jobs/local/local-epics.js';
 import { EXIT_OK, type CliContext } from '../context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -9,8 +9,8 @@ import { EpicflowError } from '../../core/errors.js';
 import { extractPlanBlocks } from '../../core/plan/index.js';
 import type { AgentUserFlag } from '../../core/agent-user.js';
 import type { CrashPoint, RunClock } from '../../engine/ports.js';
-import { runLocalEpic } from '../../composition/local.js';
-import { defaultOutFile } from '../../composition/plan-local.js';
+import { runLocalEpic } from '../../jobs/local/local.js';
+import { defaultOutFile } from '../../jobs/local/plan-local.js';
 import { formatEvent, LiveBoard } from './live.js';
 import { onInterrupt } from '../interrupt.js';
 

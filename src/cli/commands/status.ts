@@ -24,7 +24,7 @@ import {
 } from '../../core/report/index.js';
 import { LAND_FILE, readLandLog } from '../../core/land/index.js';
 import type { Git } from '../../adapters/git/index.js';
-import { epicStateDir, localEpics } from '../../composition/local-epics.js';
+import { epicStateDir, localEpics } from '../../jobs/local/local-epics.js';
 import { loadEpicReport } from '../../engine/status.js';
 
 interface StatusCommandOptions {
@@ -85,12 +85,7 @@ async function epicList(repo: Git): Promise<EpicListEntry[]> {
   for (const epic of await localEpics(repo)) {
     const dir = epicStateDir(repo, epic);
     const store = new FileStateStore(dir);
-    const input = await loadEpicReport(
-      store,
-      gitPort(repo),
-      { now: () => new Date() },
-      join(dir, 'epic.json'),
-    );
+    const input = await loadEpicReport(store, gitPort(repo), { now: () => new Date() });
     if (input === null) continue;
     const lands = readLandLog(await store.readJson<unknown>(LAND_FILE), join(dir, LAND_FILE));
     const entry = epicListEntry(buildReportJson(input), lands, await store.lockHeld());
@@ -119,12 +114,9 @@ export async function statusCommand(
     return 0;
   }
   const { repo, state, epic } = found;
-  const input = await loadEpicReport(
-    new FileStateStore(state),
-    gitPort(repo),
-    { now: () => new Date() },
-    join(state, 'epic.json'),
-  );
+  const input = await loadEpicReport(new FileStateStore(state), gitPort(repo), {
+    now: () => new Date(),
+  });
   if (input === null) {
     if (opts.json === true) throw new EpicflowError('usage', `no board for epic "${epic}" yet`);
     io.stdout(`no board for epic "${epic}" yet\n`);

@@ -5,16 +5,16 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { referencedVariables } from '../core/config/index.js';
-import type { EpicflowConfig, ExecutorConfig } from '../core/config/types.js';
-import { diagnose, type Diagnosis, type ExecutorFacts } from '../core/doctor/index.js';
-import { CLI_HARNESSES, isCliHarness } from '../core/harness/index.js';
-import { commandFolder, MANAGER_LOCKFILES } from '../core/init/index.js';
-import { neededPrograms, needsNode, nodeRequirements } from '../core/doctor/toolchains.js';
-import { locate, notOnPath, onPath } from '../adapters/process/on-path.js';
-import { baseEnv, runProcess } from '../adapters/process/run-process.js';
-import { readRootFiles } from '../adapters/repo/root-files.js';
+import type { Git } from '../../adapters/git/index.js';
+import { referencedVariables } from '../../core/config/index.js';
+import type { EpicflowConfig, ExecutorConfig } from '../../core/config/types.js';
+import { diagnose, type Diagnosis, type ExecutorFacts } from '../../core/doctor/index.js';
+import { CLI_HARNESSES, isCliHarness } from '../../core/harness/index.js';
+import { commandFolder, MANAGER_LOCKFILES } from '../../core/init/index.js';
+import { neededPrograms, needsNode, nodeRequirements } from '../../core/doctor/toolchains.js';
+import { locate, notOnPath, onPath } from '../../adapters/process/on-path.js';
+import { baseEnv, runProcess } from '../../adapters/process/run-process.js';
+import { readRootFiles } from '../../adapters/repo/root-files.js';
 
 /** The toolchains the setup and gates call that are missing, and Node against what is asked. */
 async function toolchainFacts(

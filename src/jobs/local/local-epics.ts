@@ -5,9 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { EpicflowError } from '../core/errors.js';
+import { basename, extname, join, resolve } from 'node:path';
+import type { Git } from '../../adapters/git/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import { SAVED_EPIC_FILE } from '../../engine/status.js';
 
 /** `--epic` ids and plan base names become branch names and folder names. */
 const EPIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -19,6 +20,14 @@ export function checkEpicId(id: string, from: string): string {
     });
   }
   return id;
+}
+
+/** The epic a plan file runs as: `--epic ID`, else the file's base name; checked either way. */
+export function epicOfPlan(planPath: string, given: string | undefined): string {
+  return checkEpicId(
+    given ?? basename(planPath, extname(planPath)),
+    given === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
+  );
 }
 
 /** The folder under `.git` holding each epic's state. */
@@ -47,6 +56,8 @@ export interface EpicFolders {
   readonly homes: string;
   /** The agent user's home, when untrusted code runs as one. */
   readonly agentHome: string;
+  /** The setup cache the repository's epics share (`<git dir>/epicflow/cache/setup`). */
+  readonly setupCache: string;
 }
 
 /** The folders of `epic`; `worktrees` is a `--worktrees DIR` already resolved. */
@@ -59,6 +70,7 @@ export function epicFolders(repo: Git, epic: string, worktrees?: string): EpicFo
       worktrees === undefined ? join(epicsRoot(repo), 'worktrees', epic) : resolve(worktrees),
     homes: join(state, 'homes'),
     agentHome: join(state, 'agent-home'),
+    setupCache: join(epicsRoot(repo), 'cache', 'setup'),
   };
 }
 
@@ -67,7 +79,7 @@ export async function localEpics(repo: Git): Promise<string[]> {
   const root = epicsRoot(repo);
   if (!existsSync(root)) return [];
   const names = await readdir(root);
-  return names.filter((n) => existsSync(join(epicStateDir(repo, n), 'epic.json'))).sort();
+  return names.filter((n) => existsSync(join(epicStateDir(repo, n), SAVED_EPIC_FILE))).sort();
 }
 
 type EpicChoice =

@@ -7,14 +7,14 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { CONFIG_LOCATIONS, loadConfig } from '../adapters/config/load-config.js';
-import { requireCoder, type EpicflowConfig } from '../core/config/index.js';
-import { userRosterPath } from '../core/config/user-roster.js';
-import { EpicflowError, isEpicflowError } from '../core/errors.js';
-import { Git } from '../adapters/git/index.js';
-import { planOptionsFor } from '../core/plan/index.js';
-import type { PlanOptions } from '../core/plan/types.js';
-import { resolveExecutorEnvs } from './epic.js';
+import { CONFIG_LOCATIONS, loadConfig } from '../../adapters/config/load-config.js';
+import { requireCoder, type EpicflowConfig } from '../../core/config/index.js';
+import { userRosterPath } from '../../core/config/user-roster.js';
+import { EpicflowError, isEpicflowError } from '../../core/errors.js';
+import { Git } from '../../adapters/git/index.js';
+import { planOptionsFor } from '../../core/plan/index.js';
+import type { PlanOptions } from '../../core/plan/types.js';
+import { resolveExecutorEnvs } from '../../composition/epic.js';
 
 export interface LocalConfig {
   readonly config: EpicflowConfig;

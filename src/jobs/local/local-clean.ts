@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { epicBranchName, storyBranchName } from '../core/model.js';
+import type { Git } from '../../adapters/git/index.js';
+import { epicBranchName, storyBranchName } from '../../core/model.js';
 import { epicFolders } from './local-epics.js';
 
 interface CleanOutcome {

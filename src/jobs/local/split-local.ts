@@ -7,15 +7,15 @@
  * `epicflow plan approve PLAN.md` puts an approved split into the plan file.
  */
 import YAML from 'yaml';
-import { basename, extname, join } from 'node:path';
-import type { FileStateStore } from '../adapters/state/file-store.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan, StoryRecord } from '../core/model.js';
-import { parsePlan, readBackAsWritten, splitStory } from '../core/plan/index.js';
-import type { PlanOptions } from '../core/plan/types.js';
-import { outgrownText, proseOf, splitCandidates } from '../core/planner/index.js';
-import { planYaml } from '../core/planner/render.js';
+import { join } from 'node:path';
+import type { FileStateStore } from '../../adapters/state/file-store.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan, StoryRecord } from '../../core/model.js';
+import { parsePlan, readBackAsWritten, splitStory } from '../../core/plan/index.js';
+import type { PlanOptions } from '../../core/plan/types.js';
+import { outgrownText, proseOf, splitCandidates } from '../../core/planner/index.js';
+import { planYaml } from '../../core/planner/render.js';
 import {
   EMPTY_SPLITS,
   pendingSplits,
@@ -26,15 +26,18 @@ import {
   SPLITS_TEXT,
   type SplitProposal,
   type SplitsDoc,
-} from '../core/planner/split-doc.js';
-import { planDocument } from '../core/planner/split.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { planEpic, plannerRoster } from '../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { checkEpicId, planningRoot } from './local-epics.js';
-import { localJob, writeWhole, type LocalHooks, type LocalJob } from './local-job.js';
-import { planningGit } from './planning-tree.js';
+} from '../../core/planner/split-doc.js';
+import { planDocument } from '../../core/planner/split.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { epicOfPlan } from './local-epics.js';
+import {
+  runLocalKind,
+  writeWhole,
+  type LocalHooks,
+  type LocalJob,
+  type LocalKind,
+} from './local-job.js';
+import { planHere } from './plan-here.js';
 
 /** What `splits.md` says approving does. */
 function approveWith(planFile: string): string {
@@ -119,26 +122,19 @@ export async function proposeSplitsLocally(input: ProposeInput): Promise<void> {
       continue;
     }
     input.emit(`split: ${what}; the planner drafts smaller stories in its place`);
-    const work = job.scratch(planningRoot(job.repo), `${input.epic}-split-`);
-    const outcome = await planEpic(
+    const outcome = await planHere(
+      job,
+      { config, planners, configPaths: input.configPaths },
+      { emit: (m) => input.emit(`split of ${request.story}: ${m}`) },
       {
+        scratch: `${input.epic}-split-`,
+        runAs: input.untrusted,
         epic: input.epic,
         title: input.title,
-        epicText: proseOf(input.markdown),
+        prose: proseOf(input.markdown),
         base: head,
-        config,
-        configPaths: input.configPaths,
-        executorEnv: resolveExecutorEnvs(planners, job.hooks.env),
-        home: (id) => join(work, 'homes', id),
         previous: plan,
         split: request,
-      },
-      {
-        git: planningGit(job.repo, join(work, 'tree')),
-        executors: executorLookup({ config, env: job.hooks.env, untrusted: input.untrusted }),
-        roster: plannerRoster(planners, { now: () => new Date() }, emptyRosterState()),
-        emit: (m) => input.emit(`split of ${request.story}: ${m}`),
-        signal: job.hooks.interrupt,
       },
     );
     let proposal: SplitProposal;
@@ -260,25 +256,33 @@ async function approveSplitsLocally(input: ApproveInput): Promise<ApprovedSplit[
   return approved;
 }
 
-/** `epicflow plan approve PLAN.md [STORY]` on this machine: options as the command line gives them. */
-export function approveSplitsFromCli(
-  options: {
-    readonly file: string;
-    readonly story?: string | undefined;
-    readonly repo?: string | undefined;
-    readonly config?: string | undefined;
-    readonly epic?: string | undefined;
+/** `epicflow plan approve PLAN.md [STORY]`'s options, as the command line gives them. */
+interface ApproveOptions {
+  readonly file: string;
+  readonly story?: string | undefined;
+  readonly repo?: string | undefined;
+  readonly config?: string | undefined;
+  readonly epic?: string | undefined;
+}
+
+/** `plan approve`: the plan file and its epic checked, then the waiting splits put into it. */
+const approveKind: LocalKind<
+  ApproveOptions,
+  LocalHooks,
+  {
+    readonly planPath: string;
+    readonly markdown: string;
+    readonly options: PlanOptions;
+    readonly epic: string;
   },
-  hooks: LocalHooks,
-): Promise<{ readonly approved: readonly ApprovedSplit[]; readonly planPath: string }> {
-  return localJob(hooks, options.repo, async (job) => {
+  { readonly approved: readonly ApprovedSplit[]; readonly planPath: string }
+> = {
+  async prepare(job, options) {
     const { path: planPath, text: markdown } = await job.input(options.file, 'plan');
     const { planOptions } = await job.config(options.config, { deferEnv: true });
-    const epic = options.epic ?? basename(planPath, extname(planPath));
-    checkEpicId(
-      epic,
-      options.epic === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
-    );
+    return { planPath, markdown, options: planOptions, epic: epicOfPlan(planPath, options.epic) };
+  },
+  async run(job, { planPath, markdown, options: planOptions, epic }, options) {
     const store = await job.lock(job.folders(epic));
     const approved = await approveSplitsLocally({
       store,
@@ -289,5 +293,13 @@ export function approveSplitsFromCli(
       story: options.story,
     });
     return { approved, planPath };
-  });
+  },
+};
+
+/** `epicflow plan approve PLAN.md [STORY]` on this machine. */
+export function approveSplitsFromCli(
+  options: ApproveOptions,
+  hooks: LocalHooks,
+): Promise<{ readonly approved: readonly ApprovedSplit[]; readonly planPath: string }> {
+  return runLocalKind(approveKind, options, hooks);
 }

@@ -4,11 +4,11 @@
  * kernel sandbox (on unless `--no-sandbox`; where the machine cannot run it, said once
  * with what to do), chosen once and said once.
  */
-import { chooseAgentUser, type AgentUserFlag } from '../core/agent-user.js';
-import { describeError } from '../core/errors.js';
-import { baseEnv } from '../adapters/process/run-process.js';
-import { sandbox, SandboxUnavailable, type Sandbox } from '../adapters/process/sandbox.js';
-import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
+import { chooseAgentUser, type AgentUserFlag } from '../../core/agent-user.js';
+import { describeError } from '../../core/errors.js';
+import { baseEnv } from '../../adapters/process/run-process.js';
+import { sandbox, SandboxUnavailable, type Sandbox } from '../../adapters/process/sandbox.js';
+import { agentUser, sameUser, type Untrusted } from '../../adapters/process/untrusted.js';
 
 export async function localUntrusted(
   flags: { readonly agentUser?: AgentUserFlag; readonly sandbox?: boolean | undefined },

@@ -1,20 +1,20 @@
 /**
- * The local composition root of a retro. `epicflow retro`: the evidence of the epic's
+ * The `epicflow retro` kind: the evidence of the epic's
  * failed and held stories (their records, their plan entries) goes to one executor with
  * the judge role on a read-only checkout of the epic head, and its proposal is written
  * to `retro.md` in the epic's state folder (kept as `retro.json`), one checkbox per fix.
  * The next `epicflow run` of the epic applies the ticked fixes first
  * (`applyApprovedRetro`), marks them in `retro.md`, and runs with them.
  */
-import { planningGit } from './planning-tree.js';
+import { planningGit } from '../../composition/planning-tree.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import type { FileStateStore } from '../adapters/state/file-store.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan, StoryRecord, UsageEntry } from '../core/model.js';
-import type { PlanOptions } from '../core/plan/types.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import type { FileStateStore } from '../../adapters/state/file-store.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan, StoryRecord, UsageEntry } from '../../core/model.js';
+import type { PlanOptions } from '../../core/plan/types.js';
 import {
   applyPlanFixes,
   newRetroProposal,
@@ -26,12 +26,21 @@ import {
   tickedFixes,
   type FixOutcome,
   type RetroProposal,
-} from '../core/retro/index.js';
-import { loadRosterState, pickHelper } from '../core/roster/index.js';
-import { proposeRetro } from '../engine/retro.js';
-import { readSavedEpic } from '../engine/status.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { localJob, writeWhole, type LocalHooks, type LocalJobOptions } from './local-job.js';
+  type RetroSubject,
+} from '../../core/retro/index.js';
+import { loadRosterState, pickHelper } from '../../core/roster/index.js';
+import { proposeRetro } from '../../engine/retro.js';
+import { requireSavedEpic } from '../../engine/status.js';
+import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
+import type { EpicflowConfig, ExecutorConfig } from '../../core/config/types.js';
+import type { EpicFolders } from './local-epics.js';
+import {
+  runLocalKind,
+  writeWhole,
+  type LocalHooks,
+  type LocalJobOptions,
+  type LocalKind,
+} from './local-job.js';
 
 /** The proposal people tick, and the one epicflow keeps, in the epic's state folder. */
 const RETRO_FILE = 'retro.md';
@@ -85,12 +94,27 @@ async function readText(path: string): Promise<string | null> {
   }
 }
 
+/** What `epicflow retro` checked before its call: the epic, its subjects, the executor. */
+type PreparedRetro =
+  | { readonly nothing: true; readonly epic: string }
+  | {
+      readonly nothing: false;
+      readonly folders: EpicFolders;
+      /** The epic's state store, its lock held. */
+      readonly store: FileStateStore;
+      readonly plan: Plan;
+      readonly subjects: readonly RetroSubject[];
+      readonly config: EpicflowConfig;
+      readonly executor: ExecutorConfig;
+      readonly env: Readonly<Record<string, string>>;
+      /** The epic head the executor reads. */
+      readonly head: string;
+      readonly now: Date;
+    };
+
 /** `epicflow retro`: proposes one fix per failed or held story and writes `retro.md`. */
-export function retroLocally(
-  options: LocalRetroOptions,
-  hooks: LocalRetroHooks,
-): Promise<LocalRetroResult> {
-  return localJob(hooks, options.repo, async (job) => {
+const retroKind: LocalKind<LocalRetroOptions, LocalRetroHooks, PreparedRetro, LocalRetroResult> = {
+  async prepare(job, options, hooks) {
     const { repo } = job;
     const folders = await job.chosenEpic(options.epic);
     const { epic, state: stateDir } = folders;
@@ -107,16 +131,13 @@ export function retroLocally(
         );
       }
     }
-    const doc = await readSavedEpic(store, join(stateDir, 'epic.json'));
-    if (doc === null) {
-      throw new EpicflowError('state', `${join(stateDir, 'epic.json')} does not name a plan`);
-    }
-    const plan = doc.plan;
+    const doc = await requireSavedEpic(store);
+    const { plan } = doc;
     const records = new Map<string, StoryRecord>(
       (await store.listStories()).map((r) => [r.story, r]),
     );
     const subjects = retroSubjects(plan, records);
-    if (subjects.length === 0) return { kind: 'nothing', epic };
+    if (subjects.length === 0) return { nothing: true, epic };
 
     const { config } = await job.config(options.config, { deferEnv: true });
     const now = new Date();
@@ -143,6 +164,13 @@ export function retroLocally(
     if (head === null) {
       throw new EpicflowError('state', `the epic branch ${doc.epicBranch} does not exist`);
     }
+    return { nothing: false, folders, store, plan, subjects, config, executor, env, head, now };
+  },
+
+  async run(job, prepared, options, hooks) {
+    if (prepared.nothing) return { kind: 'nothing', epic: prepared.epic };
+    const { folders, store, plan, subjects, config, executor, env, head, now } = prepared;
+    const { epic, state: stateDir } = folders;
     // The executor runs as the judge of a run does: as the agent user when there is one.
     const untrusted = await job.untrusted(options, folders);
     const work = job.scratch(join(stateDir, 'retro'));
@@ -158,7 +186,7 @@ export function retroLocally(
         home: join(work, 'home'),
       },
       {
-        git: planningGit(repo, join(work, 'tree')),
+        git: planningGit(job.repo, join(work, 'tree')),
         executors: executorLookup({ config, env: hooks.env, untrusted, deps: hooks.executorDeps }),
         emit: hooks.onEvent,
         signal: hooks.interrupt,
@@ -181,7 +209,15 @@ export function retroLocally(
       renderRetro(proposal, { ticked: new Set(), applyWith: APPLY_WITH }),
     );
     return { kind: 'proposed', file, proposal, rounds: outcome.rounds, usage: outcome.usage };
-  });
+  },
+};
+
+/** `epicflow retro`: proposes one fix per failed or held story and writes `retro.md`. */
+export function retroLocally(
+  options: LocalRetroOptions,
+  hooks: LocalRetroHooks,
+): Promise<LocalRetroResult> {
+  return runLocalKind(retroKind, options, hooks);
 }
 
 interface AppliedRetro {

@@ -1,38 +1,32 @@
 /**
- * The local composition root of `epicflow plan refine PLAN.md "<feedback>"`: a refine
- * round on this machine (docs/planning.md, "Refining a plan"). The plan section of the
+ * The `epicflow plan refine PLAN.md "<feedback>"` kind: a refine round on this machine (docs/planning.md, "Refining a plan"). The plan section of the
  * file is kept exactly; the planner adds stories for the feedback with ids `r<n>-…`
  * (n: one more than the highest round the plan holds), on a read-only checkout of HEAD.
  * The combined plan, validated, replaces the plan section; what the planner could not
  * place is listed as not planned (printed, and kept in the epic's `not-planned.md`).
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import type { ExecutorDeps } from '../adapters/executors/index.js';
-import { requirePlanner } from '../core/config/coders.js';
-import { EpicflowError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
-import { extractPlanBlocks, parsePlan, readBackAsWritten } from '../core/plan/index.js';
+import { basename, join } from 'node:path';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import type { ExecutorDeps } from '../../adapters/executors/index.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { extractPlanBlocks, parsePlan } from '../../core/plan/index.js';
+import { proseOf, refinePrefix, splitPlanSection } from '../../core/planner/index.js';
+import type { PlanningOutcome } from '../../engine/plan-epic.js';
+import { epicOfPlan } from './local-epics.js';
+import { planHere, plannerConfig, writePlanned } from './plan-here.js';
 import {
-  proseOf,
-  refinePrefix,
-  renderPlanSection,
-  splitPlanSection,
-  withPlanSection,
-} from '../core/planner/index.js';
-import { emptyRosterState } from '../core/roster/index.js';
-import { planEpic, plannerRoster, type PlanningOutcome } from '../engine/plan-epic.js';
-import { executorLookup, resolveExecutorEnvs } from './epic.js';
-import { checkEpicId, planningRoot } from './local-epics.js';
-import { headingOf, localJob, writeWhole, type LocalHooks } from './local-job.js';
-import { planningGit } from './planning-tree.js';
+  runLocalKind,
+  type LocalHooks,
+  type LocalJobOptions,
+  type LocalKind,
+} from './local-job.js';
 
 /** Where a refine round's not-planned items are kept, in the epic's state folder. */
 const NOT_PLANNED_FILE = 'not-planned.md';
 
-export interface LocalRefineOptions {
+export interface LocalRefineOptions extends Pick<LocalJobOptions, 'agentUser' | 'sandbox'> {
   /** The plan file (a plan section drafted by the planner). */
   readonly file: string;
   readonly feedback: string;
@@ -68,19 +62,24 @@ function nextRefineRound(plan: Plan): number {
   return highest + 1;
 }
 
-/** Runs a refine round on the plan file; writes it only when the combined plan is valid. */
-export function refineLocally(
-  options: LocalRefineOptions,
-  hooks: LocalRefineHooks,
-): Promise<LocalRefineResult> {
-  return localJob(hooks, options.repo, async (job) => {
-    const { repo } = job;
+/** `plan refine`: the plan file and feedback checked, then a refine round on it. */
+const refineKind: LocalKind<
+  LocalRefineOptions,
+  LocalRefineHooks,
+  {
+    readonly planPath: string;
+    readonly markdown: string;
+    readonly planners: Awaited<ReturnType<typeof plannerConfig>>;
+    readonly feedback: string;
+    readonly prose: string;
+    readonly current: Plan;
+    readonly epic: string;
+  },
+  LocalRefineResult
+> = {
+  async prepare(job, options) {
     const { path: planPath, text: markdown } = await job.input(options.file, 'plan');
-    const { config, planOptions, shownFile } = await job.config(options.config, {
-      deferEnv: true,
-      role: 'planner',
-    });
-    const planners = requirePlanner(config, shownFile);
+    const planners = await plannerConfig(job, options.config);
     const feedback = options.feedback.trim();
     if (feedback === '') {
       throw new EpicflowError('usage', 'plan refine needs feedback: what to add', {
@@ -104,19 +103,20 @@ export function refineLocally(
         },
       );
     }
-    const parsed = parsePlan(section, planOptions);
+    const parsed = parsePlan(section, planners.planOptions);
     if (!parsed.ok) {
       throw new EpicflowError('plan', `invalid plan in ${options.file}`, {
         details: parsed.violations.map((v) => `${v.code}: ${v.message}`),
       });
     }
     const current = parsed.plan;
+    const epic = epicOfPlan(planPath, options.epic);
+    return { planPath, markdown, planners, feedback, prose, current, epic };
+  },
+
+  async run(job, prepared, options, hooks) {
+    const { planPath, markdown, planners, feedback, prose, current, epic } = prepared;
     const round = nextRefineRound(current);
-    const epic = options.epic ?? basename(planPath, extname(planPath));
-    checkEpicId(
-      epic,
-      options.epic === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
-    );
     // Stories already merged are context for the planner; an epic that never ran has none.
     const folders = job.folders(epic);
     const store = existsSync(folders.state) ? await job.lock(folders) : undefined;
@@ -126,28 +126,19 @@ export function refineLocally(
       .filter((r) => r.status === 'done' && current.stories.some((s) => s.id === r.story))
       .map((r) => r.story);
 
-    const base = await repo.defaultBase();
-    const planningDir = job.scratch(planningRoot(repo), `${epic}-refine-`);
-    const outcome = await planEpic(
+    // The planner runs as plan draft's does: as the agent user, in the kernel sandbox.
+    const outcome = await planHere(
+      job,
+      planners,
+      { emit: hooks.onEvent, deps: hooks.executorDeps },
       {
+        scratch: `${epic}-refine-`,
+        runAs: options,
         epic,
-        title: headingOf(prose),
-        epicText: prose,
-        base,
-        config,
-        configPaths: planOptions.configPaths,
-        executorEnv: resolveExecutorEnvs(planners, hooks.env),
-        home: (id) => join(planningDir, 'homes', id),
+        prose,
         guidance: feedback,
         previous: current,
         refine: { round, merged },
-      },
-      {
-        git: planningGit(repo, join(planningDir, 'tree')),
-        executors: executorLookup({ config, env: hooks.env, deps: hooks.executorDeps }),
-        roster: plannerRoster(planners, { now: () => new Date() }, emptyRosterState()),
-        emit: hooks.onEvent,
-        signal: hooks.interrupt,
       },
     );
     if (outcome.kind !== 'planned') return { outcome, round, added: [], written: false };
@@ -164,17 +155,19 @@ export function refineLocally(
       );
     }
     if (added.length === 0) return { outcome, round, added, written: false, notPlannedFile };
-    const document = withPlanSection(
-      markdown,
-      renderPlanSection({
-        plan: outcome.plan,
-        warnings: outcome.warnings,
-        note: `Refined by epicflow's planner (refine round ${round}): the stories ${refinePrefix(round)}… were added, the others are as they were. Check them, then run it with \`epicflow run ${basename(options.file)}\`.`,
-      }),
-    );
-    readBackAsWritten(parsePlan(document, planOptions), outcome.plan, 'the refined plan');
-    await mkdir(dirname(planPath), { recursive: true });
-    await writeWhole(planPath, document);
+    await writePlanned(planPath, markdown, outcome, {
+      note: `Refined by epicflow's planner (refine round ${round}): the stories ${refinePrefix(round)}… were added, the others are as they were. Check them, then run it with \`epicflow run ${basename(options.file)}\`.`,
+      options: planners.planOptions,
+      what: 'the refined plan',
+    });
     return { outcome, round, added, written: true, notPlannedFile };
-  });
+  },
+};
+
+/** Runs a refine round on the plan file; writes it only when the combined plan is valid. */
+export function refineLocally(
+  options: LocalRefineOptions,
+  hooks: LocalRefineHooks,
+): Promise<LocalRefineResult> {
+  return runLocalKind(refineKind, options, hooks);
 }

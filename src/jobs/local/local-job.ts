@@ -1,27 +1,30 @@
 /**
- * The local job shell: what `epicflow run`, `plan draft`, `retro` and `land` share on one
- * machine. `localJob` opens the job (the repository, `--repo`), hands it to the command's
- * recipe, and closes it one way whatever the recipe did, last opened first: scratch trees
- * taken back from the untrusted user and removed, the events written, the epic's lock
- * released. The job gives each recipe the same pieces: the config, the epic's folders
- * (the local registry, `local-epics.ts`), its state store under the lock, who untrusted
- * code runs as, the event log and landing's git port; the epic's own ports and settings
- * are `composeEpic`'s (`epic.ts`).
+ * The local job shell: what `epicflow run`, `land`, `plan draft`, `plan refine`, `plan
+ * approve` and `retro` share on one machine. Each command is a kind, one object
+ * (`LocalKind`: `prepare`, whose checks refuse before anything is created, then `run`);
+ * `runLocalKind` opens the job (the repository, `--repo`), runs the kind, and closes the
+ * job one way whatever it did, last opened first: scratch trees taken back from the
+ * untrusted user and removed, the events written, the epic's lock released. The job gives
+ * each kind the same pieces: the config, the epic's folders (the local registry,
+ * `local-epics.ts`), its state store under the lock, who untrusted code runs as, the event
+ * log and landing's git port. The kinds that run an epic's engine (`run`, `land`) have one
+ * shell more over this one (`epic-kind.ts`): the epic's ports and settings are
+ * `composeEpic`'s (`composition/epic.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Git } from '../adapters/git/index.js';
-import { landGitPort } from '../adapters/git/port.js';
-import type { Untrusted } from '../adapters/process/untrusted.js';
-import { FileStateStore, writeFileAtomic } from '../adapters/state/file-store.js';
-import type { AgentUserFlag } from '../core/agent-user.js';
-import { EpicflowError } from '../core/errors.js';
-import type { EngineEvent, LandGitPort } from '../engine/ports.js';
+import type { Git } from '../../adapters/git/index.js';
+import { landGitPort } from '../../adapters/git/port.js';
+import type { Untrusted } from '../../adapters/process/untrusted.js';
+import { FileStateStore, writeFileAtomic } from '../../adapters/state/file-store.js';
+import type { AgentUserFlag } from '../../core/agent-user.js';
+import { EpicflowError } from '../../core/errors.js';
+import type { EngineEvent, LandGitPort } from '../../engine/ports.js';
 import { loadLocalConfig, openRepo, readInputFile, type LocalConfig } from './local-config.js';
 import { epicFolders, epicsRoot, pickEpic, type EpicFolders } from './local-epics.js';
 import { localUntrusted } from './local-untrusted.js';
-import { reclaimingLandTrees } from './reclaiming-trees.js';
+import { reclaimingLandTrees } from '../../composition/reclaiming-trees.js';
 
 /** What every local command is given by its entry. */
 export interface LocalHooks {
@@ -191,6 +194,38 @@ export async function localJob<T>(
   } finally {
     await job.close();
   }
+}
+
+/**
+ * One local command's kind as one object: `prepare` makes every check that can refuse (an
+ * `EpicflowError`) before anything is created, `run` does the work. `runLocalKind` opens
+ * the job, runs the two, and closes it; the kinds that run an epic's engine have a shell
+ * of their own over this one (`epic-kind.ts`).
+ */
+export interface LocalKind<
+  Options extends Pick<LocalJobOptions, 'repo'>,
+  Hooks extends LocalHooks,
+  Prepared,
+  Result,
+> {
+  prepare(job: LocalJob, options: Options, hooks: Hooks): Promise<Prepared>;
+  run(job: LocalJob, prepared: Prepared, options: Options, hooks: Hooks): Promise<Result>;
+}
+
+/** Runs `kind` in a local job in the repository (`--repo DIR`, else the current one). */
+export function runLocalKind<
+  Options extends Pick<LocalJobOptions, 'repo'>,
+  Hooks extends LocalHooks,
+  Prepared,
+  Result,
+>(
+  kind: LocalKind<Options, Hooks, Prepared, Result>,
+  options: Options,
+  hooks: Hooks,
+): Promise<Result> {
+  return localJob(hooks, options.repo, async (job) =>
+    kind.run(job, await kind.prepare(job, options, hooks), options, hooks),
+  );
 }
 
 /** The markdown's first `# heading`, for titles. */

@@ -1,40 +1,36 @@
 /**
- * The local composition root: `epicflow run` on one machine. Reads the plan
- * and config and checks everything before creating anything; then the epic is
- * wired (`composeEpic`) with what is local about it: the state in files under
- * `.git/epicflow/<epic>`, the worktrees beside them, events appended to
- * `events.jsonl`, and the epic branch in the user's own repository.
+ * `epicflow run` on one machine, a kind the epic shell runs (`epic-kind.ts`): its
+ * `prepare` reads the plan and config and checks everything before creating anything;
+ * its `run` applies the approved retro's fixes, runs the stories on the epic wired with
+ * what is local about it (the state in files under `.git/epicflow/<epic>`, the worktrees
+ * beside them, events appended to `events.jsonl`, the epic branch in the user's own
+ * repository), proposes splits and keeps the index of runs.
  */
-import { basename, extname, join } from 'node:path';
-import { otelTracing } from '../adapters/telemetry/otel.js';
-import type { EpicflowConfig } from '../core/config/types.js';
-import { selectExecutors } from '../core/roster/select.js';
-import { describeError, EpicflowError } from '../core/errors.js';
+import { join } from 'node:path';
+import { otelTracing } from '../../adapters/telemetry/otel.js';
+import type { EpicflowConfig } from '../../core/config/types.js';
+import { selectExecutors } from '../../core/roster/select.js';
+import { describeError, EpicflowError } from '../../core/errors.js';
 import {
   endRun,
   readRunIndex,
   RUN_INDEX_FILE,
   runSummary,
   startRun,
-} from '../core/epic/run-index.js';
-import { epicBranchName, type Plan, type StoryRecord } from '../core/model.js';
-import { parsePlan } from '../core/plan/index.js';
-import type { CrashPoint, EngineEvent, RunClock, StateStore } from '../engine/ports.js';
-import { openEpic, runEpic, type EpicRunResult } from '../engine/run-epic.js';
-import { findingLines } from '../core/doctor/index.js';
-import { composeEpic, resolveExecutorEnvs } from './epic.js';
+} from '../../core/epic/run-index.js';
+import { epicBranchName, type Plan, type StoryRecord } from '../../core/model.js';
+import { parsePlan } from '../../core/plan/index.js';
+import type { CrashPoint, EngineEvent, RunClock, StateStore } from '../../engine/ports.js';
+import { runEpic, type EpicRunResult } from '../../engine/run-epic.js';
+import { writeSavedEpic } from '../../engine/status.js';
+import { findingLines } from '../../core/doctor/index.js';
+import { resolveExecutorEnvs } from '../../composition/epic.js';
 import { checkLocal } from './local-doctor.js';
-import {
-  headingOf,
-  localJob,
-  type LocalHooks,
-  type LocalJob,
-  type LocalJobOptions,
-} from './local-job.js';
+import { runEpicKind, type EpicKindHooks, type LocalEpicKind } from './epic-kind.js';
+import { headingOf, type LocalJob, type LocalJobOptions } from './local-job.js';
 import { applyApprovedRetro } from './retro-local.js';
 import { proposeSplitsLocally } from './split-local.js';
-import { checkEpicId, epicsRoot, type EpicFolders } from './local-epics.js';
-import { answerKey } from '../adapters/state/answer-key.js';
+import { epicOfPlan, type EpicFolders } from './local-epics.js';
 
 interface LocalRunOptions extends LocalJobOptions {
   readonly file: string;
@@ -48,8 +44,7 @@ interface LocalRunOptions extends LocalJobOptions {
 }
 
 /** `interrupt` (SIGINT/SIGTERM): stop launching, stop running stories, write the report. */
-export interface LocalRunHooks extends LocalHooks {
-  readonly onEvent: (event: EngineEvent) => void;
+export interface LocalRunHooks extends EpicKindHooks {
   /** Test hook at named lifecycle points. */
   readonly onCheckpoint?: ((point: CrashPoint, story: string) => void) | undefined;
   /** Test hook: the waits before retries (default: the wall clock's). */
@@ -119,11 +114,7 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
       ),
     });
   }
-  const epic = options.epic ?? basename(planPath, extname(planPath));
-  checkEpicId(
-    epic,
-    options.epic === undefined ? `from the plan file name ${basename(planPath)}` : '--epic',
-  );
+  const epic = epicOfPlan(planPath, options.epic);
   if (
     options.concurrency !== undefined &&
     (!Number.isInteger(options.concurrency) || options.concurrency < 1)
@@ -189,16 +180,13 @@ async function prepareLocalEpic(job: LocalJob, options: LocalRunOptions): Promis
   };
 }
 
-/** Runs an epic locally; bad input throws `EpicflowError` before anything is created. */
-export function runLocalEpic(
-  options: LocalRunOptions,
-  hooks: LocalRunHooks,
-): Promise<EpicRunResult & { stateDir: string; events: string; runs: string }> {
-  return localJob(hooks, options.repo, async (job) => {
-    let local = await prepareLocalEpic(job, options);
-    for (const line of local.warnings) hooks.onWarning?.(line);
-    const untrusted = await job.untrusted(options, local.folders);
-    const store = await job.lock(local.folders);
+type LocalRunResult = EpicRunResult & { stateDir: string; events: string; runs: string };
+
+/** `epicflow run`: the approved retro's fixes, the stories, the splits proposed, the run index. */
+const runKind: LocalEpicKind<LocalRunOptions, LocalRunHooks, LocalEpic, LocalRunResult> = {
+  prepare: prepareLocalEpic,
+  async run({ job, hooks, store, untrusted, onEvent, open }, prepared, options) {
+    let local = prepared;
     // The fixes people approved in the epic's retro.md come first; an edited plan is read again.
     const retro = await applyApprovedRetro({
       store,
@@ -213,8 +201,6 @@ export function runLocalEpic(
     });
     if (retro.planChanged) local = await prepareLocalEpic(job, options);
     const { epic, state } = local.folders;
-    // Events are appended in order, without holding up the run.
-    const onEvent = job.eventLog(store, hooks.onEvent);
     // One trace per run, when an OpenTelemetry exporter endpoint is configured.
     const tracing = otelTracing(hooks.env);
     // Spans not sent yet go at the close; an unreachable collector costs the export's timeout, not the run.
@@ -223,90 +209,67 @@ export function runLocalEpic(
       'epicflow.epic': epic,
       'epicflow.stories': local.plan.stories.length,
     });
-    // The index of runs: this one is added as running, and its end written whatever happens.
-    const indexPath = join(state, RUN_INDEX_FILE);
-    const started = startRun(
-      readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath),
-      new Date().toISOString(),
-    );
-    await store.writeJson(RUN_INDEX_FILE, started.index);
-    let ended: {
-      outcome: 'finished' | 'unfinished' | 'error';
-      summary: string;
-      exitCode?: number;
-    } = {
-      outcome: 'error',
-      summary: 'the run ended early',
-    };
-    let outcome: string | undefined = 'the run ended early';
-    try {
-      const { ports, settings } = await composeEpic({
-        repo: job.repo,
-        epic,
-        plan: local.plan,
-        config: local.config,
-        configPaths: local.configPaths,
-        executorEnv: local.executorEnv,
-        env: hooks.env,
-        untrusted,
-        state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
-        answerKey: await answerKey(epicsRoot(job.repo)),
-        folders: local.folders,
-        onEvent,
-        onCheckpoint: hooks.onCheckpoint,
-        sleep: hooks.sleep,
-        // The user's state folder keeps them, beside the records.
-        logs: store,
-        trace,
-      });
-      await store.writeJson('epic.json', {
-        epic,
-        epicBranch: settings.epicBranch,
-        title: local.title ?? null,
-        plan: local.plan,
-      });
-      hooks.onStart?.(
-        local.plan.stories.map((s) => s.id),
-        await store.listStories(),
-      );
-      const ctx = await openEpic(settings, ports);
-      const onAbort = (): void => ctx.interrupt.abort();
-      if (hooks.interrupt?.aborted === true) onAbort();
-      hooks.interrupt?.addEventListener('abort', onAbort, { once: true });
+    return inRunIndex(store, join(state, RUN_INDEX_FILE), onEvent, async (end) => {
+      let outcome: string | undefined = 'the run ended early';
       try {
-        const result = await runEpic(ctx, {
-          concurrency: options.concurrency ?? local.config.concurrency,
-          failFast: options.failFast ?? false,
-          ...(options.deferred === true ? { deferred: true } : {}),
-          title: local.title,
+        const ctx = await open(local, {
+          wiring: {
+            state: hooks.onRecord === undefined ? store : observedStore(store, hooks.onRecord),
+            onCheckpoint: hooks.onCheckpoint,
+            sleep: hooks.sleep,
+            // The user's state folder keeps them, beside the records.
+            logs: store,
+            trace,
+          },
+          beforeOpen: async (settings) => {
+            await writeSavedEpic(store, {
+              epic,
+              epicBranch: settings.epicBranch,
+              title: local.title ?? null,
+              plan: local.plan,
+            });
+            hooks.onStart?.(
+              local.plan.stories.map((s) => s.id),
+              await store.listStories(),
+            );
+          },
         });
-        // A story that proved too big gets a split proposed; the plan changes only when approved.
-        if (hooks.interrupt?.aborted !== true) {
-          await proposeSplitsLocally({
-            job,
-            store,
-            epic,
-            epicBranch: settings.epicBranch,
-            plan: local.plan,
-            markdown: local.markdown,
-            planFile: options.file,
+        let result: EpicRunResult;
+        try {
+          result = await runEpic(ctx, {
+            concurrency: options.concurrency ?? local.config.concurrency,
+            failFast: options.failFast ?? false,
+            ...(options.deferred === true ? { deferred: true } : {}),
             title: local.title,
-            config: local.config,
-            configPaths: local.configPaths,
-            records: result.records,
-            untrusted,
-            emit: (message) => onEvent({ at: new Date().toISOString(), kind: 'epic', message }),
           });
+          // A story that proved too big gets a split proposed; the plan changes only when approved.
+          if (hooks.interrupt?.aborted !== true) {
+            await proposeSplitsLocally({
+              job,
+              store,
+              epic,
+              epicBranch: ctx.settings.epicBranch,
+              plan: local.plan,
+              markdown: local.markdown,
+              planFile: options.file,
+              title: local.title,
+              config: local.config,
+              configPaths: local.configPaths,
+              records: result.records,
+              untrusted,
+              emit: (message) => onEvent({ at: new Date().toISOString(), kind: 'epic', message }),
+            });
+          }
+        } catch (e) {
+          end({ outcome: 'error', summary: describeError(e).split('\n')[0] ?? '' });
+          throw e;
         }
         const done = result.records.filter((r) => r.status === 'done').length;
-        trace?.set({
-          'epicflow.done': done,
-          'epicflow.failed': result.records.filter((r) => r.status === 'failed').length,
-        });
+        const failed = result.records.filter((r) => r.status === 'failed').length;
+        trace?.set({ 'epicflow.done': done, 'epicflow.failed': failed });
         outcome =
           result.exitCode === 0 ? undefined : `${done} of ${local.plan.stories.length} done`;
-        const failed = result.records.filter((r) => r.status === 'failed').length;
-        ended = {
+        end({
           outcome: result.exitCode === 0 ? 'finished' : 'unfinished',
           summary: runSummary({
             done,
@@ -314,36 +277,70 @@ export function runLocalEpic(
             waiting: Math.max(0, local.plan.stories.length - done - failed),
           }),
           exitCode: result.exitCode,
-        };
+        });
         return {
           ...result,
           stateDir: state,
           events: join(state, 'events.jsonl'),
           runs: join(state, RUN_INDEX_FILE),
         };
-      } catch (e) {
-        ended = { outcome: 'error', summary: describeError(e).split('\n')[0] ?? '' };
-        throw e;
       } finally {
-        hooks.interrupt?.removeEventListener('abort', onAbort);
+        trace?.end(outcome);
       }
-    } finally {
-      trace?.end(outcome);
-      const endedAt = new Date().toISOString();
-      await store.writeJson(
-        RUN_INDEX_FILE,
-        endRun(readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath), started.id, {
-          endedAt,
-          outcome: ended.outcome,
-          summary: ended.summary,
-        }),
-      );
-      onEvent({
-        at: endedAt,
-        kind: 'epic',
-        message: `run ended (${started.id}): ${ended.summary}${ended.exitCode === undefined ? '' : ` · exit ${ended.exitCode}`}`,
-        data: { runEnded: started.id, outcome: ended.outcome },
-      });
-    }
-  });
+    });
+  },
+};
+
+/** How a run ended, for the index of runs. */
+interface RunEnd {
+  readonly outcome: 'finished' | 'unfinished' | 'error';
+  readonly summary: string;
+  readonly exitCode?: number;
+}
+
+/**
+ * The index of runs around `work`: this run is added as running, and its end (as `work`
+ * says it, else `the run ended early`) written and told as an event whatever happens.
+ */
+async function inRunIndex<T>(
+  store: StateStore,
+  indexPath: string,
+  onEvent: (event: EngineEvent) => void,
+  work: (end: (how: RunEnd) => void) => Promise<T>,
+): Promise<T> {
+  const started = startRun(
+    readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath),
+    new Date().toISOString(),
+  );
+  await store.writeJson(RUN_INDEX_FILE, started.index);
+  let ended: RunEnd = { outcome: 'error', summary: 'the run ended early' };
+  try {
+    return await work((how) => {
+      ended = how;
+    });
+  } finally {
+    const endedAt = new Date().toISOString();
+    await store.writeJson(
+      RUN_INDEX_FILE,
+      endRun(readRunIndex(await store.readJson<unknown>(RUN_INDEX_FILE), indexPath), started.id, {
+        endedAt,
+        outcome: ended.outcome,
+        summary: ended.summary,
+      }),
+    );
+    onEvent({
+      at: endedAt,
+      kind: 'epic',
+      message: `run ended (${started.id}): ${ended.summary}${ended.exitCode === undefined ? '' : ` · exit ${ended.exitCode}`}`,
+      data: { runEnded: started.id, outcome: ended.outcome },
+    });
+  }
+}
+
+/** Runs an epic locally; bad input throws `EpicflowError` before anything is created. */
+export function runLocalEpic(
+  options: LocalRunOptions,
+  hooks: LocalRunHooks,
+): Promise<LocalRunResult> {
+  return runEpicKind(runKind, options, hooks);
 }

@@ -3,14 +3,13 @@
  * or moved (`prepareLanding`, exit 2), and the last step, the epic merged into the branch
  * (`landInto`), which looks again at what may have changed meanwhile.
  */
-import { join } from 'node:path';
-import { readMergedStories, type Git } from '../adapters/git/index.js';
-import { FileStateStore } from '../adapters/state/file-store.js';
-import { EpicflowError } from '../core/errors.js';
-import { unfinishedStories } from '../core/land/index.js';
-import { buildLandedMessage } from '../core/merge-message.js';
-import type { StoryRecord } from '../core/model.js';
-import { readSavedEpic, type SavedEpic } from '../engine/status.js';
+import { readMergedStories, type Git } from '../../adapters/git/index.js';
+import { FileStateStore } from '../../adapters/state/file-store.js';
+import { EpicflowError } from '../../core/errors.js';
+import { unfinishedStories } from '../../core/land/index.js';
+import { buildLandedMessage } from '../../core/merge-message.js';
+import type { StoryRecord } from '../../core/model.js';
+import { requireSavedEpic, type SavedEpic } from '../../engine/status.js';
 import type { LocalConfig } from './local-config.js';
 import type { EpicFolders } from './local-epics.js';
 import type { LocalJob } from './local-job.js';
@@ -65,12 +64,7 @@ export async function prepareLanding(
   const { epic, state: stateDir } = folders;
   // Read before the lock is taken: a refusal leaves no trace.
   const store = new FileStateStore(stateDir);
-  const saved = await readSavedEpic(store, join(stateDir, 'epic.json'));
-  if (saved === null) {
-    throw new EpicflowError('state', `unreadable epic record: ${join(stateDir, 'epic.json')}`, {
-      details: ['rerun `epicflow run` with the epic’s plan to write it again'],
-    });
-  }
+  const saved = await requireSavedEpic(store);
   const { epicBranch } = saved;
   const epicHead = await repo.revParse(`refs/heads/${epicBranch}`);
   if (epicHead === null) {

@@ -63,6 +63,8 @@ const budgets = {
     // one delivered epic (4 local runs instead of 18; docs/testing.md, "Where a rule is
     // tested"), 270 s → 119 s alone, back to back: about one and a half times the new time.
     'test/engine/land.test.ts': 180,
+    // A judged story crashed once and run again in a copy per test (3 crashes → 1; 135 s → 34 s alone).
+    'test/engine/judge-reuse.test.ts': 60,
     // Epics killed and run again at each checkpoint (148 s in the 2026-12-05 evening run).
     'test/engine/crash.test.ts': 220,
   },

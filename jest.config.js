@@ -65,6 +65,8 @@ const budgets = {
     'test/engine/land.test.ts': 180,
     // A judged story crashed once and run again in a copy per test (3 crashes → 1; 135 s → 34 s alone).
     'test/engine/judge-reuse.test.ts': 60,
+    // The two task-plan tests after a crash share one crashed story, each in a copy (2 crash runs → 1).
+    'test/engine/tasks.test.ts': 110,
     // Epics killed and run again at each checkpoint (148 s in the 2026-12-05 evening run).
     'test/engine/crash.test.ts': 220,
   },

@@ -71,6 +71,8 @@ const budgets = {
     'test/engine/forged-state.test.ts': 80,
     // One sabotaged story refused and taken (9 stories → 3); the ways to weaken a test are the rule's cases.
     'test/engine/existing-tests.test.ts': 80,
+    // Python and Go each deliver one epic whose second story breaks a test and fixes it (5 runs → 3).
+    'test/cli/detected-gates.test.ts': 100,
     // Epics killed and run again at each checkpoint (148 s in the 2026-12-05 evening run).
     'test/engine/crash.test.ts': 220,
   },

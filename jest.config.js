@@ -65,6 +65,20 @@ const budgets = {
     // one delivered epic (4 local runs instead of 18; docs/testing.md, "Where a rule is
     // tested"), 270 s → 119 s alone, back to back: about one and a half times the new time.
     'test/engine/land.test.ts': 180,
+    // A judged story crashed once and run again in a copy per test (3 crashes → 1; 135 s → 34 s alone).
+    'test/engine/judge-reuse.test.ts': 60,
+    // The two task-plan tests after a crash share one crashed story, each in a copy (2 crash runs → 1).
+    'test/engine/tasks.test.ts': 110,
+    // The two forged done records share one crashed epic, each forged in a copy (3 crash runs → 2).
+    'test/engine/forged-state.test.ts': 80,
+    // One sabotaged story refused and taken (9 stories → 3); the ways to weaken a test are the rule's cases.
+    'test/engine/existing-tests.test.ts': 80,
+    // Python and Go each deliver one epic whose second story breaks a test and fixes it (5 runs → 3).
+    'test/cli/detected-gates.test.ts': 100,
+    // One npm workspace whose api story breaks a test and fixes it beside the web story (3 runs → 2).
+    'test/cli/packages.test.ts': 90,
+    // No lockfile and setupCache: false each shown by one story, not two (setup in every checkout).
+    'test/engine/setup-cache.test.ts': 60,
     // Epics killed and run again at each checkpoint (148 s in the 2026-12-05 evening run).
     'test/engine/crash.test.ts': 220,
   },

@@ -1,9 +1,10 @@
 /**
  * Repositories that are not a Node package, built from their real layout (a pyproject
  * with pytest, a Go module; both stdlib only): `epicflow init` finds their checks, and a
- * scripted coder delivers a two-story epic judged by them; a coder that breaks a test is
- * charged with it and fixes it in the next round. A toolchain the gates need that is not
- * on PATH stops `doctor` and `run` before any turn, with the command that installs it.
+ * scripted coder delivers a two-story epic judged by them, where a coder that breaks a
+ * test is charged with it and fixes it in the next round. A toolchain the gates need that
+ * is not on PATH stops `doctor` and `run` before any turn, with the command that installs
+ * it.
  */
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -99,7 +100,7 @@ function goPackage(name: string, fn: string, body: string, test: string): Record
 }
 
 describe('a Python project (pyproject, pytest)', () => {
-  it('init finds pytest; two stories are delivered under it', async () => {
+  it('init finds pytest; two stories are delivered under it, one charged with the test it broke and merged after its fix', async () => {
     repo = makeRepo(PY_FILES);
     const config = await initWith(repo, {
       tax: {
@@ -111,13 +112,10 @@ describe('a Python project (pyproject, pytest)', () => {
           },
         },
       },
-      discount: {
-        '*': {
-          write: {
-            'shop/discount.py': 'def discount(p):\n    return p * 0.9\n',
-            'tests/test_discount.py':
-              'from shop.discount import discount\n\n\ndef test_discount():\n    assert discount(10) == 9\n',
-          },
+      round: {
+        '1': { write: { 'shop/price.py': 'def price(cents):\n    return cents // 100\n' } },
+        '2': {
+          write: { 'shop/price.py': 'def price(cents):\n    return round(cents / 100, 2)\n' },
         },
       },
     });
@@ -130,7 +128,7 @@ describe('a Python project (pyproject, pytest)', () => {
       repo,
       planMarkdown([
         { id: 'tax', owns: ['shop/tax.py', 'tests/test_tax.py'] },
-        { id: 'discount', owns: ['shop/discount.py', 'tests/test_discount.py'] },
+        { id: 'round', owns: ['shop/price.py'] },
       ]),
       {},
       { env: ENV },
@@ -138,8 +136,14 @@ describe('a Python project (pyproject, pytest)', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
     expect(r.stdout).not.toContain('perimeter alone');
+    expect(r.stdout).toContain('[round] gates failed: python3 -m pytest:');
+    const seen = prompts(repo, 'coder').filter((p) => p.story === 'round');
+    expect(seen.map((p) => p.round)).toEqual(['1', '2']);
+    expect(seen[1]?.prompt).toContain('## The gates failed');
+    expect(seen[1]?.prompt).toContain('test_price');
+    expect(record(repo, 'round')).toMatchObject({ status: 'done' });
     expect(showFile(repo, 'epic/epic', 'shop/tax.py')).toContain('def tax');
-    expect(showFile(repo, 'epic/epic', 'shop/discount.py')).toContain('def discount');
+    expect(showFile(repo, 'epic/epic', 'shop/price.py')).toContain('round(cents / 100, 2)');
     // The merged tree passes the detected gate.
     git(repo.dir, 'checkout', '-q', 'epic/epic');
     expect(
@@ -148,69 +152,15 @@ describe('a Python project (pyproject, pytest)', () => {
         env: ENV,
         encoding: 'utf8',
       }),
-    ).toMatch(/3 passed/);
-  });
-
-  it('a coder that breaks a test is charged with it, and its fix merges', async () => {
-    repo = makeRepo(PY_FILES);
-    await initWith(repo, {
-      round: {
-        '1': { write: { 'shop/price.py': 'def price(cents):\n    return cents // 100\n' } },
-        '2': {
-          write: { 'shop/price.py': 'def price(cents):\n    return round(cents / 100, 2)\n' },
-        },
-      },
-    });
-    const r = await run(
-      repo,
-      planMarkdown([{ id: 'round', owns: ['shop/price.py'] }]),
-      {},
-      { env: ENV },
-    );
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('[round] gates failed: python3 -m pytest:');
-    const seen = prompts(repo, 'coder');
-    expect(seen.map((p) => p.round)).toEqual(['1', '2']);
-    expect(seen[1]?.prompt).toContain('## The gates failed');
-    expect(seen[1]?.prompt).toContain('test_price');
-    expect(record(repo, 'round')).toMatchObject({ status: 'done' });
+    ).toMatch(/2 passed/);
   });
 });
 
 describe('a Go module', () => {
-  it('init finds go build, vet and test; two stories are delivered under them', async () => {
+  it('init finds go build, vet and test; two stories are delivered under them, one charged with the test it broke and merged after its fix', async () => {
     repo = makeRepo(GO_FILES);
     const config = await initWith(repo, {
       tax: { '*': { write: goPackage('tax', 'Tax', 'return p * 0.2', 'Tax(10) != 2') } },
-      discount: {
-        '*': { write: goPackage('discount', 'Discount', 'return p * 0.5', 'Discount(10) != 5') },
-      },
-    });
-    expect(parseConfig(config, 'x')).toMatchObject({
-      gates: ['go build ./...', 'go vet ./...', 'go test ./...'],
-    });
-    expect(parseConfig(config, 'x').setup).toBeUndefined();
-
-    const r = await run(
-      repo,
-      planMarkdown([
-        { id: 'tax', owns: ['tax/tax.go', 'tax/tax_test.go'] },
-        { id: 'discount', owns: ['discount/discount.go', 'discount/discount_test.go'] },
-      ]),
-      {},
-      { env: ENV },
-    );
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
-    expect(reportJson(repo).stories.map((s) => [s.id, s.status])).toEqual([
-      ['tax', 'done'],
-      ['discount', 'done'],
-    ]);
-  });
-
-  it('a coder that breaks a test is charged with it, and its fix merges', async () => {
-    repo = makeRepo(GO_FILES);
-    await initWith(repo, {
       round: {
         '1': {
           write: {
@@ -226,16 +176,30 @@ describe('a Go module', () => {
         },
       },
     });
+    expect(parseConfig(config, 'x')).toMatchObject({
+      gates: ['go build ./...', 'go vet ./...', 'go test ./...'],
+    });
+    expect(parseConfig(config, 'x').setup).toBeUndefined();
+
     const r = await run(
       repo,
-      planMarkdown([{ id: 'round', owns: ['price/price.go'] }]),
+      planMarkdown([
+        { id: 'tax', owns: ['tax/tax.go', 'tax/tax_test.go'] },
+        { id: 'round', owns: ['price/price.go'] },
+      ]),
       {},
       { env: ENV },
     );
-    expect(r.code).toBe(0);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
+    expect(reportJson(repo).stories.map((s) => [s.id, s.status])).toEqual([
+      ['tax', 'done'],
+      ['round', 'done'],
+    ]);
     expect(r.stdout).toContain('[round] gates failed: go test ./...:');
-    expect(prompts(repo, 'coder')[1]?.prompt).toContain('TestPrice');
-    expect(record(repo, 'round')).toMatchObject({ status: 'done' });
+    const seen = prompts(repo, 'coder').filter((p) => p.story === 'round');
+    expect(seen.map((p) => p.round)).toEqual(['1', '2']);
+    expect(seen[1]?.prompt).toContain('TestPrice');
   });
 
   it('without go on PATH: doctor and run name it, with its install, before any turn', async () => {

@@ -16,7 +16,6 @@ import {
   record,
   run,
   scriptedCoder,
-  type Script,
   type TestRepo,
 } from './support/repo.js';
 
@@ -83,7 +82,7 @@ const lines = JS.split('\n');
 const insertAt = (n: number, text: string): string =>
   [...lines.slice(0, n), text, ...lines.slice(n)].join('\n');
 
-describe('an existing test file: the four ways to weaken it without touching an assertion', () => {
+describe('an existing test file: the ways to weaken it without touching an assertion', () => {
   it.each([
     ['neutralises the assertion', insertAt(3, 'assert.strictEqual = () => {};'), 'line 4 added'],
     [
@@ -91,7 +90,17 @@ describe('an existing test file: the four ways to weaken it without touching an 
       insertAt(3, "jest.mock('../src/sum.js', () => ({ sum: () => 3 }));"),
       'line 4 added',
     ],
+    [
+      "mocks it with node:test's mock",
+      insertAt(3, "import { mock } from 'node:test';\nmock.method(calc, 'sum', () => 3);"),
+      'line 4 added',
+    ],
     ['skips with skipIf', JS.replace("test('adds'", "test.skipIf(true)('adds'"), 'line 5 changed'],
+    [
+      'skips with an option',
+      JS.replace("test('adds', () => {", "test('adds', { skip: true }, () => {"),
+      'line 5 changed',
+    ],
     ['returns early', insertAt(5, '  return;'), 'line 6 added'],
   ])('%s: a finding naming the line, none with testsChange', (_what, changed, where) => {
     const { changes, diff } = story({ [FILE]: JS }, { [FILE]: changed });
@@ -284,32 +293,26 @@ describe('a story run', () => {
     const l = TEST.split('\n');
     return [...l.slice(0, n), ...text, ...l.slice(n)].join('\n');
   };
-  // Each keeps the gate green: only the guard can tell.
-  const SABOTAGE: Record<string, string> = {
-    neutralise: at(3, 'assert.strictEqual = () => {};'),
-    mock: at(3, "import { mock } from 'node:test';", "mock.method(calc, 'sum', () => 3);"),
-    skip: TEST.replace("test('adds', () => {", "test('adds', { skip: true }, () => {"),
-    'early-return': at(5, '  return;'),
-  };
+  // It keeps the gate green: only the guard can tell. The other ways to weaken a test are
+  // the rule's own cases above, on real diffs; here the guard's finding fails a story.
+  const MOCKED = at(3, "import { mock } from 'node:test';", "mock.method(calc, 'sum', () => 3);");
   const APPENDED = `${TEST}test('adds negatives', () => {\n  assert.strictEqual(calc.sum(-1, -2), -3);\n});\n`;
 
-  it('fails each sabotage of an existing test without testsChange and takes it with; takes a new test appended', async () => {
-    const files: Record<string, string> = {
+  it('fails a sabotage of an existing test without testsChange and takes it with; takes a new test appended', async () => {
+    repo = makeRepo({
       'package.json': '{"type":"module"}\n',
       'src/calc.js': 'export const calc = { sum: (a, b) => a + b };\n',
-    };
-    for (const id of [...Object.keys(SABOTAGE), 'append']) files[`test/${id}.test.js`] = TEST;
-    repo = makeRepo(files);
+      'test/mock.test.js': TEST,
+      'test/append.test.js': TEST,
+    });
     made.push(repo);
     const r = repo;
-    const script: Script = {
+    const sabotage = { '*': { write: { 'test/mock.test.js': MOCKED } } };
+    const coder = scriptedCoder(r, 'coder', {
       append: { '*': { write: { 'test/append.test.js': APPENDED } } },
-    };
-    for (const [id, text] of Object.entries(SABOTAGE)) {
-      script[id] = { '*': { write: { [`test/${id}.test.js`]: text } } };
-      script[`allowed-${id}`] = script[id] as Script[string];
-    }
-    const coder = scriptedCoder(r, 'coder', script);
+      mock: sabotage,
+      'allowed-mock': sabotage,
+    });
     r.write(
       'epicflow.yml',
       configYaml({
@@ -319,36 +322,30 @@ describe('a story run', () => {
       }),
     );
     r.commit('config');
-    const ids = Object.keys(SABOTAGE);
     const refused = await run(
       r,
       planMarkdown([
-        ...ids.map((id) => ({ id, owns: [`test/${id}.test.js`] })),
+        { id: 'mock', owns: ['test/mock.test.js'] },
         { id: 'append', owns: ['test/append.test.js'] },
       ]),
     );
     expect(refused.code).toBe(1);
-    for (const id of ids) {
-      expect({ id, ...record(r, id) }).toMatchObject({
-        id,
-        status: 'failed',
-        reason: expect.stringContaining(
-          `existing test changed in test/${id}.test.js, which existed before the story: line`,
-        ),
-      });
-    }
+    expect(record(r, 'mock')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining(
+        'existing test changed in test/mock.test.js, which existed before the story: line 4 added',
+      ),
+    });
     expect(record(r, 'append')).toMatchObject({ status: 'done' });
     expect(epicMerges(r)).toEqual(['Merge story append: Story append']);
 
-    // The plan's leave: the same changes are taken.
+    // The plan's leave: the same change is taken.
     const allowed = await run(
       r,
-      planMarkdown(
-        ids.map((id) => ({ id: `allowed-${id}`, owns: [`test/${id}.test.js`], testsChange: true })),
-      ),
+      planMarkdown([{ id: 'allowed-mock', owns: ['test/mock.test.js'], testsChange: true }]),
       { epic: 'allowed' },
     );
     expect(allowed.code).toBe(0);
-    expect(git(r.dir, 'show', 'epic/allowed:test/early-return.test.js')).toContain('  return;');
+    expect(git(r.dir, 'show', 'epic/allowed:test/mock.test.js')).toContain('mock.method(calc');
   });
 });

@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   configYaml,
+  copyLink,
+  copyRepo,
   epicMerges,
   git,
   makeRepo,
@@ -27,16 +29,19 @@ const projectRoot = resolve(here, '..', '..');
 const child = join(here, 'support', 'crash-child.ts');
 
 let repo: TestRepo;
-afterEach(() => repo?.cleanup());
+// The crashed epic the file shares is removed after all its tests.
+afterEach(() => {
+  if (repo !== crashed) repo?.cleanup();
+});
 
 /** Runs `epicflow run` in a child killed with SIGKILL at `point` of story `story`. */
 function crashAt(point: string, story: string, file: string): void {
-  const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+  const killed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
     cwd: projectRoot,
     env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:${story}` },
     encoding: 'utf8',
   });
-  expect(crashed.signal).toBe('SIGKILL');
+  expect(killed.signal).toBe('SIGKILL');
 }
 
 function forgeRecord(story: string, fields: Record<string, unknown>): void {
@@ -45,28 +50,50 @@ function forgeRecord(story: string, fields: Record<string, unknown>): void {
   writeFileSync(path, JSON.stringify({ ...like, story, notes: [], ...fields }, null, 2));
 }
 
+/**
+ * Story a crashed after its commit, b never ran, made once for the records forged on it:
+ * each test forges and runs again in a copy (`copyRepo`), its coder named through `link`.
+ */
+const link = copyLink();
+let crashed: TestRepo | undefined;
+afterAll(() => {
+  crashed?.cleanup();
+  link.cleanup();
+});
+const TWO = planMarkdown([
+  { id: 'a', owns: ['src/a.txt'] },
+  { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
+]);
+
 describe('state an agent running as the user could have written', () => {
-  it.each([
-    ['names a merge that is not on the epic branch', true],
-    ['says done without a merge', false],
-  ])('a done record that %s does not skip its story', async (_name, withMerge) => {
+  beforeAll(() => {
     repo = makeRepo({ 'README.md': 'x\n' });
+    crashed = repo;
+    link.use(repo);
     const coder = scriptedCoder(repo, 'coder', {
       a: { '*': { write: { 'src/a.txt': 'a\n' } } },
       b: { '*': { write: { 'src/b.txt': 'b\n' } } },
     });
     repo.write(
       'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+      configYaml({
+        executors: [{ id: 'bot', command: link.through(repo, coder) }],
+        gates: ['true'],
+      }),
     );
     repo.commit('config');
-    const plan = planMarkdown([
-      { id: 'a', owns: ['src/a.txt'] },
-      { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
-    ]);
     const file = join(repo.tmp, 'epic.md');
-    writeFileSync(file, plan);
+    writeFileSync(file, TWO);
     crashAt('after-commit', 'a', file);
+  });
+
+  it.each([
+    ['names a merge that is not on the epic branch', true],
+    ['says done without a merge', false],
+  ])('a done record that %s does not skip its story', async (_name, withMerge) => {
+    if (crashed === undefined) throw new Error('the crashed epic was not made');
+    repo = copyRepo(crashed);
+    link.use(repo);
 
     // b never ran; a record now says it is done.
     const someCommit = git(repo.dir, 'rev-parse', 'HEAD');
@@ -75,7 +102,7 @@ describe('state an agent running as the user could have written', () => {
       ...(withMerge ? { mergeCommit: someCommit, storyCommit: someCommit } : {}),
     });
 
-    const rerun = await run(repo, plan);
+    const rerun = await run(repo, TWO);
     expect(rerun.code).toBe(0);
     expect(prompts(repo, 'coder').map((p) => p.story)).toEqual(['a', 'b']);
     expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);

@@ -4,13 +4,15 @@
  * plan's checks (perimeter, other stories, coverage, bad JSON), and a resume at the
  * first unchecked task.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   configYaml,
+  copyLink,
+  copyRepo,
   epicMerges,
   makeRepo,
   prompts,
@@ -18,6 +20,7 @@ import {
   reportJson,
   run,
   showFile,
+  type CopyLink,
   type TestRepo,
 } from './support/repo.js';
 
@@ -26,7 +29,11 @@ const projectRoot = resolve(here, '..', '..');
 const TASK_CODER = join(here, 'support', 'task-coder.mjs');
 
 let repo: TestRepo;
-afterEach(() => repo?.cleanup());
+// A crashed story a describe shares is removed after all its tests.
+let shared: TestRepo | undefined;
+afterEach(() => {
+  if (repo !== shared) repo?.cleanup();
+});
 
 interface Entry {
   id: string;
@@ -72,14 +79,19 @@ const THREE: Task[] = [
 const ACCEPTANCE = ['a is there', 'b is there', 'c is there'];
 
 /** A repository whose config names the task coder with `script`; `extra` lines of config. */
-function setUp(script: TaskScript, opts: { gates?: string[]; extra?: string } = {}): void {
+function setUp(
+  script: TaskScript,
+  opts: { gates?: string[]; extra?: string; link?: CopyLink } = {},
+): void {
   repo = makeRepo({ 'README.md': 'original\n' });
   const path = join(repo.tmp, 'tasks.json');
   writeFileSync(path, JSON.stringify(script));
+  const coder = ['node', TASK_CODER, path, join(repo.tmp, 'coder.log')];
+  opts.link?.use(repo);
   repo.write(
     'epicflow.yml',
     configYaml({
-      executors: [{ id: 'bot', command: ['node', TASK_CODER, path, join(repo.tmp, 'coder.log')] }],
+      executors: [{ id: 'bot', command: opts.link?.through(repo, coder) ?? coder }],
       gates: opts.gates ?? ['test -f README.md'],
       ...(opts.extra === undefined ? {} : { extra: opts.extra }),
     }),
@@ -149,83 +161,84 @@ describe('a story run as a task plan', () => {
     expect(showFile(repo, 'epic/epic', 'src/b.txt')).toBeNull();
   });
 
-  it('resumes at the first unchecked task, on its commits, without running a ticked task again', async () => {
-    setUp(
-      {
-        plan: [answer(THREE)],
-        task: {
-          '1': writes('src/a.txt', 'a\n', 'a is done'),
-          '2': writes('src/b.txt', 'b\n'),
-          '3': writes('src/c.txt', 'c\n'),
-        },
-      },
-      { extra: 'tasks: true' },
-    );
-    const text = plan([{ id: 's', owns: ['src'], acceptance: ACCEPTANCE }]);
-    const file = join(repo.tmp, 'epic.md');
-    writeFileSync(file, text);
-    const crashed = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(here, 'support', 'crash-child.ts'), file, repo.dir],
-      {
-        cwd: projectRoot,
-        env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'after-task:s' },
-        encoding: 'utf8',
-      },
-    );
-    expect(crashed.signal).toBe('SIGKILL');
-    expect(turns()).toHaveLength(2);
-    const ticked = record(repo, 's').tasks as { done: boolean }[];
-    expect(ticked.map((t) => t.done)).toEqual([true, false, false]);
+  describe('crashed after its first task', () => {
+    /**
+     * The story killed once its first task is ticked, made once for the two tests that run
+     * it again: each in a copy (`copyRepo`), its coder named through `link`.
+     */
+    const link = copyLink();
+    afterAll(() => {
+      shared?.cleanup();
+      link.cleanup();
+    });
+    const TEXT = plan([{ id: 's', owns: ['src'], acceptance: ACCEPTANCE }]);
 
-    const r = await run(repo, text);
-    expect(r.code).toBe(0);
-    const p = turns();
-    // The plan and task 1 before the crash; tasks 2 and 3 after it: nothing ran twice.
-    expect(p).toHaveLength(4);
-    expect(p[2]).toContain('## Your task now: task 2 of 3');
-    expect(p[2]).toContain('> a is done');
-    expect(p[3]).toContain('## Your task now: task 3 of 3');
-    expect(p.filter((t) => t.includes('task 1 of 3'))).toHaveLength(1);
-    expect(r.stdout).toContain('resuming at task 2 of 3');
-    for (const x of ['a', 'b', 'c']) expect(showFile(repo, 'epic/epic', `src/${x}.txt`)).toBe(x);
-    expect(record(repo, 's')).toMatchObject({ status: 'done', attempt: 1 });
-  });
-
-  it('a changed plan entry starts over, with a new task plan', async () => {
-    setUp(
-      {
-        plan: [answer(THREE)],
-        task: {
-          '1': writes('src/a.txt', 'a\n'),
-          '2': writes('src/b.txt', 'b\n'),
-          '3': writes('src/c.txt', 'c\n'),
+    beforeAll(() => {
+      setUp(
+        {
+          plan: [answer(THREE)],
+          task: {
+            '1': writes('src/a.txt', 'a\n', 'a is done'),
+            '2': writes('src/b.txt', 'b\n'),
+            '3': writes('src/c.txt', 'c\n'),
+          },
         },
-      },
-      { extra: 'tasks: true' },
-    );
-    const file = join(repo.tmp, 'epic.md');
-    writeFileSync(file, plan([{ id: 's', owns: ['src'], acceptance: ACCEPTANCE }]));
-    const crashed = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(here, 'support', 'crash-child.ts'), file, repo.dir],
-      {
-        cwd: projectRoot,
-        env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'after-task:s' },
-        encoding: 'utf8',
-      },
-    );
-    expect(crashed.signal).toBe('SIGKILL');
-    const changed = plan([
-      { id: 's', owns: ['src'], acceptance: [...ACCEPTANCE.slice(0, 2), 'c is there, too'] },
-    ]);
-    const r = await run(repo, changed);
-    expect(r.code).toBe(0);
-    const p = turns();
-    expect(p).toHaveLength(6);
-    expect(p[2]).toContain('## First, plan this story as tasks');
-    expect(p[3]).toContain('## Your task now: task 1 of 3');
-    expect(r.stdout).toContain('plan entry changed since its branch was created');
+        { extra: 'tasks: true', link },
+      );
+      shared = repo;
+      const file = join(repo.tmp, 'epic.md');
+      writeFileSync(file, TEXT);
+      const killed = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(here, 'support', 'crash-child.ts'), file, repo.dir],
+        {
+          cwd: projectRoot,
+          env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'after-task:s' },
+          encoding: 'utf8',
+        },
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(turns()).toHaveLength(2);
+      const ticked = record(repo, 's').tasks as { done: boolean }[];
+      expect(ticked.map((t) => t.done)).toEqual([true, false, false]);
+    });
+
+    /** `repo` a copy of the crashed story, its coder logging there. */
+    function copyCrashed(): void {
+      if (shared === undefined) throw new Error('the crashed story was not made');
+      repo = copyRepo(shared);
+      link.use(repo);
+    }
+
+    it('resumes at the first unchecked task, on its commits, without running a ticked task again', async () => {
+      copyCrashed();
+      const r = await run(repo, TEXT);
+      expect(r.code).toBe(0);
+      const p = turns();
+      // The plan and task 1 before the crash; tasks 2 and 3 after it: nothing ran twice.
+      expect(p).toHaveLength(4);
+      expect(p[2]).toContain('## Your task now: task 2 of 3');
+      expect(p[2]).toContain('> a is done');
+      expect(p[3]).toContain('## Your task now: task 3 of 3');
+      expect(p.filter((t) => t.includes('task 1 of 3'))).toHaveLength(1);
+      expect(r.stdout).toContain('resuming at task 2 of 3');
+      for (const x of ['a', 'b', 'c']) expect(showFile(repo, 'epic/epic', `src/${x}.txt`)).toBe(x);
+      expect(record(repo, 's')).toMatchObject({ status: 'done', attempt: 1 });
+    });
+
+    it('a changed plan entry starts over, with a new task plan', async () => {
+      copyCrashed();
+      const changed = plan([
+        { id: 's', owns: ['src'], acceptance: [...ACCEPTANCE.slice(0, 2), 'c is there, too'] },
+      ]);
+      const r = await run(repo, changed);
+      expect(r.code).toBe(0);
+      const p = turns();
+      expect(p).toHaveLength(6);
+      expect(p[2]).toContain('## First, plan this story as tasks');
+      expect(p[3]).toContain('## Your task now: task 1 of 3');
+      expect(r.stdout).toContain('plan entry changed since its branch was created');
+    });
   });
 });
 

@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,6 +113,33 @@ export function copyRepo(source: TestRepo): TestRepo {
     throw new Error(`the copy of ${source.tmp} still names it:\n${links}`);
   }
   return copy;
+}
+
+/**
+ * A link standing for the temp folder of whichever copy of a shared repository the current
+ * test uses, for a config committed once in the shared one: its scripted coders named
+ * `through` the link read their scripts and log their prompts in the copy the link points at
+ * (`use`), so `prompts(copy, …)` is what ran in that copy. Tests of a file run one at a time.
+ */
+export interface CopyLink {
+  /** `argv` of a scripted coder of `repo`, its files named through the link. */
+  through(repo: TestRepo, argv: string[]): string[];
+  /** Points the link at `repo`'s temp folder. */
+  use(repo: TestRepo): void;
+  cleanup(): void;
+}
+
+export function copyLink(): CopyLink {
+  const home = mkdtempSync(join(tmpdir(), 'epicflow-link-'));
+  const link = join(home, 'current');
+  return {
+    through: (repo, argv) => argv.map((a) => a.split(repo.tmp).join(link)),
+    use: (repo) => {
+      rmSync(link, { force: true });
+      symlinkSync(repo.tmp, link);
+    },
+    cleanup: () => rmSync(home, { recursive: true, force: true }),
+  };
 }
 
 export type Step = {

@@ -126,9 +126,9 @@ describe('opencode contract (real binary)', () => {
   ] as const)(
     'tells %s, which it would retry silently without end, from its first log line, and stops there',
     async (_n, step, outcome, detail) => {
+      // opencode would retry until the turn's 60 s: not timed out is stopped by what it logged.
       const { record, server } = await run([step], 60_000);
       expect(record.timedOut).toBe(false);
-      expect(record.durationMs).toBeLessThan(30_000);
       expect(record.outcome).toBe(outcome);
       expect(record.detail).toMatch(detail);
       expect(server.strayRequests()).toEqual([]);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stageCheckout } from '../support/staged-checkout.js';
@@ -18,9 +18,10 @@ let checkout: string;
 let origin: string;
 let version: string;
 
-const gitEnv = {
+// HOME is a folder of the test's own (set in beforeAll): npm keeps its cache there, and a
+// shared one (the system's temp folder) may hold another user's files.
+const gitEnv: Record<string, string> = {
   PATH: process.env['PATH'] ?? '',
-  HOME: tmpdir(),
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
 };
@@ -50,6 +51,8 @@ function release(...args: string[]): Promise<{ code: number; stdout: string; std
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'epicflow-release-test-'));
+  gitEnv['HOME'] = join(work, 'home');
+  await mkdir(gitEnv['HOME']);
   checkout = join(work, 'epicflow');
   origin = join(work, 'origin.git');
   await stageCheckout(checkout);

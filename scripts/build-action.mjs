@@ -8,9 +8,11 @@
 // import an action and call its `run()` themselves (@github/local-action).
 // --cli bundles the command line (src/cli/main.ts) into <outdir>/cli.js, for tests
 // that run it as another user, who may not read this checkout.
+// --entry <file> bundles that file (a test's child process that runs epicflow's code) into
+// <outdir>/<its name>.js, for tests that start it many times (test/support/bundled-entry.ts).
 import { build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -19,15 +21,18 @@ const { values: flags, positionals } = parseArgs({
   options: {
     module: { type: 'boolean', default: false },
     cli: { type: 'boolean', default: false },
+    entry: { type: 'string' },
   },
   allowPositionals: true,
 });
 const outdir = resolve(positionals[0] ?? join(root, 'dist'));
-const [entry, outName] = flags.cli
-  ? ['../cli/main.ts', 'cli.js']
-  : flags.module
-    ? ['run.ts', 'run.js']
-    : ['main.ts', 'index.js'];
+const [entry, outName] = flags.entry
+  ? [resolve(flags.entry), `${basename(flags.entry).replace(/\.[cm]?[jt]s$/, '')}.js`]
+  : flags.cli
+    ? ['../cli/main.ts', 'cli.js']
+    : flags.module
+      ? ['run.ts', 'run.js']
+      : ['main.ts', 'index.js'];
 await mkdir(outdir, { recursive: true });
 
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
@@ -53,7 +58,7 @@ const inlinePackageJson = {
 
 const result = await build({
   plugins: [inlinePackageJson],
-  entryPoints: [join(root, 'src/action', entry)],
+  entryPoints: [resolve(root, 'src/action', entry)],
   outfile: join(outdir, outName),
   bundle: true,
   platform: 'node',

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -15,10 +15,16 @@ import {
   showFile,
   type TestRepo,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
-const child = join(here, 'support', 'crash-child.ts');
+// The crash child bundled once for the whole run (test/support/bundled-entry.ts): started
+// with `--import tsx` it would transpile the sources again at each start.
+let child: string;
+beforeAll(async () => {
+  child = await bundledEntry(join(here, 'support', 'crash-child.ts'));
+});
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -52,7 +58,7 @@ describe('a crash at any lifecycle point is recovered by a rerun', () => {
       const plan = planMarkdown(stories);
       writeFileSync(file, plan);
 
-      const crashed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+      const crashed = spawnSync(process.execPath, [child, file, repo.dir], {
         cwd: projectRoot,
         env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:a` },
         encoding: 'utf8',

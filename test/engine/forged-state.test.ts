@@ -19,6 +19,7 @@ import {
   stateDir,
   type TestRepo,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 // Without an agent user, the agent runs as epicflow's own user and can write the state
 // folder between two runs. What it could write there must not decide what the next run
@@ -26,7 +27,12 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
-const child = join(here, 'support', 'crash-child.ts');
+// The crash child bundled once for the whole run (test/support/bundled-entry.ts): started
+// with `--import tsx` it would transpile the sources again at each start.
+let child: string;
+beforeAll(async () => {
+  child = await bundledEntry(join(here, 'support', 'crash-child.ts'));
+});
 
 let repo: TestRepo;
 // The crashed epic the file shares is removed after all its tests.
@@ -36,7 +42,7 @@ afterEach(() => {
 
 /** Runs `epicflow run` in a child killed with SIGKILL at `point` of story `story`. */
 function crashAt(point: string, story: string, file: string): void {
-  const killed = spawnSync(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+  const killed = spawnSync(process.execPath, [child, file, repo.dir], {
     cwd: projectRoot,
     env: { ...process.env, EPICFLOW_TEST_CRASH_AT: `${point}:${story}` },
     encoding: 'utf8',

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -16,10 +16,16 @@ import {
   type TestRepo,
   loggedReason,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
-const child = join(here, 'support', 'crash-child.ts');
+// The crash child bundled once for the whole run (test/support/bundled-entry.ts): started
+// with `--import tsx` it would transpile the sources again at each start.
+let child: string;
+beforeAll(async () => {
+  child = await bundledEntry(join(here, 'support', 'crash-child.ts'));
+});
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -96,7 +102,7 @@ describe('halts', () => {
     repo.commit('config');
     const file = join(repo.tmp, 'epic.md');
     writeFileSync(file, twoStories);
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, file, repo.dir], {
+    const proc = spawn(process.execPath, [child, file, repo.dir], {
       cwd: projectRoot,
       env: { ...process.env, EPICFLOW_TEST_CRASH_AT: '' },
     });

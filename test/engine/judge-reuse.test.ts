@@ -23,10 +23,16 @@ import {
   stateDir,
   type TestRepo,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
-const crashChild = join(here, 'support', 'crash-child.ts');
+// The crash child bundled once for the whole run (test/support/bundled-entry.ts): started
+// with `--import tsx` it would transpile the sources again at each start.
+let crashChild: string;
+beforeAll(async () => {
+  crashChild = await bundledEntry(join(here, 'support', 'crash-child.ts'));
+});
 
 const PLAN = planMarkdown([{ id: 's', owns: ['src/s.txt'] }]);
 
@@ -66,7 +72,7 @@ beforeAll(() => {
   made.commit('config');
   const file = join(made.tmp, 'epic.md');
   writeFileSync(file, PLAN);
-  const child = spawnSync(process.execPath, ['--import', 'tsx', crashChild, file, made.dir], {
+  const child = spawnSync(process.execPath, [crashChild, file, made.dir], {
     cwd: projectRoot,
     env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'mid-merge:s' },
     encoding: 'utf8',

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -11,10 +11,16 @@ import {
   scriptedCoder,
   type TestRepo,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
-const main = join(projectRoot, 'src', 'cli', 'main.ts');
+// The CLI's entry bundled once (test/support/bundled-entry.ts): started with `--import tsx`
+// it would transpile the sources at each start.
+let main: string;
+beforeAll(async () => {
+  main = await bundledEntry(join(projectRoot, 'src', 'cli', 'main.ts'));
+});
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -36,8 +42,6 @@ function slowEpic(): string {
 
 const cli = (file: string): string[] => [
   process.execPath,
-  '--import',
-  'tsx',
   main,
   'run',
   file,

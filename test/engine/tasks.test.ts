@@ -23,9 +23,16 @@ import {
   type CopyLink,
   type TestRepo,
 } from './support/repo.js';
+import { bundledEntry } from '../support/bundled-entry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
+// The crash child bundled once for the whole run (test/support/bundled-entry.ts): started
+// with `--import tsx` it would transpile the sources again at each start.
+let crashChild: string;
+beforeAll(async () => {
+  crashChild = await bundledEntry(join(here, 'support', 'crash-child.ts'));
+});
 const TASK_CODER = join(here, 'support', 'task-coder.mjs');
 
 let repo: TestRepo;
@@ -188,15 +195,11 @@ describe('a story run as a task plan', () => {
       shared = repo;
       const file = join(repo.tmp, 'epic.md');
       writeFileSync(file, TEXT);
-      const killed = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', join(here, 'support', 'crash-child.ts'), file, repo.dir],
-        {
-          cwd: projectRoot,
-          env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'after-task:s' },
-          encoding: 'utf8',
-        },
-      );
+      const killed = spawnSync(process.execPath, [crashChild, file, repo.dir], {
+        cwd: projectRoot,
+        env: { ...process.env, EPICFLOW_TEST_CRASH_AT: 'after-task:s' },
+        encoding: 'utf8',
+      });
       expect(killed.signal).toBe('SIGKILL');
       expect(turns()).toHaveLength(2);
       const ticked = record(repo, 's').tasks as { done: boolean }[];

@@ -180,9 +180,11 @@ describe("a work job meets the epic head other stories' jobs moved on GitHub", (
   });
 
   it('it takes the moved head before the judge reads the story: one push, no merging again', async () => {
-    // Search's coder starts, then waits until the test says cart is merged on GitHub.
+    // Search's coder starts, then waits until the test says cart is merged on GitHub (for up to
+    // a minute, looking every quarter second: each look is a `sleep` process, 807 of them at
+    // every twentieth of a second in this file's two waits).
     const wait =
-      'touch "$1/started-$EPICFLOW_STORY"; if [ "$EPICFLOW_STORY" = search ]; then i=0; while [ ! -f "$1/go-search" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi; exec node "$0" "$1"';
+      'touch "$1/started-$EPICFLOW_STORY"; if [ "$EPICFLOW_STORY" = search ]; then i=0; while [ ! -f "$1/go-search" ] && [ $i -lt 240 ]; do sleep 0.25; i=$((i+1)); done; fi; exec node "$0" "$1"';
     const judge = [
       "const fs = require('fs');",
       "const seen = fs.existsSync('src/cart/index.js') ? 'saw cart' : 'no cart';",
@@ -226,10 +228,11 @@ describe("a work job meets the epic head other stories' jobs moved on GitHub", (
 
   it('its merge clashes with what another job merged meanwhile: a merge revision, then merged', async () => {
     // Two's first turn ends once the test says one is merged on GitHub; it writes what clashes
-    // with one, unless one is in its tree (as after the revision's catch-up).
+    // with one, unless one is in its tree (as after the revision's catch-up). It looks for the
+    // test's go file every quarter second, for up to a minute.
     const coder = [
       'touch "$1/started-$EPICFLOW_STORY"; mkdir -p "src/$EPICFLOW_STORY"',
-      'if [ "$EPICFLOW_STORY" = two ] && [ "$EPICFLOW_ROUND" = 1 ]; then i=0; while [ ! -f "$1/go-two" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi',
+      'if [ "$EPICFLOW_STORY" = two ] && [ "$EPICFLOW_ROUND" = 1 ]; then i=0; while [ ! -f "$1/go-two" ] && [ $i -lt 240 ]; do sleep 0.25; i=$((i+1)); done; fi',
       'if [ -f src/one/index.js ]; then t=knows-one; else t=clash; fi',
       'echo "export const story = \\"$EPICFLOW_STORY\\"; // $t" > "src/$EPICFLOW_STORY/index.js"',
       'touch "$1/turn-$EPICFLOW_STORY-$EPICFLOW_ROUND"',

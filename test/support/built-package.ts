@@ -40,7 +40,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** What the build depends on: the sources, the compiler settings, package.json, and where we are. */
-async function sourceHash(): Promise<string> {
+export async function sourceHash(): Promise<string> {
   const hash = createHash('sha256').update(ROOT);
   const files = [
     ...(await filesUnder(join(ROOT, 'src'))),
@@ -62,18 +62,29 @@ let built: Promise<string> | undefined;
 
 /** The folder holding `package.json`, `lib/` and `node_modules` (a link), built when needed. */
 export function builtPackage(): Promise<string> {
-  built ??= build();
+  built ??= (async () =>
+    madeOnce(
+      join(tmpdir(), `epicflow-built-${process.getuid?.() ?? 'any'}`),
+      await sourceHash(),
+      compile,
+    ))();
   return built;
 }
 
-async function build(): Promise<string> {
-  // One cache per user: another user's (root's, on a machine that ran the suite as root
-  // before) is not ours to write.
-  const cache = join(tmpdir(), `epicflow-built-${process.getuid?.() ?? 'any'}`);
-  const dir = join(cache, await sourceHash());
+/**
+ * The folder `<cache>/<key>`, made by `make` (into a scratch folder, renamed when done)
+ * unless a complete one is there. One cache per user: another user's (root's, on a machine
+ * that ran the suite as root before) is not ours to write. Test files in other workers that
+ * need it meanwhile wait for that build instead of making it again. Folders of the cache
+ * unused for a day are removed.
+ */
+export async function madeOnce(
+  cache: string,
+  key: string,
+  make: (scratch: string) => Promise<void>,
+): Promise<string> {
+  const dir = join(cache, key);
   await mkdir(cache, { recursive: true });
-  // One build per state of the sources: test files in other workers that need it meanwhile
-  // wait for that build instead of running the compiler again.
   const lock = `${dir}.lock`;
   for (;;) {
     if (existsSync(join(dir, '.complete'))) {
@@ -99,7 +110,14 @@ async function build(): Promise<string> {
     }
   }
   try {
-    await compile(dir);
+    if (!existsSync(join(dir, '.complete'))) {
+      const scratch = `${dir}.${process.pid}.${Date.now()}`;
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(scratch, { recursive: true });
+      await make(scratch);
+      await writeFile(join(scratch, '.complete'), '');
+      await rename(scratch, dir);
+    }
   } finally {
     await rm(lock, { recursive: true, force: true });
   }
@@ -144,11 +162,7 @@ async function libIsCurrent(): Promise<boolean> {
   return newestInput <= oldestOutput;
 }
 
-async function compile(dir: string): Promise<void> {
-  if (existsSync(join(dir, '.complete'))) return;
-  const scratch = `${dir}.${process.pid}.${Date.now()}`;
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(scratch, { recursive: true });
+async function compile(scratch: string): Promise<void> {
   if (await libIsCurrent()) {
     // The same compiler's output for the same sources: a copy, so no test touches `lib/`.
     await cp(join(ROOT, 'lib'), join(scratch, 'lib'), { recursive: true });
@@ -167,8 +181,6 @@ async function compile(dir: string): Promise<void> {
   }
   await copyFile(join(ROOT, 'package.json'), join(scratch, 'package.json'));
   await symlink(join(ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
-  await writeFile(join(scratch, '.complete'), '');
-  await rename(scratch, dir);
 }
 
 /** Builds not used for a day are removed (a build in use by a running test is newer). */

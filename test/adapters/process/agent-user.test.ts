@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { bundledEntry } from '../../support/bundled-entry.js';
 import { describeNeeding } from '../../support/needs.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'support', 'claim-child.ts');
@@ -44,7 +45,8 @@ afterEach(async () => {
 async function claimant(home?: string): Promise<Claimant> {
   home ??= await mkdtemp(join(tmpdir(), 'epicflow-pool-home-'));
   dirs.push(home);
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, BASE, home], {
+  // Bundled once (test/support/bundled-entry.ts): tsx would transpile the sources at each start.
+  const child = spawn(process.execPath, [await bundledEntry(CHILD), BASE, home], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines = createInterface({ input: child.stdout });

@@ -2,9 +2,10 @@
  * Merges made from git's objects alone, never over a work tree: `merge-tree --write-tree`,
  * then each conflict settled for one side. Git 2.39's `merge-tree` takes no `-X`; what `-X
  * ours`/`-X theirs` did is done path by path: a conflicting text file is merged again by
- * `merge-file --ours`/`--theirs` (its three blobs written to epicflow's own folder), and
- * what that cannot settle (a deletion against a change, a binary file, a link) is taken as
- * the side has it (gone when the side has none), as git's merge left it to epicflow before.
+ * `merge-file --ours`/`--theirs` (its three blobs written to epicflow's own folder), a binary
+ * one taken as the side has it (both as git's `-X` did), and what neither settles (a deletion
+ * against a change, a link) is taken as the side has it (gone when the side has none) and
+ * listed, as git's merge left it to epicflow before.
  * The command runs from a folder of epicflow's own with no work tree named: no attribute,
  * filter or merge driver of a tree is read.
  */
@@ -68,12 +69,11 @@ export async function mergeObjects(
   for (const [path, sides] of stages) {
     const [base, mine, other] = [sides.get('1'), sides.get('2'), sides.get('3')];
     if (isFile(mine) && isFile(other) && (base === undefined || isFile(base))) {
-      const merged = await mergeFile(git, scratch, [base, mine, other], favor);
-      if (merged !== null) {
-        const kept = favor === 'ours' ? mine : other;
-        lines.push(`${kept.mode} ${merged}\t${path}`);
-        continue;
-      }
+      const kept = favor === 'ours' ? mine : other;
+      // A binary file is the side's as it is, settled as git's `-X` settles it.
+      const merged = (await mergeFile(git, scratch, [base, mine, other], favor)) ?? kept.object;
+      lines.push(`${kept.mode} ${merged}\t${path}`);
+      continue;
     }
     unsettled.push(path);
     sideEntries ??= await treeEntries(git, side);

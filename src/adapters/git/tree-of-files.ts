@@ -80,6 +80,8 @@ interface ReadFilesOptions {
   readonly hashUntracked?: (path: string) => boolean;
   /** Files read before, kept from one read to the next (see `ReadCache`). */
   readonly cache?: ReadCache;
+  /** Only paths (and folders) this accepts are read; every path by default. */
+  readonly only?: (path: string) => boolean;
 }
 
 /**
@@ -192,6 +194,7 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
         // Git records no `.git` in any spelling.
         if (dirent.name.toLowerCase() === '.git') continue;
         const path = folder.path === '' ? dirent.name : `${folder.path}/${dirent.name}`;
+        if (options.only?.(path) === false) continue;
         const base = tracked.get(path);
         // A gitlink of the base stays as the base has it; what is at its path is not read.
         if (base?.mode === GITLINK) {

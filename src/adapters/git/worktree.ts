@@ -19,7 +19,7 @@ import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './list
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
 import { dropMergeState, headFromFiles } from './admin-folders.js';
-import { commitTree, OBJECT_ID } from './objects.js';
+import { commitTree, OBJECT_ID, readObjectFormat, type ObjectFormat } from './objects.js';
 import {
   differences,
   ignoredPaths,
@@ -33,7 +33,7 @@ import {
 } from './tree-of-files.js';
 import { changedPaths, restoredTree } from './perimeter-diff.js';
 import { mergeObjects, type ObjectMerge } from './merge-objects.js';
-import { inside, writeBack } from './write-back.js';
+import { inside, nearTo, writeBack } from './write-back.js';
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
@@ -119,6 +119,7 @@ export class Worktree {
     options: {
       readonly ignored?: boolean;
       readonly hashUntracked?: (path: string) => boolean;
+      readonly only?: (path: string) => boolean;
     } = {},
   ): Promise<{ tracked: ReadonlyMap<string, FileEntry>; files: FilesRead }> {
     const tracked = await this.entriesOf(base);
@@ -129,6 +130,7 @@ export class Worktree {
       ignored:
         options.ignored === false ? null : (paths) => ignoredPaths(this.git, this.path, paths),
       ...(options.hashUntracked === undefined ? {} : { hashUntracked: options.hashUntracked }),
+      ...(options.only === undefined ? {} : { only: options.only }),
       cache: this.readCache,
     });
     return { tracked, files };
@@ -185,15 +187,24 @@ export class Worktree {
     target: string,
     options: {
       readonly ignored?: boolean;
-      readonly within?: (path: string) => boolean;
+      /** Only these paths (bytes) and what is below them; the others read or written as they are. */
+      readonly paths?: ReadonlySet<string>;
       readonly alsoRemove?: readonly string[];
     } = {},
   ): Promise<void> {
+    const { paths, alsoRemove = [] } = options;
     const { tracked, files } = await this.filesAt(target, {
       ...(options.ignored === false ? { ignored: false } : {}),
+      ...(paths === undefined ? {} : { only: nearTo(paths) }),
       hashUntracked: () => false,
     });
-    await writeBack(this.git, { root: this.path, now: files, target: tracked, ...options });
+    await writeBack(this.git, {
+      root: this.path,
+      now: files,
+      target: tracked,
+      alsoRemove,
+      ...(paths === undefined ? {} : { within: (p: string) => inside(paths, p) }),
+    });
     await this.git.run(`cannot read ${target} into the index of ${this.path}`, [
       'read-tree',
       target,
@@ -341,8 +352,9 @@ export class Worktree {
   async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
     const tree = await restoredTree(this.git, this.path, fromRef, paths);
     if (tree === null) return;
-    const wanted = new Set(paths.map((p) => Buffer.from(p).toString('latin1')));
-    await this.putBack(tree, { within: (p) => inside(wanted, p) });
+    await this.putBack(tree, {
+      paths: new Set(paths.map((p) => Buffer.from(p).toString('latin1'))),
+    });
   }
 
   /**
@@ -485,13 +497,4 @@ export class Worktree {
   async isClean(): Promise<boolean> {
     return (await this.dirtyPaths()).length === 0;
   }
-}
-
-export type ObjectFormat = 'sha1' | 'sha256';
-
-/** The object format of the repository `git` names (`where`, for the error): how a blob's id is computed. */
-export function readObjectFormat(git: GitRunner, where: string): Promise<ObjectFormat> {
-  return git
-    .run(`cannot read the object format of ${where}`, ['rev-parse', '--show-object-format'])
-    .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
 }

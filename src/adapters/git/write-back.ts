@@ -67,10 +67,16 @@ export function inside(folders: ReadonlySet<string>, path: string): boolean {
   return false;
 }
 
-/** The folders that hold the target's paths: `a`, `a/b` for `a/b/c`. */
-function foldersOf(target: ReadonlyMap<string, FileEntry>): Set<string> {
+/** Accepts each of `paths`, what is below them, and the folders above them. */
+export function nearTo(paths: ReadonlySet<string>): (path: string) => boolean {
+  const folders = foldersOf(paths);
+  return (path) => folders.has(path) || inside(paths, path);
+}
+
+/** The folders that hold `paths`: `a`, `a/b` for `a/b/c`. */
+function foldersOf(paths: Iterable<string>): Set<string> {
   const folders = new Set<string>();
-  for (const path of target.keys()) {
+  for (const path of paths) {
     for (let at = path.indexOf('/'); at > 0; at = path.indexOf('/', at + 1)) {
       folders.add(path.slice(0, at));
     }
@@ -169,7 +175,7 @@ function removeEmptyFolder(root: string, folder: string): boolean {
 export async function writeBack(git: GitRunner, options: WriteBackOptions): Promise<WrittenBack> {
   const { root, now, target } = options;
   const within = options.within ?? (() => true);
-  const keep = foldersOf(target);
+  const keep = foldersOf(target.keys());
   const nested = new Set(
     now.nestedAt
       .filter((n) => within(n.path) && (!n.ignored || keep.has(n.path)))
@@ -185,6 +191,10 @@ export async function writeBack(git: GitRunner, options: WriteBackOptions): Prom
   const write: [string, FileEntry][] = [];
   for (const [path, entry] of target) {
     if (entry.mode === GITLINK || !within(path)) continue;
+    // Git checks out no such path either: it would plant a repository in the tree.
+    if (path.split('/').some((part) => part.toLowerCase() === '.git')) {
+      throw new EpicflowError('git', `refusing to write ${JSON.stringify(path)} in ${root}`);
+    }
     if (inside(nested, path) || !same(now.entries.get(path), entry)) write.push([path, entry]);
   }
   for (const path of options.alsoRemove ?? []) {

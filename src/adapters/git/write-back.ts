@@ -40,7 +40,7 @@ const LINK = '120000';
 const AT_ONCE = 512;
 
 /** What a write-back changed: paths (bytes) written and removed. */
-export interface WrittenBack {
+interface WrittenBack {
   readonly written: number;
   readonly removed: number;
 }

@@ -5,6 +5,7 @@
  * can replace the tree's `.git` file, not what the repository says of the tree.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { WorktreeEntry } from './listings.js';
 import { OBJECT_ID } from './objects.js';
@@ -104,4 +105,12 @@ export function headFromFiles(gitDir: string, commonDir: string): string | null 
   }
   const commit = read(join(commonDir, ref));
   return commit !== null && OBJECT_ID.test(commit) ? commit : null;
+}
+
+/** Drops what a merge, cherry-pick or revert in progress left in a tree's git directory. */
+export async function dropMergeState(gitDir: string): Promise<void> {
+  const files = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD'];
+  for (const name of [...files, 'REVERT_HEAD']) {
+    await rm(join(gitDir, name), { force: true });
+  }
 }

@@ -28,8 +28,15 @@ import {
   LIST_FILES,
 } from './listings.js';
 import { IndexGuard } from './index-guard.js';
-import { commitTree, isAncestor, readBlobs, treeFiles } from './objects.js';
-import { Worktree, readObjectFormat, type ObjectFormat } from './worktree.js';
+import {
+  commitTree,
+  isAncestor,
+  readBlobs,
+  readObjectFormat,
+  treeFiles,
+  type ObjectFormat,
+} from './objects.js';
+import { Worktree } from './worktree.js';
 import { adminFolders, listTrees } from './admin-folders.js';
 
 export { Worktree } from './worktree.js';

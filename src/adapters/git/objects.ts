@@ -99,3 +99,12 @@ export async function commitTree(
   );
   return out.trim();
 }
+
+export type ObjectFormat = 'sha1' | 'sha256';
+
+/** The object format of the repository `git` names (`where`, for the error): how a blob's id is computed. */
+export function readObjectFormat(git: GitRunner, where: string): Promise<ObjectFormat> {
+  return git
+    .run(`cannot read the object format of ${where}`, ['rev-parse', '--show-object-format'])
+    .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
+}

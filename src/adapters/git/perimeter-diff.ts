@@ -1,6 +1,7 @@
 /**
  * The diff a story's perimeter is judged on (committed changes, as stored) and the
- * restore of paths outside it, for one work tree: `Worktree` calls these with its runner.
+ * tree that restores paths outside it, for one work tree: `Worktree` calls these with its
+ * runner (and writes the tree back, write-back.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,24 +67,23 @@ export async function changedPaths(
 }
 
 /**
- * Puts paths (files or directory prefixes) back as they are in `fromRef`:
- * present there → restored, absent there → deleted; tracked files elsewhere
- * (and their uncommitted changes) are left alone. Committing is the caller's job.
+ * The tree of paths (files or directory prefixes) put back as they are in `fromRef`:
+ * present there → as there, absent there → gone; every other path as the index has it
+ * (tracked files elsewhere and their uncommitted changes are not the restore's). Null
+ * when there is nothing to restore. Writing it to the tree is the caller's.
  *
- * Linear in the size of the repository, whatever the number of paths: the
- * target tree is computed from two listings and put in place by one two-tree
- * `read-tree` (git, never fs, writes and deletes: it refuses to follow a
- * symlinked directory out of the tree). Pathspecs would be matched path by
- * pathspec, hours for tens of thousands of paths.
+ * Linear in the size of the repository, whatever the number of paths: the tree is
+ * computed from two listings. Pathspecs would be matched path by pathspec, hours for
+ * tens of thousands of paths.
  */
-export async function restorePaths(
+export async function restoredTree(
   git: GitRunner,
   path: string,
   fromRef: string,
   paths: readonly string[],
-): Promise<void> {
+): Promise<string | null> {
   checkRefName(fromRef);
-  if (paths.length === 0) return;
+  if (paths.length === 0) return null;
   for (const p of paths) {
     if (p === '' || isAbsolute(p) || p.split('/').includes('..')) {
       throw new EpicflowError('git', `refusing to restore an unsafe path: ${JSON.stringify(p)}`);
@@ -102,7 +102,6 @@ export async function restorePaths(
   // Both listings are in the index's order: merged, each entry goes in at the end, no shuffling.
   const target = mergeInIndexOrder(kept, restored);
   const scratch = await mkdtemp(join(tmpdir(), 'epicflow-restore-'));
-  let tree: string;
   try {
     const indexFile = join(scratch, 'index');
     await git.run(
@@ -111,29 +110,13 @@ export async function restorePaths(
       ['update-index', '--add', '--replace', '-z', '--index-info'],
       { input: target.map((e) => `${e.record}${NUL}`).join(''), indexFile },
     );
-    tree = (
+    return (
       await git.run(`cannot write the restored tree in ${path}`, ['write-tree'], {
         indexFile,
       })
     ).trim();
   } finally {
     await rm(scratch, { recursive: true, force: true });
-  }
-  // Two-tree merge from the index as it is: only paths that differ are written or deleted.
-  await git.run(`cannot restore paths from ${fromRef} in ${path}`, [
-    'read-tree',
-    '--reset',
-    '-u',
-    current,
-    tree,
-  ]);
-  if (restored.length > 0) {
-    // A restored file the index already had as wanted may still be edited on disk.
-    await git.run(
-      `cannot restore paths from ${fromRef} in ${path}`,
-      ['checkout-index', '-f', '-z', '--stdin'],
-      { input: restored.map((e) => `${e.path}${NUL}`).join('') },
-    );
   }
 }
 

@@ -41,7 +41,7 @@ export function utf8Path(path: string): string {
 }
 
 /** The file at `path` (bytes) under the tree's top. */
-function under(root: string, path: string): Buffer {
+export function under(root: string, path: string): Buffer {
   return path === '' ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), asBytes(path)]);
 }
 
@@ -62,6 +62,10 @@ export interface FilesRead {
   readonly contents: Map<string, Buffer>;
   /** Folders holding a repository of their own (`.git`), left out, sorted (UTF-8, see `utf8Path`). */
   readonly nested: string[];
+  /** The same folders as bytes, ignored ones too (`ignored` says which): what a write-back removes. */
+  readonly nestedAt: { readonly path: string; readonly ignored: boolean }[];
+  /** Every folder read that is not ignored, as bytes (the top is not one). */
+  readonly folders: string[];
 }
 
 interface ReadFilesOptions {
@@ -76,6 +80,8 @@ interface ReadFilesOptions {
   readonly hashUntracked?: (path: string) => boolean;
   /** Files read before, kept from one read to the next (see `ReadCache`). */
   readonly cache?: ReadCache;
+  /** Only paths (and folders) this accepts are read; every path by default. */
+  readonly only?: (path: string) => boolean;
 }
 
 /**
@@ -158,6 +164,8 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
   const entries = new Map<string, FileEntry>();
   const contents = new Map<string, Buffer>();
   const nested: string[] = [];
+  const nestedAt: { path: string; ignored: boolean }[] = [];
+  const folderPaths: string[] = [];
   let level: Folder[] = [{ path: '', ignored: false }];
   while (level.length > 0) {
     const found: { path: string; dirent: Dirent; ignored: boolean }[] = [];
@@ -175,15 +183,18 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
       // A repository of its own: never entered (the top's `.git` is the tree's own).
       if (folder.path !== '' && dirents.some((d) => d.name === '.git')) {
         if (!folder.ignored) nested.push(folder.path);
+        nestedAt.push({ path: folder.path, ignored: folder.ignored });
         // What the base tracks in it stays as the base has it: the story changes nothing there.
         const inside = `${folder.path}/`;
         for (const [path, entry] of tracked) if (path.startsWith(inside)) entries.set(path, entry);
         continue;
       }
+      if (folder.path !== '' && !folder.ignored) folderPaths.push(folder.path);
       for (const dirent of dirents) {
         // Git records no `.git` in any spelling.
         if (dirent.name.toLowerCase() === '.git') continue;
         const path = folder.path === '' ? dirent.name : `${folder.path}/${dirent.name}`;
+        if (options.only?.(path) === false) continue;
         const base = tracked.get(path);
         // A gitlink of the base stays as the base has it; what is at its path is not read.
         if (base?.mode === GITLINK) {
@@ -253,7 +264,13 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
     }
     level = next;
   }
-  return { entries, contents, nested: nested.map(utf8Path).sort() };
+  return {
+    entries,
+    contents,
+    nested: nested.map(utf8Path).sort(),
+    nestedAt,
+    folders: folderPaths,
+  };
 }
 
 /** Paths whose entry differs between `before` and `after` (changed, added or gone): path → new object or null. */

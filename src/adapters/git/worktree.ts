@@ -1,7 +1,8 @@
 /**
  * One checked-out work tree (a story's, or the epic's integration tree): commits, the
  * catch-up and integration merges, the diff a perimeter is enforced on, and restores
- * (the diff and restores in perimeter-diff.ts, a merge's conflicts in merge-conflicts.ts).
+ * (perimeter-diff.ts). Its files are read (tree-of-files.ts), merged (merge-objects.ts) and
+ * written back (write-back.ts) by epicflow and object commands, never by git over the tree.
  * Every command goes through `GitRunner`; every failure is an `EpicflowError('git', …)`.
  */
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
@@ -17,8 +18,8 @@ import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-
 import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './listings.js';
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
-import { headFromFiles } from './admin-folders.js';
-import { OBJECT_ID } from './objects.js';
+import { dropMergeState, headFromFiles } from './admin-folders.js';
+import { commitTree, OBJECT_ID, readObjectFormat, type ObjectFormat } from './objects.js';
 import {
   differences,
   ignoredPaths,
@@ -30,8 +31,9 @@ import {
   type ReadCache,
   utf8Path,
 } from './tree-of-files.js';
-import { changedPaths, restorePaths } from './perimeter-diff.js';
-import { settleConflictsAs, unmergedPaths } from './merge-conflicts.js';
+import { changedPaths, restoredTree } from './perimeter-diff.js';
+import { mergeObjects, type ObjectMerge } from './merge-objects.js';
+import { inside, nearTo, writeBack } from './write-back.js';
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
 export class Worktree {
@@ -117,6 +119,7 @@ export class Worktree {
     options: {
       readonly ignored?: boolean;
       readonly hashUntracked?: (path: string) => boolean;
+      readonly only?: (path: string) => boolean;
     } = {},
   ): Promise<{ tracked: ReadonlyMap<string, FileEntry>; files: FilesRead }> {
     const tracked = await this.entriesOf(base);
@@ -127,6 +130,7 @@ export class Worktree {
       ignored:
         options.ignored === false ? null : (paths) => ignoredPaths(this.git, this.path, paths),
       ...(options.hashUntracked === undefined ? {} : { hashUntracked: options.hashUntracked }),
+      ...(options.only === undefined ? {} : { only: options.only }),
       cache: this.readCache,
     });
     return { tracked, files };
@@ -155,15 +159,84 @@ export class Worktree {
    * Writes the files' blobs and tree by object commands alone, from a folder of epicflow's
    * own with no work tree named: no git command reads the tree. Returns the tree.
    */
-  private async writeFilesTree(files: FilesRead): Promise<string> {
-    // Beside the tree's own index (epicflow's folder).
+  private writeFilesTree(files: FilesRead): Promise<string> {
+    return this.withObjects((objects, scratch) =>
+      writeTree(objects, this.path, files, join(scratch, 'index')),
+    );
+  }
+
+  /** Object commands run from a folder of epicflow's own, beside the tree's index; no work tree. */
+  private async withObjects<T>(work: (git: GitRunner, scratch: string) => Promise<T>): Promise<T> {
     const scratch = await mkdtemp(join(this.gitDir, 'epicflow-index-'));
     try {
-      const objects = new GitRunner(scratch, this.identity, this.guard, { gitDir: this.gitDir });
-      return await writeTree(objects, this.path, files, join(scratch, 'index'));
+      return await work(
+        new GitRunner(scratch, this.identity, this.guard, { gitDir: this.gitDir }),
+        scratch,
+      );
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Makes the tree hold exactly `target`'s files (a commit or tree; see write-back.ts), no git
+   * command over it, and the index `target`'s entries (read from objects). Ignored files stay
+   * unless `ignored` is false. HEAD is the caller's.
+   */
+  private async putBack(
+    target: string,
+    options: {
+      readonly ignored?: boolean;
+      /** Only these paths (bytes) and what is below them; the others read or written as they are. */
+      readonly paths?: ReadonlySet<string>;
+      readonly alsoRemove?: readonly string[];
+    } = {},
+  ): Promise<void> {
+    const { paths, alsoRemove = [] } = options;
+    const { tracked, files } = await this.filesAt(target, {
+      ...(options.ignored === false ? { ignored: false } : {}),
+      ...(paths === undefined ? {} : { only: nearTo(paths) }),
+      hashUntracked: () => false,
+    });
+    await writeBack(this.git, {
+      root: this.path,
+      now: files,
+      target: tracked,
+      alsoRemove,
+      ...(paths === undefined ? {} : { within: (p: string) => inside(paths, p) }),
+    });
+    await this.git.run(`cannot read ${target} into the index of ${this.path}`, [
+      'read-tree',
+      target,
+    ]);
+  }
+
+  /** Moves HEAD (the branch it names, unless `detach`) from `from` to `to`, by object commands. */
+  private async moveHead(to: string, from: string | null, detach = false): Promise<void> {
+    const args = [...(detach ? ['--no-deref'] : []), 'HEAD', to, ...(from === null ? [] : [from])];
+    await this.git.run(`cannot move HEAD of ${this.path} to ${to}`, ['update-ref', ...args]);
+  }
+
+  private mergeFrom(ours: string, theirs: string, favor: 'ours' | 'theirs' | null) {
+    return this.withObjects((git, scratch) => mergeObjects(git, scratch, ours, theirs, favor));
+  }
+
+  /**
+   * `theirs` merged into HEAD from objects (merge-objects.ts), conflicts settled for
+   * `favor`'s side; the merge commit written back and HEAD moved to it.
+   */
+  private async mergeBack(
+    theirs: string,
+    favor: 'ours' | 'theirs',
+    message: string,
+    alsoRemove: readonly string[] = [],
+  ): Promise<{ commit: string; merge: ObjectMerge }> {
+    const head = await this.head();
+    const merge = await this.mergeFrom(head, theirs, favor);
+    const commit = await commitTree(this.git, merge.tree, [head, theirs], message);
+    await this.putBack(commit, { alsoRemove });
+    await this.moveHead(commit, head);
+    return { commit, merge };
   }
 
   /** In `entries`: each set-aside path that still holds what was set aside goes back to `tracked`'s. */
@@ -244,40 +317,12 @@ export class Worktree {
     if (anc.exitCode === 0) return { merged: false, conflictsResolvedForEpic: [] };
     if (anc.exitCode !== 1) throw gitError(`cannot compare ${this.path} with ${epicSha}`, anc);
     await this.commitAll('Work in progress before catching up with the epic');
-    if (this.setAside.size > 0) {
-      // What is still uncommitted is what was set aside: the merge could not run over it.
-      const paths = [...this.setAside.keys()].map(utf8Path);
-      this.setAside.clear();
-      await this.restorePaths('HEAD', paths);
-      // git clean reads no pathspec file: the paths go as arguments, a few hundred at a time.
-      for (let i = 0; i < paths.length; i += 256) {
-        await this.git.run(
-          `cannot remove setup's files in ${this.path}`,
-          ['clean', '-f', '-x', '-q', '--', ...paths.slice(i, i + 256)],
-          { literalPathspecs: true },
-        );
-      }
-    }
+    // What is still uncommitted is what was set aside: the merge's files replace it.
+    const setAside = [...this.setAside.keys()];
+    this.setAside.clear();
     const message = `Catch up with the epic at ${epicSha.slice(0, 12)}`;
-    const merge = await this.git.try([
-      'merge',
-      '--no-ff',
-      '--no-edit',
-      '-X',
-      'theirs',
-      '-m',
-      message,
-      epicSha,
-    ]);
-    if (merge.exitCode === 0) return { merged: true, conflictsResolvedForEpic: [] };
-    const conflicts = await settleConflictsAs(
-      this.git,
-      this.path,
-      epicSha,
-      merge,
-      'the catch-up merge',
-    );
-    return { merged: true, conflictsResolvedForEpic: conflicts };
+    const { merge } = await this.mergeBack(epicSha, 'theirs', message, setAside);
+    return { merged: true, conflictsResolvedForEpic: merge.conflicts };
   }
 
   /**
@@ -287,26 +332,7 @@ export class Worktree {
    */
   async mergeKeepingOurs(commit: string, message: string): Promise<string> {
     checkRefName(commit);
-    const head = await this.head();
-    const merge = await this.git.try([
-      'merge',
-      '--no-ff',
-      '--no-edit',
-      '-X',
-      'ours',
-      '-m',
-      message,
-      commit,
-    ]);
-    if (merge.exitCode !== 0)
-      await settleConflictsAs(
-        this.git,
-        this.path,
-        head,
-        merge,
-        `the merge of ${commit.slice(0, 12)}`,
-      );
-    return this.head();
+    return (await this.mergeBack(commit, 'ours', message)).commit;
   }
 
   /**
@@ -323,14 +349,18 @@ export class Worktree {
    * perimeter-diff.ts): present there → restored, absent there → deleted; committing is
    * the caller's job.
    */
-  restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
-    return restorePaths(this.git, this.path, fromRef, paths);
+  async restorePaths(fromRef: string, paths: readonly string[]): Promise<void> {
+    const tree = await restoredTree(this.git, this.path, fromRef, paths);
+    if (tree === null) return;
+    await this.putBack(tree, {
+      paths: new Set(paths.map((p) => Buffer.from(p).toString('latin1'))),
+    });
   }
 
   /**
-   * Merges `branch` into HEAD with a merge commit. On a conflict the merge is
-   * aborted (the tree stays clean) and the conflicting paths are returned. A
-   * branch already contained in HEAD merges to HEAD itself.
+   * Merges `branch` into HEAD with a merge commit. On a conflict nothing is
+   * written and the conflicting paths are returned. A branch already contained in
+   * HEAD merges to HEAD itself.
    */
   async mergeNoFf(
     branch: string,
@@ -339,29 +369,26 @@ export class Worktree {
     checkRefName(branch);
     const anc = await this.git.try(['merge-base', '--is-ancestor', branch, 'HEAD']);
     if (anc.exitCode === 0) return { ok: true, sha: await this.head() };
-    const merge = await this.git.try(['merge', '--no-ff', '--no-edit', '-m', message, branch]);
-    if (merge.exitCode === 0) return { ok: true, sha: await this.head() };
-    const conflicts = await unmergedPaths(this.git, this.path);
-    await this.git.try(['merge', '--abort']);
-    if (conflicts.length === 0) throw gitError(`cannot merge ${branch} in ${this.path}`, merge);
-    return { ok: false, conflicts };
+    const head = await this.head();
+    const merge = await this.mergeFrom(head, branch, null);
+    if (merge.conflicts.length > 0) return { ok: false, conflicts: merge.conflicts };
+    const sha = await commitTree(this.git, merge.tree, [head, branch], message);
+    await this.putBack(sha);
+    await this.moveHead(sha, head);
+    return { ok: true, sha };
   }
 
   /**
-   * Starts merging `commit` into HEAD without committing (`--no-ff --no-commit`):
-   * a clean merge leaves the merged tree, a conflict leaves git's markers in the
-   * conflicting files. Returns the conflicting paths. Conclude with
-   * `snapshotCommit`, or put the tree back with `detachAt`.
+   * Writes the merge of `commit` into HEAD to the tree, HEAD unmoved: a clean merge
+   * leaves the merged tree, a conflict git's markers in the conflicting files. Returns
+   * the conflicting paths. Conclude with `snapshotCommit`, or put the tree back with `detachAt`.
    */
   async mergeNoCommit(commit: string): Promise<string[]> {
     checkRefName(commit);
-    const merge = await this.git.try(['merge', '--no-ff', '--no-commit', '--no-edit', commit]);
-    const conflicts = await unmergedPaths(this.git, this.path);
-    if (merge.exitCode !== 0 && conflicts.length === 0) {
-      await this.git.try(['merge', '--abort']);
-      throw gitError(`cannot merge ${commit} in ${this.path}`, merge);
-    }
-    return conflicts;
+    // HEAD by name: git's markers say `HEAD`, as a merge in the tree wrote them.
+    const merge = await this.mergeFrom('HEAD', commit, null);
+    await this.putBack(merge.tree);
+    return merge.conflicts;
   }
 
   /**
@@ -394,14 +421,9 @@ export class Worktree {
    */
   async detachAt(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.git.run(`cannot put ${this.path} at ${sha}`, [
-      'checkout',
-      '--quiet',
-      '--force',
-      '--detach',
-      sha,
-    ]);
-    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+    await this.putBack(sha);
+    await this.moveHead(sha, null, true);
+    await dropMergeState(this.gitDir);
   }
 
   /** Moves this tree's branch (and its checkout) forward to `sha`; false when that is no fast-forward. */
@@ -414,8 +436,9 @@ export class Worktree {
   /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
   async resetHard(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.git.run(`cannot reset ${this.path} to ${sha}`, ['reset', '--hard', '--quiet', sha]);
-    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-q']);
+    await this.putBack(sha);
+    await this.moveHead(sha, null);
+    await dropMergeState(this.gitDir);
   }
 
   /**
@@ -466,26 +489,12 @@ export class Worktree {
    */
   async discardTo(sha: string): Promise<void> {
     checkRefName(sha);
-    await this.git.run(`cannot put ${this.path} back at ${sha}`, [
-      'checkout',
-      '--quiet',
-      '--force',
-      '--detach',
-      sha,
-    ]);
-    await this.git.run(`cannot clean ${this.path}`, ['clean', '-f', '-f', '-d', '-x', '-q']);
+    await this.putBack(sha, { ignored: false });
+    await this.moveHead(sha, null, true);
+    await dropMergeState(this.gitDir);
   }
 
   async isClean(): Promise<boolean> {
     return (await this.dirtyPaths()).length === 0;
   }
-}
-
-export type ObjectFormat = 'sha1' | 'sha256';
-
-/** The object format of the repository `git` names (`where`, for the error): how a blob's id is computed. */
-export function readObjectFormat(git: GitRunner, where: string): Promise<ObjectFormat> {
-  return git
-    .run(`cannot read the object format of ${where}`, ['rev-parse', '--show-object-format'])
-    .then((out) => (out.trim() === 'sha256' ? 'sha256' : 'sha1'));
 }

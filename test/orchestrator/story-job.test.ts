@@ -12,7 +12,7 @@ import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { describeError } from '../../src/core/errors.js';
-import { prepareStoryJob, runStoryJob } from '../../src/jobs/github/story-job.js';
+import { runStoryJob } from '../../src/jobs/github/story-job.js';
 import { CLEARED_VERDICT } from '../engine/support/repo.js';
 import {
   CODER,
@@ -24,7 +24,13 @@ import {
   startWorld,
   type ActionWorld,
 } from '../action/support/world.js';
-import { publishJob, storyJobs, workInput, workJob } from './support/story-jobs.js';
+import {
+  prepareStoryJob,
+  publishJob,
+  storyJobs,
+  workInput,
+  workJob,
+} from './support/story-jobs.js';
 
 /** `config` with a command judge running the script `judge` (given `dumps`) for one round. */
 function withJudge(config: string, judge: string, dumps: string): string {

@@ -1,8 +1,8 @@
 /**
  * A story's two jobs called in-process, as the Action's shell calls them (src/action/story.ts),
  * against the GitHub double and real git: the work job (`prepareStoryJob`, `runStoryJob`) on a
- * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`) on an empty folder with
- * the work job's result. No bundle, no agent user: the agents run as the tests' user. What
+ * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`, the record saved by
+ * `saveRecord`) on an empty folder with the work job's result. No bundle, no agent user: the agents run as the tests' user. What
  * the shell adds (inputs, isolation, outputs, summary, a refusal recorded) is tested where the
  * bundle runs (test/action/story.test.ts).
  */
@@ -12,11 +12,13 @@ import { RemoteGit } from '../../../src/adapters/git/remote-git.js';
 import type { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { botCommitIdentity } from '../../../src/core/epic/index.js';
 import {
-  prepareStoryJob,
+  storyRecord,
   runStoryJob,
+  type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
 } from '../../../src/jobs/github/story-job.js';
+import { prepareJob, preparation, saveRecord } from '../../../src/jobs/github/job-record.js';
 import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
 import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
 
@@ -70,6 +72,15 @@ export async function workInput(
 }
 
 /**
+ * What a story job reads and checks before anything changes, as the Action's shell prepares
+ * it: the job opened, the story's record found and refused when stale, then the rest.
+ */
+export function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
+  const { epic, story, attempt } = input;
+  return prepareJob({ kind: 'story', epic, story, attempt }, preparation(input, storyRecord));
+}
+
+/**
  * The work job: read and checked on GitHub, then, as the Action's shell runs it, the
  * checkout's credentials scrubbed and the story run; its result handed over.
  */
@@ -96,7 +107,7 @@ export async function publishJob(
     remote: remoteGit(w, workspace),
   };
   const prepared = await prepareStoryJob(input);
-  return publishStoryJob(
+  const ending = await publishStoryJob(
     {
       epic: work.epic,
       story: work.story,
@@ -112,6 +123,8 @@ export async function publishJob(
     },
     prepared,
   );
+  // The record saved as the shell saves it.
+  return (await saveRecord(ending, storyRecord.lostSave)).result;
 }
 
 /** Both jobs of one story, one after the other. */

@@ -96,7 +96,7 @@ export async function prepareJob<P>(ref: JobRef, prep: Preparation<P>): Promise<
 }
 
 /** A record's file on the state branch: one compare-and-swap write, and a read-modify-write. */
-export interface RecordFile<T> {
+interface RecordFile<T> {
   write(value: T, sha: string): Promise<{ readonly ok: boolean }>;
   update(change: (current: T | null) => T): Promise<T>;
 }

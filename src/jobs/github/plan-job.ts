@@ -1,7 +1,7 @@
 /**
  * One planning attempt in two Actions jobs of one run (docs/planning.md). Both read
  * everything from GitHub by id and check it first: the attempt must be the one the
- * planning record names, still active (`preparePlanJob`). The work job, whose token can
+ * planning record names, still active (`planningRecord`, checked by the shell). The work job, whose token can
  * only read, checks out the default branch; the planner runs on a read-only worktree of it,
  * as the job's untrusted user, with no credential in reach (the checkout's are scrubbed
  * first); the outcome is handed over as text (`draftPlanJob`). The publish job, which holds

@@ -89,11 +89,15 @@ export async function workJob(input: StoryJobInput): Promise<StoryJobResult> {
   return runStoryJob({ ...input, scrubbed: await input.remote.scrubCredentials() }, prepared);
 }
 
-/** The publish job of a work job's result: checked again, merged, pushed and recorded. */
+/**
+ * The publish job of a work job's result: checked again, merged, pushed and recorded.
+ * `meanwhile`: what happens on GitHub after the job prepared, before its work.
+ */
 export async function publishJob(
   w: ActionWorld,
   work: StoryJobInput,
   onEvent?: (message: string) => void,
+  meanwhile?: () => Promise<void>,
 ): Promise<PublishJobResult> {
   const folder = join(w.dir, 'jobs', `${work.workspace.split('/').pop() ?? ''}-publish`);
   const workspace = join(folder, 'workspace');
@@ -107,6 +111,7 @@ export async function publishJob(
     remote: remoteGit(w, workspace),
   };
   const prepared = await prepareStoryJob(input);
+  await meanwhile?.();
   const ending = await publishStoryJob(
     {
       epic: work.epic,

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { describeError } from '../../src/core/errors.js';
 import type { StoryRecord } from '../../src/core/model.js';
 import { HANDOVER_VERSION, type PlanHandover } from '../../src/core/publish/handover.js';
 import { prepareJob, preparation, saveRecord } from '../../src/jobs/github/job-record.js';
@@ -25,17 +24,7 @@ import {
   startWorld,
   type ActionWorld,
 } from '../action/support/world.js';
-import { CONFIG_PATH, publishJob, workInput } from './support/story-jobs.js';
-
-/** What a job refused with, as the job summary and the record say it. */
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeDefined();
-  return describeError(e);
-}
+import { CONFIG_PATH, publishJob, refusal, workInput } from './support/story-jobs.js';
 
 describe('a planning attempt: a stale job refused first, a lost save superseded', () => {
   let w: ActionWorld;

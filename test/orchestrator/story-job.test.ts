@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { describeError } from '../../src/core/errors.js';
 import { runStoryJob } from '../../src/jobs/github/story-job.js';
 import { CLEARED_VERDICT } from '../engine/support/repo.js';
 import {
@@ -27,6 +26,7 @@ import {
 import {
   prepareStoryJob,
   publishJob,
+  refusal,
   storyJobs,
   workInput,
   workJob,
@@ -45,16 +45,6 @@ function withJudge(config: string, judge: string, dumps: string): string {
       'gates:',
     ].join('\n'),
   );
-}
-
-/** What a job refused with, as the job summary and the record say it. */
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeDefined();
-  return describeError(e);
 }
 
 async function dumped(w: ActionWorld): Promise<string[]> {

@@ -6,11 +6,13 @@
  * the shell adds (inputs, isolation, outputs, summary, a refusal recorded) is tested where the
  * bundle runs (test/action/story.test.ts).
  */
+import { expect } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RemoteGit } from '../../../src/adapters/git/remote-git.js';
 import type { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { botCommitIdentity } from '../../../src/core/epic/index.js';
+import { describeError } from '../../../src/core/errors.js';
 import {
   storyRecord,
   runStoryJob,
@@ -42,6 +44,16 @@ function remoteGit(w: ActionWorld, cwd: string): RemoteGit {
     token: w.bot.token,
     identity: botCommitIdentity(w.repo.botLogin),
   });
+}
+
+/** What a job refused with, as the job summary and the record say it. */
+export async function refusal(p: Promise<unknown>): Promise<string> {
+  const e: unknown = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeDefined();
+  return describeError(e);
 }
 
 /** A work job's input on a fresh checkout, as the shell gives it. */

@@ -51,9 +51,11 @@ export interface LandJobInput extends JobInput {
 }
 
 /** The landing log with `record` in it, from the log as it is (`current`). */
-export function withLanding(store: GitHubStateStore, record: LandRecord) {
-  return (current: unknown): unknown =>
-    withLand(readLandLog(current, store.docPath(LAND_DOC)), record);
+export function withLanding(
+  store: GitHubStateStore,
+  record: LandRecord,
+): (current: unknown) => unknown {
+  return (current) => withLand(readLandLog(current, store.docPath(LAND_DOC)), record);
 }
 
 /** Records a landing that could not even start (the job refused), and holds the epic. */

@@ -9,6 +9,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import type { JobRef } from '../core/epic/index.js';
 import type { Handover } from '../core/publish/handover.js';
 import { readHandover, writeHandover } from '../jobs/github/handover.js';
+import type { Preparation, Saving } from '../jobs/github/job-record.js';
 import type { PlanInputs } from './inputs.js';
 import {
   oneJobRefusal,
@@ -24,18 +25,21 @@ interface HandoverKind<P extends { readonly config: EpicflowConfig }, H extends 
   readonly job: H['job'];
   /** `planning of epic #7`: the titles and log groups say it. */
   readonly title: string;
-  prepare(job: ActionJob): Promise<P>;
+  prepare(job: ActionJob): Preparation<P>;
   /** The work job's part: the executor runs; what it made is handed over. */
   work(job: ActionJob, prepared: P): Promise<H>;
-  /** The publish job's part: the hand-over, read back and checked, written to GitHub. */
-  publish(job: ActionJob, prepared: P, handover: H): Promise<R>;
+  /**
+   * The publish job's part: the hand-over, read back and checked, written to GitHub; it
+   * ends with the record the shell saves.
+   */
+  publish(job: ActionJob, prepared: P, handover: H): Promise<Saving<R>> | Saving<R>;
   workReport(
     job: ActionJob,
     handover: H,
   ): Omit<JobReport, 'outputs'> & {
     readonly outputs?: Readonly<Record<string, string>>;
   };
-  publishReport(result: R): JobReport;
+  publishReport(result: R, superseded: boolean): JobReport;
 }
 
 /** The recipe for the job of this `phase` (none: a workflow of one job, refused). */
@@ -75,7 +79,7 @@ export function handoverJob<P extends { readonly config: EpicflowConfig }, H ext
     failed: `${title} could not be published`,
     group: `epicflow: publish the ${title}`,
     runsNothingUntrusted: true,
-    prepare: async (job) => {
+    prepare: (job) => {
       requireDispatch(job);
       return kind.prepare(job);
     },
@@ -90,7 +94,7 @@ export function handoverJob<P extends { readonly config: EpicflowConfig }, H ext
       });
       return kind.publish(job, prepared, handover as H);
     },
-    report: (_job, _prepared, result) => kind.publishReport(result),
+    report: (_job, _prepared, result, superseded) => kind.publishReport(result, superseded),
   };
   return publish as ActionRecipe<P, unknown>;
 }

@@ -11,13 +11,14 @@ import type { LandJobRef } from '../core/epic/index.js';
 import type { LandRecord } from '../core/land/index.js';
 import type { LandHandover } from '../core/publish/handover.js';
 import {
+  landingRecord,
   landWorkJob,
-  prepareLandJob,
   recordLandRefusal,
   type LandJobInput,
   type PreparedLanding,
 } from '../jobs/github/land-job.js';
 import { publishLandJob, type LandJobResult } from '../jobs/github/land-publish.js';
+import { preparation } from '../jobs/github/job-record.js';
 import { handoverJob } from './handover-jobs.js';
 import {
   jobInput,
@@ -65,7 +66,7 @@ function landJob(
       ref,
       job: 'land',
       title,
-      prepare: (job) => prepareLandJob(landInput(job, ref)),
+      prepare: (job) => preparation(landInput(job, ref), landingRecord),
       work: (job, prepared) => landWorkJob(landInput(job, ref), prepared, resultDir(job)),
       publish: (job, prepared, handover) =>
         publishLandJob(

@@ -13,20 +13,28 @@ import type { PlanHandover } from '../core/publish/handover.js';
 import { summarizeUsage } from '../core/report/index.js';
 import {
   draftPlanJob,
-  preparePlanJob,
+  planningRecord,
   recordPlanningRefusal,
   type PlanJobInput,
   type PreparedPlanning,
 } from '../jobs/github/plan-job.js';
 import { publishPlanJob, type PlanJobResult } from '../jobs/github/plan-publish.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, type ActionJob, type ActionKind, type ActionRecipe } from './shell.js';
+import { preparation } from '../jobs/github/job-record.js';
+import {
+  jobInput,
+  SUPERSEDED,
+  type ActionJob,
+  type ActionKind,
+  type ActionRecipe,
+} from './shell.js';
 
 function summaryOf(
   ref: PlanJobRef,
   handover: PlanHandover,
   published: PlanJobResult | undefined,
   where: string,
+  superseded = false,
 ): string {
   const { outcome } = handover;
   const usage = summarizeUsage(handover.usage);
@@ -44,7 +52,7 @@ function summaryOf(
   return [
     `## epicflow: planning of epic #${ref.epic} (attempt ${ref.attempt})`,
     '',
-    `**${published?.superseded === true ? 'superseded by a newer attempt: nothing written' : head}**`,
+    `**${superseded ? SUPERSEDED : head}**`,
     '',
     `- rounds: ${handover.rounds}; planners: ${handover.executors.join(', ') || 'none'}`,
     `- usage: ${figure('measured', usage.measured)}; ${figure('estimated', usage.estimated)}`,
@@ -75,16 +83,16 @@ function planJob(
       ref,
       job: 'plan',
       title,
-      prepare: (job) => preparePlanJob(planInput(job, ref)),
+      prepare: (job) => preparation(planInput(job, ref), planningRecord),
       work: (job, prepared) => draftPlanJob(planInput(job, ref), prepared),
       publish: (job, prepared, handover) => publishPlanJob(planInput(job, ref), prepared, handover),
       workReport: (job, handover) => ({
         summary: summaryOf(ref, handover, undefined, job.untrusted.description),
       }),
-      publishReport: (result) => ({
-        outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
-        summary: summaryOf(ref, result.handover, result, 'in the work job'),
-        ...(result.handover.outcome.kind !== 'planned' && result.superseded !== true
+      publishReport: (result, superseded) => ({
+        outputs: { status: result.doc.status },
+        summary: summaryOf(ref, result.handover, result, 'in the work job', superseded),
+        ...(result.handover.outcome.kind !== 'planned'
           ? {
               failure: `${title} ${result.doc.status}: ${(result.doc.problems ?? []).join('; ')}`,
             }

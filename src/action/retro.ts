@@ -16,28 +16,35 @@ import {
   type RetroJobResult,
 } from '../jobs/github/retro-job.js';
 import {
-  prepareRetroJob,
   recordRetroRefusal,
+  retroRecord,
   type PreparedRetro,
 } from '../jobs/github/retro-prepare.js';
 import { handoverJob } from './handover-jobs.js';
-import { jobInput, type ActionJob, type ActionKind, type ActionRecipe } from './shell.js';
+import { preparation } from '../jobs/github/job-record.js';
+import {
+  jobInput,
+  SUPERSEDED,
+  type ActionJob,
+  type ActionKind,
+  type ActionRecipe,
+} from './shell.js';
 
 function summaryOf(
   ref: RetroJobRef,
   handover: RetroHandover,
   published: RetroJobResult | undefined,
   where: string,
+  superseded = false,
 ): string {
   const { outcome } = handover;
-  const head =
-    published?.superseded === true
-      ? 'superseded by a newer attempt: nothing written'
-      : outcome.kind === 'proposed'
-        ? published === undefined
-          ? `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed: handed over to the publish job`
-          : `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed in the retro comment on the epic; \`/resume\` applies the ticked ones`
-        : `no proposal: ${outcome.reason}`;
+  const head = superseded
+    ? SUPERSEDED
+    : outcome.kind === 'proposed'
+      ? published === undefined
+        ? `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed: handed over to the publish job`
+        : `${outcome.fixes.filter((f) => f.kind !== 'nothing').length} fixes proposed in the retro comment on the epic; \`/resume\` applies the ticked ones`
+      : `no proposal: ${outcome.reason}`;
   return [
     `## epicflow: retro of epic #${ref.epic} (attempt ${ref.attempt})`,
     '',
@@ -68,17 +75,17 @@ function retroJob(
       ref,
       job: 'retro',
       title,
-      prepare: (job) => prepareRetroJob(retroInput(job, ref)),
+      prepare: (job) => preparation(retroInput(job, ref), retroRecord),
       work: (job, prepared) => proposeRetroJob(retroInput(job, ref), prepared),
       publish: (job, prepared, handover) =>
         publishRetroJob(retroInput(job, ref), prepared, handover),
       workReport: (job, handover) => ({
         summary: summaryOf(ref, handover, undefined, job.untrusted.description),
       }),
-      publishReport: (result) => ({
-        outputs: { status: result.superseded === true ? 'superseded' : result.doc.status },
-        summary: summaryOf(ref, result.handover, result, 'in the work job'),
-        ...(result.handover.outcome.kind !== 'proposed' && result.superseded !== true
+      publishReport: (result, superseded) => ({
+        outputs: { status: result.doc.status },
+        summary: summaryOf(ref, result.handover, result, 'in the work job', superseded),
+        ...(result.handover.outcome.kind !== 'proposed'
           ? { failure: `${title} failed: ${result.handover.outcome.reason}` }
           : {}),
       }),

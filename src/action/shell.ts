@@ -1,12 +1,15 @@
 /**
  * The one shell every job of the story workflow runs in, whatever its kind (a story,
  * a planning attempt, a retro, a landing; `JobRef`, each one `ActionKind`): the job's own folder, the GitHub
- * connection, the untrusted user its agents run as, the recipe's `prepare` (read and
- * checked on GitHub before anything changes), the executors' secrets masked, the
- * recipe's work in a log group, then its report (outputs, job summary, annotations,
- * the step's failure) and, for the kinds that ask for it, the orchestrator's decision
- * after it. A job that could not run, or failed, is refused one way: its record fails
- * with the reason, the summary says why, `status` is `failed` and the step fails.
+ * connection, the untrusted user its agents run as, the job opened on GitHub, its record
+ * found as the kind says and refused when stale, then the recipe's `prepare` with the fresh
+ * record (`prepareJob`, jobs/github/job-record.ts: all before anything changes), the
+ * executors' secrets masked, the recipe's work in a log group, the record a publish job ends
+ * with saved by one compare-and-swap (`saveRecord`; a lost one means what the kind declares:
+ * superseded, reported one way here, or made again), then its report (outputs, job summary,
+ * annotations, the step's failure) and, for the kinds that ask for it, the orchestrator's
+ * decision after it. A job that could not run, or failed, is refused one way: its record
+ * fails with the reason, the summary says why, `status` is `failed` and the step fails.
  * The kinds (story.ts, plan.ts, retro.ts, land.ts) say only what differs: a new kind is
  * a file of its own and one line in run.ts's table.
  */
@@ -18,6 +21,7 @@ import { sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
 import { describeError, EpicflowError, isEpicflowError, oneLine } from '../core/errors.js';
+import { prepareJob, saveRecord, Saving, type Preparation } from '../jobs/github/job-record.js';
 import type { JobInput } from '../jobs/github/job-shell.js';
 import { connectJob } from './github.js';
 import type { PlanInputs, RetroInputs, StoryInputs } from './inputs.js';
@@ -81,11 +85,19 @@ export interface ActionRecipe<P extends { readonly config: EpicflowConfig }, R> 
    * story here; the publish job after it finds no result and records why.
    */
   readonly readsOnly?: true;
-  /** Reads and checks what the job needs, before anything changes. */
-  prepare(job: ActionJob): Promise<P>;
-  run(job: ActionJob, prepared: P): Promise<R>;
-  report(job: ActionJob, prepared: P, result: R): JobReport;
+  /**
+   * What the job reads and checks before anything changes: the kind's record steps for this
+   * job's input (the shell opens the job, finds the record, refuses a stale one, then prepares).
+   */
+  prepare(job: ActionJob): Preparation<P>;
+  /** The work; a publish job ends with the record the shell saves (`Saving`). */
+  run(job: ActionJob, prepared: P): Promise<R | Saving<R>>;
+  /** `superseded`: a newer attempt took the record over, nothing was written (the shell says so). */
+  report(job: ActionJob, prepared: P, result: R, superseded: boolean): JobReport;
 }
+
+/** The head of a job summary whose record a newer attempt took over. */
+export const SUPERSEDED = 'superseded by a newer attempt: nothing written';
 
 /** A job of a kind whose recipe the shell runs: any recipe's own prepared and result types. */
 type AnyRecipe = ActionRecipe<{ readonly config: EpicflowConfig }, unknown>;
@@ -164,7 +176,7 @@ export function oneJobRefusal<P extends { readonly config: EpicflowConfig }>(
     failed: `${title} did not run`,
     group: `epicflow: ${title}`,
     runsNothingUntrusted: true,
-    prepare: async () => refusal(),
+    prepare: () => refusal(),
     run: async () => refusal(),
     report: () => refusal(),
   };
@@ -198,6 +210,7 @@ async function runIn(
     refuseJob(e, { repo, title, secrets, record });
   let job: ActionJob;
   let prepared: { readonly config: EpicflowConfig };
+  let preparation: Preparation<{ readonly config: EpicflowConfig }>;
   try {
     // Before anything of the repository is read: no credential may be in reach of what runs.
     const untrusted =
@@ -215,25 +228,32 @@ async function runIn(
       secrets,
       scrubbed: [],
     };
-    prepared = await recipe.prepare(job);
+    preparation = recipe.prepare(job);
+    prepared = await prepareJob(recipe.ref, preparation);
   } catch (e) {
     await refuse(e, recipe.didNotRun);
     return;
   }
   maskExecutorSecrets(prepared.config.executors, childEnv, secrets);
-  let result: unknown;
+  let ended: { readonly result: unknown; readonly superseded: boolean };
   try {
-    result = await core.group(recipe.group, async () => {
+    ended = await core.group(recipe.group, async () => {
       // Before anything of the repository runs: no credential may be in reach of the agent
       // (a job that runs nothing untrusted, the publish job, has no checkout to scrub).
       const scrubbed = recipe.runsNothingUntrusted === true ? [] : await remote.scrubCredentials();
-      return recipe.run({ ...job, scrubbed }, prepared);
+      const ran = await recipe.run({ ...job, scrubbed }, prepared);
+      if (!(ran instanceof Saving)) return { result: ran, superseded: false };
+      const saved = await saveRecord(ran, preparation.lostSave);
+      if (saved.superseded) {
+        core.info('a newer attempt took the record over meanwhile: this outcome is dropped');
+      }
+      return saved;
     });
   } catch (e) {
     await refuse(e, recipe.failed);
     return;
   }
-  const report = recipe.report(job, prepared, result);
+  const report = superseding(recipe.report(job, prepared, ended.result, ended.superseded), ended);
   for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value);
   await writeSummary(report.summary, secrets);
   for (const { message, title } of report.errors ?? []) {
@@ -249,6 +269,13 @@ async function runIn(
       conclusion: report.conclusion,
     });
   }
+}
+
+/** A report whose record a newer attempt took over: `superseded`, and nothing failed. */
+function superseding(report: JobReport, ended: { readonly superseded: boolean }): JobReport {
+  if (!ended.superseded) return report;
+  const { failure: _f, conclusion: _c, ...rest } = report;
+  return { ...rest, outputs: { ...report.outputs, status: 'superseded' } };
 }
 
 async function writeSummary(markdown: string, secrets: readonly string[]): Promise<void> {

@@ -13,13 +13,14 @@ import { epicTraceParent, otelTracing } from '../adapters/telemetry/otel.js';
 import type { StoryJobRef } from '../core/epic/index.js';
 import { formatChain, type StoryRecord } from '../core/model.js';
 import {
-  prepareStoryJob,
   recordRefusal,
   runStoryJob,
+  storyRecord,
   type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
 } from '../jobs/github/story-job.js';
+import { preparation } from '../jobs/github/job-record.js';
 import { publishStoryJob, type PublishJobResult } from '../jobs/github/story-publish.js';
 import type { StoryInputs } from './inputs.js';
 import {
@@ -112,7 +113,7 @@ function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobRes
     failed: `${title(ref)} failed`,
     group: `epicflow: story ${ref.story}`,
     readsOnly: true,
-    prepare: (job) => prepareStoryJob(storyInput(job, ref)),
+    prepare: (job) => preparation(storyInput(job, ref), storyRecord),
     run: (job, prepared) => traced(job, ref, prepared),
     report: (job, prepared, result) => {
       const { record } = result;
@@ -156,9 +157,9 @@ function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJ
     failed: `${title(ref)} could not be published`,
     group: `epicflow: publish story ${ref.story}`,
     runsNothingUntrusted: true,
-    prepare: async (job) => {
+    prepare: (job) => {
       requireDispatch(job);
-      return prepareStoryJob(storyInput(job, ref));
+      return preparation(storyInput(job, ref), storyRecord);
     },
     run: (job, prepared) => {
       const inputs = job.inputs as StoryInputs;

@@ -12,7 +12,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { proposeRetroJob, publishRetroJob } from '../../src/jobs/github/retro-job.js';
-import { prepareRetroJob } from '../../src/jobs/github/retro-prepare.js';
+import { prepareJob, preparation, saveRecord } from '../../src/jobs/github/job-record.js';
+import { retroRecord } from '../../src/jobs/github/retro-prepare.js';
 import { octokitFor } from '../github-double/client.js';
 import {
   botComments,
@@ -145,9 +146,14 @@ describe('/retro on the epic issue', () => {
       tempDir: join(tmp, 'job'),
       env: process.env,
     };
-    const handover = await proposeRetroJob(input, await prepareRetroJob(input));
-    const job = await publishRetroJob(input, await prepareRetroJob(input), handover);
-    expect(job.doc.status).toBe('proposed');
+    // Each job prepared as the Action's shell prepares it; the record saved as it saves it.
+    const prepare = () =>
+      prepareJob({ kind: 'retro', epic, attempt: 1 }, preparation(input, retroRecord));
+    const handover = await proposeRetroJob(input, await prepare());
+    const ending = publishRetroJob(input, await prepare(), handover);
+    const job = await saveRecord(ending, retroRecord.lostSave);
+    expect(job.superseded).toBe(false);
+    expect(job.result.doc.status).toBe('proposed');
     // The job's run ends: nothing is decided for a story `_retro`.
     const { runId } = dispatchOf(w.gh, epic, '_retro');
     w.gh.act.startWorkflowRun(runId);

@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { createOctokit } from '../../src/adapters/github/client.js';
 import { GitHubRepo } from '../../src/adapters/github/repo.js';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
-import { describeError } from '../../src/core/errors.js';
-import { prepareStoryJob, runStoryJob } from '../../src/jobs/github/story-job.js';
+import { runStoryJob } from '../../src/jobs/github/story-job.js';
 import { CLEARED_VERDICT } from '../engine/support/repo.js';
 import {
   CODER,
@@ -24,7 +23,14 @@ import {
   startWorld,
   type ActionWorld,
 } from '../action/support/world.js';
-import { publishJob, storyJobs, workInput, workJob } from './support/story-jobs.js';
+import {
+  prepareStoryJob,
+  publishJob,
+  refusal,
+  storyJobs,
+  workInput,
+  workJob,
+} from './support/story-jobs.js';
 
 /** `config` with a command judge running the script `judge` (given `dumps`) for one round. */
 function withJudge(config: string, judge: string, dumps: string): string {
@@ -39,16 +45,6 @@ function withJudge(config: string, judge: string, dumps: string): string {
       'gates:',
     ].join('\n'),
   );
-}
-
-/** What a job refused with, as the job summary and the record say it. */
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeDefined();
-  return describeError(e);
 }
 
 async function dumped(w: ActionWorld): Promise<string[]> {

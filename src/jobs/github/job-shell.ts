@@ -2,10 +2,9 @@
  * What every job of the story workflow reads first on GitHub, whatever it runs (a
  * story, a planning attempt, a retro, a landing): the epic's view in one request (the
  * configuration on the default branch, the issue with its sub-issues, every record
- * with its blob sha), the configuration parsed, and the epic's state store. A job
- * kind's recipe (story-job.ts, plan-job.ts, retro-job.ts, land-job.ts) then checks
- * its own record against `jobStaleness` and runs; a refusal is recorded by the kind, as
- * the Action's shell asks it (`ActionKind.refuse`).
+ * with its blob sha), the configuration parsed, and the epic's state store. The shell then
+ * finds the kind's record in it and checks it against `jobStaleness` (job-record.ts); a
+ * refusal is recorded by the kind, as the Action's shell asks it (`ActionKind.refuse`).
  */
 import { ACTION_ANSWER_KEY } from '../../core/judge/index.js';
 import { GitHubStateStore, type EpicView, type GitHubRepo } from '../../adapters/github/index.js';
@@ -73,10 +72,10 @@ export interface CheckoutJobInput extends JobInput {
 }
 
 /** What a job is given to open itself. */
-type JobOpening = Pick<JobInput, 'repo' | 'epic' | 'configPath' | 'defaultBranch'>;
+export type JobOpening = Pick<JobInput, 'repo' | 'epic' | 'configPath' | 'defaultBranch'>;
 
 /** A job opened: everything each kind reads before it checks its own record. */
-interface OpenedJob {
+export interface OpenedJob {
   readonly defaultBranch: string;
   readonly view: EpicView;
   /** As the file says: what it leaves out is detected on the commit a job works on (`configAt`). */

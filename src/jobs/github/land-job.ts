@@ -20,9 +20,9 @@ import { reclaimingLandTrees } from '../../composition/reclaiming-trees.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
 import type { LeftToDetection } from '../../core/init/index.js';
 import type { EpicDoc } from '../../core/epic/epic-doc.js';
-import { failIfOwned, freshRecord, type LandJobRef } from '../../core/epic/index.js';
+import { failIfOwned, type LandJobRef } from '../../core/epic/index.js';
 import { githubLandNextStep, LAND_DOC, landHalt } from '../../core/epic/landing.js';
-import { readLandLog, withLand, type LandRecord } from '../../core/land/index.js';
+import { readLandLog, withLand, type LandLog, type LandRecord } from '../../core/land/index.js';
 import { epicBranchName, type Plan } from '../../core/model.js';
 import { HANDOVER_VERSION, type LandHandover } from '../../core/publish/handover.js';
 import { RESULT_FILES } from '../../core/publish/result.js';
@@ -37,11 +37,11 @@ import {
   detachedCheckout,
   jobFolder,
   jobPlan,
-  openJob,
   sayScrubbed,
   setupCacheFolder,
   type JobInput,
 } from './job-shell.js';
+import type { FoundRecord, RecordSteps } from './job-record.js';
 
 export interface LandJobInput extends JobInput {
   /** `land-<n>`, as dispatched. */
@@ -50,19 +50,12 @@ export interface LandJobInput extends JobInput {
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
-/** The landing's record, read and checked: this job is the one epicflow dispatched. */
-async function runningRecord(store: GitHubStateStore, input: LandJobInput): Promise<LandRecord> {
-  const { log } = await readLanding(store);
-  const record = log.lands.find((l) => l.job === input.job);
-  const job: LandJobRef = { kind: 'land', epic: input.epic, job: input.job, attempt: 1 };
-  return freshRecord(job, { kind: 'land', record }, record);
-}
-
-/** Writes the landing's final record (compare-and-swap, retried on the log as it is). */
-export async function saveRecord(store: GitHubStateStore, record: LandRecord): Promise<void> {
-  await store.updateJson<unknown>(LAND_DOC, (current) =>
-    withLand(readLandLog(current, store.docPath(LAND_DOC)), record),
-  );
+/** The landing log with `record` in it, from the log as it is (`current`). */
+export function withLanding(
+  store: GitHubStateStore,
+  record: LandRecord,
+): (current: unknown) => unknown {
+  return (current) => withLand(readLandLog(current, store.docPath(LAND_DOC)), record);
 }
 
 /** Records a landing that could not even start (the job refused), and holds the epic. */
@@ -84,7 +77,7 @@ export async function recordLandRefusal(
   owned.change(log.lands.find((l) => l.job === job.job) ?? null);
   const failed = owned.failed();
   if (failed === undefined) return;
-  await saveRecord(store, failed);
+  await store.updateJson<unknown>(LAND_DOC, withLanding(store, failed));
   await hold(store, failed);
 }
 
@@ -108,16 +101,50 @@ export interface PreparedLanding {
   readonly defaultBranch: string;
   /** The landing's record as dispatched (running). */
   readonly started: LandRecord;
+  /** The landing log it was read in, and its blob sha: the compare-and-swap token of its save. */
+  readonly log: LandLog;
+  readonly logSha: string;
 }
 
-/** Reads the configuration, the plan and the landing's record; refuses clearly on any mismatch. */
-export async function prepareLandJob(input: LandJobInput): Promise<PreparedLanding> {
-  const opened = await openJob(input);
-  const plan = await jobPlan(input, opened);
-  const started = await runningRecord(opened.store, input);
-  const { config, left, store, defaultBranch } = opened;
-  return { config, left, plan, store, defaultBranch, started };
+/** What a landing's job reads to find its record: the plan, and the landing log it is in. */
+interface LandFound extends FoundRecord<LandRecord> {
+  readonly plan: Plan;
+  readonly log: LandLog;
 }
+
+/**
+ * A landing's record steps: the plan, then the landing's record in the landing log (this
+ * job must be the one epicflow dispatched); any mismatch refused clearly. A lost save of the
+ * log is made again on the log as it is now.
+ */
+export const landingRecord: RecordSteps<LandJobInput, LandRecord, LandFound, PreparedLanding> = {
+  find: async (input, opened) => {
+    const plan = await jobPlan(input, opened);
+    const { log, sha } = await readLanding(opened.store);
+    const record = log.lands.find((l) => l.job === input.job);
+    return {
+      facts: { kind: 'land', record },
+      found: record === undefined || sha === null ? undefined : { record, sha },
+      plan,
+      log,
+    };
+  },
+  prepare: async (_input, opened, found, fresh) => {
+    const { config, left, store, defaultBranch } = opened;
+    const { plan, log } = found;
+    return {
+      config,
+      left,
+      plan,
+      store,
+      defaultBranch,
+      started: fresh.record,
+      log,
+      logSha: fresh.sha,
+    };
+  },
+  lostSave: 'again',
+};
 
 /**
  * The work job's part (a token that can only read): the default branch is brought into the

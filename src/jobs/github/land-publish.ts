@@ -24,13 +24,15 @@ import {
   ResultRefusal,
 } from '../../core/publish/result.js';
 import type { LandRecord } from '../../core/land/index.js';
+import { LAND_DOC } from '../../core/epic/landing.js';
 import { commitLinks } from '../../engine/story/checks.js';
+import { docFile, saving, type Saving } from './job-record.js';
 import { pushAgainOnMove } from './job-shell.js';
 import {
   hold,
   landedRecord,
   notLanded,
-  saveRecord,
+  withLanding,
   type LandJobInput,
   type PreparedLanding,
 } from './land-job.js';
@@ -52,12 +54,16 @@ interface LandPublishInput extends LandJobInput {
   readonly secrets: readonly string[];
 }
 
-/** Writes a landing's hand-over to GitHub: the merge pushed when it passes, the record. */
+/**
+ * A landing's hand-over written to GitHub: the merge pushed when it passes; it ends with the
+ * landing log holding the record, for the shell to save, and holds the epic after it when
+ * the landing did not land.
+ */
 export async function publishLandJob(
   input: LandPublishInput,
   prepared: PreparedLanding,
   handover: LandHandover,
-): Promise<LandJobResult> {
+): Promise<Saving<LandJobResult>> {
   const { epic } = input;
   const { store, defaultBranch, started, config } = prepared;
   const epicBranch = epicBranchName(String(epic));
@@ -109,9 +115,22 @@ export async function publishLandJob(
       record = await pushLanding(git, remote, record, handover, outcome.commit, say);
     }
   }
-  await saveRecord(store, record);
-  if (record.outcome === 'not-landed') await hold(store, record);
-  return { record };
+  const landed = record;
+  const change = withLanding(store, landed);
+  return saving(
+    {
+      file: docFile<unknown>(store, LAND_DOC),
+      sha: prepared.logSha,
+      value: change(prepared.log),
+      change,
+    },
+    async () => {
+      if (landed.outcome === 'not-landed') await hold(store, landed);
+      return { record: landed };
+    },
+    // Not reached: a landing's lost save is made again.
+    { record: landed },
+  );
 }
 
 /** The landed merge on the epic head, made again on a moved head; the record it ends with. */

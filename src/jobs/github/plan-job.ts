@@ -1,7 +1,7 @@
 /**
  * One planning attempt in two Actions jobs of one run (docs/planning.md). Both read
  * everything from GitHub by id and check it first: the attempt must be the one the
- * planning record names, still active (`preparePlanJob`). The work job, whose token can
+ * planning record names, still active (`planningRecord`, checked by the shell). The work job, whose token can
  * only read, checks out the default branch; the planner runs on a read-only worktree of it,
  * as the job's untrusted user, with no credential in reach (the checkout's are scrubbed
  * first); the outcome is handed over as text (`draftPlanJob`). The publish job, which holds
@@ -12,7 +12,7 @@ import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.j
 import { resolveExecutorEnvs } from '../../composition/epic.js';
 import { requirePlanner } from '../../core/config/index.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
-import { failIfOwned, freshRecord, type PlanJobRef } from '../../core/epic/index.js';
+import { failIfOwned, type PlanJobRef } from '../../core/epic/index.js';
 import { ERROR_MARKER } from '../../core/epic/markers.js';
 import { PLANNING_DOC, renderPlanningFailed, type PlanningDoc } from '../../core/epic/planning.js';
 import { EpicflowError } from '../../core/errors.js';
@@ -35,7 +35,8 @@ import { GITHUB_BODY_MAX } from '../../core/report/index.js';
 import { emptyRosterState } from '../../core/roster/index.js';
 import { planEpic, plannerRoster } from '../../engine/plan-epic.js';
 import { HANDOVER_VERSION, type PlanHandover } from '../../core/publish/handover.js';
-import { openCheckout, openJob, type CheckoutJobInput } from './job-shell.js';
+import { foundDoc, type FoundRecord, type RecordSteps } from './job-record.js';
+import { openCheckout, type CheckoutJobInput, type OpenedJob } from './job-shell.js';
 import { loadPlan, stateFromView } from '../../orchestrator/load.js';
 import { ensurePlanningEnded, readPlanning } from '../../orchestrator/planning.js';
 
@@ -59,18 +60,34 @@ export interface PreparedPlanning {
   readonly defaultBranch: string;
 }
 
-/** Reads the configuration, the issue and the planning record; refuses clearly on any mismatch. */
-export async function preparePlanJob(input: PlanJobInput): Promise<PreparedPlanning> {
+/**
+ * A planning attempt's record steps: the configuration, the planning record, then the issue;
+ * any mismatch refused clearly. A lost save means a newer attempt took over.
+ */
+export const planningRecord: RecordSteps<
+  PlanJobInput,
+  PlanningDoc,
+  FoundRecord<PlanningDoc>,
+  PreparedPlanning
+> = {
+  find: async (input, { config, view, store }) => {
+    requirePlanner(config, input.configPath);
+    return foundDoc('plan', readPlanning(store, view));
+  },
+  prepare: (input, opened, _found, fresh) =>
+    preparePlanning(input, opened, fresh.record, fresh.sha),
+  lostSave: 'superseded',
+};
+
+/** Reads the issue around the planning record found fresh; refuses clearly on any mismatch. */
+async function preparePlanning(
+  input: PlanJobInput,
+  opened: OpenedJob,
+  doc: PlanningDoc,
+  docSha: string,
+): Promise<PreparedPlanning> {
   const { repo, epic } = input;
-  const opened = await openJob(input);
   const { config, view, store, issue, defaultBranch } = opened;
-  requirePlanner(config, input.configPath);
-  const read = readPlanning(store, view);
-  const { doc, docSha } = freshRecord(
-    { kind: 'plan', epic, attempt: input.attempt },
-    { kind: 'plan', record: read.sha === null ? undefined : read.doc },
-    read.doc === undefined || read.sha === null ? undefined : { doc: read.doc, docSha: read.sha },
-  );
   const body = issue.body;
   if (extractPlanBlocks(proseOf(body)).length > 0) {
     throw new EpicflowError('plan', `epic #${epic} holds a plan written outside the plan section`, {

@@ -26,6 +26,7 @@ import { ResultRefusal } from '../../core/publish/result.js';
 import { mergeUsage } from '../../engine/usage.js';
 import { decide } from '../../orchestrator/decide.js';
 import { loadPlan } from '../../orchestrator/load.js';
+import { docFile, saving, type Saving } from './job-record.js';
 import type { PlanJobInput, PreparedPlanning } from './plan-job.js';
 import { clearViolations } from '../../orchestrator/problems.js';
 import { settle } from '../../orchestrator/settings.js';
@@ -38,22 +39,23 @@ export interface PlanJobResult {
   readonly doc: PlanningDoc;
   /** What became of the issue body: the section written, already there, or not touched. */
   readonly body: 'updated' | 'unchanged' | 'untouched';
-  /** Set when a newer attempt took over while this one ran: nothing was written. */
-  readonly superseded?: boolean;
 }
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** Writes a planning work job's hand-over to GitHub. */
+/**
+ * A planning work job's hand-over, checked: the record it ends with, for the shell to save
+ * (only the attempt the record still names writes its outcome), and what is written once it
+ * is (`publishPlanned`).
+ */
 export async function publishPlanJob(
   input: PlanJobInput,
   prepared: PreparedPlanning,
   handover: PlanHandover,
-): Promise<PlanJobResult> {
+): Promise<Saving<PlanJobResult>> {
   const { config, store, doc, issue } = prepared;
-  const emit = input.onEvent ?? (() => undefined);
   const clock = input.now ?? ((): Date => new Date());
   const options = planOptionsFor(config, input.configPath);
   const { outcome } = handover;
@@ -94,13 +96,36 @@ export async function publishPlanJob(
   } else {
     ended = { ...doc, ...costs, status: 'failed', problems: [outcome.reason] };
   }
-  // The commit point: only the attempt the record still names writes its outcome.
-  const wrote = await store.writeJson(PLANNING_DOC, ended, prepared.docSha);
-  if (!wrote.ok) {
-    emit('a newer planning attempt took over meanwhile: this outcome is dropped');
-    return { handover, doc: ended, body: 'untouched', superseded: true };
-  }
+  const written = { ended, section, plan, bodyWritten };
+  return saving(
+    {
+      file: docFile<PlanningDoc>(store, PLANNING_DOC),
+      sha: prepared.docSha,
+      value: ended,
+      change: () => ended,
+    },
+    () => publishPlanned(input, prepared, handover, written),
+    { handover, doc: ended, body: 'untouched' },
+  );
+}
 
+/** What a planning attempt writes once its record is saved: the issue body, its comments, the decision. */
+async function publishPlanned(
+  input: PlanJobInput,
+  prepared: PreparedPlanning,
+  handover: PlanHandover,
+  written: {
+    readonly ended: PlanningDoc;
+    readonly section: string | undefined;
+    readonly plan: Plan | undefined;
+    readonly bodyWritten: boolean;
+  },
+): Promise<PlanJobResult> {
+  const { config, doc, issue } = prepared;
+  const { ended, section, plan, bodyWritten } = written;
+  const { outcome } = handover;
+  const clock = input.now ?? ((): Date => new Date());
+  const emit = input.onEvent ?? (() => undefined);
   let body: PlanJobResult['body'] = bodyWritten ? 'updated' : 'untouched';
   if (plan !== undefined && section !== undefined && outcome.kind === 'planned') {
     const text = section;

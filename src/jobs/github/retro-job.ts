@@ -24,6 +24,7 @@ import {
 } from '../../core/retro/index.js';
 import { HANDOVER_VERSION, type RetroHandover } from '../../core/publish/handover.js';
 import { proposeRetro } from '../../engine/retro.js';
+import { docFile, saving, type Saving } from './job-record.js';
 import { openCheckout, type CheckoutJobInput } from './job-shell.js';
 import type { PreparedRetro } from './retro-prepare.js';
 
@@ -33,8 +34,6 @@ export type RetroJobInput = CheckoutJobInput;
 export interface RetroJobResult {
   readonly handover: RetroHandover;
   readonly doc: RetroDoc;
-  /** A newer attempt took over while this one ran: nothing was written. */
-  readonly superseded?: boolean;
 }
 
 /**
@@ -86,13 +85,14 @@ export async function proposeRetroJob(
 /**
  * The publish job's part (the write credential, nothing of the repository's run): the
  * hand-over's fixes, checked against their schema when it was read (handover.ts), become
- * the proposal on the retro record and its one comment, rendered here.
+ * the proposal on the retro record, for the shell to save (only the attempt the record still
+ * names writes it), and once it is, its one comment, rendered here.
  */
-export async function publishRetroJob(
+export function publishRetroJob(
   input: Pick<RetroJobInput, 'repo' | 'epic' | 'now'>,
   prepared: PreparedRetro,
   handover: RetroHandover,
-): Promise<RetroJobResult> {
+): Saving<RetroJobResult> {
   const { repo, epic } = input;
   const { store, doc, sha, plan, subjects, executor } = prepared;
   const now = input.now?.() ?? new Date();
@@ -120,16 +120,20 @@ export async function publishRetroJob(
   } else {
     ended = { ...doc, status: 'failed', reason: outcome.reason };
   }
-  const written = await store.writeJson(RETRO_DOC, ended, sha);
-  if (!written.ok) return { handover, doc, superseded: true };
-  if (proposal !== undefined) {
-    await repo.ensureComment({
-      issueNumber: epic,
-      marker: RETRO_MARKER,
-      body: renderRetro(proposal, { ticked: new Set(), applyWith: RETRO_APPLY_WITH_RESUME }),
-    });
-  } else if (outcome.kind === 'failed') {
-    await repo.reply(epic, RETRO_TEXTS.failed(doc.attempt, inlineText(outcome.reason)));
-  }
-  return { handover, doc: ended };
+  return saving(
+    { file: docFile<RetroDoc>(store, RETRO_DOC), sha, value: ended, change: () => ended },
+    async () => {
+      if (proposal !== undefined) {
+        await repo.ensureComment({
+          issueNumber: epic,
+          marker: RETRO_MARKER,
+          body: renderRetro(proposal, { ticked: new Set(), applyWith: RETRO_APPLY_WITH_RESUME }),
+        });
+      } else if (outcome.kind === 'failed') {
+        await repo.reply(epic, RETRO_TEXTS.failed(doc.attempt, inlineText(outcome.reason)));
+      }
+      return { handover, doc: ended };
+    },
+    { handover, doc },
+  );
 }

@@ -6,14 +6,14 @@
  */
 import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
 import type { EpicflowConfig, ExecutorConfig } from '../../core/config/types.js';
-import { freshRecord } from '../../core/epic/index.js';
 import type { RetroJobRef } from '../../core/epic/job-ref.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { Plan } from '../../core/model.js';
 import { parsePlan, planOptionsFor } from '../../core/plan/index.js';
 import { RETRO_TEXTS, retroSubjects, type RetroDoc } from '../../core/retro/index.js';
 import { emptyRosterState, pickHelper } from '../../core/roster/index.js';
-import { openJob, type CheckoutJobInput } from './job-shell.js';
+import { foundDoc, type FoundRecord, type RecordSteps } from './job-record.js';
+import type { CheckoutJobInput, OpenedJob } from './job-shell.js';
 import { stateFromView } from '../../orchestrator/load.js';
 import { failRetroAttempt, readRetroDoc } from '../../orchestrator/retro.js';
 
@@ -28,17 +28,31 @@ export interface PreparedRetro {
   readonly executor: ExecutorConfig;
 }
 
-/** Reads the configuration, the plan and the retro record; refuses clearly on any mismatch. */
-export async function prepareRetroJob(input: CheckoutJobInput): Promise<PreparedRetro> {
+/**
+ * A retro attempt's record steps: the retro record, then the plan, the subjects and the
+ * executor; any mismatch refused clearly. A lost save means a newer attempt took over.
+ */
+export const retroRecord: RecordSteps<
+  CheckoutJobInput,
+  RetroDoc,
+  FoundRecord<RetroDoc>,
+  PreparedRetro
+> = {
+  find: async (_input, { store }) => {
+    return foundDoc('retro', await readRetroDoc(store));
+  },
+  prepare: (input, opened, _found, fresh) => prepareRetro(input, opened, fresh.record, fresh.sha),
+  lostSave: 'superseded',
+};
+
+async function prepareRetro(
+  input: CheckoutJobInput,
+  opened: OpenedJob,
+  doc: RetroDoc,
+  sha: string,
+): Promise<PreparedRetro> {
   const { epic } = input;
-  const opened = await openJob(input);
   const { config, store, view, issue } = opened;
-  const read = await readRetroDoc(store);
-  const { doc, sha } = freshRecord(
-    { kind: 'retro', epic, attempt: input.attempt },
-    { kind: 'retro', record: read.sha === null ? undefined : read.doc },
-    read.doc === undefined || read.sha === null ? undefined : { doc: read.doc, sha: read.sha },
-  );
   const parsed = parsePlan(issue.body, planOptionsFor(config, input.configPath));
   if (!parsed.ok) {
     throw new EpicflowError('plan', `epic #${epic} has no valid plan: a retro looks back on one`);

@@ -14,6 +14,7 @@ import { storyScope } from '../../core/packages.js';
 import { GitHubStateStore, type GitHubRepo } from '../../adapters/github/index.js';
 import type { Git } from '../../adapters/git/index.js';
 import { FileStateStore } from '../../adapters/state/file-store.js';
+import type { FoundRecord, RecordSteps } from './job-record.js';
 import { artifactLogs, recordingGates, type GateLog } from './story-logs.js';
 import { requireCoder } from '../../core/config/index.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
@@ -33,7 +34,6 @@ import {
   detachedCheckout,
   jobFolder,
   jobPlanWithIssues,
-  openJob,
   sayScrubbed,
   setupCacheFolder,
   type JobInput,
@@ -42,7 +42,6 @@ import { expectBoard } from '../../orchestrator/load.js';
 import { epicDocOf, epicRepo } from '../../orchestrator/owner.js';
 import {
   failIfOwned,
-  freshRecord,
   ownsRecord,
   preferredExecutor,
   type StoryJobRef,
@@ -104,60 +103,81 @@ export interface PreparedStory {
   readonly subIssue: number | undefined;
 }
 
-/**
- * Reads the config (from the default branch), the plan and the dispatch record by
- * id in one GraphQL request; refuses clearly on any mismatch.
- */
-export async function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
-  const { epic } = input;
-  const opened = await openJob(input);
-  const { config, view, store } = opened;
-  requireCoder(config, input.configPath);
-  // The decision after the story (`reconcileAfter`) then reads the board with its view.
-  expectBoard(input.repo, config);
-  const repo = epicRepo(input.repo, epicDocOf(store, view));
-  const { plan: approved, subIssues } = await jobPlanWithIssues(input, opened, repo);
-  // Review rounds' `review-<n>` stories join the plan (approval is of the plan's own).
-  const plan = withReviewStories(approved, epicDocOf(store, view)?.review);
-  const story = plan.stories.find((s) => s.id === input.story);
-  if (story === undefined) {
-    throw new EpicflowError('usage', `story "${input.story}" is not in the plan of epic #${epic}`, {
-      details: [`stories in the plan: ${plan.stories.map((s) => s.id).join(', ') || 'none'}`],
-    });
-  }
-  const read = view.stories.get(`${story.id}.json`);
-  const record = read === undefined ? undefined : store.parseStory(story.id, read.text);
-  const { prior, file } = freshRecord(
-    { kind: 'story', epic, story: story.id, attempt: input.attempt },
-    {
-      kind: 'story',
-      record,
-      entryHash: plan.hashes[story.id],
-      plan: approved,
-      approvedPlan: epicDocOf(store, view)?.approvedPlan,
-    },
-    record === undefined || read === undefined ? undefined : { prior: record, file: read },
-  );
-  const roster =
-    view.rosterDoc === undefined
-      ? null
-      : {
-          value: store.parseJson<unknown>(ROSTER_DOC, view.rosterDoc.text),
-          sha: view.rosterDoc.sha,
-        };
-  return {
-    config,
-    left: opened.left,
-    plan,
-    story,
-    prior,
-    store,
-    priorSha: file.sha,
-    roster,
-    repo,
-    subIssue: subIssues[story.id],
-  };
+/** What the story's job reads to find its record: the plan, its story and sub-issue. */
+interface StoryFound extends FoundRecord<StoryRecord> {
+  readonly plan: Plan;
+  readonly story: Story;
+  readonly repo: GitHubRepo;
+  readonly subIssue: number | undefined;
 }
+
+/**
+ * A story's record steps: the config (from the default branch), the plan and the dispatch
+ * record read by id in the job's one GraphQL view; any mismatch refused clearly.
+ */
+export const storyRecord: RecordSteps<StoryJobInput, StoryRecord, StoryFound, PreparedStory> = {
+  find: async (input, opened) => {
+    const { epic } = input;
+    const { config, view, store } = opened;
+    requireCoder(config, input.configPath);
+    // The decision after the story (`reconcileAfter`) then reads the board with its view.
+    expectBoard(input.repo, config);
+    const repo = epicRepo(input.repo, epicDocOf(store, view));
+    const { plan: approved, subIssues } = await jobPlanWithIssues(input, opened, repo);
+    // Review rounds' `review-<n>` stories join the plan (approval is of the plan's own).
+    const plan = withReviewStories(approved, epicDocOf(store, view)?.review);
+    const story = plan.stories.find((s) => s.id === input.story);
+    if (story === undefined) {
+      throw new EpicflowError(
+        'usage',
+        `story "${input.story}" is not in the plan of epic #${epic}`,
+        {
+          details: [`stories in the plan: ${plan.stories.map((s) => s.id).join(', ') || 'none'}`],
+        },
+      );
+    }
+    const read = view.stories.get(`${story.id}.json`);
+    const record = read === undefined ? undefined : store.parseStory(story.id, read.text);
+    return {
+      facts: {
+        kind: 'story',
+        record,
+        entryHash: plan.hashes[story.id],
+        plan: approved,
+        approvedPlan: epicDocOf(store, view)?.approvedPlan,
+      },
+      found: record === undefined || read === undefined ? undefined : { record, sha: read.sha },
+      plan,
+      story,
+      repo,
+      subIssue: subIssues[story.id],
+    };
+  },
+  prepare: async (_input, opened, found, fresh) => {
+    const { view, store } = opened;
+    const roster =
+      view.rosterDoc === undefined
+        ? null
+        : {
+            value: store.parseJson<unknown>(ROSTER_DOC, view.rosterDoc.text),
+            sha: view.rosterDoc.sha,
+          };
+    return {
+      config: opened.config,
+      left: opened.left,
+      plan: found.plan,
+      story: found.story,
+      prior: fresh.record,
+      store,
+      priorSha: fresh.sha,
+      roster,
+      repo: found.repo,
+      subIssue: found.subIssue,
+    };
+  },
+  // A newer attempt's record wins over this one's; an older one is written over.
+  lostSave: 'again',
+};
 
 /**
  * What the story's setup and gates (the root's, and the packages' its owns touch) call

@@ -25,6 +25,7 @@ import {
 } from '../../core/publish/result.js';
 import { mergeRoster, ROSTER_DOC, startingRoster } from '../../core/roster/sync.js';
 import { applyIssueRequests } from './issue-requests.js';
+import { saving, storyFile, type Saving } from './job-record.js';
 import { pushAgainOnMove } from './job-shell.js';
 import {
   followPush,
@@ -80,16 +81,26 @@ export interface PublishJobResult {
   readonly refusedPush?: PushRefusal;
 }
 
-/** Writes the outcome to GitHub (compare-and-swap), unless a newer attempt took the story over. */
-async function saveRecord(
-  store: GitHubStateStore,
+/**
+ * The story's record, to be saved by the shell (`saveRecord`: the story's lost save is made
+ * again, and a newer attempt's record is kept), then `after` with the record as saved.
+ */
+function savingStory(
+  prepared: PreparedStory,
   record: StoryRecord,
-  sha: string,
-): Promise<StoryRecord> {
-  const first = await store.write(record, sha);
-  if (first.ok) return record;
-  return store.update(record.story, (current) =>
-    current !== null && current.attempt > record.attempt ? current : record,
+  after: (saved: StoryRecord) => Promise<PublishJobResult>,
+): Saving<PublishJobResult> {
+  return saving(
+    {
+      file: storyFile(prepared.store, record.story),
+      sha: prepared.priorSha,
+      value: record,
+      change: (current) =>
+        current !== null && current.attempt > record.attempt ? current : record,
+    },
+    after,
+    // Not reached: a story's lost save is made again.
+    { record, gates: [], events: [], pushes: 0 },
   );
 }
 
@@ -248,10 +259,14 @@ async function mergeAndPush(
   return { record, pushes, refusedPush };
 }
 
+/**
+ * The publish job's work: the result checked, the story branch pushed, the merge pushed; it
+ * ends with the story's record for the shell to save, and the roster saved after it.
+ */
 export async function publishStoryJob(
   input: PublishJobInput,
   prepared: PreparedStory,
-): Promise<PublishJobResult> {
+): Promise<Saving<PublishJobResult>> {
   const { story, prior, store, config } = prepared;
   const epic = String(input.epic);
   const epicBranch = epicBranchName(epic);
@@ -302,8 +317,12 @@ export async function publishStoryJob(
             notes: [...work.notes, `${branch} was not pushed: ${describeErrorLine(e)}`],
           }
         : refused(prior, e, input.workOutcome, work);
-    const record = await saveRecord(store, failed, prepared.priorSha);
-    return { record, gates: [], events, pushes: 0 };
+    return savingStory(prepared, failed, async (record) => ({
+      record,
+      gates: [],
+      events,
+      pushes: 0,
+    }));
   }
   const gates = result.gates.map((g) => ({ ...g, output: '' }));
   let record: StoryRecord = result.record;
@@ -348,13 +367,14 @@ export async function publishStoryJob(
     record,
     say,
   );
-  const saved = await saveRecord(store, record, prepared.priorSha);
-  await saveRoster(store, result.roster, prepared.roster);
-  return {
-    record: saved,
-    gates,
-    events,
-    pushes,
-    ...(refusedPush === undefined ? {} : { refusedPush }),
-  };
+  return savingStory(prepared, record, async (saved) => {
+    await saveRoster(store, result.roster, prepared.roster);
+    return {
+      record: saved,
+      gates,
+      events,
+      pushes,
+      ...(refusedPush === undefined ? {} : { refusedPush }),
+    };
+  });
 }

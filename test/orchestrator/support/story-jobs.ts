@@ -1,22 +1,26 @@
 /**
  * A story's two jobs called in-process, as the Action's shell calls them (src/action/story.ts),
  * against the GitHub double and real git: the work job (`prepareStoryJob`, `runStoryJob`) on a
- * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`) on an empty folder with
- * the work job's result. No bundle, no agent user: the agents run as the tests' user. What
+ * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`, the record saved by
+ * `saveRecord`) on an empty folder with the work job's result. No bundle, no agent user: the agents run as the tests' user. What
  * the shell adds (inputs, isolation, outputs, summary, a refusal recorded) is tested where the
  * bundle runs (test/action/story.test.ts).
  */
+import { expect } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RemoteGit } from '../../../src/adapters/git/remote-git.js';
 import type { GitHubRepo } from '../../../src/adapters/github/repo.js';
 import { botCommitIdentity } from '../../../src/core/epic/index.js';
+import { describeError } from '../../../src/core/errors.js';
 import {
-  prepareStoryJob,
+  storyRecord,
   runStoryJob,
+  type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
 } from '../../../src/jobs/github/story-job.js';
+import { prepareJob, preparation, saveRecord } from '../../../src/jobs/github/job-record.js';
 import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
 import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
 
@@ -40,6 +44,16 @@ function remoteGit(w: ActionWorld, cwd: string): RemoteGit {
     token: w.bot.token,
     identity: botCommitIdentity(w.repo.botLogin),
   });
+}
+
+/** What a job refused with, as the job summary and the record say it. */
+export async function refusal(p: Promise<unknown>): Promise<string> {
+  const e: unknown = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeDefined();
+  return describeError(e);
 }
 
 /** A work job's input on a fresh checkout, as the shell gives it. */
@@ -70,6 +84,15 @@ export async function workInput(
 }
 
 /**
+ * What a story job reads and checks before anything changes, as the Action's shell prepares
+ * it: the job opened, the story's record found and refused when stale, then the rest.
+ */
+export function prepareStoryJob(input: StoryJobInput): Promise<PreparedStory> {
+  const { epic, story, attempt } = input;
+  return prepareJob({ kind: 'story', epic, story, attempt }, preparation(input, storyRecord));
+}
+
+/**
  * The work job: read and checked on GitHub, then, as the Action's shell runs it, the
  * checkout's credentials scrubbed and the story run; its result handed over.
  */
@@ -78,11 +101,15 @@ export async function workJob(input: StoryJobInput): Promise<StoryJobResult> {
   return runStoryJob({ ...input, scrubbed: await input.remote.scrubCredentials() }, prepared);
 }
 
-/** The publish job of a work job's result: checked again, merged, pushed and recorded. */
+/**
+ * The publish job of a work job's result: checked again, merged, pushed and recorded.
+ * `meanwhile`: what happens on GitHub after the job prepared, before its work.
+ */
 export async function publishJob(
   w: ActionWorld,
   work: StoryJobInput,
   onEvent?: (message: string) => void,
+  meanwhile?: () => Promise<void>,
 ): Promise<PublishJobResult> {
   const folder = join(w.dir, 'jobs', `${work.workspace.split('/').pop() ?? ''}-publish`);
   const workspace = join(folder, 'workspace');
@@ -96,7 +123,8 @@ export async function publishJob(
     remote: remoteGit(w, workspace),
   };
   const prepared = await prepareStoryJob(input);
-  return publishStoryJob(
+  await meanwhile?.();
+  const ending = await publishStoryJob(
     {
       epic: work.epic,
       story: work.story,
@@ -112,6 +140,8 @@ export async function publishJob(
     },
     prepared,
   );
+  // The record saved as the shell saves it.
+  return (await saveRecord(ending, storyRecord.lostSave)).result;
 }
 
 /** Both jobs of one story, one after the other. */

@@ -11,6 +11,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EpicflowError } from '../../core/errors.js';
 import { NUL } from './listings.js';
 import { readBlobs } from './objects.js';
 import { gitError, type GitRunner } from './run-git.js';
@@ -26,6 +27,19 @@ export interface ObjectMerge {
 
 const isFile = (e: FileEntry | undefined): e is FileEntry =>
   e !== undefined && (e.mode === '100644' || e.mode === '100755');
+
+/** The git on PATH cannot merge without a work tree: said with what to install. */
+export function tooOldToMerge(): EpicflowError {
+  return new EpicflowError(
+    'git',
+    'this git cannot merge without a work tree: epicflow merges with `git merge-tree --write-tree`, which needs git 2.38 or later',
+    {
+      details: [
+        '`git --version` says which git is on PATH; install a newer one (Debian 12 and Ubuntu 24.04 have it; on Ubuntu 22.04, the git-core PPA)',
+      ],
+    },
+  );
+}
 
 /** A path as its bytes (git's output read as `latin1`, see tree-of-files.ts). */
 const asBytes = (path: string): Buffer => Buffer.from(path, 'latin1');
@@ -44,6 +58,8 @@ export async function mergeObjects(
   const r = await git.try(['merge-tree', '--write-tree', '-z', '--no-messages', ours, theirs], {
     bytes: true,
   });
+  // 129: git's usage error. Before 2.38, `merge-tree` takes three commits and no `--write-tree`.
+  if (r.exitCode === 129) throw tooOldToMerge();
   if (r.exitCode !== 0 && r.exitCode !== 1) {
     throw gitError(`cannot merge ${theirs} into ${ours}`, r);
   }

@@ -12,6 +12,7 @@ import { RESULT_REFS, ResultRefusal } from '../../core/publish/result.js';
 import type { ScannedCommit } from '../../core/publish/secrets.js';
 import { checkRefName, PATCH_AS_TEXT, splitNul, type ChangedPath, NUL } from './listings.js';
 import { commitTree, isAncestor, OBJECT_ID, readBlobs, treeFiles } from './objects.js';
+import { tooOldToMerge } from './merge-objects.js';
 import { changedPaths } from './perimeter-diff.js';
 import { GitRunner, gitError, type GitIdentity } from './run-git.js';
 
@@ -307,6 +308,7 @@ export class PublishGit {
       ours,
       theirs,
     ]);
+    if (r.exitCode === 129) throw tooOldToMerge();
     const [tree = '', ...paths] = r.stdout.split(NUL);
     if (r.exitCode === 0) return { ok: true, tree: tree.trim() };
     if (r.exitCode === 1) {

@@ -217,4 +217,30 @@ describe('merges made from objects', () => {
     expect(read(join(story.path, 'bin.dat'))).toBe('b\0epic\n');
     expect(sf.git('ls-tree', '--name-only', 'HEAD').trim().split('\n')).toEqual(['bin.dat']);
   });
+
+  it('says which git it needs where git is older than 2.38, the tree left as it was', async () => {
+    const { story, ef, sf } = await trees({ 'a.txt': 'a\n' });
+    ef.write('b.txt', 'b\n');
+    const epicSha = ef.commitAll('epic');
+    sf.write('a.txt', 'story\n');
+    // A git of before 2.38: `merge-tree` takes no --write-tree and exits with its usage (129).
+    const real = execFileSync('sh', ['-c', 'command -v git']).toString().trim();
+    const bin = outsideFolder();
+    writeFileSync(
+      join(bin, 'git'),
+      `#!/bin/sh\nfor a; do [ "$a" = merge-tree ] && { echo "usage: git merge-tree <base-tree> <branch1> <branch2>" >&2; exit 129; }; done\nexec ${real} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${bin}:${path ?? ''}`;
+    try {
+      await expect(story.catchUp(epicSha)).rejects.toThrow(
+        /epicflow merges with `git merge-tree --write-tree`, which needs git 2.38 or later/,
+      );
+    } finally {
+      process.env['PATH'] = path;
+    }
+    expect(read(join(story.path, 'a.txt'))).toBe('story\n');
+    expect(existsSync(join(story.path, 'b.txt'))).toBe(false);
+  });
 });

@@ -11,7 +11,8 @@
  * decision after it. A job that could not run, or failed, is refused one way: its record
  * fails with the reason, the summary says why, `status` is `failed` and the step fails.
  * The kinds (story.ts, plan.ts, retro.ts, land.ts) say only what differs: a new kind is
- * a file of its own and one line in run.ts's table.
+ * its `JobRef` arm, its job code in jobs/github (with its record steps), its object here
+ * and one line in run.ts's table (docs/architecture.md, "Adding a job kind").
  */
 import * as core from '@actions/core';
 import { join } from 'node:path';

@@ -163,7 +163,6 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
   const trackedObjects = new Set([...tracked.values()].map((e) => e.object));
   const entries = new Map<string, FileEntry>();
   const contents = new Map<string, Buffer>();
-  const nested: string[] = [];
   const nestedAt: { path: string; ignored: boolean }[] = [];
   const folderPaths: string[] = [];
   let level: Folder[] = [{ path: '', ignored: false }];
@@ -182,7 +181,6 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
       }
       // A repository of its own: never entered (the top's `.git` is the tree's own).
       if (folder.path !== '' && dirents.some((d) => d.name === '.git')) {
-        if (!folder.ignored) nested.push(folder.path);
         nestedAt.push({ path: folder.path, ignored: folder.ignored });
         // What the base tracks in it stays as the base has it: the story changes nothing there.
         const inside = `${folder.path}/`;
@@ -267,7 +265,10 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
   return {
     entries,
     contents,
-    nested: nested.map(utf8Path).sort(),
+    nested: nestedAt
+      .filter((n) => !n.ignored)
+      .map((n) => utf8Path(n.path))
+      .sort(),
     nestedAt,
     folders: folderPaths,
   };

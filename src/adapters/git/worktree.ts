@@ -414,16 +414,9 @@ export class Worktree {
     return out.trim();
   }
 
-  /**
-   * A detached HEAD at `sha`, index and tree as there, untracked files removed
-   * (ignored ones kept: installed dependencies); a merge in progress is dropped.
-   * No branch moves, even when something checked one out here meanwhile.
-   */
-  async detachAt(sha: string): Promise<void> {
-    checkRefName(sha);
-    await this.putBack(sha);
-    await this.moveHead(sha, null, true);
-    await dropMergeState(this.gitDir);
+  /** `standAt` detached (no branch moves), ignored files (installed dependencies) kept. */
+  detachAt(sha: string): Promise<void> {
+    return this.standAt(sha, { detach: true });
   }
 
   /** Moves this tree's branch (and its checkout) forward to `sha`; false when that is no fast-forward. */
@@ -433,12 +426,9 @@ export class Worktree {
     return r.exitCode === 0;
   }
 
-  /** Resets HEAD, index and tree to `sha`, and removes untracked (not ignored) files. */
-  async resetHard(sha: string): Promise<void> {
-    checkRefName(sha);
-    await this.putBack(sha);
-    await this.moveHead(sha, null);
-    await dropMergeState(this.gitDir);
+  /** `standAt` with HEAD's branch moved, ignored files kept. */
+  resetHard(sha: string): Promise<void> {
+    return this.standAt(sha, {});
   }
 
   /**
@@ -482,15 +472,23 @@ export class Worktree {
     return [...new Set([...splitNul(committed), ...now])].sort();
   }
 
+  /** `standAt` detached (no branch moves), ignored files removed too: the tree as checked out. */
+  discardTo(sha: string): Promise<void> {
+    return this.standAt(sha, { detach: true, ignored: false });
+  }
+
   /**
-   * A detached HEAD at `sha` with index and tree as there, untracked and ignored
-   * files removed: the tree as checked out. No branch moves (one the run
-   * checked out here stays where it was).
+   * The tree, index and HEAD (detached, or its branch moved) at `sha`: the files written
+   * back, untracked ones removed (ignored ones too when `ignored` is false); a merge in
+   * progress is dropped.
    */
-  async discardTo(sha: string): Promise<void> {
+  private async standAt(
+    sha: string,
+    options: { readonly detach?: true; readonly ignored?: false },
+  ): Promise<void> {
     checkRefName(sha);
-    await this.putBack(sha, { ignored: false });
-    await this.moveHead(sha, null, true);
+    await this.putBack(sha, options.ignored === false ? { ignored: false } : {});
+    await this.moveHead(sha, null, options.detach === true);
     await dropMergeState(this.gitDir);
   }
 

@@ -95,7 +95,8 @@ describe('what untrusted code is handed', () => {
   });
 
   it('without setfacl, opens the folders above its tree to all users, and says so', async () => {
-    // A PATH with every tool of /usr/bin but setfacl (the package acl not installed).
+    // A PATH with every tool of /usr/bin but setfacl (the package acl not installed), and the
+    // system's own (useradd makes the user on a machine where it does not exist yet).
     const bin = join(dir, 'bin-without-acl');
     mkdirSync(bin);
     for (const tool of readdirSync('/usr/bin')) {
@@ -104,7 +105,7 @@ describe('what untrusted code is handed', () => {
     const closed = join(dir, 'closed');
     mkdirSync(join(closed, 'epicflow', 'tree'), { recursive: true, mode: 0o700 });
     await chmod(closed, 0o700);
-    const plain = { PATH: bin };
+    const plain = { PATH: `${bin}:/usr/sbin:/sbin` };
     const open = await agentUser({
       user: 'epicflow-grants',
       roots: [join(closed, 'epicflow')],

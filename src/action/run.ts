@@ -1,7 +1,7 @@
 /**
  * The Action's logic: read the inputs into one validated record, mask the
  * token at once, then run the mode: orchestrate, or one job of the story workflow
- * (its kind, `JobRef`, picks the recipe the job shell runs: shell.ts). Every failure ends in a readable summary
+ * (its kind, `JobRef`, picks the object the job shell runs: jobs/github/kinds.ts, shell.ts). Every failure ends in a readable summary
  * and a failed step, never a stack trace. `main.ts` (the bundled entry) calls
  * it; tools that run an action's source (`@github/local-action`) import it
  * and call `run()` themselves.
@@ -10,15 +10,11 @@ import * as core from '@actions/core';
 import { describeError, isEpicflowError } from '../core/errors.js';
 import { privateKeySecrets } from './github.js';
 import { jobOf, readInputs, type PlanInputs, type StoryInputs } from './inputs.js';
-import type { JobRef } from '../core/epic/index.js';
-import { landKind } from './land.js';
+import { kindOf } from '../jobs/github/kinds.js';
+import { redact, renderFailureSummary } from '../jobs/github/job-summary.js';
 import { runOrchestrateMode } from './orchestrate.js';
-import { planKind } from './plan.js';
-import { retroKind } from './retro.js';
 import { readRunner } from './runner.js';
-import { runActionJob, type ActionKind, type JobModeDeps } from './shell.js';
-import { storyKind } from './story.js';
-import { redact, renderFailureSummary } from './summary.js';
+import { runActionJob, type JobModeDeps } from './shell.js';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Mask before anything else can print them, even when other inputs are wrong.
@@ -50,19 +46,10 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   }
 }
 
-/** Each kind of job, the one object the shell runs for it (a new kind adds a line here). */
-const KINDS: { readonly [K in JobRef['kind']]: ActionKind<Extract<JobRef, { kind: K }>> } = {
-  story: storyKind,
-  plan: planKind,
-  retro: retroKind,
-  land: landKind,
-};
-
-/** A job of the story workflow: its kind's object, run by the shell. */
+/** A job of the story workflow: its kind's object (jobs/github/kinds.ts), run by the shell. */
 async function runJob(deps: JobModeDeps): Promise<void> {
   const ref = jobOf(deps.inputs);
   // Which of the job's two jobs (the work and the publish job) this is: none, the old one job.
   const { phase } = deps.inputs as StoryInputs | PlanInputs;
-  // The table gives each kind its own object: `ref` is of the kind it was looked up by.
-  return runActionJob(deps, KINDS[ref.kind] as ActionKind<JobRef>, ref, phase);
+  return runActionJob(deps, kindOf(ref), ref, phase);
 }

@@ -5,9 +5,9 @@
  * title) gets no such advice.
  */
 import { describe, expect, it } from '@jest/globals';
-import { renderStorySummary, storyHint } from '../../src/action/summary.js';
+import { renderStorySummary, storyHint } from '../../src/jobs/github/job-summary.js';
 import type { StoryRecord } from '../../src/core/model.js';
-import type { StorySummaryFacts } from '../../src/action/summary.js';
+import type { StorySummaryFacts } from '../../src/jobs/github/job-summary.js';
 
 const BYPASS = 'bypass actor in the ruleset protecting epic branches';
 

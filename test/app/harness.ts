@@ -552,7 +552,7 @@ export async function storyWrites(w: AppWorld, epic: number, story: string): Pro
 }
 
 /**
- * The story job's reconcile after its story (`src/action/story.ts`), in this process with
+ * The story job's reconcile after its story (`src/jobs/github/story-kind.ts`), in this process with
  * the test's own repository port (another cache than the App's, as a job's).
  */
 export function jobDecision(

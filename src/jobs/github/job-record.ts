@@ -15,11 +15,8 @@
  *   `again` (the change is made again on the record as it is now, which may keep a newer
  *   attempt's).
  *
- * The push of a publish job is not a step of its own here: the record a publish job saves
- * depends on how its push ended (merged, refused, a conflict on a moved head, kept moving),
- * and each round of it is made from the work's own state, so each kind describes its push
- * to the one push function (`pushAgainOnMove`, job-shell.ts) inside its work and builds
- * the record from the outcome that function returns; the shell saves that record.
+ * Between the two, a publish job's push (job-push.ts): the kind describes it and makes the
+ * record from how it ended; the shell makes it, then saves that record.
  */
 import type { GitHubStateStore } from '../../adapters/github/index.js';
 import { freshRecord, type JobFacts, type JobRef } from '../../core/epic/index.js';

@@ -4,7 +4,7 @@
  * configuration on the default branch, the issue with its sub-issues, every record
  * with its blob sha), the configuration parsed, and the epic's state store. The shell then
  * finds the kind's record in it and checks it against `jobStaleness` (job-record.ts); a
- * refusal is recorded by the kind, as the Action's shell asks it (`ActionKind.refuse`).
+ * refusal is recorded by the kind, as the Action's shell asks it (`JobKind.refuse`, job-kind.ts).
  */
 import { ACTION_ANSWER_KEY } from '../../core/judge/index.js';
 import { GitHubStateStore, type EpicView, type GitHubRepo } from '../../adapters/github/index.js';
@@ -12,7 +12,7 @@ import { statusOf } from '../../adapters/github/errors.js';
 import { join } from 'node:path';
 import type { ExecutorDeps } from '../../adapters/executors/index.js';
 import { Git } from '../../adapters/git/index.js';
-import { TOKEN_REFUSED_HINT, type RemoteGit } from '../../adapters/git/remote-git.js';
+import { TOKEN_REFUSED_HINT } from '../../adapters/git/remote-git.js';
 import type { Untrusted } from '../../adapters/process/untrusted.js';
 import { executorLookup, resolveExecutorEnvs } from '../../composition/epic.js';
 import { planningGit } from '../../composition/planning-tree.js';
@@ -20,11 +20,7 @@ import { commitDetectionFiles } from '../../adapters/repo/detection-files.js';
 import { parseConfig } from '../../core/config/index.js';
 import { leftToDetection, withDetected, type LeftToDetection } from '../../core/init/index.js';
 import type { EpicflowConfig } from '../../core/config/types.js';
-import {
-  botCommitIdentity,
-  describePushRefusal,
-  type PushRefusalReason,
-} from '../../core/epic/index.js';
+import { botCommitIdentity } from '../../core/epic/index.js';
 import { EpicflowError } from '../../core/errors.js';
 import type { Plan } from '../../core/model.js';
 import { planOptionsFor } from '../../core/plan/index.js';
@@ -255,52 +251,4 @@ export async function jobPlanWithIssues(
     Object.entries(load.subIssues).map(([id, s]) => [id, s.number]),
   );
   return { plan: load.plan, subIssues };
-}
-
-/** What one round of a job makes: a commit to push (with a lease on the head it was made on), or a stop. */
-type PushRound<T> = { readonly push: string; readonly lease?: string } | { readonly stop: T };
-
-/** How a job's push ended, after `pushes` pushes. */
-type PushOutcome<T> =
-  | { readonly kind: 'pushed'; readonly sha: string; readonly pushes: number }
-  | { readonly kind: 'stopped'; readonly value: T; readonly pushes: number }
-  | {
-      readonly kind: 'refused';
-      /** Why GitHub refused it, as the git adapter tells it. */
-      readonly refused: Exclude<PushRefusalReason, 'stale'>;
-      /** The refusal with what to do about it. */
-      readonly reason: string;
-      readonly pushes: number;
-    }
-  /** The branch moved again before each of `max` pushes. */
-  | { readonly kind: 'kept-moving'; readonly pushes: number };
-
-/**
- * The one push of a job's result to a branch other jobs move too, never a force: a push
- * with no lease is refused unless it fast-forwards, one with a lease unless the branch
- * is where the lease says. A refused push changed nothing on GitHub, so on a moved
- * branch the job makes its result again on the new head (`round(n)`, n > 1) and pushes
- * again, at most `max` times; any other refusal ends it.
- */
-export async function pushAgainOnMove<T>(
-  remote: Pick<RemoteGit, 'push'>,
-  branch: string,
-  max: number,
-  round: (n: number) => Promise<PushRound<T>>,
-): Promise<PushOutcome<T>> {
-  for (let n = 1; ; n++) {
-    const made = await round(n);
-    if ('stop' in made) return { kind: 'stopped', value: made.stop, pushes: n - 1 };
-    const pushed = await remote.push(made.push, branch, made.lease);
-    if (pushed.ok) return { kind: 'pushed', sha: made.push, pushes: n };
-    if (pushed.reason !== 'stale') {
-      return {
-        kind: 'refused',
-        refused: pushed.reason,
-        reason: describePushRefusal(branch, pushed.reason, pushed.detail),
-        pushes: n,
-      };
-    }
-    if (n >= max) return { kind: 'kept-moving', pushes: n };
-  }
 }

@@ -27,7 +27,7 @@ import type { LandRecord } from '../../core/land/index.js';
 import { LAND_DOC } from '../../core/epic/landing.js';
 import { commitLinks } from '../../engine/story/checks.js';
 import { docFile, saving, type Saving } from './job-record.js';
-import { pushAgainOnMove } from './job-shell.js';
+import { pushing, type Pushing, type PushRound } from './job-push.js';
 import {
   hold,
   landedRecord,
@@ -47,7 +47,7 @@ export interface LandJobResult {
   readonly record: LandRecord;
 }
 
-interface LandPublishInput extends LandJobInput {
+export interface LandPublishInput extends LandJobInput {
   /** The downloaded artifact: the hand-over and, for a merge, its bundle. */
   readonly resultDir: string;
   /** Values of the secrets the publish job holds. */
@@ -55,17 +55,17 @@ interface LandPublishInput extends LandJobInput {
 }
 
 /**
- * A landing's hand-over written to GitHub: the merge pushed when it passes; it ends with the
- * landing log holding the record, for the shell to save, and holds the epic after it when
- * the landing did not land.
+ * A landing's hand-over written to GitHub: it ends with the merge for the shell to push when
+ * it passes, and the landing log holding the record for the shell to save, which holds the
+ * epic after it when the landing did not land.
  */
 export async function publishLandJob(
   input: LandPublishInput,
   prepared: PreparedLanding,
   handover: LandHandover,
-): Promise<Saving<LandJobResult>> {
+): Promise<Saving<LandJobResult> | Pushing<LandJobResult>> {
   const { epic } = input;
-  const { store, defaultBranch, started, config } = prepared;
+  const { defaultBranch, started, config } = prepared;
   const epicBranch = epicBranchName(String(epic));
   if (handover.land !== input.job) {
     throw new ResultRefusal(
@@ -73,7 +73,7 @@ export async function publishLandJob(
       `the result record field land is ${JSON.stringify(handover.land)}, expected ${JSON.stringify(input.job)}`,
     );
   }
-  let record: LandRecord = {
+  const record: LandRecord = {
     ...started,
     epicHeadBefore: handover.epicHead,
     intoHeadBefore: handover.branchHead,
@@ -85,37 +85,41 @@ export async function publishLandJob(
     notes: [...handover.notes],
   };
   const { outcome } = handover;
-  if (outcome.kind === 'failed') record = notLanded(record, outcome.reason);
-  else {
-    const git = await bareRepository(join(input.tempDir, 'publish.git'), input.repo.botLogin);
-    const remote = input.remote.at(git.gitDir);
-    const heads = await remote.fetch([epicBranch, defaultBranch]);
-    if (outcome.kind === 'unchanged') {
-      // Nothing to land is a claim about GitHub's branches: the epic holds the branch head.
-      const tip = heads.get(epicBranch);
-      const known = (await git.commitOf(handover.branchHead)) === handover.branchHead;
-      if (tip === undefined || !known || !(await git.isAncestor(handover.branchHead, tip))) {
-        throw new ResultRefusal(
-          'not-descended',
-          `the landing says ${epicBranch} holds ${defaultBranch} at ${handover.branchHead} already, and it does not`,
-        );
-      }
-      record = landedRecord(record, undefined);
-    } else {
-      await checkLanding(git, handover, {
-        epicHead: heads.get(epicBranch),
-        intoHead: heads.get(defaultBranch),
-        configPaths: [input.configPath],
-        allowWorkflowChanges: config.allowWorkflowChanges,
-        secrets: input.secrets,
-        bundle: join(input.resultDir, RESULT_FILES.bundle),
-      });
-      const say = (message: string): void =>
-        input.onEvent?.({ at: new Date().toISOString(), kind: 'story', story: input.job, message });
-      record = await pushLanding(git, remote, record, handover, outcome.commit, say);
+  const save = (landed: LandRecord): Saving<LandJobResult> => savingLanding(prepared, landed);
+  if (outcome.kind === 'failed') return save(notLanded(record, outcome.reason));
+  const git = await bareRepository(join(input.tempDir, 'publish.git'), input.repo.botLogin);
+  const remote = input.remote.at(git.gitDir);
+  const heads = await remote.fetch([epicBranch, defaultBranch]);
+  if (outcome.kind === 'unchanged') {
+    // Nothing to land is a claim about GitHub's branches: the epic holds the branch head.
+    const tip = heads.get(epicBranch);
+    const known = (await git.commitOf(handover.branchHead)) === handover.branchHead;
+    if (tip === undefined || !known || !(await git.isAncestor(handover.branchHead, tip))) {
+      throw new ResultRefusal(
+        'not-descended',
+        `the landing says ${epicBranch} holds ${defaultBranch} at ${handover.branchHead} already, and it does not`,
+      );
     }
+    return save(landedRecord(record, undefined));
   }
-  const landed = record;
+  await checkLanding(git, handover, {
+    epicHead: heads.get(epicBranch),
+    intoHead: heads.get(defaultBranch),
+    configPaths: [input.configPath],
+    allowWorkflowChanges: config.allowWorkflowChanges,
+    secrets: input.secrets,
+    bundle: join(input.resultDir, RESULT_FILES.bundle),
+  });
+  const say = (message: string): void =>
+    input.onEvent?.({ at: new Date().toISOString(), kind: 'story', story: input.job, message });
+  return pushLanding(git, remote, record, handover, outcome.commit, say, async (landed) =>
+    save(landed),
+  );
+}
+
+/** The landing log with `landed` in it, for the shell to save; the epic held after a landing that did not land. */
+function savingLanding(prepared: PreparedLanding, landed: LandRecord): Saving<LandJobResult> {
+  const { store } = prepared;
   const change = withLanding(store, landed);
   return saving(
     {
@@ -133,19 +137,23 @@ export async function publishLandJob(
   );
 }
 
-/** The landed merge on the epic head, made again on a moved head; the record it ends with. */
-async function pushLanding(
+/**
+ * The landed merge on the epic head, made again on a moved head: the push the shell makes
+ * (`Pushing`), and the record it ends with, handed to `then`.
+ */
+function pushLanding(
   git: PublishGit,
   remote: Pick<RemoteGit, 'push' | 'fetch'>,
   record: LandRecord,
   handover: LandHandover,
   landed: string,
   say: (message: string) => void,
-): Promise<LandRecord> {
+  then: (record: LandRecord) => Promise<Saving<LandJobResult>>,
+): Pushing<LandJobResult> {
   const epicBranch = record.epicBranch;
   // The head the last push was made on: the landing's epic head before, as GitHub had it.
   let onto = handover.epicHead;
-  const out = await pushAgainOnMove(remote, epicBranch, MAX_LAND_PUSHES, async (n) => {
+  const round = async (n: number): Promise<PushRound<string>> => {
     const head = n === 1 ? handover.epicHead : (await remote.fetch([epicBranch])).get(epicBranch);
     if (head === undefined) return { stop: `${epicBranch} was deleted on GitHub while landing` };
     onto = head;
@@ -164,25 +172,29 @@ async function pushLanding(
       };
     }
     return { push: merged.merge, lease: head };
+  };
+  return pushing(remote, epicBranch, MAX_LAND_PUSHES, round, async (out) => {
+    if (out.kind === 'pushed') {
+      const notes =
+        out.sha === landed
+          ? record.notes
+          : [
+              ...record.notes,
+              `${epicBranch} moved after the work job's gates ran on the landing: merged again on its new head (${out.sha.slice(0, 12)})`,
+            ];
+      say(`${epicBranch} landed: ${out.sha.slice(0, 12)}`);
+      return then(landedRecord({ ...record, epicHeadBefore: onto, notes }, out.sha));
+    }
+    if (out.kind === 'stopped') return then(notLanded(record, out.value));
+    return then(
+      notLanded(
+        record,
+        out.kind === 'refused'
+          ? out.reason
+          : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
+      ),
+    );
   });
-  if (out.kind === 'pushed') {
-    const notes =
-      out.sha === landed
-        ? record.notes
-        : [
-            ...record.notes,
-            `${epicBranch} moved after the work job's gates ran on the landing: merged again on its new head (${out.sha.slice(0, 12)})`,
-          ];
-    say(`${epicBranch} landed: ${out.sha.slice(0, 12)}`);
-    return landedRecord({ ...record, epicHeadBefore: onto, notes }, out.sha);
-  }
-  if (out.kind === 'stopped') return notLanded(record, out.value);
-  return notLanded(
-    record,
-    out.kind === 'refused'
-      ? out.reason
-      : `${epicBranch} kept moving on GitHub: ${MAX_LAND_PUSHES} pushes were refused`,
-  );
 }
 
 /**

@@ -26,7 +26,7 @@ import {
 import { mergeRoster, ROSTER_DOC, startingRoster } from '../../core/roster/sync.js';
 import { applyIssueRequests } from './issue-requests.js';
 import { saving, storyFile, type Saving } from './job-record.js';
-import { pushAgainOnMove } from './job-shell.js';
+import { pushing, type Pushing, type PushOutcome, type PushRound } from './job-push.js';
 import {
   followPush,
   isDone,
@@ -177,11 +177,19 @@ async function workRecord(dir: string, expected: { epic: string; story: string; 
   }
 }
 
+/** How a story's push ended, on its record: merged, or failed with why. */
+interface Merged {
+  readonly record: StoryRecord;
+  readonly pushes: number;
+  readonly refusedPush: PushRefusal | undefined;
+}
+
 /**
  * A passed story's merge onto the epic branch as GitHub has it, pushed with a lease and made
- * again on a moved head (`pushAgainOnMove`), and what came of it on the record.
+ * again on a moved head: the push the shell makes (`Pushing`), and what came of it on the
+ * record, handed to `then`.
  */
-async function mergeAndPush(
+function mergeAndPush(
   ctx: {
     readonly git: PublishGit;
     readonly remote: RemoteGit;
@@ -194,41 +202,50 @@ async function mergeAndPush(
   before: StoryRecord,
   fetchedHead: string,
   publishInput: (head: string) => PublishInput,
-): Promise<{ record: StoryRecord; pushes: number; refusedPush: PushRefusal | undefined }> {
-  const { git, remote, epicBranch, storyCommit, result, story, say } = ctx;
-  let record = before;
+  then: (merged: Merged) => Promise<Saving<PublishJobResult>>,
+): Pushing<PublishJobResult> {
+  const { git, remote, epicBranch, storyCommit, result, say } = ctx;
   let epicHead = fetchedHead;
-  let refusedPush: PushRefusal | undefined;
   let gatedTree = false;
-  const out = await pushAgainOnMove<MergeStop>(
-    remote,
-    epicBranch,
-    MAX_PUBLISH_ATTEMPTS,
-    async (n) => {
-      if (n > 1) {
-        say(`${epicBranch} moved on GitHub; merging again`);
-        const moved = (await remote.fetch([epicBranch])).get(epicBranch);
-        if (moved === undefined) return { stop: { kind: 'deleted' } };
-        epicHead = moved;
-      }
-      // Another publish job of this attempt (a re-run racing this one) merged it already:
-      // the same merge is recorded again, nothing is pushed twice.
-      const merged = await git.mergeOf(storyCommit, epicHead);
-      if (merged !== null) return { stop: { kind: 'merged', merge: merged } };
-      const made = await mergeOnEpic(git, publishInput(epicHead), result);
-      if (made.kind === 'conflict') return { stop: made };
-      gatedTree = made.gatedTree;
-      return { push: made.merge, lease: epicHead };
-    },
-  );
+  const round = async (n: number): Promise<PushRound<MergeStop>> => {
+    if (n > 1) {
+      say(`${epicBranch} moved on GitHub; merging again`);
+      const moved = (await remote.fetch([epicBranch])).get(epicBranch);
+      if (moved === undefined) return { stop: { kind: 'deleted' } };
+      epicHead = moved;
+    }
+    // Another publish job of this attempt (a re-run racing this one) merged it already:
+    // the same merge is recorded again, nothing is pushed twice.
+    const merged = await git.mergeOf(storyCommit, epicHead);
+    if (merged !== null) return { stop: { kind: 'merged', merge: merged } };
+    const made = await mergeOnEpic(git, publishInput(epicHead), result);
+    if (made.kind === 'conflict') return { stop: made };
+    gatedTree = made.gatedTree;
+    return { push: made.merge, lease: epicHead };
+  };
+  return pushing(remote, epicBranch, MAX_PUBLISH_ATTEMPTS, round, async (out) => {
+    if (out.kind === 'pushed') await followPush(git, epicBranch, epicHead, out.sha);
+    return then(mergedRecord(ctx, before, out, { epicHead, gatedTree }));
+  });
+}
+
+/** The story's record from how its push ended. */
+function mergedRecord(
+  ctx: { readonly epicBranch: string; readonly story: Story; readonly say: (m: string) => void },
+  before: StoryRecord,
+  out: PushOutcome<MergeStop>,
+  at: { readonly epicHead: string; readonly gatedTree: boolean },
+): Merged {
+  const { epicBranch, story, say } = ctx;
+  let record = before;
+  let refusedPush: PushRefusal | undefined;
   // A conflict ends the round its merge was tried in, as a push would have.
   const pushes = out.pushes + (out.kind === 'stopped' && out.value.kind === 'conflict' ? 1 : 0);
   const { mergeCommit: _m, ...unmerged } = record;
   if (out.kind === 'pushed') {
-    await followPush(git, epicBranch, epicHead, out.sha);
     record = { ...record, mergeCommit: out.sha };
-    if (!gatedTree) {
-      const note = `merged on ${epicBranch} at ${epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
+    if (!at.gatedTree) {
+      const note = `merged on ${epicBranch} at ${at.epicHead.slice(0, 12)}, which moved after the work job's gates ran on its merge: the gates of the next story and of the landing run on this tree`;
       record = { ...record, notes: [...record.notes, note] };
       say(note);
     }
@@ -260,13 +277,14 @@ async function mergeAndPush(
 }
 
 /**
- * The publish job's work: the result checked, the story branch pushed, the merge pushed; it
- * ends with the story's record for the shell to save, and the roster saved after it.
+ * The publish job's work: the result checked, the story branch pushed; it ends with the merge
+ * for the shell to push (a passed story) and the story's record for it to save, and the
+ * roster saved after it.
  */
 export async function publishStoryJob(
   input: PublishJobInput,
   prepared: PreparedStory,
-): Promise<Saving<PublishJobResult>> {
+): Promise<Saving<PublishJobResult> | Pushing<PublishJobResult>> {
   const { story, prior, store, config } = prepared;
   const epic = String(input.epic);
   const epicBranch = epicBranchName(epic);
@@ -348,33 +366,33 @@ export async function publishStoryJob(
     const { restart: _r, ...rest } = record;
     record = rest;
   }
-  let pushes = 0;
-  let refusedPush: PushRefusal | undefined;
-  if (isDone(result)) {
-    const merged = await mergeAndPush(
-      { git, remote, epicBranch, storyCommit, result, story, say },
-      record,
-      epicHead,
-      (head) => publishInput(head),
-    );
-    ({ record, pushes, refusedPush } = merged);
-  }
   // The coder's label and assignee requests, decided again here, on the story's sub-issue only.
-  record = await applyIssueRequests(
-    prepared.repo,
-    config.issueTools,
-    prepared.subIssue,
+  const finish = async (merged: Merged): Promise<Saving<PublishJobResult>> => {
+    const { pushes, refusedPush } = merged;
+    const requested = await applyIssueRequests(
+      prepared.repo,
+      config.issueTools,
+      prepared.subIssue,
+      merged.record,
+      say,
+    );
+    return savingStory(prepared, requested, async (saved) => {
+      await saveRoster(store, result.roster, prepared.roster);
+      return {
+        record: saved,
+        gates,
+        events,
+        pushes,
+        ...(refusedPush === undefined ? {} : { refusedPush }),
+      };
+    });
+  };
+  if (!isDone(result)) return finish({ record, pushes: 0, refusedPush: undefined });
+  return mergeAndPush(
+    { git, remote, epicBranch, storyCommit, result, story, say },
     record,
-    say,
+    epicHead,
+    (head) => publishInput(head),
+    finish,
   );
-  return savingStory(prepared, record, async (saved) => {
-    await saveRoster(store, result.roster, prepared.roster);
-    return {
-      record: saved,
-      gates,
-      events,
-      pushes,
-      ...(refusedPush === undefined ? {} : { refusedPush }),
-    };
-  });
 }

@@ -1,8 +1,8 @@
 /**
- * A story's two jobs called in-process, as the Action's shell calls them (src/action/story.ts),
+ * A story's two jobs called in-process, as the Action's shell calls them (src/jobs/github/story-kind.ts),
  * against the GitHub double and real git: the work job (`prepareStoryJob`, `runStoryJob`) on a
  * checkout, and the publish job (`prepareStoryJob`, `publishStoryJob`, the record saved by
- * `saveRecord`) on an empty folder with the work job's result. No bundle, no agent user: the agents run as the tests' user. What
+ * `saveRecord` after the push `makePush` makes) on an empty folder with the work job's result. No bundle, no agent user: the agents run as the tests' user. What
  * the shell adds (inputs, isolation, outputs, summary, a refusal recorded) is tested where the
  * bundle runs (test/action/story.test.ts).
  */
@@ -20,6 +20,7 @@ import {
   type StoryJobInput,
   type StoryJobResult,
 } from '../../../src/jobs/github/story-job.js';
+import { makePush, Pushing } from '../../../src/jobs/github/job-push.js';
 import { prepareJob, preparation, saveRecord } from '../../../src/jobs/github/job-record.js';
 import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
 import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
@@ -140,8 +141,9 @@ export async function publishJob(
     },
     prepared,
   );
-  // The record saved as the shell saves it.
-  return (await saveRecord(ending, storyRecord.lostSave)).result;
+  // The merge pushed and the record saved as the shell pushes and saves them.
+  const ended = ending instanceof Pushing ? await makePush(ending) : ending;
+  return (await saveRecord(ended, storyRecord.lostSave)).result;
 }
 
 /** Both jobs of one story, one after the other. */

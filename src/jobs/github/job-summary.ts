@@ -1,13 +1,13 @@
 /**
- * The job summary of a story job (docs/setup-actions.md): story, outcome, gates,
- * perimeter, judge, usage and handover chain, as markdown for the step
- * summary. Kept well under GitHub's 1 MiB per step, and with every secret
- * replaced before it is written.
+ * The job summaries (docs/setup-actions.md): a story job's (story, outcome, gates,
+ * perimeter, judge, usage and handover chain) and a refused job's, as markdown for the
+ * step summary, which the job shell writes (action/shell.ts) kept well under GitHub's
+ * 1 MiB per step and with every secret replaced (`redact`).
  */
-import { usageTotals } from '../core/epic/rules.js';
-import { formatChain, type Story, type StoryRecord } from '../core/model.js';
-import type { GateLog } from '../jobs/github/story-logs.js';
-import type { PushRefusal } from '../jobs/github/story-publish.js';
+import { usageTotals } from '../../core/epic/rules.js';
+import { formatChain, type Story, type StoryRecord } from '../../core/model.js';
+import type { GateLog } from './story-logs.js';
+import type { PushRefusal } from './story-publish.js';
 
 /** What a story's job summary shows, from its work job or its publish job. */
 export interface StorySummaryFacts {

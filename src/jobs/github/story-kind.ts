@@ -6,12 +6,11 @@
  * orchestrator decide what comes next (shell.ts), so dependents start without waiting for
  * the App. A workflow that still runs a story in one job is refused, saying what to update.
  */
-import * as core from '@actions/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { epicTraceParent, otelTracing } from '../adapters/telemetry/otel.js';
-import type { StoryJobRef } from '../core/epic/index.js';
-import { formatChain, type StoryRecord } from '../core/model.js';
+import { epicTraceParent, otelTracing } from '../../adapters/telemetry/otel.js';
+import type { StoryJobRef } from '../../core/epic/index.js';
+import { formatChain, type StoryRecord } from '../../core/model.js';
 import {
   recordRefusal,
   runStoryJob,
@@ -19,23 +18,22 @@ import {
   type PreparedStory,
   type StoryJobInput,
   type StoryJobResult,
-} from '../jobs/github/story-job.js';
-import { preparation } from '../jobs/github/job-record.js';
-import { publishStoryJob, type PublishJobResult } from '../jobs/github/story-publish.js';
-import type { StoryInputs } from './inputs.js';
+} from './story-job.js';
+import { preparation } from './job-record.js';
+import { publishStoryJob, type PublishJobResult } from './story-publish.js';
 import {
   jobInput,
   oneJobRefusal,
   requireDispatch,
   resultDir,
-  type ActionJob,
-  type ActionKind,
-  type ActionRecipe,
+  type GitHubJob,
+  type JobKind,
+  type JobRecipe,
   type JobReport,
-} from './shell.js';
-import { failedGates, renderStorySummary, storyHint, storyTotals } from './summary.js';
+} from './job-kind.js';
+import { failedGates, renderStorySummary, storyHint, storyTotals } from './job-summary.js';
 
-function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
+function storyInput(job: GitHubJob, ref: StoryJobRef): StoryJobInput {
   const { runner } = job;
   return {
     ...jobInput(job, ref),
@@ -44,13 +42,13 @@ function storyInput(job: ActionJob, ref: StoryJobRef): StoryJobInput {
     // The runner's temp folder outlives this step: the workflow uploads it as an artifact.
     logsDir: join(runner.tempDir, 'epicflow-logs', `epic-${ref.epic}-${ref.story}-${ref.attempt}`),
     resultDir: resultDir(job),
-    onEvent: (e) => core.info(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
+    onEvent: (e) => job.log(`${e.story === undefined ? 'epic' : e.story}: ${e.message}`),
   };
 }
 
 /** With an OTLP endpoint configured, the job's spans join the epic's one trace. */
 async function traced(
-  job: ActionJob,
+  job: GitHubJob,
   ref: StoryJobRef,
   prepared: PreparedStory,
 ): Promise<StoryJobResult> {
@@ -106,7 +104,7 @@ function gateErrors(gates: StoryJobResult['gates']): NonNullable<JobReport['erro
 }
 
 /** The work job: the story runs; its result is handed over for the publish job. */
-function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobResult> {
+function storyWorkJob(ref: StoryJobRef): JobRecipe<PreparedStory, StoryJobResult> {
   return {
     ref,
     didNotRun: `${title(ref)} did not run`,
@@ -150,7 +148,7 @@ function storyWorkJob(ref: StoryJobRef): ActionRecipe<PreparedStory, StoryJobRes
 }
 
 /** The publish job: the work job's result checked again, merged and recorded. */
-function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJobResult> {
+function storyPublishJob(ref: StoryJobRef): JobRecipe<PreparedStory, PublishJobResult> {
   return {
     ref,
     didNotRun: `${title(ref)} was not published`,
@@ -162,7 +160,7 @@ function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJ
       return preparation(storyInput(job, ref), storyRecord);
     },
     run: (job, prepared) => {
-      const inputs = job.inputs as StoryInputs;
+      const { inputs } = job;
       return publishStoryJob(
         {
           epic: ref.epic,
@@ -175,7 +173,7 @@ function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJ
           remote: job.remote,
           botLogin: job.repo.botLogin,
           secrets: job.secrets,
-          onEvent: (message) => core.info(`${ref.story}: ${message}`),
+          onEvent: (message) => job.log(`${ref.story}: ${message}`),
         },
         prepared,
       );
@@ -215,7 +213,7 @@ function storyPublishJob(ref: StoryJobRef): ActionRecipe<PreparedStory, PublishJ
  * A story's jobs: the work job, the publish job, and the one job of earlier versions,
  * refused before anything runs, saying what to update.
  */
-export const storyKind: ActionKind<StoryJobRef> = {
+export const storyKind: JobKind<StoryJobRef> = {
   recipe: (ref, phase) => {
     if (phase === 'work') return storyWorkJob(ref);
     if (phase === 'publish') return storyPublishJob(ref);

@@ -29,6 +29,7 @@ import {
 import { dispatchEvent } from './support/dispatch-event.js';
 import { startCollector, type Collector } from '../support/otlp-collector.js';
 import { epicTraceParent } from '../../src/adapters/telemetry/otel.js';
+import { describeNeeding } from '../support/needs.js';
 
 /** The log without `::add-mask::` commands (the runner hides what they name). */
 function unmasked(log: string): string {
@@ -405,57 +406,63 @@ const PYTHON_PROJECT = {
 
 // A push GitHub refuses (a protected epic branch) is the publish job's: tested in-process in
 // test/orchestrator/story-job.test.ts, its summary's hint in summary.test.ts.
-describe('story mode reports a failed story, and runs detected pytest gates', () => {
-  let w: ActionWorld;
-  let epic: number;
-  beforeAll(async () => {
-    w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
-    epic = await startEpic(
-      w,
-      planBody([{ id: 'broken-cart' }, { id: 'kit', owns: ['src/kit', 'services/kit'] }]),
-    );
-  });
-  afterAll(async () => {
-    await w.close();
-  });
+describeNeeding(
+  ['pytest'],
+  'story mode reports a failed story, and runs detected pytest gates',
+  () => {
+    let w: ActionWorld;
+    let epic: number;
+    beforeAll(async () => {
+      w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
+      epic = await startEpic(
+        w,
+        planBody([{ id: 'broken-cart' }, { id: 'kit', owns: ['src/kit', 'services/kit'] }]),
+      );
+    });
+    afterAll(async () => {
+      await w.close();
+    });
 
-  it('a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test, the branch is kept', async () => {
-    const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    const job = await runJob(w, bundle, {
-      name: 'broken-cart',
-      workspace: await checkout(w, 'broken-cart'),
-      inputs: storyInputs(w, epic, 'broken-cart'),
-      runId: dispatchOf(w, epic, 'broken-cart').runId,
+    it('a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test, the branch is kept', async () => {
+      const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+      const job = await runJob(w, bundle, {
+        name: 'broken-cart',
+        workspace: await checkout(w, 'broken-cart'),
+        inputs: storyInputs(w, epic, 'broken-cart'),
+        runId: dispatchOf(w, epic, 'broken-cart').runId,
+      });
+      expect(job.code).toBe(1);
+      expect(job.outputs['status']).toBe('failed');
+      expect(job.stdout).toContain(
+        '::error title=epicflow gate failed%3A python3 -m pytest::python3 -m pytest failed on the story branch',
+      );
+      expect(job.summary).toContain('| status | failed |');
+      expect(job.summary).toContain('src/broken-cart: no story export');
+      expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+      expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/broken-cart`)).toBeDefined();
+      const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+      expect((await store.read('broken-cart'))?.record).toMatchObject({
+        status: 'failed',
+        reason: expect.stringContaining('gates failed') as unknown as string,
+      });
     });
-    expect(job.code).toBe(1);
-    expect(job.outputs['status']).toBe('failed');
-    expect(job.stdout).toContain(
-      '::error title=epicflow gate failed%3A python3 -m pytest::python3 -m pytest failed on the story branch',
-    );
-    expect(job.summary).toContain('| status | failed |');
-    expect(job.summary).toContain('src/broken-cart: no story export');
-    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
-    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/broken-cart`)).toBeDefined();
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('broken-cart'))?.record).toMatchObject({
-      status: 'failed',
-      reason: expect.stringContaining('gates failed') as unknown as string,
-    });
-  });
 
-  it('a story touching a detected package runs its pytest in its folder, named with it in the summary', async () => {
-    const job = await runJob(w, bundle, {
-      name: 'kit',
-      workspace: await checkout(w, 'kit'),
-      inputs: storyInputs(w, epic, 'kit'),
-      runId: dispatchOf(w, epic, 'kit').runId,
+    it('a story touching a detected package runs its pytest in its folder, named with it in the summary', async () => {
+      const job = await runJob(w, bundle, {
+        name: 'kit',
+        workspace: await checkout(w, 'kit'),
+        inputs: storyInputs(w, epic, 'kit'),
+        runId: dispatchOf(w, epic, 'kit').runId,
+      });
+      expect(job.code).toBe(0);
+      expect(job.summary).toContain('| `python3 -m pytest` | story branch | passed |');
+      expect(job.summary).toContain(
+        '| `services/kit: python3 -m pytest` | story branch | passed |',
+      );
+      const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+      expect((await store.read('kit'))?.record?.notes).toContain(
+        "checks ran for services/kit (with the root's)",
+      );
     });
-    expect(job.code).toBe(0);
-    expect(job.summary).toContain('| `python3 -m pytest` | story branch | passed |');
-    expect(job.summary).toContain('| `services/kit: python3 -m pytest` | story branch | passed |');
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('kit'))?.record?.notes).toContain(
-      "checks ran for services/kit (with the root's)",
-    );
-  });
-});
+  },
+);

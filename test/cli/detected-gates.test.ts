@@ -5,8 +5,10 @@
  * test is charged with it and fixes it in the next round. A toolchain the gates need that
  * is not on PATH stops `doctor` and `run` before any turn, with the command that installs
  * it.
+ *
+ * @needs pytest go
  */
-import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,21 +32,6 @@ import {
 
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
-
-/** The tests need the toolchains themselves: a machine without them fails, saying so. */
-function requireTool(argv: readonly string[], install: string): void {
-  try {
-    execFileSync(argv[0] ?? '', argv.slice(1), { stdio: 'ignore' });
-  } catch {
-    throw new Error(
-      `these tests need \`${argv.join(' ')}\` to work: install ${install} (scripts/test-prerequisites.sh does)`,
-    );
-  }
-}
-beforeAll(() => {
-  requireTool(['python3', '-m', 'pytest', '--version'], 'python3-pytest');
-  requireTool(['go', 'version'], 'golang-go');
-});
 
 /** No module may come from the network: the projects are stdlib only. */
 const ENV = { ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod', PIP_NO_INDEX: '1' };

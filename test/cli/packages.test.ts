@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { parseConfig } from '../../src/core/config/index.js';
 import { epicflow } from '../support/cli.js';
+import { describeNeeding } from '../support/needs.js';
 import {
   makeRepo,
   planMarkdown,
@@ -171,7 +172,7 @@ function goModule(dir: string, name: string, body: string): Record<string, strin
   };
 }
 
-describe('a go.work of two modules', () => {
+describeNeeding(['go'], 'a go.work of two modules', () => {
   it("a story touching one module runs that module's gates in its folder, never the other's", async () => {
     // libs/text lies two levels down outside apps/, packages/ or services/: only go.work names it.
     const r = makeRepo({

@@ -1,5 +1,5 @@
 /** Types of test/support/modes.js (plain JavaScript, loaded by jest's configuration). */
-export type Mode = 'root' | 'sudo' | 'cron' | 'at' | 'sandbox' | 'acl';
+export type Mode = 'root' | 'sudo' | 'cron' | 'at' | 'sandbox' | 'acl' | 'pytest' | 'go';
 export const MODES: readonly Mode[];
 export interface Detected {
   readonly missing: Map<Mode, string>;

@@ -16,7 +16,10 @@
  * - `sandbox`: bubblewrap is installed (package bubblewrap) and the kernel lets an
  *           unprivileged user make user namespaces (the kernel sandbox; no root needed);
  * - `acl`:  `setfacl` is installed (package acl: agent users are let through closed folders
- *           by an ACL entry of their own).
+ *           by an ACL entry of their own);
+ * - `pytest`: `python3 -m pytest` works (package python3-pytest; as root, with the system's own
+ *           PATH too: the gates run as the agent user, which cannot enter root's home);
+ * - `go`:   `go` is installed (package golang-go).
  *
  * The sequencer (test/support/sequencer.js) leaves out the files that need a mode this machine
  * lacks, and the reporter (test/support/modes-reporter.js) says once, at the end of the run,
@@ -25,13 +28,23 @@
  *
  * Plain JavaScript: jest's configuration, sequencer and reporters load it without a transform.
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join, relative } from 'node:path';
 
-/** @typedef {'root' | 'sudo' | 'cron' | 'at' | 'sandbox' | 'acl'} Mode */
+/** @typedef {'root' | 'sudo' | 'cron' | 'at' | 'sandbox' | 'acl' | 'pytest' | 'go'} Mode */
 
 /** Every mode, in the order they are reported. */
-export const MODES = /** @type {const} */ (['root', 'sudo', 'cron', 'at', 'sandbox', 'acl']);
+export const MODES = /** @type {const} */ ([
+  'root',
+  'sudo',
+  'cron',
+  'at',
+  'sandbox',
+  'acl',
+  'pytest',
+  'go',
+]);
 
 /** The program each installable mode needs, and the Debian/Ubuntu package that has it. */
 const PROGRAMS = {
@@ -40,7 +53,28 @@ const PROGRAMS = {
   at: { program: 'at', pkg: 'at' },
   sandbox: { program: 'bwrap', pkg: 'bubblewrap' },
   acl: { program: 'setfacl', pkg: 'acl' },
+  go: { program: 'go', pkg: 'golang-go' },
+  pytest: { program: 'python3', pkg: 'python3-pytest' },
 };
+
+/** The system's own PATH, which the agent user's gates find their tools on. */
+const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Whether `python3 -m pytest` works on `path` (a process: asked once per PATH). */
+const pytestOn = new Map();
+function pytestWorks(path) {
+  let works = pytestOn.get(path);
+  if (works === undefined) {
+    const r = spawnSync('python3', ['-m', 'pytest', '--version'], {
+      env: { PATH: path },
+      stdio: 'ignore',
+      timeout: 30_000,
+    });
+    works = r.status === 0;
+    pytestOn.set(path, works);
+  }
+  return works;
+}
 
 /** Why the kernel refuses unprivileged user namespaces, or undefined when it allows them. */
 function usernsRefused() {
@@ -90,11 +124,20 @@ export function detectModes(of = {}) {
   const packages = [];
   const root = uid === 0;
   if (!root) missing.set('root', uid < 0 ? 'not a POSIX system' : `not root (uid ${uid})`);
-  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at', 'sandbox', 'acl'])) {
+  for (const mode of /** @type {const} */ (['sudo', 'cron', 'at', 'sandbox', 'acl', 'go'])) {
     const { program, pkg } = PROGRAMS[mode];
     if (onPath(program, env['PATH'])) continue;
     packages.push(pkg);
     missing.set(mode, `${program} is not installed (package ${pkg})`);
+  }
+  const pytestPaths = root ? [env['PATH'] ?? '', SYSTEM_PATH] : [env['PATH'] ?? ''];
+  const noPytest = pytestPaths.find((path) => !pytestWorks(path));
+  if (noPytest !== undefined) {
+    packages.push(PROGRAMS.pytest.pkg);
+    missing.set(
+      'pytest',
+      `python3 -m pytest does not work${noPytest === SYSTEM_PATH && pytestPaths.length > 1 ? ` on the system's PATH (${SYSTEM_PATH}), where the agent user's gates run` : ''} (package python3-pytest)`,
+    );
   }
   const refused = missing.has('sandbox') ? undefined : usernsRefused();
   if (refused !== undefined) {

@@ -2,7 +2,7 @@
  * Modes (test/support/modes.js): a test file that needs what the machine lacks is not run,
  * the run says once at the end which modes did not run, why, and what installs them, and
  * with CI=true that is a failure. Through jest run in a child process on fixture files: on
- * a PATH without sudo, crontab and at, and as a plain user (made here, so that part needs root).
+ * a PATH without sudo, crontab, at, pytest and go, and as a plain user (made here, so that part needs root).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -34,11 +34,11 @@ function env(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...rest, ...extra };
 }
 
-describe('a machine without sudo, cron and at (a PATH without them)', () => {
+describe('a machine without sudo, cron, at, pytest and go (a PATH without them)', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'epicflow-modes-'));
-    await fixtures(dir, 'cron at');
+    await fixtures(dir, 'cron at pytest go');
     // A PATH with node and git only, and apt-get (never run: only looked for).
     const bin = join(dir, 'bin');
     await mkdir(bin);
@@ -66,7 +66,9 @@ describe('a machine without sudo, cron and at (a PATH without them)', () => {
         'Not run: modes this machine lacks, and the tests that need them (docs/testing.md, "Modes"):',
         '  cron: crontab is not installed (package cron) — needy.test.cjs',
         '  at: at is not installed (package at) — needy.test.cjs',
-        `  to install what is missing: ${sudo}apt-get install -y cron at`,
+        '  pytest: python3 -m pytest does not work (package python3-pytest) — needy.test.cjs',
+        '  go: go is not installed (package golang-go) — needy.test.cjs',
+        `  to install what is missing: ${sudo}apt-get install -y cron at python3-pytest golang-go`,
       ].join('\n'),
     );
     expect(r.output).not.toContain('CI=true');
@@ -84,7 +86,9 @@ describe('a machine without sudo, cron and at (a PATH without them)', () => {
       [
         '  cron: crontab is not installed (package cron) — needy.test.cjs',
         '  at: at is not installed (package at) — needy.test.cjs',
-        `  to install what is missing: ${sudo}apt-get install -y cron at`,
+        '  pytest: python3 -m pytest does not work (package python3-pytest) — needy.test.cjs',
+        '  go: go is not installed (package golang-go) — needy.test.cjs',
+        `  to install what is missing: ${sudo}apt-get install -y cron at python3-pytest golang-go`,
         'CI=true: in CI every test must run, so a missing mode fails the run.',
       ].join('\n'),
     );

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { TraceAttributes, TraceSpan } from '../../engine/ports.js';
 
 /** A span of another process this run's root span belongs under. */
-export interface TraceParent {
+interface TraceParent {
   /** 32 hex digits. */
   readonly traceId: string;
   /** 16 hex digits. */

@@ -83,28 +83,43 @@ export function listTrees(root: string, gitDir: string): WorktreeEntry[] {
   return [main, ...linked];
 }
 
+/** A file's text when it is a regular file (not a link, not a folder); null otherwise. */
+function readPlain(file: string): string | null {
+  try {
+    return lstatSync(file).isFile() ? readFileSync(file, 'utf8').trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The commit a branch names (`refs/heads/…`), read from its loose ref in the common
+ * directory: what `rev-parse --verify <ref>^{commit}` answers (git points a branch at
+ * nothing but a commit), without starting git. Null where only git can tell (a packed
+ * ref, no such branch, anything unexpected).
+ */
+export function branchFromFiles(commonDir: string, ref: string): string | null {
+  if (
+    !/^refs\/heads\/[^\0\n]+$/.test(ref) ||
+    ref.split('/').some((part) => part === '' || part.startsWith('.'))
+  ) {
+    return null;
+  }
+  const commit = readPlain(join(commonDir, ref));
+  return commit !== null && OBJECT_ID.test(commit) ? commit : null;
+}
+
 /**
  * The commit a tree's HEAD names, read from its git directory's `HEAD` file and, for a
  * branch, that branch's loose ref in the common directory: what `rev-parse HEAD` answers,
  * without starting git. Null where only git can tell (a packed ref, anything unexpected).
  */
 export function headFromFiles(gitDir: string, commonDir: string): string | null {
-  const read = (file: string): string | null => {
-    try {
-      return lstatSync(file).isFile() ? readFileSync(file, 'utf8').trim() : null;
-    } catch {
-      return null;
-    }
-  };
-  const head = read(join(gitDir, 'HEAD'));
+  const head = readPlain(join(gitDir, 'HEAD'));
   if (head === null) return null;
   if (OBJECT_ID.test(head)) return head;
   const ref = /^ref: (refs\/heads\/[^\0\n]+)$/.exec(head)?.[1];
-  if (ref === undefined || ref.split('/').some((part) => part === '' || part.startsWith('.'))) {
-    return null;
-  }
-  const commit = read(join(commonDir, ref));
-  return commit !== null && OBJECT_ID.test(commit) ? commit : null;
+  return ref === undefined ? null : branchFromFiles(commonDir, ref);
 }
 
 /** Drops what a merge, cherry-pick or revert in progress left in a tree's git directory. */

@@ -37,7 +37,7 @@ import {
   type ObjectFormat,
 } from './objects.js';
 import { Worktree } from './worktree.js';
-import { adminFolders, listTrees } from './admin-folders.js';
+import { adminFolders, branchFromFiles, headFromFiles, listTrees } from './admin-folders.js';
 
 export { Worktree } from './worktree.js';
 
@@ -116,9 +116,15 @@ export class Git {
     return new Git(main.path, commonDir, identity ?? (await configuredIdentity(dir)));
   }
 
-  /** The commit a ref or sha names; null when missing. */
+  /**
+   * The commit a ref or sha names; null when missing. `HEAD` and a branch are read from
+   * their files where those tell (`headFromFiles`): a job reads them again and again.
+   */
   async revParse(ref: string): Promise<string | null> {
     checkRefName(ref);
+    const known =
+      ref === 'HEAD' ? headFromFiles(this.gitDir, this.gitDir) : branchFromFiles(this.gitDir, ref);
+    if (known !== null) return known;
     const r = await this.git.try(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
     return r.exitCode === 0 ? r.stdout.trim() : null;
   }

@@ -420,27 +420,35 @@ export async function reapAccount(account: AgentAccount, root: Privileged): Prom
  * never meets a file a coder planted there, even as another user. (Files it left inside
  * another user's world-writable folder there are that folder's owner's to clear.) Run
  * after every step, once no process of the account is left, and before a job first uses
- * the account (one that was killed before it could clean up).
+ * the account (one that was killed before it could clean up). One `sh` (the user, the uid)
+ * and one `find` over every folder: it runs after every step (the shell reads the IPC tables).
  */
 const DROP_LEFTOVERS = [
   'for f in /var/spool/cron/crontabs/"$1" /var/spool/cron/"$1" /var/spool/cron/tabs/"$1"; do',
   '  if [ -f "$f" ] || [ -L "$f" ]; then rm -f -- "$f"; fi',
   'done',
-  'for d in /var/spool/cron/atjobs /var/spool/at /var/spool/atjobs; do',
-  '  if [ -d "$d" ]; then find "$d" -xdev -maxdepth 1 -user "$2" -type f -delete; fi',
-  'done',
-  'for d in /tmp /var/tmp /dev/shm /run/lock; do',
-  '  if [ -d "$d" ]; then find "$d" -xdev -mindepth 1 -maxdepth 1 -user "$2" -exec rm -rf -- {} + 2>/dev/null; fi',
-  'done',
-  // System V shared memory, message queues and semaphores it owns or made (the uid and
-  // creator uid columns of /proc/sysvipc/*): they outlive every process.
   'uid=$2',
+  // Its files in the at spools; its entries in the temporary folders, with all they hold.
+  'set -f; dirs=',
+  'for d in /var/spool/cron/atjobs /var/spool/at /var/spool/atjobs /tmp /var/tmp /dev/shm /run/lock; do',
+  '  if [ -d "$d" ]; then dirs="$dirs $d"; fi',
+  'done',
+  'if [ -n "$dirs" ]; then',
+  '  find $dirs -xdev -mindepth 1 -maxdepth 1 -user "$uid" \\( \\( -path "/var/spool/cron/atjobs/*" -o -path "/var/spool/at/*" -o -path "/var/spool/atjobs/*" \\) -type f -delete -o -path "/var/spool/*" -o -exec rm -rf -- {} + \\) 2>/dev/null',
+  'fi',
+  // System V shared memory, message queues and semaphores it owns or made (the uid and
+  // creator uid columns of /proc/sysvipc/*: 8 and 10, 5 and 7 for semaphores): they
+  // outlive every process. The ids are read first, then removed.
   'if command -v ipcrm >/dev/null 2>&1; then',
-  '  for t in shm:m:8:10 msg:q:8:10 sem:s:5:7; do',
-  '    f=/proc/sysvipc/${t%%:*}; r=${t#*:}; flag=${r%%:*}; r=${r#*:}; a=${r%%:*}; b=${r#*:}',
+  '  for t in shm:m msg:q sem:s; do',
+  '    f=/proc/sysvipc/${t%%:*}; flag=${t#*:}; ids=',
   '    [ -r "$f" ] || continue',
-  '    awk -v u="$uid" -v a="$a" -v b="$b" \'NR > 1 && ($a == u || $b == u) { print $2 }\' "$f" |',
-  '      while read -r id; do ipcrm "-$flag" "$id" 2>/dev/null; done',
+  '    { read -r _',
+  '      while read -r _ id _ _ c5 _ c7 c8 _ c10 _; do',
+  '        case $t in sem:*) a=$c5 b=$c7 ;; *) a=$c8 b=$c10 ;; esac',
+  '        if [ "$a" = "$uid" ] || [ "$b" = "$uid" ]; then ids="$ids $id"; fi',
+  '      done; } < "$f"',
+  '    for id in $ids; do ipcrm "-$flag" "$id" 2>/dev/null; done',
   '  done',
   'fi',
   'true',
@@ -454,21 +462,36 @@ export async function dropLeftovers(account: AgentAccount, root: Privileged): Pr
   );
 }
 
-/** Before a job uses the account: it may schedule nothing, and nothing of an earlier job is left. */
+/**
+ * Before a job uses the account: it may schedule nothing (it is listed in `cron.deny` and
+ * `at.deny` where cron or at is installed or the file exists), and nothing of an earlier job
+ * is left. Shell built-ins only: the same `sh` then drops the leftovers.
+ */
 const DENY_SCHEDULING = [
   'for tool in cron at; do',
-  '  if command -v "$( [ "$tool" = cron ] && echo crontab || echo at )" >/dev/null 2>&1 || [ -e /etc/$tool.deny ]; then',
-  '    touch /etc/$tool.deny && (grep -qx -- "$1" /etc/$tool.deny || printf "%s\\n" "$1" >> /etc/$tool.deny)',
+  '  case $tool in cron) program=crontab ;; *) program=at ;; esac',
+  '  if command -v "$program" >/dev/null 2>&1 || [ -e /etc/$tool.deny ]; then',
+  '    true >> /etc/$tool.deny || continue',
+  '    listed=',
+  '    while IFS= read -r line || [ -n "$line" ]; do',
+  '      if [ "$line" = "$1" ]; then listed=1; fi',
+  '    done < /etc/$tool.deny',
+  '    if [ -z "$listed" ]; then printf "%s\\n" "$1" >> /etc/$tool.deny; fi',
   '  fi',
   'done',
-  'true',
 ].join('\n');
 
 export async function freshAccount(account: AgentAccount, root: Privileged): Promise<void> {
   await must(
     `cannot prepare ${account.user} for this job`,
-    root.argv(['sh', '-c', DENY_SCHEDULING, 'sh', account.user]),
+    root.argv([
+      'sh',
+      '-c',
+      `${DENY_SCHEDULING}\n${DROP_LEFTOVERS}`,
+      'sh',
+      account.user,
+      String(account.uid),
+    ]),
     root.env,
   );
-  await dropLeftovers(account, root);
 }

@@ -5,19 +5,13 @@
  * per epic run; spans are batched and flushed when the run ends. On GitHub, where each
  * story is a job of its own, every job's spans go into the epic's one trace
  * (`epicTraceParent`).
+ *
+ * The SDK (`otel-sdk.ts`) is imported only when an endpoint is set: most runs export no
+ * trace, and each Action process would otherwise load and evaluate it at its start. In the
+ * Action's single-file bundle, esbuild keeps it inlined but lazily evaluated (the dynamic
+ * import becomes a call of its module's initialiser).
  */
 import { createHash } from 'node:crypto';
-import {
-  context,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { TraceAttributes, TraceSpan } from '../../engine/ports.js';
 
 /** A span of another process this run's root span belongs under. */
@@ -38,7 +32,7 @@ export function epicTraceParent(repository: string, epic: string | number): Trac
   return { traceId: digest.slice(0, 32), spanId: digest.slice(32, 48) };
 }
 
-interface RunTracing {
+export interface RunTracing {
   /** The run's root span (inside `parent`'s trace, when given). */
   root(name: string, attributes?: TraceAttributes, parent?: TraceParent): TraceSpan;
   /** Sends what is left; the run waits for it (bounded by the exporter's timeout). */
@@ -64,69 +58,16 @@ function tracesUrl(env: NodeJS.ProcessEnv): string | undefined {
   return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
 }
 
-function spanOf(tracer: Tracer, span: Span): TraceSpan {
-  let ended = false;
-  return {
-    child: (name, attributes) =>
-      spanOf(
-        tracer,
-        tracer.startSpan(
-          name,
-          attributes === undefined ? {} : { attributes },
-          trace.setSpan(context.active(), span),
-        ),
-      ),
-    set: (attributes) => {
-      if (!ended) span.setAttributes(attributes);
-    },
-    end: (failure) => {
-      if (ended) return;
-      ended = true;
-      if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
-      span.end();
-    },
-  };
-}
-
-/** The run's tracing, or undefined when no endpoint is configured. */
-export function otelTracing(env: NodeJS.ProcessEnv): RunTracing | undefined {
+/** The run's tracing, or undefined when no endpoint is configured (the SDK is not loaded then). */
+export async function otelTracing(env: NodeJS.ProcessEnv): Promise<RunTracing | undefined> {
   const url = tracesUrl(env);
   if (url === undefined) return undefined;
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': env['OTEL_SERVICE_NAME']?.trim() || 'epicflow',
-    }),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({
-          url,
-          headers: headersOf(
-            env['OTEL_EXPORTER_OTLP_TRACES_HEADERS'] ?? env['OTEL_EXPORTER_OTLP_HEADERS'],
-          ),
-        }),
-        // A run's spans are few: an export (with the exporter's retries) waits at most this
-        // long, so a collector that is down delays the run's end by that much, never more.
-        exportTimeoutMillis: 5000,
-      }),
-    ],
+  const { sdkTracing } = await import('./otel-sdk.js');
+  return sdkTracing({
+    url,
+    headers: headersOf(
+      env['OTEL_EXPORTER_OTLP_TRACES_HEADERS'] ?? env['OTEL_EXPORTER_OTLP_HEADERS'],
+    ),
+    service: env['OTEL_SERVICE_NAME']?.trim() || 'epicflow',
   });
-  const tracer = provider.getTracer('epicflow');
-  return {
-    root: (name, attributes, parent) =>
-      spanOf(
-        tracer,
-        tracer.startSpan(
-          name,
-          attributes === undefined ? {} : { attributes },
-          parent === undefined
-            ? context.active()
-            : trace.setSpanContext(context.active(), {
-                ...parent,
-                traceFlags: TraceFlags.SAMPLED,
-                isRemote: true,
-              }),
-        ),
-      ),
-    shutdown: () => provider.shutdown(),
-  };
 }

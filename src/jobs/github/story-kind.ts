@@ -52,7 +52,7 @@ async function traced(
   ref: StoryJobRef,
   prepared: PreparedStory,
 ): Promise<StoryJobResult> {
-  const tracing = otelTracing(job.env);
+  const tracing = await otelTracing(job.env);
   const span = tracing?.root(
     `story job ${ref.story}`,
     {

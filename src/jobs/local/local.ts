@@ -202,7 +202,7 @@ const runKind: LocalEpicKind<LocalRunOptions, LocalRunHooks, LocalEpic, LocalRun
     if (retro.planChanged) local = await prepareLocalEpic(job, options);
     const { epic, state } = local.folders;
     // One trace per run, when an OpenTelemetry exporter endpoint is configured.
-    const tracing = otelTracing(hooks.env);
+    const tracing = await otelTracing(hooks.env);
     // Spans not sent yet go at the close; an unreachable collector costs the export's timeout, not the run.
     if (tracing !== undefined) job.onClose(() => tracing.shutdown().catch(() => undefined));
     const trace = tracing?.root(`epic ${epic}`, {

@@ -5,7 +5,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { headFromFiles, listTrees } from '../../../src/adapters/git/admin-folders.js';
+import {
+  branchFromFiles,
+  headFromFiles,
+  listTrees,
+} from '../../../src/adapters/git/admin-folders.js';
 import { parseWorktreeList } from '../../../src/adapters/git/listings.js';
 import { Git } from '../../../src/adapters/git/git.js';
 import { IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
@@ -121,5 +125,44 @@ describe('headFromFiles', () => {
     // An unborn branch names no commit.
     fixture.git('-C', join(base, 'wt-d'), 'checkout', '-q', '--orphan', 'fresh');
     expect(headFromFiles(adminOf('wt-d'), common)).toBeNull();
+  });
+});
+
+describe('Git.revParse of HEAD and branches, read from their files', () => {
+  it('answers as rev-parse does: loose, packed, moved, deleted, nested and detached', async () => {
+    f = makeRepo();
+    const fixture = f;
+    const common = join(fixture.dir, '.git');
+    const gits = (ref: string): string | null => {
+      try {
+        return fixture.git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`).trim();
+      } catch {
+        return null;
+      }
+    };
+    const git = await Git.open(fixture.dir, IDENTITY);
+    const same = async (...refs: string[]): Promise<void> => {
+      for (const ref of refs) expect(await git.revParse(ref)).toBe(gits(ref));
+    };
+    fixture.git('branch', 'story/1/a');
+    fixture.git('branch', 'packed');
+    fixture.git('pack-refs', '--all');
+    fixture.git('branch', '-f', 'story/1/a');
+    writeFileSync(join(fixture.dir, 'c.txt'), 'c\n');
+    fixture.git('add', 'c.txt');
+    fixture.git('commit', '-q', '-m', 'c');
+    fixture.git('branch', 'loose');
+    // A loose branch is read from its file; a packed one (no file) and a missing one are git's.
+    expect(branchFromFiles(common, 'refs/heads/loose')).toBe(gits('refs/heads/loose'));
+    expect(branchFromFiles(common, 'refs/heads/packed')).toBeNull();
+    await same('HEAD', 'refs/heads/loose', 'refs/heads/packed', 'refs/heads/story/1/a');
+    await same('refs/heads/story', 'refs/heads/missing', 'refs/heads/../HEAD', 'loose');
+    // Moved and deleted by git between two reads: each read answers what git answers then.
+    fixture.git('update-ref', 'refs/heads/loose', gits('refs/heads/packed') ?? '');
+    fixture.git('branch', '-D', 'story/1/a');
+    await same('refs/heads/loose', 'refs/heads/story/1/a');
+    // A detached HEAD is the commit in its file.
+    fixture.git('checkout', '-q', '--detach', 'packed');
+    await same('HEAD');
   });
 });

@@ -179,6 +179,10 @@ describe('story mode with app-id and app-private-key', () => {
   });
 });
 
+// The inputs' own refusals (no way to GitHub, both ways, half the App's pair, an app-id that is
+// not one) are readInputs' (inputs.test.ts); a key that is not a key is appTokens'
+// (test/adapters/github/app-auth.test.ts). The bundle's refusal is shown once, where GitHub
+// answers: a failed step, the summary, no stack trace, no secret, nothing changed.
 describe('the action refuses bad App credentials clearly, and changes nothing', () => {
   let w: ActionWorld;
   let epic: number;
@@ -209,56 +213,6 @@ describe('the action refuses bad App credentials clearly, and changes nothing', 
     for (const secret of credentials(w, key.pkcs1)) expect(log).not.toContain(secret);
     return job.summary;
   }
-
-  it('no way to GitHub at all: names the inputs to give', async () => {
-    const { 'github-token': _t, ...inputs } = storyInputs(w, epic, 'cart');
-    const summary = await refused('none', inputs);
-    expect(summary).toContain('invalid inputs of the epicflow action');
-    expect(summary).toContain(
-      'give input "github-token" (an App installation token or GITHUB_TOKEN), or inputs "app-id" and "app-private-key"',
-    );
-  });
-
-  it('a token and the App both: one way only', async () => {
-    const summary = await refused('both', {
-      ...storyInputs(w, epic, 'cart'),
-      'app-id': String(APP_ID),
-      'app-private-key': key.pkcs1,
-    });
-    expect(summary).toContain(
-      'give either input "github-token" or inputs "app-id" and "app-private-key", not both',
-    );
-  });
-
-  it('app-id without the key, and a key without app-id', async () => {
-    const { 'app-private-key': _k, ...idOnly } = appInputs(w, epic, 'cart', key.pkcs1);
-    expect(await refused('id-only', idOnly)).toContain(
-      'input "app-private-key" is required with "app-id"',
-    );
-    const { 'app-id': _i, ...keyOnly } = appInputs(w, epic, 'cart', key.pkcs1);
-    expect(await refused('key-only', keyOnly)).toContain(
-      'input "app-id" is required with "app-private-key"',
-    );
-  });
-
-  it('an app-id that is not one', async () => {
-    const summary = await refused('bad-id', {
-      ...appInputs(w, epic, 'cart', key.pkcs1),
-      'app-id': 'my app',
-    });
-    expect(summary).toContain(
-      'input "app-id": app-id must be the App\'s numeric id or its client id (Iv…)',
-    );
-  });
-
-  it('a private key that is not a key: says so without quoting it', async () => {
-    const summary = await refused(
-      'not-a-key',
-      appInputs(w, epic, 'cart', 'ghp_notakey_but_a_long_secret_string'),
-    );
-    expect(summary).toContain('input "app-private-key" is not a private key');
-    expect(summary).not.toContain('ghp_notakey_but_a_long_secret_string');
-  });
 
   it("another App's key: GitHub refuses the JWT, the summary says to check the pair", async () => {
     const summary = await refused('wrong-key', appInputs(w, epic, 'cart', freshAppKey().pkcs1));

@@ -154,7 +154,14 @@ describe('a story job, in each of the three ways a runner runs it', () => {
     const a = await attack('unisolated');
     await expectRepelled(a);
     expect(a.agents).toEqual(['epicflow-test-runner']);
-    expect(a.job.summary).toContain('not isolated');
+    // Only because the workflow opted in; the summary and a warning say what that means (the
+    // refusal without the opt-in: trust-boundary.test.ts).
+    expect(a.job.summary).toMatch(
+      /\| untrusted code \| ⚠️ ran as epicflow's own user \(not isolated\): it could read this job's credentials \(allow-unisolated-agent\) \|/,
+    );
+    expect(a.job.stdout).toContain(
+      '::warning title=epicflow%3A agent not isolated::the agent runs as the runner',
+    );
   }, 540_000);
 
   it('in sudo mode, refuses an agent user that may use sudo itself, before the agent runs', async () => {

@@ -3,7 +3,10 @@
  * job keeps what the repository's lists allow and notes the rest; its publish job decides
  * again from the configuration it read itself and applies it to the story's own sub-issue
  * only. A coder asking for the epic label, a label not listed, or a login not listed gets
- * nothing of it, on its sub-issue or on the epic.
+ * nothing of it, on its sub-issue or on the epic. With `issueTools` left out, nothing is
+ * applied and the coder is told nothing of it: the publish job's side is
+ * test/app/issue-requests.test.ts's, the work job's `decideIssueRequests` and the prompt are
+ * test/core/story/issue-requests.test.ts's and test/core/prompt/prompt.test.ts's.
  *
  * @needs root
  */
@@ -126,35 +129,5 @@ describe('labels and assignees a coder asks for on its sub-issue', () => {
       ]),
     );
     w.gh.assertNoViolations();
-  });
-
-  it('with issueTools left out, nothing is applied: the epic label, or any other, never reaches an issue', async () => {
-    w = await startWorld({ config: config('') });
-    w.gh.seed.user({ login: 'octocat', permission: 'write' });
-    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-    const sub = subIssueOf('cart');
-    const requests = { ...w.gh.stats.rest };
-
-    const job = await runCart(epic);
-    expect(job.outputs['status']).toBe('done');
-
-    expect(w.gh.state.issue(OWNER, REPO, sub.number)?.labels).toEqual([]);
-    expect(w.gh.state.issue(OWNER, REPO, sub.number)?.assignees).toEqual([]);
-    for (const op of ['issues/add-labels', 'issues/remove-label', 'issues/add-assignees']) {
-      expect(w.gh.stats.rest[op] ?? 0).toBe(requests[op] ?? 0);
-    }
-    const { prompt } = JSON.parse(await readFile(join(w.dumps, 'cart.json'), 'utf8')) as {
-      prompt: string;
-    };
-    expect(prompt).not.toContain('add-label');
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    const record = (await store.read('cart'))?.record;
-    expect(record?.issueRequests).toBeUndefined();
-    expect(record?.notes).toEqual(
-      expect.arrayContaining([
-        'issue tools: dropped the request to add the label "epic": issueTools.labels is empty',
-        'issue tools: dropped the request to assign "octocat": issueTools.assignees is empty',
-      ]),
-    );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Keeping an epic mergeable, end to end: the App hears the double's `push` webhooks; each
  * `land-<n>` job is the Action's bundle run as
- * a process, with a scripted coder (`command` harness) that resolves, fails or races.
+ * a process, with a scripted coder (`command` harness) that resolves, fails or races. The
+ * epics they land are delivered by the App harness (`completeStory`).
  *
  * @needs root
  */
@@ -15,7 +16,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import { readLandLog, type LandRecord } from '../../src/core/land/index.js';
 import { handleEpicEvent, toEpicEvent } from '../../src/orchestrator/index.js';
-import { botComments, startEpic, type AppWorld } from '../app/harness.js';
+import { botComments, completeStory, startEpic, type AppWorld } from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
   checkout,
@@ -82,11 +83,17 @@ async function runDispatched(aw: AppActionWorld, epic: number, story: string): P
   return job;
 }
 
-/** An epic of one story (`cart`, writing src/cart/index.js), delivered: its pull request is ready. */
+/**
+ * An epic of one story (`cart`, writing src/cart/index.js as the scripted coder does),
+ * delivered by the App harness (`completeStory`): its pull request is ready. What this file
+ * asserts is the landings; a story job delivering is story.test.ts's.
+ */
 async function delivered(aw: AppActionWorld): Promise<{ epic: number; pr: number }> {
   const epic = await startEpic(aw.app, 'Checkout', planBody([{ id: 'cart' }]));
-  const job = await runDispatched(aw, epic, 'cart');
-  expect(job.code).toBe(0);
+  await completeStory(aw.app, epic, 'cart', 1, undefined, {
+    path: 'src/cart/index.js',
+    content: 'export const story = "cart";\n',
+  });
   const pr = await aw.w.repo.findOpenPr(`epic/${epic}`, 'main');
   expect(pr?.draft).toBe(false);
   return { epic, pr: pr?.number ?? 0 };

@@ -2,7 +2,9 @@
  * The App hosts the orchestration while the story jobs run on another identity
  * (the workflow's own token, `bot-login` left at its default): each job ends
  * with the orchestrator's decision, which must find the App's sub-issues and
- * sticky comments rather than open a second set.
+ * sticky comments rather than open a second set. The first story is delivered by the App
+ * harness (`completeStory`, the App deciding after it); the second is a bundle job acting as
+ * the workflow's token, and its decision completes the epic.
  *
  * @needs root
  */
@@ -11,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import YAML from 'yaml';
 import { STATE_BRANCH } from '../../src/adapters/github/state-store.js';
 import type { SeededUser } from '../github-double/index.js';
-import { OWNER, REPO, startEpic, type AppWorld } from '../app/harness.js';
+import { completeStory, OWNER, REPO, startEpic, type AppWorld } from '../app/harness.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
   checkout,
@@ -37,8 +39,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-const STORIES = ['cart', 'pay'] as const;
-
 describe('story jobs acting as another login than the App', () => {
   it('reuse the sub-issues and comments the App made: one of each after the epic completes', async () => {
     const epic = await startEpic(
@@ -51,28 +51,32 @@ describe('story jobs acting as another login than the App', () => {
     const planted = 'Mine now.\n\n<!-- epicflow:status -->';
     w.gh.act.comment('alice', { owner: OWNER, repo: REPO, number: epic, body: planted });
     await w.gh.idle();
-    for (const story of STORIES) {
-      const { runId } = dispatchOf(w, epic, story);
-      w.gh.act.startWorkflowRun(runId);
-      await w.gh.idle();
-      const job = await runJob(w, bundle, {
-        name: story,
-        workspace: await checkout(w, story),
-        // The workflow's own token and no `bot-login`: the job acts as github-actions[bot].
-        inputs: {
-          mode: 'story',
-          epic: String(epic),
-          story,
-          attempt: '1',
-          'github-token': actions.token,
-        },
-        env: { GITHUB_TOKEN: actions.token },
-        runId,
-      });
-      expect({ code: job.code, stderr: job.stderr }).toEqual({ code: 0, stderr: '' });
-      w.gh.act.completeWorkflowRun(runId, 'success');
-      await w.gh.idle();
-    }
+    // cart as the App's harness delivers it (its module as the gate wants it), pay as a job.
+    await completeStory(app, epic, 'cart', 1, undefined, {
+      path: 'src/cart/index.js',
+      content: 'export const story = "cart";\n',
+    });
+    const story = 'pay';
+    const { runId } = dispatchOf(w, epic, story);
+    w.gh.act.startWorkflowRun(runId);
+    await w.gh.idle();
+    const job = await runJob(w, bundle, {
+      name: story,
+      workspace: await checkout(w, story),
+      // The workflow's own token and no `bot-login`: the job acts as github-actions[bot].
+      inputs: {
+        mode: 'story',
+        epic: String(epic),
+        story,
+        attempt: '1',
+        'github-token': actions.token,
+      },
+      env: { GITHUB_TOKEN: actions.token },
+      runId,
+    });
+    expect({ code: job.code, stderr: job.stderr }).toEqual({ code: 0, stderr: '' });
+    w.gh.act.completeWorkflowRun(runId, 'success');
+    await w.gh.idle();
     expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
     const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
     expect(pr?.draft).toBe(false);

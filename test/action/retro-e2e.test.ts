@@ -3,14 +3,16 @@
  * job; the job is the Action's bundle run as a process, with a scripted `command` judge
  * as the model. Its proposal comes as one comment with a checkbox per fix; a maintainer
  * ticks the retry; `/resume` applies it, and the story's next job gives its coder the
- * note in its prompt.
+ * note in its prompt. The story's failed first attempt is the App harness's (`failStory`:
+ * its record failed, its run completed as a failure), as in test/app/retro.test.ts; a
+ * story job failing its gates is story.test.ts's.
  *
  * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { botComments, planBody, say, startEpic, type AppWorld } from '../app/harness.js';
+import { botComments, failStory, planBody, say, startEpic, type AppWorld } from '../app/harness.js';
 import { octokitFor } from '../github-double/client.js';
 import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
 import {
@@ -88,7 +90,7 @@ describe('/retro with the Action', () => {
   it('runs the retro job, and a ticked retry reaches the story job as a note in its prompt', async () => {
     const epic = await startEpic(app, 'Checkout', planBody([{ id: 'broken-api' }]));
     expect(dispatched(w, epic)).toEqual(['broken-api#1']);
-    expect((await runDispatchedJob(epic, 'broken-api')).code).not.toBe(0);
+    await failStory(app, epic, 'broken-api');
 
     await say(app, epic, '/retro');
     expect(dispatched(w, epic)).toEqual(['broken-api#1', '_retro#1']);
@@ -113,8 +115,8 @@ describe('/retro with the Action', () => {
     expect(botComments(app, epic).find((b) => b.includes('<!-- epicflow:retro -->'))).toMatch(
       /^- \[x\] \*\*broken-api\*\* — retry .* · \*\*applied\*\*$/m,
     );
-    // What the first attempt's coder saw goes: the dump is the second attempt's.
-    rmSync(join(w.dumps, 'broken-api.json'));
+    // No coder ran before: the dump is the second attempt's.
+    expect(existsSync(join(w.dumps, 'broken-api.json'))).toBe(false);
     await runDispatchedJob(epic, 'broken-api', 2);
     const seen = JSON.parse(readFileSync(join(w.dumps, 'broken-api.json'), 'utf8')) as {
       prompt: string;

@@ -8,8 +8,9 @@
  * searched for a write credential, and its folders after it: none is there (the publish
  * job's process holds one: the search finds what it looks for). No filter of the nested
  * repository runs, it is never committed, and only checked commits merge.
- * Then the publish job's refusals: a malformed result, a re-run, two racing, a
- * workflow of one job, an event other than a dispatch.
+ * Then the publish job's refusals: a malformed result, two racing and a re-run after them
+ * (one work job's result published three times), a workflow of one job, an event other than
+ * a dispatch.
  *
  * @needs root sudo
  */
@@ -350,34 +351,7 @@ describe('the publish job refuses a result it cannot trust, on the story', () =>
     await expectNothingPushed(epic);
   }, 120_000);
 
-  it('a re-run of a publish job after the story was published: refused as stale, nothing moves', async () => {
-    const { epic } = await dispatched();
-    const first = await runJob(w, bundle, {
-      name: 'cart',
-      workspace: await checkout(w, 'cart'),
-      inputs: storyInputs(w, epic, 'cart'),
-      runId: dispatchOf(w, epic, 'cart').runId,
-    });
-    expect(first.outputs['status']).toBe('done');
-    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    const again = await runStep(w, bundle, {
-      name: 'cart-publish-again',
-      workspace: join(w.dir, 'jobs', 'cart-publish', 'workspace'),
-      inputs: {
-        ...storyInputs(w, epic, 'cart'),
-        phase: 'publish',
-        result: join(w.dir, 'jobs', 'cart-publish', 'artifact'),
-      },
-      runId: dispatchOf(w, epic, 'cart').runId,
-    });
-    expect(again.code).not.toBe(0);
-    expect(again.summary).toMatch(/story cart of epic #\d+ is (done|at attempt)/);
-    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(head);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('cart'))?.record).toMatchObject({ status: 'done' });
-  }, 300_000);
-
-  it('two publish jobs of one result racing: the story is merged once, both say so, nothing half-pushed', async () => {
+  it('two publish jobs of one result racing: the story is merged once, both say so, nothing half-pushed; a re-run after them is refused as stale', async () => {
     const { epic } = await dispatched();
     const { runId } = dispatchOf(w, epic, 'cart');
     const work = await runStep(w, bundle, {
@@ -434,6 +408,13 @@ describe('the publish job refuses a result it cannot trust, on the story', () =>
       ['merged', 'merged'],
     ]).toContainEqual(said.sort());
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
+
+    // A re-run of a publish job after the story was published: refused as stale, nothing moves.
+    const again = await publish('publish-again');
+    expect(again.code).not.toBe(0);
+    expect(again.summary).toMatch(/story cart of epic #\d+ is (done|at attempt)/);
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(head);
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
   }, 300_000);
 

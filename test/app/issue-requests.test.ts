@@ -5,6 +5,7 @@
  * sub-issue; a story with no sub-issue or not merged gets nothing applied, and says so.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseConfig } from '../../src/core/config/index.js';
 import { applyIssueRequests } from '../../src/jobs/github/issue-requests.js';
 import { record } from '../core/report/fixtures.js';
 import { OWNER, REPO, startWorld, type World } from '../adapters/github/setup.js';
@@ -70,6 +71,29 @@ describe('applyIssueRequests', () => {
     expect(WRITES.map((op) => w.gh.stats.rest[op] ?? 0)).toEqual(writes);
     // The first application wrote its label and its assignee (and removed nothing).
     expect(writes).toEqual([1, 0, 1]);
+  });
+
+  it('with issueTools left out of its configuration, applies nothing: the epic label, or any other, never reaches an issue', async () => {
+    const sub = w.gh.seed.issue({ owner: OWNER, repo: REPO, title: 'Story: pay' });
+    const off = parseConfig('', 'epicflow.yml').issueTools;
+    const writes = WRITES.map((op) => w.gh.stats.rest[op] ?? 0);
+    const out = await applyIssueRequests(
+      w.repo,
+      off,
+      sub.number,
+      record('pay', 'done', { mergeCommit: 'd'.repeat(40), issueRequests: forged }),
+      () => undefined,
+    );
+    const issue = w.gh.state.issue(OWNER, REPO, sub.number);
+    expect(issue?.labels).toEqual([]);
+    expect(issue?.assignees).toEqual([]);
+    expect(WRITES.map((op) => w.gh.stats.rest[op] ?? 0)).toEqual(writes);
+    expect(out.notes).toEqual(
+      expect.arrayContaining([
+        'publish job: issue tools: dropped the request to add the label "epic": issueTools.labels is empty',
+        'publish job: issue tools: dropped the request to assign "octocat": issueTools.assignees is empty',
+      ]),
+    );
   });
 
   it('applies nothing to a story without a sub-issue, or not merged, and says why', async () => {

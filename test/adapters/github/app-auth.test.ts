@@ -2,12 +2,14 @@
  * The App's installation tokens, minted by the action from the App's key (the publish job
  * and the jobs of one): a token is used while it has time left and minted again before it
  * runs out, so a job that outlives a token still reaches GitHub, and the token it dropped is
- * refused once it expired.
+ * refused once it expired. A key that is not one, and another App's key, are refused with
+ * what to check, the key never quoted (the bundle's refusal: test/action/app-token.test.ts).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { appTokens } from '../../../src/adapters/github/app-auth.js';
+import { describeError, isEpicflowError } from '../../../src/core/errors.js';
 import { startGitHubDouble, type GitHubDouble } from '../../github-double/index.js';
 
 const LIFETIME_MS = 1500;
@@ -57,5 +59,53 @@ describe("the App's installation tokens", () => {
     expect(tokens.minted()).toBe(2);
     expect(seen).toEqual([first, second]);
     expect(await status(second)).toBe(200);
+  });
+});
+
+describe('the App credentials refused', () => {
+  function keyPair(): string {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  }
+
+  async function refusal(privateKey: string): Promise<{ tag: string; text: string }> {
+    const options = {
+      appId: '777',
+      privateKey,
+      owner: 'acme',
+      repo: 'shop',
+      baseUrl: gh.url,
+      production: false,
+    };
+    try {
+      await appTokens(options);
+    } catch (e) {
+      if (!isEpicflowError(e)) throw e;
+      return { tag: e.tag, text: describeError(e) };
+    }
+    throw new Error('the credentials were taken');
+  }
+
+  it('a private key that is not a key: says so without quoting it', async () => {
+    gh = await startGitHubDouble();
+    gh.seed.app({ id: 777, slug: 'epicflow', privateKey: keyPair() });
+    await gh.seed.repo({ owner: 'acme', name: 'shop', files: { 'README.md': 'x\n' } });
+    const { tag, text } = await refusal('ghp_notakey_but_a_long_secret_string');
+    expect(tag).toBe('usage');
+    expect(text).toContain('input "app-private-key" is not a private key');
+    expect(text).not.toContain('ghp_notakey_but_a_long_secret_string');
+  });
+
+  it("another App's key: GitHub refuses the JWT, the error says to check the pair", async () => {
+    gh = await startGitHubDouble();
+    gh.seed.app({ id: 777, slug: 'epicflow', privateKey: keyPair() });
+    await gh.seed.repo({ owner: 'acme', name: 'shop', files: { 'README.md': 'x\n' } });
+    const other = keyPair();
+    const { tag, text } = await refusal(other);
+    expect(tag).toBe('github');
+    expect(text).toContain('cannot find the installation for App 777 on acme/shop');
+    expect(text).toContain('check that app-private-key belongs to app-id');
+    for (const line of other.split('\n').filter((l) => l !== '' && !l.startsWith('-----')))
+      expect(text).not.toContain(line);
   });
 });

@@ -173,6 +173,22 @@ describe('settling BLOCKED_ON from the plan alone', () => {
     expect(answerBlocked(p, b, 'the database').decided).toBe(false);
   });
 
+  it('tells the coder of issue tools only when the repository allows any (issueTools)', () => {
+    const s = story('s');
+    const prompt = (issueTools?: { labels: string[]; assignees: string[] }): string =>
+      buildCoderPrompt({ epic: 'e', plan: plan([s]), story: s, round: 1, gates: [], issueTools });
+    const allowed = prompt({ labels: ['needs-docs', 'wip'], assignees: ['octocat'] });
+    expect(allowed).toContain(
+      '`add-label: <name>` or `remove-label: <name>` (labels: needs-docs, wip); `assign: <login>` (logins: octocat)',
+    );
+    // Left out of the config (its default: both lists empty), or not given: not a word of it.
+    for (const text of [prompt({ labels: [], assignees: [] }), prompt()]) {
+      expect(text).not.toContain("For your story's issue");
+      expect(text).not.toContain('add-label');
+      expect(text).not.toContain('assign:');
+    }
+  });
+
   it("quotes the judge's findings in a revision round", () => {
     const s = story('s');
     const text = buildCoderPrompt({

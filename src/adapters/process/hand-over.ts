@@ -33,17 +33,25 @@ import { EpicflowError } from '../../core/errors.js';
 import { must, type AgentAccount, type Privileged } from './agent-user.js';
 
 /**
- * Giving a folder (`sh -c` with the owner `uid:gid`, the uid, the folder, and for a tree
- * its top's owner and the path of its `.git` as a pattern): what is not the account's —
- * folders, links, files with one name — becomes the account's.
+ * Giving a folder (`sh -c` with the owner `uid:gid`, the uid, the folder, epicflow's uid,
+ * and for a tree its top's owner and the path of its `.git` as a pattern): what is not the
+ * account's — folders, links, files with one name — becomes the account's. Where nothing
+ * in it is the account's, another's or a file with another name (a fresh checkout), one
+ * `chown -R --from` of epicflow's does it, several times faster than a `chown` per path.
  */
 const GIVE = [
-  'o=$1 u=$2 dir=$3 top=$4 git=$5',
+  'o=$1 u=$2 dir=$3 me=$4 top=$5 git=$6',
   'if [ -n "$top" ]; then',
   '  chown -h -- "$top" "$dir" && chmod 1775 -- "$dir" || exit 1',
   '  set -- -mindepth 1 -path "$git" -prune -o',
   'else set --; fi',
-  'find -P "$dir" "$@" ! -user "$u" \\( -type d -o -type l -o -links 1 \\) -exec chown -h -- "$o" {} +',
+  'other=$(find -P "$dir" "$@" \\( -user "$u" -o ! -user "$me" -o -type f -links +1 \\) -print -quit)',
+  'if [ -z "$other" ] && [ -n "$top" ]; then',
+  '  find -P "$dir" -mindepth 1 -maxdepth 1 ! -name .git -exec chown -R -h --from="$me" -- "$o" {} +',
+  'elif [ -z "$other" ]; then chown -R -h --from="$me" -- "$o" "$dir"',
+  'else',
+  '  find -P "$dir" "$@" ! -user "$u" \\( -type d -o -type l -o -links 1 \\) -exec chown -h -- "$o" {} +',
+  'fi',
 ].join('\n');
 
 /**
@@ -110,6 +118,7 @@ export function handOver(input: {
           `${account.uid}:${account.gid}`,
           String(account.uid),
           dir,
+          String(self.uid),
           tree ? `${self.uid}:${account.gid}` : '',
           tree ? literal(join(dir, '.git')) : '',
         ]),

@@ -77,7 +77,7 @@ const RECLAIM = [
 /** A path as a `find -path` pattern that matches only itself. */
 const literal = (path: string): string => path.replace(/[\\*?[\]]/g, '\\$&');
 
-export interface HandOver {
+interface HandOver {
   /** Before a step: the folders are the account's to write (see the module comment). */
   give(account: AgentAccount, folders: readonly string[]): Promise<void>;
   /** A mark of the kernel's clock, once the folders are given: what the step changes is newer. */

@@ -264,7 +264,10 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
    */
   const grant = async (account: AgentAccount, folders: readonly string[]): Promise<void> => {
     await hand.give(account, folders);
-    for (const dir of folders) await passage.let(dir, account);
+    for (const dir of folders) {
+      // Not there (yet): nothing was given.
+      if ((await lstat(dir).catch(() => null)) !== null) await passage.let(dir, account);
+    }
   };
 
   const run = async (

@@ -1,26 +1,27 @@
 /**
- * A tree is epicflow's again before it is removed or checked out anew: one a killed
- * run or job (or a crash) left with the untrusted user holds files only that user may
- * delete, which epicflow, when it is not root, could not.
+ * A tree untrusted code was given is removed with root's rights before git removes it or
+ * checks it out anew: it holds files of the untrusted user (a killed run or job, a crash, or
+ * a tree taken back by its top alone, see hand-over.ts), which epicflow, when it is not
+ * root, could not delete. Nothing in it is taken back first: it is gone either way.
  */
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { GitPort, LandGitPort } from '../engine/ports.js';
 
 export function reclaimingTrees(git: GitPort, untrusted: Untrusted | undefined): GitPort {
   if (untrusted === undefined || !untrusted.isolated) return git;
-  const reclaim = (path: string): Promise<void> => untrusted.reclaim([path]);
+  const discard = (path: string): Promise<void> => untrusted.discard([path]);
   return {
     ...git,
     addWorktree: async (path, branch) => {
-      await reclaim(path);
+      await discard(path);
       return git.addWorktree(path, branch);
     },
     detachedWorktree: async (path, sha) => {
-      await reclaim(path);
+      await discard(path);
       return git.detachedWorktree(path, sha);
     },
     removeWorktree: async (path) => {
-      await reclaim(path);
+      await discard(path);
       return git.removeWorktree(path);
     },
   };
@@ -36,7 +37,7 @@ export function reclaimingLandTrees(
     ...git,
     ...reclaimingTrees(git, untrusted),
     landTree: async (path, sha) => {
-      await untrusted.reclaim([path]);
+      await untrusted.discard([path]);
       return git.landTree(path, sha);
     },
   };

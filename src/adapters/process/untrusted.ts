@@ -8,8 +8,9 @@
  * process of that user is ended after each step (`kill -1` as that user, after
  * freezing them), so nothing it started — not even a process that left the
  * group with `setsid` and emptied its environment — outlives the step. Before a
- * step the folders it may write (its worktree, its home) are given to that user;
- * the repository's `.git` stays epicflow's (readable, not writable).
+ * step the folders it may write (its worktree, its home) are given to that user, and
+ * taken back after it (hand-over.ts); the repository's `.git` stays epicflow's
+ * (readable, not writable).
  *
  * `sameUser()` runs it as epicflow's own user (a local run): its process group is
  * killed, and every process still carrying the step's marker variable is ended
@@ -20,7 +21,7 @@
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
@@ -29,13 +30,13 @@ import {
   ensureUser,
   establishPrivilege,
   freshAccount,
-  must,
   proveIsolated,
   reapAccount,
   USER_NAME,
   type AgentAccount,
 } from './agent-user.js';
 import { canonical, forgetPassages, passages } from './agent-folders.js';
+import { handOver } from './hand-over.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
@@ -87,10 +88,11 @@ export interface Untrusted {
   /** `run` of a shell command line (setup and gates). */
   runShell(command: string, options: UntrustedRunOptions): Promise<ProcessResult>;
   /**
-   * Makes folders epicflow's again (a tree a killed job left with the untrusted user,
-   * before it is removed); nothing to do when the code runs as epicflow's own user.
+   * Removes folders untrusted code may have written (a tree before it is removed or checked
+   * out anew, one a killed job left with the untrusted user), never following a link; as
+   * epicflow's own user, nothing to do: epicflow removes them itself.
    */
-  reclaim(folders: readonly string[]): Promise<void>;
+  discard(folders: readonly string[]): Promise<void>;
 }
 
 /**
@@ -135,7 +137,7 @@ export function sameUser(walls?: Sandbox): Untrusted {
         : "as epicflow's own user inside the kernel sandbox (bubblewrap): it sees only its own tree and home and the system's folders; everything it starts ends with the step",
     run,
     runShell: (command, options) => run(shellArgv(command, options.env), options),
-    reclaim: () => Promise.resolve(),
+    discard: () => Promise.resolve(),
   };
 }
 
@@ -147,19 +149,6 @@ function givenHome(
   const home = env['HOME'];
   return home !== undefined && (writable ?? []).includes(home) ? home : undefined;
 }
-
-/**
- * Taking a folder back (`sh -c` with the owner, the folder, and a mark or ''): the
- * files changed after the mark (all of them without one) get a modification time of
- * now; then everything is the owner's, readable and writable by it.
- */
-const RECLAIM = [
-  'set -e',
-  'if [ -n "$3" ]; then find "$2" ! -type d -cnewer "$3" -exec touch -h -c -- {} +',
-  'else find "$2" ! -type d -exec touch -h -c -- {} +; fi',
-  'chown -R -h -- "$1" "$2"',
-  'find "$2" \\( \\( -type d ! -perm -u=rwx \\) -o \\( ! -type d ! -type l ! -perm -u=rw \\) \\) -exec chmod u+rwX -- {} +',
-].join('\n');
 
 interface AgentUserOptions {
   /**
@@ -231,6 +220,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
+  const hand = handOver({ root, self, marks: homeRoot });
 
   /** Establishes one more account: claimed, created, cleaned of an earlier job, proven. */
   const establish = async (): Promise<AgentAccount> => {
@@ -269,108 +259,14 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   };
 
   /**
-   * Hands folders to the account. A folder that holds a `.git` (a tree) stays
-   * epicflow's, with the sticky bit and the account's group: the code may add and
-   * remove its own files there, never rename or replace the `.git`, which stays
-   * epicflow's too; everything else inside becomes the account's. Other folders
-   * (homes) are the account's whole. `-h` and `-R` never follow a link; hard links to
-   * files of others cannot be planted (protected_hardlinks, checked when established).
+   * Gives folders to the account (see hand-over.ts), and lets it pass through the folders
+   * above them.
    */
   const grant = async (account: AgentAccount, folders: readonly string[]): Promise<void> => {
-    const owner = `${account.uid}:${account.gid}`;
+    await hand.give(account, folders);
     for (const dir of folders) {
-      let entries: string[];
-      try {
-        entries = await readdir(dir);
-      } catch {
-        continue; // not there (yet): nothing to give
-      }
-      const tree = entries.includes('.git');
-      const inner = entries.filter((e) => e !== '.git').map((e) => join(dir, e));
-      if (tree) {
-        await must(
-          `cannot give ${dir} to ${account.user}`,
-          root.argv([
-            'sh',
-            '-c',
-            'chown -h -- "$1" "$2" && chmod 1775 -- "$2"',
-            'sh',
-            `${self.uid}:${account.gid}`,
-            dir,
-          ]),
-          root.env,
-        );
-      } else {
-        await must(
-          `cannot give ${dir} to ${account.user}`,
-          root.argv(['chown', '-h', owner, dir]),
-          root.env,
-        );
-      }
-      for (let i = 0; i < inner.length; i += 500) {
-        await must(
-          `cannot give ${dir} to ${account.user}`,
-          root.argv(['chown', '-R', '-h', owner, '--', ...inner.slice(i, i + 500)]),
-          root.env,
-        );
-      }
-      await passage.let(dir, account);
-    }
-  };
-
-  /**
-   * A mark of the kernel's clock, the one files take their change time from (a file
-   * in the homes folder, epicflow's, closed to the agents), made once a step's folders
-   * are handed over: it waits for that clock's next tick, so a change the step makes is
-   * strictly newer than the mark, and the handing over itself is not.
-   */
-  const markNow = async (): Promise<string> => {
-    const mark = join(homeRoot, `.since-${randomUUID()}`);
-    await writeFile(mark, '', { flag: 'wx', mode: 0o600 });
-    const probe = `${mark}-next`;
-    await writeFile(probe, '', { flag: 'wx', mode: 0o600 });
-    const at = (await stat(mark, { bigint: true })).ctimeNs;
-    for (let i = 0; (await stat(probe, { bigint: true })).ctimeNs <= at; i++) {
-      if (i === 2000) throw new EpicflowError('isolation', 'the clock of file times stands still');
-      await new Promise((r) => setTimeout(r, 1));
-      const now = new Date();
-      await utimes(probe, now, now); // a change time of now
-    }
-    await rm(probe);
-    return mark;
-  };
-
-  /**
-   * Takes folders back once no process of the account is left: everything in them is
-   * epicflow's again (owner, and read and write for it), so epicflow's git can check
-   * out, merge and clean there, as epicflow's own user, whether that is root or not.
-   * First, every file changed after `since` (a `markNow`; without one, or when the
-   * clock went back since: every file) gets a new modification time, whatever time the
-   * step gave it: git, told not to trust change times (taking back moves them all),
-   * then never takes a changed file for the one it knew.
-   */
-  const reclaim = async (folders: readonly string[], since?: string): Promise<void> => {
-    let mark = since;
-    if (mark !== undefined) {
-      const check = join(homeRoot, `.now-${randomUUID()}`);
-      await writeFile(check, '', { flag: 'wx', mode: 0o600 });
-      const then = (await stat(mark, { bigint: true })).ctimeNs;
-      const now = (await stat(check, { bigint: true })).ctimeNs;
-      await rm(check);
-      if (now <= then) mark = undefined;
-    }
-    for (const dir of folders) {
-      const st = await lstat(dir).catch(() => null);
-      if (st === null || !st.isDirectory()) continue;
-      // One privileged process for all (sudo costs a start each). `find` and `-h` never
-      // follow a link; what epicflow may already read and write is not chmod-ed again.
-      await must(
-        `cannot take ${dir} back from untrusted code`,
-        root.argv(['sh', '-c', RECLAIM, 'sh', `${self.uid}:${self.gid}`, dir, mark ?? '']),
-        root.env,
-      );
-      // Closed to others until it is handed over again (a home holds credentials).
-      await chmod(dir, 0o700);
+      // Not there (yet): nothing was given.
+      if ((await lstat(dir).catch(() => null)) !== null) await passage.let(dir, account);
     }
   };
 
@@ -411,10 +307,12 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       if (tmp !== undefined) folders.push(tmp);
       const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];
       await grant(account, granted);
-      const since = await markNow();
+      const since = await hand.mark();
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
       let command = argv;
+      // Taken back by its top alone after the step, a tree given in the sandbox (hand-over.ts).
+      const walled = options.sandbox !== undefined && tmp !== undefined;
       if (options.sandbox !== undefined && tmp !== undefined) {
         const step = await options.sandbox.step(argv, {
           cwd: runOptions.cwd,
@@ -474,9 +372,14 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         // In the sandbox, /tmp, /var/tmp and /dev/shm were the step's own (gone with it) and
         // cron's and at's spools were not there to write: nothing is left to look for.
         if (options.sandbox === undefined) await dropLeftovers(account, root);
-        await reclaim(granted, since);
+        // The step's own home and /tmp go unread, as they are; the rest is taken back.
+        await hand.takeBack(
+          granted.filter((dir) => !dir.startsWith(`${own}/`)),
+          since,
+          walled,
+        );
         await rm(since, { force: true });
-        await rm(own, { recursive: true, force: true });
+        await hand.discard([own]);
       }
     } finally {
       idle.push(account);
@@ -489,6 +392,6 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     description: `as the user ${first.user} (uid ${first.uid}), without sudo${options.sandbox === undefined ? '' : ', inside the kernel sandbox (bubblewrap)'}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
-    reclaim: async (folders) => reclaim(await Promise.all(folders.map((f) => inside(f)))),
+    discard: async (folders) => hand.discard(await Promise.all(folders.map((f) => inside(f)))),
   };
 }

@@ -152,7 +152,7 @@ export class LocalJob {
   scratch(parent: string, prefix = ''): string {
     const dir = join(parent, `${prefix}${randomUUID().slice(0, 8)}`);
     this.closing.push(async () => {
-      if (this.runAs?.isolated === true) await this.runAs.reclaim([dir]).catch(() => undefined);
+      if (this.runAs?.isolated === true) await this.runAs.discard([dir]).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     });
     return dir;

@@ -4,12 +4,17 @@
  * a tree taken back by its top alone, see hand-over.ts), which epicflow, when it is not
  * root, could not delete. Nothing in it is taken back first: it is gone either way.
  */
+import { resolve } from 'node:path';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { GitPort, LandGitPort } from '../engine/ports.js';
 
 export function reclaimingTrees(git: GitPort, untrusted: Untrusted | undefined): GitPort {
   if (untrusted === undefined || !untrusted.isolated) return git;
-  const discard = (path: string): Promise<void> => untrusted.discard([path]);
+  const discard = async (path: string): Promise<void> => {
+    // Never the repository's own tree: git refuses to remove it, and nothing may remove it first.
+    if (resolve(path) === resolve(git.root)) return;
+    await untrusted.discard([path]);
+  };
   return {
     ...git,
     addWorktree: async (path, branch) => {
@@ -37,7 +42,7 @@ export function reclaimingLandTrees(
     ...git,
     ...reclaimingTrees(git, untrusted),
     landTree: async (path, sha) => {
-      await untrusted.discard([path]);
+      if (resolve(path) !== resolve(git.root)) await untrusted.discard([path]);
       return git.landTree(path, sha);
     },
   };

@@ -313,7 +313,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       let command = argv;
       // Taken back by its top alone after the step, a tree given in the sandbox (hand-over.ts).
       const walled = options.sandbox !== undefined && tmp !== undefined;
-      if (options.sandbox !== undefined && tmp !== undefined) {
+      if (walled) {
         const step = await options.sandbox.step(argv, {
           cwd: runOptions.cwd,
           env: childEnv,

@@ -60,11 +60,7 @@ async function pushAgainOnMove<T>(
  * then saves the record the kind made from how the push ended.
  */
 export class Pushing<R> {
-  constructor(
-    /** The branch it pushes. */
-    readonly branch: string,
-    readonly push: () => Promise<Saving<R>>,
-  ) {}
+  constructor(readonly push: () => Promise<Saving<R>>) {}
 }
 
 /**
@@ -79,7 +75,7 @@ export function pushing<T, R>(
   round: (n: number) => Promise<PushRound<T>>,
   ended: (outcome: PushOutcome<T>) => Promise<Saving<R>>,
 ): Pushing<R> {
-  return new Pushing(branch, async () => ended(await pushAgainOnMove(remote, branch, max, round)));
+  return new Pushing(async () => ended(await pushAgainOnMove(remote, branch, max, round)));
 }
 
 /** The push a kind described, made; the record its kind made from how it ended, to be saved. */

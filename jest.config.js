@@ -12,6 +12,13 @@
  * They share one worker pool. Most of the slow suites wait on child processes and
  * loopback servers, not on the CPU, so the pool is larger than the core count.
  */
+import { testTempFolder } from './test/support/temp-folder.js';
+
+// The tests' temporary folders in memory where the machine has room (test/support/temp-folder.js):
+// set before any worker starts, so every test and every process it starts inherits it.
+const tempFolder = testTempFolder();
+if (tempFolder !== null) process.env['TMPDIR'] = tempFolder;
+
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',

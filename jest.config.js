@@ -111,7 +111,11 @@ function project(name, roots, { budget, ...extra }) {
     transform,
     // After every test: each GitHub double still running is free of contract
     // violations, each App under test logged no unexpected error.
-    setupFilesAfterEnv: ['<rootDir>/test/support/after-each.ts'],
+    setupFilesAfterEnv: [
+      '<rootDir>/test/support/after-each.ts',
+      // epicflow's processes started from a small helper, not the large worker.
+      '<rootDir>/test/support/start-from-helper.ts',
+    ],
     ...extra,
   };
 }

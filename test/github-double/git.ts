@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommitInfo } from './fixtures.js';
 import { CatFile, type CatFileObject } from './cat-file.js';
-import { releaseSpawner, spawnVia, useSpawner } from './spawner.js';
+import { spawnVia } from './spawner.js';
 
 export interface GitResult {
   readonly code: number;
@@ -138,15 +138,12 @@ export class GitStore {
   }
 
   static async create(): Promise<GitStore> {
-    const store = new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
-    useSpawner();
-    return store;
+    return new GitStore(await mkdtemp(join(tmpdir(), 'github-double-')));
   }
 
   async dispose(): Promise<void> {
     for (const r of this.readers.values()) r.close();
     this.readers.clear();
-    releaseSpawner();
     await rm(this.root, { recursive: true, force: true });
   }
 

@@ -10,12 +10,12 @@
  * plumbing) is kept whole: it is never cut; past a ceiling the process is
  * killed and the result says `overflow`, which the caller turns into an error.
  */
-import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { cutNotice } from '../../core/cut-notice.js';
 import { EpicflowError } from '../../core/errors.js';
+import { startProcess } from './starter.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -308,7 +308,7 @@ export function runProcess(
       return;
     }
 
-    const child = spawn(command, args, {
+    const child = startProcess(command, args, {
       cwd: options.cwd,
       env: { ...options.env },
       // Its own process group, so the whole tree can be killed at once.
@@ -319,6 +319,8 @@ export function runProcess(
     });
     const kill = (sig: NodeJS.Signals): void => {
       if (options.kill !== undefined) options.kill(sig);
+      // No pid yet: a child being started elsewhere (starter.ts) is signalled once it runs.
+      else if (child.pid === undefined) child.kill(sig);
       else killGroup(child.pid, sig);
     };
 

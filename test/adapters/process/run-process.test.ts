@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseEnv, runProcess, runShell } from '../../../src/adapters/process/run-process.js';
+import { startProcessesWith, type StartProcess } from '../../../src/adapters/process/starter.js';
+import { startFromHelper } from '../../support/process-starter.js';
 
 let dir: string;
 const env = baseEnv(process.env);
@@ -42,7 +44,18 @@ async function waitUntilGone(pid: number): Promise<boolean> {
   return !isRunning(pid);
 }
 
-describe('runProcess', () => {
+// Every rule both ways: epicflow starts its processes with Node's own spawn; the other tests
+// start them from a small helper process (test/support/process-starter.ts), which must
+// behave the same.
+const STARTERS: [string, StartProcess | undefined][] = [
+  ["Node's spawn, as epicflow does", undefined],
+  ["the tests' helper process", startFromHelper],
+];
+
+describe.each(STARTERS)('runProcess, started by %s', (_how, starter) => {
+  beforeAll(() => startProcessesWith(starter));
+  afterAll(() => startProcessesWith(startFromHelper));
+
   it('reports exit codes and captures both streams', async () => {
     const r = await runShell('echo out; echo err >&2; exit 3', { cwd: dir, env, timeoutMs: 30000 });
     expect(r.exitCode).toBe(3);

@@ -110,6 +110,35 @@ export function branchFromFiles(commonDir: string, ref: string): string | null {
 }
 
 /**
+ * Whether the branch `ref` (`refs/heads/…`) does not exist, by the files alone: no loose
+ * ref, and none in `packed-refs` (or no such file). False wherever only git can tell: a
+ * name git would refuse, a repository whose refs are not files (reftable), a file that
+ * cannot be read, or anything unexpected on the way.
+ */
+export function branchAbsentFromFiles(commonDir: string, ref: string): boolean {
+  if (
+    !/^refs\/heads\/[^\0\n ]+$/.test(ref) ||
+    ref.split('/').some((part) => part === '' || part.startsWith('.')) ||
+    existsSync(join(commonDir, 'reftable'))
+  ) {
+    return false;
+  }
+  const missing = (file: string): boolean => {
+    try {
+      lstatSync(file);
+      return false;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  };
+  if (!missing(join(commonDir, ref))) return false;
+  const packed = join(commonDir, 'packed-refs');
+  if (missing(packed)) return true;
+  const text = readPlain(packed);
+  return text !== null && !text.split('\n').some((line) => line.endsWith(` ${ref}`));
+}
+
+/**
  * The commit a tree's HEAD names, read from its git directory's `HEAD` file and, for a
  * branch, that branch's loose ref in the common directory: what `rev-parse HEAD` answers,
  * without starting git. Null where only git can tell (a packed ref, anything unexpected).

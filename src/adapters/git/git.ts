@@ -37,7 +37,13 @@ import {
   type ObjectFormat,
 } from './objects.js';
 import { Worktree } from './worktree.js';
-import { adminFolders, branchFromFiles, headFromFiles, listTrees } from './admin-folders.js';
+import {
+  adminFolders,
+  branchAbsentFromFiles,
+  branchFromFiles,
+  headFromFiles,
+  listTrees,
+} from './admin-folders.js';
 
 export { Worktree } from './worktree.js';
 
@@ -125,6 +131,7 @@ export class Git {
     const known =
       ref === 'HEAD' ? headFromFiles(this.gitDir, this.gitDir) : branchFromFiles(this.gitDir, ref);
     if (known !== null) return known;
+    if (branchAbsentFromFiles(this.gitDir, ref)) return null;
     const r = await this.git.try(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
     return r.exitCode === 0 ? r.stdout.trim() : null;
   }
@@ -269,7 +276,9 @@ export class Git {
     }
     const target = canonical(path);
     const ref = fullBranchRef(branch);
-    const [asBranch, asCommit] = await this.commitsOf([ref, branch]);
+    const loose = branchFromFiles(this.gitDir, ref);
+    const [asBranch, asCommit] =
+      loose !== null ? [loose, null] : await this.commitsOf([ref, branch]);
     const isBranch = asBranch !== null;
     const sha = isBranch ? null : asCommit;
     if (!isBranch && sha === null) {
@@ -313,8 +322,8 @@ export class Git {
 
   /**
    * Removes a worktree (even with uncommitted changes); a missing one is fine. Its folder
-   * goes first (never following a link), then its registration is pruned: no git command
-   * reads a tree code may have written into (its `.git` file, its status) to remove it.
+   * goes first (never following a link), then its admin folder: no git command reads a tree
+   * code may have written into (its `.git` file, its status) to remove it.
    */
   async removeWorktree(path: string): Promise<void> {
     return this.oneAdminAtATime(() => this.removeWorktreeNow(path));
@@ -328,8 +337,11 @@ export class Git {
     if (target === canonical(this.root)) {
       throw new EpicflowError('git', `refusing to remove the repository's own tree: ${path}`);
     }
+    const admin = this.locationOf(target).gitDir;
     await rm(target, { recursive: true, force: true });
-    await this.git.run('cannot prune stale worktrees', ['worktree', 'prune']);
+    // Its registration goes with it, as `git worktree prune` drops it once the tree is gone:
+    // the admin folder that names it, found from the repository's side; no git started.
+    await rm(admin, { recursive: true, force: true });
     this.admins.delete(target);
   }
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
+  branchAbsentFromFiles,
   branchFromFiles,
   headFromFiles,
   listTrees,
@@ -157,10 +158,21 @@ describe('Git.revParse of HEAD and branches, read from their files', () => {
     expect(branchFromFiles(common, 'refs/heads/packed')).toBeNull();
     await same('HEAD', 'refs/heads/loose', 'refs/heads/packed', 'refs/heads/story/1/a');
     await same('refs/heads/story', 'refs/heads/missing', 'refs/heads/../HEAD', 'loose');
+    // No file and no line in packed-refs: missing without asking git. A packed branch, a
+    // loose one and a folder of branches are not (a folder: git is asked).
+    expect(branchAbsentFromFiles(common, 'refs/heads/missing')).toBe(true);
+    expect(branchAbsentFromFiles(common, 'refs/heads/packed')).toBe(false);
+    expect(branchAbsentFromFiles(common, 'refs/heads/loose')).toBe(false);
+    expect(branchAbsentFromFiles(common, 'refs/heads/story')).toBe(false);
     // Moved and deleted by git between two reads: each read answers what git answers then.
     fixture.git('update-ref', 'refs/heads/loose', gits('refs/heads/packed') ?? '');
     fixture.git('branch', '-D', 'story/1/a');
     await same('refs/heads/loose', 'refs/heads/story/1/a');
+    expect(branchAbsentFromFiles(common, 'refs/heads/story/1/a')).toBe(true);
+    // Without packed-refs, a branch with no file is missing too.
+    rmSync(join(common, 'packed-refs'));
+    expect(branchAbsentFromFiles(common, 'refs/heads/packed')).toBe(true);
+    fixture.git('branch', 'packed', 'loose');
     // A detached HEAD is the commit in its file.
     fixture.git('checkout', '-q', '--detach', 'packed');
     await same('HEAD');

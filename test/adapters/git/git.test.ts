@@ -94,6 +94,9 @@ describe('branches and worktrees', () => {
     for (let round = 0; round < 3; round++) {
       await Promise.all(ids.map((id) => git.addWorktree(wtPath(f, id), `story/1/${id}`)));
       await Promise.all(ids.map((id) => git.removeWorktree(wtPath(f, id))));
+      // Removed with their registrations: git lists only the main tree, nothing to prune.
+      expect(f.git('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+      expect(f.git('worktree', 'prune', '--dry-run', '--verbose')).toBe('');
     }
     await Promise.all(ids.map((id) => git.addWorktree(wtPath(f, id), `story/1/${id}`)));
     for (const id of ids) {

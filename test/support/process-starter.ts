@@ -60,7 +60,6 @@ class FarChild extends EventEmitter {
   readonly stdout = new Output();
   readonly stderr = new Output();
   readonly stdin: { on: () => unknown; end: (data?: string | Uint8Array) => void } | null;
-  private readonly pendingKills: NodeJS.Signals[] = [];
 
   constructor(
     private readonly helper: Helper,
@@ -109,6 +108,7 @@ class Helper {
   private readonly running = new Map<number, FarChild>();
   private next = 1;
   private gone = false;
+  private retiring = false;
 
   constructor() {
     this.child = fork(CHILD, [], {
@@ -125,6 +125,7 @@ class Helper {
         if (this.running.size === 0) this.idle();
       }
       far.hear(e);
+      if (this.retiring && this.running.size === 0) this.end();
     });
     this.child.on('exit', (code, signal) => {
       this.gone = true;
@@ -159,6 +160,19 @@ class Helper {
     if (this.child.connected) this.child.send(message);
   }
 
+  /**
+   * Ends the helper once every child it started has closed and said so: it exits when its
+   * channel closes, so nothing it still has to send is lost.
+   */
+  retire(): void {
+    this.retiring = true;
+    if (this.running.size === 0) this.end();
+  }
+
+  private end(): void {
+    if (this.child.connected) this.child.disconnect();
+  }
+
   /** While a child runs, the test process waits for it; else the helper keeps nothing alive. */
   private busy(): void {
     this.child.ref();
@@ -178,3 +192,12 @@ export const startFromHelper: StartProcess = (command, args, options) => {
   if (helper === undefined || !helper.alive) helper = new Helper();
   return helper.start(command, args, options) as unknown as ChildProcess;
 };
+
+/**
+ * Ends this test file's helper process, if it started one, once its children have closed;
+ * a process started later (by the file's own `afterAll`) gets a helper of its own.
+ */
+export function endHelper(): void {
+  helper?.retire();
+  helper = undefined;
+}

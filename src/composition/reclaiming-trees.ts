@@ -8,13 +8,17 @@ import { resolve } from 'node:path';
 import type { Untrusted } from '../adapters/process/untrusted.js';
 import type { GitPort, LandGitPort } from '../engine/ports.js';
 
+/**
+ * Removes a tree untrusted code was given; never the repository's own tree (git refuses to
+ * remove it, and nothing may remove it first).
+ */
+async function discardTree(untrusted: Untrusted, git: GitPort, path: string): Promise<void> {
+  if (resolve(path) !== resolve(git.root)) await untrusted.discard([path]);
+}
+
 export function reclaimingTrees(git: GitPort, untrusted: Untrusted | undefined): GitPort {
   if (untrusted === undefined || !untrusted.isolated) return git;
-  const discard = async (path: string): Promise<void> => {
-    // Never the repository's own tree: git refuses to remove it, and nothing may remove it first.
-    if (resolve(path) === resolve(git.root)) return;
-    await untrusted.discard([path]);
-  };
+  const discard = (path: string): Promise<void> => discardTree(untrusted, git, path);
   return {
     ...git,
     addWorktree: async (path, branch) => {
@@ -42,7 +46,7 @@ export function reclaimingLandTrees(
     ...git,
     ...reclaimingTrees(git, untrusted),
     landTree: async (path, sha) => {
-      if (resolve(path) !== resolve(git.root)) await untrusted.discard([path]);
+      await discardTree(untrusted, git, path);
       return git.landTree(path, sha);
     },
   };

@@ -93,18 +93,24 @@ function readPlain(file: string): string | null {
 }
 
 /**
+ * A branch's full name whose loose ref is a file under the common directory: `refs/heads/`
+ * and parts git accepts (none empty, none starting with a dot, no space or newline).
+ */
+function isPlainBranch(ref: string): boolean {
+  return (
+    /^refs\/heads\/[^\0\n ]+$/.test(ref) &&
+    !ref.split('/').some((part) => part === '' || part.startsWith('.'))
+  );
+}
+
+/**
  * The commit a branch names (`refs/heads/…`), read from its loose ref in the common
  * directory: what `rev-parse --verify <ref>^{commit}` answers (git points a branch at
  * nothing but a commit), without starting git. Null where only git can tell (a packed
  * ref, no such branch, anything unexpected).
  */
 export function branchFromFiles(commonDir: string, ref: string): string | null {
-  if (
-    !/^refs\/heads\/[^\0\n]+$/.test(ref) ||
-    ref.split('/').some((part) => part === '' || part.startsWith('.'))
-  ) {
-    return null;
-  }
+  if (!isPlainBranch(ref)) return null;
   const commit = readPlain(join(commonDir, ref));
   return commit !== null && OBJECT_ID.test(commit) ? commit : null;
 }
@@ -116,13 +122,7 @@ export function branchFromFiles(commonDir: string, ref: string): string | null {
  * cannot be read, or anything unexpected on the way.
  */
 export function branchAbsentFromFiles(commonDir: string, ref: string): boolean {
-  if (
-    !/^refs\/heads\/[^\0\n ]+$/.test(ref) ||
-    ref.split('/').some((part) => part === '' || part.startsWith('.')) ||
-    existsSync(join(commonDir, 'reftable'))
-  ) {
-    return false;
-  }
+  if (!isPlainBranch(ref) || existsSync(join(commonDir, 'reftable'))) return false;
   const missing = (file: string): boolean => {
     try {
       lstatSync(file);

@@ -160,15 +160,18 @@ export function handOver(input: {
     since?: string,
     walled = false,
   ): Promise<void> => {
-    let at = since;
-    if (at !== undefined) {
-      const check = join(marks, `.now-${randomUUID()}`);
-      await writeFile(check, '', { flag: 'wx', mode: 0o600 });
-      const then = (await stat(at, { bigint: true })).ctimeNs;
-      const now = (await stat(check, { bigint: true })).ctimeNs;
-      await rm(check);
-      if (now <= then) at = undefined;
-    }
+    /** `since`, unless the clock went back since; asked only for a folder taken back whole. */
+    let checked: Promise<string | undefined> | undefined;
+    const mark = (): Promise<string | undefined> =>
+      (checked ??= (async () => {
+        if (since === undefined) return undefined;
+        const check = join(marks, `.now-${randomUUID()}`);
+        await writeFile(check, '', { flag: 'wx', mode: 0o600 });
+        const then = (await stat(since, { bigint: true })).ctimeNs;
+        const now = (await stat(check, { bigint: true })).ctimeNs;
+        await rm(check);
+        return now <= then ? undefined : since;
+      })());
     for (const dir of folders) {
       const st = await lstat(dir).catch(() => null);
       if (st === null || !st.isDirectory()) continue;
@@ -181,7 +184,15 @@ export function handOver(input: {
         // follow a link; what epicflow may already read and write is not chmod-ed again.
         await must(
           `cannot take ${dir} back from untrusted code`,
-          root.argv(['sh', '-c', RECLAIM, 'sh', `${self.uid}:${self.gid}`, dir, at ?? '']),
+          root.argv([
+            'sh',
+            '-c',
+            RECLAIM,
+            'sh',
+            `${self.uid}:${self.gid}`,
+            dir,
+            (await mark()) ?? '',
+          ]),
           root.env,
         );
       }

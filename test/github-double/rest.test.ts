@@ -502,4 +502,20 @@ describe('contract checks', () => {
     expect(r.message).toContain('/sha must be string');
     gh.takeViolations();
   });
+
+  it('checks a field named like the prose its copy of the description leaves out (a check run’s output.summary)', async () => {
+    const r = await statusOf(
+      octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+        owner,
+        repo,
+        name: 'gates',
+        head_sha: 'a'.repeat(40),
+        output: { title: 'gates', summary: 42 },
+      } as never),
+    );
+    expect(r.status).toBe(422);
+    expect(r.message).toContain('checks/create');
+    expect(r.message).toContain('/output/summary must be string');
+    gh.takeViolations();
+  });
 });

@@ -60,18 +60,31 @@ const PROGRAMS = {
 /** The system's own PATH, which the agent user's gates find their tools on. */
 const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-/** Whether `python3 -m pytest` works on `path` (a process: asked once per PATH). */
-const pytestOn = new Map();
+/**
+ * What `pytestWorks` found, by PATH, handed down in the environment: the sequencer asks in
+ * jest's own process before any worker starts, and every worker (a test file's `@needs`
+ * check) inherits the answers instead of starting Python twice per file.
+ */
+const PYTEST_ANSWERS = 'EPICFLOW_TEST_PYTEST_WORKS';
+
+/** Whether `python3 -m pytest` works on `path` (a process: asked once per PATH and run). */
 function pytestWorks(path) {
-  let works = pytestOn.get(path);
-  if (works === undefined) {
+  /** @type {Record<string, boolean>} */
+  let answers = {};
+  try {
+    answers = JSON.parse(process.env[PYTEST_ANSWERS] ?? '{}');
+  } catch {
+    // not ours, or cut: asked again
+  }
+  let works = answers[path];
+  if (typeof works !== 'boolean') {
     const r = spawnSync('python3', ['-m', 'pytest', '--version'], {
       env: { PATH: path },
       stdio: 'ignore',
       timeout: 30_000,
     });
     works = r.status === 0;
-    pytestOn.set(path, works);
+    process.env[PYTEST_ANSWERS] = JSON.stringify({ ...answers, [path]: works });
   }
   return works;
 }

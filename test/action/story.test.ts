@@ -238,6 +238,9 @@ describe('story mode, run from the bundle against GitHub', () => {
     w = await startWorld({ barrier: 2 });
     const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
     expect(dispatched(w, epic)).toEqual(['cart#1', 'search#1']);
+    // Both publish jobs read the epic head before either moves it (a race left to timing
+    // went both ways on a loaded machine).
+    w.gh.holdPushes(`refs/heads/epic/${epic}`, 2);
     const [a, b] = await Promise.all(
       ['cart', 'search'].map(async (story) =>
         runJob(w, bundle, {

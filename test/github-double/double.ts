@@ -18,8 +18,9 @@ import {
 } from './faults.js';
 import { Fixtures } from './fixtures.js';
 import type { GitStore } from './git.js';
-import { type Identity } from './git.js';
+import { bodyOf, type Identity } from './git.js';
 import { GraphqlEndpoint } from './graphql.js';
+import { PushHolds, refsOfPush } from './push-holds.js';
 import { routes } from './routes/index.js';
 import { formatAjvErrors, restSpec, type SpecOperation } from './spec.js';
 import {
@@ -92,6 +93,7 @@ export class Double {
   readonly dispatchListeners: ((d: DispatchRec) => void)[] = [];
   private server: Server | undefined;
   private readonly table: RouteTable;
+  private readonly pushHolds = new PushHolds();
   private inFlight = 0;
 
   constructor(
@@ -361,6 +363,11 @@ export class Double {
   }
 
   /** Run `fn` while holding the repository's write lock (git writes are read-modify-write). */
+  /** See `GitHubDouble.holdPushes`. */
+  holdPushes(ref: string, count: number): void {
+    this.pushHolds.hold(ref, count);
+  }
+
   async withRepoLock<T>(repo: RepoRec, fn: () => Promise<T>): Promise<T> {
     const prev = repo.lock;
     let release!: () => void;
@@ -430,8 +437,16 @@ export class Double {
       return deny(403, `Permission to ${repo.owner}/${repo.name}.git denied to ${user.login}.`);
     }
     const pathInfo = `/${repo.owner}/${repo.name}.git${m[3] ?? ''}`;
+    let body: Buffer | undefined;
+    if (push && req.method === 'POST' && this.pushHolds.active) {
+      body = await bodyOf(req);
+      const encoding = req.headers['content-encoding'];
+      await this.pushHolds.pass(
+        refsOfPush(body, typeof encoding === 'string' ? encoding : undefined),
+      );
+    }
     const run = (): Promise<void> =>
-      this.git.serveHttp(req, res, pathInfo, url.search.replace(/^\?/, ''), user.login);
+      this.git.serveHttp(req, res, pathInfo, url.search.replace(/^\?/, ''), user.login, body);
     // Pushes take the same lock as REST writes so ref updates never interleave.
     await (push && req.method === 'POST' ? this.withRepoLock(repo, run) : run());
   }

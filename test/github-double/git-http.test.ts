@@ -71,6 +71,37 @@ describe('git over smart HTTP', () => {
     expect(log.stdout.trim().split('\n')).toEqual(['via api', 'story a']);
   });
 
+  it('holds pushes to one branch until both have come: the second, behind, is refused', async () => {
+    const clones = await Promise.all(
+      ['one', 'two'].map(async (name) => {
+        const dir = join(work, `race-${name}`);
+        await git(work, 'clone', '--quiet', gh.gitUrl('acme', 'shop', alice.token), dir);
+        await writeFile(join(dir, `${name}.txt`), `${name}\n`);
+        await git(dir, 'add', '.');
+        await git(dir, 'commit', '--quiet', '-m', name);
+        return dir;
+      }),
+    );
+    gh.holdPushes('refs/heads/main', 2);
+    const first = git(clones[0] ?? '', 'push', '--quiet', 'origin', 'main');
+    // The first push waits for the second: the branch has not moved yet.
+    await new Promise((r) => setTimeout(r, 300));
+    const octokit = octokitFor(gh, alice.token);
+    const before = await octokit.rest.git.getRef({
+      owner: 'acme',
+      repo: 'shop',
+      ref: 'heads/main',
+    });
+    const second = git(clones[1] ?? '', 'push', '--quiet', 'origin', 'main');
+    const settled = await Promise.allSettled([first, second]);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    const after = await octokit.rest.git.getRef({ owner: 'acme', repo: 'shop', ref: 'heads/main' });
+    expect(after.data.object.sha).not.toBe(before.data.object.sha);
+    expect(after.data.object.sha).toBe(
+      (await git(clones[0] ?? '', 'rev-parse', 'HEAD')).stdout.trim(),
+    );
+  });
+
   it('rejects a missing or wrong token with 401 and a read-only push with 403', async () => {
     const bare = await fetch(`${gh.url}/acme/shop.git/info/refs?service=git-upload-pack`);
     expect([bare.status, bare.headers.get('www-authenticate')]).toEqual([

@@ -462,6 +462,8 @@ export class GitStore {
     pathInfo: string,
     query: string,
     remoteUser: string,
+    /** The request's body, when the caller has read it already. */
+    read?: Buffer,
   ): Promise<void> {
     const env: Record<string, string> = {
       ...GIT_ENV,
@@ -482,13 +484,11 @@ export class GitStore {
     if (typeof encoding === 'string') env['HTTP_CONTENT_ENCODING'] = encoding;
     const protocol = req.headers['git-protocol'];
     if (typeof protocol === 'string') env['GIT_PROTOCOL'] = protocol;
-    const body: Buffer[] = [];
-    for await (const chunk of req) body.push(chunk as Buffer);
     const r = await spawnVia({
       command: 'git',
       args: ['http-backend'],
       env,
-      input: Buffer.concat(body),
+      input: read ?? (await bodyOf(req)),
     });
     const end = r.stdout.indexOf('\r\n\r\n');
     if (end < 0) {
@@ -507,4 +507,11 @@ export class GitStore {
     res.statusCode = status;
     res.end(r.stdout.subarray(end + 4));
   }
+}
+
+/** A request's whole body. */
+export async function bodyOf(req: IncomingMessage): Promise<Buffer> {
+  const body: Buffer[] = [];
+  for await (const chunk of req) body.push(chunk as Buffer);
+  return Buffer.concat(body);
 }

@@ -90,6 +90,11 @@ export interface GitHubDouble {
   /** Calls `listener` with each `workflow_dispatch` as GitHub records it; returns the unsubscribe. */
   onDispatch(listener: (d: DispatchRec) => void): () => void;
   readonly faults: { add(fault: FaultSpec): void; clear(): void };
+  /**
+   * The next `count` pushes (git over HTTP) that update `ref` (`refs/heads/epic/3`) wait until
+   * all of them have come, then go on in the order they came (see push-holds.ts).
+   */
+  holdPushes(ref: string, count: number): void;
   readonly deliveries: readonly Delivery[];
   redeliver(deliveryId: string): Promise<Delivery>;
   setWebhookTarget(target: WebhookTarget | undefined): void;
@@ -609,6 +614,7 @@ export async function startGitHubDouble(options: DoubleOptions = {}): Promise<Gi
     violations: d.violations,
     assertNoViolations,
     takeViolations: () => d.violations.splice(0),
+    holdPushes: (ref, count) => d.holdPushes(ref, count),
     stats: d.stats,
     clock: d.clock,
     onDispatch: (listener) => {

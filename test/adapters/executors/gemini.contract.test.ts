@@ -67,26 +67,25 @@ function plantSettings(marker: string): (worktree: string) => void {
 }
 
 describe('gemini contract (real binary)', () => {
-  it.each(['judge', 'verifier', 'planner'] as const)(
-    'a %s never trusts the workspace: the settings a coder planted in the tree do not load',
-    async (role) => {
-      const marker = join(tmpdir(), `epicflow-gemini-planted-${process.pid}-${role}`);
-      rmSync(marker, { force: true });
-      const { record, server } = await run(
-        [{ kind: 'message', text: 'Read it.', usage: USAGE }],
-        GEMINI_BIN,
-        { role, plant: plantSettings(marker) },
-      );
-      await explainWith(server, () => {
-        expect({ outcome: record.outcome, detail: record.detail }).toEqual({
-          outcome: 'ok',
-          detail: '',
-        });
-        expect(record.finalMessage).toBe('Read it.');
-        expect(existsSync(marker)).toBe(false);
+  // Every helper role (judge, verifier, planner, reviewer) gets the same settings
+  // (test/core/harness/gemini.test.ts): the judge's run shows what they do.
+  it('a judge never trusts the workspace: the settings a coder planted in the tree do not load', async () => {
+    const marker = join(tmpdir(), `epicflow-gemini-planted-${process.pid}-judge`);
+    rmSync(marker, { force: true });
+    const { record, server } = await run(
+      [{ kind: 'message', text: 'Read it.', usage: USAGE }],
+      GEMINI_BIN,
+      { role: 'judge', plant: plantSettings(marker) },
+    );
+    await explainWith(server, () => {
+      expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+        outcome: 'ok',
+        detail: '',
       });
-    },
-  );
+      expect(record.finalMessage).toBe('Read it.');
+      expect(existsSync(marker)).toBe(false);
+    });
+  });
 
   it("a coder's workspace is its own: trusted, its settings load (what a helper's must not)", async () => {
     const marker = join(tmpdir(), `epicflow-gemini-planted-${process.pid}-coder`);

@@ -38,6 +38,31 @@ describe('buildGeminiInvocation', () => {
   });
 });
 
+describe('which workspace gemini trusts', () => {
+  const settings = (role: 'coder' | 'judge' | 'verifier' | 'planner' | 'reviewer') => {
+    const inv = buildGeminiInvocation(requestFor('gemini', { role }), { binary: 'gemini' });
+    return {
+      trust: inv.env.GEMINI_CLI_TRUST_WORKSPACE,
+      security: (JSON.parse(inv.files?.[0]?.content ?? '{}') as { security?: unknown }).security,
+    };
+  };
+
+  // One real helper run shows what these settings do (test/adapters/executors/gemini.contract.test.ts).
+  it.each(['judge', 'verifier', 'planner', 'reviewer'] as const)(
+    'a %s never trusts the tree a coder wrote, with folder trust off so it runs headless',
+    (role) => {
+      expect(settings(role)).toEqual({
+        trust: 'false',
+        security: { folderTrust: { enabled: false } },
+      });
+    },
+  );
+
+  it("a coder trusts its own tree (else yolo is downgraded and a new folder's turn exits 55)", () => {
+    expect(settings('coder')).toEqual({ trust: 'true', security: {} });
+  });
+});
+
 describe('parseGeminiOutput', () => {
   it.each([
     ['a successful turn with error-looking tool output', 'ok.jsonl', '', 0, 'ok'],

@@ -92,6 +92,11 @@ describe('a planning attempt: a stale job refused first, a lost save superseded'
     const why = await refusal(prepare(epic, 2));
     expect(why).toContain(`planning of epic #${epic} is at attempt 1, not 2: this job is stale`);
     expect(why).not.toContain('outside the plan section');
+    // Nothing of the epic moved: the record keeps its attempt, the body what its author wrote.
+    expect(await planning(epic)).toMatchObject({ attempt: 1, status: 'active' });
+    expect(w.gh.state.issue(OWNER, REPO, epic)?.body).toBe(
+      `${PROSE}\n${planBody([{ id: 'cart' }])}`,
+    );
   });
 
   it('the record saved: the outcome written, and the comment after it', async () => {

@@ -4,7 +4,7 @@
  * @needs root
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
@@ -285,47 +285,13 @@ describe('story mode, run from the bundle against GitHub', () => {
     ]);
     expect(records.find((r) => r.story === 'cart')?.mergeCommit).toBe(a?.outputs['merge-sha']);
   });
-
-  it('a record taken over while the story ran (a retry): its publish job refuses as stale, pushes nothing and keeps the newer attempt', async () => {
-    // The coder waits for a second "ready" file: the test's, written after the takeover.
-    w = await startWorld({ barrier: 2 });
-    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-    const running = runJob(w, bundle, {
-      name: 'cart',
-      workspace: await checkout(w, 'cart'),
-      inputs: storyInputs(w, epic, 'cart'),
-      runId: dispatchOf(w, epic, 'cart').runId,
-    });
-    while (!(await readdir(w.dumps).catch((): string[] => [])).includes('ready-cart')) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    const retried = await store.update('cart', (r) => {
-      if (r === null) throw new Error('no record of cart');
-      return { ...r, attempt: 2 };
-    });
-    await writeFile(join(w.dumps, 'ready-test'), '');
-    const job = await running;
-    // The work job finished its attempt; its publish job found the record taken over and
-    // refused as stale: nothing of attempt 1 is pushed, and its outcome (with its executor
-    // chain) did not overwrite the retry's record.
-    expect(job.work?.outputs['status']).toBe('done');
-    expect(job.publish?.outputs['status']).toBe('failed');
-    expect(job.publish?.summary).toContain('is at attempt 2, not 1: this job is stale');
-    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeUndefined();
-    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeUndefined();
-    expect((await store.read('cart'))?.record).toMatchObject({
-      attempt: 2,
-      executors: retried.executors,
-      usage: [],
-    });
-  });
 });
 
 /*
  * The other refusals are the orchestrator's, tested in-process: a story not in the plan, a
- * stale attempt, an unapproved edit, no approval on file, an expired token and a missing
- * toolchain in test/orchestrator/story-job.test.ts; missing inputs and an id that is not an
+ * stale attempt (and a publish job whose record a retry took over), an unapproved edit, no
+ * approval on file, an expired token and a missing toolchain in
+ * test/orchestrator/story-job.test.ts; missing inputs and an id that is not an
  * id in test/action/inputs.test.ts (and through the bundle in node24.test.ts and
  * local-action.test.ts). This one shows the shell's refusal: recorded, said, nothing pushed.
  */

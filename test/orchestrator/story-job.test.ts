@@ -321,3 +321,35 @@ describe('a protected epic branch, then a retry over the unchanged diff', () => 
     );
   });
 });
+
+describe('a record taken over by a retry while the work job ran', () => {
+  let w: ActionWorld;
+  afterAll(async () => {
+    await w.close();
+  });
+
+  it('its publish job refuses as stale, pushes nothing and keeps the newer attempt', async () => {
+    w = await startWorld();
+    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const input = await workInput(w, epic, 'cart');
+    const work = await workJob(input);
+    expect(work.record.status).toBe('done');
+    // `/retry cart` recorded by the App before the publish job of attempt 1 runs.
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    const retried = await store.update('cart', (r) => {
+      if (r === null) throw new Error('no record of cart');
+      return { ...r, attempt: 2 };
+    });
+    const why = await refusal(publishJob(w, input));
+    expect(why).toContain(`story cart of epic #${epic} is at attempt 2, not 1: this job is stale`);
+    // Nothing of attempt 1 is pushed, and its outcome (with its executor chain) did not
+    // overwrite the retry's record.
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeUndefined();
+    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toBeUndefined();
+    expect((await store.read('cart'))?.record).toMatchObject({
+      attempt: 2,
+      executors: retried.executors,
+      usage: [],
+    });
+  });
+});

@@ -362,12 +362,12 @@ export class Double {
     void this.webhooks.emit(event, action, fields);
   }
 
-  /** Run `fn` while holding the repository's write lock (git writes are read-modify-write). */
   /** See `GitHubDouble.holdPushes`. */
   holdPushes(ref: string, count: number): void {
     this.pushHolds.hold(ref, count);
   }
 
+  /** Run `fn` while holding the repository's write lock (git writes are read-modify-write). */
   async withRepoLock<T>(repo: RepoRec, fn: () => Promise<T>): Promise<T> {
     const prev = repo.lock;
     let release!: () => void;

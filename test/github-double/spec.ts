@@ -121,33 +121,40 @@ function pruneDescriptions(): void {
 }
 
 /**
- * One of GitHub's descriptions, trimmed (`trimmed`): a quarter of the size, so each test file
- * that starts a double parses 3 MB instead of 13 MB (about 40 ms instead of 250). Kept on
- * disk by the salt (the packages and this file), made by the first file that needs it.
+ * What `make` returns, kept on disk as JSON under `key` (hashed with the salt) and read back
+ * by every later file and run; made by the first file that needs it.
  */
-function description(path: string): Json {
+function cachedJson<T>(key: string, make: () => T): T {
   const file = join(
     DESCRIPTIONS,
-    // By the package's own path (the salt has its version), so every clone shares it.
-    `${createHash('sha256')
-      .update(`${CACHE_SALT}\n${path.slice(path.lastIndexOf('node_modules'))}`)
-      .digest('hex')
-      .slice(0, 40)}.json`,
+    `${createHash('sha256').update(`${CACHE_SALT}\n${key}`).digest('hex').slice(0, 40)}.json`,
   );
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
   } catch {
     // none yet, or cut: made again below
   }
   pruneDescriptions();
-  const doc = JSON.parse(readFileSync(path, 'utf8')) as Json;
-  const components = doc['components'] as Json | undefined;
-  const out = trimmed(doc) as Json;
-  if (components?.['examples'] !== undefined) {
-    (out['components'] as Json)['examples'] = components['examples'];
-  }
-  storeFile(file, JSON.stringify(out));
-  return out;
+  const made = make();
+  storeFile(file, JSON.stringify(made));
+  return made;
+}
+
+/**
+ * One of GitHub's descriptions, trimmed (`trimmed`): a quarter of the size, so each test file
+ * that starts a double parses 3 MB instead of 13 MB (about 40 ms instead of 250). Keyed by
+ * the package's own path (the salt has its version), so every clone shares it.
+ */
+function description(path: string): Json {
+  return cachedJson(path.slice(path.lastIndexOf('node_modules')), () => {
+    const doc = JSON.parse(readFileSync(path, 'utf8')) as Json;
+    const components = doc['components'] as Json | undefined;
+    const out = trimmed(doc) as Json;
+    if (components?.['examples'] !== undefined) {
+      (out['components'] as Json)['examples'] = components['examples'];
+    }
+    return out;
+  });
 }
 
 export interface SpecOperation {
@@ -505,28 +512,15 @@ export function githubGraphqlSchema(): GraphQLSchema {
 
 /**
  * The schema's SDL parsed (without source locations: no error points into the schema's
- * text), kept on disk as JSON by the salt and the SDL's own hash: reading that back takes
- * a third of the time of parsing the SDL again in every file that starts a double. The
- * published SDL repeats two EnterpriseOwnerInfo fields; SDL validation is skipped so it loads.
+ * text), kept by the SDL's own hash (`cachedJson`): reading that back takes a third of the
+ * time of parsing the SDL again in every file that starts a double. The published SDL
+ * repeats two EnterpriseOwnerInfo fields; SDL validation is skipped so it loads.
  */
 function graphqlDocument(file: string): DocumentNode {
   const sdl = readFileSync(file, 'utf8');
-  const cached = join(
-    DESCRIPTIONS,
-    `${createHash('sha256')
-      .update(`${CACHE_SALT}\n${versionOf('graphql')}\n${sdl}`)
-      .digest('hex')
-      .slice(0, 40)}.graphql.json`,
+  return cachedJson(`graphql ${versionOf('graphql')}\n${sdl}`, () =>
+    parse(sdl, { noLocation: true }),
   );
-  try {
-    return JSON.parse(readFileSync(cached, 'utf8')) as DocumentNode;
-  } catch {
-    // none yet, or cut: parsed again below
-  }
-  pruneDescriptions();
-  const document = parse(sdl, { noLocation: true });
-  storeFile(cached, JSON.stringify(document));
-  return document;
 }
 
 export type { RestSpec, WebhookSpec };

@@ -75,6 +75,9 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
     // The network stays: agents call their model's API; the credentials that matter are
     // not in the sandbox, and what it may reach on the network is its executor's key's.
     '--die-with-parent',
+    // The step's first process is pid 1 of its namespace (`firstProcess`), not bubblewrap's
+    // own init: bubblewrap then waits for it, and so for the whole namespace.
+    '--as-pid-1',
     '--new-session',
     '--cap-drop',
     'ALL',
@@ -105,6 +108,19 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
   }
   args.push('--chdir', layout.cwd);
   return args;
+}
+
+/**
+ * The step's argv behind its first process, pid 1 of its namespace: a shell that runs the
+ * step in the foreground (its stdin and signals as they would be without it) and exits with
+ * its status. The kernel lets a namespace's pid 1 exit only once every other process of the
+ * namespace has ended, and bubblewrap (`--as-pid-1`) waits for it: so when bubblewrap exits,
+ * nothing the step started runs any more. bubblewrap's own init would not do: its outer
+ * process exits as soon as the step's command does, while the kernel is still ending the
+ * rest (seen: a loop the step left in a session of its own still running after it).
+ */
+export function firstProcess(argv: readonly string[]): string[] {
+  return ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...argv];
 }
 
 /**

@@ -100,6 +100,7 @@ describe('the walls of a step', () => {
       '--unshare-pid',
       '--unshare-ipc',
       '--die-with-parent',
+      '--as-pid-1',
       '--new-session',
     ]) {
       expect(args).toContain(flag);

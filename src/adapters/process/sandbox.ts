@@ -16,6 +16,7 @@ import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import {
+  firstProcess,
   sandboxArgs,
   SYSTEM_FOLDERS,
   toolFolders,
@@ -173,7 +174,7 @@ export async function sandbox(
         home,
       });
       return {
-        argv: [bwrap, ...args, '--', ...argv],
+        argv: [bwrap, ...args, '--', ...firstProcess(argv)],
         env: { ...options.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),
       };

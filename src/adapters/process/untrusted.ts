@@ -4,10 +4,11 @@
  *
  * `agentUser(...)` runs it as a separate unprivileged user, so it cannot read
  * what epicflow's own process holds: another uid cannot read `/proc/<pid>/environ`
- * or `/proc/<pid>/mem` of ours, nor ptrace it, nor read our private files. Every
- * process of that user is ended after each step (`kill -1` as that user, after
- * freezing them), so nothing it started — not even a process that left the
- * group with `setsid` and emptied its environment — outlives the step. Before a
+ * or `/proc/<pid>/mem` of ours, nor ptrace it, nor read our private files. Nothing a
+ * step started — not even a process that left the group with `setsid` and emptied its
+ * environment — outlives it: in the kernel sandbox the kernel ends it with the step's
+ * PID namespace (awaited after a kill: namespace.ts); without it, every process of that
+ * user is ended after each step (`kill -1` as that user, after freezing them). Before a
  * step the folders it may write (its worktree, its home) are given to that user, and
  * taken back after it (hand-over.ts); the repository's `.git` stays epicflow's
  * (readable, not writable).
@@ -37,6 +38,7 @@ import {
 } from './agent-user.js';
 import { canonical, forgetPassages, passages } from './agent-folders.js';
 import { handOver } from './hand-over.js';
+import { namespaceWatch } from './namespace.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
@@ -114,9 +116,15 @@ export function sameUser(walls?: Sandbox): Untrusted {
         home: ownHome === true ? undefined : givenHome(options.env, writable),
         veiled,
       });
+      const watch = namespaceWatch();
       try {
-        return await runProcess(step.argv, { ...options, env: step.env });
+        return await runProcess(step.argv, {
+          ...options,
+          env: step.env,
+          beforeKill: watch.beforeKill,
+        });
       } finally {
+        await watch.settled();
         await step.done();
       }
     }
@@ -311,6 +319,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
       let command = argv;
+      const watch = namespaceWatch();
+      // The kills sent through sudo: done before the account runs its next step.
+      const kills: Promise<unknown>[] = [];
       // Taken back by its top alone after the step, a tree given in the sandbox (hand-over.ts).
       const walled = options.sandbox !== undefined && tmp !== undefined;
       if (walled) {
@@ -336,6 +347,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             ...processOptions,
             env: childEnv,
             runAs: { uid: account.uid, gid: account.gid },
+            ...(walled ? { beforeKill: watch.beforeKill } : {}),
           });
         }
         // sudo keeps the environment (-E) except what its policy always sets: PATH and HOME
@@ -348,30 +360,39 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           {
             ...processOptions,
             env: childEnv,
+            ...(walled ? { beforeKill: watch.beforeKill } : {}),
             // sudo runs as root: this process may not signal it; the user's own kill may.
             kill: (sig) => {
-              void runProcess(
-                [
-                  'sudo',
-                  '-n',
-                  '-u',
-                  account.user,
-                  '--',
-                  '/bin/sh',
-                  '-c',
-                  `kill -${sig.replace(/^SIG/, '')} -1; true`,
-                ],
-                { cwd: '/', env: root.env, timeoutMs: 30_000 },
+              kills.push(
+                runProcess(
+                  [
+                    'sudo',
+                    '-n',
+                    '-u',
+                    account.user,
+                    '--',
+                    '/bin/sh',
+                    '-c',
+                    `kill -${sig.replace(/^SIG/, '')} -1; true`,
+                  ],
+                  { cwd: '/', env: root.env, timeoutMs: 30_000 },
+                ),
               );
             },
           },
         );
       } finally {
         // Nothing of the step survives it: its processes, what it scheduled or left in /tmp, its hold on the folders.
-        await reapAccount(account, root);
-        // In the sandbox, /tmp, /var/tmp and /dev/shm were the step's own (gone with it) and
-        // cron's and at's spools were not there to write: nothing is left to look for.
-        if (options.sandbox === undefined) await dropLeftovers(account, root);
+        await Promise.all(kills);
+        if (walled) {
+          // The kernel ended every process of the step with its PID namespace (awaited
+          // after a kill); /tmp, /var/tmp and /dev/shm were the step's own, and cron's
+          // and at's spools were not there to write: nothing is left to look for.
+          await watch.settled();
+        } else {
+          await reapAccount(account, root);
+          await dropLeftovers(account, root);
+        }
         // The step's own home and /tmp go unread, as they are; the rest is taken back.
         await hand.takeBack(
           granted.filter((dir) => !dir.startsWith(`${own}/`)),

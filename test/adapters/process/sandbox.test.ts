@@ -10,19 +10,20 @@
  * @needs sandbox
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandbox } from '../../../src/adapters/process/sandbox.js';
+import { sandbox, type Sandbox } from '../../../src/adapters/process/sandbox.js';
 import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
@@ -31,6 +32,7 @@ let dir: string;
 let tree: string;
 let other: string;
 let state: string;
+let walls: Sandbox;
 let untrusted: Untrusted;
 let holder: ChildProcess;
 
@@ -54,21 +56,28 @@ int main(void) {
 }
 `;
 
-/** Host processes whose command line names `needle`. */
-function hostProcesses(needle: string): number[] {
+/** Host processes still running (not dead, waiting to be reaped) that `match` picks by pid. */
+function running(match: (pid: string) => boolean): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      if (cmd.includes(needle) && !/^State:\s+Z/m.test(status)) pids.push(Number(entry));
+      if (match(entry) && !/^State:\s+[ZX]/m.test(status)) pids.push(Number(entry));
     } catch {
-      // gone meanwhile
+      // gone meanwhile, or not ours to read
     }
   }
   return pids;
 }
+
+/** Host processes whose command line names `needle`. */
+const hostProcesses = (needle: string): number[] =>
+  running((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle));
+
+/** Host processes in the PID namespace `ns`. */
+const inNamespace = (ns: string): number[] =>
+  running((pid) => readlinkSync(`/proc/${pid}/ns/pid`) === ns);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'epicflow-sandbox-test-'));
@@ -80,7 +89,8 @@ beforeAll(async () => {
   writeFileSync(join(other, 'app.js'), 'module.exports = 1;\n');
   writeFileSync(join(state, 'story-b.json'), '{"status":"running"}\n');
   writeFileSync(join(dir, 'repo', '.git', 'config'), '[core]\n');
-  untrusted = sameUser(await sandbox(env, join(dir, 'scratch')));
+  walls = await sandbox(env, join(dir, 'scratch'));
+  untrusted = sameUser(walls);
   // Stands for epicflow's own process: a secret in its environment.
   holder = spawn('sleep', ['120'], { env: { ...env, EPICFLOW_HELD: SECRET }, stdio: 'ignore' });
 });
@@ -142,6 +152,46 @@ describe('the kernel sandbox around an untrusted step', () => {
     expect([lines(join(tree, 'leftover.log')), lines(join(tree, 'forked.log'))]).toEqual(before);
     expect(hostProcesses(`${tree}/leaderless-bin`)).toEqual([]);
   });
+
+  it('exits only once every process the step started has ended', async () => {
+    // Read the moment bubblewrap exits, twenty times: with bubblewrap's own init as the
+    // namespace's pid 1, busy leftovers were still running after about one exit in three.
+    let left = 0;
+    for (let i = 0; i < 20; i++) {
+      const needle = `left-${process.pid}-${i}`;
+      const busy = `setsid sh -c 'while :; do :; done; ${needle}' </dev/null >/dev/null 2>&1 &`;
+      const run = await walls.step(['sh', '-c', `${busy}\n${busy}\necho started`], {
+        cwd: tree,
+        env,
+        writable: [],
+      });
+      const r = spawnSync(run.argv[0] ?? '', run.argv.slice(1), { env: run.env, encoding: 'utf8' });
+      expect(r.stdout).toBe('started\n');
+      left += hostProcesses(needle).length;
+      await run.done();
+    }
+    expect(left).toBe(0);
+  });
+
+  it.each([
+    ['ends by itself', 'echo started', 60_000],
+    ['is killed for its timeout', 'exec sleep 60', 1_500],
+  ])(
+    'has ended every process it started when a step that %s returns',
+    async (_how, last, timeoutMs) => {
+      // Busy processes in sessions of their own, none holding the step's output: the kernel
+      // takes a moment to end them all once the step's command is over.
+      const busy = `setsid sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &`;
+      const r = await untrusted.runShell(
+        [`readlink /proc/self/ns/pid > ${tree}/namespace`, ...Array(8).fill(busy), last].join('\n'),
+        { cwd: tree, env, timeoutMs },
+      );
+      expect(r.timedOut).toBe(timeoutMs < 60_000);
+      const namespace = readFileSync(join(tree, 'namespace'), 'utf8').trim();
+      expect(namespace).toMatch(/^pid:\[\d+\]$/);
+      expect(inNamespace(namespace)).toEqual([]);
+    },
+  );
 
   it('shows no process of the host: no environment of epicflow’s to read', async () => {
     const r = await step(

@@ -11,7 +11,8 @@
 //   6. Pushes both tags (v<major> with force: it moves), and prints "New tag: v<version>",
 //      from which changesets/action creates the GitHub release with the CHANGELOG entry.
 //
-// Options: --dry-run (tag locally, push nothing), --test-command CMD (instead of step 3's).
+// Options: --dry-run (tag locally, push nothing), --test-command CMD (instead of step 3's),
+// --lib-command CMD (instead of step 4's compile of lib/; npm pack still packs what is there).
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -23,10 +24,12 @@ const { values: flags } = parseArgs({
   options: {
     'dry-run': { type: 'boolean', default: false },
     'test-command': { type: 'string' },
+    'lib-command': { type: 'string' },
   },
 });
 const ACTION_TESTS =
   'node --experimental-vm-modules node_modules/jest/bin/jest.js --maxWorkers=2 test/action';
+const BUILD_LIB = 'npx tsc -p tsconfig.build.json';
 const BOT = {
   name: 'github-actions[bot]',
   email: '41898282+github-actions[bot]@users.noreply.github.com',
@@ -80,7 +83,10 @@ async function main() {
   await step('the Action tests against dist/', flags['test-command'] ?? ACTION_TESTS, {
     EPICFLOW_ACTION_BUNDLE: join(root, 'dist'),
   });
-  await step('the npm package', 'npx tsc -p tsconfig.build.json && npm pack --ignore-scripts');
+  await step(
+    'the npm package',
+    `${flags['lib-command'] ?? BUILD_LIB} && npm pack --ignore-scripts`,
+  );
 
   const identity =
     (await git('config', '--get', 'user.email').catch(() => '')) === ''

@@ -132,6 +132,10 @@ describe('the release workflow', () => {
     const script = await read('scripts/release.mjs');
     expect(script).toContain("'node scripts/release-verify.mjs'");
     expect(script).toContain('EPICFLOW_ACTION_BUNDLE');
+    // It compiles lib/ with the compile of the package's build (npm ci runs it as prepare),
+    // which release.test.ts copies instead of running again.
+    expect(script).toContain("const BUILD_LIB = 'npx tsc -p tsconfig.build.json';");
+    expect(pkg.scripts['build']).toMatch(/^tsc -p tsconfig\.build\.json && /);
   });
 
   it('publishes to npm only when asked, with provenance and nothing else', async () => {

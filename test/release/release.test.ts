@@ -3,20 +3,26 @@
  * release pull request is merged, in a copy of this checkout whose `origin` is a bare
  * repository: the tags it pushes, what the release commit holds, and that a second run
  * does nothing. The Action tests it runs against dist/ are replaced by a no-op here (they
- * run in their own suites); everything else is the real script.
+ * run in their own suites), and its compile of lib/ by a copy of the lib/ the other package
+ * tests share (test/support/built-package.ts: the same `tsc -p tsconfig.build.json`, which
+ * `npm ci` also runs as `prepare`, here and before every real release; about 15 s of CPU
+ * saved). Everything else is the real script: it builds and verifies dist/, packs the
+ * package with npm from what lib/ holds then, commits, tags and pushes.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { builtPackage } from '../support/built-package.js';
 import { stageCheckout } from '../support/staged-checkout.js';
 
 let work: string;
 let checkout: string;
 let origin: string;
 let version: string;
+/** The release's step that compiles lib/: a copy of the built one. */
+let libCommand: string;
 
 // HOME is a folder of the test's own (set in beforeAll): npm keeps its cache there, and a
 // shared one (the system's temp folder) may hold another user's files.
@@ -38,6 +44,8 @@ function release(...args: string[]): Promise<{ code: number; stdout: string; std
         join(checkout, 'scripts/release.mjs'),
         '--test-command',
         'node -e "process.exit(0)"',
+        '--lib-command',
+        libCommand,
         ...args,
       ],
       { cwd: checkout, env: gitEnv, maxBuffer: 64 * 1024 * 1024 },
@@ -56,6 +64,8 @@ beforeAll(async () => {
   checkout = join(work, 'epicflow');
   origin = join(work, 'origin.git');
   await stageCheckout(checkout);
+  const quoted = (path: string): string => `'${path.replaceAll("'", `'\\''`)}'`;
+  libCommand = `cp -R ${quoted(join(await builtPackage(), 'lib'))} lib`;
   version = (
     JSON.parse(await readFile(join(checkout, 'package.json'), 'utf8')) as { version: string }
   ).version;
@@ -106,7 +116,18 @@ describe('npm run release', () => {
     expect(git(origin, 'rev-parse', 'main')).toBe(main);
     expect(git(origin, 'ls-tree', '-r', '--name-only', 'main')).not.toContain('dist/index.js');
     expect(git(checkout, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
-    expect(existsSync(join(checkout, `epicflow-${version}.tgz`))).toBe(true);
+    // The package npm packed from the checkout: lib/ as its build step left it, no sources.
+    const packed = execFileSync('tar', ['-tzf', join(checkout, `epicflow-${version}.tgz`)])
+      .toString('utf8')
+      .split('\n');
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/lib/cli/main.js',
+        'package/action.yml',
+      ]),
+    );
+    expect(packed.filter((f) => f.startsWith('package/src/'))).toEqual([]);
   }, 360_000);
 
   it('does nothing once the version is released (every push to main runs it)', async () => {

@@ -111,6 +111,8 @@ async function namespaceEnded(init: NamespaceInit, timeoutMs = 30_000): Promise<
  */
 export function namespaceWatch(): {
   beforeKill: (pid: number) => void;
+  /** The namespace's pid 1, once `beforeKill` found it. */
+  found: () => NamespaceInit | null;
   settled: () => Promise<void>;
 } {
   let init: NamespaceInit | null = null;
@@ -118,6 +120,7 @@ export function namespaceWatch(): {
     beforeKill: (pid) => {
       init ??= initOf(pid);
     },
+    found: () => init,
     settled: () => (init === null ? Promise.resolve() : namespaceEnded(init)),
   };
 }

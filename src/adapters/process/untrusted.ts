@@ -58,10 +58,11 @@ export interface UntrustedRunOptions extends RunProcessOptions {
   readonly ownHome?: boolean;
   /**
    * Which role of which story (or job) the code plays: a coder of one executor, a
-   * judge, a verifier, the story's checks. As separate users, no account plays two
-   * roles of one scope, so what one role left behind (a home's settings, a file in
-   * /tmp) never runs inside another (a judge with its own key). Without it, any free
-   * account will do.
+   * judge, a verifier, the story's checks. Outside the kernel sandbox, as separate users,
+   * no account plays two roles of one scope, so what one role left behind (a home's
+   * settings, a file in /tmp) never runs inside another (a judge with its own key); without
+   * it, any free account will do. In the sandbox every step runs as the one user, with a
+   * home and a /tmp of its own, and sees no folder of another step.
    */
   readonly seat?: { readonly scope: string; readonly role: string };
   /**
@@ -158,13 +159,18 @@ function givenHome(
   return home !== undefined && (writable ?? []).includes(home) ? home : undefined;
 }
 
+/** Kills the namespace whose pid 1 is `$1`, if `$1` still started at `$2` (pids are reused). */
+const KILL_NAMESPACE = `[ "$(cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null)" = "$2" ] && kill -KILL "$1"; true`;
+
 interface AgentUserOptions {
   /**
    * The pool the users untrusted code runs as are taken from: `<user>`, `<user>-2` …
-   * (created — system users, no login, no sudo — when missing). Every process of a user
-   * is ended after each step, so no two runs share one: a user is claimed for as long as
-   * this process lives (a lock the kernel holds for it), runs one step at a time, and
-   * runs that side by side in this process get users of their own.
+   * (created — system users, no login, no sudo — when missing). No two runs share one: a
+   * user is claimed for as long as this process lives (a lock the kernel holds for it). In
+   * the kernel sandbox every step of this process runs as that one user, side by side (the
+   * kernel ends each step's processes with its namespace); without it, every process of a
+   * user is ended after each step, so a user runs one step at a time and steps side by
+   * side get users of their own.
    */
   readonly user: string;
   /**
@@ -225,6 +231,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     return real;
   };
 
+  const inSandbox = options.sandbox !== undefined;
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
@@ -283,7 +290,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     runOptions: UntrustedRunOptions,
   ): Promise<ProcessResult> => {
     const { writable: extra, ownHome, seat, veiled, ...processOptions } = runOptions;
-    const account = await take(seat);
+    // In the kernel sandbox every step runs as the run's one user: the kernel keeps steps
+    // apart (their processes, mounts, IPC, keyrings); outside it, a user of their own.
+    const account = inSandbox ? first : await take(seat);
     try {
       // A fresh folder for the step: its home (setup and gates), and its /tmp in the
       // sandbox; removed after it, so nothing one step planted there (an `.npmrc`) runs
@@ -362,21 +371,21 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             env: childEnv,
             ...(walled ? { beforeKill: watch.beforeKill } : {}),
             // sudo runs as root: this process may not signal it; the user's own kill may.
+            // In the sandbox, the step's namespace (its pid 1, checked by its start time: other
+            // steps of the user run beside it); after the step ended by itself, nothing.
             kill: (sig) => {
+              const init = watch.found();
+              if (walled && init === null) return;
+              const script =
+                init === null
+                  ? [`kill -${sig.replace(/^SIG/, '')} -1; true`]
+                  : [KILL_NAMESPACE, 'sh', String(init.pid), init.started];
               kills.push(
-                runProcess(
-                  [
-                    'sudo',
-                    '-n',
-                    '-u',
-                    account.user,
-                    '--',
-                    '/bin/sh',
-                    '-c',
-                    `kill -${sig.replace(/^SIG/, '')} -1; true`,
-                  ],
-                  { cwd: '/', env: root.env, timeoutMs: 30_000 },
-                ),
+                runProcess(['sudo', '-n', '-u', account.user, '--', '/bin/sh', '-c', ...script], {
+                  cwd: '/',
+                  env: root.env,
+                  timeoutMs: 30_000,
+                }),
               );
             },
           },
@@ -403,7 +412,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         await hand.discard([own]);
       }
     } finally {
-      idle.push(account);
+      if (!inSandbox) idle.push(account);
     }
   };
 

@@ -1,7 +1,7 @@
 /**
- * A process that runs four steps in the kernel sandbox as one agent user, back to back,
- * and prints what a hostile first step could leave for the next: each step's result and
- * the agent user's processes still running the moment it returned. Run as root or as a
+ * A process that runs steps in the kernel sandbox as one agent user — four back to back,
+ * then two side by side — and prints what a hostile step could leave for the next: each
+ * step's result and the agent user's processes still running the moment it returned. Run as root or as a
  * user with passwordless sudo (the modes `agentUser` has).
  *
  * Usage: node walled-child.js <user> <folder>   (a fresh folder of the caller's own)
@@ -58,4 +58,9 @@ const results = {
   killed: await step(`${leave}\nexec sleep 60`, 1_000),
   afterKilled: await step('sleep 1; echo alive', 30_000),
 };
-process.stdout.write(`${JSON.stringify({ uid, results })}\n`);
+// Two steps side by side, as the one user: one killed for its timeout, one that goes on.
+const [besideKilled, beside] = await Promise.all([
+  step('exec sleep 60', 1_000),
+  step('sleep 2; id -u', 30_000),
+]);
+process.stdout.write(`${JSON.stringify({ uid, results: { ...results, besideKilled, beside } })}\n`);

@@ -111,16 +111,26 @@ async function namespaceEnded(init: NamespaceInit, timeoutMs = 30_000): Promise<
  */
 export function namespaceWatch(): {
   beforeKill: (pid: number) => void;
-  /** The namespace's pid 1, once `beforeKill` found it. */
+  /**
+   * The namespace's pid 1: found by `beforeKill`, or looked for again (a step killed as it
+   * started may have made it since); null when no kill was asked for.
+   */
   found: () => NamespaceInit | null;
   settled: () => Promise<void>;
 } {
+  let started: number | undefined;
   let init: NamespaceInit | null = null;
+  const found = (): NamespaceInit | null => {
+    if (init === null && started !== undefined) init = initOf(started);
+    return init;
+  };
   return {
     beforeKill: (pid) => {
-      init ??= initOf(pid);
+      started ??= pid;
+      found();
     },
-    found: () => init,
+    found,
+    // Only what was found while the step ran: its pid may be another process's by now.
     settled: () => (init === null ? Promise.resolve() : namespaceEnded(init)),
   };
 }

@@ -104,20 +104,21 @@ async function namespaceEnded(init: NamespaceInit, timeoutMs = 30_000): Promise<
   }
 }
 
-/**
- * For one sandboxed step: `beforeKill` (for `runProcess`) finds its namespace's init
- * before a timeout or an abort signals it; `settled` then waits for that namespace to
- * end. A step that ended by itself has nothing to wait for.
- */
-export function namespaceWatch(): {
-  beforeKill: (pid: number) => void;
+/** For one sandboxed step: what a kill of it needs (see `namespaceWatch`). */
+export interface NamespaceWatch {
+  /** For `runProcess`: finds the namespace's pid 1 before a timeout or an abort signals the step. */
+  readonly beforeKill: (pid: number) => void;
   /**
    * The namespace's pid 1: found by `beforeKill`, or looked for again (a step killed as it
    * started may have made it since); null when no kill was asked for.
    */
-  found: () => NamespaceInit | null;
-  settled: () => Promise<void>;
-} {
+  readonly found: () => NamespaceInit | null;
+  /** Waits until the namespace of a killed step has ended; at once for one that ended by itself. */
+  readonly settled: () => Promise<void>;
+}
+
+/** A watch for one sandboxed step (the sandbox gives one with each step). */
+export function namespaceWatch(): NamespaceWatch {
   let started: number | undefined;
   let init: NamespaceInit | null = null;
   const found = (): NamespaceInit | null => {

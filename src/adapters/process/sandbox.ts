@@ -23,6 +23,7 @@ import {
   type SystemEntry,
   type VeiledEntry,
 } from '../../core/sandbox.js';
+import { namespaceWatch, type NamespaceWatch } from './namespace.js';
 import { runProcess, which } from './run-process.js';
 
 /** A step's walls, ready to wrap an argv. */
@@ -31,7 +32,8 @@ export interface Sandbox {
   readonly bwrap: string;
   /**
    * Prepares a step: a fresh `/tmp` (and HOME, when `home` is not given) under the
-   * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders.
+   * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders, and
+   * `watch` is what a kill of it needs (its namespace found first, its end awaited after).
    */
   step(
     argv: readonly string[],
@@ -48,7 +50,12 @@ export interface Sandbox {
       /** Paths inside its own folders it must not see (see `veiledEntries`). */
       readonly veiled?: readonly string[] | undefined;
     },
-  ): Promise<{ argv: string[]; env: Record<string, string>; done: () => Promise<void> }>;
+  ): Promise<{
+    argv: string[];
+    env: Record<string, string>;
+    done: () => Promise<void>;
+    watch: NamespaceWatch;
+  }>;
 }
 
 /**
@@ -177,6 +184,7 @@ export async function sandbox(
         argv: [bwrap, ...args, '--', ...firstProcess(argv)],
         env: { ...options.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),
+        watch: namespaceWatch(),
       };
     },
   };

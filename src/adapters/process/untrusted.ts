@@ -38,7 +38,7 @@ import {
 } from './agent-user.js';
 import { canonical, forgetPassages, passages } from './agent-folders.js';
 import { handOver } from './hand-over.js';
-import { namespaceWatch } from './namespace.js';
+import type { NamespaceWatch } from './namespace.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
@@ -117,15 +117,14 @@ export function sameUser(walls?: Sandbox): Untrusted {
         home: ownHome === true ? undefined : givenHome(options.env, writable),
         veiled,
       });
-      const watch = namespaceWatch();
       try {
         return await runProcess(step.argv, {
           ...options,
           env: step.env,
-          beforeKill: watch.beforeKill,
+          beforeKill: step.watch.beforeKill,
         });
       } finally {
-        await watch.settled();
+        await step.watch.settled();
         await step.done();
       }
     }
@@ -231,7 +230,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     return real;
   };
 
-  const inSandbox = options.sandbox !== undefined;
+  const walls = options.sandbox;
+  const walled = walls !== undefined;
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
@@ -292,7 +292,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     const { writable: extra, ownHome, seat, veiled, ...processOptions } = runOptions;
     // In the kernel sandbox every step runs as the run's one user: the kernel keeps steps
     // apart (their processes, mounts, IPC, keyrings); outside it, a user of their own.
-    const account = inSandbox ? first : await take(seat);
+    const account = walled ? first : await take(seat);
     try {
       // A fresh folder for the step: its home (setup and gates), and its /tmp in the
       // sandbox; removed after it, so nothing one step planted there (an `.npmrc`) runs
@@ -300,7 +300,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       const own = join(homeRoot, `${account.user}.${randomUUID()}`);
       const home =
         ownHome === true || runOptions.env['HOME'] === undefined ? join(own, 'home') : undefined;
-      const tmp = options.sandbox === undefined ? undefined : join(own, 'tmp');
+      const tmp = walled ? join(own, 'tmp') : undefined;
       // Passable, not listable: what it holds is the account's own (no ACL entry to set).
       await mkdir(own, { mode: 0o711 });
       for (const dir of [home, tmp]) {
@@ -328,13 +328,11 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
       let command = argv;
-      const watch = namespaceWatch();
+      let watch: NamespaceWatch | undefined;
       // The kills sent through sudo: done before the account runs its next step.
       const kills: Promise<unknown>[] = [];
-      // Taken back by its top alone after the step, a tree given in the sandbox (hand-over.ts).
-      const walled = options.sandbox !== undefined && tmp !== undefined;
       if (walled) {
-        const step = await options.sandbox.step(argv, {
+        const step = await walls.step(argv, {
           cwd: runOptions.cwd,
           env: childEnv,
           writable: granted,
@@ -349,6 +347,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         });
         command = step.argv;
         Object.assign(childEnv, step.env);
+        watch = step.watch;
       }
       try {
         if (root.privilege === 'root') {
@@ -356,7 +355,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             ...processOptions,
             env: childEnv,
             runAs: { uid: account.uid, gid: account.gid },
-            ...(walled ? { beforeKill: watch.beforeKill } : {}),
+            ...(watch === undefined ? {} : { beforeKill: watch.beforeKill }),
           });
         }
         // sudo keeps the environment (-E) except what its policy always sets: PATH and HOME
@@ -369,12 +368,12 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           {
             ...processOptions,
             env: childEnv,
-            ...(walled ? { beforeKill: watch.beforeKill } : {}),
+            ...(watch === undefined ? {} : { beforeKill: watch.beforeKill }),
             // sudo runs as root: this process may not signal it; the user's own kill may.
             // In the sandbox, the step's namespace (its pid 1, checked by its start time: other
             // steps of the user run beside it); after the step ended by itself, nothing.
             kill: (sig) => {
-              const init = watch.found();
+              const init = watch?.found() ?? null;
               if (walled && init === null) return;
               const script =
                 init === null
@@ -393,7 +392,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       } finally {
         // Nothing of the step survives it: its processes, what it scheduled or left in /tmp, its hold on the folders.
         await Promise.all(kills);
-        if (walled) {
+        if (watch !== undefined) {
           // The kernel ended every process of the step with its PID namespace (awaited
           // after a kill); /tmp, /var/tmp and /dev/shm were the step's own, and cron's
           // and at's spools were not there to write: nothing is left to look for.
@@ -402,7 +401,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           await reapAccount(account, root);
           await dropLeftovers(account, root);
         }
-        // The step's own home and /tmp go unread, as they are; the rest is taken back.
+        // The step's own home and /tmp go unread, as they are; the rest is taken back (a
+        // tree given in the sandbox by its top alone: hand-over.ts).
         await hand.takeBack(
           granted.filter((dir) => !dir.startsWith(`${own}/`)),
           since,
@@ -412,14 +412,14 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         await hand.discard([own]);
       }
     } finally {
-      if (!inSandbox) idle.push(account);
+      if (!walled) idle.push(account);
     }
   };
 
   return {
     isolated: true,
-    walled: options.sandbox !== undefined,
-    description: `as the user ${first.user} (uid ${first.uid}), without sudo${options.sandbox === undefined ? '' : ', inside the kernel sandbox (bubblewrap)'}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
+    walled,
+    description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     discard: async (folders) => hand.discard(await Promise.all(folders.map((f) => inside(f)))),

@@ -33,7 +33,8 @@ const StoryFields = z.object({
   mode: z.literal('story'),
   agentUser: z
     .string()
-    .regex(USER, 'agent-user must be a user name: lower-case letters, digits, "_" or "-"'),
+    .regex(USER, 'agent-user must be a user name: lower-case letters, digits, "_" or "-"')
+    .optional(),
   allowUnisolatedAgent: z.enum(['true', 'false'], {
     error: () => 'allow-unisolated-agent must be "true" or "false"',
   }),
@@ -141,7 +142,6 @@ const NAMES = {
 
 const DEFAULTS: Partial<Record<keyof typeof NAMES, string>> = {
   config: '.github/epicflow.yml',
-  agentUser: 'epicflow-agent',
   allowUnisolatedAgent: 'false',
   sandbox: 'true',
 };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { GitHubRepo } from '../adapters/github/index.js';
 import { sandbox, SandboxUnavailable, type Sandbox } from '../adapters/process/sandbox.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
+import { chooseAgentUser } from '../core/agent-user.js';
 import { resolveEnv } from '../core/config/schema.js';
 import type { ExecutorConfig } from '../core/config/types.js';
 import type { RunOrigin } from '../core/epic/index.js';
@@ -58,10 +59,13 @@ export async function inJobFolder<T>(work: (folder: string) => Promise<T>): Prom
 }
 
 /**
- * The agent, setup, gates and the judge's tools run as a separate unprivileged user
- * (`agent-user`, created when missing): they cannot read this process's token or the
- * App's key. Where that user cannot be had, the job refuses — unless the workflow says
- * `allow-unisolated-agent: true`, and the summary then says what that means.
+ * Where the agent, setup, gates and the judge's tools run: inside the kernel sandbox as the
+ * runner's own user (it sees no process, file or environment of this job's: the kernel's
+ * walls), unless the runner is root or the workflow names an `agent-user`; as a separate
+ * unprivileged user (created when missing) where the runner is root or the sandbox cannot
+ * run, so they cannot read this process's token or the App's key. Where that user cannot be
+ * had, the job refuses — unless the workflow says `allow-unisolated-agent: true`, and the
+ * summary then says what that means.
  */
 export async function isolateUntrusted(
   inputs: Pick<StoryInputs, 'agentUser' | 'allowUnisolatedAgent' | 'sandbox'>,
@@ -87,24 +91,35 @@ export async function isolateUntrusted(
       { title: 'epicflow: no kernel sandbox' },
     );
   }
-  try {
-    const untrusted = await agentUser({
-      user: inputs.agentUser,
-      roots: [work],
-      home: join(work, 'agent-homes'),
-      env: base,
-      ...(walls === undefined ? {} : { sandbox: walls }),
-    });
-    core.info(`epicflow: untrusted code runs ${untrusted.description}`);
-    return untrusted;
-  } catch (e) {
-    if (!isEpicflowError(e, 'isolation') || inputs.allowUnisolatedAgent !== 'true') throw e;
-    core.warning(
-      `the agent runs as the runner's own user and can read this job's credentials: ${describeError(e)} (allow-unisolated-agent: true)`,
-      { title: 'epicflow: agent not isolated' },
-    );
-    return sameUser(walls);
+  const { user } = chooseAgentUser(
+    inputs.agentUser,
+    process.getuid?.() === 0,
+    walls !== undefined,
+    'agent-user',
+  );
+  let untrusted: Untrusted;
+  if (user === undefined) {
+    untrusted = sameUser(walls);
+  } else {
+    try {
+      untrusted = await agentUser({
+        user,
+        roots: [work],
+        home: join(work, 'agent-homes'),
+        env: base,
+        ...(walls === undefined ? {} : { sandbox: walls }),
+      });
+    } catch (e) {
+      if (!isEpicflowError(e, 'isolation') || inputs.allowUnisolatedAgent !== 'true') throw e;
+      core.warning(
+        `the agent runs as the runner's own user and can read this job's credentials: ${describeError(e)} (allow-unisolated-agent: true)`,
+        { title: 'epicflow: agent not isolated' },
+      );
+      return sameUser(walls);
+    }
   }
+  core.info(`epicflow: untrusted code runs ${untrusted.description}`);
+  return untrusted;
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
- * Who the agent, setup and gates run as in a local run: the user `--agent-user` names;
- * else, when epicflow runs as root, an unprivileged user of its own (root would hand the
- * agent the whole machine); else epicflow's own user. What is not isolated is said once;
- * inside the kernel sandbox, epicflow's own user sees only its tree and the system folders,
- * so nothing needs saying unless that user is root.
+ * Who the agent, setup and gates run as: the user named (`--agent-user`, the Action's
+ * `agent-user`); else, when epicflow runs as root, an unprivileged user of its own (root
+ * would hand the agent the whole machine, and a step must not be uid 0 even inside the
+ * sandbox); else, inside the kernel sandbox, epicflow's own user (the kernel's walls keep
+ * the step from this process, its files and its environment: no second user, hand-over or
+ * passage is needed); else, outside it, epicflow's own user in a local run (said once), and
+ * an agent user in an Action job (its token must stay out of the agent's reach).
  */
 
 /** The pool a run as root takes its agent users from when none is named. */
@@ -24,6 +26,11 @@ export function chooseAgentUser(
   asRoot: boolean,
   /** Whether untrusted code runs inside the kernel sandbox. */
   walled = false,
+  /**
+   * Who runs it, as an unprivileged epicflow, where the sandbox does not: epicflow's own user
+   * (`self`, a local run) or an agent user (`agent-user`, a job of the Action).
+   */
+  unwalled: 'self' | 'agent-user' = 'self',
 ): AgentUserChoice {
   if (typeof flag === 'string') return { user: flag, note: undefined };
   if (flag === undefined && asRoot) {
@@ -31,6 +38,9 @@ export function chooseAgentUser(
       user: DEFAULT_AGENT_USER,
       note: `note: epicflow runs as root, so the agent, setup and gates run as the unprivileged user ${DEFAULT_AGENT_USER} (made when missing); --agent-user USER picks another, --no-agent-user runs them as root`,
     };
+  }
+  if (!walled && !asRoot && flag === undefined && unwalled === 'agent-user') {
+    return { user: DEFAULT_AGENT_USER, note: undefined };
   }
   if (walled) {
     return {

@@ -12,7 +12,6 @@ describe('plan mode', () => {
       mode: 'plan',
       epic: '12',
       attempt: 2,
-      agentUser: 'epicflow-agent',
       allowUnisolatedAgent: 'false',
       sandbox: 'true',
       config: '.github/epicflow.yml',

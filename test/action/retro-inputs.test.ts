@@ -10,7 +10,6 @@ describe('a retro job', () => {
       mode: 'retro',
       epic: '12',
       attempt: 2,
-      agentUser: 'epicflow-agent',
       allowUnisolatedAgent: 'false',
       sandbox: 'true',
       config: '.github/epicflow.yml',

@@ -99,3 +99,30 @@ describe('the deferred findings of a story summary', () => {
     expect(summary(result('x'))).not.toContain('| deferred |');
   });
 });
+
+describe('who ran untrusted code, in a story summary', () => {
+  const row = (isolation: { isolated: boolean; walled?: boolean; description: string }) =>
+    renderStorySummary({
+      epic: 7,
+      result: result('x'),
+      phase: 'work',
+      judged: false,
+      repoUrl: 'https://github.com/o/r',
+      isolation,
+      hint: undefined,
+    })
+      .split('\n')
+      .find((line) => line.startsWith('| untrusted code |'));
+
+  it("warns only when neither another user nor the kernel's walls kept it from the job", () => {
+    expect(row({ isolated: false, walled: true, description: 'in the sandbox' })).toBe(
+      '| untrusted code | ran in the sandbox |',
+    );
+    expect(row({ isolated: true, description: 'as the user a' })).toBe(
+      '| untrusted code | ran as the user a |',
+    );
+    expect(row({ isolated: false, walled: false, description: 'as the runner' })).toBe(
+      "| untrusted code | ⚠️ ran as the runner: it could read this job's credentials (allow-unisolated-agent) |",
+    );
+  });
+});

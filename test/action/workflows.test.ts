@@ -329,8 +329,9 @@ describe('action.yml', () => {
       'bot-login',
     ]);
     expect(doc.inputs['mode']?.required).toBe(true);
-    // Isolated unless the workflow says otherwise, in so many words.
-    expect(doc.inputs['agent-user']?.default).toBe('epicflow-agent');
+    // Isolated unless the workflow says otherwise, in so many words: by the kernel sandbox,
+    // as the runner itself where it is not root, else as the agent user chosen in the core.
+    expect(doc.inputs['agent-user']?.default).toBe('');
     expect(doc.inputs['allow-unisolated-agent']?.default).toBe('false');
     // The kernel sandbox is on unless the workflow says otherwise.
     expect(doc.inputs['sandbox']?.default).toBe('true');

@@ -37,3 +37,22 @@ describe('who the agent runs as locally', () => {
     );
   });
 });
+
+describe('who the agent runs as in a job of the Action', () => {
+  const job = (flag: string | undefined, asRoot: boolean, walled: boolean) =>
+    chooseAgentUser(flag, asRoot, walled, 'agent-user').user;
+
+  it('is the runner itself inside the kernel sandbox, unless the runner is root', () => {
+    expect(job(undefined, false, true)).toBeUndefined();
+    expect(job(undefined, true, true)).toBe(DEFAULT_AGENT_USER);
+  });
+
+  it('is an agent user where the sandbox does not run, root or not', () => {
+    expect(job(undefined, false, false)).toBe(DEFAULT_AGENT_USER);
+    expect(job(undefined, true, false)).toBe(DEFAULT_AGENT_USER);
+  });
+
+  it('is the user the workflow names, in the sandbox or not', () => {
+    for (const walled of [true, false]) expect(job('ci-agent', false, walled)).toBe('ci-agent');
+  });
+});

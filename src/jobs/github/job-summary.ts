@@ -103,7 +103,12 @@ export function renderStorySummary(input: {
   readonly judged: boolean;
   readonly repoUrl: string;
   /** How untrusted code ran (`Untrusted.description`), and whether it was kept from credentials. */
-  readonly isolation: { readonly isolated: boolean; readonly description: string };
+  /** Who untrusted code ran as: kept from this job's credentials by another uid, or by the kernel's walls. */
+  readonly isolation: {
+    readonly isolated: boolean;
+    readonly walled?: boolean;
+    readonly description: string;
+  };
   /** What to do about why the story failed, when epicflow knows (see `storyHint`). */
   readonly hint?: string | undefined;
   /** The story's logs were kept (the `logs` output) for the workflow to upload. */
@@ -136,7 +141,7 @@ export function renderStorySummary(input: {
     lines.push(`| deferred | ${cell(record.deferred.join('; '))} |`);
   }
   lines.push(
-    `| untrusted code | ${cell(input.isolation.isolated ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
+    `| untrusted code | ${cell(input.isolation.isolated || input.isolation.walled === true ? `ran ${input.isolation.description}` : `⚠️ ran ${input.isolation.description}: it could read this job's credentials (allow-unisolated-agent)`)} |`,
   );
   if (record.reason !== undefined) lines.push(`| reason | ${cell(record.reason)} |`);
   if (input.logsKept === true) {

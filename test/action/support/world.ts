@@ -428,7 +428,7 @@ async function runBundle(w: ActionWorld, bundle: string, job: StepSpec): Promise
 
 /** A read-only token of the world's repository: what a work job's `GITHUB_TOKEN` is. */
 const readers = new WeakMap<GitHubDouble, string>();
-function readToken(w: ActionWorld): string {
+export function readToken(w: ActionWorld): string {
   let token = readers.get(w.gh);
   if (token === undefined) {
     token = w.gh.seed.user({ login: 'epicflow-reader', permission: 'read' }).token;

@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GitHubRepo } from '../adapters/github/index.js';
+import { ownKeyring } from '../adapters/process/keyring.js';
 import { sandbox, SandboxUnavailable, type Sandbox } from '../adapters/process/sandbox.js';
 import { agentUser, sameUser, type Untrusted } from '../adapters/process/untrusted.js';
 import { chooseAgentUser } from '../core/agent-user.js';
@@ -119,6 +120,10 @@ export async function isolateUntrusted(
     }
   }
   core.info(`epicflow: untrusted code runs ${untrusted.description}`);
+  const keyring = await ownKeyring();
+  if (keyring.note !== undefined) {
+    core.warning(keyring.note, { title: 'epicflow: no keyring of its own' });
+  }
   return untrusted;
 }
 

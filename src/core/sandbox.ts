@@ -119,8 +119,42 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
  * process exits as soon as the step's command does, while the kernel is still ending the
  * rest (seen: a loop the step left in a session of its own still running after it).
  */
-export function firstProcess(argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...argv];
+export function firstProcess(
+  argv: readonly string[],
+  /** What gives the step a session keyring of its own (`keyringOfItsOwn`), before its argv. */
+  keyring: readonly string[] = [],
+): string[] {
+  return ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...keyring, ...argv];
+}
+
+/** The `keyctl` system call's number, by Node's name of the machine's architecture. */
+const KEYCTL_SYSCALL: Readonly<Record<string, number>> = { x64: 250, arm64: 219 };
+
+/**
+ * An argv prefix that starts the step in a new, empty session keyring, then runs the step
+ * in its place (same pid, stdin, signals and environment): a process inherits its parent's
+ * session keyring across a change of uid and into a user namespace, and may read every key
+ * it holds (a Kerberos ticket, a token a tool cached there) as its possessor, whoever owns
+ * the key. Where the kernel refuses keyrings to the step altogether (no keyring support, a
+ * seccomp filter), there is nothing to inherit and the step runs as it is; a refusal for
+ * another reason (the user's key quota) fails the step, never runs it with epicflow's.
+ * Perl (`perl-base`, part of every Debian and Ubuntu) makes the call; undefined where the
+ * architecture's call number is not known. The step's environment gets `PERL_BADLANG=0`
+ * (no locale warning on its stderr), which the prefix removes before the step starts.
+ */
+export function keyringOfItsOwn(perl: string, arch: string): string[] | undefined {
+  const call = KEYCTL_SYSCALL[arch];
+  if (call === undefined) return undefined;
+  const script = [
+    // KEYCTL_JOIN_SESSION_KEYRING (1) with no name: a new anonymous session keyring.
+    `syscall(${String(call)}, 1, 0) >= 0 or $!{ENOSYS} or $!{EPERM}`,
+    ` or die "epicflow: the step gets no session keyring of its own: $!\\n";`,
+    ' delete $ENV{PERL_BADLANG};',
+    ' exec { $ARGV[0] } @ARGV;',
+    ' my $e = $!; my $c = $!{ENOENT} ? 127 : 126;',
+    ' print STDERR "$ARGV[0]: $e\\n"; exit $c;',
+  ].join('');
+  return [perl, '-e', script, '--'];
 }
 
 /**

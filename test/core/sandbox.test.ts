@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { sandboxArgs, toolFolders } from '../../src/core/sandbox.js';
+import { firstProcess, keyringOfItsOwn, sandboxArgs, toolFolders } from '../../src/core/sandbox.js';
 
 describe('what a sandboxed step may read to start', () => {
   const homes = ['/home/dev'];
@@ -124,5 +124,34 @@ describe('the walls of a step', () => {
       '/repo/.git/epicflow/homes/a/coder->/repo/.git/epicflow/homes/a/coder',
     ]);
     expect(args.slice(-2)).toEqual(['--chdir', '/repo/.git/epicflow/trees/a']);
+  });
+});
+
+describe("a step's session keyring of its own", () => {
+  it("joins a new one with the architecture's keyctl call, then runs the step in its place", () => {
+    const x64 = keyringOfItsOwn('/usr/bin/perl', 'x64');
+    expect(x64?.slice(0, 2)).toEqual(['/usr/bin/perl', '-e']);
+    expect(x64?.[2]).toMatch(/^syscall\(250, 1, 0\) >= 0 or \$!\{ENOSYS\} or \$!\{EPERM\} or die/);
+    expect(x64?.at(-1)).toBe('--');
+    expect(keyringOfItsOwn('/usr/bin/perl', 'arm64')?.[2]).toMatch(/^syscall\(219, 1, 0\)/);
+  });
+
+  it('is none where the call is not known', () => {
+    expect(keyringOfItsOwn('/usr/bin/perl', 'riscv64')).toBeUndefined();
+  });
+
+  it('comes between the first process and the step', () => {
+    expect(firstProcess(['node', 'a.js'], ['perl', '-e', 'x', '--'])).toEqual([
+      '/bin/sh',
+      '-c',
+      '"$@"; exit $?',
+      'sh',
+      'perl',
+      '-e',
+      'x',
+      '--',
+      'node',
+      'a.js',
+    ]);
   });
 });

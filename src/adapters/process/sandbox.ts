@@ -23,6 +23,7 @@ import {
   type SystemEntry,
   type VeiledEntry,
 } from '../../core/sandbox.js';
+import { ownKeyring } from './keyring.js';
 import { namespaceWatch, type NamespaceWatch } from './namespace.js';
 import { runProcess, which } from './run-process.js';
 
@@ -30,6 +31,7 @@ import { runProcess, which } from './run-process.js';
 export interface Sandbox {
   /** The bubblewrap binary. */
   readonly bwrap: string;
+
   /**
    * Prepares a step: a fresh `/tmp` (and HOME, when `home` is not given) under the
    * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders, and
@@ -120,6 +122,7 @@ export async function sandbox(
     throw e;
   });
   const system = await systemEntries();
+  const keyring = await ownKeyring();
   await mkdir(scratch, { recursive: true, mode: 0o700 });
   const homes = [homedir(), env['HOME'] ?? ''].filter((h) => h !== '');
   const realHidden = (await Promise.all(hidden.map(real))).filter((p): p is string => p !== null);
@@ -181,8 +184,8 @@ export async function sandbox(
         home,
       });
       return {
-        argv: [bwrap, ...args, '--', ...firstProcess(argv)],
-        env: { ...options.env, HOME: home, TMPDIR: '/tmp' },
+        argv: [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)],
+        env: { ...options.env, ...keyring.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),
         watch: namespaceWatch(),
       };

@@ -38,6 +38,7 @@ import {
 } from './agent-user.js';
 import { canonical, forgetPassages, passages } from './agent-folders.js';
 import { handOver } from './hand-over.js';
+import { ownKeyring } from './keyring.js';
 import type { NamespaceWatch } from './namespace.js';
 import { reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
@@ -236,6 +237,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
   const hand = handOver({ root, self, marks: homeRoot });
+  // Outside the sandbox (which gives each step one itself): a session keyring of the step's
+  // own, not epicflow's, which a change of user does not take away.
+  const keyring = walled ? undefined : await ownKeyring();
 
   /** Establishes one more account: claimed, created, cleaned of an earlier job, proven. */
   const establish = async (): Promise<AgentAccount> => {
@@ -327,7 +331,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       const since = await hand.mark();
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
-      let command = argv;
+      let command = keyring === undefined ? argv : [...keyring.prefix, ...argv];
+      Object.assign(childEnv, keyring?.env);
       let watch: NamespaceWatch | undefined;
       // The kills sent through sudo: done before the account runs its next step.
       const kills: Promise<unknown>[] = [];

@@ -7,6 +7,7 @@
 import { chooseAgentUser, type AgentUserFlag } from '../../core/agent-user.js';
 import { describeError } from '../../core/errors.js';
 import { baseEnv } from '../../adapters/process/run-process.js';
+import { ownKeyring } from '../../adapters/process/keyring.js';
 import { sandbox, SandboxUnavailable, type Sandbox } from '../../adapters/process/sandbox.js';
 import { agentUser, sameUser, type Untrusted } from '../../adapters/process/untrusted.js';
 
@@ -48,5 +49,9 @@ export async function localUntrusted(
           ...(walls === undefined ? {} : { sandbox: walls }),
         });
   if (choice.note !== undefined) hooks.onWarning?.(choice.note);
+  const keyring = await ownKeyring();
+  if (keyring.note !== undefined && (untrusted.isolated || untrusted.walled)) {
+    hooks.onWarning?.(`warning: ${keyring.note}`);
+  }
   return untrusted;
 }

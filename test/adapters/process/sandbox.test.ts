@@ -23,8 +23,10 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ownKeyring } from '../../../src/adapters/process/keyring.js';
 import { sandbox, type Sandbox } from '../../../src/adapters/process/sandbox.js';
 import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+import { holder as keyHolder, READER } from './support/keyring-scripts.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 const SECRET = `epicflow-secret-${process.pid}-${Date.now()}`;
@@ -201,6 +203,31 @@ describe('the kernel sandbox around an untrusted step', () => {
     expect(r.stdout).not.toContain(SECRET);
     // Only the step's own processes: the sandbox's init, the shell and its pipeline.
     expect(Number(r.stdout.trim().split('\n').pop())).toBeLessThan(6);
+  });
+
+  it('gets a session keyring of its own: a key epicflow’s process holds there is not the step’s to read', async () => {
+    const { prefix } = await ownKeyring();
+    expect(prefix.length).toBeGreaterThan(0);
+    const prepared = await walls.step(['/usr/bin/perl', '-e', READER], {
+      cwd: tree,
+      env,
+      writable: [],
+    });
+    const at = prepared.argv.indexOf(prefix[2] ?? '') - 2;
+    const without = [...prepared.argv.slice(0, at), ...prepared.argv.slice(at + prefix.length)];
+    const run = (argv: string[]) =>
+      spawnSync('/usr/bin/perl', ['-e', keyHolder(SECRET), '--', ...argv], {
+        env: prepared.env,
+        encoding: 'utf8',
+      });
+    try {
+      const walled = run(prepared.argv);
+      expect({ out: walled.stdout, err: walled.stderr }).toEqual({ out: 'no-key\n', err: '' });
+      // The route is real: the same step without a keyring of its own reads the secret.
+      expect(run(without).stdout).toBe(`${SECRET}\n`);
+    } finally {
+      await prepared.done();
+    }
   });
 
   it('sees its own tree, and neither epicflow’s state, the repository’s .git nor another story’s tree', async () => {

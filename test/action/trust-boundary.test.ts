@@ -1,17 +1,20 @@
 /**
  * The agent never reaches a credential. A prompt-injected agent (support/thief.mjs)
  * runs in a story job of the bundle with a runner's environment around it — the
- * job's token or the App's private key, ACTIONS_RUNTIME_TOKEN, an OIDC request
+ * job's token, ACTIONS_RUNTIME_TOKEN, an OIDC request
  * token, a runner home with a .git-credentials and an .npmrc — and tries every
  * route it knows: its own environment, /proc/<pid>/environ and /proc/<ppid>/mem of
  * every process, sudo, git's configuration, the runner's files, and a process left
  * behind to try again while the job pushes. It writes everything it found into a
  * file the story owns, which is merged. Nothing secret lands anywhere: not in that
  * file, the branches, the records, the comments, the summary or the log.
+ * With the App's private key the work job holds no key and no token at all: every process
+ * of it is searched for one while it runs (work-publish.test.ts, sudo with the App's key),
+ * and the agent's environment and the job's log and summary are searched for the key and
+ * the tokens minted (app-token.test.ts).
  *
  * @needs root
  */
-import { freshAppKey } from '../support/app-key.js';
 import { agentScript } from './support/agents.js';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -40,7 +43,6 @@ import { dispatchEvent } from './support/dispatch-event.js';
 
 const run = promisify(execFile);
 const THIEF = agentScript('thief.mjs');
-const APP_ID = 777;
 
 const RUNTIME_TOKEN = 'runtime-token-must-not-leak-5e1f';
 const OIDC_TOKEN = 'oidc-request-token-must-not-leak-77aa';
@@ -91,7 +93,7 @@ async function thiefWorld(): Promise<{ runnerHome: string }> {
 }
 
 /** Every credential of the job, in the forms it could leak in. */
-function secrets(key?: string): string[] {
+function secrets(): string[] {
   const tokens = [w.bot.token, ...w.gh.state.installationTokens().map((t) => t.token)];
   return [
     ...tokens,
@@ -100,9 +102,6 @@ function secrets(key?: string): string[] {
     OIDC_TOKEN,
     GIT_CREDENTIAL,
     NPM_TOKEN,
-    ...(key === undefined
-      ? []
-      : key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))),
   ];
 }
 
@@ -127,7 +126,6 @@ async function everythingWritten(epic: number, job: JobRun): Promise<string> {
 
 async function steal(
   inputs: (epic: number) => Record<string, string>,
-  key?: string,
 ): Promise<{ loot: string; everything: string; job: JobRun }> {
   const { runnerHome } = await thiefWorld();
   const epic = await startEpic(w, planBody([{ id: 'cart' }]));
@@ -144,7 +142,6 @@ async function steal(
       ACTIONS_RUNTIME_TOKEN: RUNTIME_TOKEN,
       ACTIONS_ID_TOKEN_REQUEST_TOKEN: OIDC_TOKEN,
       ACTIONS_ID_TOKEN_REQUEST_URL: 'http://127.0.0.1:9/token',
-      ...(key === undefined ? {} : { EPICFLOW_APP_KEY: key }),
     },
   });
   expect({ code: job.code, status: job.outputs['status'] }).toEqual({ code: 0, status: 'done' });
@@ -183,22 +180,6 @@ describe('a prompt-injected agent in a story job', () => {
     const { loot, everything } = await steal((epic) => storyInputs(w, epic, 'cart'));
     expectRefused(loot);
     for (const s of secrets())
-      expect({ secret: s, leaked: everything.includes(s) }).toEqual({ secret: s, leaked: false });
-    await expectLeftoverEnded();
-  }, 360_000);
-
-  it("with the App's private key: finds neither the key nor a minted token", async () => {
-    const key = freshAppKey();
-    let pem = '';
-    const { loot, everything } = await steal((epic) => {
-      w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });
-      pem = key.pkcs1;
-      const { 'github-token': _t, 'bot-login': _l, ...rest } = storyInputs(w, epic, 'cart');
-      return { ...rest, 'app-id': String(APP_ID), 'app-private-key': pem };
-    }, key.pkcs1);
-    expectRefused(loot);
-    expect(w.gh.state.installationTokens().length).toBeGreaterThan(0);
-    for (const s of secrets(pem))
       expect({ secret: s, leaked: everything.includes(s) }).toEqual({ secret: s, leaked: false });
     await expectLeftoverEnded();
   }, 360_000);

@@ -3,6 +3,9 @@
  * every process of that user is ended after each step — two jobs sharing one would end
  * each other's agents, and could write into each other's worktrees. The tests run as root,
  * so users can be made here; these get a name of their own (`epicflow-pool`, `-2`, ...).
+ * A user that may use sudo is refused before any step runs (the same check in every mode:
+ * the Action's job then fails with the reason in its summary, as trust-boundary.test.ts
+ * shows for a runner where no user can be had).
  *
  * @needs root
  */
@@ -14,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { agentUser } from '../../../src/adapters/process/untrusted.js';
+import { describeError, isEpicflowError } from '../../../src/core/errors.js';
+import { sudoer } from '../../action/support/runner-users.js';
 import { bundledEntry } from '../../support/bundled-entry.js';
 import { describeNeeding } from '../../support/needs.js';
 
@@ -110,6 +116,33 @@ describe('the agent user pool', () => {
     expect(claimed?.probe).toMatch(/^list [1-9]\d*$/m);
     expect(claimed?.probe).toMatch(/^open [1-9]\d*$/m);
     expect(claimed?.stderr).toMatch(/Permission denied/);
+  });
+});
+
+describeNeeding(['sudo'], 'a user that may use sudo', () => {
+  it('is refused before any step runs, named, with what to do', async () => {
+    const agent = await sudoer('epicflow-sudo-agent');
+    const dir = await mkdtemp(join(tmpdir(), 'epicflow-sudo-agent-'));
+    dirs.push(dir);
+    try {
+      const refused: unknown = await agentUser({
+        user: agent.name,
+        roots: [dir],
+        home: join(dir, 'homes'),
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isEpicflowError(refused, 'isolation')).toBe(true);
+      expect(describeError(refused)).toContain(
+        `the user ${agent.name} may use sudo: it would not be isolated`,
+      );
+      expect(describeError(refused)).toContain('remove it from the sudoers');
+    } finally {
+      // No user that may use sudo is left behind.
+      await rm('/etc/sudoers.d/epicflow-sudo-agent', { force: true });
+    }
   });
 });
 

@@ -31,7 +31,6 @@ import { runProcess, which } from './run-process.js';
 export interface Sandbox {
   /** The bubblewrap binary. */
   readonly bwrap: string;
-
   /**
    * Prepares a step: a fresh `/tmp` (and HOME, when `home` is not given) under the
    * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders, and

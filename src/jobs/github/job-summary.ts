@@ -102,8 +102,10 @@ export function renderStorySummary(input: {
   readonly phase: 'work' | 'publish';
   readonly judged: boolean;
   readonly repoUrl: string;
-  /** How untrusted code ran (`Untrusted.description`), and whether it was kept from credentials. */
-  /** Who untrusted code ran as: kept from this job's credentials by another uid, or by the kernel's walls. */
+  /**
+   * How untrusted code ran (`Untrusted.description`), and whether it was kept from this
+   * job's credentials: by another uid (`isolated`) or by the kernel's walls (`walled`).
+   */
   readonly isolation: {
     readonly isolated: boolean;
     readonly walled?: boolean;

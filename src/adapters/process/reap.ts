@@ -11,19 +11,55 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 export const RUN_MARKER = 'EPICFLOW_RUN_ID';
 
-async function markedPids(value: string): Promise<number[]> {
+/** Where a step's processes begin: the pid the kernel gave last before it, and when. */
+export interface PidMark {
+  readonly pid: number;
+  readonly at: number;
+}
+
+/**
+ * The pid the kernel gave last in this process's PID namespace (`/proc/loadavg`'s last
+ * field), and now; undefined where it cannot be read.
+ */
+export async function pidMark(): Promise<PidMark | undefined> {
+  const text = await readFile('/proc/loadavg', 'utf8').catch(() => '');
+  const pid = Number(text.trim().split(' ').pop());
+  return Number.isInteger(pid) && pid > 0 ? { pid, at: Date.now() } : undefined;
+}
+
+/**
+ * Past this long a step may have had the kernel go round all pids more than once: every
+ * process is looked at, not only those started since the mark.
+ */
+const MARK_TRUSTED_MS = 60_000;
+
+/**
+ * Whether `pid` was given after `since` and up to `last`: pids are given in increasing order,
+ * going round to the lowest after the highest (`kernel.pid_max`).
+ */
+function givenBetween(pid: number, since: number, last: number): boolean {
+  return last >= since ? pid > since && pid <= last : pid > since || pid <= last;
+}
+
+async function markedPids(value: string, since: PidMark | undefined): Promise<number[]> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
     return [];
   }
+  // Only a process started since the step began can carry its marker: the others are not read.
+  const last =
+    since !== undefined && Date.now() - since.at < MARK_TRUSTED_MS ? await pidMark() : undefined;
   const needle = Buffer.from(`${RUN_MARKER}=${value}\0`);
   const pids: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     const pid = Number(entry);
     if (pid === process.pid) continue;
+    if (since !== undefined && last !== undefined && !givenBetween(pid, since.pid, last.pid)) {
+      continue;
+    }
     try {
       const environ = await readFile(`/proc/${entry}/environ`);
       const at = environ.indexOf(needle);
@@ -50,12 +86,14 @@ async function running(pid: number): Promise<boolean> {
 /**
  * Kills every process whose environment carries this turn's marker, and returns once
  * they are dead (a killed process ends when the kernel next schedules it); their pids.
+ * `since` (`pidMark()` taken before the turn started): only processes started after it are
+ * read, as only they can carry the marker; without it, or after a long turn, every process.
  */
-export async function reapMarked(value: string): Promise<number[]> {
+export async function reapMarked(value: string, since?: PidMark): Promise<number[]> {
   const killed = new Set<number>();
   // A process may fork between the scan and the kill: scan again until none is left.
   for (let round = 0; round < 5; round++) {
-    const pids = await markedPids(value);
+    const pids = await markedPids(value, since);
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {

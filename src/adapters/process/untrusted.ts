@@ -40,7 +40,7 @@ import { canonical, forgetPassages, passages } from './agent-folders.js';
 import { handOver } from './hand-over.js';
 import { ownKeyring } from './keyring.js';
 import type { NamespaceWatch } from './namespace.js';
-import { reapMarked, RUN_MARKER } from './reap.js';
+import { pidMark, reapMarked, RUN_MARKER } from './reap.js';
 import type { Sandbox } from './sandbox.js';
 import {
   runProcess,
@@ -130,11 +130,12 @@ export function sameUser(walls?: Sandbox): Untrusted {
       }
     }
     const marker = randomUUID();
+    const since = await pidMark();
     try {
       return await runProcess(argv, { ...options, env: { ...options.env, [RUN_MARKER]: marker } });
     } finally {
       // Tools started in sessions of their own escape the group kill, not the marker.
-      await reapMarked(marker);
+      await reapMarked(marker, since);
     }
   };
   return {

@@ -12,7 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 export const RUN_MARKER = 'EPICFLOW_RUN_ID';
 
 /** Where a step's processes begin: the pid the kernel gave last before it, and when. */
-export interface PidMark {
+interface PidMark {
   readonly pid: number;
   readonly at: number;
 }

@@ -8,10 +8,11 @@
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { constants } from 'node:fs';
-import { access, readdir, readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EpicflowError } from '../../core/errors.js';
+import { procHead, procPids } from './proc-files.js';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './run-process.js';
 
 /** How epicflow becomes the agent user: it is root, or it may use sudo without a password. */
@@ -35,26 +36,15 @@ export interface Privileged {
 }
 
 /** Processes of `uid` that are alive (zombies are dead already: they only wait to be reaped). */
-async function processesOf(uid: number): Promise<number[]> {
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return [];
-  }
+function processesOf(uid: number): number[] {
   const pids: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let status: string;
-    try {
-      status = await readFile(`/proc/${entry}/status`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
+  for (const pid of procPids()) {
+    const status = procHead(pid, 'status');
+    if (status === null) continue; // gone meanwhile
     const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
     const state = /^State:\s+(\S)/m.exec(status)?.[1];
     if (uids === null || state === 'Z' || state === 'X') continue;
-    if ([uids[1], uids[2], uids[3]].some((u) => Number(u) === uid)) pids.push(Number(entry));
+    if ([uids[1], uids[2], uids[3]].some((u) => Number(u) === uid)) pids.push(pid);
   }
   return pids;
 }
@@ -381,7 +371,7 @@ export async function onPath(name: string, path: string): Promise<string | null>
 export async function reapAccount(account: AgentAccount, root: Privileged): Promise<void> {
   const { uid, user } = account;
   for (let round = 0; round < 100; round++) {
-    const pids = await processesOf(uid);
+    const pids = processesOf(uid);
     if (pids.length === 0) return;
     if (root.privilege === 'root') {
       for (const sig of ['SIGSTOP', 'SIGKILL'] as const) {
@@ -402,7 +392,7 @@ export async function reapAccount(account: AgentAccount, root: Privileged): Prom
     }
     await delay(round < 10 ? 10 : 50);
   }
-  const left = await processesOf(uid);
+  const left = processesOf(uid);
   if (left.length > 0) {
     throw new EpicflowError(
       'isolation',

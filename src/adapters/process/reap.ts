@@ -6,7 +6,8 @@
  * it, orphaned or not, so after the turn we kill whatever still carries it.
  * Linux only (/proc); elsewhere the process-group kill is all we do.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { procFile, procHead, procPids } from './proc-files.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export const RUN_MARKER = 'EPICFLOW_RUN_ID';
@@ -42,45 +43,29 @@ function givenBetween(pid: number, since: number, last: number): boolean {
 }
 
 async function markedPids(value: string, since: PidMark | undefined): Promise<number[]> {
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return [];
-  }
   // Only a process started since the step began can carry its marker: the others are not read.
   const last =
     since !== undefined && Date.now() - since.at < MARK_TRUSTED_MS ? await pidMark() : undefined;
   const needle = Buffer.from(`${RUN_MARKER}=${value}\0`);
   const pids: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
+  for (const pid of procPids()) {
     if (pid === process.pid) continue;
     if (since !== undefined && last !== undefined && !givenBetween(pid, since.pid, last.pid)) {
       continue;
     }
-    try {
-      const environ = await readFile(`/proc/${entry}/environ`);
-      const at = environ.indexOf(needle);
-      // A whole variable: at the start or right after the previous one's NUL.
-      if (at === 0 || (at > 0 && environ[at - 1] === 0)) pids.push(pid);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
+    const environ = procFile(pid, 'environ');
+    if (environ === null) continue; // gone meanwhile, or not ours to read
+    const at = environ.indexOf(needle);
+    // A whole variable: at the start or right after the previous one's NUL.
+    if (at === 0 || (at > 0 && environ[at - 1] === 0)) pids.push(pid);
   }
   return pids;
 }
 
 /** Whether a process still runs: it exists and is not a zombie (dead, waiting to be reaped). */
-async function running(pid: number): Promise<boolean> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+function running(pid: number): boolean {
+  const state = /^State:\s+(\S)/m.exec(procHead(pid, 'status') ?? '')?.[1];
+  return state !== undefined && state !== 'Z' && state !== 'X';
 }
 
 /**
@@ -105,9 +90,7 @@ export async function reapMarked(value: string, since?: PidMark): Promise<number
     }
   }
   for (let wait = 0; wait < 200; wait++) {
-    const left = (
-      await Promise.all([...killed].map(async (p) => ((await running(p)) ? p : 0)))
-    ).filter((p) => p !== 0);
+    const left = [...killed].filter((p) => running(p));
     if (left.length === 0) break;
     await delay(10);
   }

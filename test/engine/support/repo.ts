@@ -30,7 +30,15 @@ export function git(cwd: string, ...args: string[]): string {
     cwd,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    // No `maintenance run --auto` after each of the test's own commits (a process each);
+    // epicflow's own git turns it off the same way.
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'maintenance.auto',
+      GIT_CONFIG_VALUE_0: 'false',
+    },
   }).trim();
 }
 

@@ -5,7 +5,8 @@
  * written into the one file its story owns, which is merged. The same uid as the job's
  * process, it sees no process of the host (so no environment holding the job's token), no
  * `.git` of the job's checkout, not the runner's file commands (`GITHUB_OUTPUT`), and has no
- * new privileges (no `sudo`); the story merges as any other.
+ * new privileges (no `sudo`); the story merges as any other. A planning job's planner runs
+ * the same way, and answers with what it could reach in its plan.
  *
  * @needs root sudo sandbox
  */
@@ -15,9 +16,13 @@ import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { plainUser, sudoer, type RunnerUser } from './support/runner-users.js';
+import { parsePlan } from '../../src/core/plan/index.js';
+import { labelEpic } from './support/epic.js';
+import { PROSE } from './support/planning.js';
 import {
   buildBundle,
   checkout,
+  dispatched,
   dispatchOf,
   OWNER,
   planBody,
@@ -28,6 +33,7 @@ import {
   startWorld,
   storyInputs,
   type ActionWorld,
+  type JobRun,
 } from './support/world.js';
 
 const run = promisify(execFile);
@@ -37,49 +43,43 @@ afterEach(async () => {
   await w.close();
 });
 
-/** What the agent of one story job in the sandbox could reach, run by `runner`. */
-async function probeAs(runner: RunnerUser): Promise<{ lines: string[]; summary: string }> {
-  w = await startWorld({
-    config: () => {
-      // The work job's token is put together at run time from two halves (no variable the
-      // agent is given holds the whole token).
-      const probe = [
-        'mkdir -p src/cart; {',
-        'id -un;',
-        "ls /proc | grep -c '^[0-9]';",
-        `if [ -e "${'$'}{WS}/.git" ]; then echo sees-git; else echo no-git; fi;`,
-        'grep NoNewPrivs /proc/self/status;',
-        'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "$TA$TB"; then echo sees-token; else echo no-token; fi;',
-        'if [ -e "$OUT" ]; then echo sees-output; else echo no-output; fi;',
-        'if sudo -n true 2>/dev/null; then echo sudo; else echo no-sudo; fi;',
-        '} > src/cart/probe.txt',
-      ].join(' ');
-      return [
-        'executors:',
-        '  - id: prober',
-        '    harness: command',
-        `    command: ${JSON.stringify(['sh', '-c', probe])}`,
-        '    env:',
-        '      WS: "${EPICFLOW_TEST_WORKSPACE}"',
-        '      TA: "${EPICFLOW_TEST_TOKEN_A}"',
-        '      TB: "${EPICFLOW_TEST_TOKEN_B}"',
-        '      OUT: "${GITHUB_OUTPUT}"',
-        'gates: ["true"]',
-        '',
-      ].join('\n');
-    },
-  });
-  const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-  const workspace = await checkout(w, 'cart');
+/**
+ * What a step in the sandbox could reach, one result a word: its user, how many processes
+ * it sees, the checkout's `.git`, its no-new-privileges flag, the work job's token in any
+ * process's environment (put together from two halves at run time: no variable the step is
+ * given holds the whole token), the runner's `GITHUB_OUTPUT`, `sudo`.
+ */
+const PROBE = [
+  'id -un;',
+  "ls /proc | grep -c '^[0-9]';",
+  `if [ -e "${'$'}{WS}/.git" ]; then echo sees-git; else echo no-git; fi;`,
+  "grep NoNewPrivs /proc/self/status | tr -d '\\t ';",
+  'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "$TA$TB"; then echo sees-token; else echo no-token; fi;',
+  'if [ -e "$OUT" ]; then echo sees-output; else echo no-output; fi;',
+  'if sudo -n true 2>/dev/null; then echo sudo; else echo no-sudo; fi;',
+].join(' ');
+
+/** What the probe needs from the job's environment. */
+const PROBE_ENV = [
+  '    env:',
+  '      WS: "${EPICFLOW_TEST_WORKSPACE}"',
+  '      TA: "${EPICFLOW_TEST_TOKEN_A}"',
+  '      TB: "${EPICFLOW_TEST_TOKEN_B}"',
+  '      OUT: "${GITHUB_OUTPUT}"',
+];
+
+/** The world's folders made the runner's (its bundle, workspaces, temp folders), and the job's run as it. */
+async function runAs(runner: RunnerUser, epic: number, story: string): Promise<JobRun> {
+  const workspace = await checkout(w, story);
   const bundle = await buildBundle(join(w.dir, 'bundle'));
   await run('chown', ['-R', `${runner.uid}:${runner.gid}`, w.dir]);
   await chmod(w.dir, 0o755);
   const token = readToken(w);
   const job = await runJob(w, bundle, {
-    name: 'cart',
+    name: story,
     workspace,
-    inputs: { ...storyInputs(w, epic, 'cart'), sandbox: 'true' },
-    runId: dispatchOf(w, epic, 'cart').runId,
+    inputs: { ...storyInputs(w, epic, story), sandbox: 'true' },
+    runId: dispatchOf(w, epic, story).runId,
     env: {
       HOME: workspace,
       EPICFLOW_TEST_WORKSPACE: workspace,
@@ -91,35 +91,85 @@ async function probeAs(runner: RunnerUser): Promise<{ lines: string[]; summary: 
   expect(job.stdout).toContain(
     "epicflow: untrusted code runs as epicflow's own user inside the kernel sandbox (bubblewrap)",
   );
+  return job;
+}
+
+/** What the agent of one story job in the sandbox could reach, run by `runner`. */
+async function probeAs(runner: RunnerUser): Promise<{ lines: string[]; summary: string }> {
+  w = await startWorld({
+    config: () =>
+      [
+        'executors:',
+        '  - id: prober',
+        '    harness: command',
+        `    command: ${JSON.stringify(['sh', '-c', `mkdir -p src/cart; { ${PROBE} } > src/cart/probe.txt`])}`,
+        ...PROBE_ENV,
+        'gates: ["true"]',
+        '',
+      ].join('\n'),
+  });
+  const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+  const job = await runAs(runner, epic, 'cart');
   expect({ code: job.code, status: job.outputs['status'] }).toEqual({ code: 0, status: 'done' });
   const probe = await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/probe.txt');
   return { lines: (probe ?? '').trim().split('\n'), summary: job.summary };
 }
 
-describe('a story job in the kernel sandbox, as the runner itself', () => {
+describe('jobs in the kernel sandbox, as the runner itself', () => {
   it('on a runner with passwordless sudo: the agent sees no host process, token, .git or file command, cannot sudo, and the story merges', async () => {
     const runner = await sudoer('epicflow-test-sudoer');
     const { lines } = await probeAs(runner);
     const [runAs, processes, ...rest] = lines;
     expect(runAs).toBe(runner.name);
     expect(Number(processes)).toBeLessThan(6);
-    expect(rest).toEqual(['no-git', 'NoNewPrivs:\t1', 'no-token', 'no-output', 'no-sudo']);
+    expect(rest).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
   }, 540_000);
 
   it('on a runner with neither root nor sudo: the same, with no opt-in and no warning', async () => {
     const runner = await plainUser('epicflow-test-plain');
     const { lines, summary } = await probeAs(runner);
     expect(lines[0]).toBe(runner.name);
-    expect(lines.slice(2)).toEqual([
-      'no-git',
-      'NoNewPrivs:\t1',
-      'no-token',
-      'no-output',
-      'no-sudo',
-    ]);
+    expect(lines.slice(2)).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
     expect(summary).toContain(
       "| untrusted code | ran as epicflow's own user inside the kernel sandbox (bubblewrap)",
     );
     expect(summary).not.toContain('⚠️');
+  }, 540_000);
+
+  it('a planning job on a runner with passwordless sudo: the planner runs the same way, and its plan is proposed', async () => {
+    // The planner answers with a plan whose one story's description is what it could reach.
+    const plan = [
+      `p=$( { ${PROBE} } | tr '\\n' ' ')`,
+      'printf \'```epicflow\\nstories:\\n  - id: cart\\n    title: "Build the cart"\\n    description: "%s"\\n    owns: [src/cart]\\n    acceptance: ["src/cart exports story"]\\n```\\n\' "$p"',
+    ].join('\n');
+    w = await startWorld({
+      config: () =>
+        [
+          'executors:',
+          '  - id: coder',
+          '    harness: command',
+          '    command: [sh, -c, "true"]',
+          '  - id: planner',
+          '    harness: command',
+          `    command: ${JSON.stringify(['sh', '-c', plan])}`,
+          '    roles: [planner]',
+          ...PROBE_ENV,
+          'gates: ["true"]',
+          '',
+        ].join('\n'),
+    });
+    const bundle = await buildBundle(join(w.dir, 'orchestrate'));
+    const { epic } = await labelEpic(w, bundle, 'Checkout', PROSE);
+    expect(dispatched(w, epic)).toEqual(['_plan#1']);
+    const runner = await sudoer('epicflow-test-sudoer');
+    const job = await runAs(runner, epic, '_plan');
+    expect({ code: job.code, status: job.outputs['status'] }).toMatchObject({ code: 0 });
+    const parsed = parsePlan((await w.repo.getIssue(epic)).body);
+    expect(parsed.ok).toBe(true);
+    const seen = (parsed.ok ? (parsed.plan.stories[0]?.description ?? '') : '').trim().split(' ');
+    expect(seen[0]).toBe(runner.name);
+    // Its own processes only (the probe runs in a command substitution and a pipeline).
+    expect(Number(seen[1])).toBeLessThan(10);
+    expect(seen.slice(2)).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
   }, 540_000);
 });

@@ -78,11 +78,13 @@ export async function isolateUntrusted(
   for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
   let walls: Sandbox | undefined;
   try {
-    // Hidden even inside a folder a step may read: the job's folder (trees, homes) and the
-    // checkout's git folder.
+    // Hidden even inside a folder a step may read (a tool folder on PATH that holds them):
+    // the job's folder (trees, homes), the checkout's git folder, and the runner's temp
+    // folder (the step's file commands: GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH).
     const hidden = [
       work,
       ...(base['GITHUB_WORKSPACE'] ? [join(base['GITHUB_WORKSPACE'], '.git')] : []),
+      ...(base['RUNNER_TEMP'] ? [base['RUNNER_TEMP']] : []),
     ];
     if (inputs.sandbox === 'true') walls = await sandbox(base, join(work, 'sandbox'), hidden);
   } catch (e) {

@@ -12,7 +12,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { chmod } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { plainUser, sudoer, type RunnerUser } from './support/runner-users.js';
@@ -56,6 +56,7 @@ const PROBE = [
   "grep NoNewPrivs /proc/self/status | tr -d '\\t ';",
   'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "$TA$TB"; then echo sees-token; else echo no-token; fi;',
   'if [ -e "$OUT" ]; then echo sees-output; else echo no-output; fi;',
+  'if [ -e "$RT/_runner_file_commands/set_env" ]; then echo sees-temp; else echo no-temp; fi;',
   'if sudo -n true 2>/dev/null; then echo sudo; else echo no-sudo; fi;',
 ].join(' ');
 
@@ -66,12 +67,18 @@ const PROBE_ENV = [
   '      TA: "${EPICFLOW_TEST_TOKEN_A}"',
   '      TB: "${EPICFLOW_TEST_TOKEN_B}"',
   '      OUT: "${GITHUB_OUTPUT}"',
+  '      RT: "${RUNNER_TEMP}"',
 ];
 
 /** The world's folders made the runner's (its bundle, workspaces, temp folders), and the job's run as it. */
 async function runAs(runner: RunnerUser, epic: number, story: string): Promise<JobRun> {
   const workspace = await checkout(w, story);
   const bundle = await buildBundle(join(w.dir, 'bundle'));
+  // The runner's file commands in its temp folder, and that folder's parent on PATH (as a
+  // tool folder a workflow added): the step may read the folder, never the file commands.
+  const jobFolder = join(w.dir, 'jobs', story);
+  await mkdir(join(jobFolder, 'temp', '_runner_file_commands'), { recursive: true });
+  await writeFile(join(jobFolder, 'temp', '_runner_file_commands', 'set_env'), 'A=1\n');
   await run('chown', ['-R', `${runner.uid}:${runner.gid}`, w.dir]);
   await chmod(w.dir, 0o755);
   const token = readToken(w);
@@ -82,6 +89,7 @@ async function runAs(runner: RunnerUser, epic: number, story: string): Promise<J
     runId: dispatchOf(w, epic, story).runId,
     env: {
       HOME: workspace,
+      PATH: `${jobFolder}:${process.env['PATH'] ?? '/usr/bin:/bin'}`,
       EPICFLOW_TEST_WORKSPACE: workspace,
       EPICFLOW_TEST_TOKEN_A: token.slice(0, 8),
       EPICFLOW_TEST_TOKEN_B: token.slice(8),
@@ -122,14 +130,21 @@ describe('jobs in the kernel sandbox, as the runner itself', () => {
     const [runAs, processes, ...rest] = lines;
     expect(runAs).toBe(runner.name);
     expect(Number(processes)).toBeLessThan(6);
-    expect(rest).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
+    expect(rest).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-temp', 'no-sudo']);
   }, 540_000);
 
   it('on a runner with neither root nor sudo: the same, with no opt-in and no warning', async () => {
     const runner = await plainUser('epicflow-test-plain');
     const { lines, summary } = await probeAs(runner);
     expect(lines[0]).toBe(runner.name);
-    expect(lines.slice(2)).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
+    expect(lines.slice(2)).toEqual([
+      'no-git',
+      'NoNewPrivs:1',
+      'no-token',
+      'no-output',
+      'no-temp',
+      'no-sudo',
+    ]);
     expect(summary).toContain(
       "| untrusted code | ran as epicflow's own user inside the kernel sandbox (bubblewrap)",
     );
@@ -170,6 +185,13 @@ describe('jobs in the kernel sandbox, as the runner itself', () => {
     expect(seen[0]).toBe(runner.name);
     // Its own processes only (the probe runs in a command substitution and a pipeline).
     expect(Number(seen[1])).toBeLessThan(10);
-    expect(seen.slice(2)).toEqual(['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-sudo']);
+    expect(seen.slice(2)).toEqual([
+      'no-git',
+      'NoNewPrivs:1',
+      'no-token',
+      'no-output',
+      'no-temp',
+      'no-sudo',
+    ]);
   }, 540_000);
 });

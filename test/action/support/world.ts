@@ -337,9 +337,11 @@ export interface PreparedJob {
 /** Lays out the job's folder (`RUNNER_TEMP`, empty `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`) and its environment. */
 export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<PreparedJob> {
   const jobDir = join(w.dir, 'jobs', job.name);
-  await mkdir(join(jobDir, 'temp'), { recursive: true });
-  const outputFile = join(jobDir, 'output');
-  const summaryFile = join(jobDir, 'summary.md');
+  // The step's file commands where the runner keeps them: in its temp folder.
+  const commands = join(jobDir, 'temp', '_runner_file_commands');
+  await mkdir(commands, { recursive: true });
+  const outputFile = join(commands, 'set_output');
+  const summaryFile = join(commands, 'step_summary');
   await writeFile(outputFile, '');
   await writeFile(summaryFile, '');
   const env: Record<string, string> = {

@@ -12,7 +12,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EpicflowError } from '../../core/errors.js';
-import { procHead, procPids } from './proc-files.js';
+import { alive, procHead, procPids } from './proc-files.js';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './run-process.js';
 
 /** How epicflow becomes the agent user: it is root, or it may use sudo without a password. */
@@ -42,8 +42,7 @@ function processesOf(uid: number): number[] {
     const status = procHead(pid, 'status');
     if (status === null) continue; // gone meanwhile
     const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
-    const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    if (uids === null || state === 'Z' || state === 'X') continue;
+    if (uids === null || !alive(status)) continue;
     if ([uids[1], uids[2], uids[3]].some((u) => Number(u) === uid)) pids.push(pid);
   }
   return pids;

@@ -48,3 +48,9 @@ export function procFile(pid: number, file: string): Buffer | null {
     return null;
   }
 }
+
+/** Whether a `status` is of a process still running: not a zombie (dead, waiting to be reaped) nor dying. */
+export function alive(status: string): boolean {
+  const state = /^State:\s+(\S)/m.exec(status)?.[1];
+  return state !== undefined && state !== 'Z' && state !== 'X';
+}

@@ -7,7 +7,7 @@
  * Linux only (/proc); elsewhere the process-group kill is all we do.
  */
 import { readFile } from 'node:fs/promises';
-import { procFile, procHead, procPids } from './proc-files.js';
+import { alive, procFile, procHead, procPids } from './proc-files.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export const RUN_MARKER = 'EPICFLOW_RUN_ID';
@@ -64,8 +64,7 @@ async function markedPids(value: string, since: PidMark | undefined): Promise<nu
 
 /** Whether a process still runs: it exists and is not a zombie (dead, waiting to be reaped). */
 function running(pid: number): boolean {
-  const state = /^State:\s+(\S)/m.exec(procHead(pid, 'status') ?? '')?.[1];
-  return state !== undefined && state !== 'Z' && state !== 'X';
+  return alive(procHead(pid, 'status') ?? '');
 }
 
 /**

@@ -9,6 +9,9 @@
  *   worktree add, write the file, commit, diff against the base, merge --no-ff
  *   into an integration tree and move the branch.
  *
+ * Each way runs `EPICFLOW_BENCH_ROUNDS` times (default 3), the ways in turn within a round,
+ * so a swing of the machine's speed slows them alike.
+ *
  * Prints the per-story medians, their ratio (goal: at most 2.0×) and the peak
  * resident memory of this process. At scale: the time and the memory of
  * `changedPaths` and `restorePaths`, whose git output is megabytes, all read.
@@ -50,26 +53,31 @@ function makeRepo(root: string): string {
 }
 
 /** The same stories done directly with git: the floor no orchestration can beat. */
-function gitFloor(repo: string, root: string): number[] {
+function gitFloor(repo: string, root: string, round: number): number[] {
   const base = git(repo, 'rev-parse', 'HEAD').trim();
-  git(repo, 'branch', 'floor/epic', base);
-  const integration = join(root, 'floor-epic');
-  git(repo, 'worktree', 'add', '-q', '--detach', integration, 'floor/epic');
+  const epic = `floor${round}/epic`;
+  git(repo, 'branch', epic, base);
+  const integration = join(root, `floor${round}-epic`);
+  git(repo, 'worktree', 'add', '-q', '--detach', integration, epic);
   const times: number[] = [];
   for (let i = 0; i < STORIES; i++) {
     const start = performance.now();
-    const tree = join(root, `floor-${i}`);
-    const epicHead = git(repo, 'rev-parse', 'floor/epic').trim();
-    git(repo, 'worktree', 'add', '-q', '-b', `floor/s${i}`, tree, epicHead);
+    const tree = join(root, `floor${round}-${i}`);
+    const epicHead = git(repo, 'rev-parse', epic).trim();
+    git(repo, 'worktree', 'add', '-q', '-b', `floor${round}/s${i}`, tree, epicHead);
     writeFileSync(join(tree, `floor-${i}.txt`), 'x\n');
     git(tree, 'add', '-A');
     git(tree, 'commit', '-q', '-m', `story ${i}`);
     git(tree, 'diff', '--raw', '-z', `${epicHead}...HEAD`);
-    git(integration, 'merge', '-q', '--no-ff', '-m', `merge ${i}`, `floor/s${i}`);
+    git(integration, 'merge', '-q', '--no-ff', '-m', `merge ${i}`, `floor${round}/s${i}`);
     const merged = git(integration, 'rev-parse', 'HEAD').trim();
-    git(repo, 'update-ref', 'refs/heads/floor/epic', merged, epicHead);
+    git(repo, 'update-ref', `refs/heads/${epic}`, merged, epicHead);
     times.push(performance.now() - start);
   }
+  // Not timed: the trees go, as the engine's do.
+  for (let i = 0; i < STORIES; i++) rmSync(join(root, `floor${round}-${i}`), { recursive: true });
+  rmSync(integration, { recursive: true });
+  git(repo, 'worktree', 'prune');
   return times;
 }
 
@@ -81,6 +89,7 @@ async function engine(
   repo: string,
   root: string,
   how: { readonly agentUser?: string; readonly sandbox: boolean },
+  round: number,
 ): Promise<number[]> {
   const { agentUser } = how;
   const stories = Array.from(
@@ -90,7 +99,7 @@ async function engine(
   );
   const plan = join(
     root,
-    `bench${agentUser === undefined ? '' : '-isolated'}${how.sandbox ? '-walled' : ''}.md`,
+    `bench${agentUser === undefined ? '' : '-isolated'}${how.sandbox ? '-walled' : ''}-${round}.md`,
   );
   writeFileSync(plan, `\`\`\`epicflow\nstories:\n${stories.join('\n')}\n\`\`\`\n`);
   writeFileSync(
@@ -141,56 +150,79 @@ function scale(root: string): void {
   execFileSync(process.execPath, ['--import', 'tsx', child, repo, base], { stdio: 'inherit' });
 }
 
+/**
+ * Rounds of every variant, one after the other in each round, so a machine whose speed
+ * swings (this one's by 2× within minutes) slows all of them alike: the medians are over
+ * the later stories of every round (`EPICFLOW_BENCH_ROUNDS`, default 3).
+ */
+const ROUNDS = Number(process.env['EPICFLOW_BENCH_ROUNDS'] ?? 3);
+
 export async function run(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'epicflow-bench-engine-'));
   try {
     const setup = performance.now();
     const repo = makeRepo(root);
-    const engineTimes = await engine(repo, root, { sandbox: false });
-    const created = performance.now() - setup;
-    const floorTimes = gitFloor(repo, root);
-    // The same stories with every step in the kernel sandbox, where bubblewrap runs here.
-    const walledTimes = await engine(repo, root, { sandbox: true }).catch((e: unknown) => {
-      console.log(`(no sandbox row: ${e instanceof Error ? e.message : String(e)})`);
-      return [];
-    });
-    // The same stories with the agent as another user (tree and home handed over and
-    // taken back around every step): where this process may become another user.
     const canIsolate = process.getuid?.() === 0;
     const agent = 'epicflow-bench-agent';
-    const isolatedTimes = canIsolate
-      ? await engine(repo, root, { agentUser: agent, sandbox: false })
-      : [];
-    const isolatedWalledTimes =
-      canIsolate && walledTimes.length > 0
-        ? await engine(repo, root, { agentUser: agent, sandbox: true })
-        : [];
-    // The first engine story also pays the epic branch, the integration tree
-    // and the gate baseline: reported apart, the steady state is the median.
-    const steady = engineTimes.slice(1);
-    const e = median(steady);
+    let walls = true;
+    const variants: { what: string; how: Parameters<typeof engine>[2]; later: number[] }[] = [
+      { what: 'engine (--no-sandbox)', how: { sandbox: false }, later: [] },
+      { what: 'engine in the kernel sandbox (the default)', how: { sandbox: true }, later: [] },
+      // The agent as another user (tree and home handed over and taken back around every
+      // step): where this process may become another user.
+      ...(canIsolate
+        ? [
+            {
+              what: 'engine with --agent-user --no-sandbox',
+              how: { agentUser: agent, sandbox: false },
+              later: [],
+            },
+            {
+              what: 'engine with --agent-user, in the kernel sandbox (the default as root)',
+              how: { agentUser: agent, sandbox: true },
+              later: [],
+            },
+          ]
+        : []),
+    ];
+    // The first engine story also pays the epic branch, the integration tree and the gate
+    // baseline: reported apart, the steady state is the median of the later ones.
+    let first = NaN;
+    const floorTimes: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of variants) {
+        if (variant.how.sandbox && !walls) continue;
+        const times = await engine(repo, root, variant.how, round).catch((e: unknown) => {
+          if (!variant.how.sandbox) throw e;
+          // Where bubblewrap cannot run here: no sandbox rows.
+          console.log(`(no sandbox rows: ${e instanceof Error ? e.message : String(e)})`);
+          walls = false;
+          return [];
+        });
+        if (round === 0 && Number.isNaN(first)) first = times[0] ?? NaN;
+        variant.later.push(...times.slice(1));
+      }
+      floorTimes.push(...gitFloor(repo, root, round));
+    }
+    const created = performance.now() - setup;
+    const e = median(variants[0]?.later ?? []);
     const f = median(floorTimes);
     const rssMb = process.resourceUsage().maxRSS / 1024;
     console.log(
-      `repository: ${FILES} files; ${STORIES} stories one at a time (setup and first run ${(created / 1000).toFixed(1)} s)`,
+      `repository: ${FILES} files; ${STORIES} stories one at a time, each way ${ROUNDS} times in turn (${(created / 1000).toFixed(0)} s in all)`,
     );
     console.log('');
-    console.log('| measure | per story (median) |');
+    console.log(`| measure | per story (median of ${ROUNDS * (STORIES - 1)}) |`);
     console.log('| --- | --- |');
-    console.log(
-      `| engine, first story (epic branch, trees, baseline) | ${(engineTimes[0] ?? NaN).toFixed(0)} ms |`,
-    );
+    console.log(`| engine, first story (epic branch, trees, baseline) | ${first.toFixed(0)} ms |`);
     console.log(`| engine (--no-sandbox), later stories | ${e.toFixed(0)} ms |`);
-    const row = (what: string, times: number[]): void => {
-      if (times.length === 0) return;
-      const m = median(times.slice(1));
+    for (const { what, later } of variants.slice(1)) {
+      if (later.length === 0) continue;
+      const m = median(later);
       console.log(
         `| ${what}, later stories | ${m.toFixed(0)} ms (${(m / e).toFixed(2)}× the engine) |`,
       );
-    };
-    row('engine in the kernel sandbox (the default)', walledTimes);
-    row('engine with --agent-user --no-sandbox', isolatedTimes);
-    row('engine with --agent-user, in the kernel sandbox', isolatedWalledTimes);
+    }
     console.log(`| git floor | ${f.toFixed(0)} ms |`);
     console.log('');
     console.log(`ratio engine / git floor: ${(e / f).toFixed(2)}× (goal ≤ 2.0×)`);

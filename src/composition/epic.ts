@@ -130,7 +130,7 @@ export async function composeEpic(
   const { repo, config, env, untrusted, adapt } = wiring;
   // Its trees go to the agent's user and back around every step.
   if (untrusted?.isolated === true) repo.handsTreesOver();
-  const git = reclaimingTrees(gitPort(repo), untrusted);
+  const git = reclaimingTrees(gitPort(repo, untrusted?.writer), untrusted);
   const gates = shellGates(env, untrusted);
   const ports: EpicPorts = {
     git: adapt?.git === undefined ? git : adapt.git(git),

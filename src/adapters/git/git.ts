@@ -3,8 +3,8 @@
  * and its worktrees (`Worktree`, in worktree.ts). Every command goes through
  * `GitRunner`, which disables hooks; every failure is an `EpicflowError('git', …)`.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { lchown, mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { TreeFile } from '../../core/prompt/starting-code.js';
@@ -46,6 +46,23 @@ import {
 } from './admin-folders.js';
 
 export { Worktree } from './worktree.js';
+
+/**
+ * Who a fresh tree's files are written as, where that is not epicflow: the agent user
+ * every step of a run runs as, where epicflow is root and each step runs in the kernel
+ * sandbox (adapters/process/untrusted.ts). Git, run as that user with epicflow's options,
+ * checks the commit out into the tree, so the tree needs no giving file by file before
+ * the first step (`chown -R` of every file: most of what the agent user cost a story).
+ */
+export interface TreeWriter {
+  readonly uid: number;
+  readonly gid: number;
+  /**
+   * A folder of the writer's own to write an index in, once it may pass through every
+   * folder above `reach` (the tree, the repository's git folders); `done` removes it.
+   */
+  scratch(reach: readonly string[]): Promise<{ readonly dir: string; done(): Promise<void> }>;
+}
 
 /** The identity used when neither the caller nor the repository configures one. */
 const DEFAULT_IDENTITY: GitIdentity = { name: 'epicflow', email: 'epicflow@localhost' };
@@ -252,8 +269,8 @@ export class Git {
    * that ran there may have written anything into it): it is removed and checked
    * out anew. A stale registration is pruned first.
    */
-  async addWorktree(path: string, branch: string): Promise<void> {
-    return this.oneAdminAtATime(() => this.addWorktreeNow(path, branch));
+  async addWorktree(path: string, branch: string, writer?: TreeWriter): Promise<void> {
+    return this.oneAdminAtATime(() => this.addWorktreeNow(path, branch, writer));
   }
 
   /**
@@ -267,7 +284,7 @@ export class Git {
     return done;
   }
 
-  private async addWorktreeNow(path: string, branch: string): Promise<void> {
+  private async addWorktreeNow(path: string, branch: string, writer?: TreeWriter): Promise<void> {
     checkRefName(branch);
     // Registrations of trees gone since an earlier run; this run's own removals prune.
     if (!this.pruned) {
@@ -311,13 +328,67 @@ export class Git {
     await this.git.run(`cannot add a worktree for ${branch} at ${path}`, [
       'worktree',
       'add',
+      ...(writer === undefined ? [] : ['--no-checkout']),
       ...(isBranch ? ['--', target, branch] : ['--detach', '--', target, sha as string]),
     ]);
     this.admins.delete(target);
+    if (writer !== undefined) await this.checkOutAs(target, writer);
     // The index `worktree add` just wrote is epicflow's.
     const fresh = new IndexGuard(join(this.locationOf(target).gitDir, 'index'));
     await fresh.settle();
     this.indexes.set(this.locationOf(target).gitDir, fresh);
+  }
+
+  /**
+   * Checks a tree `worktree add --no-checkout` made out as `writer`: its files are the
+   * writer's from the start. Git runs with epicflow's options and configuration guard, its
+   * index in the writer's scratch folder (the admin folder stays epicflow's), and that
+   * index, read without following a link, becomes the tree's. The tree's top and its
+   * `.git` file stay epicflow's. Where the writer cannot read the repository (a folder
+   * closed to others), epicflow checks it out itself, as without a writer.
+   */
+  private async checkOutAs(target: string, writer: TreeWriter): Promise<void> {
+    const admin = this.locationOf(target).gitDir;
+    const location = { gitDir: admin, workTree: target };
+    const scratch = await writer.scratch([target, admin, join(this.gitDir, 'objects', 'x')]);
+    const self = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const index = join(scratch.dir, 'index');
+    const checkout = ['read-tree', '-u', '--reset', 'HEAD'];
+    try {
+      await lchown(target, writer.uid, writer.gid);
+      const runner = new GitRunner(target, undefined, this.guard, location);
+      const asWriter = await runner.try(checkout, { indexFile: index, runAs: writer });
+      await lchown(target, self.uid, self.gid);
+      if (asWriter.exitCode === 0) {
+        const file = await open(
+          index,
+          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        );
+        try {
+          const st = await file.stat();
+          if (!st.isFile() || st.uid !== writer.uid) {
+            throw new EpicflowError(
+              'isolation',
+              `the index written for ${target} is not a file of its writer's`,
+            );
+          }
+          await writeFile(join(admin, 'index'), await file.readFile(), { mode: 0o644 });
+        } finally {
+          await file.close();
+        }
+        return;
+      }
+      // What it wrote goes; epicflow writes the tree itself.
+      for (const entry of await readdir(target)) {
+        if (entry !== '.git') await rm(join(target, entry), { recursive: true, force: true });
+      }
+      await new GitRunner(target, undefined, this.guard, location).run(
+        `cannot check out the tree at ${target}`,
+        checkout,
+      );
+    } finally {
+      await scratch.done();
+    }
   }
 
   /**

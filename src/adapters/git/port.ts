@@ -3,11 +3,14 @@
  * adapter: the repository's refs, branches and worktrees.
  */
 import type { GitPort, LandGitPort, LandTreePort, WorktreePort } from '../../engine/ports.js';
-import type { Git } from './git.js';
+import type { Git, TreeWriter } from './git.js';
 import { readMergedStories } from './merged-stories.js';
 
-/** The git port over the git adapter. */
-export function gitPort(repo: Git): GitPort {
+/**
+ * The git port over the git adapter; with a `writer`, the trees it makes for steps are
+ * written as that user (see `TreeWriter`).
+ */
+export function gitPort(repo: Git, writer?: TreeWriter): GitPort {
   return {
     root: repo.root,
     gitDir: repo.gitDir,
@@ -17,12 +20,12 @@ export function gitPort(repo: Git): GitPort {
     deleteBranch: (name) => repo.deleteBranch(name),
     updateRef: (ref, next, expected) => repo.updateRef(ref, next, expected),
     addWorktree: async (path, branch) => {
-      await repo.addWorktree(path, branch);
+      await repo.addWorktree(path, branch, writer);
       return repo.worktree(path) as WorktreePort;
     },
     // Never reused as found: `addWorktree` checks the commit out anew.
     detachedWorktree: async (path, sha) => {
-      await repo.addWorktree(path, sha);
+      await repo.addWorktree(path, sha, writer);
       return repo.worktree(path) as WorktreePort;
     },
     removeWorktree: (path) => repo.removeWorktree(path),
@@ -33,17 +36,17 @@ export function gitPort(repo: Git): GitPort {
   };
 }
 
-/** The land port over the git adapter. */
-export function landGitPort(repo: Git): LandGitPort {
+/** The land port over the git adapter (`writer`: as `gitPort`'s). */
+export function landGitPort(repo: Git, writer?: TreeWriter): LandGitPort {
   return {
-    ...gitPort(repo),
+    ...gitPort(repo, writer),
     isAncestor: (a, d) => repo.isAncestor(a, d),
     commitTree: (of, parents, message) => repo.commitTree(of, parents, message),
     readBlob: (commit, path) => repo.readBlob(commit, path),
     listFiles: (commit) => repo.listFiles(commit),
     // Never reused as found: `addWorktree` checks the commit out anew.
     landTree: async (path, sha) => {
-      await repo.addWorktree(path, sha);
+      await repo.addWorktree(path, sha, writer);
       return repo.worktree(path) as LandTreePort;
     },
   };

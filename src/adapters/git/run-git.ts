@@ -57,6 +57,8 @@ interface RunGitOptions {
   readonly indexFile?: string;
   /** Keep stdout byte for byte too (`ProcessResult.stdoutBytes`): blobs that are not text. */
   readonly bytes?: boolean;
+  /** Run as this user and group (root only): a fresh tree written as its agent (`TreeWriter`). */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
 }
 
 /** Options placed before every git subcommand. */
@@ -195,6 +197,7 @@ export async function spawnGit(
     wholeOutput: { limitBytes: limit, ...(options.bytes === true ? { bytes: true } : {}) },
   };
   if (options.input !== undefined) runOptions.input = options.input;
+  if (options.runAs !== undefined) runOptions.runAs = options.runAs;
   const result = await runProcess(gitArgv(args, options.identity, options), runOptions);
   if (result.spawnError) {
     throw new EpicflowError(

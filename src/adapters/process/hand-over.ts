@@ -22,6 +22,12 @@
  *   two names inside the tree. The next step's giving then changes only what epicflow
  *   wrote in between: both cost what changed, not what the tree holds.
  *
+ * Where epicflow is root and every step runs in the kernel sandbox, the trees epicflow makes
+ * for steps are written as the account from the start (git checks them out as it:
+ * `TreeWriter`, adapters/git/git.ts), so giving a fresh tree changes only its top and what
+ * epicflow wrote since; and a folder epicflow just made empty (a home, a `/tmp`) is given
+ * without starting a process.
+ *
  * Removing a folder the code was given (a checkout after its steps, a tree before it is
  * checked out anew) needs no taking back: it is removed with root's rights, never
  * following a link.
@@ -106,6 +112,12 @@ export function handOver(input: {
         entries = await readdir(dir);
       } catch {
         continue; // not there (yet): nothing to give
+      }
+      if (entries.length === 0 && root.privilege === 'root') {
+        // A folder epicflow just made (a home, a /tmp): no walk, no process.
+        const st = await lstat(dir);
+        if (st.isDirectory() && st.uid !== account.uid) await lchown(dir, account.uid, account.gid);
+        continue;
       }
       const tree = entries.includes('.git');
       await must(

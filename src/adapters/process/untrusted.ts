@@ -22,9 +22,10 @@
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { lchown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
+import type { TreeWriter } from '../git/git.js';
 import {
   claimUser,
   dropLeftovers,
@@ -84,6 +85,11 @@ export interface Untrusted {
   readonly walled: boolean;
   /** One line for notes, logs and the job summary. */
   readonly description: string;
+  /**
+   * Who epicflow's trees for steps are written as, when not epicflow (see `TreeWriter`):
+   * the run's agent user where epicflow is root and every step runs in the kernel sandbox.
+   */
+  readonly writer?: TreeWriter;
   /**
    * Runs `argv` as untrusted code; every process it left behind is ended, and every
    * folder it was handed is epicflow's again, before this resolves.
@@ -422,9 +428,33 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     }
   };
 
+  /**
+   * Where epicflow is root and every step runs in the sandbox as the one user: trees are
+   * written as that user (git, run as it, checks the commit out), so a fresh tree needs no
+   * giving file by file. No process of the user runs outside a step's namespaces, where it
+   * could reach the tree or the index while git writes them.
+   */
+  const writer: TreeWriter | undefined =
+    walled && root.privilege === 'root'
+      ? {
+          uid: first.uid,
+          gid: first.gid,
+          scratch: async (reach) => {
+            const own = join(homeRoot, `${first.user}.${randomUUID()}`);
+            const dir = join(own, 'scratch');
+            await mkdir(own, { mode: 0o711 });
+            await mkdir(dir, { mode: 0o700 });
+            await lchown(dir, first.uid, first.gid);
+            for (const path of [...reach, dir]) await passage.let(path, first);
+            return { dir, done: () => hand.discard([own]) };
+          },
+        }
+      : undefined;
+
   return {
     isolated: true,
     walled,
+    ...(writer === undefined ? {} : { writer }),
     description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),

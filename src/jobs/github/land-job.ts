@@ -222,12 +222,16 @@ export async function landWorkJob(
   const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))
     ? started.intoHeadBefore
     : intoHead;
-  const brought = await bringIntoEpic(ctx, reclaimingLandTrees(landGitPort(git), input.untrusted), {
-    job: input.job,
-    branch: defaultBranch,
-    branchHead,
-    treePath: jobFolder(input, 'land'),
-  });
+  const brought = await bringIntoEpic(
+    ctx,
+    reclaimingLandTrees(landGitPort(git, input.untrusted?.writer), input.untrusted),
+    {
+      job: input.job,
+      branch: defaultBranch,
+      branchHead,
+      treePath: jobFolder(input, 'land'),
+    },
+  );
   const { ok: _ok, ...facts } = brought;
   if (!brought.ok) {
     return handover({

@@ -165,7 +165,7 @@ export class LocalJob {
 
   /** Landing's git port over the repository, its trees taken back from untrusted code first. */
   landGitPort(): LandGitPort {
-    return reclaimingLandTrees(landGitPort(this.repo), this.runAs);
+    return reclaimingLandTrees(landGitPort(this.repo, this.runAs?.writer), this.runAs);
   }
 
   /** Every close step, last opened first; the first failure is thrown once all ran. */

@@ -22,6 +22,7 @@ import {
   stateDir,
   type TestRepo,
 } from './support/repo.js';
+import { describeNeeding } from '../support/needs.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -266,3 +267,54 @@ describe('a local run with --agent-user', () => {
     expect(git(repo.dir, 'branch', '--list', 'epic/*')).toBe('');
   });
 });
+
+describeNeeding(
+  ['sandbox'],
+  'a local run as root in the kernel sandbox (the default as root)',
+  () => {
+    it('runs stories side by side as the agent user in trees that are its from the start, and merges them', async () => {
+      repo = makeRepo({ 'README.md': 'x\n' });
+      // Each coder writes who it runs as and who owns a file of its fresh tree, then goes after
+      // the tree's `.git` file (epicflow's: it may neither write nor move it).
+      const agent = [
+        'sh',
+        '-c',
+        [
+          'mkdir -p "src/$EPICFLOW_STORY"',
+          'out="src/$EPICFLOW_STORY/who.txt"',
+          '{ id -un; stat -c %U README.md; } > "$out"',
+          '(echo gitdir: /tmp > .git) 2>/dev/null && echo wrote-git >> "$out"',
+          '(mv .git git-moved) 2>/dev/null && echo moved-git >> "$out"',
+          'true',
+        ].join('\n'),
+      ];
+      repo.write(
+        'epicflow.yml',
+        configYaml({
+          executors: [{ id: 'bot', command: agent, slots: 2 }],
+          // The gates' checkout, too, is the agent user's to write.
+          gates: ['test "$(id -un)" != root && test "$(stat -c %U README.md)" = "$(id -un)"'],
+        }),
+      );
+      repo.commit('config');
+      const result = await run(
+        repo,
+        planMarkdown([
+          { id: 'a', owns: ['src/a'] },
+          { id: 'b', owns: ['src/b'] },
+        ]),
+        { agentUser: 'epicflow-agent', sandbox: true, concurrency: 2 },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(epicMerges(repo).sort()).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
+      for (const id of ['a', 'b']) {
+        const [runAs, owner, ...rest] = (
+          showFile(repo, 'epic/epic', `src/${id}/who.txt`) ?? ''
+        ).split('\n');
+        expect(runAs).toMatch(/^epicflow-agent(-\d+)?$/);
+        expect({ owner, rest }).toEqual({ owner: runAs, rest: [] });
+      }
+    }, 180_000);
+  },
+);

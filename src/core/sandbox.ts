@@ -213,3 +213,90 @@ function dirname(path: string): string {
 function dedupe(dirs: readonly string[]): string[] {
   return [...new Set(dirs)];
 }
+
+/**
+ * Folders a step's user reaches through a private mount namespace instead of through the
+ * folders above them (where epicflow is root): `held` are the folders it is given (its
+ * tree, home and `/tmp`, the tools it may read below the same closed folders), `covers`
+ * the highest folders above them that are closed to it (a home, `/root`).
+ */
+interface Passage {
+  readonly held: readonly { readonly path: string; readonly folder: boolean }[];
+  readonly covers: readonly string[];
+}
+
+/**
+ * The passage to `folders` through the `closed` folders above them: the highest closed
+ * folders are covered, and every folder below one is held (outer ones first, so an inner
+ * one is bound inside the outer one's own).
+ */
+export function passage(
+  closed: ReadonlySet<string>,
+  entries: readonly { readonly path: string; readonly folder: boolean }[],
+): Passage {
+  const under = (path: string, dir: string): boolean => path.startsWith(`${dir}/`);
+  const covers = [...closed].filter((d) => ![...closed].some((o) => o !== d && under(d, o)));
+  const seen = new Set<string>();
+  const held = entries
+    .filter((e) => covers.some((c) => under(e.path, c)) && !seen.has(e.path) && seen.add(e.path))
+    .sort((a, b) => a.path.length - b.path.length);
+  return { held, covers };
+}
+
+/**
+ * An argv that runs `argv` as `user`, where root starts it, able to reach `held` without
+ * any folder above them opened to that user: in a mount namespace of its own (`unshare`,
+ * nothing seen outside), each held folder is opened first, then each cover is hidden under
+ * an empty tmpfs, each held folder bound at its own path again from what was opened, and
+ * only then the user taken (`setpriv`, no other groups). Everything else below a cover is
+ * not there for the step; no folder of the machine is changed.
+ */
+export function throughPassage(
+  user: { readonly uid: number; readonly gid: number },
+  passage: Passage,
+  argv: readonly string[],
+): string[] {
+  const become = ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'];
+  // Nothing closed above the folders: no namespace to make.
+  if (passage.covers.length === 0) return [...become, ...argv];
+  const script = [
+    'set -e',
+    'u=$1 g=$2 n=$3; shift 3',
+    'held=("${@:1:n}"); shift "$n"',
+    'c=$1; shift',
+    'covers=("${@:1:c}"); shift "$c"',
+    'shift',
+    // Each held entry (`d:` a folder, `f:` a file, then its path) opened as fd 10, 11, …
+    // (not close-on-exec, unlike `{var}` ones).
+    'for i in "${!held[@]}"; do eval "exec $((i + 10))<\\"\\${held[i]:2}\\""; done',
+    'for dir in "${covers[@]}"; do mount -t tmpfs -o mode=0755,size=1m epicflow "$dir"; done',
+    'umask 022',
+    'for i in "${!held[@]}"; do',
+    '  if [ "${held[i]:0:1}" = d ]; then mkdir -p -- "${held[i]:2}"',
+    '  else mkdir -p -- "$(dirname -- "${held[i]:2}")" && : > "${held[i]:2}"; fi',
+    // Not canonicalized: mount would read the fd's link as a path, which leads into the cover.
+    '  mount --no-canonicalize --bind "/proc/self/fd/$((i + 10))" "${held[i]:2}"',
+    '  eval "exec $((i + 10))<&-"',
+    'done',
+    'exec setpriv --reuid="$u" --regid="$g" --clear-groups -- "$@"',
+  ].join('\n');
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/bash',
+    '-c',
+    script,
+    'bash',
+    String(user.uid),
+    String(user.gid),
+    String(passage.held.length),
+    ...passage.held.map((h) => `${h.folder ? 'd' : 'f'}:${h.path}`),
+    String(passage.covers.length),
+    ...passage.covers,
+    '--',
+    ...argv,
+  ];
+}

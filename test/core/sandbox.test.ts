@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { firstProcess, keyringOfItsOwn, sandboxArgs, toolFolders } from '../../src/core/sandbox.js';
+import {
+  firstProcess,
+  keyringOfItsOwn,
+  passage,
+  sandboxArgs,
+  throughPassage,
+  toolFolders,
+} from '../../src/core/sandbox.js';
 
 describe('what a sandboxed step may read to start', () => {
   const homes = ['/home/dev'];
@@ -153,5 +160,78 @@ describe("a step's session keyring of its own", () => {
       'node',
       'a.js',
     ]);
+  });
+});
+
+describe("root's passage to a step's folders, through a mount namespace", () => {
+  const d = (path: string) => ({ path, folder: true });
+
+  it('covers the highest closed folders, and holds what lies below them, outer ones first', () => {
+    const closed = new Set(['/root', '/root/proj/.git/epicflow', '/srv/closed']);
+    expect(
+      passage(closed, [
+        d('/root/proj/.git/epicflow/trees/s1'),
+        d('/root/proj/.git/epicflow/trees/s1'),
+        d('/root/proj/.git/epicflow'),
+        d('/usr/local/node'),
+        { path: '/srv/closed/run.sh', folder: false },
+      ]),
+    ).toEqual({
+      covers: ['/root', '/srv/closed'],
+      held: [
+        { path: '/srv/closed/run.sh', folder: false },
+        d('/root/proj/.git/epicflow'),
+        d('/root/proj/.git/epicflow/trees/s1'),
+      ],
+    });
+  });
+
+  it('holds nothing and covers nothing where every folder above is open to the user: the user is taken, no namespace made', () => {
+    const open = passage(new Set(), [d('/srv/trees/s1')]);
+    expect(open).toEqual({ covers: [], held: [] });
+    expect(throughPassage({ uid: 7, gid: 8 }, open, ['true'])).toEqual([
+      'setpriv',
+      '--reuid=7',
+      '--regid=8',
+      '--clear-groups',
+      '--',
+      'true',
+    ]);
+  });
+
+  it('takes the user in the namespace, after the covers and the binds, with no other groups', () => {
+    const argv = throughPassage(
+      { uid: 1001, gid: 1002 },
+      { covers: ['/root'], held: [d('/root/t'), { path: '/root/x.sh', folder: false }] },
+      ['bwrap', '--', 'true'],
+    );
+    expect(argv.slice(0, 6)).toEqual([
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/bash',
+    ]);
+    expect(argv.slice(8)).toEqual([
+      'bash',
+      '1001',
+      '1002',
+      '2',
+      'd:/root/t',
+      'f:/root/x.sh',
+      '1',
+      '/root',
+      '--',
+      'bwrap',
+      '--',
+      'true',
+    ]);
+    const script = argv[7] ?? '';
+    const order = ['mount -t tmpfs', 'mount --no-canonicalize --bind', 'exec setpriv'].map((s) =>
+      script.indexOf(s),
+    );
+    expect(order.every((at, i) => at > (order[i - 1] ?? 0))).toBe(true);
+    expect(script).toContain('--clear-groups');
   });
 });

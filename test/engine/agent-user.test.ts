@@ -7,6 +7,7 @@
  * @needs root
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -315,6 +316,14 @@ describeNeeding(
         expect(runAs).toMatch(/^epicflow-agent(-\d+)?$/);
         expect({ owner, rest }).toEqual({ owner: runAs, rest: [] });
       }
+      // Root handed the trees through mount namespaces: no folder above them (the test's
+      // own, closed to others) got an entry of the agent user's.
+      const acl = execFileSync(
+        'getfacl',
+        ['--omit-header', '--numeric', '--absolute-names', repo.tmp],
+        { encoding: 'utf8' },
+      );
+      expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
     }, 180_000);
   },
 );

@@ -58,10 +58,15 @@ export interface TreeWriter {
   readonly uid: number;
   readonly gid: number;
   /**
-   * A folder of the writer's own to write an index in, once it may pass through every
-   * folder above `reach` (the tree, the repository's git folders); `done` removes it.
+   * A folder of the writer's own to write an index in, and how a command runs as the
+   * writer, reaching that folder and `reach` (the tree, the repository's git folder) without
+   * any folder above them opened to it; `done` removes the folder.
    */
-  scratch(reach: readonly string[]): Promise<{ readonly dir: string; done(): Promise<void> }>;
+  scratch(reach: readonly string[]): Promise<{
+    readonly dir: string;
+    readonly through: (argv: readonly string[]) => string[];
+    done(): Promise<void>;
+  }>;
 }
 
 /** The identity used when neither the caller nor the repository configures one. */
@@ -350,14 +355,14 @@ export class Git {
   private async checkOutAs(target: string, writer: TreeWriter): Promise<void> {
     const admin = this.locationOf(target).gitDir;
     const location = { gitDir: admin, workTree: target };
-    const scratch = await writer.scratch([target, admin, join(this.gitDir, 'objects', 'x')]);
+    const scratch = await writer.scratch([target, this.gitDir]);
     const self = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
     const index = join(scratch.dir, 'index');
     const checkout = ['read-tree', '-u', '--reset', 'HEAD'];
     try {
       await lchown(target, writer.uid, writer.gid);
       const runner = new GitRunner(target, undefined, this.guard, location);
-      const asWriter = await runner.try(checkout, { indexFile: index, runAs: writer });
+      const asWriter = await runner.try(checkout, { indexFile: index, through: scratch.through });
       await lchown(target, self.uid, self.gid);
       if (asWriter.exitCode === 0) {
         const file = await open(

@@ -57,8 +57,8 @@ interface RunGitOptions {
   readonly indexFile?: string;
   /** Keep stdout byte for byte too (`ProcessResult.stdoutBytes`): blobs that are not text. */
   readonly bytes?: boolean;
-  /** Run as this user and group (root only): a fresh tree written as its agent (`TreeWriter`). */
-  readonly runAs?: { readonly uid: number; readonly gid: number };
+  /** The argv git runs through (a fresh tree written as its agent: `TreeWriter`). */
+  readonly through?: (argv: readonly string[]) => string[];
 }
 
 /** Options placed before every git subcommand. */
@@ -197,8 +197,8 @@ export async function spawnGit(
     wholeOutput: { limitBytes: limit, ...(options.bytes === true ? { bytes: true } : {}) },
   };
   if (options.input !== undefined) runOptions.input = options.input;
-  if (options.runAs !== undefined) runOptions.runAs = options.runAs;
-  const result = await runProcess(gitArgv(args, options.identity, options), runOptions);
+  const argv = gitArgv(args, options.identity, options);
+  const result = await runProcess(options.through?.(argv) ?? argv, runOptions);
   if (result.spawnError) {
     throw new EpicflowError(
       'git',

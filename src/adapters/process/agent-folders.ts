@@ -1,6 +1,9 @@
 /**
  * The folders above what the agent user is handed: found as they really are, and made
- * passable (not listable) for that user alone.
+ * passable (not listable) for that user alone — through `sudo`, and without the kernel
+ * sandbox. Where epicflow is root and the sandbox runs, no folder is opened: each step
+ * reaches its folders through a mount namespace of its own (`core/sandbox.ts`
+ * `throughPassage`).
  */
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

@@ -19,6 +19,8 @@ import {
   firstProcess,
   sandboxArgs,
   SYSTEM_FOLDERS,
+  passage,
+  throughPassage,
   toolFolders,
   type SystemEntry,
   type VeiledEntry,
@@ -161,15 +163,49 @@ export async function sandbox(
       );
       // Only folders that exist, as they really are (a PATH names folders that may not),
       // and that the step's user may reach (bubblewrap refuses to bind one it may not).
-      const readable: string[] = [];
-      for (const dir of await Promise.all(candidates.map(real))) {
-        if (dir !== null && (options.as === undefined || (await reachable(dir, options.as)))) {
-          readable.push(dir);
-        }
-      }
       const writable = (await Promise.all([options.cwd, ...options.writable].map(real))).filter(
         (p): p is string => p !== null,
       );
+      // Where this process is root, the step's user reaches its folders through a mount
+      // namespace of its own (`throughPassage`), as through the folders above them.
+      const opened =
+        options.as !== undefined && asRoot()
+          ? await closedAbove([...writable, tmp, home], options.as)
+          : undefined;
+      const as =
+        options.as === undefined || opened === undefined
+          ? options.as
+          : { ...options.as, passes: (folder: string) => opened.has(folder) };
+      const readable: string[] = [];
+      for (const dir of await Promise.all(candidates.map(real))) {
+        if (dir !== null && (as === undefined || (await reachable(dir, as)))) {
+          readable.push(dir);
+        }
+      }
+      // A folder the passage opens that is itself closed to the step's user (the folder
+      // that holds the repository and a script beside it): only the programs and files its
+      // command line names there are handed, each by itself.
+      const named = [
+        ...realPrograms,
+        ...(await Promise.all(
+          argv
+            .slice(1)
+            .filter((a) => a.startsWith('/'))
+            .map(real),
+        )),
+      ].filter((p): p is string => p !== null);
+      const files = new Set<string>();
+      if (opened !== undefined) {
+        for (const dir of readable.filter((d) => opened.has(d))) {
+          readable.splice(readable.indexOf(dir), 1);
+          for (const file of named) {
+            if (file.startsWith(`${dir}/`) && (await stat(file).catch(() => null))?.isFile()) {
+              files.add(file);
+            }
+          }
+        }
+        readable.push(...files);
+      }
       const cwd = (await real(options.cwd)) ?? options.cwd;
       const veiled = await veiledEntries(options.veiled ?? [], writable);
       const args = sandboxArgs({
@@ -182,8 +218,22 @@ export async function sandbox(
         cwd,
         home,
       });
+      const walled = [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)];
       return {
-        argv: [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)],
+        argv:
+          opened === undefined || options.as === undefined
+            ? walled
+            : throughPassage(
+                options.as,
+                passage(
+                  opened,
+                  [...writable, tmp, home, ...readable].map((path) => ({
+                    path,
+                    folder: !files.has(path),
+                  })),
+                ),
+                walled,
+              ),
         env: { ...options.env, ...keyring.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),
         watch: namespaceWatch(),
@@ -197,6 +247,38 @@ export interface StepUser {
   readonly uid: number;
   readonly gid: number;
   readonly passes?: (folder: string) => boolean;
+}
+
+const asRoot = (): boolean => process.getuid?.() === 0;
+
+/** The permission bits that apply to `who` (owner's, group's or others'), in the lowest three. */
+function modeBits(
+  st: { readonly uid: number; readonly gid: number; readonly mode: number },
+  who: { readonly uid: number; readonly gid: number },
+): number {
+  return st.uid === who.uid ? st.mode >> 6 : st.gid === who.gid ? st.mode >> 3 : st.mode;
+}
+
+/**
+ * The folders above `paths` that `who` may not pass by their mode bits (a home, `/root`):
+ * what a passage has to open for it.
+ */
+export async function closedAbove(
+  paths: readonly string[],
+  who: { readonly uid: number; readonly gid: number },
+): Promise<Set<string>> {
+  const closed = new Set<string>();
+  for (const path of paths) {
+    const parts = path.split('/').filter((p) => p !== '');
+    // `/` itself is passable to all on any machine a step can run on.
+    for (let i = 1; i < parts.length; i++) {
+      const at = `/${parts.slice(0, i).join('/')}`;
+      const st = await stat(at).catch(() => null);
+      if (st === null) break;
+      if ((modeBits(st, who) & 0o1) === 0) closed.add(at);
+    }
+  }
+  return closed;
 }
 
 /** Whether the user may pass through every folder down to `path` and read it (by its mode bits, or an entry of its own). */

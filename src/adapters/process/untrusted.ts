@@ -42,7 +42,8 @@ import { handOver } from './hand-over.js';
 import { ownKeyring } from './keyring.js';
 import type { NamespaceWatch } from './namespace.js';
 import { pidMark, reapMarked, RUN_MARKER } from './reap.js';
-import type { Sandbox } from './sandbox.js';
+import { closedAbove, type Sandbox } from './sandbox.js';
+import { passage as passageTo, throughPassage } from '../../core/sandbox.js';
 import {
   runProcess,
   shellArgv,
@@ -240,6 +241,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
 
   const walls = options.sandbox;
   const walled = walls !== undefined;
+  const throughNamespace = walled && root.privilege === 'root';
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
@@ -290,6 +292,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
    */
   const grant = async (account: AgentAccount, folders: readonly string[]): Promise<void> => {
     await hand.give(account, folders);
+    // Where epicflow is root, a step in the sandbox reaches its folders through a mount
+    // namespace of its own (sandbox.ts `throughPassage`): no folder above them is opened.
+    if (throughNamespace) return;
     for (const dir of folders) {
       // Not there (yet): nothing was given.
       if ((await lstat(dir).catch(() => null)) !== null) await passage.let(dir, account);
@@ -366,7 +371,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           return await runProcess(command, {
             ...processOptions,
             env: childEnv,
-            runAs: { uid: account.uid, gid: account.gid },
+            // In the sandbox, the step's argv takes the user itself, once its mount
+            // namespace is made (sandbox.ts).
+            ...(throughNamespace ? {} : { runAs: { uid: account.uid, gid: account.gid } }),
             ...(watch === undefined ? {} : { beforeKill: watch.beforeKill }),
           });
         }
@@ -430,9 +437,10 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
 
   /**
    * Where epicflow is root and every step runs in the sandbox as the one user: trees are
-   * written as that user (git, run as it, checks the commit out), so a fresh tree needs no
-   * giving file by file. No process of the user runs outside a step's namespaces, where it
-   * could reach the tree or the index while git writes them.
+   * written as that user (git, run as it through a mount namespace of its own, checks the
+   * commit out), so a fresh tree needs no giving file by file. No process of the user runs
+   * outside a step's namespaces, where it could reach the tree or the index while git
+   * writes them.
    */
   const writer: TreeWriter | undefined =
     walled && root.privilege === 'root'
@@ -445,8 +453,16 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             await mkdir(own, { mode: 0o711 });
             await mkdir(dir, { mode: 0o700 });
             await lchown(dir, first.uid, first.gid);
-            for (const path of [...reach, dir]) await passage.let(path, first);
-            return { dir, done: () => hand.discard([own]) };
+            const folders = await Promise.all([...reach, dir].map((f) => canonical(f)));
+            const way = passageTo(
+              await closedAbove(folders, first),
+              folders.map((path) => ({ path, folder: true })),
+            );
+            return {
+              dir,
+              through: (argv) => throughPassage(first, way, argv),
+              done: () => hand.discard([own]),
+            };
           },
         }
       : undefined;
@@ -455,7 +471,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     isolated: true,
     walled,
     ...(writer === undefined ? {} : { writer }),
-    description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
+    description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open && !throughNamespace ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     discard: async (folders) => hand.discard(await Promise.all(folders.map((f) => inside(f)))),

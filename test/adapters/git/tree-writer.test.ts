@@ -91,6 +91,26 @@ describe('a tree written as the agent user (root, in the kernel sandbox)', () =>
     ).toBe('');
   });
 
+  it('is written as the agent user below a folder closed to others, which stays closed to it', async () => {
+    // The repository and its trees below a home, or /root: git reaches them as the agent
+    // user through a mount namespace of its own; no entry of its is set on the folder.
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const closed = join(home, 'repo');
+    git(dir, 'clone', '-q', repo, closed);
+    chmodSync(home, 0o700);
+    const opened = await Git.open(closed);
+    const tree = join(home, 'trees', 'story');
+    await opened.addWorktree(tree, git(closed, 'rev-parse', 'HEAD').trim(), untrusted.writer);
+    expect(ownerOf(join(tree, 'src', 'deep', 'a.txt'))).toBe(untrusted.writer?.uid);
+    expect(git(tree, 'status', '--porcelain', '--untracked-files=all')).toBe('');
+    const acl = execFileSync('getfacl', ['--omit-header', '--numeric', '--absolute-names', home], {
+      encoding: 'utf8',
+    });
+    expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+  });
+
   it('is checked out by epicflow itself where the agent user cannot read the objects', async () => {
     const closed = join(dir, 'closed');
     git(dir, 'clone', '-q', repo, closed);

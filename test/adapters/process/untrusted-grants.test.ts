@@ -127,9 +127,11 @@ describe('what untrusted code is handed', () => {
 });
 
 describeNeeding(['sandbox'], 'in the kernel sandbox', () => {
-  it('finds its tools in a folder it was let through, as one others may not pass', async () => {
-    // The tree and a tool folder below one folder closed to others (a home, /root): the
-    // agent user is let through it by an entry of its own, and the sandbox binds the tools.
+  it('finds its tree and its tools below a folder closed to others, which stays closed to it', async () => {
+    // The tree and a tool folder below one folder closed to others (a home, /root): root
+    // hands them to the step through a mount namespace of its own (the closed folder
+    // covered, the tree and the tools bound again below it), no entry of the agent user's
+    // set on the folder.
     const closed = join(dir, 'closed-home');
     mkdirSync(join(closed, 'epicflow', 'tree'), { recursive: true });
     mkdirSync(join(closed, 'tools'), { mode: 0o755 });
@@ -154,6 +156,14 @@ describeNeeding(['sandbox'], 'in the kernel sandbox', () => {
       err: '',
     });
     expect(statSync(closed).mode & 0o007).toBe(0);
+    const acl = execFileSync(
+      'getfacl',
+      ['--omit-header', '--numeric', '--absolute-names', closed],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
   });
 });
 

@@ -220,6 +220,13 @@ function dedupe(dirs: readonly string[]): string[] {
  * tree, home and `/tmp`, the tools it may read below the same closed folders), `covers`
  * the highest folders above them that are closed to it (a home, `/root`).
  */
+/** util-linux's programs a passage needs, by their paths on this machine. */
+export interface NamespaceTools {
+  readonly unshare: string;
+  readonly setpriv: string;
+  readonly mount: string;
+}
+
 interface Passage {
   readonly held: readonly { readonly path: string; readonly folder: boolean }[];
   readonly covers: readonly string[];
@@ -255,12 +262,20 @@ export function throughPassage(
   user: { readonly uid: number; readonly gid: number },
   passage: Passage,
   argv: readonly string[],
+  tools: NamespaceTools = { unshare: 'unshare', setpriv: 'setpriv', mount: 'mount' },
 ): string[] {
-  const become = ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'];
+  const become = [
+    tools.setpriv,
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    '--clear-groups',
+    '--',
+  ];
   // Nothing closed above the folders: no namespace to make.
   if (passage.covers.length === 0) return [...become, ...argv];
   const script = [
     'set -e',
+    'MOUNT=$1 SETPRIV=$2; shift 2',
     'u=$1 g=$2 n=$3; shift 3',
     'held=("${@:1:n}"); shift "$n"',
     'c=$1; shift',
@@ -269,19 +284,19 @@ export function throughPassage(
     // Each held entry (`d:` a folder, `f:` a file, then its path) opened as fd 10, 11, …
     // (not close-on-exec, unlike `{var}` ones).
     'for i in "${!held[@]}"; do eval "exec $((i + 10))<\\"\\${held[i]:2}\\""; done',
-    'for dir in "${covers[@]}"; do mount -t tmpfs -o mode=0755,size=1m epicflow "$dir"; done',
+    'for dir in "${covers[@]}"; do "$MOUNT" -t tmpfs -o mode=0755,size=1m epicflow "$dir"; done',
     'umask 022',
     'for i in "${!held[@]}"; do',
     '  if [ "${held[i]:0:1}" = d ]; then mkdir -p -- "${held[i]:2}"',
     '  else mkdir -p -- "$(dirname -- "${held[i]:2}")" && : > "${held[i]:2}"; fi',
     // Not canonicalized: mount would read the fd's link as a path, which leads into the cover.
-    '  mount --no-canonicalize --bind "/proc/self/fd/$((i + 10))" "${held[i]:2}"',
+    '  "$MOUNT" --no-canonicalize --bind "/proc/self/fd/$((i + 10))" "${held[i]:2}"',
     '  eval "exec $((i + 10))<&-"',
     'done',
-    'exec setpriv --reuid="$u" --regid="$g" --clear-groups -- "$@"',
+    'exec "$SETPRIV" --reuid="$u" --regid="$g" --clear-groups -- "$@"',
   ].join('\n');
   return [
-    'unshare',
+    tools.unshare,
     '--mount',
     '--propagation',
     'private',
@@ -290,6 +305,8 @@ export function throughPassage(
     '-c',
     script,
     'bash',
+    tools.mount,
+    tools.setpriv,
     String(user.uid),
     String(user.gid),
     String(passage.held.length),

@@ -215,6 +215,8 @@ describe("root's passage to a step's folders, through a mount namespace", () => 
     ]);
     expect(argv.slice(8)).toEqual([
       'bash',
+      'mount',
+      'setpriv',
       '1001',
       '1002',
       '2',
@@ -228,8 +230,8 @@ describe("root's passage to a step's folders, through a mount namespace", () => 
       'true',
     ]);
     const script = argv[7] ?? '';
-    const order = ['mount -t tmpfs', 'mount --no-canonicalize --bind', 'exec setpriv'].map((s) =>
-      script.indexOf(s),
+    const order = ['"$MOUNT" -t tmpfs', '"$MOUNT" --no-canonicalize --bind', 'exec "$SETPRIV"'].map(
+      (s) => script.indexOf(s),
     );
     expect(order.every((at, i) => at > (order[i - 1] ?? 0))).toBe(true);
     expect(script).toContain('--clear-groups');

@@ -22,6 +22,7 @@ import {
   passage,
   throughPassage,
   toolFolders,
+  type NamespaceTools,
   type SystemEntry,
   type VeiledEntry,
 } from '../../core/sandbox.js';
@@ -166,10 +167,10 @@ export async function sandbox(
       const writable = (await Promise.all([options.cwd, ...options.writable].map(real))).filter(
         (p): p is string => p !== null,
       );
-      // Where this process is root, the step's user reaches its folders through a mount
-      // namespace of its own (`throughPassage`), as through the folders above them.
+      // Where root starts the step, its user reaches its folders through a mount namespace
+      // of its own (`throughPassage`), as through the folders above them.
       const opened =
-        options.as !== undefined && asRoot()
+        options.as?.throughNamespace !== undefined
           ? await closedAbove([...writable, tmp, home], options.as)
           : undefined;
       const as =
@@ -221,7 +222,7 @@ export async function sandbox(
       const walled = [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)];
       return {
         argv:
-          opened === undefined || options.as === undefined
+          opened === undefined || options.as?.throughNamespace === undefined
             ? walled
             : throughPassage(
                 options.as,
@@ -233,6 +234,7 @@ export async function sandbox(
                   })),
                 ),
                 walled,
+                options.as.throughNamespace,
               ),
         env: { ...options.env, ...keyring.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),
@@ -247,9 +249,12 @@ export interface StepUser {
   readonly uid: number;
   readonly gid: number;
   readonly passes?: (folder: string) => boolean;
+  /**
+   * Root starts the step: the user reaches its folders through a mount namespace of its
+   * own made with these (`throughPassage`), not through folders opened to it.
+   */
+  readonly throughNamespace?: NamespaceTools | undefined;
 }
-
-const asRoot = (): boolean => process.getuid?.() === 0;
 
 /** The permission bits that apply to `who` (owner's, group's or others'), in the lowest three. */
 function modeBits(

@@ -27,6 +27,7 @@ import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import type { TreeWriter } from '../git/git.js';
 import {
+  onPath,
   claimUser,
   dropLeftovers,
   ensureUser,
@@ -43,7 +44,7 @@ import { ownKeyring } from './keyring.js';
 import type { NamespaceWatch } from './namespace.js';
 import { pidMark, reapMarked, RUN_MARKER } from './reap.js';
 import { closedAbove, type Sandbox } from './sandbox.js';
-import { passage as passageTo, throughPassage } from '../../core/sandbox.js';
+import { passage as passageTo, throughPassage, type NamespaceTools } from '../../core/sandbox.js';
 import {
   runProcess,
   shellArgv,
@@ -158,6 +159,19 @@ export function sameUser(walls?: Sandbox): Untrusted {
   };
 }
 
+/** Whether root can start a step through a mount namespace here (`throughPassage`'s tools). */
+async function namespaceTools(
+  env: Readonly<Record<string, string>>,
+): Promise<NamespaceTools | undefined> {
+  const path = `${env['PATH'] ?? ''}:/usr/bin:/bin:/usr/sbin:/sbin`;
+  const [unshare, setpriv, mount] = await Promise.all(
+    ['unshare', 'setpriv', 'mount'].map((t) => onPath(t, path)),
+  );
+  if (unshare == null || setpriv == null || mount == null) return undefined;
+  if ((await lstat('/bin/bash').catch(() => null)) === null) return undefined;
+  return { unshare, setpriv, mount };
+}
+
 /** `env`'s HOME when it is one of the step's writable folders (an executor's home). */
 function givenHome(
   env: Readonly<Record<string, string>>,
@@ -241,7 +255,11 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
 
   const walls = options.sandbox;
   const walled = walls !== undefined;
-  const throughNamespace = walled && root.privilege === 'root';
+  // Where epicflow is root and the sandbox runs, each step reaches its folders through a
+  // mount namespace of its own (core/sandbox.ts `throughPassage`: util-linux's `unshare`
+  // and `setpriv`, and bash), no folder above them opened; without those tools, passages.
+  const throughNamespace =
+    walled && root.privilege === 'root' ? await namespaceTools(options.env) : undefined;
   const homeRoot = await inside(options.home);
   await mkdir(homeRoot, { recursive: true, mode: 0o711 });
   const passage = await passages(root);
@@ -294,7 +312,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     await hand.give(account, folders);
     // Where epicflow is root, a step in the sandbox reaches its folders through a mount
     // namespace of its own (sandbox.ts `throughPassage`): no folder above them is opened.
-    if (throughNamespace) return;
+    if (throughNamespace !== undefined) return;
     for (const dir of folders) {
       // Not there (yet): nothing was given.
       if ((await lstat(dir).catch(() => null)) !== null) await passage.let(dir, account);
@@ -359,6 +377,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             uid: account.uid,
             gid: account.gid,
             passes: (folder) => passage.passes(account, folder),
+            throughNamespace,
           },
           veiled,
         });
@@ -373,7 +392,9 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             env: childEnv,
             // In the sandbox, the step's argv takes the user itself, once its mount
             // namespace is made (sandbox.ts).
-            ...(throughNamespace ? {} : { runAs: { uid: account.uid, gid: account.gid } }),
+            ...(throughNamespace !== undefined
+              ? {}
+              : { runAs: { uid: account.uid, gid: account.gid } }),
             ...(watch === undefined ? {} : { beforeKill: watch.beforeKill }),
           });
         }
@@ -442,36 +463,35 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
    * outside a step's namespaces, where it could reach the tree or the index while git
    * writes them.
    */
-  const writer: TreeWriter | undefined =
-    walled && root.privilege === 'root'
-      ? {
-          uid: first.uid,
-          gid: first.gid,
-          scratch: async (reach) => {
-            const own = join(homeRoot, `${first.user}.${randomUUID()}`);
-            const dir = join(own, 'scratch');
-            await mkdir(own, { mode: 0o711 });
-            await mkdir(dir, { mode: 0o700 });
-            await lchown(dir, first.uid, first.gid);
-            const folders = await Promise.all([...reach, dir].map((f) => canonical(f)));
-            const way = passageTo(
-              await closedAbove(folders, first),
-              folders.map((path) => ({ path, folder: true })),
-            );
-            return {
-              dir,
-              through: (argv) => throughPassage(first, way, argv),
-              done: () => hand.discard([own]),
-            };
-          },
-        }
-      : undefined;
+  const writer: TreeWriter | undefined = throughNamespace
+    ? {
+        uid: first.uid,
+        gid: first.gid,
+        scratch: async (reach) => {
+          const own = join(homeRoot, `${first.user}.${randomUUID()}`);
+          const dir = join(own, 'scratch');
+          await mkdir(own, { mode: 0o711 });
+          await mkdir(dir, { mode: 0o700 });
+          await lchown(dir, first.uid, first.gid);
+          const folders = await Promise.all([...reach, dir].map((f) => canonical(f)));
+          const way = passageTo(
+            await closedAbove(folders, first),
+            folders.map((path) => ({ path, folder: true })),
+          );
+          return {
+            dir,
+            through: (argv) => throughPassage(first, way, argv),
+            done: () => hand.discard([own]),
+          };
+        },
+      }
+    : undefined;
 
   return {
     isolated: true,
     walled,
     ...(writer === undefined ? {} : { writer }),
-    description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open && !throughNamespace ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
+    description: `as the user ${first.user} (uid ${first.uid}), without sudo${walled ? ', inside the kernel sandbox (bubblewrap)' : ''}; every process of it is ended after each step${passage.open && throughNamespace === undefined ? '; the folders above its trees are opened to all users (install the acl package to open them to it alone)' : ''}`,
     run,
     runShell: (command, runOptions) => run(shellArgv(command, runOptions.env), runOptions),
     discard: async (folders) => hand.discard(await Promise.all(folders.map((f) => inside(f)))),

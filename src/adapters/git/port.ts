@@ -3,7 +3,8 @@
  * adapter: the repository's refs, branches and worktrees.
  */
 import type { GitPort, LandGitPort, LandTreePort, WorktreePort } from '../../engine/ports.js';
-import type { Git, TreeWriter } from './git.js';
+import type { Git } from './git.js';
+import type { TreeWriter } from './tree-writer.js';
 import { readMergedStories } from './merged-stories.js';
 
 /**

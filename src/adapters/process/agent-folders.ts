@@ -9,7 +9,8 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 import { runProcess } from './run-process.js';
-import { must, onPath, passagesFile, type AgentAccount, type Privileged } from './agent-user.js';
+import { must, onPath, type AgentAccount, type Privileged } from './agent-user.js';
+import { passagesFile } from './claims.js';
 
 /** A real path when it exists, else the real path of its nearest existing parent plus the rest. */
 export async function canonical(path: string): Promise<string> {

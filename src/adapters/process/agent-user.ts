@@ -5,8 +5,6 @@
  * kernel lock), creating it, proving it is isolated, ending its processes and
  * removing what it left to run later (crontab, at jobs) or in shared folders.
  */
-import { spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
 import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -108,120 +106,6 @@ export async function establishPrivilege(
     env,
     argv: (argv) => (privilege === 'root' ? [...argv] : ['sudo', '-n', ...argv]),
   };
-}
-
-/** The agent users' locks (a folder only root may enter: no agent can open, let alone lock, them). */
-const LOCKS = '/run/epicflow-agent-users';
-
-/** Where the folders an account was let through are noted (beside its lock: root's alone). */
-export const passagesFile = (user: string): string => join(LOCKS, `${user}.passages`);
-const POOL_SIZE = 32;
-/** flock's exit code when another process holds the lock. */
-const LOCK_HELD = 75;
-
-/**
- * Holds an exclusive lock (flock) on `file` for as long as this process lives: a small
- * child (`flock` running `cat`, as root) waits on a pipe from this process and exits when
- * the pipe closes — when this process ends, however it ends. The kernel decides between
- * processes that race for one lock, and a lock never outlives its process. Resolves
- * `false` when another process holds it.
- */
-function holdLock(file: string, root: Privileged): Promise<boolean> {
-  const argv = root.argv([
-    'flock',
-    '--exclusive',
-    '--nonblock',
-    '--conflict-exit-code',
-    String(LOCK_HELD),
-    file,
-    'sh',
-    '-c',
-    'echo held; exec cat >/dev/null',
-  ]);
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(argv[0] ?? 'flock', argv.slice(1), {
-      cwd: '/',
-      env: { ...root.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    let settled = false;
-    const settle = (f: () => void): void => {
-      if (settled) return;
-      settled = true;
-      f();
-    };
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (!out.startsWith('held\n')) return;
-      settle(() => {
-        // The holder keeps running, but must not keep this process alive.
-        child.stdout.destroy();
-        child.stderr.destroy();
-        child.stdin.on('error', () => undefined);
-        (child.stdin as unknown as Socket).unref();
-        child.unref();
-        resolvePromise(true);
-      });
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', (e) =>
-      settle(() =>
-        reject(
-          new EpicflowError('isolation', `cannot lock ${file} (${argv.join(' ')}): ${e.message}`),
-        ),
-      ),
-    );
-    child.on('close', (code) =>
-      settle(() => {
-        if (code === LOCK_HELD) resolvePromise(false);
-        else {
-          const output = [err.trim(), out.trim()].filter((t) => t !== '').join(' | ');
-          reject(
-            new EpicflowError(
-              'isolation',
-              `cannot lock ${file} (${argv.join(' ')}): ${output || `exit code ${String(code)}`}`,
-              { details: ['epicflow needs flock (util-linux) to claim an agent user'] },
-            ),
-          );
-        }
-      }),
-    );
-  });
-}
-
-/** The users this process holds, by pool name, in the order claimed. */
-const held = new Map<string, string[]>();
-let claiming: Promise<unknown> = Promise.resolve();
-
-/**
- * Claims one more user of the pool `base`, `base-2` … `base-32` that no live process
- * holds (this one included), for as long as this process lives (see `holdLock`).
- */
-export function claimUser(base: string, root: Privileged): Promise<string> {
-  const claim = claiming.then(async () => {
-    await must(
-      'cannot prepare the agent user locks',
-      root.argv(['sh', '-c', 'mkdir -p "$1" && chmod 0700 "$1"', 'sh', LOCKS]),
-      root.env,
-    );
-    const mine = held.get(base) ?? [];
-    for (let n = 1; n <= POOL_SIZE; n++) {
-      const user = n === 1 ? base : `${base}-${n}`;
-      if (mine.includes(user)) continue;
-      if (await holdLock(join(LOCKS, `${user}.lock`), root)) {
-        held.set(base, [...mine, user]);
-        return user;
-      }
-    }
-    throw new EpicflowError(
-      'isolation',
-      `every agent user ${base} … ${base}-${POOL_SIZE} is in use on this machine`,
-    );
-  });
-  claiming = claim.catch(() => undefined);
-  return claim;
 }
 
 /** The user, created when missing (a system user of its own group, no home, no login shell). */

@@ -22,13 +22,11 @@
  * (`sudo -n -E -u <user>`), as GitHub-hosted runners have.
  */
 import { randomUUID } from 'node:crypto';
-import { lchown, lstat, mkdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import type { TreeWriter } from '../git/git.js';
+import type { TreeWriter } from '../git/tree-writer.js';
 import {
-  onPath,
-  claimUser,
   dropLeftovers,
   ensureUser,
   establishPrivilege,
@@ -39,12 +37,13 @@ import {
   type AgentAccount,
 } from './agent-user.js';
 import { canonical, forgetPassages, passages } from './agent-folders.js';
+import { claimUser } from './claims.js';
 import { handOver } from './hand-over.js';
 import { ownKeyring } from './keyring.js';
 import type { NamespaceWatch } from './namespace.js';
 import { pidMark, reapMarked, RUN_MARKER } from './reap.js';
-import { closedAbove, type Sandbox } from './sandbox.js';
-import { passage as passageTo, throughPassage, type NamespaceTools } from '../../core/sandbox.js';
+import type { Sandbox } from './sandbox.js';
+import { agentTreeWriter, namespaceTools } from './agent-writer.js';
 import {
   runProcess,
   shellArgv,
@@ -159,19 +158,6 @@ export function sameUser(walls?: Sandbox): Untrusted {
   };
 }
 
-/** Whether root can start a step through a mount namespace here (`throughPassage`'s tools). */
-async function namespaceTools(
-  env: Readonly<Record<string, string>>,
-): Promise<NamespaceTools | undefined> {
-  const path = `${env['PATH'] ?? ''}:/usr/bin:/bin:/usr/sbin:/sbin`;
-  const [unshare, setpriv, mount] = await Promise.all(
-    ['unshare', 'setpriv', 'mount'].map((t) => onPath(t, path)),
-  );
-  if (unshare == null || setpriv == null || mount == null) return undefined;
-  if ((await lstat('/bin/bash').catch(() => null)) === null) return undefined;
-  return { unshare, setpriv, mount };
-}
-
 /** `env`'s HOME when it is one of the step's writable folders (an executor's home). */
 function givenHome(
   env: Readonly<Record<string, string>>,
@@ -268,12 +254,27 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
   // own, not epicflow's, which a change of user does not take away.
   const keyring = walled ? undefined : await ownKeyring();
 
-  /** Establishes one more account: claimed, created, cleaned of an earlier job, proven. */
-  const establish = async (): Promise<AgentAccount> => {
-    const account = await ensureUser(await claimUser(options.user, root), root);
+  /** What an account's first holder does: an earlier job's processes, files and passages gone. */
+  const clean = async (account: AgentAccount): Promise<void> => {
     await reapAccount(account, root);
     await freshAccount(account, root);
     await forgetPassages(account, root);
+  };
+  /**
+   * Establishes one more account: claimed, created, cleaned of an earlier job, proven. In
+   * the sandbox the account is shared with every other process whose steps run there (the
+   * kernel keeps their steps apart, none is reaped by listing its user's processes): the
+   * first of them cleans it while it holds it alone, and no process without the sandbox
+   * may take it meanwhile. Without the sandbox, a process holds its accounts alone.
+   */
+  const establish = async (): Promise<AgentAccount> => {
+    const user = await claimUser(
+      options.user,
+      root,
+      walled ? async (name) => clean(await ensureUser(name, root)) : undefined,
+    );
+    const account = await ensureUser(user, root);
+    if (!walled) await clean(account);
     await proveIsolated(account, root);
     return account;
   };
@@ -456,36 +457,10 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
     }
   };
 
-  /**
-   * Where epicflow is root and every step runs in the sandbox as the one user: trees are
-   * written as that user (git, run as it through a mount namespace of its own, checks the
-   * commit out), so a fresh tree needs no giving file by file. No process of the user runs
-   * outside a step's namespaces, where it could reach the tree or the index while git
-   * writes them.
-   */
-  const writer: TreeWriter | undefined = throughNamespace
-    ? {
-        uid: first.uid,
-        gid: first.gid,
-        scratch: async (reach) => {
-          const own = join(homeRoot, `${first.user}.${randomUUID()}`);
-          const dir = join(own, 'scratch');
-          await mkdir(own, { mode: 0o711 });
-          await mkdir(dir, { mode: 0o700 });
-          await lchown(dir, first.uid, first.gid);
-          const folders = await Promise.all([...reach, dir].map((f) => canonical(f)));
-          const way = passageTo(
-            await closedAbove(folders, first),
-            folders.map((path) => ({ path, folder: true })),
-          );
-          return {
-            dir,
-            through: (argv) => throughPassage(first, way, argv),
-            done: () => hand.discard([own]),
-          };
-        },
-      }
-    : undefined;
+  const writer =
+    throughNamespace === undefined
+      ? undefined
+      : agentTreeWriter(first, throughNamespace, homeRoot, (folders) => hand.discard(folders));
 
   return {
     isolated: true,

@@ -1,7 +1,9 @@
 /**
- * The agent user pool: every job on one machine gets an agent user of its own, because
- * every process of that user is ended after each step — two jobs sharing one would end
- * each other's agents, and could write into each other's worktrees. The tests run as root,
+ * The agent user pool: every job on one machine whose steps run without the kernel sandbox
+ * gets an agent user of its own, because every process of that user is ended after each
+ * step — two jobs sharing one would end each other's agents, and could write into each
+ * other's worktrees. Jobs whose steps run in the sandbox share one (the kernel keeps their
+ * steps apart), which no job without it takes meanwhile. The tests run as root,
  * so users can be made here; these get a name of their own (`epicflow-pool`, `-2`, ...).
  * A user that may use sudo is refused before any step runs (the same check in every mode:
  * the Action's job then fails with the reason in its summary, as trust-boundary.test.ts
@@ -48,11 +50,12 @@ afterEach(async () => {
   dirs = [];
 });
 
-async function claimant(home?: string): Promise<Claimant> {
+async function claimant(home?: string, walled = false): Promise<Claimant> {
   home ??= await mkdtemp(join(tmpdir(), 'epicflow-pool-home-'));
   dirs.push(home);
   // Bundled once (test/support/bundled-entry.ts): tsx would transpile the sources at each start.
-  const child = spawn(process.execPath, [await bundledEntry(CHILD), BASE, home], {
+  const args = [await bundledEntry(CHILD), BASE, home, ...(walled ? ['walled'] : [])];
+  const child = spawn(process.execPath, args, {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines = createInterface({ input: child.stdout });
@@ -118,6 +121,47 @@ describe('the agent user pool', () => {
     expect(claimed?.stderr).toMatch(/Permission denied/);
   });
 });
+
+describeNeeding(
+  ['sandbox'],
+  'the agent user of processes whose steps run in the kernel sandbox',
+  () => {
+    it('is one, shared by all of them, and never held by a process without the sandbox meanwhile', async () => {
+      // Three processes in the sandbox claim at once, beside one without it.
+      const walled = await Promise.all(Array.from({ length: 3 }, () => claimant(undefined, true)));
+      const claimed = await claimAtOnce(walled);
+      expect(claimed.filter((c) => c.error !== undefined)).toEqual([]);
+      const shared = claimed[0]?.user ?? '';
+      expect(shared).toMatch(/^epicflow-pool(-\d+)?$/);
+      expect(claimed.map((c) => c.user)).toEqual([shared, shared, shared]);
+      const [alone] = await claimAtOnce([await claimant()]);
+      expect(alone?.user).toMatch(/^epicflow-pool(-\d+)?$/);
+      expect(alone?.user).not.toBe(shared);
+
+      // A step of one of them runs whole while another process comes to share the user: the
+      // newcomer does not clean the user (which would end that step).
+      const [first] = walled;
+      first?.child.stdin.write('long\n');
+      const [newcomer] = await claimAtOnce([await claimant(undefined, true)]);
+      expect(newcomer?.user).toBe(shared);
+      expect(JSON.parse((await first?.next()) ?? '{}')).toEqual({
+        out: 'survived',
+        code: 0,
+        signal: null,
+      });
+
+      // Once they are gone, the user is free for anyone again.
+      for (const c of [...walled, ...claimants.slice(-1)]) c.child.kill('SIGKILL');
+      await Promise.all(
+        [...walled, ...claimants.slice(-1)].map(
+          (c) => new Promise((done) => c.child.on('exit', done)),
+        ),
+      );
+      const [later] = await claimAtOnce([await claimant()]);
+      expect(later?.user).toBe(shared);
+    });
+  },
+);
 
 describeNeeding(['sudo'], 'a user that may use sudo', () => {
   it('is refused before any step runs, named, with what to do', async () => {

@@ -214,12 +214,6 @@ function dedupe(dirs: readonly string[]): string[] {
   return [...new Set(dirs)];
 }
 
-/**
- * Folders a step's user reaches through a private mount namespace instead of through the
- * folders above them (where epicflow is root): `held` are the folders it is given (its
- * tree, home and `/tmp`, the tools it may read below the same closed folders), `covers`
- * the highest folders above them that are closed to it (a home, `/root`).
- */
 /** util-linux's programs a passage needs, by their paths on this machine. */
 export interface NamespaceTools {
   readonly unshare: string;
@@ -227,6 +221,12 @@ export interface NamespaceTools {
   readonly mount: string;
 }
 
+/**
+ * Folders a step's user reaches through a private mount namespace instead of through the
+ * folders above them (where epicflow is root): `held` are the folders it is given (its
+ * tree, home and `/tmp`, the tools it may read below the same closed folders), `covers`
+ * the highest folders above them that are closed to it (a home, `/root`).
+ */
 interface Passage {
   readonly held: readonly { readonly path: string; readonly folder: boolean }[];
   readonly covers: readonly string[];

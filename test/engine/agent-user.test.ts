@@ -7,7 +7,6 @@
  * @needs root
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -24,6 +23,7 @@ import {
   type TestRepo,
 } from './support/repo.js';
 import { describeNeeding } from '../support/needs.js';
+import { userAclEntries } from '../support/acl.js';
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -318,12 +318,7 @@ describeNeeding(
       }
       // Root handed the trees through mount namespaces: no folder above them (the test's
       // own, closed to others) got an entry of the agent user's.
-      const acl = execFileSync(
-        'getfacl',
-        ['--omit-header', '--numeric', '--absolute-names', repo.tmp],
-        { encoding: 'utf8' },
-      );
-      expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
+      expect(userAclEntries(repo.tmp)).toEqual([]);
     }, 180_000);
   },
 );

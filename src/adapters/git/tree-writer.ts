@@ -84,10 +84,7 @@ export async function checkOutAs(
     for (const entry of await readdir(target)) {
       if (entry !== '.git') await rm(join(target, entry), { recursive: true, force: true });
     }
-    await new GitRunner(target, undefined, tree.guard, location).run(
-      `cannot check out the tree at ${target}`,
-      checkout,
-    );
+    await runner.run(`cannot check out the tree at ${target}`, checkout);
   } finally {
     await scratch.done();
   }

@@ -18,11 +18,12 @@ const POOL_SIZE = 32;
 const LOCK_HELD = 75;
 
 /**
- * Holds an exclusive lock (flock) on `file` for as long as this process lives: a small
- * child (`flock` running `cat`, as root) waits on a pipe from this process and exits when
- * the pipe closes — when this process ends, however it ends. The kernel decides between
- * processes that race for one lock, and a lock never outlives its process. Resolves
- * `false` when another process holds it.
+ * Holds a lock (flock) on `file` for as long as this process lives, exclusive or, with
+ * `shared`, shared: a small child (`flock` or `sh`, then `cat`, as root) waits on a pipe
+ * from this process and exits when the pipe closes — when this process ends, however it
+ * ends. The kernel decides between processes that race for one lock, and a lock never
+ * outlives its process. Resolves `false` when another process holds it (alone, for a
+ * shared claim).
  */
 function holdLock(
   file: string,

@@ -169,8 +169,9 @@ export async function sandbox(
       );
       // Where root starts the step, its user reaches its folders through a mount namespace
       // of its own (`throughPassage`), as through the folders above them.
+      const tools = options.as?.throughNamespace;
       const opened =
-        options.as?.throughNamespace !== undefined
+        options.as !== undefined && tools !== undefined
           ? await closedAbove([...writable, tmp, home], options.as)
           : undefined;
       const as =
@@ -222,7 +223,7 @@ export async function sandbox(
       const walled = [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)];
       return {
         argv:
-          opened === undefined || options.as?.throughNamespace === undefined
+          opened === undefined || options.as === undefined || tools === undefined
             ? walled
             : throughPassage(
                 options.as,
@@ -234,7 +235,7 @@ export async function sandbox(
                   })),
                 ),
                 walled,
-                options.as.throughNamespace,
+                tools,
               ),
         env: { ...options.env, ...keyring.env, HOME: home, TMPDIR: '/tmp' },
         done: () => rm(id, { recursive: true, force: true }),

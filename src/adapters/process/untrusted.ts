@@ -268,12 +268,18 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
    * may take it meanwhile. Without the sandbox, a process holds its accounts alone.
    */
   const establish = async (): Promise<AgentAccount> => {
+    let cleaned: AgentAccount | undefined;
     const user = await claimUser(
       options.user,
       root,
-      walled ? async (name) => clean(await ensureUser(name, root)) : undefined,
+      walled
+        ? async (name) => {
+            cleaned = await ensureUser(name, root);
+            await clean(cleaned);
+          }
+        : undefined,
     );
-    const account = await ensureUser(user, root);
+    const account = cleaned ?? (await ensureUser(user, root));
     if (!walled) await clean(account);
     await proveIsolated(account, root);
     return account;

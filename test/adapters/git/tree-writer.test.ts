@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Git } from '../../../src/adapters/git/git.js';
 import { sandbox } from '../../../src/adapters/process/sandbox.js';
 import { agentUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+import { userAclEntries } from '../../support/acl.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 let dir: string;
@@ -104,10 +105,7 @@ describe('a tree written as the agent user (root, in the kernel sandbox)', () =>
     await opened.addWorktree(tree, git(closed, 'rev-parse', 'HEAD').trim(), untrusted.writer);
     expect(ownerOf(join(tree, 'src', 'deep', 'a.txt'))).toBe(untrusted.writer?.uid);
     expect(git(tree, 'status', '--porcelain', '--untracked-files=all')).toBe('');
-    const acl = execFileSync('getfacl', ['--omit-header', '--numeric', '--absolute-names', home], {
-      encoding: 'utf8',
-    });
-    expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
+    expect(userAclEntries(home)).toEqual([]);
     expect(statSync(home).mode & 0o777).toBe(0o700);
   });
 

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { sandbox } from '../../../src/adapters/process/sandbox.js';
 import { agentUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
 import { describeNeeding } from '../../support/needs.js';
+import { userAclEntries } from '../../support/acl.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 let dir: string;
@@ -156,14 +157,7 @@ describeNeeding(['sandbox'], 'in the kernel sandbox', () => {
       err: '',
     });
     expect(statSync(closed).mode & 0o007).toBe(0);
-    const acl = execFileSync(
-      'getfacl',
-      ['--omit-header', '--numeric', '--absolute-names', closed],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(acl.split('\n').filter((l) => /^user:\d+:/.test(l))).toEqual([]);
+    expect(userAclEntries(closed)).toEqual([]);
   });
 });
 

@@ -104,13 +104,16 @@ export async function workJob(input: StoryJobInput): Promise<StoryJobResult> {
 
 /**
  * The publish job of a work job's result: checked again, merged, pushed and recorded.
- * `meanwhile`: what happens on GitHub after the job prepared, before its work.
+ * `meanwhile`: what happens on GitHub after the job prepared, before its work. `workOutcome`:
+ * how the work job ended, as the workflow tells the publish job (`needs.work.result`):
+ * `cancelled` for a work job killed before it handed anything over.
  */
 export async function publishJob(
   w: ActionWorld,
   work: StoryJobInput,
   onEvent?: (message: string) => void,
   meanwhile?: () => Promise<void>,
+  workOutcome = 'success',
 ): Promise<PublishJobResult> {
   const folder = join(w.dir, 'jobs', `${work.workspace.split('/').pop() ?? ''}-publish`);
   const workspace = join(folder, 'workspace');
@@ -131,7 +134,7 @@ export async function publishJob(
       story: work.story,
       attempt: work.attempt,
       resultDir: work.resultDir,
-      workOutcome: 'success',
+      workOutcome,
       configPath: CONFIG_PATH,
       tempDir,
       remote: input.remote,

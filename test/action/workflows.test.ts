@@ -259,10 +259,10 @@ describe.each(VARIANTS)('the %s story workflow', (variant) => {
     }
   });
 
-  it('installs the agent CLIs at the versions epicflow is tested with (package.json)', async () => {
+  it('installs the agent CLIs at the versions epicflow is tested with (test/agent-clis)', async () => {
     const { doc } = await parsed(storyOf(variant));
-    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
-      devDependencies: Record<string, string>;
+    const pkg = JSON.parse(await readFile(join(root, 'test/agent-clis/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
     };
     const install = jobNamed(doc, 'work').steps.find(
       (s) => s.run?.startsWith('npm install -g ') === true,
@@ -275,7 +275,7 @@ describe.each(VARIANTS)('the %s story workflow', (variant) => {
     for (const spec of packages) {
       const at = spec.lastIndexOf('@');
       const [name, version] = [spec.slice(0, at), spec.slice(at + 1)];
-      expect([name, version]).toEqual([name, pkg.devDependencies[name]]);
+      expect([name, version]).toEqual([name, pkg.dependencies[name]]);
       expect(version).toMatch(/^\d+\.\d+\.\d+$/);
     }
   });

@@ -93,10 +93,11 @@ async function workflow(path: string): Promise<{ steps: Step[]; doc: Record<stri
 
 describe('agent CLI versions', () => {
   it('pins codex and claude to the versions the tests run for real', async () => {
+    // The CLIs the tests run (test/support/agent-clis.ts).
     const pkg = JSON.parse(
-      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+      await readFile(new URL('../agent-clis/package.json', import.meta.url), 'utf8'),
     ) as {
-      devDependencies: Record<string, string>;
+      dependencies: Record<string, string>;
     };
     const pinned = Object.fromEntries(
       AGENT_PRESETS.flatMap((p) => ('npm' in p.install ? [p.install.npm] : [])).map((spec) => {
@@ -104,10 +105,8 @@ describe('agent CLI versions', () => {
         return [spec.slice(0, at), spec.slice(at + 1)];
       }),
     );
-    expect(pinned['@openai/codex']).toBe(pkg.devDependencies['@openai/codex']);
-    expect(pinned['@anthropic-ai/claude-code']).toBe(
-      pkg.devDependencies['@anthropic-ai/claude-code'],
-    );
+    expect(pinned['@openai/codex']).toBe(pkg.dependencies['@openai/codex']);
+    expect(pinned['@anthropic-ai/claude-code']).toBe(pkg.dependencies['@anthropic-ai/claude-code']);
     for (const version of Object.values(pinned)) expect(version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

@@ -6,19 +6,25 @@
  * against the scripted model server on 127.0.0.1 through the user's gateway URL. The
  * setup is the one init chose (`npm install`), the gate the repository's own `npm test`.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../support/agent-clis.js';
 import { epicflow } from '../support/cli.js';
 import { explainWith, startModelServer, type ModelServer } from '../support/model-server/index.js';
 
 const USAGE = { input: 1000, cachedInput: 100, cacheWrite: 50, output: 20 };
-/** Node, the system tools, and the agent CLIs as `npm install -g` would put them on PATH. */
-const PATH = [resolve('node_modules/.bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(
-  ':',
-);
+/**
+ * Node, the system tools, and the agent CLIs as `npm install -g` would put them on PATH (the
+ * pinned ones of test/agent-clis, installed into the tests' cache folder on first use).
+ */
+let PATH = '';
+beforeAll(async () => {
+  const agents = dirname(await agentCliBin('claude'));
+  PATH = [agents, dirname(process.execPath), '/usr/bin', '/bin'].join(':');
+}, AGENT_CLIS_INSTALL_MS);
 
 let root: string | undefined;
 let server: ModelServer | undefined;

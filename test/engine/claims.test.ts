@@ -4,9 +4,10 @@
  * ran; the story is warned, the record and report say so, and the judge reads it first.
  * A `command` agent's claims cannot be checked, and say so.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
-import { dirname, resolve } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { dirname } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../support/agent-clis.js';
 import { explainWith, startModelServer, type ModelServer } from '../support/model-server/index.js';
 import {
   CLEARED_VERDICT,
@@ -29,6 +30,12 @@ afterEach(async () => {
   server = undefined;
   repo = undefined;
 });
+
+/** The folder of the pinned Claude Code (test/agent-clis), installed on first use, for the PATH. */
+let agentBins = '';
+beforeAll(async () => {
+  agentBins = dirname(await agentCliBin('claude'));
+}, AGENT_CLIS_INSTALL_MS);
 
 const USAGE = { input: 1000, cachedInput: 100, cacheWrite: 50, output: 20 };
 const plan = planMarkdown([{ id: 's', owns: ['src/s.txt'] }]);
@@ -69,9 +76,7 @@ describe("the coder's claims", () => {
       {},
       {
         env: {
-          PATH: [resolve('node_modules/.bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(
-            ':',
-          ),
+          PATH: [agentBins, dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
           HOME: r.tmp,
           ANTHROPIC_API_KEY: 'sk-ant-test-key',
           ANTHROPIC_BASE_URL: server.url,

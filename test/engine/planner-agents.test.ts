@@ -1,15 +1,15 @@
 /**
- * Planning through the REAL codex and claude CLIs (node_modules/.bin) against
+ * Planning through the REAL codex and claude CLIs (pinned in test/agent-clis) against
  * the scripted model server on 127.0.0.1, wired as `epicflow plan draft` wires
  * them: a detached checkout, the executor adapters, the validator, the repair
  * rounds, and the file written only when the plan is valid.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePlan } from '../../src/core/plan/index.js';
 import { draftPlanLocally, type LocalDraftResult } from '../../src/jobs/local/plan-local.js';
-import { CLAUDE_BIN, CODEX_BIN } from '../adapters/executors/helpers.js';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../support/agent-clis.js';
 import {
   explainWith,
   startModelServer,
@@ -28,6 +28,13 @@ afterEach(async () => {
   server = undefined;
   repo = undefined;
 });
+
+/** The pinned CLIs (test/agent-clis), installed into the tests' cache folder on first use. */
+let codexBin = '';
+let claudeBin = '';
+beforeAll(async () => {
+  [codexBin, claudeBin] = await Promise.all([agentCliBin('codex'), agentCliBin('claude')]);
+}, AGENT_CLIS_INSTALL_MS);
 
 const VALID = [
   'Here is the plan.',
@@ -114,7 +121,7 @@ async function draft(
       },
       onEvent: (m) => events.push(m),
       executorDeps: {
-        binaries: { codex: CODEX_BIN, claude: CLAUDE_BIN },
+        binaries: { codex: codexBin, claude: claudeBin },
         baseUrls: { codex: server.url, claude: server.url },
       },
     },

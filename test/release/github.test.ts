@@ -153,6 +153,8 @@ describe('Dependabot and the templates', () => {
     expect(config.version).toBe(2);
     expect(config.updates.map((u) => [u['package-ecosystem'], u.directory])).toEqual([
       ['npm', '/'],
+      // The agent CLIs the tests run (test/agent-clis), pinned apart from the root's packages.
+      ['npm', '/test/agent-clis'],
       ['github-actions', '/'],
     ]);
   });

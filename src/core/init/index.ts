@@ -64,7 +64,8 @@ interface AgentPreset {
   /**
    * An npm package (at a pinned version) the story job installs globally, or a shell command
    * for others. codex and claude are pinned to the versions the tests run for real (the
-   * project's devDependencies; test/cli/init.test.ts checks they agree), the others to the
+   * pinned agent CLIs of test/agent-clis/package.json; test/cli/init.test.ts checks they
+   * agree), the others to the
    * versions their recorded fixtures come from.
    */
   readonly install: { readonly npm: string } | { readonly run: string };

@@ -2,20 +2,14 @@
  * The real Claude Code binary (@anthropic-ai/claude-code 2.1.197) through
  * CliExecutor against the scripted model server on 127.0.0.1.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
-import {
-  CLAUDE_BIN,
-  executorConfig,
-  isAlive,
-  makeSandbox,
-  readPid,
-  turnRequest,
-} from './helpers.js';
+import { executorConfig, isAlive, makeSandbox, readPid, turnRequest } from './helpers.js';
 import type { Sandbox } from './helpers.js';
 
 const USAGE = { input: 1000, cachedInput: 100, cacheWrite: 50, output: 20 };
@@ -29,6 +23,12 @@ afterEach(async () => {
   server = undefined;
   sandbox = undefined;
 });
+
+/** The pinned CLI (test/agent-clis), installed into the tests' cache folder on first use. */
+let claudeBin = '';
+beforeAll(async () => {
+  claudeBin = await agentCliBin('claude');
+}, AGENT_CLIS_INSTALL_MS);
 
 /** `seat`: an API key, or a subscription login (whose limits carry reset times). */
 async function run(
@@ -45,7 +45,7 @@ async function run(
   prepare?.(sandbox);
   const config = executorConfig('claude', { model: 'claude-sonnet-4-5' });
   const executor = new CliExecutor(config, {
-    binary: CLAUDE_BIN,
+    binary: claudeBin,
     baseUrl: server.url,
     // Any stray request would go to the server as a proxy CONNECT and be recorded.
     sourceEnv: {

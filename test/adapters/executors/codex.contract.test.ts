@@ -2,20 +2,14 @@
  * The real codex binary (@openai/codex 0.171.0) through CliExecutor against
  * the scripted model server on 127.0.0.1.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
-import {
-  CODEX_BIN,
-  executorConfig,
-  isAlive,
-  makeSandbox,
-  readPid,
-  turnRequest,
-} from './helpers.js';
+import { executorConfig, isAlive, makeSandbox, readPid, turnRequest } from './helpers.js';
 import type { Sandbox } from './helpers.js';
 
 const USAGE = { input: 1000, cachedInput: 100, output: 20 };
@@ -37,13 +31,19 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
+/** The pinned CLI (test/agent-clis), installed into the tests' cache folder on first use. */
+let codexBin = '';
+beforeAll(async () => {
+  codexBin = await agentCliBin('codex');
+}, AGENT_CLIS_INSTALL_MS);
+
 /** `cancelAt`: the turn's AbortSignal fires once the server answers a step of this kind. */
 async function run(script: Step[], timeoutMs = 60_000, cancelAt?: Step['kind']) {
   server = await startModelServer(script);
   sandbox = makeSandbox();
   const config = executorConfig('codex', { model: 'gpt-5.6', args: NO_RETRIES });
   const executor = new CliExecutor(config, {
-    binary: CODEX_BIN,
+    binary: codexBin,
     baseUrl: server.url,
     // Any stray request would go to the server as a proxy CONNECT and be recorded.
     sourceEnv: {

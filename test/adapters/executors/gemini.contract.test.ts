@@ -2,14 +2,15 @@
  * The real Gemini CLI (@google/gemini-cli 0.61.0) through CliExecutor against the
  * scripted model server on 127.0.0.1 (Gemini's streamGenerateContent, SSE).
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
-import { executorConfig, GEMINI_BIN, makeSandbox, turnRequest } from './helpers.js';
+import { executorConfig, makeSandbox, turnRequest } from './helpers.js';
 import type { Sandbox } from './helpers.js';
 import type { TurnRequest } from '../../../src/core/executor.js';
 
@@ -25,9 +26,15 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
+/** The pinned CLI (test/agent-clis), installed into the tests' cache folder on first use. */
+let geminiBin = '';
+beforeAll(async () => {
+  geminiBin = await agentCliBin('gemini');
+}, AGENT_CLIS_INSTALL_MS);
+
 async function run(
   script: Step[],
-  binary = GEMINI_BIN,
+  binary = geminiBin,
   options: { role?: TurnRequest['role']; plant?: (worktree: string) => void } = {},
 ) {
   server = await startModelServer(script);
@@ -74,7 +81,7 @@ describe('gemini contract (real binary)', () => {
     rmSync(marker, { force: true });
     const { record, server } = await run(
       [{ kind: 'message', text: 'Read it.', usage: USAGE }],
-      GEMINI_BIN,
+      geminiBin,
       { role: 'judge', plant: plantSettings(marker) },
     );
     await explainWith(server, () => {
@@ -92,7 +99,7 @@ describe('gemini contract (real binary)', () => {
     rmSync(marker, { force: true });
     const { record, server } = await run(
       [{ kind: 'message', text: 'Done.', usage: USAGE }],
-      GEMINI_BIN,
+      geminiBin,
       { plant: plantSettings(marker) },
     );
     await explainWith(server, () => {
@@ -161,7 +168,7 @@ describe('gemini contract (real binary)', () => {
   it('says the CLI is missing when its binary is not installed', async () => {
     const { record, server } = await run(
       [{ kind: 'message', text: 'never', usage: USAGE }],
-      join(GEMINI_BIN, '..', 'no-such-gemini'),
+      join(geminiBin, '..', 'no-such-gemini'),
     );
     expect(record.missingBinary).toBe(true);
     expect(server.modelRequests()).toHaveLength(0);

@@ -5,14 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { ExecutorConfig, Harness } from '../../../src/core/config/types.js';
 import type { TurnRequest } from '../../../src/core/executor.js';
-
-export const CODEX_BIN = resolve('node_modules/.bin/codex');
-export const CLAUDE_BIN = resolve('node_modules/.bin/claude');
-export const GEMINI_BIN = resolve('node_modules/.bin/gemini');
-export const OPENCODE_BIN = resolve('node_modules/.bin/opencode');
 
 export interface Sandbox {
   readonly worktree: string;

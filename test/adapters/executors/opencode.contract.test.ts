@@ -4,7 +4,7 @@
  * defines for a base URL). opencode retries a quota or an outage silently and without end, so
  * those turns are stopped at opencode's first ERROR log line that says which.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
@@ -13,8 +13,9 @@ import { sameUser } from '../../../src/adapters/process/untrusted.js';
 import type { TurnRequest } from '../../../src/core/executor.js';
 import { describeNeeding } from '../../support/needs.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
+import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
-import { executorConfig, makeSandbox, OPENCODE_BIN, turnRequest } from './helpers.js';
+import { executorConfig, makeSandbox, turnRequest } from './helpers.js';
 import type { Sandbox } from './helpers.js';
 
 const USAGE = { input: 1000, cachedInput: 100, output: 20 };
@@ -29,6 +30,12 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
+/** The pinned CLI (test/agent-clis), installed into the tests' cache folder on first use. */
+let opencodeBin = '';
+beforeAll(async () => {
+  opencodeBin = await agentCliBin('opencode');
+}, AGENT_CLIS_INSTALL_MS);
+
 interface RunOptions {
   /** What the tree holds before the turn. */
   readonly plant?: (s: Sandbox) => void;
@@ -40,7 +47,7 @@ interface RunOptions {
 async function run(
   script: Step[],
   timeoutMs = 60_000,
-  binary = OPENCODE_BIN,
+  binary = opencodeBin,
   options: RunOptions = {},
 ) {
   server = await startModelServer(script);
@@ -140,7 +147,7 @@ describe('opencode contract (real binary)', () => {
     const { record, server } = await run(
       [{ kind: 'message', text: 'never', usage: USAGE }],
       60_000,
-      join(OPENCODE_BIN, '..', 'no-such-opencode'),
+      join(opencodeBin, '..', 'no-such-opencode'),
     );
     expect(record.missingBinary).toBe(true);
     expect(server.modelRequests()).toHaveLength(0);
@@ -168,7 +175,7 @@ describeNeeding(['sandbox'], 'opencode as a helper, in the kernel sandbox (real 
     const { record, server } = await run(
       [{ kind: 'message', text: '{"verdict":"pass"}', usage: USAGE }],
       60_000,
-      OPENCODE_BIN,
+      opencodeBin,
       { plant, role: 'judge', walled: true },
     );
     await explainWith(server, () => {

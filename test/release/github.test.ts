@@ -104,6 +104,11 @@ describe('CI', () => {
     const steps = test?.steps ?? [];
     const setup = steps.find((s) => s.uses?.startsWith('actions/setup-node@') === true);
     expect(setup?.with?.['node-version']).toBe('${{ matrix.node }}');
+    // npm's cache keyed by both lockfiles: the root's and the agent CLIs' the tests install.
+    expect(String(setup?.with?.['cache-dependency-path']).trim().split('\n')).toEqual([
+      'package-lock.json',
+      'test/agent-clis/package-lock.json',
+    ]);
     expect(steps.at(-1)?.run).toBe('npm ci && npm test');
     const checkout = steps.find((s) => s.uses?.startsWith('actions/checkout@') === true);
     expect(checkout?.with?.['persist-credentials']).toBe(false);

@@ -56,22 +56,10 @@ const budgets = {
     'test/engine/planner-agents.test.ts': 180,
     'test/engine/claims.test.ts': 180,
     'test/cli/new-user.test.ts': 180,
-    // The files with the most Action jobs (2026-12-05: 220 s and 148 s in a full run). Since
-    // a story runs as a work job and a publish job, each story costs one bundle process more;
-    // since planning and landings do too, 411 s, 299 s and 192 s in the full run of the
-    // 2026-12-05 midday (story, landing, plan-e2e).
-    // 2026-12-05 evening: the rules they repeated moved to cheaper layers (docs/testing.md,
-    // "Where a rule is tested"): story.test 26 → 8 Action jobs, landing.test 16 → 10,
-    // plan-e2e 14 → 9. About one and a half times their last full-run times (411 s, 299 s,
-    // 192 s) scaled by how much faster each ran alone, old and new back to back.
-    'test/action/story.test.ts': 210,
-    'test/action/landing.test.ts': 280,
-    'test/action/plan-e2e.test.ts': 180,
-    // The one whole epic: four stories, five story jobs and seven orchestrate jobs since the
-    // 2026-12-05 night (seven and nine before: 203 s → 167 s alone, back to back, loaded).
-    'test/action/epic-appless.test.ts': 200,
-    // Two attacked epics with every process searched while they run, and five refusals.
-    'test/action/work-publish.test.ts': 300,
+    // The files with the most Action jobs had budgets of their own (210–300 s) until the
+    // 2026-12-06 evening, when each kept one end-to-end run per job kind and mode (bundle
+    // processes 133 → 72 over sixteen files; docs/testing.md, "Where a rule is tested"): the
+    // longest now takes about 30 s in a full run, well within the action project's 170 s.
     // Two review rounds with the App, five revision jobs in-process (11 story jobs until the
     // 2026-12-05 night, when the epics under review came to be delivered by the App harness:
     // 151 s → 100 s alone, back to back; 139 s in the last full run).

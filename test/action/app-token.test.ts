@@ -105,45 +105,9 @@ describe('story mode with app-id and app-private-key', () => {
     await w.close();
   });
 
-  it('mints an installation token, merges and records the story, and the agent sees neither the key nor a token', async () => {
-    w = await startWorld();
-    const key = freshAppKey();
-    w.gh.seed.app({ id: APP_ID, slug: 'epicflow', privateKey: key.pkcs8 });
-    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]));
-    const workspace = await checkout(w, 'cart');
-    const job = await runJob(w, bundle, {
-      name: 'cart',
-      workspace,
-      inputs: appInputs(w, epic, 'cart', key.pkcs1),
-      runId: dispatchOf(w, epic, 'cart').runId,
-      // The workflow could hand the key to the step's environment too: it still stays out.
-      env: { EPICFLOW_APP_KEY: key.pkcs1 },
-    });
-    expect(job.code).toBe(0);
-    expect(job.outputs['status']).toBe('done');
-    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    expect(job.outputs['merge-sha']).toBe(head);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
-    // Its own comments found by the App's login: the dependent is dispatched.
-    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
-    expect(w.gh.stats.rest['apps/create-installation-access-token']).toBe(1);
-
-    const seen = await readFile(join(w.dumps, 'cart.json'), 'utf8');
-    const env = (JSON.parse(seen) as { env: Record<string, string> }).env;
-    expect(Object.keys(env).filter((k) => /^INPUT_|APP_KEY/.test(k))).toEqual([]);
-    const log = unmasked(job.stdout + job.stderr) + job.summary;
-    for (const secret of credentials(w, key.pkcs1)) {
-      expect(seen).not.toContain(secret);
-      expect(log).not.toContain(secret);
-    }
-    // Each was masked for the runner before anything could print it.
-    for (const { token } of w.gh.state.installationTokens()) {
-      expect(job.stdout).toContain(`::add-mask::${token}`);
-    }
-  });
-
-  it('a story whose agent outlives a token: the work job holds none, the publish job mints its own, pushes and records', async () => {
+  // One run shows both: a story whose coder works longer than a token lives, its dependent
+  // dispatched, with the key also in the step's environment.
+  it('mints an installation token in the publish job only, merges and records a story whose agent outlives a token, and the agent sees neither the key nor a token', async () => {
     w = await startWorld({ config: slowConfig });
     await writeFile(join(w.dir, 'slow-coder.mjs'), SLOW_CODER);
     const key = freshAppKey();
@@ -153,14 +117,17 @@ describe('story mode with app-id and app-private-key', () => {
       privateKey: key.pkcs8,
       tokenLifetimeMs: TOKEN_LIFETIME_MS,
     });
-    const epic = await startEpic(w, planBody([{ id: 'cart' }]));
+    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'pay', dependsOn: ['cart'] }]));
     const job = await runJob(w, bundle, {
       name: 'cart',
       workspace: await checkout(w, 'cart'),
       inputs: appInputs(w, epic, 'cart', key.pkcs1),
       runId: dispatchOf(w, epic, 'cart').runId,
+      // The workflow could hand the key to the step's environment too: it still stays out.
+      env: { EPICFLOW_APP_KEY: key.pkcs1 },
     });
     expect(job.code).toBe(0);
+    expect(job.outputs['status']).toBe('done');
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     expect(job.outputs['merge-sha']).toBe(head);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js')).toContain(
@@ -169,13 +136,29 @@ describe('story mode with app-id and app-private-key', () => {
     expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeDefined();
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     expect((await store.read('cart'))?.record).toMatchObject({ status: 'done', mergeCommit: head });
+    // Its own comments found by the App's login: the dependent is dispatched.
+    expect(dispatched(w, epic)).toEqual(['cart#1', 'pay#1']);
 
     // The agent worked longer than a token lives: the work job holds none, and the publish
-    // job minted its own when it started (tokens renewed within a job: app-auth.test.ts).
+    // job minted its own when it started (each token masked in its log). A token used while it
+    // has time left and minted again before it runs out: app-auth.test.ts.
+    const minted = w.gh.state.installationTokens();
+    expect(minted.length).toBeGreaterThanOrEqual(1);
+    expect(w.gh.stats.rest['apps/create-installation-access-token']).toBe(minted.length);
     expect(job.work?.stdout).not.toMatch(/::add-mask::ghs_/);
-    expect(w.gh.state.installationTokens().length).toBeGreaterThanOrEqual(1);
+
+    const seen = await readFile(join(w.dumps, 'cart.json'), 'utf8');
+    const env = (JSON.parse(seen) as { env: Record<string, string> }).env;
+    expect(Object.keys(env).filter((k) => /^INPUT_|APP_KEY/.test(k))).toEqual([]);
     const log = unmasked(job.stdout + job.stderr) + job.summary;
-    for (const secret of credentials(w, key.pkcs1)) expect(log).not.toContain(secret);
+    for (const secret of credentials(w, key.pkcs1)) {
+      expect(seen).not.toContain(secret);
+      expect(log).not.toContain(secret);
+    }
+    // Each was masked for the runner before anything could print it, by the publish job.
+    for (const { token } of minted) {
+      expect(job.publish?.stdout).toContain(`::add-mask::${token}`);
+    }
   });
 });
 

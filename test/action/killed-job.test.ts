@@ -4,7 +4,9 @@
  * work was committed and handed over. The publish job, which runs whatever became of the
  * work job, records what it got; `/resume` runs the story again and it is merged exactly
  * once, without paying again for a turn whose work was committed. A killed job is the
- * shell's and the runner's: it needs the bundle. What the engine decides within a job (a
+ * shell's and the runner's: it needs the bundle; the orchestrator's decisions after it (the
+ * failed run, `/resume`) are called in-process, and the second test's next attempt is its
+ * story jobs in-process (test/orchestrator/support/story-jobs.ts). What the engine decides within a job (a
  * crashed coder retried, a silent one stopped, claims checked) is tested in
  * test/engine/transient.test.ts, stall.test.ts and claims.test.ts.
  *
@@ -17,8 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { storyJobs } from '../orchestrator/support/story-jobs.js';
 import { agentScript } from './support/agents.js';
-import { commentAs, runCompleted, sixStoryConfig } from './support/epic.js';
+import { commentInProcess, runEndedInProcess, sixStoryConfig } from './support/epic.js';
 import {
   OWNER,
   REPO,
@@ -26,7 +29,7 @@ import {
   checkout,
   dispatchOf,
   dispatched,
-  git,
+  epicMergeTrailers,
   planBody,
   runJob,
   startEpic,
@@ -115,13 +118,11 @@ describe('a story job killed during the coder turn', () => {
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/slow/index.js')).toBeUndefined();
 
     // The runner reports the run as failed; the orchestrator leaves the reason as it is.
-    const ended = await runCompleted(w, bundle, runId, 'failure');
-    expect(ended.code).toBe(0);
+    await runEndedInProcess(w, runId, 'failure');
     expect((await store.read('slow'))?.record).toMatchObject(failed);
     expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(epicHead);
 
-    const resumed = await commentAs(w, bundle, 'alice', epic, '/resume');
-    expect(resumed.code).toBe(0);
+    await commentInProcess(w, 'alice', epic, '/resume');
     expect(dispatched(w, epic)).toEqual(['slow#1', 'slow#2']);
     const again = dispatchOf(w, epic, 'slow', 2);
     const job = await runJob(w, bundle, {
@@ -149,15 +150,7 @@ describe('a story job killed during the coder turn', () => {
     );
 
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    const merges = await git(
-      w.gh.state.repoDir(OWNER, REPO),
-      'log',
-      '--first-parent',
-      '--merges',
-      '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)',
-      head ?? '',
-    );
-    expect(merges.split('\n').filter((l) => l.trim() !== '')).toEqual(['slow']);
+    expect(await epicMergeTrailers(w, epic)).toEqual([['slow']]);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/slow/index.js')).toBe(
       'export const story = "slow";\n',
     );
@@ -202,17 +195,14 @@ describe('a story job killed during the coder turn', () => {
     });
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBeUndefined();
 
-    expect((await runCompleted(w, bundle, runId, 'failure')).code).toBe(0);
-    expect((await commentAs(w, bundle, 'alice', epic, '/resume')).code).toBe(0);
-    const again = dispatchOf(w, epic, 'late', 2);
-    const job = await runJob(w, bundle, {
-      name: 'late-2',
-      workspace: await checkout(w, 'late-2'),
-      inputs: storyInputs(w, epic, 'late', 2),
-      runId: again.runId,
-    });
-    expect(job.code).toBe(0);
-    expect(job.outputs['status']).toBe('done');
+    await runEndedInProcess(w, runId, 'failure');
+    await commentInProcess(w, 'alice', epic, '/resume');
+    expect(dispatched(w, epic)).toEqual(['late#1', 'late#2']);
+    // The next attempt's jobs are a story's like any other: in-process here (what a killed
+    // process leaves behind is the bundle's; the rest is the same code).
+    const { work, publish } = await storyJobs(w, epic, 'late', { attempt: 2 });
+    expect(work.record.status).toBe('done');
+    expect(publish.record.status).toBe('done');
     expect(turns('late')).toBe(1);
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBe(

@@ -233,26 +233,6 @@ describe('keeping the epic mergeable when the default branch moves', () => {
     expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1', 'land-2#1']);
   });
 
-  it('a commit on main epicflow did not hear of: the pull request stays a draft until a landing brought it in', async () => {
-    const aw = await start();
-    const epic = await startEpic(aw.app, 'Checkout', planBody([{ id: 'cart' }]));
-    // Written through the contents API: the double sends no push for it (a missed delivery).
-    await aw.w.repo.octokit.rest.repos.createOrUpdateFileContents({
-      owner: OWNER,
-      repo: REPO,
-      path: 'docs/missed.md',
-      message: 'Missed',
-      content: Buffer.from('missed\n').toString('base64'),
-      branch: 'main',
-    });
-    expect((await runDispatched(aw, epic, 'cart')).code).toBe(0);
-    expect(dispatched(aw.w, epic)).toEqual(['cart#1', 'land-1#1']);
-    expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(true);
-    expect((await runDispatched(aw, epic, 'land-1')).code).toBe(0);
-    expect(git(aw, 'show', `epic/${epic}:docs/missed.md`)).toBe('missed');
-    expect((await aw.w.repo.findOpenPr(`epic/${epic}`, 'main'))?.draft).toBe(false);
-  });
-
   it('the epic branch moved while landing: the push with a lease is refused, and the landing is merged again on the new head, never overwriting it', async () => {
     const aw = await start();
     const { epic } = await delivered(aw);
@@ -306,5 +286,8 @@ describe('keeping the epic mergeable when the default branch moves', () => {
  * decisions; the story is the App harness's); a late land job refused as stale in
  * test/core/epic/job-ref.test.ts; a land coder writing outside the land perimeter (a
  * workflow, README.md) put back in test/engine/land.test.ts (the same `bringIntoEpic`), and
- * a hand-over that writes what neither branch touched refused in land-publish.test.ts.
+ * a hand-over that writes what neither branch touched refused in land-publish.test.ts; a
+ * commit on main epicflow did not hear of (the pull request a draft, land-1 dispatched, ready
+ * once the landing recorded it) in test/app/landing-missed-commit.test.ts (the App's
+ * decisions; a clean landing's job is the clean push's, above).
  */

@@ -1,9 +1,14 @@
 /**
- * Planning app-less: every event (the label, the planning run's end, the writer's
- * /approve, each finished story run) goes to the bundle in orchestrate mode, and
- * the planning job is the bundle in a run of the story workflow (story `_plan`),
- * acting with the workflow's token. Prose becomes a merged story without the App, and its
- * dependent is dispatched.
+ * Planning app-less: every event (the label, the planning run's end, the writer's /approve) goes
+ * to the bundle in orchestrate mode, and the planning job is the bundle in a run of the story
+ * workflow (story `_plan`), acting with the workflow's token. Prose becomes an approved plan
+ * without the App, and its first story merges: that story's two jobs run in-process
+ * (test/orchestrator/support/story-jobs.ts: what they read and check on GitHub, the approval
+ * orchestrate mode recorded included, is the bundle's code; the shell around them is
+ * test/action/story.test.ts's), and its run's end is decided as orchestrate mode decides it
+ * (`toEpicEvent`, `handleEpicEvent`): its dependent is dispatched. Story jobs run by the bundle
+ * and their runs' ends delivered to orchestrate mode, wave after wave, are
+ * test/action/epic-appless.test.ts's.
  *
  * @needs root
  */
@@ -12,12 +17,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePlan } from '../../src/core/plan/index.js';
-import { commentAs, labelEpic, runDispatched, viaOrchestrate } from './support/epic.js';
+import { storyJobs } from '../orchestrator/support/story-jobs.js';
+import {
+  commentAs,
+  labelEpic,
+  runDispatched,
+  runEndedInProcess,
+  viaOrchestrate,
+} from './support/epic.js';
 import { planningConfig, PROSE } from './support/planning.js';
 import {
-  OWNER,
-  REPO,
   buildBundle,
+  dispatchOf,
   dispatched,
   startWorld,
   type ActionWorld,
@@ -56,17 +67,20 @@ describe('planning app-less, from prose to merged stories', () => {
     const approved = await commentAs(w, bundle, 'alice', epic, '/approve');
     expect(approved.code).toBe(0);
     expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1']);
-    // The first approved story as a job, its run's end delivered app-less: it merges, and the
-    // orchestrate job dispatches its dependent. Delivering stories wave after wave app-less is
-    // epic-appless.test.ts's.
-    const stories = await runDispatched(w, bundle, epic, done, async (runId, conclusion) => {
-      await viaOrchestrate(w, bundle)(runId, conclusion);
-      // Only cart's run: pay, dispatched by it, is counted as run.
-      for (const d of w.gh.state.dispatches(OWNER, REPO)) done.add(d.runId);
-    });
-    expect(stories.map((r) => [`${r.story}#${r.attempt}`, r.code])).toEqual([['cart#1', 0]]);
-    expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1', 'pay#1']);
+
+    // The first approved story's jobs: the plan orchestrate mode approved is accepted, and the
+    // story merges.
+    const { runId } = dispatchOf(w, epic, 'cart');
+    w.gh.act.startWorkflowRun(runId);
+    await w.gh.idle();
+    const cart = await storyJobs(w, epic, 'cart');
+    expect(cart.work.record.status).toBe('done');
+    expect(cart.publish.record.status).toBe('done');
     const merged = await w.repo.mergedStories(`epic/${epic}`);
     expect([...merged.keys()]).toEqual(['cart']);
+
+    // Its run's end, decided as orchestrate mode decides it: the dependent is dispatched.
+    await runEndedInProcess(w, runId, 'success');
+    expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1', 'pay#1']);
   }, 720_000);
 });

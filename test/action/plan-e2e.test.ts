@@ -5,7 +5,10 @@
  * plan lands in the issue body and waits: a reader's `/approve` starts nothing, a
  * writer's starts the stories, which merge. `/plan more tests` re-plans and the
  * stories the planner proposes unchanged (under other ids) keep their ids and their
- * merged progress. A planner that obeys an injected instruction to own the
+ * merged progress; a writer's edit of the re-planned proposal approves it. The stories'
+ * own jobs are the App harness's (`completeStory`): the bundle's story job is
+ * story.test.ts's, and a story's jobs on a plan a planning job drafted merging are
+ * plan-appless.test.ts's (in-process). A planner that obeys an injected instruction to own the
  * workflows cannot get its plan through, and no planner ever sees a credential.
  *
  * @needs root
@@ -72,10 +75,14 @@ async function bodyOf(epic: number): Promise<string> {
   return (await w.repo.getIssue(epic)).body;
 }
 
+function parsed(body: string): readonly { id: string; title: string }[] {
+  const plan = parsePlan(body);
+  if (!plan.ok) throw new Error(plan.violations.map((v) => v.message).join('; '));
+  return plan.plan.stories;
+}
+
 function planIds(body: string): string[] {
-  const parsed = parsePlan(body);
-  if (!parsed.ok) throw new Error(parsed.violations.map((v) => v.message).join('; '));
-  return parsed.plan.stories.map((s) => s.id);
+  return parsed(body).map((s) => s.id);
 }
 
 function statusComment(epic: number): string {
@@ -141,10 +148,10 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     // A writer's does.
     await say(app, epic, '/approve');
     expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1']);
-    expect((await runDispatchedJob(epic, 'cart')).code).toBe(0);
+    // The planned stories run as any story does: the bundle's story job is story.test.ts's,
+    // a planned story's jobs merging plan-appless.test.ts's; the App harness delivers them.
+    await completeStory(app, epic, 'cart');
     expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1', 'pay#1']);
-    // The planned stories run as any story does (story.test.ts): one bundle run shows a
-    // planned one merges; the App harness's job delivers the other.
     await completeStory(app, epic, 'pay');
 
     const merged = await w.repo.mergedStories(`epic/${epic}`);
@@ -159,7 +166,7 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     expect(report).toMatch(/\| planner \| 0; planning \|/);
   }, 720_000);
 
-  it('/plan more tests re-plans: unchanged stories keep their ids and their merged progress', async () => {
+  it("/plan more tests re-plans: unchanged stories keep their ids and their merged progress; a writer's edit of the proposed plan approves it", async () => {
     const mergedBefore = await w.repo.mergedStories(`epic/${epic}`);
     await say(app, epic, '/plan more tests');
     expect(dispatched(w, epic)).toContain('_plan#2');
@@ -179,16 +186,26 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
     expect(statusComment(epic)).toContain('plan proposed — edit it or comment `/approve`');
     expect(dispatched(w, epic).filter((d) => d.startsWith('tests'))).toEqual([]);
 
-    await say(app, epic, '/approve');
+    // A writer editing the proposed plan approves it (no `/approve`): Alice narrows the new
+    // story's title in the block, and the edited plan runs.
+    const changed = body.replace('title: Build the tests', 'title: Build the tests, no mocks');
+    expect(changed).not.toBe(body);
+    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: epic, body: changed });
+    await w.gh.idle();
     // Only the new story runs: cart and pay stay merged.
     expect(dispatched(w, epic)).toEqual(['_plan#1', 'cart#1', 'pay#1', '_plan#2', 'tests#1']);
+    expect(planIds(await bodyOf(epic))).toEqual(['cart', 'pay', 'tests']);
+    expect(parsed(await bodyOf(epic)).find((s) => s.id === 'tests')?.title).toBe(
+      'Build the tests, no mocks',
+    );
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('tests'))?.record.status).toBe('active');
     await completeStory(app, epic, 'tests');
     const merged = await w.repo.mergedStories(`epic/${epic}`);
     expect([...merged.keys()].sort()).toEqual(['cart', 'pay', 'tests']);
     expect(merged.get('cart')).toBe(mergedBefore.get('cart'));
     expect(merged.get('pay')).toBe(mergedBefore.get('pay'));
     // Both attempts' planning is in the report's Planning row.
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     const record = (await store.readJson<{ rounds: number }>('planning'))?.value;
     expect(record?.rounds).toBe(2);
     const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
@@ -196,20 +213,6 @@ describe('planning on GitHub: prose → plan job → plan in the body → /appro
       .map((c) => c.body)
       .find((b) => b.includes('| Planning |'));
     expect(report).toMatch(/\| Planning \| done \|.*\| 2 rounds \|/);
-  }, 720_000);
-
-  it('a writer editing the proposed plan approves it: the edited plan runs', async () => {
-    const edited = await startEpic(app, 'Checkout again', PROSE);
-    expect((await runDispatchedJob(edited, '_plan')).code).toBe(0);
-    const body = await bodyOf(edited);
-    // Alice narrows the cart story's title in the block: her edit changed the plan.
-    const changed = body.replace('title: Build the cart', 'title: Build the cart, no coupons');
-    expect(changed).not.toBe(body);
-    w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: edited, body: changed });
-    await w.gh.idle();
-    expect(dispatched(w, edited)).toEqual(['_plan#1', 'cart#1']);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(edited) });
-    expect((await store.read('cart'))?.record.status).toBe('active');
   }, 720_000);
 
   it('a planner that obeys an injected "own the workflows" cannot get its plan through: held with protected-path', async () => {

@@ -2,8 +2,8 @@
  * A retro on GitHub, end to end: a real probot App hears `/retro` and dispatches a retro
  * job; the job is the Action's bundle run as a process, with a scripted `command` judge
  * as the model. Its proposal comes as one comment with a checkbox per fix; a maintainer
- * ticks the retry; `/resume` applies it, and the story's next job gives its coder the
- * note in its prompt. The story's failed first attempt is the App harness's (`failStory`:
+ * ticks the retry; `/resume` applies it, and the story's next work job (called in-process:
+ * test/orchestrator/support/story-jobs.ts) gives its coder the note in its prompt. The story's failed first attempt is the App harness's (`failStory`:
  * its record failed, its run completed as a failure), as in test/app/retro.test.ts; a
  * story job failing its gates is story.test.ts's.
  *
@@ -27,6 +27,7 @@ import {
   type ActionWorld,
   type JobRun,
 } from './support/world.js';
+import { workInput, workJob } from '../orchestrator/support/story-jobs.js';
 
 const ANSWER = [
   '```json',
@@ -117,7 +118,11 @@ describe('/retro with the Action', () => {
     );
     // No coder ran before: the dump is the second attempt's.
     expect(existsSync(join(w.dumps, 'broken-api.json'))).toBe(false);
-    await runDispatchedJob(epic, 'broken-api', 2);
+    // The retried story's work job, in-process: the same engine reads the note from the
+    // record on GitHub as the bundle's job would (the bundle's own part is story.test.ts's).
+    // (Its coder, as scripted, breaks the module again: the gate fails it, as it did the first.)
+    const work = await workJob(await workInput(w, epic, 'broken-api', { attempt: 2 }));
+    expect(work.record).toMatchObject({ attempt: 2, status: 'failed' });
     const seen = JSON.parse(readFileSync(join(w.dumps, 'broken-api.json'), 'utf8')) as {
       prompt: string;
     };

@@ -3,7 +3,7 @@
  *
  * @needs root
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,6 +140,8 @@ describe('story mode, run from the bundle against GitHub: a story and its depend
     expect(job.summary).toContain('Total: 1500 tokens, cost unknown');
     expect(job.summary).toContain('epicflow: story `cart` of epic #');
     expect(job.summary).toContain('| status | done |');
+    // Two publish jobs racing (one merging again, two pushes): test/orchestrator/racing-publish.test.ts.
+    expect(job.summary).toContain('| pushes of the epic head | 1 |');
     expect(job.summary).toContain('`node check.mjs`');
     expect(job.summary).toContain('clean: only owned paths changed');
     expect(job.summary).toContain('| scripted | scripted-1 | 1200 |');
@@ -226,64 +228,6 @@ describe('story mode, run from the bundle against GitHub: a story and its depend
     });
     const steps = otlp.spans.filter((s) => s.parentSpanId === story?.spanId).map((s) => s.name);
     expect(steps).toEqual(expect.arrayContaining(['setup', 'code', 'gates', 'integrate']));
-  });
-});
-
-describe('story mode, run from the bundle against GitHub', () => {
-  let w: ActionWorld;
-  afterEach(async () => {
-    await w.close();
-  });
-  it('two story jobs finishing at the same moment: both merged, one after merging again', async () => {
-    w = await startWorld({ barrier: 2 });
-    const epic = await startEpic(w, planBody([{ id: 'cart' }, { id: 'search' }]));
-    expect(dispatched(w, epic)).toEqual(['cart#1', 'search#1']);
-    // Both publish jobs read the epic head before either moves it (a race left to timing
-    // went both ways on a loaded machine).
-    w.gh.holdPushes(`refs/heads/epic/${epic}`, 2);
-    const [a, b] = await Promise.all(
-      ['cart', 'search'].map(async (story) =>
-        runJob(w, bundle, {
-          name: story,
-          workspace: await checkout(w, story),
-          inputs: storyInputs(w, epic, story),
-          runId: dispatchOf(w, epic, story).runId,
-        }),
-      ),
-    );
-    expect([a?.code, b?.code]).toEqual([0, 0]);
-    const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    const repoDir = w.gh.state.repoDir(OWNER, REPO);
-    const merges = await git(
-      repoDir,
-      'log',
-      '--first-parent',
-      '--merges',
-      '--format=%(trailers:key=Epicflow-Story,valueonly)',
-      head ?? '',
-    );
-    expect(
-      merges
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .sort(),
-    ).toEqual(['cart', 'search']);
-    for (const story of ['cart', 'search']) {
-      expect(
-        await w.gh.state.file(OWNER, REPO, `epic/${epic}`, `src/${story}/index.js`),
-      ).toBeDefined();
-    }
-    const pushes = [a?.summary ?? '', b?.summary ?? ''].map(
-      (s) => /\| pushes of the epic head \| (\d+) \|/.exec(s)?.[1],
-    );
-    expect(pushes.sort()).toEqual(['1', '2']);
-    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-    const records = await store.listStories();
-    expect(records.map((r) => [r.story, r.status])).toEqual([
-      ['cart', 'done'],
-      ['search', 'done'],
-    ]);
-    expect(records.find((r) => r.story === 'cart')?.mergeCommit).toBe(a?.outputs['merge-sha']);
   });
 });
 
@@ -374,7 +318,9 @@ const PYTHON_PROJECT = {
 };
 
 // A push GitHub refuses (a protected epic branch) is the publish job's: tested in-process in
-// test/orchestrator/story-job.test.ts, its summary's hint in summary.test.ts.
+// test/orchestrator/story-job.test.ts, its summary's hint in summary.test.ts. A detected
+// package's checks in its own folder, and a story that fails them and passes after a fix,
+// with the local engine: test/cli/packages.test.ts, test/cli/detected-gates.test.ts.
 describeNeeding(
   ['pytest'],
   'story mode reports a failed story, and runs detected pytest gates',
@@ -385,20 +331,20 @@ describeNeeding(
       w = await startWorld({ gates: 'detected', files: PYTHON_PROJECT });
       epic = await startEpic(
         w,
-        planBody([{ id: 'broken-cart' }, { id: 'kit', owns: ['src/kit', 'services/kit'] }]),
+        planBody([{ id: 'broken-kit', owns: ['src/broken-kit', 'services/kit'] }]),
       );
     });
     afterAll(async () => {
       await w.close();
     });
 
-    it('a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test, the branch is kept', async () => {
+    it("a failing test of the detected pytest gate: the job fails with an annotation, the summary quotes the test and names the package's pytest, the branch is kept", async () => {
       const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
       const job = await runJob(w, bundle, {
-        name: 'broken-cart',
-        workspace: await checkout(w, 'broken-cart'),
-        inputs: storyInputs(w, epic, 'broken-cart'),
-        runId: dispatchOf(w, epic, 'broken-cart').runId,
+        name: 'broken-kit',
+        workspace: await checkout(w, 'broken-kit'),
+        inputs: storyInputs(w, epic, 'broken-kit'),
+        runId: dispatchOf(w, epic, 'broken-kit').runId,
       });
       expect(job.code).toBe(1);
       expect(job.outputs['status']).toBe('failed');
@@ -406,32 +352,22 @@ describeNeeding(
         '::error title=epicflow gate failed%3A python3 -m pytest::python3 -m pytest failed on the story branch',
       );
       expect(job.summary).toContain('| status | failed |');
-      expect(job.summary).toContain('src/broken-cart: no story export');
+      expect(job.summary).toContain('src/broken-kit: no story export');
+      // The story touches a detected package: its pytest runs too, in its folder, named with
+      // it (here in the baseline on the epic head; on the story branch the root's failed first).
+      expect(job.summary).toContain('| `python3 -m pytest` | story branch | failed |');
+      expect(job.summary).toContain(
+        '| `services/kit: python3 -m pytest` | merged epic tree | passed |',
+      );
       expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
-      expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/broken-cart`)).toBeDefined();
+      expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/broken-kit`)).toBeDefined();
       const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-      expect((await store.read('broken-cart'))?.record).toMatchObject({
+      const record = (await store.read('broken-kit'))?.record;
+      expect(record).toMatchObject({
         status: 'failed',
         reason: expect.stringContaining('gates failed') as unknown as string,
       });
-    });
-
-    it('a story touching a detected package runs its pytest in its folder, named with it in the summary', async () => {
-      const job = await runJob(w, bundle, {
-        name: 'kit',
-        workspace: await checkout(w, 'kit'),
-        inputs: storyInputs(w, epic, 'kit'),
-        runId: dispatchOf(w, epic, 'kit').runId,
-      });
-      expect(job.code).toBe(0);
-      expect(job.summary).toContain('| `python3 -m pytest` | story branch | passed |');
-      expect(job.summary).toContain(
-        '| `services/kit: python3 -m pytest` | story branch | passed |',
-      );
-      const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-      expect((await store.read('kit'))?.record?.notes).toContain(
-        "checks ran for services/kit (with the root's)",
-      );
+      expect(record?.notes).toContain("checks ran for services/kit (with the root's)");
     });
   },
 );

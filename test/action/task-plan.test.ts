@@ -1,7 +1,9 @@
 /**
  * A story run as a task plan in a story job: the job is killed during task 2 of 3, after
  * task 1 was ticked; the tick reached the story's record on GitHub with the branch, and
- * `/resume` continues at task 2, without paying for task 1 again.
+ * `/resume` continues at task 2, without paying for task 1 again. The kill is the bundle's
+ * (a killed process is the shell's and the runner's); the orchestrator's decisions after it
+ * and the next attempt's story jobs run in-process (test/orchestrator/support/story-jobs.ts).
  *
  * @needs root
  */
@@ -12,14 +14,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
+import { storyJobs } from '../orchestrator/support/story-jobs.js';
 import { agentScript } from './support/agents.js';
-import { commentAs, runCompleted } from './support/epic.js';
+import { commentInProcess, runEndedInProcess } from './support/epic.js';
 import {
   OWNER,
   REPO,
   buildBundle,
   checkout,
   dispatchOf,
+  dispatched,
   planBody,
   runJob,
   startEpic,
@@ -102,17 +106,15 @@ describe('a story job run as a task plan', () => {
       'export const part = 1;\n',
     );
 
-    expect((await runCompleted(w, bundle, runId, 'failure')).code).toBe(0);
-    expect((await commentAs(w, bundle, 'alice', epic, '/resume')).code).toBe(0);
-    const again = dispatchOf(w, epic, 'tasked', 2);
-    const job = await runJob(w, bundle, {
-      name: 'tasked-2',
-      workspace: await checkout(w, 'tasked-2'),
-      inputs: storyInputs(w, epic, 'tasked', 2),
-      runId: again.runId,
-    });
-    expect(job.code).toBe(0);
-    expect(job.outputs['status']).toBe('done');
+    // The runner reports the run as failed, and alice comments /resume: the orchestrator's
+    // decisions, in-process (orchestrate mode's own runs are epic-appless.test.ts's).
+    await runEndedInProcess(w, runId, 'failure');
+    await commentInProcess(w, 'alice', epic, '/resume');
+    expect(dispatched(w, epic)).toEqual(['tasked#1', 'tasked#2']);
+    // The next attempt's jobs in-process: what only the bundle shows is the kill.
+    const { work, publish } = await storyJobs(w, epic, 'tasked', { attempt: 2 });
+    expect(work.record.status).toBe('done');
+    expect(publish.record.status).toBe('done');
 
     const all = turns('tasked');
     // The second job's first turn is task 2, with task 1's findings; task 1 ran once.

@@ -15,8 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { GitHubStateStore } from '../../src/adapters/github/state-store.js';
 import type { StoryRecord } from '../../src/core/model.js';
-import { handleEpicEvent, toEpicEvent } from '../../src/orchestrator/index.js';
-import { deliveredPayload } from '../action/support/epic.js';
+import { commentInProcess, decideInProcess, runEndedInProcess } from '../action/support/epic.js';
 import {
   dispatched,
   dispatchOf,
@@ -80,29 +79,6 @@ async function recordOf(epic: number, story: string): Promise<StoryRecord | unde
   return (await store.read(story))?.record;
 }
 
-/**
- * The newest delivery of `event.action` the double sent that `match`es, decided by the
- * orchestrator in this process as the App and orchestrate mode decide it.
- */
-async function decide(
-  event: string,
-  action: string,
-  match: (payload: Record<string, unknown>) => boolean,
-): ReturnType<typeof handleEpicEvent> {
-  const payload = await deliveredPayload(w.gh, event, action, match);
-  const epicEvent = toEpicEvent(event, payload);
-  if (epicEvent === null) throw new Error(`not an epic event: ${event}.${action}`);
-  return handleEpicEvent({ repo: w.repo }, epicEvent);
-}
-
-/** The end of a story's workflow run, delivered to the orchestrator. */
-async function runCompleted(runId: number, conclusion: 'success' | 'failure'): Promise<void> {
-  w.gh.act.completeWorkflowRun(runId, conclusion);
-  await decide('workflow_run', 'completed', (p) => {
-    return (p['workflow_run'] as { id?: unknown }).id === runId;
-  });
-}
-
 /** The dispatched run of `story#attempt`, started as the runner starts it. */
 async function startRun(epic: number, story: string, attempt: number): Promise<number> {
   const { runId } = dispatchOf(w, epic, story, attempt);
@@ -122,7 +98,7 @@ async function failThenEdit(epic: number): Promise<{ oldHead: string; oldHash: s
   const input = await workInput(w, epic, 'api');
   expect((await workJob(input)).record.status).toBe('failed');
   expect((await publishJob(w, input)).record.status).toBe('failed');
-  await runCompleted(runId, 'failure');
+  await runEndedInProcess(w, runId, 'failure');
   const failed = await recordOf(epic, 'api');
   expect(failed).toMatchObject({ status: 'failed', attempt: 1 });
   const oldHead = (await w.gh.state.ref(OWNER, REPO, `story/${epic}/api`)) ?? '';
@@ -132,7 +108,7 @@ async function failThenEdit(epic: number): Promise<{ oldHead: string; oldHash: s
 
   const body = planBody([{ id: 'api' }]).replace('Implement api.', 'Implement api, version 2.');
   w.gh.act.editIssue('alice', { owner: OWNER, repo: REPO, number: epic, body });
-  const edited = await decide('issues', 'edited', (p) => {
+  const edited = await decideInProcess(w, 'issues', 'edited', (p) => {
     return (p['issue'] as { number?: unknown }).number === epic;
   });
   expect(edited.dispatched).toEqual([]);
@@ -144,15 +120,7 @@ async function failThenEdit(epic: number): Promise<{ oldHead: string; oldHash: s
 
 /** /resume dispatches the next attempt of `api`, its record marked to restart. */
 async function resume(epic: number, attempt: number, oldHash: string): Promise<void> {
-  const comment = w.gh.act.comment('alice', {
-    owner: OWNER,
-    repo: REPO,
-    number: epic,
-    body: '/resume',
-  });
-  const resumed = await decide('issue_comment', 'created', (p) => {
-    return (p['comment'] as { id?: unknown }).id === comment['id'];
-  });
+  const resumed = await commentInProcess(w, 'alice', epic, '/resume');
   expect(resumed.dispatched).toEqual([`api#${attempt}`]);
   expect(dispatched(w, epic)).toContain(`api#${attempt}`);
   const record = await recordOf(epic, 'api');
@@ -227,7 +195,7 @@ describe('a started story whose plan entry changed, in its story jobs', () => {
       restart: 'fresh',
     });
 
-    await runCompleted(killedRun, 'failure');
+    await runEndedInProcess(w, killedRun, 'failure');
     expect(await recordOf(epic, 'api')).toMatchObject({ status: 'failed', restart: 'fresh' });
     await resume(epic, 3, oldHash);
 
@@ -241,7 +209,7 @@ describe('a started story whose plan entry changed, in its story jobs', () => {
     const publish = await publishJob(w, input);
     expect(publish.record.status).toBe('done');
     expect(publish.pushes).toBe(1);
-    await runCompleted(runId, 'success');
+    await runEndedInProcess(w, runId, 'success');
     await expectNewWorkMerged(epic, 3, oldHash, oldHead);
   });
 });

@@ -5,17 +5,14 @@
  * bundle, and its finished run is delivered back as a `workflow_run` event.
  */
 import { agentScript } from './agents.js';
-import { expect } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GitHubStateStore } from '../../../src/adapters/github/state-store.js';
-import { boardStatus } from '../../app/harness.js';
+import { handleEpicEvent, toEpicEvent } from '../../../src/orchestrator/index.js';
 import type { GitHubDouble } from '../../github-double/index.js';
 import {
   OWNER,
   REPO,
   checkout,
-  git,
   runJob,
   storyInputs,
   type ActionWorld,
@@ -39,6 +36,48 @@ export async function deliveredPayload(
     .find((d) => d.event === event && d.action === action && match(d.payload));
   if (found === undefined) throw new Error(`the double sent no ${event}.${action} delivery`);
   return found.payload;
+}
+
+/**
+ * The newest delivery of `event.action` that `match`es, decided by the orchestrator in this
+ * process, as the App and orchestrate mode decide it (`toEpicEvent`, `handleEpicEvent`):
+ * for tests whose rule is not orchestrate mode's own (its runs are epic-appless.test.ts's).
+ */
+export async function decideInProcess(
+  w: Pick<ActionWorld, 'gh' | 'repo'>,
+  event: string,
+  action: string,
+  match: (payload: Record<string, unknown>) => boolean,
+): ReturnType<typeof handleEpicEvent> {
+  const payload = await deliveredPayload(w.gh, event, action, match);
+  const epicEvent = toEpicEvent(event, payload);
+  if (epicEvent === null) throw new Error(`not an epic event: ${event}.${action}`);
+  return handleEpicEvent({ repo: w.repo }, epicEvent);
+}
+
+/** The runner reports run `runId` ended with `conclusion`; decided in-process. */
+export async function runEndedInProcess(
+  w: Pick<ActionWorld, 'gh' | 'repo'>,
+  runId: number,
+  conclusion: 'success' | 'failure',
+): ReturnType<typeof handleEpicEvent> {
+  w.gh.act.completeWorkflowRun(runId, conclusion);
+  return decideInProcess(w, 'workflow_run', 'completed', (p) => {
+    return (p['workflow_run'] as { id?: unknown }).id === runId;
+  });
+}
+
+/** `login` comments `body` on the epic; decided in-process. */
+export async function commentInProcess(
+  w: Pick<ActionWorld, 'gh' | 'repo'>,
+  login: string,
+  epic: number,
+  body: string,
+): ReturnType<typeof handleEpicEvent> {
+  const comment = w.gh.act.comment(login, { owner: OWNER, repo: REPO, number: epic, body });
+  return decideInProcess(w, 'issue_comment', 'created', (p) => {
+    return (p['comment'] as { id?: unknown }).id === comment['id'];
+  });
 }
 
 /** Runs the bundle in orchestrate mode with an event as the runner hands it over. */
@@ -188,94 +227,10 @@ export function sixStoryConfig(state: string): string {
   ].join('\n');
 }
 
-/**
- * Four stories in three waves; the ids say what the scripted coder does with them. A
- * story writing outside its perimeter and a fix round are the engine's
- * (test/engine/perimeter.test.ts, test/engine/rounds.test.ts).
- */
-export const EPIC = [
-  { id: 'cart' },
-  { id: 'retry', dependsOn: ['cart'] },
-  { id: 'handover' },
-  { id: 'docs', dependsOn: ['retry', 'handover'] },
-];
-
 /** The bot's comments on an issue or pull request. */
 export function botComments(w: ActionWorld, number: number): string[] {
   return w.gh.state
     .comments(OWNER, REPO, number)
     .filter((c) => c.author === 'epicflow[bot]')
     .map((c) => c.body);
-}
-
-/** What a user sees once the four-story epic is delivered. */
-export async function expectEpicDelivered(w: ActionWorld, epic: number): Promise<void> {
-  const ids = EPIC.map((s) => s.id);
-  // Every story's module on the epic branch.
-  for (const id of ids) {
-    expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, `src/${id}/index.js`)).toBe(
-      `export const story = "${id}";\n`,
-    );
-  }
-
-  // One merge commit per story on the epic branch, each with its trailers.
-  const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-  const log = await git(
-    w.gh.state.repoDir(OWNER, REPO),
-    'log',
-    '--first-parent',
-    '--merges',
-    '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)|%(trailers:key=Epicflow-Executor,valueonly,separator=)',
-    head ?? '',
-  );
-  const merges = log
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => l.split('|').map((x) => x.trim()));
-  expect(merges.map(([story]) => story).sort()).toEqual([...ids].sort());
-  expect(Object.fromEntries(merges)).toEqual({
-    cart: 'a',
-    handover: 'a → b',
-    retry: 'b',
-    docs: 'b',
-  });
-
-  // The records say how each story got there.
-  const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-  const records = new Map((await store.listStories()).map((r) => [r.story, r]));
-  for (const id of ids) expect(records.get(id)?.status).toBe('done');
-  expect(records.get('handover')?.executors).toEqual(['a', 'b']);
-  expect(records.get('retry')?.attempt).toBe(2);
-  // The merge commit recorded is the one on the epic branch.
-  const recorded = ids.map((id) => records.get(id)?.mergeCommit);
-  expect(recorded.every((sha) => sha !== undefined)).toBe(true);
-  expect(records.get('docs')?.mergeCommit).toBe(head);
-
-  // /retry was needed once: a failure comment said what to do.
-  const failures = w.gh.state
-    .comments(OWNER, REPO)
-    .filter((c) => c.author === 'epicflow[bot]' && c.body.startsWith('**Story `retry` failed**'));
-  expect(failures.map((c) => c.body.split('\n')[0])).toEqual([
-    "**Story `retry` failed** (attempt 1): coder turn failed (b): exit code 1 | the agent crashed (log: logs/retry/1-1-coder.log in the job's artifact)",
-  ]);
-  expect(failures[0]?.body).toContain(`comment \`/retry retry\` on #${epic}`);
-  const status = botComments(w, epic).find((c) => c.includes('<!-- epicflow:status -->'));
-  expect(status).toContain('**all 4 stories done**');
-
-  // The pull request is ready, and its report names the handover.
-  const pr = await w.repo.findOpenPr(`epic/${epic}`, 'main');
-  expect(pr?.draft).toBe(false);
-  const report = botComments(w, pr?.number ?? 0).find((c) =>
-    c.includes('<!-- epicflow:report -->'),
-  );
-  expect(report).toContain('- Stories: 4 — 4 done, 0 failed, 0 waiting, 0 active, 0 planned');
-  expect(report).toContain('| retried by `@alice` |');
-  const byExecutor = report?.split('## By executor')[1]?.split('## Next step')[0] ?? '';
-  expect(byExecutor).toContain('| a | 1: cart |');
-  expect(byExecutor).toContain('| b | 3: retry, handover (a → b), docs |');
-
-  // Sub-issues closed, the board all Done.
-  const subs = await w.repo.listSubIssues(epic);
-  expect(subs.map((s) => s.state)).toEqual(ids.map(() => 'closed'));
-  expect(boardStatus(w.gh)).toEqual(Object.fromEntries(ids.map((id) => [id, 'Done'])));
 }

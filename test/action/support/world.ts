@@ -55,6 +55,31 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 /**
+ * The epic branch's merges on GitHub, newest first: for each, the values of the trailers
+ * `keys` (`Epicflow-Story` by default), in that order.
+ */
+export async function epicMergeTrailers(
+  w: Pick<ActionWorld, 'gh'>,
+  epic: number,
+  keys: readonly string[] = ['Epicflow-Story'],
+): Promise<string[][]> {
+  const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
+  const format = keys.map((k) => `%(trailers:key=${k},valueonly,separator=)`).join('%x00');
+  const log = await git(
+    w.gh.state.repoDir(OWNER, REPO),
+    'log',
+    '--first-parent',
+    '--merges',
+    `--format=${format}`,
+    head ?? '',
+  );
+  return log
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.split('\0').map((x) => x.trim()));
+}
+
+/**
  * The bundle the way a release builds it, in `dir`; returns the path of its entry file.
  * With `EPICFLOW_ACTION_BUNDLE` set to a built `dist/` folder, that bundle is copied in:
  * the release runs these tests against the very `dist/` it is about to commit. Else the

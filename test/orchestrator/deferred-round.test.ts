@@ -1,14 +1,14 @@
 /**
- * Deferred findings end to end: the App on the GitHub double with the bundled Action as the
- * runner, `judge.deferNonBlocking` on. The judge's minor finding does not hold a story back:
+ * Deferred findings end to end: the App on the GitHub double with a story's jobs called
+ * in-process as the runner (test/orchestrator/support/story-jobs.ts; the bundle's own part is
+ * test/action/story.test.ts's), `judge.deferNonBlocking` on. The judge's minor finding does not hold a story back:
  * the story job merges it, its record keeps the finding, and the pull request's report
  * lists it under Deferred with `/resume deferred` as the next step. That command runs one
  * follow-up round: the story again (a new attempt on its branch) with the finding in its
  * prompt, judged and merged again.
  *
- * @needs root
  */
-import { agentScript } from './support/agents.js';
+import { agentScript } from '../action/support/agents.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -21,21 +21,12 @@ import {
   writeRecord,
   type AppWorld,
 } from '../app/harness.js';
-import { startAppActionWorld, type AppActionWorld } from './support/app-world.js';
-import {
-  checkout,
-  dispatchOf,
-  dispatched,
-  planBody,
-  runJob,
-  storyInputs,
-  type ActionWorld,
-} from './support/world.js';
+import { startAppWorld } from '../action/support/app-world.js';
+import { dispatchOf, dispatched, planBody, type ActionWorld } from '../action/support/world.js';
+import { storyJobs } from './support/story-jobs.js';
 
 const AGENT = agentScript('deferred-agent.mjs');
 
-let world: AppActionWorld;
-let bundle: string;
 let app: AppWorld;
 let w: ActionWorld;
 
@@ -59,24 +50,24 @@ function config(dumps: string): string {
 }
 
 beforeAll(async () => {
-  world = await startAppActionWorld('deferred', config);
-  ({ app, w, bundle } = world);
+  ({ app, w } = await startAppWorld('deferred', config));
 });
-afterAll(() => world.close());
+afterAll(() => w.close());
 
 /** Runs the dispatched job of `story#attempt` to its end, as the runner and GitHub would. */
 async function runStory(epic: number, story: string, attempt: number): Promise<void> {
   const { runId } = dispatchOf(w, epic, story, attempt);
   w.gh.act.startWorkflowRun(runId);
   await w.gh.idle();
-  const job = await runJob(w, bundle, {
-    name: `${epic}-${story}-${attempt}`,
-    workspace: await checkout(w, `${epic}-${story}-${attempt}`),
-    inputs: storyInputs(w, epic, story, attempt),
-    runId,
-  });
-  const log = job.code === 0 ? '' : job.stdout.slice(-3000);
-  expect({ story, attempt, code: job.code, log }).toEqual({ story, attempt, code: 0, log: '' });
+  const { work, publish } = await storyJobs(w, epic, story, { attempt });
+  const reason = publish.record.status === 'done' ? '' : (publish.record.reason ?? '');
+  expect({
+    story,
+    attempt,
+    work: work.record.status,
+    status: publish.record.status,
+    reason,
+  }).toEqual({ story, attempt, work: 'done', status: 'done', reason: '' });
   w.gh.act.completeWorkflowRun(runId, 'success');
   await w.gh.idle();
 }
@@ -90,7 +81,7 @@ async function prompts(epic: number, story: string, role: string): Promise<strin
 /**
  * `item` is the App harness's (`completeStory`): its first attempt merges and leaves a
  * deferred finding in its record, as `list`'s job does; its follow-up drops it. Only
- * `list`'s jobs run the bundle: a second story's jobs would show the same rules again.
+ * `list`'s jobs run: a second story's jobs would show the same rules again.
  */
 async function completeItem(epic: number, attempt: number, deferred?: string): Promise<void> {
   await writeRecord(app, epic, 'item', ({ deferred: _, ...r }) =>

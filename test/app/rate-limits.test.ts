@@ -59,31 +59,30 @@ describe('the content-creation limit in the middle of labelling', () => {
     expect(logged.some((m) => messages.some((msg) => m.includes(`HTTP 403: ${msg}`)))).toBe(true);
   });
 
-  it('with probot throttling waiting on the clock, is waited out and the epic is delivered without a command', async () => {
+  it('with probot throttling waiting on the clock, is waited out and the epic carries on without a command', async () => {
     w = await startApp({
       double: { limits: LIMIT, clock: 'auto' },
       throttle: (gh) => throttleOnClock(gh.clock, { actor: APP_ACTOR }),
     });
     const { gh } = w;
+    const labelledAt = gh.clock.now();
     const epic = await startEpic(w, 'Eight', planBody(EIGHT));
-    expect(gh.stats.limitHits.length).toBeGreaterThan(0);
-    const completed = new Set<string>();
-    while (completed.size < EIGHT.length) {
-      const running = dispatched(gh, epic).filter((d) => !completed.has(d));
-      if (running.length === 0)
-        throw new Error(`nothing running after ${[...completed].join(', ')}`);
-      for (const d of running) {
-        completed.add(d);
-        await completeStory(w, epic, d.split('#')[0] ?? '');
-      }
-    }
-    expect(dispatched(gh, epic).sort()).toEqual(EIGHT.map((s) => `${s.id}#1`).sort());
+    const [hit] = gh.stats.limitHits;
+    expect(hit?.limit).toBe('content-creation-per-minute');
+    // The throttle waited the limit out on the clock, and labelling went on to its end: every
+    // sub-issue made once and linked, the first stories dispatched, nothing typed. (Delivering
+    // the rest is the ordinary epic from here: after a limit in labelling, to the end, in the
+    // next test.)
+    expect(gh.clock.now() - labelledAt).toBeGreaterThanOrEqual(60_000);
     const subs = gh.state.issue(OWNER, REPO, epic)?.subIssueIds ?? [];
     expect(subs).toHaveLength(EIGHT.length);
-    const open = gh.state
-      .issues(OWNER, REPO)
-      .filter((i) => subs.includes(i.id) && i.state !== 'closed');
-    expect(open).toEqual([]);
+    const titles = gh.state.issues(OWNER, REPO).filter((i) => subs.includes(i.id));
+    expect(new Set(titles.map((i) => i.title)).size).toBe(EIGHT.length);
+    const running = dispatched(gh, epic);
+    expect(running.length).toBeGreaterThan(0);
+    expect(new Set(running).size).toBe(running.length);
+    expect(running.every((d) => EIGHT.some((s) => d === `${s.id}#1`))).toBe(true);
+    expect(gh.state.comments(OWNER, REPO, epic).filter((c) => c.author === 'alice')).toEqual([]);
   });
 
   it('with no retries in the client, the App handles the label again after retry-after by itself: the epic completes without a command', async () => {

@@ -25,6 +25,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { sign } from '@octokit/webhooks-methods';
+import { pino } from 'pino';
+import { Probot, type Logger } from 'probot';
+import { createEpicflowApp } from '../../src/app/index.js';
+import { KeyedQueue } from '../../src/app/queue.js';
+import { createShutdown } from '../../src/app/shutdown.js';
+import { describeError } from '../../src/core/errors.js';
 import { startGitHubDouble, type GitHubDouble } from '../github-double/index.js';
 import { builtPackage } from '../support/built-package.js';
 import { readDockerfile, type ParsedDockerfile } from '../support/dockerfile.js';
@@ -488,31 +494,51 @@ describe('npm start (probot run)', () => {
   });
 });
 
-describe('GET /healthz while a delivery is stuck', () => {
-  it('answers 503 naming the delivery while one is stuck, and 200 again once it is done', async () => {
-    const other = await freePort();
-    const p = await startProbot(other, pem, { EPICFLOW_STUCK_SECONDS: '0.5' });
-    try {
-      // The reply's comment takes 2 s to be written: far past the 0.5 s limit.
-      slowComment(2000);
-      const url = `http://127.0.0.1:${other}/api/github/webhooks`;
-      expect(await helpDelivery('stuck-1', url)).toBe(200);
-      let answer = await healthz(other);
-      for (let i = 0; i < 80 && answer.status === 200; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        answer = await healthz(other);
-      }
-      expect(answer.status).toBe(503);
-      expect(answer.body.reason).toMatch(
-        /^delivery issue_comment stuck-1 \(acme\/shop#\d+\) has been running for \d+ s, longer than EPICFLOW_STUCK_SECONDS \(0\.5 s\)$/,
-      );
-      expect(await imageHealthcheck(other)).toBe(1);
-      await p.waitForLog('issue_comment stuck-1: ', 'stuck-1');
-      expect(await healthz(other)).toMatchObject({ status: 200, body: { status: 'ok' } });
-    } finally {
-      p.child.kill('SIGTERM');
-      await p.exited;
+/**
+ * One process with short limits for two rules of time: a delivery stuck past
+ * EPICFLOW_STUCK_SECONDS, and a shutdown past EPICFLOW_SHUTDOWN_SECONDS (which ends it).
+ */
+describe('short limits: a stuck delivery, and a shutdown past its deadline', () => {
+  let short: ProbotProcess;
+  let other: number;
+  let url: string;
+  beforeAll(async () => {
+    other = await freePort();
+    url = `http://127.0.0.1:${other}/api/github/webhooks`;
+    short = await startProbot(other, pem, {
+      EPICFLOW_STUCK_SECONDS: '0.5',
+      EPICFLOW_SHUTDOWN_SECONDS: '0.5',
+    });
+  });
+
+  it('GET /healthz answers 503 naming the delivery while one is stuck, and 200 again once it is done', async () => {
+    // The reply's comment takes 2 s to be written: far past the 0.5 s limit.
+    slowComment(2000);
+    expect(await helpDelivery('stuck-1', url)).toBe(200);
+    let answer = await healthz(other);
+    for (let i = 0; i < 80 && answer.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      answer = await healthz(other);
     }
+    expect(answer.status).toBe(503);
+    expect(answer.body.reason).toMatch(
+      /^delivery issue_comment stuck-1 \(acme\/shop#\d+\) has been running for \d+ s, longer than EPICFLOW_STUCK_SECONDS \(0\.5 s\)$/,
+    );
+    expect(await imageHealthcheck(other)).toBe(1);
+    await short.waitForLog('issue_comment stuck-1: ', 'stuck-1');
+    expect(await healthz(other)).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('at the deadline (EPICFLOW_SHUTDOWN_SECONDS) stops and logs the delivery it dropped', async () => {
+    slowComment(3000);
+    expect(await helpDelivery('late-1', url)).toBe(200);
+    short.child.kill('SIGTERM');
+    const { code } = await short.exited;
+    expect(code).toBe(1);
+    expect(short.messages()).toContain(
+      'shutting down now (EPICFLOW_SHUTDOWN_SECONDS (0.5 s) passed): dropped 1 delivery: ' +
+        `issue_comment late-1 (${OWNER}/${REPO}#${issue}); their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone`,
+    );
   });
 });
 
@@ -535,18 +561,46 @@ describe('refusing to start', () => {
         '  set WEBHOOK_SECRET to the webhook secret of your GitHub App (App settings → Webhook secret)',
     );
   });
+});
+
+/**
+ * The same refusals, decided by the same code (the App's load) as in `probot run` above,
+ * in this process: the App loaded into a Probot of its own.
+ */
+describe('refusing to load (in process)', () => {
+  async function refusal(secret: string, env: Readonly<Record<string, string>>): Promise<string> {
+    const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    try {
+      const app = new Probot({
+        appId: appId,
+        privateKey: pem,
+        secret,
+        log: pino({ level: 'silent' }) as unknown as Logger,
+      });
+      const err = await app.load(createEpicflowApp()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(Error);
+      return describeError(err);
+    } finally {
+      for (const [k, v] of saved) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  }
 
   it('with probot\'s public default secret "development"', async () => {
-    const p = await refused({ WEBHOOK_SECRET: 'development' });
-    expect(p.messages()).toContain(
+    expect(await refusal('development', { WEBHOOK_SECRET: 'development' })).toBe(
       'refusing to start: the webhook secret is probot\'s public default "development"\n' +
         '  set WEBHOOK_SECRET to the webhook secret of your GitHub App (App settings → Webhook secret)',
     );
   });
 
   it('with a shutdown deadline that is no number of seconds', async () => {
-    const p = await refused({ EPICFLOW_SHUTDOWN_SECONDS: 'soon' });
-    expect(p.messages()).toContain(
+    expect(await refusal(SECRET, { EPICFLOW_SHUTDOWN_SECONDS: 'soon' })).toBe(
       'invalid EPICFLOW_SHUTDOWN_SECONDS: "soon"\n  expected a number of seconds greater than 0',
     );
   });
@@ -578,31 +632,43 @@ describe('graceful shutdown', () => {
     expect(p.stderr).toBe('');
   });
 
-  it('on a second SIGTERM stops at once and logs the delivery it dropped', async () => {
-    const p = await startProbot(other);
-    slowComment(3000);
-    expect(await helpDelivery('dropped-1', url)).toBe(200);
-    p.child.kill('SIGTERM');
-    await p.waitForLog('shutting down (SIGTERM): finishing 1 delivery');
-    p.child.kill('SIGTERM');
-    const { code } = await p.exited;
-    expect(code).toBe(1);
-    expect(p.messages()).toContain(
-      'shutting down now (a second SIGTERM): dropped 1 delivery: issue_comment dropped-1 ' +
-        `(${OWNER}/${REPO}#${issue}); their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone`,
+  it('on a second SIGTERM stops at once and logs the delivery it dropped (the shutdown in process)', async () => {
+    // The App's shutdown, as `probot run` wires it to SIGTERM (the drain above, the deadline
+    // before): a delivery running, two signals.
+    const queue = new KeyedQueue();
+    let release = (): void => undefined;
+    const running = queue.push(
+      'acme/shop#7',
+      () => new Promise<void>((resolve) => (release = resolve)),
+      'issue_comment dropped-1 (acme/shop#7)',
     );
-  });
-
-  it('at the deadline (EPICFLOW_SHUTDOWN_SECONDS) stops and logs the delivery it dropped', async () => {
-    const p = await startProbot(other, pem, { EPICFLOW_SHUTDOWN_SECONDS: '0.5' });
-    slowComment(3000);
-    expect(await helpDelivery('late-1', url)).toBe(200);
-    p.child.kill('SIGTERM');
-    const { code } = await p.exited;
-    expect(code).toBe(1);
-    expect(p.messages()).toContain(
-      'shutting down now (EPICFLOW_SHUTDOWN_SECONDS (0.5 s) passed): dropped 1 delivery: ' +
-        `issue_comment late-1 (${OWNER}/${REPO}#${issue}); their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone`,
-    );
+    await Promise.resolve();
+    const infos: string[] = [];
+    const warns: string[] = [];
+    const exits: number[] = [];
+    const shutdown = createShutdown({
+      queue,
+      deadlineMs: 60_000,
+      log: { info: (m) => infos.push(m), warn: (m) => warns.push(m) },
+      exit: (code) => exits.push(code),
+    });
+    shutdown.begin('SIGTERM');
+    expect(shutdown.stopping()).toBe(true);
+    expect(infos).toEqual([
+      'shutting down (SIGTERM): finishing 1 delivery (issue_comment dropped-1 (acme/shop#7)) within 60 s; a second signal stops at once',
+    ]);
+    expect(exits).toEqual([]);
+    shutdown.begin('SIGTERM');
+    expect(exits).toEqual([1]);
+    expect(warns).toEqual([
+      'shutting down now (a second SIGTERM): dropped 1 delivery: issue_comment dropped-1 (acme/shop#7); ' +
+        "their epics' state is on GitHub, so the next event on each epic (or /resume) redoes what they left undone",
+    ]);
+    // The delivery ending later exits nothing more.
+    release();
+    await running;
+    await queue.idle();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(exits).toEqual([1]);
   });
 });

@@ -29,10 +29,13 @@ beforeAll(async () => {
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
-const stories = [
-  { id: 'a', owns: ['src/a.txt'] },
-  { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
-];
+const a = { id: 'a', owns: ['src/a.txt'] };
+const b = { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] };
+// Where the crash leaves the epic branch itself mid-way (a merge started, or made and not yet
+// recorded), the rerun goes on to a story that merges after it, b, which waits for a. At the
+// other points the crash leaves only a's own branch, tree and record behind: the rerun
+// finishing a is what they show, and b would be one more story job on the same epic branch.
+const onEpicBranch: readonly string[] = ['mid-merge', 'after-merge'];
 
 describe('a crash at any lifecycle point is recovered by a rerun', () => {
   // `after-task` comes only in a story run as a task plan: test/engine/tasks.test.ts.
@@ -55,6 +58,7 @@ describe('a crash at any lifecycle point is recovered by a rerun', () => {
       );
       repo.commit('config');
       const file = join(repo.tmp, 'epic.md');
+      const stories = onEpicBranch.includes(point) ? [a, b] : [a];
       const plan = planMarkdown(stories);
       writeFileSync(file, plan);
 
@@ -69,9 +73,8 @@ describe('a crash at any lifecycle point is recovered by a rerun', () => {
       const rerun = await run(repo, plan);
       expect(rerun.stderr).toBe('');
       expect(rerun.code).toBe(0);
-      expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
-      expect(record(repo, 'a')).toMatchObject({ status: 'done' });
-      expect(record(repo, 'b')).toMatchObject({ status: 'done' });
+      expect(epicMerges(repo)).toEqual(stories.map((s) => `Merge story ${s.id}: Story ${s.id}`));
+      for (const s of stories) expect(record(repo, s.id)).toMatchObject({ status: 'done' });
       expect(showFile(repo, 'epic/epic', 'README.md')).toBe('original');
       expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
     },

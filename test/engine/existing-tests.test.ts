@@ -270,6 +270,19 @@ describe('whole existing test files', () => {
     ]);
   });
 
+  it('rewriting an assertion to what the code does is a finding naming the old line, none with testsChange', () => {
+    // The code cannot be fixed, so the test is made to say what it does: the gate goes green.
+    const { changes, diff } = story(
+      { [FILE]: JS },
+      { [FILE]: JS.replace('sum(1, 2), 3)', 'sum(1, 2), -1)') },
+    );
+    const input = { changes, diff, baselinePassed: 1, currentPassed: 1 };
+    expect(oracleFindings({ ...input, testsChange: false })).toEqual([
+      `existing test changed in ${FILE}, which existed before the story: line 6 changed or removed (old line): assert.strictEqual(sum(1, 2), 3);; line 6 added inside the existing tests: assert.strictEqual(sum(1, 2), -1);`,
+    ]);
+    expect(oracleFindings({ ...input, testsChange: true })).toEqual([]);
+  });
+
   it('names at most three lines of a file and counts the rest', () => {
     const changed = JS.replace(/assert/g, 'ok').replace(/sum/g, 'add');
     const [finding] = findings({ [FILE]: JS }, { [FILE]: changed });

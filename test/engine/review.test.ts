@@ -4,7 +4,7 @@
  * each round is in the record, in events.jsonl and in the story's findings log, and the
  * judge still gives the final verdict.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCollector, type Collector } from '../support/otlp-collector.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,14 +79,15 @@ interface Event {
   story?: string;
   data?: Record<string, unknown>;
 }
-const events = (): Event[] =>
-  readFileSync(join(stateDir(repo), 'events.jsonl'), 'utf8')
+const events = (from: TestRepo = repo): Event[] =>
+  readFileSync(join(stateDir(from), 'events.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Event);
 
 describe('review rounds', () => {
-  it('sends the findings of round 1 to the coder, clears in round 2, then the judge decides', async () => {
+  it('sends the findings of round 1 to the coder, clears in round 2, then the judge decides; traces each turn', async () => {
+    collector = await startCollector();
     setUp({
       coder: {
         s: { '1': { write: { 'src/s.txt': 'total\n' } }, '4': { write: { 'src/s.txt': 'sum\n' } } },
@@ -101,7 +102,12 @@ describe('review rounds', () => {
       },
       judge: true,
     });
-    const r = await run(repo, plan);
+    const r = await run(
+      repo,
+      plan,
+      {},
+      { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
       '[s] review round 1: 1 finding (correctness 1/2, tests 2/2): correctness: src/s.txt: the total of an empty list must be 0',
@@ -198,6 +204,39 @@ describe('review rounds', () => {
     expect(log).toContain('## Attempt 1 · judge round 1: cleared');
     expect(log.indexOf('review round 2')).toBeLessThan(log.indexOf('judge round 1'));
     expect(epicMerges(repo)).toHaveLength(1);
+
+    // Each review turn and each judge round is an evaluator span with its scores.
+    const story = collector.spans.find((s) => s.name === 'story s');
+    const steps = collector.spans.filter((s) => s.parentSpanId === story?.spanId);
+    const turn = (lens: string, round: number) =>
+      steps.find(
+        (s) =>
+          s.name === 'reviewer' &&
+          s.attributes['epicflow.review.lens'] === lens &&
+          s.attributes['epicflow.review.round'] === round,
+      )?.attributes;
+    expect(turn('correctness', 1)).toMatchObject({
+      'openinference.span.kind': 'EVALUATOR',
+      'epicflow.evaluator.kind': 'review',
+      'epicflow.review.cleared': false,
+      'epicflow.review.score': 1,
+      'epicflow.executor': 'rev',
+    });
+    expect(turn('tests', 1)).toMatchObject({
+      'openinference.span.kind': 'EVALUATOR',
+      'epicflow.evaluator.kind': 'review',
+      'epicflow.review.cleared': true,
+      'epicflow.review.score': 2,
+      'epicflow.executor': 'rev',
+    });
+    expect(steps.find((s) => s.name === 'judge')?.attributes).toMatchObject({
+      'openinference.span.kind': 'EVALUATOR',
+      'epicflow.evaluator.kind': 'judge',
+      'epicflow.judge.cleared': true,
+      'epicflow.judge.score.provides': 2,
+      'epicflow.judge.score.tests': 2,
+      'epicflow.executor': 'jud',
+    });
   });
 
   it('leaves findings open after its rounds and hands them to the judge, the final verdict', async () => {
@@ -228,45 +267,67 @@ describe('review rounds', () => {
       'review left 1 finding open after 1 fix round: tests: src/s.txt: no test for it',
     );
   });
+});
 
-  it("reuses a lens's answer for an unchanged diff, and asks again when the diff changes", async () => {
+describe('review rounds of two stories in one run', () => {
+  // One run, two stories under the same lenses and no judge: `same` is fixed once with the
+  // diff unchanged, `mute` gets no readable answer from a lens.
+  let shared: TestRepo;
+  let r: Awaited<ReturnType<typeof run>>;
+  beforeAll(async () => {
     setUp({
-      // Coder round 4 writes what round 1 wrote: the diff is the same; round 5 changes it.
+      // Coder round 4 of `same` writes what round 1 wrote: the diff is the same; round 5 changes it.
       coder: {
-        s: {
-          '1': { write: { 'src/s.txt': 'total\n' } },
-          '4': { write: { 'src/s.txt': 'total\n' } },
-          '*': { write: { 'src/s.txt': 'sum\n' } },
+        same: {
+          '1': { write: { 'src/same.txt': 'total\n' } },
+          '4': { write: { 'src/same.txt': 'total\n' } },
+          '*': { write: { 'src/same.txt': 'sum\n' } },
         },
+        mute: { '*': { write: { 'src/mute.txt': 'v\n' } } },
       },
       reviewer: {
-        s: {
-          '2': { stdout: answer(1, ['src/s.txt: the total of an empty list must be 0']) },
+        same: {
+          '2': { stdout: answer(1, ['src/same.txt: the total of an empty list must be 0']) },
           '*': { stdout: answer(2) },
         },
+        mute: { '*': { stdout: 'Looks fine to me.\n' } },
       },
     });
-    const r = await run(repo, plan);
-    expect(r.code).toBe(0);
+    // The file's afterEach removes `repo` after each test: this run's repository outlives them.
+    shared = repo;
+    repo = { ...shared, cleanup: () => undefined };
+    r = await run(
+      shared,
+      planMarkdown([
+        { id: 'same', owns: ['src/same.txt'] },
+        { id: 'mute', owns: ['src/mute.txt'] },
+      ]),
+    );
+  });
+  afterAll(() => shared.cleanup());
+  const of = (name: string, story: string) =>
+    prompts(shared, name).filter((p) => p.story === story);
+
+  it("reuses a lens's answer for an unchanged diff, and asks again when the diff changes", () => {
     // Review round 1 asks both lenses (2, 3); round 2 reads the same diff and asks none;
     // round 3, after the change, asks both again (6, 7).
-    expect(prompts(repo, 'coder').map((p) => p.round)).toEqual(['1', '4', '5']);
-    expect(prompts(repo, 'rev').map((p) => p.round)).toEqual(['2', '3', '6', '7']);
+    expect(of('coder', 'same').map((p) => p.round)).toEqual(['1', '4', '5']);
+    expect(of('rev', 'same').map((p) => p.round)).toEqual(['2', '3', '6', '7']);
     const note =
       'review round 2: reused the answer of each correctness, tests lens for an unchanged diff';
-    expect(r.stdout).toContain(`[s] ${note}`);
+    expect(r.stdout).toContain(`[same] ${note}`);
     expect(r.stdout).toContain(
-      '[s] review round 2: 1 finding (correctness 1/2, tests 2/2): correctness: src/s.txt: the total of an empty list must be 0',
+      '[same] review round 2: 1 finding (correctness 1/2, tests 2/2): correctness: src/same.txt: the total of an empty list must be 0',
     );
-    expect(r.stdout).toContain('[s] review round 3: cleared (correctness 2/2, tests 2/2)');
-    const rec = record(repo, 's') as {
+    expect(r.stdout).toContain('[same] review round 3: cleared (correctness 2/2, tests 2/2)');
+    const rec = record(shared, 'same') as {
       status: string;
       notes: string[];
       reviewed: Record<string, { executor: string; answer: { score: number } }>;
     };
     expect(rec.status).toBe('done');
     expect(rec.notes).toContain(note);
-    expect(events().filter((e) => e.message === note)).toHaveLength(1);
+    expect(events(shared).filter((e) => e.message === note)).toHaveLength(1);
     // The answers kept are those of the last diff.
     expect(rec.reviewed).toEqual({
       correctness: expect.objectContaining({
@@ -280,55 +341,14 @@ describe('review rounds', () => {
     });
   });
 
-  it('fails the story when a lens gets no readable answer, as a judge without an answer does', async () => {
-    setUp({
-      coder: { s: { '*': { write: { 'src/s.txt': 'v\n' } } } },
-      reviewer: { s: { '*': { stdout: 'Looks fine to me.\n' } } },
-    });
-    const r = await run(repo, plan);
+  it('fails the story when a lens gets no readable answer, as a judge without an answer does', () => {
     expect(r.code).toBe(1);
     // The answer and its one repair re-ask.
-    expect(prompts(repo, 'rev')).toHaveLength(2);
-    expect(prompts(repo, 'rev')[1]?.prompt).toContain('## Your previous answer could not be read');
-    const rec = record(repo, 's') as { status: string; reason: string };
+    expect(of('rev', 'mute')).toHaveLength(2);
+    expect(of('rev', 'mute')[1]?.prompt).toContain('## Your previous answer could not be read');
+    const rec = record(shared, 'mute') as { status: string; reason: string };
     expect(rec.status).toBe('failed');
     expect(rec.reason).toMatch(/^review unavailable: correctness lens: rev gave no valid answer: /);
-    expect(epicMerges(repo)).toHaveLength(0);
-  });
-
-  it('traces each review turn and each judge round as an evaluator span with its scores', async () => {
-    collector = await startCollector();
-    setUp({
-      coder: { s: { '*': { write: { 'src/s.txt': 'v\n' } } } },
-      reviewer: { s: { '*': { stdout: answer(2) } } },
-      judge: true,
-      extra: 'review: { lenses: [{ name: tests, instruction: "Look for untested behaviour." }] }',
-    });
-    const r = await run(
-      repo,
-      plan,
-      {},
-      { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } },
-    );
-    expect(r.code).toBe(0);
-    const story = collector.spans.find((s) => s.name === 'story s');
-    const steps = collector.spans.filter((s) => s.parentSpanId === story?.spanId);
-    expect(steps.find((s) => s.name === 'reviewer')?.attributes).toMatchObject({
-      'openinference.span.kind': 'EVALUATOR',
-      'epicflow.evaluator.kind': 'review',
-      'epicflow.review.lens': 'tests',
-      'epicflow.review.round': 1,
-      'epicflow.review.cleared': true,
-      'epicflow.review.score': 2,
-      'epicflow.executor': 'rev',
-    });
-    expect(steps.find((s) => s.name === 'judge')?.attributes).toMatchObject({
-      'openinference.span.kind': 'EVALUATOR',
-      'epicflow.evaluator.kind': 'judge',
-      'epicflow.judge.cleared': true,
-      'epicflow.judge.score.provides': 2,
-      'epicflow.judge.score.tests': 2,
-      'epicflow.executor': 'jud',
-    });
+    expect(epicMerges(shared)).toEqual(['Merge story same: Story same']);
   });
 });

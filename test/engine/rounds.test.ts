@@ -122,50 +122,6 @@ describe('coder rounds', () => {
     });
   });
 
-  it('does not take a story that rewrites an assertion of an existing test, gates green or not', async () => {
-    repo = makeRepo({
-      'package.json': '{"type":"module"}\n',
-      'src/sum.js': 'export const sum = (a, b) => a - b;\n',
-      'test/sum.test.js':
-        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../src/sum.js';\ntest('sum', () => assert.strictEqual(sum(1, 2), 3));\n",
-    });
-    // The coder cannot fix sum, so it makes the test say what sum does: the gate goes green.
-    const weakened =
-      "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../src/sum.js';\ntest('sum', () => assert.strictEqual(sum(1, 2), -1));\n";
-    const coder = scriptedCoder(repo, 'coder', {
-      lie: { '*': { write: { 'test/sum.test.js': weakened, 'src/note.txt': 'done\n' } } },
-      honest: { '*': { write: { 'test/sum.test.js': weakened } } },
-    });
-    repo.write(
-      'epicflow.yml',
-      configYaml({
-        executors: [{ id: 'bot', command: coder }],
-        gates: ['node --test'],
-        fixRounds: 0,
-      }),
-    );
-    repo.commit('config');
-    const result = await run(
-      repo,
-      planMarkdown([{ id: 'lie', owns: ['src/note.txt', 'test/sum.test.js'] }]),
-    );
-    expect(result.code).toBe(1);
-    expect(record(repo, 'lie')).toMatchObject({ status: 'failed' });
-    expect(String(record(repo, 'lie').reason)).toContain(
-      "existing test changed in test/sum.test.js, which existed before the story: line 4 changed or removed (old line): test('sum', () => assert.strictEqual(sum(1, 2), 3));",
-    );
-    expect(git(repo.dir, 'branch', '--list', 'epic/epic')).not.toBe('');
-    expect(git(repo.dir, 'log', '--format=%s', 'epic/epic')).not.toContain('Merge story lie');
-
-    // A story that says testsChange may rewrite it.
-    const allowed = await run(
-      repo,
-      planMarkdown([{ id: 'honest', owns: ['test/sum.test.js'], testsChange: true }]),
-      { epic: 'other' },
-    );
-    expect(allowed.code).toBe(0);
-  });
-
   it('counts a skipped test, a deleted test file or fewer passing tests as a gate failure', async () => {
     repo = makeRepo({
       'package.json': '{"type":"module"}\n',
@@ -183,7 +139,6 @@ describe('coder rounds', () => {
         },
       },
       drop: { '*': { remove: ['test/b.test.js'] } },
-      allowed: { '*': { remove: ['test/b.test.js'] } },
     });
     repo.write(
       'epicflow.yml',
@@ -209,13 +164,8 @@ describe('coder rounds', () => {
     expect(String(record(repo, 'skip').reason)).toContain(
       'fewer tests pass than on the epic base: 2 instead of 3',
     );
-
-    // The same deletion passes when the story says testsChange.
-    const allowed = await run(
-      repo,
-      planMarkdown([{ id: 'allowed', owns: ['test/b.test.js'], testsChange: true }]),
-      { epic: 'other' },
-    );
-    expect(allowed.code).toBe(0);
+    // That testsChange lets a story delete a test file and pass fewer tests is the guard's
+    // rule (test/core/gates/gates.test.ts, "reports every weakening unless testsChange");
+    // the plan's testsChange reaching the guard in a run: test/engine/existing-tests.test.ts.
   });
 });

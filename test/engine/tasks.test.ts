@@ -153,16 +153,23 @@ describe('a story run as a task plan', () => {
   });
 
   it('a task whose turn changes nothing is completed, not failed', async () => {
-    setUp({
-      plan: [answer(THREE)],
-      task: { '1': writes('src/a.txt', 'a\n'), '3': writes('src/c.txt', 'c\n') },
-    });
-    const story: Entry = { id: 's', owns: ['src'], acceptance: ACCEPTANCE, tasks: true };
+    // Two tasks: the first changes nothing, the one after it still runs.
+    const two: Task[] = [
+      { ...THREE[1]!, satisfies: [1] },
+      { ...THREE[2]!, satisfies: [2] },
+    ];
+    setUp({ plan: [answer(two)], task: { '2': writes('src/c.txt', 'c\n') } });
+    const story: Entry = {
+      id: 's',
+      owns: ['src'],
+      acceptance: ACCEPTANCE.slice(1),
+      tasks: true,
+    };
     const r = await run(repo, plan([story]));
     expect(r.code).toBe(0);
-    expect(turns()).toHaveLength(4);
+    expect(turns()).toHaveLength(3);
     expect(r.stdout).toContain('the task changed nothing: completed');
-    expect(r.stdout).toContain('task 2 of 3 done: Write b');
+    expect(r.stdout).toContain('task 1 of 2 done: Write b');
     expect(record(repo, 's')).toMatchObject({ status: 'done' });
     expect(showFile(repo, 'epic/epic', 'src/c.txt')).toBe('c');
     expect(showFile(repo, 'epic/epic', 'src/b.txt')).toBeNull();
@@ -246,27 +253,22 @@ describe('a story run as a task plan', () => {
 });
 
 describe('the task list is checked before it runs', () => {
+  // One task each way: the re-plan is what is checked, not how many tasks then run (three
+  // tasks run one after another above).
   it('a task naming paths outside the perimeter gets one re-plan', async () => {
-    const outside: Task[] = [
-      { ...THREE[0]!, paths: ['src/a.txt', 'docs/a.md'] },
-      ...THREE.slice(1),
-    ];
+    const outside: Task[] = [{ ...THREE[0]!, paths: ['src/a.txt', 'docs/a.md'] }];
     setUp({
-      plan: [answer(outside), answer(THREE)],
-      task: {
-        '1': writes('src/a.txt', 'a\n'),
-        '2': writes('src/b.txt', 'b\n'),
-        '3': writes('src/c.txt', 'c\n'),
-      },
+      plan: [answer(outside), answer([THREE[0]!])],
+      task: { '1': writes('src/a.txt', 'a\n') },
     });
-    const story: Entry = { id: 's', owns: ['src'], acceptance: ACCEPTANCE, tasks: true };
+    const story: Entry = { id: 's', owns: ['src'], acceptance: ['a is there'], tasks: true };
     const r = await run(repo, plan([story]));
     expect(r.code).toBe(0);
     const p = turns();
-    expect(p).toHaveLength(5);
+    expect(p).toHaveLength(3);
     expect(p[1]).toContain('## Plan again');
     expect(p[1]).toContain("task 1 (Write a) names `docs/a.md`, outside this story's perimeter");
-    expect(p[2]).toContain('## Your task now: task 1 of 3');
+    expect(p[2]).toContain('## Your task now: task 1 of 1');
     expect(record(repo, 's')).toMatchObject({ status: 'done' });
   });
 
@@ -320,23 +322,29 @@ describe('the task list is checked before it runs', () => {
   });
 
   it('an acceptance line no task satisfies: the re-plan asks for it', async () => {
-    const partial = THREE.slice(0, 2);
+    const both: Task = {
+      title: 'Write a and b',
+      outcome: 'src/a.txt holds a, src/b.txt b',
+      paths: ['src/a.txt', 'src/b.txt'],
+      satisfies: [1, 2],
+    };
     setUp({
-      plan: [answer(partial), answer(THREE)],
-      task: {
-        '1': writes('src/a.txt', 'a\n'),
-        '2': writes('src/b.txt', 'b\n'),
-        '3': writes('src/c.txt', 'c\n'),
-      },
+      plan: [answer([THREE[0]!]), answer([both])],
+      task: { '1': { write: { 'src/a.txt': 'a\n', 'src/b.txt': 'b\n' } } },
     });
-    const story: Entry = { id: 's', owns: ['src'], acceptance: ACCEPTANCE, tasks: true };
+    const story: Entry = {
+      id: 's',
+      owns: ['src'],
+      acceptance: ACCEPTANCE.slice(0, 2),
+      tasks: true,
+    };
     const r = await run(repo, plan([story]));
     expect(r.code).toBe(0);
     const p = turns();
     expect(p[1]).toContain('## Plan again');
-    expect(p[1]).toContain('acceptance line 3 is satisfied by no task: c is there');
-    expect(p[2]).toContain('## Your task now: task 1 of 3');
-    expect(p).toHaveLength(5);
+    expect(p[1]).toContain('acceptance line 2 is satisfied by no task: b is there');
+    expect(p[2]).toContain('## Your task now: task 1 of 1');
+    expect(p).toHaveLength(3);
   });
 
   it('a task list that is not valid JSON gets one repair turn, then the story runs without tasks and says so', async () => {

@@ -4,11 +4,12 @@
  * bare "GitHub", reads it, checks it from the objects, merges without a work tree and pushes
  * with a lease. Every hostile or broken result is refused with its reason, nothing moved.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -37,7 +38,7 @@ import {
   type PublishOutcome,
 } from '../../../src/jobs/github/publish-result.js';
 import { writeWorkResult } from '../../../src/jobs/github/work-result.js';
-import { fixtureIn, IDENTITY, makeRepo, type Fixture } from './repo-fixture.js';
+import { fixtureIn, IDENTITY, type Fixture } from './repo-fixture.js';
 
 const EPIC = '7';
 const BRANCH = 'epic/7';
@@ -74,24 +75,46 @@ function bare(dir: string): Fixture {
   return f;
 }
 
-beforeEach(() => {
-  const work = makeRepo({
-    'README.md': 'hello\n',
-    'src/a.ts': 'export const a = 1;\n',
-    'test/a.test.ts': "it('a', () => expect(1).toBe(1));\n",
-    '.github/workflows/ci.yml': 'on: push\n',
-  });
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'epicflow-publish-')));
-  const remote = bare(join(root, 'origin.git'));
-  const publish = bare(join(root, 'publish.git'));
-  const base = work.git('rev-parse', 'HEAD').trim();
-  work.git('push', '-q', remote.dir, `${base}:refs/heads/${BRANCH}`);
+/**
+ * The three repositories, made once (eight git processes) and copied for each test: a
+ * test's pushes, fetches and checkouts stay in its own copy.
+ */
+let template: string;
+let templateBase: string;
+
+beforeAll(() => {
+  template = realpathSync(mkdtempSync(join(tmpdir(), 'epicflow-publish-template-')));
+  const work = fixtureIn(join(template, 'work'));
+  mkdirSync(work.dir);
+  work.git('init', '-q', '-b', 'main');
+  work.write('README.md', 'hello\n');
+  work.write('src/a.ts', 'export const a = 1;\n');
+  work.write('test/a.test.ts', "it('a', () => expect(1).toBe(1));\n");
+  work.write('.github/workflows/ci.yml', 'on: push\n');
+  templateBase = work.commitAll('initial');
+  const remote = bare(join(template, 'origin.git'));
+  const publish = bare(join(template, 'publish.git'));
+  work.git('push', '-q', remote.dir, `${templateBase}:refs/heads/${BRANCH}`);
   publish.git('fetch', '-q', remote.dir, `refs/heads/${BRANCH}:refs/heads/${BRANCH}`);
-  world = { root, work, remote, publish, base };
+});
+
+afterAll(() => {
+  rmSync(template, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'epicflow-publish-')));
+  cpSync(template, root, { recursive: true, verbatimSymlinks: true });
+  world = {
+    root,
+    work: fixtureIn(join(root, 'work')),
+    remote: fixtureIn(join(root, 'origin.git')),
+    publish: fixtureIn(join(root, 'publish.git')),
+    base: templateBase,
+  };
 });
 
 afterEach(() => {
-  world.work.cleanup();
   rmSync(world.root, { recursive: true, force: true });
 });
 

@@ -6,6 +6,7 @@
  * and each is named on the story.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -151,18 +152,21 @@ describe('the commit that was checked is the commit that is merged', () => {
     );
   });
 
-  it('12,000 owned files and one change outside: only the owned ones are merged, the other is named', async () => {
+  it('6,000 owned files whose listings are megabytes, and one change outside: only the owned ones are merged, the other is named', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
-    // The coder writes its files with a script of its own (one process, not 12,000).
+    // The coder writes its files with a script of its own (one process, not 6,000). Their
+    // paths are about 280 bytes, so every listing of them (the tree, the changed paths) is past
+    // 1.5 MiB: a cut of git's output to its last megabyte would lose the first files.
     const make = join(repo.tmp, 'make-many.mjs');
     writeFileSync(
       make,
       [
         "import { mkdirSync, writeFileSync } from 'node:fs';",
-        'for (let d = 0; d < 120; d++) {',
-        '  const dir = `src/many/part-with-a-long-folder-name-${String(d).padStart(3, "0")}`;',
+        "const long = (n) => 'x'.repeat(n);",
+        'for (let d = 0; d < 60; d++) {',
+        '  const dir = `src/many/part-with-a-long-folder-name-${long(100)}-${String(d).padStart(3, "0")}`;',
         '  mkdirSync(dir, { recursive: true });',
-        '  for (let f = 0; f < 100; f++) writeFileSync(`${dir}/generated-module-with-a-long-name-${f}.txt`, `${d}-${f}\\n`);',
+        '  for (let f = 0; f < 100; f++) writeFileSync(`${dir}/generated-module-with-a-long-name-${long(100)}-${f}.txt`, `${d}-${f}\\n`);',
         '}',
         "writeFileSync('README.md', 'stray\\n');",
         '',
@@ -178,8 +182,17 @@ describe('the commit that was checked is the commit that is merged', () => {
     const result = await run(repo, planMarkdown([{ id: 's', owns: ['src/many'] }]));
     expect(result.code).toBe(0);
     expect(showFile(repo, 'epic/epic', 'README.md')).toBe('x');
-    const merged = git(repo.dir, 'ls-tree', '-r', '--name-only', 'epic/epic', '--', 'src/many');
-    expect(merged.split('\n')).toHaveLength(12_000);
+    const listing = execFileSync('git', ['ls-tree', '-r', '-z', 'epic/epic', '--', 'src/many'], {
+      cwd: repo.dir,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(listing.length).toBeGreaterThan(1.5 * 1024 * 1024);
+    expect(
+      listing
+        .toString('utf8')
+        .split('\0')
+        .filter((e) => e !== ''),
+    ).toHaveLength(6_000);
     expect(notes()).toContain('restored outside its perimeter: README.md');
     expect(reportJson(repo).stories[0]?.notes).toContain(
       'restored outside its perimeter: README.md',

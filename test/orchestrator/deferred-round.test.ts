@@ -22,8 +22,8 @@ import {
   type AppWorld,
 } from '../app/harness.js';
 import { startAppWorld } from '../action/support/app-world.js';
-import { dispatchOf, dispatched, planBody, type ActionWorld } from '../action/support/world.js';
-import { storyJobs } from './support/story-jobs.js';
+import { dispatched, planBody, type ActionWorld } from '../action/support/world.js';
+import { runDispatchedStory } from './support/story-jobs.js';
 
 const AGENT = agentScript('deferred-agent.mjs');
 
@@ -54,24 +54,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.close());
 
-/** Runs the dispatched job of `story#attempt` to its end, as the runner and GitHub would. */
-async function runStory(epic: number, story: string, attempt: number): Promise<void> {
-  const { runId } = dispatchOf(w, epic, story, attempt);
-  w.gh.act.startWorkflowRun(runId);
-  await w.gh.idle();
-  const { work, publish } = await storyJobs(w, epic, story, { attempt });
-  const reason = publish.record.status === 'done' ? '' : (publish.record.reason ?? '');
-  expect({
-    story,
-    attempt,
-    work: work.record.status,
-    status: publish.record.status,
-    reason,
-  }).toEqual({ story, attempt, work: 'done', status: 'done', reason: '' });
-  w.gh.act.completeWorkflowRun(runId, 'success');
-  await w.gh.idle();
-}
-
 async function prompts(epic: number, story: string, role: string): Promise<string[]> {
   const prefix = `${epic}-${story}-${role}-`;
   const files = (await readdir(w.dumps)).filter((f) => f.startsWith(prefix)).sort();
@@ -96,7 +78,7 @@ describe('deferred findings on GitHub', () => {
     const finding = (story: string): string =>
       `minor: src/${story}/index.js: say what the module is for`;
     await completeItem(epic, 1, finding('item'));
-    await runStory(epic, 'list', 1);
+    await runDispatchedStory(w, epic, 'list', 1);
 
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
     const records = new Map((await store.listStories()).map((r) => [r.story, r]));
@@ -127,7 +109,7 @@ describe('deferred findings on GitHub', () => {
       'Follow-up round started by @alice: 2 deferred findings on `list`, `item`',
     );
     await completeItem(epic, 2);
-    await runStory(epic, 'list', 2);
+    await runDispatchedStory(w, epic, 'list', 2);
 
     const [first, again] = await prompts(epic, 'list', 'coder');
     expect(first).not.toContain('## Deferred findings');

@@ -18,6 +18,7 @@ import type { StoryRecord } from '../../src/core/model.js';
 import { commentInProcess, decideInProcess, runEndedInProcess } from '../action/support/epic.js';
 import {
   dispatched,
+  epicMergeTrailers,
   dispatchOf,
   git,
   OWNER,
@@ -145,15 +146,7 @@ async function expectNewWorkMerged(
   );
   const head = await w.gh.state.ref(OWNER, REPO, branch);
   const bare = w.gh.state.repoDir(OWNER, REPO);
-  const merges = await git(
-    bare,
-    'log',
-    '--first-parent',
-    '--merges',
-    '--format=%(trailers:key=Epicflow-Story,valueonly,separator=)',
-    head ?? '',
-  );
-  expect(merges.split('\n').filter((l) => l.trim() !== '')).toEqual(['api']);
+  expect(await epicMergeTrailers(w, epic)).toEqual([['api']]);
   // The old attempt's commits are in neither the epic branch nor the story branch.
   const contains = await git(bare, 'branch', '--contains', oldHead, '--format=%(refname:short)');
   expect(contains).toBe('');

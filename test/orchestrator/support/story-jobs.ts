@@ -23,7 +23,7 @@ import {
 import { makePush, Pushing } from '../../../src/jobs/github/job-push.js';
 import { prepareJob, preparation, saveRecord } from '../../../src/jobs/github/job-record.js';
 import { publishStoryJob, type PublishJobResult } from '../../../src/jobs/github/story-publish.js';
-import { checkout, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
+import { checkout, dispatchOf, OWNER, REPO, type ActionWorld } from '../../action/support/world.js';
 
 export const CONFIG_PATH = '.github/epicflow.yml';
 
@@ -159,4 +159,36 @@ export async function storyJobs(
   const input = await workInput(w, epic, story, options);
   const work = await workJob(input);
   return { work, publish: await publishJob(w, input) };
+}
+
+/**
+ * The dispatched run of `story#attempt` run to its end, as the runner and GitHub would: the
+ * run started, its work job and its publish job (their logs kept for the run's artifact, as
+ * the shell keeps them: answers name the log), the record they leave `status`, the run
+ * completed.
+ */
+export async function runDispatchedStory(
+  w: ActionWorld,
+  epic: number,
+  story: string,
+  attempt: number,
+  status: 'done' | 'failed' = 'done',
+): Promise<void> {
+  const { runId } = dispatchOf(w, epic, story, attempt);
+  w.gh.act.startWorkflowRun(runId);
+  await w.gh.idle();
+  const input = await workInput(w, epic, story, { attempt });
+  const logged = { ...input, logsDir: join(input.tempDir, 'epicflow-logs') };
+  const work = await workJob(logged);
+  const publish = await publishJob(w, logged);
+  const reason = publish.record.status === status ? '' : (publish.record.reason ?? '');
+  expect({
+    story,
+    attempt,
+    work: work.record.status,
+    status: publish.record.status,
+    reason,
+  }).toEqual({ story, attempt, work: status, status, reason: '' });
+  w.gh.act.completeWorkflowRun(runId, 'success');
+  await w.gh.idle();
 }

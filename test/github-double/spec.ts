@@ -1,58 +1,44 @@
 /**
- * GitHub's own contract data, loaded once per process: the REST OpenAPI description
- * (@octokit/openapi), the webhook descriptions (@octokit/openapi-webhooks) and the
- * GraphQL schema (@octokit/graphql-schema). Validators are compiled lazily per
- * operation and cached, because compiling the whole description would take seconds.
+ * GitHub's own contract data: the REST OpenAPI description (@octokit/openapi) and the webhook
+ * descriptions (@octokit/openapi-webhooks); the GraphQL schema is in graphql-schema.ts.
+ * Validators are compiled lazily per operation and kept on disk (ajv "standalone" code),
+ * because compiling the whole description would take seconds.
+ *
+ * A test file reads only what it uses: the REST description is kept on disk split into a
+ * small index of its paths and one file per operation and per example (`restParts`), and the
+ * whole description (for `components.schemas`) is read only to compile a validator the disk
+ * cache does not have. Every file is a copy of part of the same trimmed description, so each
+ * check reads the same schema it read from the whole one.
  */
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { _, Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
-import { buildASTSchema, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { testCacheDir } from '../support/cache-dir.js';
+import { PathTable, type PathTemplate } from './rest-paths.js';
+import {
+  CACHE_SALT,
+  cachedFolder,
+  cachedJson,
+  readJson,
+  require,
+  storeFile,
+} from './spec-cache.js';
 
-const require = createRequire(import.meta.url);
+export { githubGraphqlSchema } from './graphql-schema.js';
 
 /**
  * Compiled validators are kept on disk as ajv "standalone" code and reused by every
  * later test file and run: compiling GitHub's large schemas costs a second or two per
- * file that uses the double. An entry is named by a hash of the package versions, this
- * file's own source (the reading rules) and the operation, so any change recompiles.
+ * file that uses the double. An entry is named by a hash of the package versions, the
+ * reading rules' source and the operation, so any change recompiles.
  */
 const VALIDATORS = testCacheDir('double-validators');
 
 const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ??
   standaloneModule) as unknown as (ajv: Ajv, validate: ValidateFunction) => string;
-
-function versionOf(pkg: string): string {
-  return (require(`${pkg}/package.json`) as { version: string }).version;
-}
-
-/** What every cache key starts with: the packages and the rules the schemas were read by. */
-const CACHE_SALT = createHash('sha256')
-  .update(
-    [
-      versionOf('ajv'),
-      versionOf('ajv-formats'),
-      versionOf('@octokit/openapi'),
-      versionOf('@octokit/openapi-webhooks'),
-      readFileSync(fileURLToPath(import.meta.url), 'utf8'),
-    ].join('\n'),
-  )
-  .digest('hex');
 
 /** A cached validator, or undefined when there is none (or it cannot be read). */
 function loadValidator(file: string): ValidateFunction | undefined {
@@ -70,18 +56,6 @@ function loadValidator(file: string): ValidateFunction | undefined {
     return undefined; // a cut or corrupt entry: compiled again and rewritten
   }
   return typeof mod.exports === 'function' ? (mod.exports as ValidateFunction) : undefined;
-}
-
-function storeFile(file: string, text: string): void {
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    // Parallel workers may write the same entry: each writes its own file, then renames.
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch {
-    // A read-only or full disk only costs the next file a compile.
-  }
 }
 
 type Json = Record<string, unknown>;
@@ -106,44 +80,9 @@ function trimmed(node: unknown, names = false): unknown {
   return out;
 }
 
-const DESCRIPTIONS = testCacheDir('double-descriptions');
-
-/** Drops the copies no run has made for a day (each change of the salt makes new ones). */
-function pruneDescriptions(): void {
-  try {
-    for (const name of readdirSync(DESCRIPTIONS)) {
-      const file = join(DESCRIPTIONS, name);
-      if (Date.now() - statSync(file).mtimeMs > 24 * 3600_000) rmSync(file, { force: true });
-    }
-  } catch {
-    // none yet, or another worker pruned it meanwhile
-  }
-}
-
 /**
- * What `make` returns, kept on disk as JSON under `key` (hashed with the salt) and read back
- * by every later file and run; made by the first file that needs it.
- */
-function cachedJson<T>(key: string, make: () => T): T {
-  const file = join(
-    DESCRIPTIONS,
-    `${createHash('sha256').update(`${CACHE_SALT}\n${key}`).digest('hex').slice(0, 40)}.json`,
-  );
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
-  } catch {
-    // none yet, or cut: made again below
-  }
-  pruneDescriptions();
-  const made = make();
-  storeFile(file, JSON.stringify(made));
-  return made;
-}
-
-/**
- * One of GitHub's descriptions, trimmed (`trimmed`): a quarter of the size, so each test file
- * that starts a double parses 3 MB instead of 13 MB (about 40 ms instead of 250). Keyed by
- * the package's own path (the salt has its version), so every clone shares it.
+ * One of GitHub's descriptions, trimmed (`trimmed`): a quarter of the size. Keyed by the
+ * package's own path (the salt has its version), so every clone shares it.
  */
 function description(path: string): Json {
   return cachedJson(path.slice(path.lastIndexOf('node_modules')), () => {
@@ -161,15 +100,6 @@ export interface SpecOperation {
   readonly method: string;
   readonly template: string;
   readonly operationId: string;
-  readonly op: Json;
-}
-
-interface CompiledPath {
-  readonly template: string;
-  readonly regex: RegExp;
-  readonly params: readonly string[];
-  readonly literalLength: number;
-  readonly methods: Map<string, SpecOperation>;
 }
 
 export interface PathMatch {
@@ -177,8 +107,202 @@ export interface PathMatch {
   readonly params: Record<string, string>;
 }
 
-/** Parameters whose values contain slashes (`heads/epic/1`, `docs/a.md`) when last in a path. */
-const GREEDY_PARAMS = new Set(['ref', 'path']);
+/** What the checks read of one operation: its request body and responses, as described. */
+interface OperationParts {
+  readonly requestBody?: Json | undefined;
+  readonly responses: Record<string, Json>;
+}
+
+interface RestIndex {
+  readonly paths: PathTemplate[];
+  readonly examples: string[];
+}
+
+const partName = (kind: string, name: string): string =>
+  `${kind}-${createHash('sha256').update(name).digest('hex').slice(0, 24)}.json`;
+
+/** The trimmed REST description split into the files `RestSpec` reads (name → value). */
+function restParts(doc: Json): Map<string, unknown> {
+  const parts = new Map<string, unknown>();
+  const paths: PathTemplate[] = [];
+  for (const [template, item] of Object.entries(doc['paths'] as Record<string, Json>)) {
+    const methods: Record<string, string> = {};
+    for (const [method, op] of Object.entries(item)) {
+      const o = op as Json;
+      if (typeof o['operationId'] !== 'string') continue;
+      methods[method.toUpperCase()] = o['operationId'];
+      const kept: OperationParts = {
+        requestBody: o['requestBody'] as Json | undefined,
+        responses: o['responses'] as Record<string, Json>,
+      };
+      parts.set(partName('op', `${method.toUpperCase()} ${template}`), kept);
+    }
+    paths.push({ template, methods });
+  }
+  const components = doc['components'] as Record<string, Record<string, Json>>;
+  const examples = components['examples'] ?? {};
+  for (const [name, ex] of Object.entries(examples)) parts.set(partName('example', name), ex);
+  parts.set('responses.json', components['responses'] ?? {});
+  parts.set('index.json', { paths, examples: Object.keys(examples) } satisfies RestIndex);
+  return parts;
+}
+
+const REST_BASE = 'https://rest.double.invalid/schemas/';
+
+class RestSpec {
+  private readonly file = require.resolve('@octokit/openapi/generated/api.github.com.json');
+  private readonly dir: string | undefined;
+  /** The description's path templates (read by its own test). */
+  readonly table: PathTable;
+  private readonly examples: ReadonlySet<string>;
+  private readonly store = new SchemaStore(() => this.schemas(), REST_BASE);
+  private readonly cache = new Map<string, ValidateFunction | null>();
+  private readonly ops = new Map<string, OperationParts>();
+  private whole: Map<string, unknown> | undefined;
+  private responsesOnce: Record<string, Json> | undefined;
+
+  constructor() {
+    const key = `rest parts ${this.file.slice(this.file.lastIndexOf('node_modules'))}`;
+    this.dir = cachedFolder(key, () => this.split());
+    const index = this.part<RestIndex>('index.json');
+    this.table = new PathTable(index.paths);
+    this.examples = new Set(index.examples);
+  }
+
+  /** The whole description split in memory: made when the disk has no (complete) copy. */
+  private split(): Map<string, unknown> {
+    this.whole ??= restParts(description(this.file));
+    return this.whole;
+  }
+
+  private part<T>(name: string): T {
+    const kept = this.dir === undefined ? undefined : readJson<T>(join(this.dir, name));
+    return kept ?? (this.split().get(name) as T);
+  }
+
+  private schemas(): Record<string, Json> {
+    const components = description(this.file)['components'] as Record<string, Json>;
+    return (components['schemas'] as Record<string, Json> | undefined) ?? {};
+  }
+
+  private opOf(operation: SpecOperation): OperationParts {
+    const key = `${operation.method} ${operation.template}`;
+    let op = this.ops.get(key);
+    if (!op) {
+      op = this.part<OperationParts>(partName('op', key));
+      this.ops.set(key, op);
+    }
+    return op;
+  }
+
+  /** The spec path matching `pathname` (no query), and whether `method` exists on it. */
+  match(method: string, pathname: string): PathMatch | { pathOnly: string } | undefined {
+    let pathOnly: string | undefined;
+    for (const { template, params } of this.table.matches(pathname)) {
+      const operationId = template.methods[method];
+      if (operationId === undefined) {
+        pathOnly ??= template.template;
+        continue;
+      }
+      const decoded: Record<string, string> = {};
+      for (const [name, value] of Object.entries(params)) decoded[name] = decodeURIComponent(value);
+      return { operation: { method, template: template.template, operationId }, params: decoded };
+    }
+    return pathOnly === undefined ? undefined : { pathOnly };
+  }
+
+  operation(method: string, template: string): SpecOperation | undefined {
+    const m = method.toUpperCase();
+    const operationId = this.table.get(template)?.methods[m];
+    return operationId === undefined ? undefined : { method: m, template, operationId };
+  }
+
+  /** Validator of the JSON request body, or null when the operation takes none. */
+  requestValidator(operation: SpecOperation): ValidateFunction | null {
+    const key = `req ${operation.method} ${operation.template}`;
+    if (!this.cache.has(key)) {
+      const body = this.opOf(operation).requestBody;
+      const content = body?.['content'] as Record<string, Json> | undefined;
+      const json = content?.['application/json'];
+      this.cache.set(
+        key,
+        json?.['schema'] === undefined ? null : this.store.compile(key, () => json['schema']),
+      );
+    }
+    return this.cache.get(key) ?? null;
+  }
+
+  requestBodyRequired(operation: SpecOperation): boolean {
+    return this.opOf(operation).requestBody?.['required'] === true;
+  }
+
+  /**
+   * Validator of the response for `status`: null when the spec documents the status without
+   * a JSON body, undefined when the spec does not document the status at all.
+   */
+  responseValidator(operation: SpecOperation, status: number): ValidateFunction | null | undefined {
+    const key = `res ${operation.method} ${operation.template} ${status}`;
+    if (!this.cache.has(key)) {
+      let response = this.opOf(operation).responses[String(status)];
+      if (response === undefined) return undefined;
+      const ref = response['$ref'];
+      if (typeof ref === 'string') {
+        const name = ref.split('/').pop() ?? '';
+        this.responsesOnce ??= this.part<Record<string, Json>>('responses.json');
+        response = this.responsesOnce[name] as Json;
+      }
+      const content = response['content'] as Record<string, Json> | undefined;
+      const json = content?.['application/json'] ?? content?.['application/scim+json'];
+      this.cache.set(
+        key,
+        json?.['schema'] === undefined ? null : this.store.compile(key, () => json['schema']),
+      );
+    }
+    return this.cache.get(key) ?? null;
+  }
+
+  /** A deep copy of `components.examples[name].value`, the spec's own complete sample object. */
+  example(name: string): Json {
+    if (!this.examples.has(name)) {
+      throw new Error(`no example "${name}" in GitHub's OpenAPI description`);
+    }
+    return structuredClone(this.part<Json>(partName('example', name))['value']) as Json;
+  }
+}
+
+class WebhookSpec {
+  private readonly file =
+    require.resolve('@octokit/openapi-webhooks/generated/api.github.com.json');
+  private readonly store = new SchemaStore(() => {
+    const components = description(this.file)['components'] as Record<string, Json>;
+    return (components['schemas'] as Record<string, Json> | undefined) ?? {};
+  }, 'https://hooks.double.invalid/schemas/');
+  private readonly cache = new Map<string, ValidateFunction>();
+
+  /**
+   * Validator for `event.action` (webhook key `issues-labeled`, `sub-issues-sub-issue-added`).
+   * The description is read only when the validator is not in the disk cache: one is there
+   * only for a key the description has.
+   */
+  validator(event: string, action: string | undefined): ValidateFunction {
+    const key = [event, action]
+      .filter((x): x is string => x !== undefined)
+      .join('-')
+      .replace(/_/g, '-');
+    let v = this.cache.get(key);
+    if (!v) {
+      v = this.store.compile(key, () => {
+        const hooks = description(this.file)['webhooks'] as Record<string, Record<string, Json>>;
+        const post = hooks[key]?.['post'];
+        if (!post) throw new Error(`no webhook "${key}" in GitHub's webhook description`);
+        const body = post['requestBody'] as { content: Record<string, { schema: unknown }> };
+        return body.content['application/json']?.schema;
+      });
+      this.cache.set(key, v);
+    }
+    return v;
+  }
+}
 
 /**
  * How the double reads GitHub's OpenAPI 3.0 schemas with ajv (see READING_RULES in
@@ -221,21 +345,30 @@ const COMPONENT_REF = '#/components/schemas/';
  * whole description up front costs seconds; a test touches a few dozen components.
  */
 class SchemaStore {
-  private readonly ajv = newAjv();
+  private ajvOnce: Ajv | undefined;
   private readonly added = new Set<string>();
 
+  /** `components` is read only when a validator is compiled (not in the cache). */
   constructor(
-    private readonly components: Record<string, Json>,
+    private readonly components: () => Record<string, Json>,
     private readonly base: string,
   ) {}
 
-  /** The validator of `schema`, known to the disk cache as `key` (unique per description). */
-  compile(schema: unknown, key: string): ValidateFunction {
+  private get ajv(): Ajv {
+    this.ajvOnce ??= newAjv();
+    return this.ajvOnce;
+  }
+
+  /**
+   * The validator known to the disk cache as `key` (unique per description); made, when the
+   * cache has none, from the schema `schemaOf` reads (which may throw: no such schema).
+   */
+  compile(key: string, schemaOf: () => unknown): ValidateFunction {
     const name = createHash('sha256').update(`${CACHE_SALT}\n${this.base}\n${key}`).digest('hex');
     const file = join(VALIDATORS, `${name.slice(0, 40)}.cjs`);
     const cached = loadValidator(file);
     if (cached !== undefined) return cached;
-    const copy = this.prepare(schema);
+    const copy = this.prepare(schemaOf());
     const validate = this.ajv.compile(copy as Json);
     storeFile(file, standaloneCode(this.ajv, validate));
     return validate;
@@ -250,7 +383,7 @@ class SchemaStore {
       const name = pending.pop() ?? '';
       if (this.added.has(name)) continue;
       this.added.add(name);
-      const component = this.components[name];
+      const component = this.components()[name];
       if (component === undefined) throw new Error(`no schema component "${name}"`);
       const c = structuredClone(component);
       normalize(c);
@@ -278,7 +411,6 @@ class SchemaStore {
     }
   }
 }
-
 export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors || errors.length === 0) return 'invalid';
   const seen = new Set<string>();
@@ -298,173 +430,6 @@ export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefine
   }
   return lines.join('; ');
 }
-
-class RestSpec {
-  readonly doc: Json;
-  private readonly paths: CompiledPath[] = [];
-  private readonly store: SchemaStore;
-  private readonly cache = new Map<string, ValidateFunction | null>();
-
-  constructor() {
-    this.doc = description(require.resolve('@octokit/openapi/generated/api.github.com.json'));
-    const components = this.doc['components'] as Record<string, Record<string, Json>>;
-    this.store = new SchemaStore(
-      components['schemas'] ?? {},
-      'https://rest.double.invalid/schemas/',
-    );
-    for (const [template, item] of Object.entries(this.doc['paths'] as Record<string, Json>)) {
-      const params: string[] = [];
-      const parts = template.split(/(\{[^}]+\})/);
-      let literalLength = 0;
-      const source = parts
-        .map((part, i) => {
-          const m = /^\{([^}]+)\}$/.exec(part);
-          if (!m) {
-            literalLength += part.length;
-            return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-          }
-          const name = m[1] ?? '';
-          params.push(name);
-          const last = i >= parts.length - 2;
-          return GREEDY_PARAMS.has(name) && last ? '(.+)' : '([^/]+)';
-        })
-        .join('');
-      const methods = new Map<string, SpecOperation>();
-      for (const [method, op] of Object.entries(item)) {
-        const o = op as Json;
-        if (typeof o['operationId'] !== 'string') continue;
-        methods.set(method.toUpperCase(), {
-          method: method.toUpperCase(),
-          template,
-          operationId: o['operationId'],
-          op: o,
-        });
-      }
-      this.paths.push({
-        template,
-        regex: new RegExp(`^${source}$`),
-        params,
-        literalLength,
-        methods,
-      });
-    }
-    // Most literal text first, so `/issues/comments/{id}` wins over `/issues/{issue_number}/…`.
-    this.paths.sort((a, b) => b.literalLength - a.literalLength);
-  }
-
-  /** The spec path matching `pathname` (no query), and whether `method` exists on it. */
-  match(method: string, pathname: string): PathMatch | { pathOnly: string } | undefined {
-    let pathOnly: string | undefined;
-    for (const p of this.paths) {
-      const m = p.regex.exec(pathname);
-      if (!m) continue;
-      const operation = p.methods.get(method);
-      if (!operation) {
-        pathOnly ??= p.template;
-        continue;
-      }
-      const params: Record<string, string> = {};
-      p.params.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1] ?? '');
-      });
-      return { operation, params };
-    }
-    return pathOnly === undefined ? undefined : { pathOnly };
-  }
-
-  operation(method: string, template: string): SpecOperation | undefined {
-    return this.paths.find((p) => p.template === template)?.methods.get(method.toUpperCase());
-  }
-
-  /** Validator of the JSON request body, or null when the operation takes none. */
-  requestValidator(operation: SpecOperation): ValidateFunction | null {
-    const key = `req ${operation.method} ${operation.template}`;
-    if (!this.cache.has(key)) {
-      const body = operation.op['requestBody'] as Json | undefined;
-      const content = body?.['content'] as Record<string, Json> | undefined;
-      const json = content?.['application/json'];
-      this.cache.set(
-        key,
-        json?.['schema'] === undefined ? null : this.store.compile(json['schema'], key),
-      );
-    }
-    return this.cache.get(key) ?? null;
-  }
-
-  requestBodyRequired(operation: SpecOperation): boolean {
-    return (operation.op['requestBody'] as Json | undefined)?.['required'] === true;
-  }
-
-  /**
-   * Validator of the response for `status`: null when the spec documents the status without
-   * a JSON body, undefined when the spec does not document the status at all.
-   */
-  responseValidator(operation: SpecOperation, status: number): ValidateFunction | null | undefined {
-    const key = `res ${operation.method} ${operation.template} ${status}`;
-    if (!this.cache.has(key)) {
-      const responses = operation.op['responses'] as Record<string, Json>;
-      let response = responses[String(status)];
-      if (response === undefined) return undefined;
-      const ref = response['$ref'];
-      if (typeof ref === 'string') {
-        const name = ref.split('/').pop() ?? '';
-        response = (this.doc['components'] as Record<string, Record<string, Json>>)['responses']?.[
-          name
-        ] as Json;
-      }
-      const content = response['content'] as Record<string, Json> | undefined;
-      const json = content?.['application/json'] ?? content?.['application/scim+json'];
-      this.cache.set(
-        key,
-        json?.['schema'] === undefined ? null : this.store.compile(json['schema'], key),
-      );
-    }
-    return this.cache.get(key) ?? null;
-  }
-
-  /** A deep copy of `components.examples[name].value`, the spec's own complete sample object. */
-  example(name: string): Json {
-    const ex = (this.doc['components'] as Record<string, Record<string, Json>>)['examples']?.[name];
-    if (!ex) throw new Error(`no example "${name}" in GitHub's OpenAPI description`);
-    return structuredClone(ex['value']) as Json;
-  }
-}
-
-class WebhookSpec {
-  private readonly store: SchemaStore;
-  private readonly cache = new Map<string, ValidateFunction>();
-  readonly doc: Json;
-
-  constructor() {
-    this.doc = description(
-      require.resolve('@octokit/openapi-webhooks/generated/api.github.com.json'),
-    );
-    const components = this.doc['components'] as Record<string, Record<string, Json>>;
-    this.store = new SchemaStore(
-      components['schemas'] ?? {},
-      'https://hooks.double.invalid/schemas/',
-    );
-  }
-
-  /** Validator for `event.action` (webhook key `issues-labeled`, `sub-issues-sub-issue-added`). */
-  validator(event: string, action: string | undefined): ValidateFunction {
-    const key = [event, action]
-      .filter((x): x is string => x !== undefined)
-      .join('-')
-      .replace(/_/g, '-');
-    let v = this.cache.get(key);
-    if (!v) {
-      const hooks = this.doc['webhooks'] as Record<string, Record<string, Json>>;
-      const post = hooks[key]?.['post'];
-      if (!post) throw new Error(`no webhook "${key}" in GitHub's webhook description`);
-      const body = post['requestBody'] as { content: Record<string, { schema: unknown }> };
-      v = this.store.compile(body.content['application/json']?.schema, key);
-      this.cache.set(key, v);
-    }
-    return v;
-  }
-}
-
 function newAjv(): Ajv {
   // inlineRefs: false compiles each component once and shares it between operations;
   // allErrors: false keeps compiling GitHub's large schemas affordable (first error wins).
@@ -483,10 +448,8 @@ function newAjv(): Ajv {
   addFormats(ajv);
   return ajv;
 }
-
 let rest: RestSpec | undefined;
 let hooks: WebhookSpec | undefined;
-let graphqlSchema: GraphQLSchema | undefined;
 
 export function restSpec(): RestSpec {
   rest ??= new RestSpec();
@@ -496,36 +459,6 @@ export function restSpec(): RestSpec {
 export function webhookSpec(): WebhookSpec {
   hooks ??= new WebhookSpec();
   return hooks;
-}
-
-export function githubGraphqlSchema(): GraphQLSchema {
-  if (!graphqlSchema) {
-    // The package's `exports` hide schema.graphql (and its index parses schema.json eagerly).
-    const file = (require.resolve.paths('@octokit/graphql-schema') ?? [])
-      .map((dir) => join(dir, '@octokit', 'graphql-schema', 'schema.graphql'))
-      .find((f) => existsSync(f));
-    if (!file) throw new Error('@octokit/graphql-schema is not installed');
-    // GitHub's published schema, not ours to check: graphql-js's own check of it (run on
-    // its first use) costs about 40 ms in every file; documents are still validated against it.
-    graphqlSchema = buildASTSchema(graphqlDocument(file), {
-      assumeValidSDL: true,
-      assumeValid: true,
-    });
-  }
-  return graphqlSchema;
-}
-
-/**
- * The schema's SDL parsed (without source locations: no error points into the schema's
- * text), kept by the SDL's own hash (`cachedJson`): reading that back takes a third of the
- * time of parsing the SDL again in every file that starts a double. The published SDL
- * repeats two EnterpriseOwnerInfo fields; SDL validation is skipped so it loads.
- */
-function graphqlDocument(file: string): DocumentNode {
-  const sdl = readFileSync(file, 'utf8');
-  return cachedJson(`graphql ${versionOf('graphql')}\n${sdl}`, () =>
-    parse(sdl, { noLocation: true }),
-  );
 }
 
 export type { RestSpec, WebhookSpec };

@@ -12,12 +12,21 @@
  * They share one worker pool. Most of the slow suites wait on child processes and
  * loopback servers, not on the CPU, so the pool is larger than the core count.
  */
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prebundled } from './test/support/prebundled.js';
 import { testTempFolder } from './test/support/temp-folder.js';
 
 // The tests' temporary folders in memory where the machine has room (test/support/temp-folder.js):
 // set before any worker starts, so every test and every process it starts inherits it.
 const tempFolder = testTempFolder();
 if (tempFolder !== null) process.env['TMPDIR'] = tempFolder;
+
+// The largest dependencies as one module each (test/support/prebundled.js), resolved to
+// their bundles by test/support/resolver.js in every worker.
+process.env['EPICFLOW_TEST_PREBUNDLED_MAP'] = JSON.stringify(
+  await prebundled(dirname(fileURLToPath(import.meta.url))),
+);
 
 const transform = {
   '^.+\\.ts$': [
@@ -108,6 +117,7 @@ function project(name, roots, { budget, ...extra }) {
     testMatch: roots.map((r) => `<rootDir>/test/${r}/**/*.test.ts`),
     extensionsToTreatAsEsm: ['.ts'],
     moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    resolver: '<rootDir>/test/support/resolver.js',
     transform,
     // After every test: each GitHub double still running is free of contract
     // violations, each App under test logged no unexpected error.

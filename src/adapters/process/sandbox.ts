@@ -11,6 +11,7 @@
  * kernel allows user namespaces), or says why not and what to do.
  */
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { lstat, mkdir, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -102,6 +103,24 @@ async function systemEntries(): Promise<SystemEntry[]> {
   return out;
 }
 
+const toRemove = new Set<string>();
+
+/** Removes `folder` when the process exits, whatever is left in it (best effort). */
+function removeAtExit(folder: string): void {
+  if (toRemove.size === 0) {
+    process.once('exit', () => {
+      for (const f of toRemove) {
+        try {
+          rmSync(f, { recursive: true, force: true });
+        } catch {
+          // A step's file another user left: the folder stays, as any temporary file would.
+        }
+      }
+    });
+  }
+  toRemove.add(folder);
+}
+
 /** A real path, or null when it does not exist. */
 async function real(path: string): Promise<string | null> {
   return realpath(path).catch(() => null);
@@ -125,7 +144,8 @@ export async function sandbox(
   });
   const system = await systemEntries();
   const keyring = await ownKeyring();
-  await mkdir(scratch, { recursive: true, mode: 0o700 });
+  // Made here: removed when this process exits (each step's folders go when the step ends).
+  if ((await mkdir(scratch, { recursive: true, mode: 0o700 })) !== undefined) removeAtExit(scratch);
   const homes = [homedir(), env['HOME'] ?? ''].filter((h) => h !== '');
   const realHidden = (await Promise.all(hidden.map(real))).filter((p): p is string => p !== null);
   return {

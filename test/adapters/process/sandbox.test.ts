@@ -22,13 +22,16 @@ import {
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ownKeyring } from '../../../src/adapters/process/keyring.js';
 import { sandbox, type Sandbox } from '../../../src/adapters/process/sandbox.js';
 import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
+import { bundledEntry } from '../../support/bundled-entry.js';
 import { holder as keyHolder, READER } from './support/keyring-scripts.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+const SCRATCH_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'support', 'scratch-child.ts');
 const SECRET = `epicflow-secret-${process.pid}-${Date.now()}`;
 let dir: string;
 let tree: string;
@@ -126,6 +129,19 @@ const step = (script: string, options: { ownHome?: boolean; home?: string } = {}
   });
 
 describe('the kernel sandbox around an untrusted step', () => {
+  it("leaves no folder of its own in the system's temporary folder once epicflow exited", async () => {
+    const tmp = join(dir, 'system-tmp');
+    mkdirSync(tmp);
+    const out = execFileSync(process.execPath, [await bundledEntry(SCRATCH_CHILD), tree], {
+      env: { ...env, TMPDIR: tmp },
+      encoding: 'utf8',
+    });
+    // The step ran, in a /tmp of its own under that folder …
+    expect(out.trim()).toBe('ok');
+    // … which went with the process.
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
   it('says what it is', () => {
     expect(untrusted.walled).toBe(true);
     expect(untrusted.description).toContain('inside the kernel sandbox (bubblewrap)');

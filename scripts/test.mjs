@@ -13,6 +13,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CHECKS = ['lint:eslint', 'lint:prettier', 'lint:knip', 'typecheck'];
 const npm = process.env['npm_execpath'];
 
+/** A process's exit code, or what a shell says for one a signal ended. */
+const codeOf = (code, signal) => code ?? (signal === null ? 1 : 128);
+
 /** Runs `npm run <script>` at the lowest priority, its output kept. */
 function check(script) {
   const started = Date.now();
@@ -32,7 +35,7 @@ function check(script) {
     child.on('close', (code, signal) =>
       resolve({
         script,
-        code: code ?? (signal === null ? 1 : 128),
+        code: codeOf(code, signal),
         output: Buffer.concat(output).toString('utf8'),
         seconds: (Date.now() - started) / 1000,
       }),
@@ -60,7 +63,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 const jestCode = await new Promise((resolve) => {
   jest.on('error', () => resolve(1));
-  jest.on('close', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+  jest.on('close', (code, signal) => resolve(codeOf(code, signal)));
 });
 const results = await Promise.all(checks.map((c) => c.done));
 let failed = false;

@@ -19,11 +19,11 @@ import addFormatsModule from 'ajv-formats';
 import { testCacheDir } from '../support/cache-dir.js';
 import { PathTable, type PathTemplate } from './rest-paths.js';
 import {
-  CACHE_SALT,
   cachedFolder,
   cachedJson,
   readJson,
   require,
+  saltedName,
   storeFile,
 } from './spec-cache.js';
 
@@ -80,11 +80,23 @@ function trimmed(node: unknown, names = false): unknown {
   return out;
 }
 
+const descriptions = new Map<string, Json>();
+
 /**
  * One of GitHub's descriptions, trimmed (`trimmed`): a quarter of the size. Keyed by the
- * package's own path (the salt has its version), so every clone shares it.
+ * package's own path (the salt has its version), so every clone shares it. Read once per
+ * test file: a cold compile asks for it once per schema component it adds.
  */
 function description(path: string): Json {
+  let doc = descriptions.get(path);
+  if (doc === undefined) {
+    doc = trimmedDescription(path);
+    descriptions.set(path, doc);
+  }
+  return doc;
+}
+
+function trimmedDescription(path: string): Json {
   return cachedJson(path.slice(path.lastIndexOf('node_modules')), () => {
     const doc = JSON.parse(readFileSync(path, 'utf8')) as Json;
     const components = doc['components'] as Json | undefined;
@@ -364,8 +376,7 @@ class SchemaStore {
    * cache has none, from the schema `schemaOf` reads (which may throw: no such schema).
    */
   compile(key: string, schemaOf: () => unknown): ValidateFunction {
-    const name = createHash('sha256').update(`${CACHE_SALT}\n${this.base}\n${key}`).digest('hex');
-    const file = join(VALIDATORS, `${name.slice(0, 40)}.cjs`);
+    const file = join(VALIDATORS, `${saltedName(`${this.base}\n${key}`)}.cjs`);
     const cached = loadValidator(file);
     if (cached !== undefined) return cached;
     const copy = this.prepare(schemaOf());
@@ -411,6 +422,7 @@ class SchemaStore {
     }
   }
 }
+
 export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors || errors.length === 0) return 'invalid';
   const seen = new Set<string>();
@@ -430,6 +442,7 @@ export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefine
   }
   return lines.join('; ');
 }
+
 function newAjv(): Ajv {
   // inlineRefs: false compiles each component once and shares it between operations;
   // allErrors: false keeps compiling GitHub's large schemas affordable (first error wins).
@@ -448,6 +461,7 @@ function newAjv(): Ajv {
   addFormats(ajv);
   return ajv;
 }
+
 let rest: RestSpec | undefined;
 let hooks: WebhookSpec | undefined;
 

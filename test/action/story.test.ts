@@ -140,7 +140,7 @@ describe('story mode, run from the bundle against GitHub: a story and its depend
     expect(job.summary).toContain('Total: 1500 tokens, cost unknown');
     expect(job.summary).toContain('epicflow: story `cart` of epic #');
     expect(job.summary).toContain('| status | done |');
-    // Two publish jobs racing (one merging again, two pushes): test/orchestrator/racing-publish.test.ts.
+    // Two publish jobs racing (one merging again, two pushes): test/orchestrator/publish-result.test.ts.
     expect(job.summary).toContain('| pushes of the epic head | 1 |');
     expect(job.summary).toContain('`node check.mjs`');
     expect(job.summary).toContain('clean: only owned paths changed');

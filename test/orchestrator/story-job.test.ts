@@ -133,36 +133,6 @@ describe('a story job in a world of the default config', () => {
       expect(await dumped(w)).toEqual([]);
     });
   });
-
-  describe('a record taken over by a retry while the work job ran', () => {
-    it('its publish job refuses as stale, pushes nothing and keeps the newer attempt', async () => {
-      const epic = await startEpic(w, planBody([{ id: 'cart' }]));
-      const input = await workInput(w, epic, 'cart');
-      const work = await workJob(input);
-      expect(work.record.status).toBe('done');
-      // `/retry cart` recorded by the App before the publish job of attempt 1 runs.
-      const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
-      const retried = await store.update('cart', (r) => {
-        if (r === null) throw new Error('no record of cart');
-        return { ...r, attempt: 2 };
-      });
-      const why = await refusal(publishJob(w, input));
-      expect(why).toContain(
-        `story cart of epic #${epic} is at attempt 2, not 1: this job is stale`,
-      );
-      // Nothing of attempt 1 is pushed, and its outcome (with its executor chain) did not
-      // overwrite the retry's record.
-      expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBeUndefined();
-      expect(
-        await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/cart/index.js'),
-      ).toBeUndefined();
-      expect((await store.read('cart'))?.record).toMatchObject({
-        attempt: 2,
-        executors: retried.executors,
-        usage: [],
-      });
-    });
-  });
 });
 
 describe('a story job on a runner without a toolchain the gates call', () => {
@@ -261,7 +231,7 @@ describe('a world with a command judge (one round) and a coder that waits for se
     );
   });
 
-  it('the push is refused with nothing half-merged; the retry reuses the verdict kept in the record on GitHub: the judge is paid once', async () => {
+  it('the push is refused with nothing half-merged; a stale publish after the retry is refused; the retry reuses the verdict kept in the record on GitHub: the judge is paid once', async () => {
     const epic = await startEpic(w, planBody([{ id: 'cart' }]));
     // The first attempt's merge is refused at its push (a protected epic branch): judged, not merged.
     const hook = join(w.gh.state.repoDir(OWNER, REPO), 'hooks', 'pre-receive');
@@ -271,7 +241,8 @@ describe('a world with a command judge (one round) and a coder that waits for se
     );
     await chmod(hook, 0o755);
     const before = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
-    const first = await storyJobs(w, epic, 'cart');
+    const input = await workInput(w, epic, 'cart');
+    const first = { work: await workJob(input), publish: await publishJob(w, input) };
     await rm(hook);
     expect(first.work.record.status).toBe('done');
     // Nothing half-merged: the epic head did not move, the story branch is kept, and the
@@ -292,6 +263,17 @@ describe('a world with a command judge (one round) and a coder that waits for se
       const { reason: _r, finishedAt: _f, ...rest } = r;
       return { ...rest, attempt: 2, status: 'active' };
     });
+    // A publish job of attempt 1 after the retry took the record over (as one whose work job
+    // ran meanwhile): refused as stale, nothing pushed, the retry's record not written.
+    const retried = await store.read('cart');
+    const storyHead = await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`);
+    expect(await refusal(publishJob(w, input))).toContain(
+      `story cart of epic #${epic} is at attempt 2, not 1: this job is stale`,
+    );
+    expect(await w.gh.state.ref(OWNER, REPO, `story/${epic}/cart`)).toBe(storyHead);
+    expect(await w.gh.state.ref(OWNER, REPO, `epic/${epic}`)).toBe(before);
+    expect((await store.read('cart'))?.sha).toBe(retried?.sha);
+    expect(retried?.record).toMatchObject({ attempt: 2, status: 'active' });
     const second = await storyJobs(w, epic, 'cart', { attempt: 2 });
     expect(second.publish.record.status).toBe('done');
     expect(second.work.events.map((e) => e.message)).toContain(

@@ -69,9 +69,10 @@ const budgets = {
     // 2026-12-06 evening, when each kept one end-to-end run per job kind and mode (bundle
     // processes 133 → 72 over sixteen files; docs/testing.md, "Where a rule is tested"): the
     // longest now takes about 30 s in a full run, well within the action project's 170 s.
-    // Two review rounds with the App, five revision jobs in-process (11 story jobs until the
+    // Two review rounds with the App, four revision jobs in-process (11 story jobs until the
     // 2026-12-05 night, when the epics under review came to be delivered by the App harness:
-    // 151 s → 100 s alone, back to back; 139 s in the last full run).
+    // 151 s → 100 s alone, back to back; 139 s in the last full run; five revision jobs until
+    // 2026-12-06, night, when pay's first revision came to be played by the harness).
     'test/orchestrator/review-round.test.ts': 150,
     // A story's jobs in-process, three with a judge, two of them racing another story's jobs
     // (45 s alone on a quiet machine, 189 s on a loaded one).

@@ -17,6 +17,8 @@
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TestEnvironment } from 'jest-environment-node';
+// Modules compiled once per worker, not once per file (module-code-cache.js).
+import './module-code-cache.js';
 
 const LIMIT_MB = Number(process.env['EPICFLOW_TEST_WORKER_RSS_MB'] ?? 1000);
 /** The exit code of a worker that steps down for a fresh one. */

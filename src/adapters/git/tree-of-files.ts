@@ -64,7 +64,10 @@ export interface FilesRead {
   readonly nested: string[];
   /** The same folders as bytes, ignored ones too (`ignored` says which): what a write-back removes. */
   readonly nestedAt: { readonly path: string; readonly ignored: boolean }[];
-  /** Every folder read that is not ignored, as bytes (the top is not one). */
+  /**
+   * Every folder read that is not ignored, as bytes (the top is not one); a folder holding
+   * a tracked path is listed whether ignored or not (its rule is not asked).
+   */
   readonly folders: string[];
 }
 
@@ -152,8 +155,13 @@ function isGone(e: unknown): boolean {
 
 interface Folder {
   readonly path: string;
-  /** Below an ignored folder: only tracked paths count. */
-  readonly ignored: boolean;
+  /**
+   * Below an ignored folder: only tracked paths count. Unknown (undefined) for a folder
+   * that holds tracked paths whose own rule was not asked: it is entered either way, and
+   * git answers each untracked path below it with the rules of every folder above it
+   * (a path below an ignored folder is ignored, whatever else matches it).
+   */
+  readonly ignored: boolean | undefined;
 }
 
 /** Every file and link of the tree at `root` (see the module comment). */
@@ -167,7 +175,8 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
   const folderPaths: string[] = [];
   let level: Folder[] = [{ path: '', ignored: false }];
   while (level.length > 0) {
-    const found: { path: string; dirent: Dirent; ignored: boolean }[] = [];
+    const found: { path: string; dirent: Dirent; ignored: boolean | undefined }[] = [];
+    const nestedHere: Folder[] = [];
     for (const folder of level) {
       let dirents: Dirent[];
       try {
@@ -181,13 +190,15 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
       }
       // A repository of its own: never entered (the top's `.git` is the tree's own).
       if (folder.path !== '' && dirents.some((d) => d.name === '.git')) {
-        nestedAt.push({ path: folder.path, ignored: folder.ignored });
+        // Whether it is ignored is asked with the level's other paths when still unknown.
+        nestedHere.push(folder);
         // What the base tracks in it stays as the base has it: the story changes nothing there.
         const inside = `${folder.path}/`;
         for (const [path, entry] of tracked) if (path.startsWith(inside)) entries.set(path, entry);
         continue;
       }
-      if (folder.path !== '' && !folder.ignored) folderPaths.push(folder.path);
+      // A folder whose rule is unknown holds tracked paths: the target keeps it whatever it is.
+      if (folder.path !== '' && folder.ignored !== true) folderPaths.push(folder.path);
       for (const dirent of dirents) {
         // Git records no `.git` in any spelling.
         if (dirent.name.toLowerCase() === '.git') continue;
@@ -199,20 +210,31 @@ export async function readFiles(options: ReadFilesOptions): Promise<FilesRead> {
           entries.set(path, base);
           continue;
         }
-        if (folder.ignored && base === undefined && !folders.has(path)) continue;
+        if (folder.ignored === true && base === undefined && !folders.has(path)) continue;
         found.push({ path, dirent, ignored: folder.ignored });
       }
     }
-    const ask = found.filter((f) => !f.ignored && !tracked.has(f.path)).map((f) => f.path);
+    // A folder holding tracked paths is entered whether ignored or not: its own rule is not
+    // asked (only what is below it needs one). Every other untracked path is.
+    const unasked = (f: (typeof found)[number]): boolean =>
+      f.dirent.isDirectory() && folders.has(f.path);
+    const ask = [
+      ...found.filter((f) => f.ignored !== true && !tracked.has(f.path) && !unasked(f)),
+      ...nestedHere.filter((n) => n.ignored === undefined),
+    ].map((f) => f.path);
     const ignored =
       options.ignored === null || ask.length === 0 ? new Set<string>() : await options.ignored(ask);
+    for (const n of nestedHere) {
+      nestedAt.push({ path: n.path, ignored: n.ignored ?? ignored.has(n.path) });
+    }
     const next: Folder[] = [];
     const files: string[] = [];
     for (const f of found) {
-      const isIgnored = f.ignored || ignored.has(f.path);
+      const isIgnored = f.ignored === true || ignored.has(f.path);
       if (f.dirent.isDirectory()) {
         // An ignored folder is entered only for the paths the base tracks in it.
-        if (!isIgnored || folders.has(f.path)) next.push({ path: f.path, ignored: isIgnored });
+        if (unasked(f)) next.push({ path: f.path, ignored: isIgnored ? true : undefined });
+        else if (!isIgnored) next.push({ path: f.path, ignored: false });
       } else if (f.dirent.isSymbolicLink()) {
         if (isIgnored && !tracked.has(f.path)) continue;
         let target: Buffer;

@@ -134,6 +134,24 @@ describe('a tree read by epicflow and written as objects', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('asks whether a folder holding tracked paths is ignored where a repository nests in it', async () => {
+    const f = repo({ '.gitignore': 'build/\n', 'src/lib/t.txt': 't\n' });
+    f.write('build/lib/t.txt', 't\n');
+    f.git('add', '-f', 'build/lib/t.txt');
+    f.git('commit', '-q', '-m', 'tracked under an ignored folder');
+    const tree = (await Git.open(f.dir, IDENTITY)).worktree(f.dir);
+    for (const folder of ['src/lib', 'build/lib']) {
+      const nest = fixtureIn(join(f.dir, folder));
+      nest.git('init', '-q');
+      nest.write('n.txt', 'its own\n');
+    }
+    f.write('src/lib/new.txt', 'not the nested one\n');
+    f.write('build/lib/new.txt', 'ignored\n');
+    f.write('build/other/new.txt', 'ignored\n');
+    // Only the repository in the folder that is not ignored is one the story left out.
+    expect(await tree.dirtyPaths()).toEqual(['src/lib']);
+  });
+
   it('commits names as their bytes, UTF-8 or not', async () => {
     const f = repo({ 'README.md': 'r\n', 'café.txt': 'c\n' });
     const tree = (await Git.open(f.dir, IDENTITY)).worktree(f.dir);

@@ -117,8 +117,11 @@ export async function integrate(
     // gates ran in this process on a checkout of it. Running them again would judge the
     // same files twice.
     const checked = ctx.checkedRuns.get(input.commit);
+    // The checked commit is an ancestor of the merge: nothing changed when their trees are one.
     const same =
-      checked !== undefined && (await tree.changedPaths(input.commit, merge.sha)).length === 0;
+      checked !== undefined &&
+      (git.sameTree(input.commit, merge.sha) ??
+        (await tree.changedPaths(input.commit, merge.sha)).length === 0);
     if (same) {
       ctx.emit('story', 'the merged tree is the checked commit’s: its gates stand', input.story.id);
     }

@@ -85,6 +85,8 @@ export interface GitPort {
   removeWorktree(path: string): Promise<void>;
   /** Unified diff of `head` against its merge base with `base`. */
   diff(base: string, head: string): Promise<string>;
+  /** Whether two commits this process wrote hold the same tree; undefined when not known. */
+  sameTree(a: string, b: string): boolean | undefined;
   /** Every entry of a commit's tree with its mode, object id and size (from git's objects). */
   treeFiles(commit: string): Promise<TreeFile[]>;
   /** Blobs by object id, byte for byte; an id that names no blob is absent. */

@@ -37,6 +37,7 @@ import {
   type ObjectFormat,
 } from './objects.js';
 import { Worktree } from './worktree.js';
+import { KnownTrees } from './known-trees.js';
 import { checkOutAs, type TreeWriter } from './tree-writer.js';
 import {
   adminFolders,
@@ -278,8 +279,13 @@ export class Git {
     const target = canonical(path);
     const ref = fullBranchRef(branch);
     const loose = branchFromFiles(this.gitDir, ref);
+    // A commit this process wrote needs no asking, unless a branch bears its name.
     const [asBranch, asCommit] =
-      loose !== null ? [loose, null] : await this.commitsOf([ref, branch]);
+      loose !== null
+        ? [loose, null]
+        : this.known.treeOf(branch) !== undefined && branchAbsentFromFiles(this.gitDir, ref)
+          ? [null, branch]
+          : await this.commitsOf([ref, branch]);
     const isBranch = asBranch !== null;
     const sha = isBranch ? null : asCommit;
     if (!isBranch && sha === null) {
@@ -361,11 +367,15 @@ export class Git {
       this.guard,
       this.indexGuardOf(location.gitDir),
       () => (this.format ??= readObjectFormat(this.git, this.root)),
+      this.known,
     );
   }
 
   /** The repository's object format, read once for all its trees. */
   private format: Promise<ObjectFormat> | undefined;
+
+  /** What this process knows of the repository's objects, shared by its trees. */
+  private readonly known = new KnownTrees();
 
   /**
    * Where a tree's git state is, found from the repository's side (the admin
@@ -413,6 +423,11 @@ export class Git {
       `${base}...${head}`,
       '--',
     ]);
+  }
+
+  /** Whether two commits this process wrote hold the same tree; undefined when not known. */
+  sameTree(a: string, b: string): boolean | undefined {
+    return this.known.sameTree(a, b);
   }
 
   /** Every file of a commit, repository-relative, in git's order (what a planner may read). */

@@ -31,6 +31,7 @@ export function gitPort(repo: Git, writer?: TreeWriter): GitPort {
     },
     removeWorktree: (path) => repo.removeWorktree(path),
     diff: (base, head) => repo.diff(base, head),
+    sameTree: (a, b) => repo.sameTree(a, b),
     treeFiles: (commit) => repo.treeFiles(commit),
     readBlobs: (objects) => repo.readBlobs(objects),
     mergedStories: (branch) => readMergedStories(repo, branch),

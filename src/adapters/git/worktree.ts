@@ -19,7 +19,7 @@ import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './list
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
 import { dropMergeState, headFromFiles } from './admin-folders.js';
-import { commitTree, OBJECT_ID, readObjectFormat, type ObjectFormat } from './objects.js';
+import { commitTree, readObjectFormat, type ObjectFormat } from './objects.js';
 import {
   differences,
   ignoredPaths,
@@ -33,6 +33,7 @@ import {
 } from './tree-of-files.js';
 import { changedPaths, restoredTree } from './perimeter-diff.js';
 import { mergeObjects, type ObjectMerge } from './merge-objects.js';
+import { KnownTrees } from './known-trees.js';
 import { inside, nearTo, writeBack } from './write-back.js';
 
 /** One checked-out work tree (a story's, or the epic's integration tree). */
@@ -65,6 +66,7 @@ export class Worktree {
     private readonly index: IndexGuard = new IndexGuard(join(location.gitDir, 'index')),
     /** The repository's object format, where the repository already knows it. */
     private readonly repositoryFormat?: () => Promise<ObjectFormat>,
+    private readonly known = new KnownTrees(),
   ) {
     this.path = location.workTree;
     this.gitDir = location.gitDir;
@@ -136,15 +138,9 @@ export class Worktree {
     return { tracked, files };
   }
 
-  /** The entries of the last commit listed by its id: a commit's tree never changes. */
-  private listed:
-    { readonly commit: string; readonly entries: ReadonlyMap<string, FileEntry> } | undefined;
-
-  private async entriesOf(base: string): Promise<ReadonlyMap<string, FileEntry>> {
-    if (this.listed?.commit === base) return this.listed.entries;
-    const entries = await treeEntries(this.git, base);
-    if (OBJECT_ID.test(base)) this.listed = { commit: base, entries };
-    return entries;
+  /** The entries of a commit, listed once by its id: a commit's tree never changes. */
+  private entriesOf(base: string): Promise<ReadonlyMap<string, FileEntry>> {
+    return this.known.entries(base, () => treeEntries(this.git, base));
   }
 
   private format: Promise<ObjectFormat> | undefined;
@@ -234,6 +230,7 @@ export class Worktree {
     const head = await this.head();
     const merge = await this.mergeFrom(head, theirs, favor);
     const commit = await commitTree(this.git, merge.tree, [head, theirs], message);
+    this.known.wrote(commit, merge.tree);
     await this.putBack(commit, { alsoRemove });
     await this.moveHead(commit, head);
     return { commit, merge };
@@ -289,6 +286,7 @@ export class Worktree {
         { input: message },
       )
     ).trim();
+    this.known.wrote(commit, tree, files.entries);
     // HEAD (and the branch it names) moves only from the commit it was read at.
     await this.git.run(`cannot move HEAD of ${this.path} to ${commit}`, [
       'update-ref',
@@ -313,6 +311,8 @@ export class Worktree {
    * Uncommitted work is committed first so nothing is lost.
    */
   async catchUp(epicSha: string): Promise<{ merged: boolean; conflictsResolvedForEpic: string[] }> {
+    // A branch made at the epic head (HEAD read from its files, as git reads them) holds it.
+    if ((await this.head()) === epicSha) return { merged: false, conflictsResolvedForEpic: [] };
     const anc = await this.git.try(['merge-base', '--is-ancestor', epicSha, 'HEAD']);
     if (anc.exitCode === 0) return { merged: false, conflictsResolvedForEpic: [] };
     if (anc.exitCode !== 1) throw gitError(`cannot compare ${this.path} with ${epicSha}`, anc);
@@ -373,6 +373,7 @@ export class Worktree {
     const merge = await this.mergeFrom(head, branch, null);
     if (merge.conflicts.length > 0) return { ok: false, conflicts: merge.conflicts };
     const sha = await commitTree(this.git, merge.tree, [head, branch], message);
+    this.known.wrote(sha, merge.tree);
     await this.putBack(sha);
     await this.moveHead(sha, head);
     return { ok: true, sha };
@@ -411,6 +412,7 @@ export class Worktree {
       ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'],
       { input: message },
     );
+    this.known.wrote(out.trim(), tree, files.entries);
     return out.trim();
   }
 

@@ -432,7 +432,8 @@ async function runStoryOnce(
     const resume = resumePoint({
       progress: sameEntry ? prior.progress : undefined,
       head,
-      changed: (await tree.changedPaths(base, head)).length > 0,
+      // A branch still at the epic head has changed nothing.
+      changed: head !== base && (await tree.changedPaths(base, head)).length > 0,
       judge: ctx.config.judge !== undefined,
     });
 

@@ -1,6 +1,7 @@
 /**
  * The package as it is deployed: `lib/` compiled by `tsc -p tsconfig.build.json` (what
- * `npm run build` and the Dockerfile's build stage run), next to a copy of `package.json`
+ * `npm run build` and the Dockerfile's build stage run; here and in `npm run build` with
+ * `--noCheck`: the type check is `npm run typecheck`'s), next to a copy of `package.json`
  * and a `node_modules` link to the project's own, in a folder of its own — never the
  * project's `lib/` itself: a copy of it when it is current (as right after `npm ci`), else
  * compiled. Made once per state of the sources and kept in the system's temp folder, so
@@ -173,6 +174,7 @@ async function compile(scratch: string): Promise<void> {
         join(ROOT, 'node_modules/typescript/bin/tsc'),
         '-p',
         'tsconfig.build.json',
+        '--noCheck',
         '--outDir',
         join(scratch, 'lib'),
       ],

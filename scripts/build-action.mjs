@@ -56,8 +56,34 @@ const inlinePackageJson = {
   },
 };
 
+/**
+ * @actions/http-client imports undici (about 770 KiB, a fifth of the bundle, parsed at every
+ * job's start) for one thing: a proxy agent for @actions/core's OIDC token request, which
+ * epicflow never makes. The bundle gets a stand-in that says so if it is ever reached.
+ */
+const withoutProxyAgent = {
+  name: 'without-proxy-agent',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      /[\\/]@actions[\\/]http-client[\\/]/.test(args.importer)
+        ? { path: 'undici', namespace: 'without-proxy-agent' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'without-proxy-agent' }, () => ({
+      contents: [
+        'export class ProxyAgent {',
+        '  constructor() {',
+        "    throw new Error('epicflow: this bundle has no proxy agent for @actions/http-client');",
+        '  }',
+        '}',
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
 const result = await build({
-  plugins: [inlinePackageJson],
+  plugins: [inlinePackageJson, withoutProxyAgent],
   entryPoints: [resolve(root, 'src/action', entry)],
   outfile: join(outdir, outName),
   bundle: true,

@@ -60,6 +60,9 @@ describe('release-verify builds the release layout', () => {
     expect(JSON.parse(await readFile(join(dir, 'dist/package.json'), 'utf8'))).toEqual({
       type: 'module',
     });
+    // No copy of undici, which only @actions/core's OIDC request would use (build-action.mjs).
+    const bundle = await readFile(join(dir, 'dist/index.js'), 'utf8');
+    expect(bundle).not.toContain('node_modules/undici/');
     const again = await verify('--check', dir);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(

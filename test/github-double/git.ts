@@ -3,81 +3,25 @@
  * served over smart HTTP by `git http-backend` (CGI), so clones, fetches and pushes
  * travel real HTTP and the REST API reads refs and files from the same repositories.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommitInfo } from './fixtures.js';
 import { CatFile, type CatFileObject } from './cat-file.js';
+import { AskGit, ObjectWriter, type TreeChange } from './objects.js';
+import {
+  commitFilesWithGit,
+  commitTreeWithGit,
+  git,
+  GIT_ENV,
+  runGit,
+  writeTreeWithGit,
+  type Identity,
+} from './plumbing.js';
 import { spawnVia } from './spawner.js';
 
-export interface GitResult {
-  readonly code: number;
-  readonly stdout: Buffer;
-  readonly stderr: string;
-}
-
-/** Identity and config that make the double's git independent of the machine's settings. */
-const GIT_ENV = {
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-};
-
-export async function runGit(
-  dir: string,
-  args: readonly string[],
-  options: { input?: Buffer | string; env?: Record<string, string> } = {},
-): Promise<GitResult> {
-  const r = await spawnVia({
-    command: 'git',
-    args,
-    cwd: dir,
-    env: { ...process.env, ...GIT_ENV, ...options.env },
-    ...(options.input === undefined ? {} : { input: options.input }),
-  });
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
-}
-
-/** Index changes in one `update-index -z --index-info` (mode 0 removes a path). */
-async function updateIndex(
-  dir: string,
-  env: Record<string, string>,
-  entries: readonly (
-    { path: string; remove: true } | { path: string; mode: string; sha: string }
-  )[],
-): Promise<void> {
-  if (entries.length === 0) return;
-  const zero = '0'.repeat(40);
-  const input = entries
-    .map((e) => ('remove' in e ? `0 ${zero}\t${e.path}` : `${e.mode} ${e.sha}\t${e.path}`))
-    .join('\0');
-  await git(dir, ['update-index', '-z', '--index-info'], { env, input: input + '\0' });
-}
-
-async function git(
-  dir: string,
-  args: readonly string[],
-  options: { input?: Buffer | string; env?: Record<string, string> } = {},
-): Promise<string> {
-  const r = await runGit(dir, args, options);
-  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
-  return r.stdout.toString('utf8').trim();
-}
-
-export interface Identity {
-  readonly name: string;
-  readonly email: string;
-}
-
-function identityEnv(author: Identity, committer: Identity = author): Record<string, string> {
-  return {
-    GIT_AUTHOR_NAME: author.name,
-    GIT_AUTHOR_EMAIL: author.email,
-    GIT_COMMITTER_NAME: committer.name,
-    GIT_COMMITTER_EMAIL: committer.email,
-  };
-}
+export { runGit, type GitResult, type Identity } from './plumbing.js';
 
 /** A full object name: what is read by it never changes. */
 const FULL_SHA = /^[0-9a-f]{40}$/;
@@ -95,6 +39,9 @@ export class GitStore {
 
   /** One `git cat-file --batch-command` per repository, for reads by name. */
   private readonly readers = new Map<string, CatFile>();
+
+  /** Per repository: writes objects in this process (`objects.ts`). */
+  private readonly writers = new Map<string, ObjectWriter>();
 
   private constructor(readonly root: string) {}
 
@@ -162,7 +109,8 @@ export class GitStore {
     const dir = this.dirOf(owner, name);
     await git(this.root, ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
     // Pushes over HTTP are allowed for authenticated users (REMOTE_USER is set by the double).
-    await git(dir, ['config', 'http.receivepack', 'true']);
+    // What `git config http.receivepack true` writes, without a process for it.
+    await appendFile(join(dir, 'config'), '[http]\n\treceivepack = true\n');
     const all = Object.keys(files).length === 0 ? { 'README.md': `# ${name}\n` } : files;
     await this.commitFiles(dir, null, all, 'Initial commit', who, `refs/heads/${defaultBranch}`);
     return dir;
@@ -299,30 +247,24 @@ export class GitStore {
   }
 
   /**
-   * Writes blobs and returns their shas in order: one `hash-object` for one blob, one
-   * `hash-object --stdin-paths` over temp files for more (one process, not one each).
+   * Runs `write` with the repository's object writer; undefined when the input is for git's
+   * own plumbing to judge (`AskGit`), so the caller runs that instead.
    */
-  private async writeBlobs(dir: string, contents: readonly (string | Buffer)[]): Promise<string[]> {
-    if (contents.length === 0) return [];
-    const [only] = contents;
-    if (contents.length === 1 && only !== undefined) {
-      return [await git(dir, ['hash-object', '-w', '--stdin'], { input: only })];
+  private async inProcess<T>(
+    dir: string,
+    write: (w: ObjectWriter) => Promise<T>,
+  ): Promise<T | undefined> {
+    let w = this.writers.get(dir);
+    if (w === undefined) {
+      w = new ObjectWriter(dir, (sha) => this.lookUp(dir, sha, true));
+      this.writers.set(dir, w);
     }
-    const tmp = await mkdtemp(join(this.root, 'blobs-'));
     try {
-      const paths = await Promise.all(
-        contents.map(async (c, i) => {
-          const file = join(tmp, String(i));
-          await writeFile(file, c);
-          return file;
-        }),
-      );
-      const out = await git(dir, ['hash-object', '-w', '--stdin-paths'], {
-        input: paths.join('\n') + '\n',
-      });
-      return out.split('\n');
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
+      await w.ready();
+      return await write(w);
+    } catch (e) {
+      if (e instanceof AskGit) return undefined;
+      throw e;
     }
   }
 
@@ -336,48 +278,37 @@ export class GitStore {
     base: string | undefined,
     entries: readonly { path: string; mode: string; content?: string; sha?: string | null }[],
   ): Promise<string> {
-    const index = join(this.root, `index-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      if (base) await git(dir, ['read-tree', base], { env });
-      const written = await this.writeBlobs(
-        dir,
-        entries.flatMap((e) => (e.sha !== null && e.content !== undefined ? [e.content] : [])),
-      );
-      let next = 0;
-      await updateIndex(
-        dir,
-        env,
-        entries.map((e) => {
-          if (e.sha === null) return { path: e.path, remove: true };
-          const blob = e.content !== undefined ? (written[next++] ?? '') : (e.sha ?? '');
-          return { path: e.path, mode: e.mode, sha: blob };
-        }),
-      );
-      return await git(dir, ['write-tree'], { env });
-    } finally {
-      await rm(index, { force: true });
-    }
+    const written = await this.inProcess(dir, async (w) => {
+      if (base && !FULL_SHA.test(base)) throw new AskGit(`base ${base}`);
+      const changes: TreeChange[] = [];
+      for (const e of entries) {
+        if (e.sha === null) changes.push({ path: e.path, remove: true });
+        else {
+          const sha = e.content !== undefined ? await w.blob(e.content) : (e.sha ?? '');
+          changes.push({ path: e.path, mode: e.mode, sha });
+        }
+      }
+      return w.tree(base || undefined, changes);
+    });
+    return written ?? writeTreeWithGit(dir, this.root, base, entries);
   }
 
   /** A commit of `tree` with `parents` (`POST /git/commits`); no ref moves. */
-  commitTree(
+  async commitTree(
     dir: string,
     tree: string,
     parents: readonly string[],
     message: string,
     who: Identity,
   ): Promise<string> {
-    return git(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], {
-      env: identityEnv(who),
-      input: message,
-    });
+    const written = await this.inProcess(dir, (w) => w.commit(tree, parents, message, who));
+    return written ?? commitTreeWithGit(dir, tree, parents, message, who);
   }
 
   /**
-   * Write a commit on top of `parent` replacing `files` (null content deletes a path),
-   * using a temporary index so the bare repository needs no work tree. When `ref` is
-   * given the ref moves from `parent` to the new commit (compare-and-swap).
+   * Write a commit on top of `parent` replacing `files` (null content deletes a path).
+   * When `ref` is given the ref moves from `parent` to the new commit (compare-and-swap);
+   * undefined when it moved meanwhile.
    */
   async commitFiles(
     dir: string,
@@ -387,41 +318,25 @@ export class GitStore {
     who: Identity,
     ref?: string,
   ): Promise<{ commit: string; blobs: Record<string, string> } | undefined> {
-    const index = join(this.root, `index-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    const env = { GIT_INDEX_FILE: index, ...identityEnv(who) };
-    try {
-      if (parent) await git(dir, ['read-tree', parent], { env });
-      const blobs: Record<string, string> = {};
-      const kept = Object.entries(files).filter(
-        (e): e is [string, string | Buffer] => e[1] !== null,
-      );
-      const shas = await this.writeBlobs(
-        dir,
-        kept.map(([, content]) => content),
-      );
-      kept.forEach(([path], i) => {
-        blobs[path] = shas[i] ?? '';
-      });
-      await updateIndex(
-        dir,
-        env,
-        Object.entries(files).map(([path, content]) =>
-          content === null
-            ? { path, remove: true }
-            : { path, mode: '100644', sha: blobs[path] ?? '' },
-        ),
-      );
-      const tree = await git(dir, ['write-tree'], { env });
-      const commit = await git(
-        dir,
-        ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'],
-        { env, input: message },
-      );
-      if (ref && !(await this.updateRef(dir, ref, commit, parent))) return undefined;
-      return { commit, blobs };
-    } finally {
-      await rm(index, { force: true });
-    }
+    const made =
+      (await this.inProcess(dir, async (w) => {
+        const base = parent ? (await this.readCommit(dir, parent))?.tree : undefined;
+        if (parent && base === undefined) throw new AskGit(`parent ${parent}`);
+        const blobs: Record<string, string> = {};
+        const changes: TreeChange[] = [];
+        for (const [path, content] of Object.entries(files)) {
+          if (content === null) changes.push({ path, remove: true });
+          else {
+            const sha = await w.blob(content);
+            blobs[path] = sha;
+            changes.push({ path, mode: '100644', sha });
+          }
+        }
+        const tree = await w.tree(base, changes);
+        return { commit: await w.commit(tree, parent ? [parent] : [], message, who), blobs };
+      })) ?? (await commitFilesWithGit(dir, this.root, parent, files, message, who));
+    if (ref && !(await this.updateRef(dir, ref, made.commit, parent))) return undefined;
+    return made;
   }
 
   /**
@@ -439,10 +354,7 @@ export class GitStore {
     if (r.code === 1) return 'conflict';
     if (r.code !== 0) throw new Error(`git merge-tree failed: ${r.stderr.trim()}`);
     const tree = r.stdout.toString('utf8').split('\n')[0]?.trim() ?? '';
-    return git(dir, ['commit-tree', tree, '-p', base, '-p', head, '-F', '-'], {
-      env: identityEnv(who),
-      input: message,
-    });
+    return this.commitTree(dir, tree, [base, head], message, who);
   }
 
   /** Whether `head` merges into `base` without a conflict (GitHub's `mergeable`). */
@@ -453,7 +365,7 @@ export class GitStore {
   }
 
   /**
-   * Serve one smart-HTTP request through `git http-backend` (CGI): the request's body in,
+   * Serve one smart-HTTP request through git-http-backend (CGI): the request's body in,
    * its header lines and body out.
    */
   async serveHttp(
@@ -484,9 +396,13 @@ export class GitStore {
     if (typeof encoding === 'string') env['HTTP_CONTENT_ENCODING'] = encoding;
     const protocol = req.headers['git-protocol'];
     if (typeof protocol === 'string') env['GIT_PROTOCOL'] = protocol;
+    // `git http-backend` would only start git-http-backend with these two set: start it directly.
+    const exec = await execPath(env);
+    env['GIT_EXEC_PATH'] = exec;
+    env['PATH'] = `${exec}:${env['PATH'] ?? ''}`;
     const r = await spawnVia({
-      command: 'git',
-      args: ['http-backend'],
+      command: join(exec, 'git-http-backend'),
+      args: [],
       env,
       input: read ?? (await bodyOf(req)),
     });
@@ -507,6 +423,17 @@ export class GitStore {
     res.statusCode = status;
     res.end(r.stdout.subarray(end + 4));
   }
+}
+
+let gitExecPath: Promise<string> | undefined;
+
+/** Where git's programs are (`git --exec-path`), asked once per process. */
+function execPath(env: Record<string, string>): Promise<string> {
+  gitExecPath ??= spawnVia({ command: 'git', args: ['--exec-path'], env }).then((r) => {
+    if (r.code !== 0) throw new Error(`git --exec-path failed: ${r.stderr.toString('utf8')}`);
+    return r.stdout.toString('utf8').trim();
+  });
+  return gitExecPath;
 }
 
 /** A request's whole body. */

@@ -1,7 +1,8 @@
 /**
- * Real git behind the double: bare repositories written with plumbing commands and
- * served over smart HTTP by `git http-backend` (CGI), so clones, fetches and pushes
- * travel real HTTP and the REST API reads refs and files from the same repositories.
+ * Real git behind the double: bare repositories, their objects written by the double
+ * (`objects.ts`) and their refs moved by `git update-ref`, served over smart HTTP by
+ * git-http-backend (CGI), so clones, fetches and pushes travel real HTTP and the REST API
+ * reads refs and files from the same repositories.
  */
 import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';

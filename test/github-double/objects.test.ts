@@ -10,9 +10,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitStore } from './git.js';
-import { commitFilesWithGit, writeTreeWithGit } from './plumbing.js';
+import { commitFilesWithGit, git as gitVia, writeTreeWithGit } from './plumbing.js';
 
-const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 const who = { name: 'octocat', email: '583231+octocat@users.noreply.github.com' };
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
@@ -24,17 +23,17 @@ let theirs: string;
 let oursHead: string;
 let theirsHead: string;
 
-function git(dir: string, args: string[], input?: string, extra: Record<string, string> = {}) {
-  return execFileSync('git', args, { cwd: dir, env: { ...env, ...extra }, input })
-    .toString('utf8')
-    .trim();
+/** git from the file's helper process (not a fork of this worker), output trimmed. */
+function git(dir: string, args: string[], input = '', extra: Record<string, string> = {}) {
+  return gitVia(dir, args, { input, env: extra });
 }
 
-const treeOf = (dir: string, commit: string): string => git(dir, ['rev-parse', `${commit}^{tree}`]);
+const treeOf = (dir: string, commit: string): Promise<string> =>
+  git(dir, ['rev-parse', `${commit}^{tree}`]);
 
 /** What `git commit-tree` makes of the same input at the same time, written aside. */
 async function gitsCommit(tree: string, parents: string[], message: string, commit: string) {
-  const date = /^author .* (\d+ [+-]\d{4})$/m.exec(git(ours, ['cat-file', 'commit', commit]));
+  const date = /^author .* (\d+ [+-]\d{4})$/m.exec(await git(ours, ['cat-file', 'commit', commit]));
   const aside = await mkdtemp(join(scratch, 'objects-'));
   return git(
     ours,
@@ -88,11 +87,11 @@ async function commitBoth(
   expect(made).toBeDefined();
   if (made === undefined) return;
   expect(made.blobs).toEqual(theirsMade.blobs);
-  const tree = treeOf(ours, made.commit);
-  expect(tree).toBe(treeOf(theirs, theirsMade.commit));
+  const tree = await treeOf(ours, made.commit);
+  expect(tree).toBe(await treeOf(theirs, theirsMade.commit));
   if (as === who)
     expect(made.commit).toBe(await gitsCommit(tree, [oursHead], message, made.commit));
-  expect(git(ours, ['rev-parse', 'refs/heads/main'])).toBe(made.commit);
+  expect(await git(ours, ['rev-parse', 'refs/heads/main'])).toBe(made.commit);
   oursHead = made.commit;
   theirsHead = theirsMade.commit;
 }
@@ -108,8 +107,8 @@ beforeAll(async () => {
   // Its reader (one long-running cat-file) starts here, before any count.
   oursHead = (await store.resolveRef(ours, 'refs/heads/main')) ?? '';
   theirs = join(scratch, 'theirs.git');
-  git(scratch, ['init', '--quiet', '--bare', '--initial-branch=main', theirs]);
-  git(theirs, ['config', 'http.receivepack', 'true']);
+  await git(scratch, ['init', '--quiet', '--bare', '--initial-branch=main', theirs]);
+  await git(theirs, ['config', 'http.receivepack', 'true']);
   const first = await commitFilesWithGit(
     theirs,
     scratch,
@@ -131,8 +130,10 @@ describe('commits through the REST API', () => {
     expect(await readFile(join(ours, 'config'), 'utf8')).toBe(
       await readFile(join(theirs, 'config'), 'utf8'),
     );
-    expect(treeOf(ours, oursHead)).toBe(treeOf(theirs, theirsHead));
-    expect(oursHead).toBe(await gitsCommit(treeOf(ours, oursHead), [], 'Initial commit', oursHead));
+    expect(await treeOf(ours, oursHead)).toBe(await treeOf(theirs, theirsHead));
+    expect(oursHead).toBe(
+      await gitsCommit(await treeOf(ours, oursHead), [], 'Initial commit', oursHead),
+    );
   });
 
   it('writes nested folders, binary content, non-ASCII paths and names git orders oddly', async () => {
@@ -168,9 +169,9 @@ describe('commits through the REST API', () => {
   });
 
   it('empties the tree and fills it again', async () => {
-    const paths = git(ours, ['ls-tree', '-r', '--name-only', '-z', oursHead]).split('\0');
+    const paths = (await git(ours, ['ls-tree', '-r', '--name-only', '-z', oursHead])).split('\0');
     await commitBoth(Object.fromEntries(paths.filter(Boolean).map((p) => [p, null])));
-    expect(treeOf(ours, oursHead)).toBe(EMPTY_TREE);
+    expect(await treeOf(ours, oursHead)).toBe(EMPTY_TREE);
     await commitBoth({ 'x/y': 'y', 'x/z': null, 'x/y/w': 'w' });
   });
 
@@ -184,13 +185,13 @@ describe('commits through the REST API', () => {
 
   it('makes merge commits as commit-tree does', async () => {
     const side = await store.commitFiles(ours, oursHead, { side: 's' }, 'side', who);
-    const tree = treeOf(ours, oursHead);
+    const tree = await treeOf(ours, oursHead);
     const parents = [oursHead, side?.commit ?? ''];
     const merge = await store.commitTree(ours, tree, parents, 'Merge side\n', who);
     expect(merge).toBe(await gitsCommit(tree, parents, 'Merge side\n', merge));
     // A parent named twice: git keeps one and says so; the double asks git.
     const twice = await store.commitTree(ours, tree, [oursHead, oursHead], 'm', who);
-    expect(git(ours, ['cat-file', 'commit', twice]).match(/^parent /gm)).toHaveLength(1);
+    expect((await git(ours, ['cat-file', 'commit', twice])).match(/^parent /gm)).toHaveLength(1);
   });
 
   it('moves the ref by compare-and-swap: of racing commits on one parent one lands', async () => {
@@ -202,18 +203,20 @@ describe('commits through the REST API', () => {
     );
     const landed = made.filter((m) => m !== undefined);
     expect(landed).toHaveLength(1);
-    oursHead = git(ours, ['rev-parse', 'refs/heads/main']);
+    oursHead = await git(ours, ['rev-parse', 'refs/heads/main']);
     expect(oursHead).toBe(landed[0]?.commit);
   });
 
-  it('leaves a repository git fsck --strict passes', () => {
-    expect(() => git(ours, ['fsck', '--strict', '--no-dangling', '--no-progress'])).not.toThrow();
+  it('leaves a repository git fsck --strict passes', async () => {
+    await expect(git(ours, ['fsck', '--strict', '--no-dangling', '--no-progress'])).resolves.toBe(
+      '',
+    );
   });
 });
 
 describe('trees through the git data API', () => {
   // The tree both chains reached last (ours moved on alone since).
-  const base = (): string => treeOf(theirs, theirsHead);
+  const base = (): Promise<string> => treeOf(theirs, theirsHead);
   const both = async (
     from: string | undefined,
     entries: { path: string; mode: string; content?: string; sha?: string | null }[],
@@ -225,34 +228,34 @@ describe('trees through the git data API', () => {
   };
 
   it('writes executable files, names existing blobs, deletes, changes a mode', async () => {
-    const readme = git(theirs, ['rev-parse', `${theirsHead}:keep`]);
-    await both(base(), [
+    const readme = await git(theirs, ['rev-parse', `${theirsHead}:keep`]);
+    await both(await base(), [
       { path: 'tools/run.sh', mode: '100755', content: '#!/bin/sh\n' },
       { path: 'copy/README.md', mode: '100644', sha: readme },
       { path: 'keep', mode: '100755', sha: readme },
       { path: 'n', mode: '100644', sha: null },
     ]);
     expect(await both(undefined, [])).toBe(EMPTY_TREE);
-    expect(await both(base(), [])).toBe(base());
+    expect(await both(await base(), [])).toBe(await base());
     await both(undefined, [{ path: 'only/one', mode: '100644', content: 'one' }]);
   });
 
   it('drops empty folders from the folders it writes, as write-tree does', async () => {
-    const blob = git(ours, ['hash-object', '-w', '--stdin'], 'f');
-    git(theirs, ['hash-object', '-w', '--stdin'], 'f');
+    const blob = await git(ours, ['hash-object', '-w', '--stdin'], 'f');
+    await git(theirs, ['hash-object', '-w', '--stdin'], 'f');
     const mk = (dir: string, text: string) => git(dir, ['mktree'], text);
-    const shaped = (dir: string): string => {
-      const empty = mk(dir, '');
-      const onlyEmpty = mk(dir, `040000 tree ${empty}\tnothing\n`);
-      const inner = mk(dir, `040000 tree ${empty}\tvoid\n100644 blob ${blob}\tf\n`);
+    const shaped = async (dir: string): Promise<string> => {
+      const empty = await mk(dir, '');
+      const onlyEmpty = await mk(dir, `040000 tree ${empty}\tnothing\n`);
+      const inner = await mk(dir, `040000 tree ${empty}\tvoid\n100644 blob ${blob}\tf\n`);
       return mk(
         dir,
         `040000 tree ${empty}\tempty\n040000 tree ${onlyEmpty}\thollow\n` +
           `040000 tree ${inner}\tinner\n040000 tree ${inner}\tuntouched\n100644 blob ${blob}\tf\n`,
       );
     };
-    const start = shaped(ours);
-    expect(shaped(theirs)).toBe(start);
+    const start = await shaped(ours);
+    expect(await shaped(theirs)).toBe(start);
     await both(start, [{ path: 'g', mode: '100644', content: 'g' }]);
     await both(start, [{ path: 'inner/g', mode: '100644', content: 'g' }]);
   });
@@ -270,7 +273,7 @@ describe('what the object writer refuses or leaves', () => {
 
   it('refuses a repository whose objects are not sha1', async () => {
     const dir = join(scratch, 'sha256.git');
-    git(scratch, ['init', '--quiet', '--bare', '--object-format=sha256', dir]);
+    await git(scratch, ['init', '--quiet', '--bare', '--object-format=sha256', dir]);
     await expect(store.commitFiles(dir, null, { a: 'b' }, 'm', who)).rejects.toThrow(
       /stores sha256 objects; the double writes sha1 only/,
     );

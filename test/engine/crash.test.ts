@@ -9,6 +9,7 @@ import {
   epicMerges,
   makeRepo,
   planMarkdown,
+  prompts,
   record,
   run,
   scriptedCoder,
@@ -40,7 +41,7 @@ const onEpicBranch: readonly string[] = ['mid-merge', 'after-merge'];
 describe('a crash at any lifecycle point is recovered by a rerun', () => {
   // `after-task` comes only in a story run as a task plan: test/engine/tasks.test.ts.
   it.each(CRASH_POINTS.filter((p) => p !== 'after-task').map((p) => [p]))(
-    'SIGKILL %s, then rerun: one merge per story',
+    'SIGKILL %s, then rerun: one merge per story, no coder turn paid again',
     async (point) => {
       repo = makeRepo({ 'README.md': 'original\n' });
       // Story a also strays outside its perimeter, so that paths get restored.
@@ -75,6 +76,14 @@ describe('a crash at any lifecycle point is recovered by a rerun', () => {
       expect(rerun.code).toBe(0);
       expect(epicMerges(repo)).toEqual(stories.map((s) => `Merge story ${s.id}: Story ${s.id}`));
       for (const s of stories) expect(record(repo, s.id)).toMatchObject({ status: 'done' });
+      // A merge made before the crash is recorded by the rerun as it found it.
+      if (point !== 'after-merge') expect(record(repo, 'a')).not.toHaveProperty('progress');
+      // A resumed story does not pay for a coder turn again: a's two turns (the second one
+      // shown its strays) are a run's without a crash. Killed mid-turn, the turn may or may
+      // not have logged its prompt.
+      if (point !== 'mid-coder') {
+        expect(prompts(repo, 'coder').filter((p) => p.story === 'a')).toHaveLength(2);
+      }
       expect(showFile(repo, 'epic/epic', 'README.md')).toBe('original');
       expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
     },

@@ -40,38 +40,9 @@ function crashAt(point: string, file: string): void {
   expect(crashed.signal).toBe('SIGKILL');
 }
 
+// That a rerun after a crash at any point from the commit on pays for no coder turn again
+// is test/engine/crash.test.ts's (a's turns counted at each point).
 describe('a resumed story does not pay for its coder turn again', () => {
-  it.each([['after-commit'], ['mid-gates'], ['mid-merge']])(
-    'SIGKILL at %s, then rerun: one coder turn, and the story is merged',
-    async (point) => {
-      repo = makeRepo({ 'README.md': 'original\n' });
-      const coder = scriptedCoder(repo, 'coder', { a: { '*': { write: { 'src/a.txt': 'a\n' } } } });
-      repo.write(
-        'epicflow.yml',
-        configYaml({
-          executors: [{ id: 'bot', command: coder }],
-          gates: ['test -f README.md'],
-          setup: 'true',
-        }),
-      );
-      repo.commit('config');
-      const plan = planMarkdown([{ id: 'a', owns: ['src/a.txt'] }]);
-      const file = join(repo.tmp, 'epic.md');
-      writeFileSync(file, plan);
-
-      crashAt(point, file);
-      expect(prompts(repo, 'coder')).toHaveLength(1);
-
-      const rerun = await run(repo, plan);
-      expect(rerun.code).toBe(0);
-      expect(prompts(repo, 'coder').map((p) => p.story)).toEqual(['a']);
-      expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
-      expect(showFile(repo, 'epic/epic', 'src/a.txt')).toBe('a');
-      expect(record(repo, 'a')).toMatchObject({ status: 'done' });
-      expect(record(repo, 'a')).not.toHaveProperty('progress');
-    },
-  );
-
   it('work committed but failing its gates gets a fix round with the failure, not a blind turn', async () => {
     repo = makeRepo({ 'README.md': 'original\n' });
     // The first turn writes the wrong text; a turn that finds it there fixes it.

@@ -123,43 +123,40 @@ function cached(): string[] {
 }
 
 describe('the setup cache', () => {
-  it('setup runs once per lockfile on fresh checkouts; later checks use a copy, gates pass, a gate’s write stays in its checkout', async () => {
-    const { plan, counter } = setUp();
+  it('setup runs once per lockfile on fresh checkouts; later checks use a copy, gates pass, a gate’s write stays in its checkout; a story that changes the lockfile gets a key of its own', async () => {
+    // b changes the lockfile: its checks get a key of their own, setup runs again for it,
+    // and its gate sees the new install.
+    const { plan, counter } = setUp({ bChangesLock: true });
     const result = await run(repo, plan);
     expect(result.code).toBe(0);
     expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
-    // The first fresh checkout ran setup; every later one got the cache.
-    expect(freshRuns(counter)).toHaveLength(1);
+    expect(record(repo, 'b')['status']).toBe('done');
+    // The first fresh checkout of each lockfile ran setup; every later one got the cache.
+    expect(freshRuns(counter)).toEqual(['_base', 'b.checks']);
     expect(result.stdout).toMatch(/setup came from the cache of key [0-9a-f]{12}/);
     const entries = readdirSync(cacheRoot());
-    expect(entries).toHaveLength(1);
-    const entry = join(cacheRoot(), entries[0] ?? '');
+    expect(entries).toHaveLength(2);
     // What was kept is setup's own file, as setup wrote it: no gate's write, no tracked file.
-    expect(readFileSync(join(entry, 'deps', 'version.txt'), 'utf8')).toBe('{"lock":1}\n');
-    expect(existsSync(join(entry, 'package-lock.json'))).toBe(false);
-    expect(existsSync(join(entry, '.git'))).toBe(false);
-    // Links that leave the checkout were not kept; one inside it was.
+    const versions = entries.map((e) =>
+      readFileSync(join(cacheRoot(), e, 'deps', 'version.txt'), 'utf8'),
+    );
+    expect(versions.sort()).toEqual(['{"lock":1}\n', '{"lock":2}\n']);
+    for (const e of entries) {
+      const entry = join(cacheRoot(), e);
+      expect(existsSync(join(entry, 'package-lock.json'))).toBe(false);
+      expect(existsSync(join(entry, '.git'))).toBe(false);
+      // Links that leave the checkout were not kept; one inside it was.
+      expect(existsSync(join(entry, 'deps', 'inside'))).toBe(true);
+    }
     expect(cached().map((p) => p.replace(/^[0-9a-f]+\//, ''))).toEqual(
       expect.not.arrayContaining(['deps/outside', 'deps/up']),
     );
-    expect(existsSync(join(entry, 'deps', 'inside'))).toBe(true);
     expect(result.stdout).toContain("setup's links that lead outside the checkout were not cached");
     // Nothing kept holds the outside file's text.
     for (const path of cached()) {
       const full = join(cacheRoot(), path);
       if (lstatSync(full).isFile()) expect(readFileSync(full, 'utf8')).not.toContain(SECRET);
     }
-  });
-
-  it('a story that changes the lockfile gets a key of its own: setup runs again, and its gate sees the new install', async () => {
-    const { plan, counter } = setUp({ bChangesLock: true });
-    const result = await run(repo, plan);
-    expect(result.code).toBe(0);
-    expect(record(repo, 'b')['status']).toBe('done');
-    const runs = freshRuns(counter);
-    expect(runs).toContain('b.checks');
-    expect(runs).toHaveLength(2);
-    expect(readdirSync(cacheRoot())).toHaveLength(2);
   });
 
   it('without a lockfile nothing is cached: setup runs on every fresh checkout', async () => {

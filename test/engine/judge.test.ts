@@ -17,7 +17,11 @@ import {
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
-const verdict = (cleared: boolean, findings: string[] = [], scores = cleared ? 2 : 1): string =>
+const verdict = (
+  cleared: boolean,
+  findings: (string | { severity: string; text: string })[] = [],
+  scores = cleared ? 2 : 1,
+): string =>
   [
     'I read the diff.',
     '```json',
@@ -103,19 +107,24 @@ describe('the judge', () => {
     expect(epicMerges(repo)).toHaveLength(1);
   });
 
-  it('fails the story when the rounds run out, quoting the findings', async () => {
+  it('fails the story when the rounds run out, quoting the findings; without judge.deferNonBlocking (the default) a minor one blocks as any', async () => {
+    // Only a minor finding: with deferNonBlocking it would be deferred and the story merged.
+    const minor = { severity: 'minor', text: 'tests are missing' };
     setUp({
       coder: { s: { '*': { write: { 'src/s.txt': 'v1\n' } } } },
-      judge: { s: { '*': { stdout: verdict(false, ['tests are missing']) } } },
+      judge: { s: { '*': { stdout: verdict(false, [minor]) } } },
       rounds: 1,
     });
     const r = await run(repo, plan);
     expect(r.code).toBe(1);
     expect(record(repo, 's')).toMatchObject({
       status: 'failed',
-      reason: loggedReason('judge did not clear the story after 1 revision: tests are missing'),
+      reason: loggedReason(
+        'judge did not clear the story after 1 revision: minor: tests are missing',
+      ),
     });
     expect(prompts(repo, 'reviewer')).toHaveLength(2);
+    expect(prompts(repo, 'reviewer')[0]?.prompt).not.toContain('## Severity');
     expect(epicMerges(repo)).toHaveLength(0);
   });
 

@@ -95,6 +95,8 @@ describe('transient faults of a turn', () => {
     expect(events).toContain(retry);
   });
 
+  // With retries.transient 0 a crash fails the story at once, with no word of retries:
+  // test/core/story/transient.test.ts (decideAfterTurn), which the budget here reaches.
   it('the budget is per story: once spent, the crash fails the story, saying how many retries it had', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', { s: { '*': { exit: 1 } } });
@@ -119,26 +121,6 @@ describe('transient faults of a turn', () => {
     expect(record(repo, 's')).toMatchObject({
       status: 'failed',
       reason: loggedReason('coder turn failed (bot) after 2 retries: exit code 1'),
-    });
-  });
-
-  it('retries.transient 0: a crash fails the story at once, as before', async () => {
-    repo = makeRepo({ 'README.md': 'x\n' });
-    const coder = scriptedCoder(repo, 'coder', { s: { '*': { exit: 1 } } });
-    repo.write(
-      'epicflow.yml',
-      configYaml({
-        executors: [{ id: 'bot', command: coder }],
-        gates: ['true'],
-        extra: 'retries: { transient: 0 }',
-      }),
-    );
-    repo.commit('config');
-    const r = await run(repo, plan);
-    expect(r.waits).toEqual([]);
-    expect(record(repo, 's')).toMatchObject({
-      status: 'failed',
-      reason: loggedReason('coder turn failed (bot): exit code 1'),
     });
   });
 

@@ -161,6 +161,17 @@ describe('a coder turn that ended on a transient fault', () => {
     });
   });
 
+  it('with retries.transient 0, a crash fails the story at once, with no wait and no word of retries', () => {
+    const none = { ...rules, retries: { transient: 0, backoffMs: 2000 } };
+    const d = decideAfterTurn(startRounds(none, alpha, ['alpha']).state, turn({ round: 1 }));
+    expect(d.next).toEqual({
+      kind: 'stop',
+      status: 'failed',
+      reason: 'coder turn failed (alpha): exit code 1 | boom',
+    });
+    expect(d.effects).toEqual([]);
+  });
+
   it('an outage once the budget is spent goes to the roster, as without retries', () => {
     const spent = { ...startRounds(rules, alpha, ['alpha']).state, transientRetries: 2 };
     const d = decideAfterTurn(spent, turn({ outcome: 'outage', detail: 'overloaded' }));

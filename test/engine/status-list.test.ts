@@ -33,7 +33,7 @@ async function status(
 }
 
 describe('epicflow status --list', () => {
-  it('lists every epic of the repository: merged of all, where it stands, its title', async () => {
+  it('lists every epic of the repository: merged of all, where it stands, its title; each epic writes board.json beside board.md, with each story wave', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', {
       a: { '*': { write: { 'src/a.txt': 'a\n' } } },
@@ -52,11 +52,13 @@ describe('epicflow status --list', () => {
     const shop = planMarkdown(
       [
         { id: 'a', owns: ['src/a.txt'] },
-        { id: 'b', owns: ['src/b.txt'] },
+        { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
       ],
       'Shop \u001b[31mcheckout\u001b[0m',
     );
-    expect((await run(repo, shop, { epic: 'shop' })).code).toBe(1);
+    const shopRun = await run(repo, shop, { epic: 'shop' });
+    expect(shopRun.code).toBe(1);
+    expectBoard(shopRun.stdout, stateDir(repo, 'shop'));
     expect(
       (await run(repo, planMarkdown([{ id: 'c', owns: ['src/c.txt'] }], 'Api'), { epic: 'api' }))
         .code,
@@ -102,47 +104,29 @@ describe('epicflow status --list', () => {
   });
 });
 
-describe('the local board', () => {
-  it('writes board.json beside board.md, with each story wave', async () => {
-    repo = makeRepo({ 'README.md': 'x\n' });
-    const coder = scriptedCoder(repo, 'coder', {
-      a: { '*': { write: { 'src/a.txt': 'a\n' } } },
-      b: { '*': {} },
-    });
-    repo.write(
-      'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
-    );
-    repo.commit('config');
-    const plan = planMarkdown([
-      { id: 'a', owns: ['src/a.txt'] },
-      { id: 'b', owns: ['src/b.txt'], dependsOn: ['a'] },
-    ]);
-    const result = await run(repo, plan);
-    expect(result.code).toBe(1);
-    const dir = stateDir(repo);
-    expect(result.stdout).toContain(`board.json:  ${join(dir, 'board.json')}\n`);
-    const board = JSON.parse(readFileSync(join(dir, 'board.json'), 'utf8')) as {
-      counts: Record<string, number>;
-      waves: string[][];
-      items: { id: string; column: string; wave: number; executors: string[] }[];
-    };
-    expect(board.waves).toEqual([['a'], ['b']]);
-    expect(board.counts).toEqual({
-      active: 0,
-      planned: 0,
-      waiting: 0,
-      done: 1,
-      failed: 1,
-      skipped: 0,
-      total: 2,
-    });
-    expect(board.items.map((i) => [i.id, i.column, i.wave, i.executors])).toEqual([
-      ['a', 'done', 1, ['bot']],
-      ['b', 'failed', 2, ['bot']],
-    ]);
-    const md = readFileSync(join(dir, 'board.md'), 'utf8');
-    expect(md).toContain('## Done (1)\n\n- `a` Story a · wave 1 · bot\n');
-    expect(md).toContain('## Skipped (0)\n\n_none_\n');
+/** The local board of an epic of two stories in two waves, a done and b failed. */
+function expectBoard(stdout: string, dir: string): void {
+  expect(stdout).toContain(`board.json:  ${join(dir, 'board.json')}\n`);
+  const board = JSON.parse(readFileSync(join(dir, 'board.json'), 'utf8')) as {
+    counts: Record<string, number>;
+    waves: string[][];
+    items: { id: string; column: string; wave: number; executors: string[] }[];
+  };
+  expect(board.waves).toEqual([['a'], ['b']]);
+  expect(board.counts).toEqual({
+    active: 0,
+    planned: 0,
+    waiting: 0,
+    done: 1,
+    failed: 1,
+    skipped: 0,
+    total: 2,
   });
-});
+  expect(board.items.map((i) => [i.id, i.column, i.wave, i.executors])).toEqual([
+    ['a', 'done', 1, ['bot']],
+    ['b', 'failed', 2, ['bot']],
+  ]);
+  const md = readFileSync(join(dir, 'board.md'), 'utf8');
+  expect(md).toContain('## Done (1)\n\n- `a` Story a · wave 1 · bot\n');
+  expect(md).toContain('## Skipped (0)\n\n_none_\n');
+}

@@ -61,7 +61,7 @@ describe('the gates run on a checkout of the story commit', () => {
       configYaml({
         executors: [{ id: 'bot', command: coder }],
         gates: ['node check.mjs'],
-        fixRounds: 1,
+        fixRounds: 0,
       }),
     );
     repo.commit('config');
@@ -96,7 +96,7 @@ describe('the gates run on a checkout of the story commit', () => {
       configYaml({
         executors: [{ id: 'bot', command: coder }],
         gates: ['node check.mjs'],
-        fixRounds: 1,
+        fixRounds: 0,
       }),
     );
     repo.commit('config');

@@ -459,7 +459,12 @@ describe('epicflow land: refusals exit 2 and change nothing', () => {
     });
     repo.write(
       'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+      // b fails at once: no retries of its crash (test/engine/transient.test.ts's).
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['true'],
+        extra: 'retries: { transient: 0 }',
+      }),
     );
     repo.commit('config');
     expect((await run(repo, planMarkdown(STORIES))).code).toBe(1);

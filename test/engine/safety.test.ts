@@ -135,7 +135,13 @@ describe('resume', () => {
     });
     repo.write(
       'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+      // A failed turn fails redo at once: no retries of a crash (transient faults'
+      // retries are test/engine/transient.test.ts's).
+      configYaml({
+        executors: [{ id: 'bot', command: coder }],
+        gates: ['true'],
+        extra: 'retries: { transient: 0 }',
+      }),
     );
     repo.commit('config');
     const stories = [

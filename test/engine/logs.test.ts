@@ -86,6 +86,8 @@ describe('a story keeps the whole output of its setup, gates and turns', () => {
         `    command: ${JSON.stringify(coder)}`,
         "    env: { MY_API_KEY: '${LOGS_TEST_SECRET}' }",
         'gates: ["true"]',
+        // The failed turn fails the story at once: no retries of its crash.
+        'retries: { transient: 0 }',
         '',
       ].join('\n'),
     );

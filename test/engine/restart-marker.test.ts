@@ -37,7 +37,12 @@ async function startedStory(marked: boolean): Promise<string> {
   });
   repo.write(
     'epicflow.yml',
-    configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
+    // The failed turn fails the story at once: no retries of its crash.
+    configYaml({
+      executors: [{ id: 'bot', command: coder }],
+      gates: ['true'],
+      extra: 'retries: { transient: 0 }',
+    }),
   );
   repo.commit('config');
   const first = await run(repo, plan);

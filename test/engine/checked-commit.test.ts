@@ -152,21 +152,23 @@ describe('the commit that was checked is the commit that is merged', () => {
     );
   });
 
-  it('6,000 owned files whose listings are megabytes, and one change outside: only the owned ones are merged, the other is named', async () => {
+  it('2,000 owned files whose listings are megabytes, and one change outside: only the owned ones are merged, the other is named', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
-    // The coder writes its files with a script of its own (one process, not 6,000). Their
-    // paths are about 280 bytes, so every listing of them (the tree, the changed paths) is past
-    // 1.5 MiB: a cut of git's output to its last megabyte would lose the first files.
+    // The coder writes its files with a script of its own (one process, not 2,000). Their
+    // paths are about 900 bytes (three folders and a name of about 220 each), so every listing
+    // of them (the tree, the changed paths) is past 1.5 MiB: a cut of git's output to its last
+    // megabyte would lose the first files.
     const make = join(repo.tmp, 'make-many.mjs');
     writeFileSync(
       make,
       [
         "import { mkdirSync, writeFileSync } from 'node:fs';",
         "const long = (n) => 'x'.repeat(n);",
-        'for (let d = 0; d < 60; d++) {',
-        '  const dir = `src/many/part-with-a-long-folder-name-${long(100)}-${String(d).padStart(3, "0")}`;',
+        'for (let d = 0; d < 20; d++) {',
+        '  const n = String(d).padStart(3, "0");',
+        '  const dir = `src/many/part-with-a-long-folder-name-${long(180)}-${n}/${long(210)}-${n}/${long(210)}-${n}`;',
         '  mkdirSync(dir, { recursive: true });',
-        '  for (let f = 0; f < 100; f++) writeFileSync(`${dir}/generated-module-with-a-long-name-${long(100)}-${f}.txt`, `${d}-${f}\\n`);',
+        '  for (let f = 0; f < 100; f++) writeFileSync(`${dir}/generated-module-with-a-long-name-${long(180)}-${f}.txt`, `${d}-${f}\\n`);',
         '}',
         "writeFileSync('README.md', 'stray\\n');",
         '',
@@ -187,12 +189,17 @@ describe('the commit that was checked is the commit that is merged', () => {
       maxBuffer: 64 * 1024 * 1024,
     });
     expect(listing.length).toBeGreaterThan(1.5 * 1024 * 1024);
+    const changed = execFileSync('git', ['diff', '--name-only', '-z', 'main', 'epic/epic'], {
+      cwd: repo.dir,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(changed.length).toBeGreaterThan(1.5 * 1024 * 1024);
     expect(
       listing
         .toString('utf8')
         .split('\0')
         .filter((e) => e !== ''),
-    ).toHaveLength(6_000);
+    ).toHaveLength(2_000);
     expect(notes()).toContain('restored outside its perimeter: README.md');
     expect(reportJson(repo).stories[0]?.notes).toContain(
       'restored outside its perimeter: README.md',

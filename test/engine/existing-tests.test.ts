@@ -2,9 +2,8 @@
  * Existing tests keep their meaning: the diffs here are made by real git between two
  * commits of a temp repository, read with the flags epicflow reads a story's diff with.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
-import { chmodSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { existingTestFindings, oracleFindings } from '../../src/core/gates/index.js';
 import { PATCH_AS_TEXT } from '../../src/adapters/git/listings.js';
 import {
@@ -20,12 +19,18 @@ import {
 } from './support/repo.js';
 
 let repo: TestRepo | undefined;
-/** Every repository a test made (`story` makes one per case): each is removed after the test. */
-const made: TestRepo[] = [];
 afterEach(() => {
-  for (const r of made.splice(0)) r.cleanup();
+  repo?.cleanup();
   repo = undefined;
 });
+
+/**
+ * One repository for every case of the rule (`story`): each case is a branch of its own,
+ * two commits made by one `git fast-import`, so the diffs are real git's between two commits.
+ */
+let cases: TestRepo | undefined;
+let made = 0;
+afterAll(() => cases?.cleanup());
 
 const STATUS: Record<string, string> = {
   A: 'added',
@@ -34,31 +39,59 @@ const STATUS: Record<string, string> = {
   T: 'type-changed',
 };
 
-/** The story's changes and diff when `after` (null: deleted) is committed over `before`. */
+/** A commit of `files` (null: deleted; `executable` paths with mode 755) in a fast-import stream. */
+function commitOf(
+  branch: string,
+  message: string,
+  files: Record<string, string | null>,
+  executable: readonly string[] = [],
+): string {
+  const lines = [
+    `commit refs/heads/${branch}`,
+    'committer Test <test@example.com> 0 +0000',
+    `data ${Buffer.byteLength(message)}`,
+    message,
+  ];
+  for (const [path, text] of Object.entries(files)) {
+    if (text === null) {
+      lines.push(`D ${path}`);
+      continue;
+    }
+    const mode = executable.includes(path) ? '100755' : '100644';
+    lines.push(`M ${mode} inline ${path}`, `data ${Buffer.byteLength(text)}`, text);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The story's changes and diff when `after` (null: deleted) is committed over `before`, the
+ * `executable` paths then with mode 755 (their text as before unless `after` changes it).
+ */
 function story(
   before: Record<string, string>,
   after: Record<string, string | null>,
-  extra?: (dir: string) => void,
+  executable: readonly string[] = [],
 ): { changes: { path: string; status: string }[]; diff: string } {
-  repo = makeRepo(before);
-  made.push(repo);
-  const r = repo;
-  for (const [path, text] of Object.entries(after)) {
-    if (text === null) rmSync(join(r.dir, path));
-    else r.write(path, text);
-  }
-  extra?.(r.dir);
-  r.commit('story');
+  cases ??= makeRepo({ 'README.md': 'the cases are branches of their own\n' });
+  const dir = cases.dir;
+  made += 1;
+  const branch = `case-${made}`;
+  const changed: Record<string, string | null> = { ...after };
+  for (const path of executable) changed[path] ??= before[path] ?? null;
+  execFileSync('git', ['fast-import', '--quiet'], {
+    cwd: dir,
+    input: commitOf(branch, 'before', before) + commitOf(branch, 'story', changed, executable),
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  const range = `${branch}~1...${branch}`;
   // NUL-separated, as epicflow reads it: paths are never quoted.
-  const fields = git(r.dir, 'diff', '--name-status', '-z', '--no-renames', 'HEAD~1...HEAD').split(
-    '\0',
-  );
+  const fields = git(dir, 'diff', '--name-status', '-z', '--no-renames', range).split('\0');
   const changes: { path: string; status: string }[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const letter = fields[i] ?? '';
     changes.push({ path: fields[i + 1] ?? '', status: STATUS[letter.charAt(0)] ?? 'modified' });
   }
-  const diff = git(r.dir, 'diff', ...PATCH_AS_TEXT, 'HEAD~1...HEAD', '--');
+  const diff = git(dir, 'diff', ...PATCH_AS_TEXT, range, '--');
   return { changes, diff };
 }
 
@@ -252,7 +285,9 @@ describe('whole existing test files', () => {
       `test file deleted: ${FILE}`,
     ]);
     expect(findings({ [FILE]: JS }, { 'test/new.test.js': 'anything at all\n' })).toEqual([]);
-    const mode = story({ [FILE]: JS }, {}, (dir) => chmodSync(join(dir, FILE), 0o755));
+    const mode = story({ [FILE]: JS }, {}, [FILE]);
+    expect(mode.changes).toEqual([{ path: FILE, status: 'modified' }]);
+    expect(mode.diff).toContain('new mode 100755');
     expect(existingTestFindings(mode.changes, mode.diff)).toEqual([]);
   });
 
@@ -318,7 +353,6 @@ describe('a story run', () => {
       'test/mock.test.js': TEST,
       'test/append.test.js': TEST,
     });
-    made.push(repo);
     const r = repo;
     const sabotage = { '*': { write: { 'test/mock.test.js': MOCKED } } };
     const coder = scriptedCoder(r, 'coder', {

@@ -128,26 +128,29 @@ describe('the judge', () => {
     expect(epicMerges(repo)).toHaveLength(0);
   });
 
-  it('asks once more when the verdict is not valid JSON, quoting the problem', async () => {
+  it('asks once more when the verdict is not valid JSON, quoting the problem; says so when the only judge also coded the story', async () => {
+    // One executor codes (round 1) and judges (rounds 2 and 3): no other can serve.
     setUp({
-      coder: { s: { '*': { write: { 'src/s.txt': 'v1\n' } } } },
-      judge: {
+      coder: {
         s: {
+          '1': { write: { 'src/s.txt': 'v1\n' } },
           '2': { stdout: 'Looks fine to me!\n```json\n{"cleared": "yes"}\n```\n' },
           '3': { stdout: verdict(true) },
         },
       },
+      executors: (c) => [{ id: 'coder', command: c, roles: ['coder', 'judge'] }],
+      judgeExecutor: 'coder',
     });
     const r = await run(repo, plan);
     expect(r.code).toBe(0);
-    const judged = prompts(repo, 'reviewer');
+    const judged = prompts(repo, 'coder').filter((p) => p.round !== '1');
     expect(judged).toHaveLength(2);
     expect(judged[1]?.prompt).toContain('## Your previous answer could not be read');
     expect(judged[1]?.prompt).toContain('scores:');
-    expect(r.stdout).toContain('judge answer of reviewer unreadable');
-    expect((record(repo, 's') as { notes: string[] }).notes).toContain(
-      `judge reviewer cleared (${ALL_CLEAR})`,
-    );
+    expect(r.stdout).toContain('judge answer of coder unreadable');
+    const notes = (record(repo, 's') as { notes: string[] }).notes;
+    expect(notes).toContain(`judge coder cleared (${ALL_CLEAR})`);
+    expect(notes).toContain('judge was not independent: coder also coded the story');
   });
 
   it("avoids the story's coder when another judge can serve", async () => {
@@ -167,21 +170,6 @@ describe('the judge', () => {
     const notes = (record(repo, 's') as { notes: string[] }).notes;
     expect(notes).toContain(`judge reviewer cleared (${ALL_CLEAR})`);
     expect(notes.join('\n')).not.toContain('not independent');
-  });
-
-  it('says so when the only judge also coded the story', async () => {
-    setUp({
-      coder: {
-        s: { '1': { write: { 'src/s.txt': 'v1\n' } }, '2': { stdout: verdict(true) } },
-      },
-      executors: (c) => [{ id: 'coder', command: c, roles: ['coder', 'judge'] }],
-      judgeExecutor: 'coder',
-    });
-    const r = await run(repo, plan);
-    expect(r.code).toBe(0);
-    expect((record(repo, 's') as { notes: string[] }).notes).toContain(
-      'judge was not independent: coder also coded the story',
-    );
   });
 
   it('marks a story with no changes done without a merge when the judge finds it already in place', async () => {

@@ -98,13 +98,20 @@ describe('the perimeter', () => {
     expect(String(record(repo, 'cart').notes)).toContain('restored outside its perimeter');
   }, 180_000);
 
-  it('refuses a symlink leaving the repository and a workflow edit, merging neither', async () => {
+  it('refuses a symlink leaving the repository, a chain of two links that leaves it though each reads as inside, and a workflow edit, merging none', async () => {
     repo = makeRepo({ '.github/workflows/ci.yml': 'on: push\n', 'README.md': 'x\n' });
     const coder = scriptedCoder(repo, 'coder', {
       link: {
         '*': {
           write: { 'src/link/index.js': 'x\n' },
           symlink: { 'src/link/passwd': '../../../../etc/passwd' },
+        },
+      },
+      // `hop` leads to the top of the repository; `leak` climbs one more from there.
+      chain: {
+        '*': {
+          write: { 'src/chain/index.js': 'x\n' },
+          symlink: { 'src/chain/hop': '../..', 'src/chain/leak': 'hop/../etc/passwd' },
         },
       },
       ci: {
@@ -120,6 +127,7 @@ describe('the perimeter', () => {
       repo,
       planMarkdown([
         { id: 'link', owns: ['src/link'] },
+        { id: 'chain', owns: ['src/chain'] },
         { id: 'ci', owns: ['src/ci.js'] },
       ]),
     );
@@ -128,37 +136,16 @@ describe('the perimeter', () => {
       status: 'failed',
       reason: loggedReason('refused: src/link/passwd (symlink pointing outside the repository)'),
     });
+    expect(record(repo, 'chain')).toMatchObject({
+      status: 'failed',
+      reason: loggedReason('refused: src/chain/leak (symlink pointing outside the repository)'),
+    });
     expect(record(repo, 'ci')).toMatchObject({
       status: 'failed',
       reason: loggedReason('refused: .github/workflows/ci.yml (workflow file)'),
     });
     expect(epicMerges(repo)).toEqual([]);
     expect(showFile(repo, 'epic/epic', '.github/workflows/ci.yml')).toBe('on: push');
-  });
-
-  it('refuses a chain of two links that leaves the repository, though each reads as inside', async () => {
-    repo = makeRepo({ 'README.md': 'x\n' });
-    // `hop` leads to the top of the repository; `leak` climbs one more from there.
-    const coder = scriptedCoder(repo, 'coder', {
-      link: {
-        '*': {
-          write: { 'src/link/index.js': 'x\n' },
-          symlink: { 'src/link/hop': '../..', 'src/link/leak': 'hop/../etc/passwd' },
-        },
-      },
-    });
-    repo.write(
-      'epicflow.yml',
-      configYaml({ executors: [{ id: 'bot', command: coder }], gates: ['true'] }),
-    );
-    repo.commit('config');
-    const result = await run(repo, planMarkdown([{ id: 'link', owns: ['src/link'] }]));
-    expect(result.code).toBe(1);
-    expect(record(repo, 'link')).toMatchObject({
-      status: 'failed',
-      reason: loggedReason('refused: src/link/leak (symlink pointing outside the repository)'),
-    });
-    expect(epicMerges(repo)).toEqual([]);
   });
 
   it('reads the house rules from the commit, never through a link: a CONTRIBUTING.md leading outside reaches no prompt', async () => {

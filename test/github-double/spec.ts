@@ -13,9 +13,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { _, Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import standaloneModule from 'ajv/dist/standalone/index.js';
-import addFormatsModule from 'ajv-formats';
+import type { _ as Code, Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { testCacheDir } from '../support/cache-dir.js';
 import { PathTable, type PathTemplate } from './rest-paths.js';
 import {
@@ -36,9 +34,6 @@ export { githubGraphqlSchema } from './graphql-schema.js';
  * reading rules' source and the operation, so any change recompiles.
  */
 const VALIDATORS = testCacheDir('double-validators');
-
-const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ??
-  standaloneModule) as unknown as (ajv: Ajv, validate: ValidateFunction) => string;
 
 /** A cached validator, or undefined when there is none (or it cannot be read). */
 function loadValidator(file: string): ValidateFunction | undefined {
@@ -367,7 +362,7 @@ class SchemaStore {
   ) {}
 
   private get ajv(): Ajv {
-    this.ajvOnce ??= newAjv();
+    this.ajvOnce ??= compiler().newAjv();
     return this.ajvOnce;
   }
 
@@ -381,7 +376,7 @@ class SchemaStore {
     if (cached !== undefined) return cached;
     const copy = this.prepare(schemaOf());
     const validate = this.ajv.compile(copy as Json);
-    storeFile(file, standaloneCode(this.ajv, validate));
+    storeFile(file, compiler().standaloneCode(this.ajv, validate));
     return validate;
   }
 
@@ -443,23 +438,47 @@ export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefine
   return lines.join('; ');
 }
 
-function newAjv(): Ajv {
-  // inlineRefs: false compiles each component once and shares it between operations;
-  // allErrors: false keeps compiling GitHub's large schemas affordable (first error wins).
-  const ajv = new Ajv({
-    strict: false,
-    allErrors: false,
-    validateSchema: false,
-    logger: false,
-    inlineRefs: false,
-    // Keeps the generated code, for the disk cache (formats come from ajv-formats at load).
-    code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
-  });
-  // ajv-formats ships CommonJS with a default export; under ESM interop it may be nested.
-  const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-    addFormatsModule) as unknown as (a: Ajv) => void;
-  addFormats(ajv);
-  return ajv;
+/** The default export of a CommonJS module, or the module itself. */
+function defaultOf<T>(mod: unknown): T {
+  return ((mod as { default?: unknown }).default ?? mod) as T;
+}
+
+interface Compiler {
+  readonly newAjv: () => Ajv;
+  readonly standaloneCode: (ajv: Ajv, validate: ValidateFunction) => string;
+}
+
+let compilerOnce: Compiler | undefined;
+
+/**
+ * ajv's compiler, its standalone code generator and ajv-formats, loaded only when a
+ * validator is compiled: a validator from the disk cache needs only ajv's runtime (about 60
+ * modules fewer in every test file that starts a double).
+ */
+function compiler(): Compiler {
+  if (compilerOnce !== undefined) return compilerOnce;
+  const { _, Ajv: AjvClass } = require('ajv') as { _: typeof Code; Ajv: typeof Ajv };
+  const addFormats = defaultOf<(a: Ajv) => void>(require('ajv-formats'));
+  const newAjv = (): Ajv => {
+    // inlineRefs: false compiles each component once and shares it between operations;
+    // allErrors: false keeps compiling GitHub's large schemas affordable (first error wins).
+    const ajv = new AjvClass({
+      strict: false,
+      allErrors: false,
+      validateSchema: false,
+      logger: false,
+      inlineRefs: false,
+      // Keeps the generated code, for the disk cache (formats come from ajv-formats at load).
+      code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+    });
+    addFormats(ajv);
+    return ajv;
+  };
+  compilerOnce = {
+    newAjv,
+    standaloneCode: defaultOf(require('ajv/dist/standalone/index.js')),
+  };
+  return compilerOnce;
 }
 
 let rest: RestSpec | undefined;

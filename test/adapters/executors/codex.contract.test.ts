@@ -66,9 +66,16 @@ async function run(script: Step[], timeoutMs = 60_000, cancelAt?: Step['kind']) 
 
 describe('codex contract (real binary)', () => {
   it('stops a turn that makes the same tool call again and again, as stalled', async () => {
-    // The last step repeats: the model asks for the same command on every request.
+    // The model asks for the same command five times; its sixth answer never comes, so a
+    // sixth call cannot race the stop (codex may send that request before it is ended).
+    const again = { kind: 'tool', command: 'echo again >> again.txt', usage: USAGE } as const;
     const { record, server, sandbox } = await run([
-      { kind: 'tool', command: 'echo again >> again.txt', usage: USAGE },
+      again,
+      again,
+      again,
+      again,
+      again,
+      { kind: 'hang' },
     ]);
     await explainWith(server, () => {
       expect(record.outcome).toBe('failed');

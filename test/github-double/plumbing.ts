@@ -156,39 +156,28 @@ export async function commitFilesWithGit(
   message: string,
   who: Identity,
 ): Promise<{ commit: string; blobs: Record<string, string> }> {
-  const index = indexFile(scratch);
-  const env = { GIT_INDEX_FILE: index, ...identityEnv(who) };
-  try {
-    if (parent) await git(dir, ['read-tree', parent], { env });
-    const blobs: Record<string, string> = {};
-    const kept = Object.entries(files).filter((e): e is [string, string | Buffer] => e[1] !== null);
-    const shas = await writeBlobs(
-      dir,
-      scratch,
-      kept.map(([, content]) => content),
-    );
-    kept.forEach(([path], i) => {
-      blobs[path] = shas[i] ?? '';
-    });
-    await updateIndex(
-      dir,
-      env,
-      Object.entries(files).map(([path, content]) =>
-        content === null
-          ? { path, remove: true }
-          : { path, mode: '100644', sha: blobs[path] ?? '' },
-      ),
-    );
-    const tree = await git(dir, ['write-tree'], { env });
-    const commit = await git(
-      dir,
-      ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'],
-      { env, input: message },
-    );
-    return { commit, blobs };
-  } finally {
-    await rm(index, { force: true });
-  }
+  const kept = Object.entries(files).filter((e): e is [string, string | Buffer] => e[1] !== null);
+  const shas = await writeBlobs(
+    dir,
+    scratch,
+    kept.map(([, content]) => content),
+  );
+  const blobs: Record<string, string> = {};
+  kept.forEach(([path], i) => {
+    blobs[path] = shas[i] ?? '';
+  });
+  const tree = await writeTreeWithGit(
+    dir,
+    scratch,
+    parent ?? undefined,
+    Object.entries(files).map(([path, content]) =>
+      content === null
+        ? { path, mode: '100644', sha: null }
+        : { path, mode: '100644', sha: blobs[path] ?? '' },
+    ),
+  );
+  const commit = await commitTreeWithGit(dir, tree, parent ? [parent] : [], message, who);
+  return { commit, blobs };
 }
 
 /** `GitStore.commitTree` through git's plumbing. */

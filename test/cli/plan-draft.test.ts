@@ -340,10 +340,8 @@ describe('epicflow plan draft', () => {
       { id: 'wire', owns: ['src/server.ts'], dependsOn: ['health-route'] },
       { id: 'docs', owns: ['docs/health.md'] },
     ]);
-    writeFileSync(
-      join(repo.tmp, 'planner.json'),
-      JSON.stringify({ plan: { '*': { stdout: renamed } } }),
-    );
+    // The planner's script again: the same command, another answer.
+    scriptedCoder(repo, 'planner', { plan: { '*': { stdout: renamed } } });
     const r = await cli(
       'plan',
       'draft',

@@ -5,13 +5,12 @@
  * itself, in a story that owns it.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   configYaml,
   git,
   makeRepo,
   planMarkdown,
+  prompts,
   run,
   scriptedCoder,
   type TestRepo,
@@ -23,10 +22,7 @@ afterEach(() => repo?.cleanup());
 /** The coder turns by story, from the scripted coder's log. */
 function turns(): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const line of readFileSync(join(repo.tmp, 'coder.log'), 'utf8').trim().split('\n')) {
-    const { story } = JSON.parse(line) as { story: string };
-    counts[story] = (counts[story] ?? 0) + 1;
-  }
+  for (const { story } of prompts(repo, 'coder')) counts[story] = (counts[story] ?? 0) + 1;
   return counts;
 }
 

@@ -12,6 +12,7 @@ import {
   makeRepo,
   planMarkdown,
   record,
+  prompts as promptsOf,
   run,
   scriptedCoder,
   type TestRepo,
@@ -22,10 +23,7 @@ afterEach(() => repo?.cleanup());
 
 /** The prompts the coder was given, in order. */
 function prompts(): string[] {
-  return readFileSync(join(repo.tmp, 'coder.log'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => (JSON.parse(l) as { prompt: string }).prompt);
+  return promptsOf(repo, 'coder').map((p) => p.prompt);
 }
 
 describe('a stalled coder turn', () => {

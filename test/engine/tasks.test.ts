@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -15,7 +15,6 @@ import {
   copyRepo,
   epicMerges,
   makeRepo,
-  prompts,
   record,
   reportJson,
   run,
@@ -106,7 +105,17 @@ function setUp(
   repo.commit('config');
 }
 
-const turns = (): string[] => prompts(repo, 'coder').map((p) => p.prompt);
+/** The task coder's turns, in order: it logs each as a line of JSON (task-coder.mjs). */
+function coderTurns(): { story: string; round: string; prompt: string }[] {
+  const log = join(repo.tmp, 'coder.log');
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { story: string; round: string; prompt: string });
+}
+
+const turns = (): string[] => coderTurns().map((p) => p.prompt);
 
 const writes = (path: string, text: string, findings?: string) => ({
   write: { [path]: text },
@@ -310,11 +319,11 @@ describe('the task list is checked before it runs', () => {
       ]),
     );
     expect(r.code).toBe(0);
-    const ofS = prompts(repo, 'coder').filter((t) => t.story === 's');
+    const ofS = coderTurns().filter((t) => t.story === 's');
     expect(ofS).toHaveLength(2);
     expect(ofS[1]?.prompt).toContain('## Your task now: task 1 of 1');
     expect(ofS.some((t) => t.prompt.includes('## Plan again'))).toBe(false);
-    const ofO = prompts(repo, 'coder').filter((t) => t.story === 'o');
+    const ofO = coderTurns().filter((t) => t.story === 'o');
     expect(ofO).toHaveLength(1);
     expect(ofO[0]?.prompt).not.toContain('plan this story as tasks');
     const notes = reportJson(repo).stories.find((s) => s.id === 's')?.notes;

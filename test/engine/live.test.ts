@@ -12,6 +12,7 @@ import {
   type TestRepo,
 } from './support/repo.js';
 import { bundledEntry } from '../support/bundled-entry.js';
+import { shellWord } from '../../src/core/shell-word.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
@@ -24,8 +25,6 @@ beforeAll(async () => {
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
-
-const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** A repository whose one story's agent takes a while (a long turn). */
 function slowEpic(): string {
@@ -60,7 +59,7 @@ describe('epicflow run shows a live line on a terminal only', () => {
     // `script` (util-linux) gives the CLI a pseudo-terminal as its stdout.
     expect(hasScript).toBe(true);
     const file = slowEpic();
-    const r = spawnSync('script', ['-qfec', cli(file).map(quote).join(' '), '/dev/null'], {
+    const r = spawnSync('script', ['-qfec', cli(file).map(shellWord).join(' '), '/dev/null'], {
       cwd: projectRoot,
       encoding: 'utf8',
       input: '',

@@ -14,6 +14,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { shellWord } from '../../src/core/shell-word.js';
 import { builtPackage } from '../support/built-package.js';
 import { stageCheckout } from '../support/staged-checkout.js';
 
@@ -64,8 +65,7 @@ beforeAll(async () => {
   checkout = join(work, 'epicflow');
   origin = join(work, 'origin.git');
   await stageCheckout(checkout);
-  const quoted = (path: string): string => `'${path.replaceAll("'", `'\\''`)}'`;
-  libCommand = `cp -R ${quoted(join(await builtPackage(), 'lib'))} lib`;
+  libCommand = `cp -R ${shellWord(join(await builtPackage(), 'lib'))} lib`;
   version = (
     JSON.parse(await readFile(join(checkout, 'package.json'), 'utf8')) as { version: string }
   ).version;

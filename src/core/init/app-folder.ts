@@ -8,6 +8,7 @@
 import { detectChecks, wantsFile, type DetectedChecks } from './detect.js';
 import type { Sourced } from './ecosystems.js';
 import { plausibleFolder } from './packages.js';
+import { shellWord } from '../shell-word.js';
 
 /** The root's checks, found in one folder and run there. */
 interface AppFolderChecks extends DetectedChecks {
@@ -20,11 +21,6 @@ interface AppFolder {
   readonly found?: AppFolderChecks | undefined;
   /** Why none was chosen when several were candidates. */
   readonly warnings: readonly string[];
-}
-
-/** A folder name as a shell word: as it is when plain, else single-quoted. */
-function shellWord(name: string): string {
-  return /^[A-Za-z0-9_.@+-]+$/.test(name) ? name : `'${name.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `command` run in `dir`: `cd app && npm test`. */

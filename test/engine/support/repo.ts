@@ -21,6 +21,7 @@ import {
   type RunCommandOptions,
 } from '../../../src/cli/commands/run.js';
 import { renderFailure } from '../../../src/cli/context.js';
+import { shellWord } from '../../../src/core/shell-word.js';
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {
@@ -160,28 +161,27 @@ export type Step = {
 };
 export type Script = Record<string, Record<string, Step>>;
 
-/** A string as one word of a POSIX shell: in single quotes, each of its own quotes escaped. */
-const word = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
-
 /** What a step does, as shell lines, in the order the step's kinds come; a failed one exits 1. */
 function stepLines(step: Step): string[] {
   const lines: string[] = [];
   const folder = (path: string): void => {
     const d = dirname(path);
-    if (d !== '.') lines.push(`[ -d ${word(d)} ] || mkdir -p ${word(d)} || exit 1`);
+    if (d !== '.') lines.push(`[ -d ${shellWord(d)} ] || mkdir -p ${shellWord(d)} || exit 1`);
   };
   for (const [path, text] of Object.entries(step.write ?? {})) {
     folder(path);
-    lines.push(`printf '%s' ${word(text)} > ${word(path)} || exit 1`);
+    lines.push(`printf '%s' ${shellWord(text)} > ${shellWord(path)} || exit 1`);
   }
-  for (const path of step.remove ?? []) lines.push(`rm -rf ${word(path)} || exit 1`);
+  for (const path of step.remove ?? []) lines.push(`rm -rf ${shellWord(path)} || exit 1`);
   for (const [path, target] of Object.entries(step.symlink ?? {})) {
     folder(path);
-    lines.push(`rm -f ${word(path)} && ln -s ${word(target)} ${word(path)} || exit 1`);
+    lines.push(
+      `rm -f ${shellWord(path)} && ln -s ${shellWord(target)} ${shellWord(path)} || exit 1`,
+    );
   }
-  for (const cmd of step.sh ?? []) lines.push(`/bin/sh -c ${word(cmd)} || exit 1`);
+  for (const cmd of step.sh ?? []) lines.push(`/bin/sh -c ${shellWord(cmd)} || exit 1`);
   if (step.stdout !== undefined && step.stdout !== '') {
-    lines.push(`printf '%s' ${word(step.stdout)}`);
+    lines.push(`printf '%s' ${shellWord(step.stdout)}`);
   }
   lines.push(`exit ${step.exit ?? 0}`);
   return lines;
@@ -193,7 +193,7 @@ function caseOf(variable: string, table: Record<string, string[]>, otherwise: st
   const fallback = table['*'] ?? otherwise;
   return [
     `case "$${variable}" in`,
-    ...branches.flatMap(([key, body]) => [`${word(key)})`, ...body, ';;']),
+    ...branches.flatMap(([key, body]) => [`${shellWord(key)})`, ...body, ';;']),
     '*)',
     ...fallback,
     ';;',

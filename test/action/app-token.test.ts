@@ -82,7 +82,7 @@ function slowConfig(dumps: string): string {
     '  - id: scripted',
     '    harness: command',
     `    command: ${JSON.stringify(command)}`,
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     '',
   ].join('\n');

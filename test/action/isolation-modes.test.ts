@@ -61,7 +61,7 @@ async function attack(mode: Mode): Promise<Attack> {
         '  - id: intruder',
         '    harness: command',
         `    command: ${JSON.stringify(['node', INTRUDER, dumps, victim])}`,
-        'gates: ["node check.mjs"]',
+        'gates: ["sh check.sh"]',
         'fixRounds: 1',
         '',
       ].join('\n');

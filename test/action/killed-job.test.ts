@@ -53,7 +53,7 @@ beforeAll(async () => {
         .replace(/^board:.*\n/m, '')
         .replace(
           /^gates: .*$/m,
-          `gates: ${JSON.stringify(['node check.mjs', `node ${agentScript('hold-gate.mjs')} ${dumps}`])}`,
+          `gates: ${JSON.stringify(['sh check.sh', `node ${agentScript('hold-gate.mjs')} ${dumps}`])}`,
         ),
   });
 });

@@ -53,7 +53,7 @@ async function landed(): Promise<{ aw: AppActionWorld; epic: number; result: str
       '  - id: scripted',
       '    harness: command',
       `    command: ${JSON.stringify(['node', CODER, dumps])}`,
-      'gates: ["node check.mjs"]',
+      'gates: ["sh check.sh"]',
       'fixRounds: 0',
       '',
     ].join('\n'),

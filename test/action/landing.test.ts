@@ -46,7 +46,7 @@ async function start(): Promise<AppActionWorld> {
       '    harness: command',
       `    command: ${JSON.stringify(['node', LAND_CODER, dumps])}`,
       '    slots: 4',
-      'gates: ["node check.mjs"]',
+      'gates: ["sh check.sh"]',
       'fixRounds: 0',
       '',
     ].join('\n'),

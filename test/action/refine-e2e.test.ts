@@ -51,7 +51,7 @@ function refineConfig(dumps: string): string {
     '    harness: command',
     `    command: ${JSON.stringify(['node', agentScript('refine-planner.mjs'), dumps])}`,
     '    roles: [planner]',
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     '',
   ].join('\n');

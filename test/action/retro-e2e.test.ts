@@ -54,7 +54,7 @@ function config(dumps: string): string {
     '    harness: command',
     `    command: ${JSON.stringify(['node', '-e', 'process.stdout.write(process.argv[1])', ANSWER])}`,
     '    roles: [judge]',
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     '',
   ].join('\n');

@@ -142,7 +142,7 @@ describe('story mode, run from the bundle against GitHub: a story and its depend
     expect(job.summary).toContain('| status | done |');
     // Two publish jobs racing (one merging again, two pushes): test/orchestrator/publish-result.test.ts.
     expect(job.summary).toContain('| pushes of the epic head | 1 |');
-    expect(job.summary).toContain('`node check.mjs`');
+    expect(job.summary).toContain('`sh check.sh`');
     expect(job.summary).toContain('clean: only owned paths changed');
     expect(job.summary).toContain('| scripted | scripted-1 | 1200 |');
     const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });

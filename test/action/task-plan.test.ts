@@ -46,7 +46,7 @@ beforeAll(async () => {
         '  - id: scripted',
         '    harness: command',
         `    command: ${JSON.stringify(['node', agentScript('tasks-coder.mjs'), dumps])}`,
-        'gates: ["node check.mjs"]',
+        'gates: ["sh check.sh"]',
         'fixRounds: 0',
         'tasks: true',
         '',

@@ -198,7 +198,7 @@ async function attack(mode: Mode): Promise<Attacked> {
         '  - id: splitter',
         '    harness: command',
         `    command: ${JSON.stringify(agent(dumps))}`,
-        'gates: ["node check.mjs"]',
+        'gates: ["sh check.sh"]',
         'fixRounds: 0',
         '',
       ].join('\n'),

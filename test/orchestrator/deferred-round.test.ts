@@ -42,7 +42,7 @@ function config(dumps: string): string {
     '    harness: command',
     `    command: ${command('judge')}`,
     '    roles: [judge]',
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     'judge: { executor: reviewer, rounds: 1, deferNonBlocking: true }',
     '',

@@ -44,7 +44,7 @@ describe('labels and assignees a coder asks for on its sub-issue', () => {
           '  - id: scripted',
           '    harness: command',
           `    command: ${JSON.stringify(['node', CODER, dumps])}`,
-          'gates: ["node check.mjs"]',
+          'gates: ["sh check.sh"]',
           'fixRounds: 0',
           'issueTools: { labels: [needs-docs, wip], assignees: [octocat] }',
           '',

@@ -64,7 +64,7 @@ beforeAll(async () => {
         '    harness: command',
         `    command: ${JSON.stringify(['node', join(dirname(dumps), 'plan-change-coder.mjs'), dumps])}`,
         '    slots: 4',
-        'gates: ["node check.mjs"]',
+        'gates: ["sh check.sh"]',
         'fixRounds: 0',
         '',
       ].join('\n'),

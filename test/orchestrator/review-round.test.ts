@@ -40,7 +40,7 @@ function config(dumps: string): string {
     '    harness: command',
     `    command: ${JSON.stringify(['node', REVIEW_CODER, dumps])}`,
     '    slots: 4',
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     '',
   ].join('\n');

@@ -307,7 +307,7 @@ describe("a work job's merge meets another story's merged meanwhile on GitHub", 
       "if [ -f src/one/index.js ] && grep -qs clash src/two/index.js; then echo 'not ok 1 - two clashes with one'; exit 1; fi";
     w = await startWorld({
       config: (dumps) =>
-        configText(dumps, { gates: ['node check.mjs', clash] }).replace(
+        configText(dumps, { gates: ['sh check.sh', clash] }).replace(
           /command: .*/,
           `command: ${JSON.stringify(['sh', '-c', coder, 'coder', dumps])}`,
         ),

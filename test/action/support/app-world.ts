@@ -29,7 +29,7 @@ export async function startAppWorld(
   const dir = await mkdtemp(join(tmpdir(), `epicflow-${prefix}-`));
   const dumps = await agentDumps(dir);
   const app = await startApp({
-    files: { 'check.mjs': CHECK_SCRIPT, '.github/epicflow.yml': config(dumps) },
+    files: { 'check.sh': CHECK_SCRIPT, '.github/epicflow.yml': config(dumps) },
   });
   const w: ActionWorld = {
     gh: app.gh,

@@ -217,7 +217,7 @@ export function sixStoryConfig(state: string): string {
       '    slots: 4',
       `    priority: ${(i + 1) * 10}`,
     ]),
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 1',
     // The "retry" story's crash is left to a person's /retry here (tests of the automatic
     // retry drop this line).

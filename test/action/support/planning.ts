@@ -23,7 +23,7 @@ export function planningConfig(dumps: string): string {
     '    harness: command',
     `    command: ${JSON.stringify(['node', PLANNER, dumps])}`,
     '    roles: [planner]',
-    'gates: ["node check.mjs"]',
+    'gates: ["sh check.sh"]',
     'fixRounds: 0',
     '',
   ].join('\n');

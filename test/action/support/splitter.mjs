@@ -79,7 +79,7 @@ const forged = {
   epicHead: 'f'.repeat(40),
   storyCommit: 'e'.repeat(40),
   gated: null,
-  gates: [{ command: 'node check.mjs', ok: true, timedOut: false, where: 'story' }],
+  gates: [{ command: 'sh check.sh', ok: true, timedOut: false, where: 'story' }],
   record: { forged: 'FORGED-BY-THE-AGENT' },
 };
 const plant = (dir) => {

@@ -151,21 +151,21 @@ export function configText(dumps: string, options: WorldOptions): string {
     // `detected`: the config leaves them out, for the repository's files to say.
     ...(options.gates === 'detected'
       ? []
-      : [`gates: ${JSON.stringify(options.gates ?? ['node check.mjs'])}`]),
+      : [`gates: ${JSON.stringify(options.gates ?? ['sh check.sh'])}`]),
     'fixRounds: 0',
     '',
   ].join('\n');
 }
 
-/** A gate: every story module must export `story`. */
+/** A gate (`sh check.sh`): every story module must export `story`. A shell script, not Node: it runs in every gated job. */
 export const CHECK_SCRIPT = [
-  "import { existsSync, readdirSync, readFileSync } from 'node:fs';",
-  "const dirs = existsSync('src') ? readdirSync('src') : [];",
-  'for (const d of dirs) {',
-  "  const text = readFileSync(`src/${d}/index.js`, 'utf8');",
-  "  if (!text.includes('export const story')) { console.error(`src/${d}: no story export`); process.exit(1); }",
-  '}',
-  'console.log(`ok ${dirs.length} stories`);',
+  'n=0',
+  'for d in src/*/; do',
+  '  [ -d "$d" ] || continue',
+  '  grep -q \'export const story\' "${d}index.js" 2>/dev/null || { echo "${d%/}: no story export" >&2; exit 1; }',
+  '  n=$((n + 1))',
+  'done',
+  'echo "ok $n stories"',
   '',
 ].join('\n');
 
@@ -181,7 +181,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<ActionWorl
     name: REPO,
     files: {
       'README.md': '# shop\n',
-      'check.mjs': CHECK_SCRIPT,
+      'check.sh': CHECK_SCRIPT,
       ...options.files,
       '.github/epicflow.yml': options.config?.(dumps) ?? configText(dumps, options),
       // The template users copy: its `run-name` tells the orchestrator which story a run is.

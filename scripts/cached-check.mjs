@@ -1,10 +1,10 @@
-// `node scripts/cached-check.mjs <eslint|prettier|typecheck> [tool options]`: one of `npm test`'s checks,
+// `node scripts/cached-check.mjs <eslint|typecheck> [tool options]`: one of `npm test`'s checks,
 // with the tool's own cache kept in the tests' cache folder, so that a fresh clone on the same
 // machine checks again only what changed since the last run (docs/testing.md, "The checks'
 // caches").
 //
-// Each tool keys its cache by what decides its answer: ESLint and Prettier by each file's
-// content (`--cache-strategy content`) together with the tool's version and configuration;
+// Each tool keys its cache by what decides its answer: ESLint by each file's content
+// (`--cache-strategy content`) together with the tool's version and configuration;
 // the type check (`tsc --incremental`) by each file's content and the compiler's options, and
 // it checks again every file that depends on a changed one. A stale entry is never used; a
 // missing or unreadable cache costs a whole check, nothing else.
@@ -12,8 +12,8 @@
 // ESLint names the files in its cache by absolute path, so a cache written in another clone is
 // moved to this one (its folder's name replaced) before ESLint reads it. The tool works on a
 // copy under node_modules/.cache; the copy goes back to the shared folder (written whole, then
-// renamed) when the tool has finished. Prettier's cache is kept in the clone only: it hashes
-// each file's options together with its absolute path, so no other clone could use it.
+// renamed) when the tool has finished. Prettier's check has a cache of its own
+// (scripts/prettier-check.mjs).
 // `EPICFLOW_CHECKS_CACHE=off` runs the tool without a cache.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,31 +21,24 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules/.bin', name);
 
-/** Each check: its command, the flags that point it at a cache file, and whether clones share it. */
+/** Each check: its command, and the flags that point it at a cache file. */
 const CHECKS = {
   eslint: {
     argv: [bin('eslint'), '.'],
     cached: (file) => ['--cache', '--cache-strategy', 'content', '--cache-location', file],
-    shared: true,
-  },
-  prettier: {
-    argv: [bin('prettier'), '--check', '.'],
-    cached: (file) => ['--cache', '--cache-strategy', 'content', '--cache-location', file],
-    shared: false,
   },
   typecheck: {
     argv: [bin('tsc'), '-p', 'tsconfig.json', '--noEmit'],
     // The build info names files relative to itself: under this clone, it reads the same in any.
     cached: (file) => ['--incremental', '--tsBuildInfoFile', file],
-    shared: true,
   },
 };
 
 /** The tests' cache folder (test/support/cache-dir.ts): `$EPICFLOW_TEST_CACHE` or `~/.cache/epicflow`. */
-function sharedFolder() {
+export function sharedFolder() {
   const base =
     process.env['EPICFLOW_TEST_CACHE'] ??
     join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'epicflow');
@@ -105,9 +98,8 @@ function main(name) {
   const local = join(root, 'node_modules/.cache/epicflow-checks');
   const file = join(local, `${name}.cache`);
   const shared = sharedFolder();
-  const share = useCache && check.shared;
-  if (useCache) mkdirSync(local, { recursive: true });
-  if (share) {
+  if (useCache) {
+    mkdirSync(local, { recursive: true });
     rmSync(file, { force: true });
     bringIn(name, shared, file);
   }
@@ -121,7 +113,7 @@ function main(name) {
     process.stderr.write(`cached-check: cannot start ${command}: ${r.error.message}\n`);
     return 1;
   }
-  if (share) {
+  if (useCache) {
     try {
       putBack(name, shared, file);
     } catch (e) {

@@ -94,3 +94,65 @@ describe('ESLint through cached-check, in two clones', () => {
     expect(kept.root).toBe(second);
   });
 });
+
+describe('Prettier through prettier-check, in two clones', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'epicflow-prettier-check-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A small git project at `path` whose Prettier is the repository's own. */
+  function clone(path: string): void {
+    mkdirSync(join(path, 'scripts'), { recursive: true });
+    mkdirSync(join(path, 'node_modules'), { recursive: true });
+    for (const script of ['cached-check.mjs', 'prettier-check.mjs']) {
+      cpSync(join(ROOT, 'scripts', script), join(path, 'scripts', script));
+    }
+    symlinkSync(join(ROOT, 'node_modules/prettier'), join(path, 'node_modules/prettier'));
+    writeFileSync(join(path, 'package.json'), '{ "type": "module" }\n');
+    writeFileSync(join(path, '.gitignore'), 'node_modules\n');
+    writeFileSync(join(path, '.prettierignore'), 'ignored.js\nscripts\npackage.json\n');
+    writeFileSync(join(path, '.prettierrc.json'), '{ "singleQuote": true }\n');
+    writeFileSync(join(path, 'a.js'), "export const a = 'a';\n");
+    writeFileSync(join(path, 'b.js'), 'export const b = 2;\n');
+    writeFileSync(join(path, 'ignored.js'), 'export   const   c=3\n');
+    writeFileSync(join(path, 'notes.txt'), 'no parser   for this\n');
+    spawnSync('git', ['init', '-q', path]);
+  }
+
+  function check(path: string) {
+    const r = spawnSync(process.execPath, [join(path, 'scripts/prettier-check.mjs')], {
+      cwd: path,
+      encoding: 'utf8',
+      env: { ...process.env, EPICFLOW_TEST_CACHE: join(dir, 'cache') },
+    });
+    return { code: r.status, out: r.stdout + r.stderr };
+  }
+
+  it('the second clone formats only what changed, and never passes a change', () => {
+    const first = join(dir, 'first');
+    const second = join(dir, 'second-clone');
+    clone(first);
+    expect(check(first)).toEqual({
+      code: 0,
+      out: expect.stringContaining('(3 files, 0 of them as a passing run left them)'),
+    });
+
+    clone(second);
+    writeFileSync(join(second, 'b.js'), 'export   const b=2\n');
+    const warm = check(second);
+    expect(warm.code).toBe(1);
+    expect(warm.out).toContain('[warn] b.js\n');
+    expect(warm.out).not.toContain('a.js');
+    expect(warm.out).toContain('Checked 3 files, 2 of them as a passing run left them.');
+
+    // The same content under other options is formatted again: a.js fails with double quotes.
+    writeFileSync(join(second, 'b.js'), 'export const b = 2;\n');
+    writeFileSync(join(second, '.prettierrc.json'), '{ "singleQuote": false }\n');
+    const otherOptions = check(second);
+    expect(otherOptions.code).toBe(1);
+    expect(otherOptions.out).toContain('[warn] a.js\n');
+    expect(otherOptions.out).not.toContain('[warn] b.js');
+  });
+});

@@ -27,6 +27,7 @@ import {
   REPO,
   runJob,
   startEpic,
+  startJobProcessesFromNode,
   startWorld,
   storyInputs,
   type ActionWorld,
@@ -34,6 +35,11 @@ import {
 } from './support/world.js';
 
 const run = promisify(execFile);
+
+// Each mode's end-to-end run starts the job's processes as a runner does, from the job's own
+// Node process: the sudo and agent-user starts are the ones this file is about.
+startJobProcessesFromNode();
+
 const INTRUDER = agentScript('intruder.mjs');
 
 let w: ActionWorld;

@@ -33,10 +33,15 @@ import {
   planBody,
   runJob,
   startEpic,
+  startJobProcessesFromNode,
   startWorld,
   storyInputs,
   type ActionWorld,
 } from './support/world.js';
+
+// A killed job's processes are left as a runner leaves them: started from the job's own Node
+// process, which the kill takes away.
+startJobProcessesFromNode();
 
 let bundleDir: string;
 let bundle: string;

@@ -1,6 +1,7 @@
 /**
  * How epicflow starts a child process: Node's own `spawn`, unless the host that runs
- * epicflow in its own process started them another way (`startProcessesWith`).
+ * epicflow in its own process started them another way (`startProcessesWith`, or a starter
+ * preloaded into a bundle: `PRELOADED`).
  *
  * The tests run the engine and story jobs inside large test processes, where every
  * `spawn` is a fork of the whole process first: the kernel copies page tables in
@@ -19,7 +20,17 @@ export type StartProcess = (
   options: SpawnOptions,
 ) => ChildProcess;
 
-let start: StartProcess = spawn;
+/**
+ * Where a host that cannot call `startProcessesWith` (a bundle such as the Action's, which
+ * holds its own copy of this module) leaves its starter: a module it preloads (`node --import`)
+ * puts it here before the bundle's code runs. The tests preload one that starts the Action
+ * job's processes from their small helper (test/support/preload-starter.ts). Only code running
+ * in this process can set it.
+ */
+const PRELOADED = Symbol.for('epicflow.startProcess');
+
+let start: StartProcess =
+  ((globalThis as Record<symbol, unknown>)[PRELOADED] as StartProcess | undefined) ?? spawn;
 
 /** Starts a child process the way this process was told to (Node's `spawn` by default). */
 export function startProcess(

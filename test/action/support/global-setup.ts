@@ -2,7 +2,8 @@
  * jest globalSetup of the action project: the bundle is built once per test run,
  * the way a release builds it (`scripts/build-action.mjs`), into a temp folder
  * that `buildBundle` copies from. Both forms: `index.js` (what `runs.main`
- * starts) and `run.js` (`--module`, for @github/local-action).
+ * starts) and `run.js` (`--module`, for @github/local-action); and the module the jobs
+ * preload to start their processes from the tests' helper (test/support/preload-starter.ts).
  */
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, mkdtemp, readdir } from 'node:fs/promises';
@@ -28,7 +29,18 @@ export default async function globalSetup(): Promise<void> {
     await copyFile(join(here, name), join(agents, name));
     await chmod(join(agents, name), 0o644);
   }
+  // What the jobs preload to start their processes from the tests' helper (world.ts), where
+  // a job run as another user may read it too.
+  await build(agents, '--entry', join(ROOT, 'test/support/preload-starter.ts'));
+  await copyFile(
+    join(ROOT, 'test/support/process-starter-child.py'),
+    join(agents, 'process-starter-child.py'),
+  );
+  for (const name of ['preload-starter.js', 'process-starter-child.py', 'package.json']) {
+    await chmod(join(agents, name), 0o644);
+  }
   // Workers are started after this and inherit them.
   process.env['EPICFLOW_TEST_BUNDLE_DIR'] = dir;
   process.env['EPICFLOW_TEST_AGENT_DIR'] = agents;
+  process.env['EPICFLOW_TEST_JOB_PRELOAD'] = join(agents, 'preload-starter.js');
 }

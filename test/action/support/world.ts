@@ -422,11 +422,27 @@ type StepSpec = JobSpec & {
   readonly onPublishSpawn?: (child: ChildProcess) => void;
   /** The Node binary the runner starts the bundle with (default: the one running the tests). */
   readonly node?: string;
-  /** Node options before the bundle's path (e.g. `--import` a probe); not inherited by children. */
+  /**
+   * Node options before the bundle's path (e.g. `--import` a probe), instead of the tests'
+   * starter (`startJobProcessesFromNode`); not inherited by children.
+   */
   readonly nodeArgs?: readonly string[];
   /** The runner's user, when not the tests' own (a self-hosted runner without root). */
   readonly asUser?: { readonly uid: number; readonly gid: number };
 };
+
+/**
+ * Whether this test file's jobs start their processes as the Action does on a runner, each a
+ * fork of the job's Node process (`startJobProcessesFromNode`). Otherwise a job preloads the
+ * tests' starter (test/support/preload-starter.ts): its processes start from a small helper
+ * process, as the workers' do (docs/testing.md, "Processes started from a small helper").
+ */
+let jobsStartFromNode = false;
+
+/** This test file's jobs start their processes with Node's own `spawn`, as on a runner. */
+export function startJobProcessesFromNode(): void {
+  jobsStartFromNode = true;
+}
 
 async function runBundle(w: ActionWorld, bundle: string, job: StepSpec): Promise<JobRun> {
   const prepared = await prepareJob(w, job);
@@ -438,7 +454,10 @@ async function runBundle(w: ActionWorld, bundle: string, job: StepSpec): Promise
       join(w.dir, 'jobs', job.name),
     ]);
   }
-  const child = spawn(job.node ?? process.execPath, [...(job.nodeArgs ?? []), bundle], {
+  const preload = process.env['EPICFLOW_TEST_JOB_PRELOAD'];
+  const nodeArgs =
+    job.nodeArgs ?? (jobsStartFromNode || preload === undefined ? [] : ['--import', preload]);
+  const child = spawn(job.node ?? process.execPath, [...nodeArgs, bundle], {
     cwd: job.workspace,
     env: prepared.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,13 +8,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { madeOnce, ROOT, sourceHash } from './built-package.js';
 
 const BUILD = join(ROOT, 'scripts/build-action.mjs');
+const HELPER = join(ROOT, 'test/support/process-starter-child.py');
 
 const bundles = new Map<string, Promise<string>>();
 
@@ -36,6 +37,7 @@ async function build(entry: string): Promise<string> {
     .update(entry)
     .update(await readFile(entry))
     .update(await readFile(BUILD))
+    .update(await readFile(HELPER))
     .digest('hex')
     .slice(0, 16);
   const dir = await madeOnce(
@@ -45,6 +47,9 @@ async function build(entry: string): Promise<string> {
       await promisify(execFile)(process.execPath, [BUILD, scratch, '--entry', entry], {
         cwd: ROOT,
       });
+      // An entry that starts its processes from the tests' helper (process-starter.ts) finds
+      // the helper's program next to its bundle.
+      await copyFile(HELPER, join(scratch, basename(HELPER)));
     },
   );
   return join(dir, `${basename(entry).replace(/\.[cm]?[jt]s$/, '')}.js`);

@@ -3,8 +3,14 @@
  * lifecycle point named by EPICFLOW_TEST_CRASH_AT (`<point>` or `<point>:<story>`).
  * The environment variable is read here, in the test's entry, never by epicflow.
  */
+import { startProcessesWith } from '../../../src/adapters/process/starter.js';
 import { runCommand } from '../../../src/cli/commands/run.js';
 import { renderFailure } from '../../../src/cli/context.js';
+import { startFromHelper } from '../../support/process-starter.js';
+
+// Its processes start from the tests' small helper, as the workers' do (docs/testing.md,
+// "Processes started from a small helper"); a crash leaves them as a killed Node process would.
+startProcessesWith(startFromHelper);
 
 const [file, repo] = process.argv.slice(2) as [string, string];
 const [point, story] = (process.env.EPICFLOW_TEST_CRASH_AT ?? '').split(':');

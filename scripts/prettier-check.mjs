@@ -90,9 +90,9 @@ async function main() {
   }
   for (const path of unformatted) process.stderr.write(`[warn] ${path}\n`);
   if (unformatted.length > 0) {
-    const files = unformatted.length === 1 ? 'the above file' : `${unformatted.length} files`;
+    const which = unformatted.length === 1 ? 'the above file' : `${unformatted.length} files`;
     process.stderr.write(
-      `[warn] Code style issues found in ${files}. Run Prettier with --write to fix.\n`,
+      `[warn] Code style issues found in ${which}. Run Prettier with --write to fix.\n`,
     );
   }
   const counted = `${files} files, ${unchanged} of them as a passing run left them`;

@@ -6,16 +6,12 @@
  * CPU, where `node --import tsx <entry>` spends about 2.5 s resolving and transpiling the
  * sources each time it starts (docs/testing.md, "Where the time goes").
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { promisify } from 'node:util';
-import { madeOnce, ROOT, sourceHash } from './built-package.js';
-
-const BUILD = join(ROOT, 'scripts/build-action.mjs');
-const HELPER = join(ROOT, 'test/support/process-starter-child.py');
+import { join } from 'node:path';
+import { madeOnce, sourceHash } from './built-package.js';
+import { BUILD, bundleEntryInto, bundleName, HELPER } from './entry-bundle.js';
 
 const bundles = new Map<string, Promise<string>>();
 
@@ -44,13 +40,8 @@ async function build(entry: string): Promise<string> {
     join(tmpdir(), `epicflow-entries-${process.getuid?.() ?? 'any'}`),
     key,
     async (scratch) => {
-      await promisify(execFile)(process.execPath, [BUILD, scratch, '--entry', entry], {
-        cwd: ROOT,
-      });
-      // An entry that starts its processes from the tests' helper (process-starter.ts) finds
-      // the helper's program next to its bundle.
-      await copyFile(HELPER, join(scratch, basename(HELPER)));
+      await bundleEntryInto(scratch, entry);
     },
   );
-  return join(dir, `${basename(entry).replace(/\.[cm]?[jt]s$/, '')}.js`);
+  return join(dir, bundleName(entry));
 }

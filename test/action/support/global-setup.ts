@@ -8,18 +8,15 @@
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+import { BUILD, bundleEntryInto, ROOT } from '../../support/entry-bundle.js';
 
 export default async function globalSetup(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'epicflow-test-bundle-'));
   const build = (...args: string[]) =>
-    promisify(execFile)(process.execPath, [join(ROOT, 'scripts/build-action.mjs'), ...args], {
-      cwd: ROOT,
-    });
+    promisify(execFile)(process.execPath, [BUILD, ...args], { cwd: ROOT });
   await Promise.all([build(join(dir, 'main')), build(join(dir, 'module'), '--module')]);
   // The scripted agents, where the agent user may read them (see agents.ts).
   const agents = await mkdtemp(join(tmpdir(), 'epicflow-test-agents-'));
@@ -31,16 +28,15 @@ export default async function globalSetup(): Promise<void> {
   }
   // What the jobs preload to start their processes from the tests' helper (world.ts), where
   // a job run as another user may read it too.
-  await build(agents, '--entry', join(ROOT, 'test/support/preload-starter.ts'));
-  await copyFile(
-    join(ROOT, 'test/support/process-starter-child.py'),
-    join(agents, 'process-starter-child.py'),
-  );
-  for (const name of ['preload-starter.js', 'process-starter-child.py', 'package.json']) {
-    await chmod(join(agents, name), 0o644);
+  const preload = await bundleEntryInto(agents, join(ROOT, 'test/support/preload-starter.ts'));
+  for (const file of [
+    preload,
+    ...['process-starter-child.py', 'package.json'].map((n) => join(agents, n)),
+  ]) {
+    await chmod(file, 0o644);
   }
   // Workers are started after this and inherit them.
   process.env['EPICFLOW_TEST_BUNDLE_DIR'] = dir;
   process.env['EPICFLOW_TEST_AGENT_DIR'] = agents;
-  process.env['EPICFLOW_TEST_JOB_PRELOAD'] = join(agents, 'preload-starter.js');
+  process.env['EPICFLOW_TEST_JOB_PRELOAD'] = preload;
 }

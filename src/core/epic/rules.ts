@@ -4,7 +4,8 @@
  * Action's summary — each in one place:
  *
  * - a story's first record (`blankRecord`), and one without its reason;
- * - merged on the epic branch wins over any record (`mergedRecord`, `effectiveStatus`);
+ * - merged on the epic branch wins over any record (`mergedRecord`, `effectiveStatus`), and a
+ *   done record keeps nothing of the attempt's way there (`DONE_DROPS`);
  * - which attempt a start runs (`attemptOf`) and which executor it prefers
  *   (`preferredExecutor`);
  * - a hold makes a story waiting with the scheduler's reason, a release makes it
@@ -46,6 +47,13 @@ export function withoutReason(record: StoryRecord): StoryRecord {
 }
 
 /**
+ * What a record drops when its story is done, however it came to be: why it stopped, the
+ * attempt's way there (`progress`, the ticks of its `tasks`) and a size it outgrew. A later
+ * run of the story (a review round, a follow-up) starts from its merge, not from them.
+ */
+export const DONE_DROPS = ['reason', 'outgrown', 'progress', 'tasks'] as const;
+
+/**
  * Merged on the epic branch wins: the record as it must be once the branch holds the
  * story's merge commit. The same record when it already says so (nothing to write).
  */
@@ -55,8 +63,10 @@ export function mergedRecord(
   now: string | undefined,
 ): StoryRecord {
   if (record.status === 'done' && record.mergeCommit === mergeCommit) return record;
+  const kept: Record<string, unknown> = { ...record };
+  for (const key of DONE_DROPS) delete kept[key];
   return {
-    ...withoutReason(record),
+    ...(kept as unknown as StoryRecord),
     status: 'done',
     mergeCommit,
     ...(record.finishedAt === undefined && now !== undefined ? { finishedAt: now } : {}),

@@ -4,6 +4,7 @@
  * a merge when the judge found the work already in place. Each saves the final record.
  */
 import { followUpInPlace } from '../../core/epic/deferred.js';
+import { DONE_DROPS } from '../../core/epic/rules.js';
 import { formatChain, type StoryRecord } from '../../core/model.js';
 import type { EpicContext } from '../context.js';
 import { integrate } from '../integrate.js';
@@ -26,7 +27,7 @@ export async function finishInPlace(
       // A follow-up round that changed nothing leaves the story's earlier merge standing.
       ...followUpInPlace(rec.record),
     },
-    ['reason', 'outgrown', 'progress', 'tasks'],
+    DONE_DROPS,
   );
   ctx.emit('status', 'done: already in place; nothing to merge', story.id, { status: 'done' });
   return rec.record;
@@ -71,7 +72,7 @@ export async function mergeStory(
       storyCommit: commit,
       finishedAt: ctx.ports.clock.now().toISOString(),
     },
-    ['reason', 'outgrown', 'progress', 'tasks'],
+    DONE_DROPS,
   );
   ctx.emit('status', `merged into ${ctx.settings.epicBranch} (${formatChain(chain)})`, story.id, {
     status: 'done',

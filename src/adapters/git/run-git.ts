@@ -232,16 +232,24 @@ export async function readConfiguredIdentity(
   const env = gitEnv();
   delete env.GIT_CONFIG_NOSYSTEM;
   delete env.GIT_CONFIG_GLOBAL;
-  const get = async (key: string): Promise<string> => {
-    const r = await runProcess(gitArgv(['config', '--get', key], undefined), {
-      cwd,
-      env,
-      timeoutMs: 60_000,
-      wholeOutput: { limitBytes: 64 * 1024 },
-    });
-    return r.exitCode === 0 && r.overflow === undefined ? r.stdout.trim() : '';
-  };
-  return { name: await get('user.name'), email: await get('user.email') };
+  // One git for both: `key\nvalue` entries ended by NUL, in the order git reads them, so the
+  // last one of a key is the one `--get` would give.
+  const r = await runProcess(
+    gitArgv(['config', '-z', '--get-regexp', '^user\\.(name|email)$'], undefined),
+    { cwd, env, timeoutMs: 60_000, wholeOutput: { limitBytes: 64 * 1024 } },
+  );
+  const found = new Map<string, string>();
+  if (r.exitCode === 0 && r.overflow === undefined) {
+    for (const entry of r.stdout.split('\0')) {
+      const newline = entry.indexOf('\n');
+      if (entry === '') continue;
+      found.set(
+        newline === -1 ? entry : entry.slice(0, newline),
+        newline === -1 ? '' : entry.slice(newline + 1).trim(),
+      );
+    }
+  }
+  return { name: found.get('user.name') ?? '', email: found.get('user.email') ?? '' };
 }
 
 /** The last lines of a process's output, for error details. */

@@ -245,6 +245,22 @@ describe("epicflow's git and the home folder", () => {
       'Pat Person <pat@example.com>|Pat Person <pat@example.com>',
     );
   });
+  it("signs with the repository's own identity over ~/.gitconfig's, as git would", async () => {
+    const home = tempDir('epicflow-home-');
+    write(join(home, '.gitconfig'), '[user]\n\tname = Pat Person\n\temail = pat@example.com\n');
+    const f = repo();
+    f.git('config', 'user.name', 'Repo Person');
+    process.env.HOME = home;
+    const git = await Git.open(f.dir);
+    await git.createBranch('story/1/s', await git.defaultBase());
+    const path = join(dirname(f.dir), 'wt', 's');
+    await git.addWorktree(path, 'story/1/s');
+    write(join(path, 'new.txt'), 'n\n');
+    await git.worktree(path).commitAll('work');
+    expect(f.git('log', '-1', '--format=%an <%ae>', 'story/1/s').trim()).toBe(
+      'Repo Person <pat@example.com>',
+    );
+  });
 });
 
 describe("epicflow's git and the system configuration", () => {

@@ -13,19 +13,16 @@
  * could hide a file from the commit (and the perimeter) while gates still see it.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
 import {
-  chmod,
-  lstat,
-  mkdir,
-  open,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+} from 'node:fs';
+import { chmod, lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
 
@@ -43,17 +40,21 @@ function errorCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException).code;
 }
 
-/** The file as it is, never following a symlink and never blocking on a FIFO. */
-async function readState(path: string): Promise<FileState> {
-  let handle;
+/**
+ * The file as it is, never following a symlink and never blocking on a FIFO. Read at once,
+ * not through the thread pool: a few small files, read before every git command while a
+ * window is open, where four round trips each would cost more than the git command.
+ */
+function readState(path: string): FileState {
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     const code = errorCode(e);
     if (code === 'ENOENT' || code === 'ENOTDIR') return MISSING;
     if (code === 'ELOOP') {
       try {
-        return { kind: 'symlink', target: await readlink(path) };
+        return { kind: 'symlink', target: readlinkSync(path) };
       } catch {
         return OTHER; // it changed again meanwhile: a change either way
       }
@@ -61,11 +62,11 @@ async function readState(path: string): Promise<FileState> {
     throw e;
   }
   try {
-    const stat = await handle.stat();
+    const stat = fstatSync(fd);
     if (!stat.isFile()) return OTHER;
-    return { kind: 'file', bytes: await handle.readFile(), mode: stat.mode & 0o7777 };
+    return { kind: 'file', bytes: readFileSync(fd), mode: stat.mode & 0o7777 };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -76,9 +77,9 @@ function sameState(a: FileState, b: FileState): boolean {
 }
 
 /** The real path of a file's folder; null when it is gone. */
-async function realFolder(path: string): Promise<string | null> {
+function realFolder(path: string): string | null {
   try {
-    return await realpath(dirname(path));
+    return realpathSync(dirname(path));
   } catch {
     return null;
   }
@@ -93,17 +94,17 @@ interface GuardedFile {
   refs: number;
 }
 
-async function unchanged(file: GuardedFile): Promise<boolean> {
-  const now = await readState(file.path);
+function unchanged(file: GuardedFile): boolean {
+  const now = readState(file.path);
   // A file that was not there only has to stay away; its folder may come and go.
   if (file.state.kind === 'missing') return now.kind === 'missing';
-  return (await realFolder(file.path)) === file.folder && sameState(file.state, now);
+  return realFolder(file.path) === file.folder && sameState(file.state, now);
 }
 
 /** Puts one file back as trusted: written beside it and renamed over, so git never reads half of it. */
 async function putBack(file: GuardedFile): Promise<void> {
   const folder = dirname(file.path);
-  if ((await realFolder(file.path)) !== file.folder) {
+  if (realFolder(file.path) !== file.folder) {
     // Its folder was replaced by a symlink, or removed: nothing is written or deleted through a link.
     try {
       if ((await lstat(folder)).isSymbolicLink()) await rm(folder, { force: true });
@@ -112,7 +113,7 @@ async function putBack(file: GuardedFile): Promise<void> {
     }
     if (file.state.kind !== 'missing') {
       await mkdir(folder, { recursive: true });
-      const now = await realFolder(file.path);
+      const now = realFolder(file.path);
       if (now !== file.folder) {
         throw new EpicflowError('git', `cannot restore ${file.label}: its folder was moved`, {
           details: [`expected ${file.folder ?? 'no folder'}, found ${now ?? 'no folder'}`],
@@ -124,7 +125,7 @@ async function putBack(file: GuardedFile): Promise<void> {
     await rm(file.path, { recursive: true, force: true });
     return;
   }
-  if ((await readState(file.path)).kind === 'other') {
+  if (readState(file.path).kind === 'other') {
     await rm(file.path, { recursive: true, force: true });
   }
   const temp = join(folder, `.epicflow-restore-${randomBytes(6).toString('hex')}`);
@@ -218,10 +219,10 @@ export class GitConfigGuard {
           guarded.push(p);
           continue;
         }
-        const state = await readState(p.path);
+        const state = readState(p.path);
         // Not a file git reads as configuration (the Action checkout's `.git` is a folder).
         if (state.kind === 'other') continue;
-        this.files.set(p.path, { ...p, folder: await realFolder(p.path), state, refs: 1 });
+        this.files.set(p.path, { ...p, folder: realFolder(p.path), state, refs: 1 });
         guarded.push(p);
       }
       const window = new GitConfigWindow(
@@ -256,7 +257,7 @@ export class GitConfigGuard {
 
   private async verify(): Promise<void> {
     for (const file of this.files.values()) {
-      if (await unchanged(file)) continue;
+      if (unchanged(file)) continue;
       await putBack(file);
       // Any open window's code may have done it.
       for (const w of this.windows) w.restored.add(file.label);

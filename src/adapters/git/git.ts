@@ -328,7 +328,7 @@ export class Git {
     }
     // The index `worktree add` just wrote is epicflow's.
     const fresh = new IndexGuard(join(this.locationOf(target).gitDir, 'index'));
-    await fresh.settle();
+    fresh.settle();
     this.indexes.set(this.locationOf(target).gitDir, fresh);
   }
 

@@ -1,5 +1,6 @@
 /** The index of a tree as epicflow left it. */
-import { lstat, rm } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 
 /**
  * A tree's index is epicflow's: git trusts its flags (`skip-worktree`,
@@ -18,11 +19,12 @@ export class IndexGuard {
   /**
    * What identifies the file as written: its inode, size and change time (set by the
    * kernel on every write and every `utimes`, so it cannot be put back), to the
-   * nanosecond. Reads no content: this runs around every git command.
+   * nanosecond. Reads no content, and at once (not through the thread pool): this runs
+   * around every git command.
    */
-  private async current(): Promise<string> {
+  private current(): string {
     try {
-      const st = await lstat(this.file, { bigint: true });
+      const st = lstatSync(this.file, { bigint: true });
       if (!st.isFile()) return `other ${st.mode}`;
       return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}:${st.mtimeNs}`;
     } catch {
@@ -31,18 +33,18 @@ export class IndexGuard {
   }
 
   /** Whether the index is the one epicflow's last command left. */
-  async trusted(): Promise<boolean> {
-    return this.digest !== undefined && (await this.current()) === this.digest;
+  trusted(): boolean {
+    return this.digest !== undefined && this.current() === this.digest;
   }
 
   /** Before a command: an index epicflow did not leave is put aside for a fresh one. */
   async check(rebuild: () => Promise<void>): Promise<void> {
-    if (await this.trusted()) return;
+    if (this.trusted()) return;
     await rm(this.file, { recursive: true, force: true });
     await rebuild();
   }
 
-  async settle(): Promise<void> {
-    this.digest = await this.current();
+  settle(): void {
+    this.digest = this.current();
   }
 }

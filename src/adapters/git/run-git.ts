@@ -262,7 +262,7 @@ function outputTail(result: ProcessResult, lines = 20): string[] {
 interface GitCommandGuard {
   check(): Promise<void>;
   /** After a command of epicflow's: what it wrote is trusted. */
-  settle?(): Promise<void>;
+  settle?(): void;
 }
 
 export class GitRunner {
@@ -289,7 +289,7 @@ export class GitRunner {
         location: this.location,
       });
     } finally {
-      await this.guard?.settle?.();
+      this.guard?.settle?.();
     }
   }
 

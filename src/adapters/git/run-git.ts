@@ -241,8 +241,8 @@ export async function readConfiguredIdentity(
   const found = new Map<string, string>();
   if (r.exitCode === 0 && r.overflow === undefined) {
     for (const entry of r.stdout.split('\0')) {
-      const newline = entry.indexOf('\n');
       if (entry === '') continue;
+      const newline = entry.indexOf('\n');
       found.set(
         newline === -1 ? entry : entry.slice(0, newline),
         newline === -1 ? '' : entry.slice(newline + 1).trim(),

@@ -2,7 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { mergedRecord } from '../../../src/core/epic/index.js';
 import type { StoryRecord } from '../../../src/core/model.js';
 
-/** A story killed after its merge was made and before its record said so. */
+/**
+ * A story killed after its merge was made and before its record said so (an earlier attempt
+ * outgrew its time).
+ */
 const interrupted: StoryRecord = {
   version: 1,
   epic: 'e',
@@ -15,6 +18,7 @@ const interrupted: StoryRecord = {
   usage: [],
   notes: ['judge: fine'],
   reason: 'waiting for a slot',
+  outgrown: 'timed-out',
   startedAt: '2026-12-03T00:00:00.000Z',
   timings: {},
   progress: { commit: 'c'.repeat(40), passed: 'judge' },

@@ -252,7 +252,8 @@ export function prompts(
   const folder = join(repo.tmp, `${name}.log`);
   if (!existsSync(folder)) return [];
   return readdirSync(folder)
-    .map((file) => ({ path: join(folder, file), at: statSync(join(folder, file)).mtimeMs }))
+    .map((file) => join(folder, file))
+    .map((path) => ({ path, at: statSync(path).mtimeMs }))
     .sort((a, b) => a.at - b.at)
     .map(({ path }) => {
       const [story = '', round = '', ...prompt] = readFileSync(path, 'utf8').split('\n');

@@ -230,10 +230,15 @@ describe("epicflow's git and the home folder", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('still signs commits with the identity configured in ~/.gitconfig when none is given', async () => {
+  /**
+   * A story commit epicflow makes, opened without an identity, with Pat Person in
+   * `~/.gitconfig` (and whatever `configure` sets in the repository): its log line in `format`.
+   */
+  async function storyCommitSigned(format: string, configure = (_f: Fixture) => {}) {
     const home = tempDir('epicflow-home-');
     write(join(home, '.gitconfig'), '[user]\n\tname = Pat Person\n\temail = pat@example.com\n');
     const f = repo();
+    configure(f);
     process.env.HOME = home;
     const git = await Git.open(f.dir);
     await git.createBranch('story/1/s', await git.defaultBase());
@@ -241,25 +246,18 @@ describe("epicflow's git and the home folder", () => {
     await git.addWorktree(path, 'story/1/s');
     write(join(path, 'new.txt'), 'n\n');
     await git.worktree(path).commitAll('work');
-    expect(f.git('log', '-1', '--format=%an <%ae>|%cn <%ce>', 'story/1/s').trim()).toBe(
+    return f.git('log', '-1', `--format=${format}`, 'story/1/s').trim();
+  }
+
+  it('still signs commits with the identity configured in ~/.gitconfig when none is given', async () => {
+    expect(await storyCommitSigned('%an <%ae>|%cn <%ce>')).toBe(
       'Pat Person <pat@example.com>|Pat Person <pat@example.com>',
     );
   });
   it("signs with the repository's own identity over ~/.gitconfig's, as git would", async () => {
-    const home = tempDir('epicflow-home-');
-    write(join(home, '.gitconfig'), '[user]\n\tname = Pat Person\n\temail = pat@example.com\n');
-    const f = repo();
-    f.git('config', 'user.name', 'Repo Person');
-    process.env.HOME = home;
-    const git = await Git.open(f.dir);
-    await git.createBranch('story/1/s', await git.defaultBase());
-    const path = join(dirname(f.dir), 'wt', 's');
-    await git.addWorktree(path, 'story/1/s');
-    write(join(path, 'new.txt'), 'n\n');
-    await git.worktree(path).commitAll('work');
-    expect(f.git('log', '-1', '--format=%an <%ae>', 'story/1/s').trim()).toBe(
-      'Repo Person <pat@example.com>',
-    );
+    expect(
+      await storyCommitSigned('%an <%ae>', (f) => f.git('config', 'user.name', 'Repo Person')),
+    ).toBe('Repo Person <pat@example.com>');
   });
 });
 

@@ -6,7 +6,7 @@
  * installed (see docs/testing.md).
  */
 import { execFile } from 'node:child_process';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -30,12 +30,22 @@ async function ensureUser(name: string): Promise<RunnerUser> {
   return { name, uid: Number(await id('-u')), gid: Number(await id('-g')) };
 }
 
-/** A user that may run anything as root with `sudo -n` (no password). */
+/**
+ * A user that may run anything as root with `sudo -n` (no password). Test files running at
+ * once share the user, and one's jobs may call `sudo` while another makes it a sudoer: the
+ * rule is put in place by a rename (sudo skips a name with a dot), never rewritten where
+ * it is, which would leave it empty for a moment and refuse that `sudo`.
+ */
 export async function sudoer(name: string): Promise<RunnerUser> {
   const user = await ensureUser(name);
   const file = `/etc/sudoers.d/${name}`;
-  await writeFile(file, `${name} ALL=(ALL:ALL) NOPASSWD: ALL\n`);
-  await chmod(file, 0o440);
+  const rule = `${name} ALL=(ALL:ALL) NOPASSWD: ALL\n`;
+  if ((await readFile(file, 'utf8').catch(() => null)) !== rule) {
+    const next = `${file}.${String(process.pid)}.new`;
+    await writeFile(next, rule, { mode: 0o440 });
+    await chmod(next, 0o440);
+    await rename(next, file);
+  }
   return user;
 }
 

@@ -39,6 +39,8 @@ export function buildOpencodeInvocation(request: TurnRequest, opts: InvocationOp
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
     share: 'disabled',
+    // Its undo's copy of the whole tree, added at every step: a headless turn never undoes.
+    snapshot: false,
     // `run` auto-rejects "ask" permissions in recent builds: allow edits and commands.
     permission: { edit: 'allow', bash: 'allow', webfetch: 'allow' },
   };

@@ -5,7 +5,7 @@
  * those turns are stopped at opencode's first ERROR log line that says which.
  */
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { sandbox as kernelSandbox } from '../../../src/adapters/process/sandbox.js';
@@ -117,6 +117,9 @@ describe('opencode contract (real binary)', () => {
       expect(server.strayRequests()).toEqual([]);
       const env = readFileSync(join(sandbox.worktree, 'env.txt'), 'utf8');
       expect(env).not.toMatch(/GITHUB_TOKEN|must_not_leak/);
+      // No copy of the tree in opencode's own git store (its undo, which a headless turn
+      // never uses): on a real repository, a `git add` of every file at every step.
+      expect(readdirSync(join(sandbox.home, '.local/share/opencode'))).not.toContain('snapshot');
     });
   }, 270_000);
 

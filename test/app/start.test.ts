@@ -164,12 +164,36 @@ function startEnterpriseHost(
   );
 }
 
+/**
+ * A port for a probot to listen on, that nothing listens on now, below the kernel's range of
+ * ephemeral ports where the machine has room for it. A port the kernel hands out
+ * (`listen(0)`) can be handed out again, as the local port of any outgoing connection, before
+ * probot binds it (a whole file failed so, on EADDRINUSE, in a loaded full run); one below
+ * that range never is.
+ */
 async function freePort(): Promise<number> {
+  const range = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '');
+  const below = Number(range.trim().split(/\s+/)[0]) - 1;
+  for (let tries = 0; below > 11_000 && tries < 50; tries++) {
+    const port = 10_000 + Math.floor(Math.random() * (below - 10_000));
+    if (await listens(port)) return port;
+  }
   const s = createServer();
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   const { port } = s.address() as AddressInfo;
   await new Promise((resolve) => s.close(resolve));
   return port;
+}
+
+/** Whether a server can listen on `port` of 127.0.0.1 now (it is closed again at once). */
+async function listens(port: number): Promise<boolean> {
+  const s = createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (bound) await new Promise((resolve) => s.close(resolve));
+  return bound;
 }
 
 /**

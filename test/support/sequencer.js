@@ -41,11 +41,17 @@ export default class LongestFirst extends Sequencer {
   known = readTimes();
 
   sort(tests) {
-    const detected = detectModes();
+    const declared = tests.map((test) => ({ test, modes: modesOfFile(test.path) }));
+    // The unit project is pure code, which needs no mode: a run of it alone (`npm run
+    // test:fast`, one unit file) does not ask the machine (pytest's check starts Python, a
+    // second here before any file can start).
+    const asks = declared.some(
+      ({ test, modes }) => modes.length > 0 || test.context.config.displayName?.name !== 'unit',
+    );
+    const detected = asks ? detectModes() : { missing: new Map(), packages: [] };
     const runnable = [];
     notRun.length = 0;
-    for (const test of tests) {
-      const modes = modesOfFile(test.path);
+    for (const { test, modes } of declared) {
       if (modes.some((m) => detected.missing.has(m))) notRun.push({ file: test.path, modes });
       else runnable.push(test);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error: a plain-JS module of the test setup, without types
@@ -15,6 +15,7 @@ interface FakeTest {
       cacheDirectory: string;
       id: string;
       haste: object;
+      displayName?: { name: string };
     };
     hasteFS: { getSize(path: string): number };
   };
@@ -83,6 +84,35 @@ describe('the test sequencer', () => {
       });
       const kept = JSON.parse(readFileSync(join(cache, 'test-times', 'test-times.json'), 'utf8'));
       expect(kept).toEqual({ 'test/x.test.ts': 1200, 'test/y.test.ts': 300 });
+    });
+  });
+
+  it('asks the machine for its modes (pytest starts Python) only for a run beyond the unit project', () => {
+    withCache((cache, root) => {
+      // A python3 first on PATH that notes each start: a PATH no answer is kept for yet.
+      const bin = join(cache, 'bin');
+      mkdirSync(bin, { recursive: true });
+      const noted = join(cache, 'python3-started');
+      writeFileSync(join(bin, 'python3'), `#!/bin/sh\necho "$@" >> '${noted}'\n`, {
+        mode: 0o755,
+      });
+      const saved = process.env['PATH'];
+      process.env['PATH'] = `${bin}:${saved ?? ''}`;
+      try {
+        const ofProject = (name: string, files: string[]): FakeTest[] =>
+          tests(root, files).map((t) => ({
+            ...t,
+            context: { ...t.context, config: { ...t.context.config, displayName: { name } } },
+          }));
+        const unit = ofProject('unit', ['test/core/a.test.ts', 'test/core/b.test.ts']);
+        expect(new LongestFirst({}).sort(unit)).toHaveLength(2);
+        expect(existsSync(noted)).toBe(false);
+        const mixed = [...unit, ...ofProject('process', ['test/engine/c.test.ts'])];
+        expect(new LongestFirst({}).sort(mixed)).toHaveLength(3);
+        expect(readFileSync(noted, 'utf8')).toContain('-m pytest --version');
+      } finally {
+        process.env['PATH'] = saved;
+      }
     });
   });
 

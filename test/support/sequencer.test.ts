@@ -111,7 +111,8 @@ describe('the test sequencer', () => {
         expect(new LongestFirst({}).sort(mixed)).toHaveLength(3);
         expect(readFileSync(noted, 'utf8')).toContain('-m pytest --version');
       } finally {
-        process.env['PATH'] = saved;
+        if (saved === undefined) delete process.env['PATH'];
+        else process.env['PATH'] = saved;
       }
     });
   });

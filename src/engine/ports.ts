@@ -104,9 +104,9 @@ export interface SetupCachePort {
   restore(key: string, tree: string): Promise<boolean>;
   /**
    * Keeps the files of the tree that `tracked` (the commit's paths) does not list, under
-   * `key`; returns the links left out because they lead outside the tree.
+   * `key`, links as links.
    */
-  store(key: string, tree: string, tracked: ReadonlySet<string>): Promise<{ dropped: string[] }>;
+  store(key: string, tree: string, tracked: ReadonlySet<string>): Promise<void>;
 }
 
 /** Durable records of one epic; every write atomic. */

@@ -4,10 +4,12 @@
  * links: a gate writing a file of its checkout must not reach the cache), written under a
  * temporary name and renamed into place, so a half-written entry is never read.
  *
- * Setup is untrusted code: what it left is read without following a link, a link whose
- * target leaves the checkout is left out (so the file it points to is never copied), and
- * only files, folders and links are kept. When the cache is put back, nothing already in
- * the checkout is replaced and nothing is written through a link the checkout holds.
+ * Setup is untrusted code: what it left is read without following a link, and only files,
+ * folders and links are kept. A link is kept as a link, wherever it leads (a virtual
+ * environment's `bin/python` leads to the system's interpreter): its target is never read,
+ * and whoever follows it later is a gate, untrusted code that could have made the same link
+ * itself. When the cache is put back, nothing already in the checkout is replaced and
+ * nothing is written through a link the checkout holds.
  * Modes are kept without their set-user-ID, set-group-ID and sticky bits: the copies are
  * epicflow's, never a set-user-ID program of its user that untrusted code made.
  */
@@ -25,18 +27,11 @@ import {
   symlink,
   utimes,
 } from 'node:fs/promises';
-import { isAbsolute, join, normalize, posix } from 'node:path';
+import { join, normalize } from 'node:path';
 import type { SetupCachePort } from '../../engine/ports.js';
 
 function errnoCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
-}
-
-/** Whether a link at `rel` (repository-relative) with `target` stays inside the tree. */
-function linkStaysInside(rel: string, target: string): boolean {
-  if (isAbsolute(target)) return false;
-  const resolved = posix.normalize(posix.join(posix.dirname(rel), target));
-  return resolved !== '..' && !resolved.startsWith('../') && !isAbsolute(resolved);
 }
 
 /** Copies one file's bytes, opened without following a link; its mode and times kept. */
@@ -78,8 +73,6 @@ async function copyFile(from: string, to: string): Promise<boolean> {
 interface CopyOptions {
   /** Repository-relative paths not to copy (tracked by the commit), and folders holding them. */
   readonly skip?: (rel: string, isDir: boolean) => 'copy' | 'skip' | 'descend';
-  /** A link left out because it leads outside: named in the result. */
-  readonly dropped: string[];
 }
 
 /**
@@ -116,10 +109,6 @@ async function copyTree(
     } else if (stat.isSymbolicLink()) {
       const link = await readlink(source).catch(() => null);
       if (link === null) continue;
-      if (!linkStaysInside(path, link)) {
-        options.dropped.push(path);
-        continue;
-      }
       await symlink(link, target).catch(() => undefined);
     } else if (stat.isFile()) {
       await copyFile(source, target);
@@ -136,7 +125,7 @@ export function setupCacheDir(dir: string): SetupCachePort {
       const from = entry(key);
       const stat = await lstat(from).catch(() => null);
       if (stat === null || !stat.isDirectory()) return false;
-      await copyTree(from, tree, '', { dropped: [] });
+      await copyTree(from, tree, '', {});
       return true;
     },
     async store(key, tree, tracked) {
@@ -146,13 +135,11 @@ export function setupCacheDir(dir: string): SetupCachePort {
           folders.add(path.slice(0, i));
         }
       }
-      const dropped: string[] = [];
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const temp = join(dir, `.tmp-${key.slice(0, 12)}-${randomBytes(6).toString('hex')}`);
       await mkdir(temp, { mode: 0o700 });
       try {
         await copyTree(tree, temp, '', {
-          dropped,
           // The commit's files are the checkout's own; git's folder is never copied.
           skip: (rel, isDir) =>
             rel === '.git' || tracked.has(rel)
@@ -168,7 +155,6 @@ export function setupCacheDir(dir: string): SetupCachePort {
       } finally {
         await rm(temp, { recursive: true, force: true });
       }
-      return { dropped };
     },
   };
 }

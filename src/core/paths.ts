@@ -72,3 +72,10 @@ export function isProtectedPath(
   const path = normalisePath(p);
   return isWithin(path, GITHUB_DIR) || configPaths.some((c) => normalisePath(c) === path);
 }
+
+/** Paths named in a note: the first `max`, then how many more (`a, b and 3 more`). */
+export function someOf(paths: readonly string[], max = 20): string {
+  const shown = paths.slice(0, max).join(', ');
+  const more = paths.length - max;
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}

@@ -38,6 +38,7 @@ import {
   type RosterState,
 } from '../core/roster/index.js';
 import { shortDetail } from '../core/story/index.js';
+import { someOf } from '../core/paths.js';
 import { priceUsage } from '../core/usage/index.js';
 import type { Clock, ExecutorLookup, GitConfigSnapshot } from './ports.js';
 import { buildTurnRequest } from './turn-request.js';
@@ -195,12 +196,6 @@ export function plannerRoster(
       return r.exclusion;
     },
   };
-}
-
-function pathList(paths: readonly string[]): string {
-  const shown = paths.slice(0, PATHS_IN_NOTE).join(', ');
-  const more = paths.length - PATHS_IN_NOTE;
-  return more > 0 ? `${shown} and ${more} more` : shown;
 }
 
 function codes(violations: readonly Violation[], quality: readonly QualityWarning[]): string {
@@ -433,7 +428,8 @@ export async function discardChanges(
   if (head === base && changed.length === 0) return;
   const found: string[] = [];
   if (head !== base) found.push(`${who} moved HEAD to ${head.slice(0, 12)}: discarded (${during})`);
-  if (changed.length > 0) found.push(`${who} changed ${pathList(changed)}: discarded (${during})`);
+  if (changed.length > 0)
+    found.push(`${who} changed ${someOf(changed, PATHS_IN_NOTE)}: discarded (${during})`);
   for (const note of found) {
     notes.push(note);
     ports.emit(note);

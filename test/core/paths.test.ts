@@ -4,6 +4,7 @@ import {
   isWithin,
   normalisePath,
   overlaps,
+  someOf,
   unsafePathReason,
 } from '../../src/core/paths.js';
 
@@ -107,5 +108,15 @@ describe('isProtectedPath', () => {
   it('uses the config paths it is given', () => {
     expect(isProtectedPath('ci/epicflow.yml', ['ci/epicflow.yml'])).toBe(true);
     expect(isProtectedPath('epicflow.yml', ['ci/epicflow.yml'])).toBe(false);
+  });
+});
+
+describe('someOf', () => {
+  it('names every path up to the limit, then how many more', () => {
+    expect(someOf(['a', 'b'], 2)).toBe('a, b');
+    expect(someOf(['a', 'b', 'c', 'd'], 2)).toBe('a, b and 2 more');
+    expect(someOf(Array.from({ length: 25 }, (_, i) => `f${i}`))).toMatch(
+      /^f0, .*, f19 and 5 more$/,
+    );
   });
 });

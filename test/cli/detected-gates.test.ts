@@ -64,7 +64,10 @@ const PYPROJECT = [
 
 const PY_FILES = {
   'pyproject.toml': PYPROJECT,
-  '.gitignore': '__pycache__/\n.pytest_cache/\n',
+  // pip's files, as most projects have them: pytest pinned for development only.
+  'requirements.txt': '# the standard library only\n',
+  'requirements-dev.txt': '-r requirements.txt\npytest\n',
+  '.gitignore': '__pycache__/\n.pytest_cache/\n.venv/\n',
   'shop/__init__.py': '',
   'shop/price.py': 'def price(cents):\n    return cents / 100\n',
   'tests/test_price.py':
@@ -79,8 +82,8 @@ const GO_FILES = {
     'package price\n\nimport "testing"\n\nfunc TestPrice(t *testing.T) {\n\tif Price(250) != 2.5 {\n\t\tt.Fatal("Price(250) is not 2.5")\n\t}\n}\n',
 };
 
-describe('a Python project (pyproject, pytest)', () => {
-  it('init finds pytest; two stories are delivered under it, one charged with the test it broke and merged after its fix', async () => {
+describe('a Python project (pyproject, requirements files, pytest)', () => {
+  it('init finds pytest and installs into a virtual environment in the tree; two stories are delivered under it, one charged with the test it broke and merged after its fix', async () => {
     repo = makeRepo(PY_FILES);
     const config = await initWith(repo, {
       tax: {
@@ -99,9 +102,13 @@ describe('a Python project (pyproject, pytest)', () => {
         },
       },
     });
-    expect(parseConfig(config, 'x').gates).toEqual(['python3 -m pytest']);
+    expect(parseConfig(config, 'x')).toMatchObject({
+      setup:
+        'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
+      gates: ['.venv/bin/python -m pytest'],
+    });
     expect(config).toMatch(
-      /^ {2}- python3 -m pytest {2}# pyproject\.toml \[tool\.pytest\.ini_options\]$/m,
+      /^ {2}- \.venv\/bin\/python -m pytest {2}# pyproject\.toml \[tool\.pytest\.ini_options\]$/m,
     );
 
     const r = await run(
@@ -116,7 +123,10 @@ describe('a Python project (pyproject, pytest)', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout).toContain('epicflow: 2 done, 0 failed, 0 waiting');
     expect(r.stdout).not.toContain('perimeter alone');
-    expect(r.stdout).toContain('[round] gates failed: python3 -m pytest:');
+    expect(r.stdout).toContain('[round] gates failed: .venv/bin/python -m pytest:');
+    // Setup ran once, on the base; every later check got its environment from the cache,
+    // the link to the system's interpreter with it.
+    expect(r.stdout).toMatch(/setup came from the cache of key [0-9a-f]{12}/);
     const seen = prompts(repo, 'coder').filter((p) => p.story === 'round');
     expect(seen.map((p) => p.round)).toEqual(['1', '2']);
     expect(seen[1]?.prompt).toContain('## The gates failed');

@@ -466,16 +466,19 @@ describe("epicflow init's defaults come from the repository", () => {
         'pytest.ini': '[pytest]\n',
         '.flake8': '[flake8]\n',
       },
-      'poetry install',
-      ['poetry run pytest', 'poetry run flake8'],
-      ['^ {2}- poetry run flake8 {2}# \\.flake8$'],
+      'POETRY_VIRTUALENVS_IN_PROJECT=true poetry install',
+      [
+        'POETRY_VIRTUALENVS_IN_PROJECT=true poetry run pytest',
+        'POETRY_VIRTUALENVS_IN_PROJECT=true poetry run flake8',
+      ],
+      ['^ {2}- POETRY_VIRTUALENVS_IN_PROJECT=true poetry run flake8 {2}# \\.flake8$'],
     ],
     [
       'pip: requirements files, pytest listed in one',
       { 'requirements.txt': 'requests==2.32.0\n', 'requirements-dev.txt': 'pytest==8.3.0\n' },
-      'python3 -m pip install -r requirements.txt -r requirements-dev.txt',
-      ['python3 -m pytest'],
-      ['^ {2}- python3 -m pytest {2}# requirements-dev\\.txt$'],
+      'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
+      ['.venv/bin/python -m pytest'],
+      ['^ {2}- \\.venv/bin/python -m pytest {2}# requirements-dev\\.txt$'],
     ],
     [
       'a pyproject without dependencies: nothing to install, pytest configured',
@@ -513,12 +516,15 @@ describe("epicflow init's defaults come from the repository", () => {
     for (const line of lines) expect(text).toMatch(new RegExp(line, 'm'));
   });
 
-  it('a Python project without a lockfile or pytest: setup installs it, and two warnings', async () => {
+  it('a Python project without a lockfile or pytest: setup installs it in a virtual environment, and two warnings', async () => {
     const dir = await repoDir({
       'pyproject.toml': '[project]\nname = "shop"\ndependencies = ["requests>=2"]\n',
     });
     const r = await init(['--dir', dir]);
-    expect(await config(dir)).toMatchObject({ setup: 'python3 -m pip install -e .', gates: [] });
+    expect(await config(dir)).toMatchObject({
+      setup: 'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install .',
+      gates: [],
+    });
     expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
       'warning: pyproject.toml [project] dependencies: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today',
       'warning: a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',

@@ -69,10 +69,7 @@ function hasSection(text: string | undefined, section: string): boolean {
 
 /** The `[project]` table's `dependencies` list holds at least one entry. */
 function projectDependencies(pyproject: string): boolean {
-  const project = /^\s*\[project\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1];
-  if (project === undefined) return false;
-  const deps = /^\s*dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project)?.[1];
-  return deps !== undefined && /["']/.test(deps);
+  return /["']/.test(dependencyList(pyproject));
 }
 
 type PythonManager = 'uv' | 'poetry' | 'pdm' | 'hatch' | 'pip';
@@ -147,13 +144,95 @@ function pythonManager(texts: ReadonlyMap<string, string>): {
   return { manager: 'pip', from: '', locked: false };
 }
 
-const RUNNER: Readonly<Record<PythonManager, string>> = {
-  uv: 'uv run',
-  poetry: 'poetry run',
-  pdm: 'pdm run',
-  hatch: 'hatch run',
-  pip: 'python3 -m',
+/**
+ * Where a manager keeps its environment, when by default it is in the home (poetry's cache,
+ * hatch's data folder): in the tree, so the gates (steps with homes of their own) find what
+ * setup installed. uv and pdm make `.venv` in the project by default.
+ */
+const IN_TREE: Readonly<Record<Exclude<PythonManager, 'pip'>, string>> = {
+  uv: '',
+  poetry: 'POETRY_VIRTUALENVS_IN_PROJECT=true ',
+  pdm: '',
+  hatch: 'HATCH_ENV_TYPE_VIRTUAL_PATH=.venv ',
 };
+
+/**
+ * The virtual environment a pip setup makes in the tree, and the interpreter the gates run
+ * it with. In the tree, because setup and each gate run as steps of their own, each with a
+ * fresh home (a `pip install` into the user's site would be gone); a virtual environment,
+ * because Debian's and Ubuntu's Python refuses `pip install` outside one (PEP 668). It sees
+ * the system's packages, so a tool the project does not list (a system pytest) is used, not
+ * downloaded.
+ */
+const VENV = 'python3 -m venv --system-site-packages .venv';
+const VENV_PYTHON = '.venv/bin/python';
+
+/** The package each gate tool is installed as. */
+const TOOL_PACKAGE: Readonly<Record<string, string>> = {
+  pytest: 'pytest',
+  ruff: 'ruff',
+  flake8: 'flake8',
+  mypy: 'mypy',
+};
+
+/** The extras a test run wants, in this order of preference. */
+const TEST_EXTRAS = ['test', 'tests', 'testing', 'dev'] as const;
+
+/** The `[project.optional-dependencies]` groups and the text of each list. */
+function optionalDependencies(pyproject: string): Map<string, string> {
+  const table = /^\s*\[project\.optional-dependencies\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(
+    pyproject,
+  )?.[1];
+  const groups = new Map<string, string>();
+  if (table === undefined) return groups;
+  for (const m of table.matchAll(/^\s*["']?([A-Za-z0-9_.-]+)["']?\s*=\s*\[([\s\S]*?)\]/gm)) {
+    groups.set((m[1] ?? '').toLowerCase(), m[2] ?? '');
+  }
+  return groups;
+}
+
+/** The `[project]` table's `dependencies` list as text ('' when none). */
+function dependencyList(pyproject: string): string {
+  const project = /^\s*\[project\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1];
+  return /^\s*dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project ?? '')?.[1] ?? '';
+}
+
+/** A requirement line or list entry naming `name` (`pytest==8`, `"pytest>=7"`, not `pytest-cov`). */
+function lists(text: string, name: string): boolean {
+  return new RegExp(`(^|["'\\s,])${name}(?=\\s*($|[<>=!~;[,"'@]))`, 'im').test(text);
+}
+
+/**
+ * pip's setup: what `pip install` is given (the requirements files, else the project with
+ * its test extra), and the text of what that installs, to see which gate tools it lacks.
+ */
+function pipInstalls(
+  texts: ReadonlyMap<string, string>,
+  requirements: readonly string[],
+): { args: string[]; from: string; installed: string; warning?: string } | undefined {
+  if (requirements.length > 0) {
+    return {
+      args: requirements.map((r) => `-r ${r}`),
+      from: requirements.join(', '),
+      installed: requirements.map((r) => texts.get(r) ?? '').join('\n'),
+    };
+  }
+  const py = texts.get('pyproject.toml');
+  if (!texts.has('setup.py') && (py === undefined || !projectDependencies(py))) return undefined;
+  const file = texts.has('setup.py') ? 'setup.py' : 'pyproject.toml [project] dependencies';
+  const extras = py === undefined ? new Map<string, string>() : optionalDependencies(py);
+  const extra = TEST_EXTRAS.find((e) => extras.has(e));
+  return {
+    // Not editable: an editable install records the path of the tree setup ran in, which
+    // is not the tree a later check's gates run in when setup came from the cache.
+    args: [extra === undefined ? '.' : `'.[${extra}]'`],
+    from: extra === undefined ? file : `${file}, [project.optional-dependencies] ${extra}`,
+    installed: [py === undefined ? '' : dependencyList(py), extras.get(extra ?? '') ?? ''].join(
+      '\n',
+    ),
+    warning: `${file}: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today`,
+  };
+}
 
 function pythonFindings(
   paths: readonly string[],
@@ -165,42 +244,39 @@ function pythonFindings(
   if (!isPython) return undefined;
   const warnings: string[] = [];
   const { manager, from, locked } = pythonManager(texts);
-  const setup: Sourced[] = [];
-  switch (manager) {
-    case 'uv':
-      setup.push({ command: locked ? 'uv sync --locked' : 'uv sync', from });
-      break;
-    case 'poetry':
-      setup.push({ command: 'poetry install', from });
-      break;
-    case 'pdm':
-      setup.push({ command: locked ? 'pdm sync' : 'pdm install', from });
-      break;
-    case 'hatch':
-      setup.push({ command: 'hatch env create', from });
-      break;
-    case 'pip':
-      if (requirements.length > 0) {
-        setup.push({
-          command: `python3 -m pip install ${requirements.map((r) => `-r ${r}`).join(' ')}`,
-          from: requirements.join(', '),
-        });
-      } else if (texts.has('setup.py') || (py !== undefined && projectDependencies(py))) {
-        const file = texts.has('setup.py') ? 'setup.py' : 'pyproject.toml [project] dependencies';
-        setup.push({ command: 'python3 -m pip install -e .', from: file });
-        warnings.push(
-          `${file}: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today`,
-        );
-      }
-      break;
-  }
-  if (manager !== 'pip' && !locked) {
-    warnings.push(
-      `${manager} without its lockfile: setup "${setup[0]?.command ?? ''}" can resolve other versions than yours; commit the lockfile to pin them`,
-    );
-  }
-  const runner = RUNNER[manager];
   const tools = pythonTools(texts, requirements);
+  const setup: Sourced[] = [];
+  let runner: string;
+  if (manager === 'pip') {
+    const installs = pipInstalls(texts, requirements);
+    // Nothing of the project's to install: the gates run with the system's Python.
+    runner = installs === undefined ? 'python3 -m' : `${VENV_PYTHON} -m`;
+    if (installs !== undefined) {
+      const missing = tools
+        .map((t) => TOOL_PACKAGE[t.args.split(' ')[0] ?? ''] ?? '')
+        .filter((name) => name !== '' && !lists(installs.installed, name));
+      setup.push({
+        command: `${VENV} && ${VENV_PYTHON} -m pip install ${[...installs.args, ...missing].join(' ')}`,
+        from: installs.from,
+      });
+      if (installs.warning !== undefined) warnings.push(installs.warning);
+    }
+  } else {
+    const env = IN_TREE[manager];
+    runner = `${env}${manager} run`;
+    const install = {
+      uv: locked ? 'uv sync --locked' : 'uv sync',
+      poetry: 'poetry install',
+      pdm: locked ? 'pdm sync' : 'pdm install',
+      hatch: 'hatch env create',
+    }[manager];
+    setup.push({ command: `${env}${install}`, from });
+    if (!locked) {
+      warnings.push(
+        `${manager} without its lockfile: setup "${install}" can resolve other versions than yours; commit the lockfile to pin them`,
+      );
+    }
+  }
   const gates = tools.map((t) => ({ command: `${runner} ${t.args}`, from: t.from }));
   if (!tools.some((t) => t.args === 'pytest')) {
     warnings.push(

@@ -481,6 +481,17 @@ describe("epicflow init's defaults come from the repository", () => {
       ['^ {2}- \\.venv/bin/python -m pytest {2}# requirements-dev\\.txt$'],
     ],
     [
+      'pip: a requirements file and unittest modules under tests/, nothing configured',
+      {
+        'requirements.txt': 'nltk==3.9.2\n',
+        'stopwords.py': '',
+        'tests/test_stopwords.py': 'import unittest\n',
+      },
+      'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt pytest',
+      ['.venv/bin/python -m pytest'],
+      ['^ {2}- \\.venv/bin/python -m pytest {2}# tests/ test files$'],
+    ],
+    [
       'a pyproject without dependencies: nothing to install, pytest configured',
       { 'pyproject.toml': PYTEST_PROJECT },
       undefined,
@@ -527,7 +538,7 @@ describe("epicflow init's defaults come from the repository", () => {
     });
     expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
       'warning: pyproject.toml [project] dependencies: no lockfile (uv.lock, poetry.lock, pdm.lock) or requirements file pins the Python dependencies: setup installs whatever versions resolve today',
-      'warning: a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',
+      'warning: a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py), listed, or test files under tests/: no test gate was written; add the command that runs your tests to gates:',
     ]);
   });
 

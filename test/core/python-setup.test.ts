@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { otherEcosystems } from '../../src/core/init/ecosystems.js';
+import { detectionPaths } from '../../src/core/init/index.js';
 
 function python(files: Record<string, string>) {
   const found = otherEcosystems(Object.keys(files).sort(), new Map(Object.entries(files)));
@@ -105,5 +106,44 @@ describe('a pip project', () => {
       setup: ['uv sync --locked  # uv.lock'],
       gates: ['uv run pytest'],
     });
+  });
+
+  it('test modules under tests/ with nothing configured: pytest runs them (unittest ones too), installed by name', () => {
+    expect(
+      python({
+        'requirements.txt': 'nltk==3.9.2\n',
+        'tests/test_stopwords.py': 'import unittest\n',
+      }),
+    ).toMatchObject({
+      setup: [`${VENV} -r requirements.txt pytest  # requirements.txt`],
+      gates: ['.venv/bin/python -m pytest'],
+      warnings: [],
+    });
+    // A module that is not a test module, or one outside tests/, is no reason.
+    expect(
+      python({ 'requirements.txt': '', 'tests/helpers.py': '', 'src/test_x.py': '' }),
+    ).toMatchObject({ gates: [] });
+  });
+});
+
+describe('detectionPaths', () => {
+  const repo = [
+    'README.md',
+    'pyproject.toml',
+    'requirements.txt',
+    'src/shop/price.py',
+    'test/unit/price_test.py',
+    'tests/test_price.py',
+    'services/kit/pyproject.toml',
+    'services/kit/tests/test_kit.py',
+  ];
+  it("a folder's own detection files and its Python test files, relative to it", () => {
+    expect(detectionPaths(repo)).toEqual([
+      'pyproject.toml',
+      'requirements.txt',
+      'test/unit/price_test.py',
+      'tests/test_price.py',
+    ]);
+    expect(detectionPaths(repo, 'services/kit')).toEqual(['pyproject.toml', 'tests/test_kit.py']);
   });
 });

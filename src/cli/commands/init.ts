@@ -25,6 +25,7 @@ import {
   appFolder,
   choosePresets,
   CONFIG_TARGET,
+  detectionPaths,
   detectPackages,
   initDefaults,
   nextSteps,
@@ -92,9 +93,11 @@ async function gitLine(dir: string, args: readonly string[]): Promise<string | u
   }
 }
 
-/** What init's defaults are decided from: the root's files, the branches. */
-async function repoFacts(dir: string): Promise<RepoFacts> {
-  const { paths, texts } = await readRootFiles(dir);
+/** What init's defaults are decided from: the root's files (and its test files), the branches. */
+async function repoFacts(dir: string, repoPaths: readonly string[]): Promise<RepoFacts> {
+  const root = await readRootFiles(dir);
+  const texts = root.texts;
+  const paths = [...root.paths, ...detectionPaths(repoPaths).filter((p) => p.includes('/'))];
   const isGitRepo = (await gitLine(dir, ['rev-parse', '--git-dir'])) !== undefined;
   const originHead = isGitRepo
     ? (await gitLine(dir, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD']))?.replace(
@@ -151,8 +154,8 @@ async function initCommand(o: InitOptions, ctx: CliContext): Promise<number> {
 
   const version = await packageVersion();
   const ref = releaseRef(version);
-  const facts = await repoFacts(dir);
   const repoFiles = await readPackageFiles(dir);
+  const facts = await repoFacts(dir, repoFiles.paths);
   const tree = await treeDetectionFiles(dir);
   // A root that is no project, with its app in one folder: the root's checks run there.
   const app = appFolder(tree.paths, tree.texts);

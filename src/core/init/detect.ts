@@ -6,6 +6,7 @@
  * here. Each decision it is unsure of comes with a warning for the user.
  */
 import {
+  isPythonTestFile,
   otherEcosystems,
   wantsEcosystemText,
   type CargoMember,
@@ -56,6 +57,20 @@ export function wantsText(path: string): boolean {
 /** Whether detection looks at this root file at all. */
 export function wantsFile(path: string): boolean {
   return (NODE_FILES as readonly string[]).includes(path) || wantsText(path);
+}
+
+/**
+ * What detection looks at in folder `dir` ('' the root) of the repository's `paths`,
+ * relative to it: its own files `wantsFile` names, and the Python test files under its
+ * `tests/` or `test/`.
+ */
+export function detectionPaths(paths: readonly string[], dir = ''): string[] {
+  const prefix = dir === '' ? '' : `${dir}/`;
+  return paths.flatMap((p) => {
+    if (!p.startsWith(prefix)) return [];
+    const rel = p.slice(prefix.length);
+    return (!rel.includes('/') && wantsFile(rel)) || isPythonTestFile(rel) ? [rel] : [];
+  });
 }
 
 type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';

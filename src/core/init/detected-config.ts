@@ -11,7 +11,7 @@ import { leavesOut } from '../config/schema.js';
 import { normalisePath } from '../paths.js';
 import type { EpicflowConfig } from '../config/types.js';
 import { appFolder, inFolder } from './app-folder.js';
-import { detectChecks, wantsFile, type DetectedChecks } from './detect.js';
+import { detectChecks, detectionPaths, type DetectedChecks } from './detect.js';
 import { detectPackages } from './packages.js';
 
 /** What a config leaves to detection. */
@@ -38,7 +38,7 @@ export interface DetectionFiles {
  * one level down with a package.json, run in it (`appFolder`).
  */
 function rootChecks(files: DetectionFiles, packages: EpicflowConfig['packages']): DetectedChecks {
-  const paths = files.paths.filter((p) => !p.includes('/') && wantsFile(p));
+  const paths = detectionPaths(files.paths);
   const texts = new Map([...files.texts].filter(([p]) => !p.includes('/')));
   const found = detectChecks({ paths, texts });
   if (found.gates.length > 0 || found.setup !== undefined) return found;

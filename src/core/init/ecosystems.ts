@@ -81,7 +81,19 @@ interface PythonTool {
   readonly from: string;
 }
 
-function pythonTools(texts: ReadonlyMap<string, string>, requirements: readonly string[]) {
+/**
+ * A test module under `tests/` or `test/` (`tests/test_price.py`, `test/unit/price_test.py`):
+ * pytest runs it, whether it is written for pytest or for unittest.
+ */
+export function isPythonTestFile(path: string): boolean {
+  return /^tests?\/(?:[^/]+\/)*(?:test_[^/]*|[^/]*_test)\.py$/.test(path);
+}
+
+function pythonTools(
+  paths: readonly string[],
+  texts: ReadonlyMap<string, string>,
+  requirements: readonly string[],
+) {
   const py = texts.get('pyproject.toml');
   const cfg = texts.get('setup.cfg');
   const tox = texts.get('tox.ini');
@@ -99,7 +111,13 @@ function pythonTools(texts: ReadonlyMap<string, string>, requirements: readonly 
     [hasSection(cfg, 'tool:pytest'), 'setup.cfg [tool:pytest]'],
     [hasSection(tox, 'pytest'), 'tox.ini [pytest]'],
   ]);
-  const pytestFrom = pytest ?? mentions('pytest');
+  const testFile = paths.find(isPythonTestFile);
+  const pytestFrom =
+    pytest ??
+    mentions('pytest') ??
+    (testFile === undefined
+      ? undefined
+      : `${testFile.slice(0, testFile.indexOf('/'))}/ test files`);
   if (pytestFrom !== undefined) tools.push({ args: 'pytest', from: pytestFrom });
   const ruff = first([
     [hasTable(py, 'tool.ruff'), 'pyproject.toml [tool.ruff]'],
@@ -244,7 +262,7 @@ function pythonFindings(
   if (!isPython) return undefined;
   const warnings: string[] = [];
   const { manager, from, locked } = pythonManager(texts);
-  const tools = pythonTools(texts, requirements);
+  const tools = pythonTools(paths, texts, requirements);
   const setup: Sourced[] = [];
   let runner: string;
   if (manager === 'pip') {
@@ -280,7 +298,7 @@ function pythonFindings(
   const gates = tools.map((t) => ({ command: `${runner} ${t.args}`, from: t.from }));
   if (!tools.some((t) => t.args === 'pytest')) {
     warnings.push(
-      'a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py) or listed: no test gate was written; add the command that runs your tests to gates:',
+      'a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py), listed, or test files under tests/: no test gate was written; add the command that runs your tests to gates:',
     );
   }
   const toolchains: Toolchain[] = ['python'];

@@ -9,7 +9,14 @@ import { EpicflowError } from '../errors.js';
 import type { RunnerStep } from './runner-steps.js';
 import type { DetectedPackage } from './packages.js';
 
-export { initDefaults, MANAGER_LOCKFILES, wantsFile, wantsText, type RepoFacts } from './detect.js';
+export {
+  detectionPaths,
+  initDefaults,
+  MANAGER_LOCKFILES,
+  wantsFile,
+  wantsText,
+  type RepoFacts,
+} from './detect.js';
 export { nodeVersionFile, runnerSteps } from './runner-steps.js';
 export { detectPackages, packageTextPaths, WORKSPACE_FILES } from './packages.js';
 export { appFolder, commandFolder } from './app-folder.js';

@@ -8,7 +8,13 @@
  * and reads the texts named here.
  */
 import YAML from 'yaml';
-import { detectChecks, nodeManager, wantsText, type DetectedChecks } from './detect.js';
+import {
+  detectChecks,
+  detectionPaths,
+  nodeManager,
+  wantsText,
+  type DetectedChecks,
+} from './detect.js';
 import { cargoMember, type Sourced, type Toolchain } from './ecosystems.js';
 import { cargoWorkspace, goWorkUses } from './workspaces.js';
 
@@ -261,7 +267,10 @@ export function detectPackages(
   const packages: DetectedPackage[] = [];
   const toolchains = new Set<Toolchain>();
   for (const [dir, { member, from }] of folders) {
-    const own = paths.filter((p) => dirname(p) === dir).map(basename);
+    const own = [
+      ...paths.filter((p) => dirname(p) === dir).map(basename),
+      ...detectionPaths(paths, dir).filter((p) => p.includes('/')),
+    ];
     const ownTexts = new Map(
       own.flatMap((name) => {
         const t = texts.get(`${dir}/${name}`);

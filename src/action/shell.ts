@@ -18,6 +18,7 @@
  */
 import * as core from '@actions/core';
 import type { GitHubRepo } from '../adapters/github/index.js';
+import { onInterrupt } from '../adapters/process/interrupt.js';
 import { sameUser } from '../adapters/process/untrusted.js';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { jobTitle, type JobRef } from '../core/epic/index.js';
@@ -48,7 +49,20 @@ export async function runActionJob<Ref extends JobRef>(
   const recipe = kind.recipe(ref, phase);
   const refusal = (repo: GitHubRepo, reason: string, now: Date): Promise<void> =>
     kind.refuse(repo, ref, reason, now);
-  return inJobFolder((work) => runIn(deps, recipe, refusal, work));
+  // A cancelled step gets SIGINT, SIGTERM 7.5 s later and its process tree killed 2.5 s
+  // after that: the work stops at once, ends what it started (the agent, the gates) and
+  // hands over what is done, and the job's folder is removed. A second signal changes
+  // nothing: a publish job's push is never cut short by it.
+  const interrupt = onInterrupt({
+    secondQuits: false,
+    say: (name) =>
+      core.warning(`${name}: the step is cancelled: stopping, and handing over what is done`),
+  });
+  try {
+    return await inJobFolder((work) => runIn(deps, recipe, refusal, work, interrupt.signal));
+  } finally {
+    interrupt.release();
+  }
 }
 
 async function runIn(
@@ -56,6 +70,7 @@ async function runIn(
   recipe: AnyRecipe,
   refusal: (repo: GitHubRepo, reason: string, now: Date) => Promise<void>,
   work: string,
+  interrupt: AbortSignal,
 ): Promise<void> {
   const { inputs, runner, env } = deps;
   const { gh, remote, childEnv, defaultBranch } = await connectJob(inputs, runner, env);
@@ -83,6 +98,7 @@ async function runIn(
       untrusted,
       secrets,
       scrubbed: [],
+      interrupt,
       log: (message) => core.info(message),
     };
     preparation = recipe.prepare(job);

@@ -124,6 +124,17 @@ export class EpicContext {
     this.epicHead = epicHead;
   }
 
+  /**
+   * Stops the epic when `signal` aborts (the terminal's SIGINT, a cancelled Actions step),
+   * as `interrupt` says; returns what takes the listener off again.
+   */
+  stopOn(signal: AbortSignal | undefined): () => void {
+    const stop = (): void => this.interrupt.abort();
+    if (signal?.aborted === true) stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    return () => signal?.removeEventListener('abort', stop);
+  }
+
   get config(): EpicflowConfig {
     return this.settings.config;
   }

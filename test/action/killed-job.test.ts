@@ -13,7 +13,7 @@
  * @needs root
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,56 @@ function turns(id: string): number {
   return readdirSync(w.dumps).filter((f) => f.startsWith(`turn-${id}-`)).length;
 }
 
+/**
+ * Story `id` of a new epic, its first job started, and sent `signal` once the coder (or a
+ * gate) writes `marker` into the dumps: the job as it ended, and the epic and run.
+ */
+async function signalledJob(
+  id: string,
+  marker: string,
+  signal: NodeJS.Signals,
+  env?: Record<string, string>,
+): Promise<{ epic: number; runId: number; job: Awaited<ReturnType<typeof runJob>> }> {
+  const epic = await startEpic(w, planBody([{ id }]));
+  expect(dispatched(w, epic)).toEqual([`${id}#1`]);
+  const { runId } = dispatchOf(w, epic, id);
+  w.gh.act.startWorkflowRun(runId);
+  await w.gh.idle();
+  const file = join(w.dumps, marker);
+  const job = await runJob(w, bundle, {
+    name: `${id}-1`,
+    workspace: await checkout(w, `${id}-1`),
+    inputs: storyInputs(w, epic, id),
+    runId,
+    ...(env === undefined ? {} : { env }),
+    onSpawn: (child) => {
+      void waitForFile(file).then(() => child.kill(signal));
+    },
+  });
+  return { epic, runId, job };
+}
+
+/**
+ * The run ends as `conclusion`, `/resume` dispatches attempt 2, whose jobs are a story's like
+ * any other (in-process here: what a killed process leaves behind is the bundle's; the rest
+ * is the same code), and the story is done, `paid` coder turns in all.
+ */
+async function resumedOnce(
+  epic: number,
+  id: string,
+  runId: number,
+  conclusion: 'failure' | 'cancelled',
+  paid: number,
+): Promise<void> {
+  await runEndedInProcess(w, runId, conclusion);
+  await commentInProcess(w, 'alice', epic, '/resume');
+  expect(dispatched(w, epic)).toEqual([`${id}#1`, `${id}#2`]);
+  const { work, publish } = await storyJobs(w, epic, id, { attempt: 2 });
+  expect(work.record.status).toBe('done');
+  expect(publish.record.status).toBe('done');
+  expect(turns(id)).toBe(paid);
+}
+
 /** Waits for a file the coder writes (bounded: the coder writes it within seconds). */
 async function waitForFile(path: string): Promise<void> {
   for (let i = 0; i < 600 && !existsSync(path); i++) await sleep(50);
@@ -80,22 +130,8 @@ async function waitForFile(path: string): Promise<void> {
 
 describe('a story job killed during the coder turn', () => {
   it('records a failure when the run ends, and /resume merges the story exactly once', async () => {
-    const epic = await startEpic(w, planBody([{ id: 'slow' }]));
-    expect(dispatched(w, epic)).toEqual(['slow#1']);
-    const { runId } = dispatchOf(w, epic, 'slow');
-    w.gh.act.startWorkflowRun(runId);
-    await w.gh.idle();
-
+    const { epic, runId, job: killed } = await signalledJob('slow', 'slow-started', 'SIGKILL');
     const started = join(w.dumps, 'slow-started');
-    const killed = await runJob(w, bundle, {
-      name: 'slow-1',
-      workspace: await checkout(w, 'slow-1'),
-      inputs: storyInputs(w, epic, 'slow'),
-      runId,
-      onSpawn: (child) => {
-        void waitForFile(started).then(() => child.kill('SIGKILL'));
-      },
-    });
     // The coder was left behind by its killed parent; end it too, by its pid.
     try {
       process.kill(Number(await readFile(started, 'utf8')), 'SIGKILL');
@@ -167,21 +203,8 @@ describe('a story job killed during the coder turn', () => {
   }, 360_000);
 
   it('killed during its gates, the committed work is on GitHub, and the next attempt checks it instead of paying for the turn again', async () => {
-    const epic = await startEpic(w, planBody([{ id: 'late' }]));
-    const { runId } = dispatchOf(w, epic, 'late');
-    w.gh.act.startWorkflowRun(runId);
-    await w.gh.idle();
-
+    const { epic, runId, job: killed } = await signalledJob('late', 'late-gating', 'SIGKILL');
     const gating = join(w.dumps, 'late-gating');
-    const killed = await runJob(w, bundle, {
-      name: 'late-1',
-      workspace: await checkout(w, 'late-1'),
-      inputs: storyInputs(w, epic, 'late'),
-      runId,
-      onSpawn: (child) => {
-        void waitForFile(gating).then(() => child.kill('SIGKILL'));
-      },
-    });
     try {
       process.kill(Number(await readFile(gating, 'utf8')), 'SIGKILL');
     } catch {
@@ -200,15 +223,8 @@ describe('a story job killed during the coder turn', () => {
     });
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBeUndefined();
 
-    await runEndedInProcess(w, runId, 'failure');
-    await commentInProcess(w, 'alice', epic, '/resume');
-    expect(dispatched(w, epic)).toEqual(['late#1', 'late#2']);
-    // The next attempt's jobs are a story's like any other: in-process here (what a killed
-    // process leaves behind is the bundle's; the rest is the same code).
-    const { work, publish } = await storyJobs(w, epic, 'late', { attempt: 2 });
-    expect(work.record.status).toBe('done');
-    expect(publish.record.status).toBe('done');
-    expect(turns('late')).toBe(1);
+    // The committed turn is not paid for again.
+    await resumedOnce(epic, 'late', runId, 'failure', 1);
     const head = await w.gh.state.ref(OWNER, REPO, `epic/${epic}`);
     expect(await w.gh.state.file(OWNER, REPO, `epic/${epic}`, 'src/late/index.js')).toBe(
       'export const story = "late";\n',
@@ -218,5 +234,53 @@ describe('a story job killed during the coder turn', () => {
       attempt: 2,
       mergeCommit: head,
     });
+  }, 360_000);
+});
+
+/** Whether process `pid` is still there (a zombie counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('a story job cancelled during the coder turn (SIGINT, as the runner sends it)', () => {
+  it('ends the coder and its folder, fails the story without dispatching it again; /resume merges it once', async () => {
+    // The job's temp folder, where it makes its own: empty again once the job is over.
+    const temp = join(w.dir, 'jobs', 'cancelled-tmp');
+    mkdirSync(temp, { recursive: true, mode: 0o711 });
+    const {
+      epic,
+      runId,
+      job: cancelled,
+    } = await signalledJob('cancelled', 'cancelled-started', 'SIGINT', { TMPDIR: temp });
+    const started = join(w.dumps, 'cancelled-started');
+    // The step ended by itself, failed, before the runner's SIGTERM would have come: the
+    // coder it started is gone without anyone else ending it, and so is its folder.
+    expect(cancelled.work?.code).toBe(1);
+    expect(cancelled.work?.stdout).toContain(
+      'SIGINT: the step is cancelled: stopping, and handing over what is done',
+    );
+    expect(alive(Number(await readFile(started, 'utf8')))).toBe(false);
+    expect(readdirSync(temp)).toEqual([]);
+    // A person cancelled it: the story fails, so nothing dispatches it again by itself, and
+    // its publish job records that with what it handed over.
+    const failed = {
+      status: 'failed',
+      reason: 'its job was cancelled; /resume continues it from what was committed',
+    };
+    expect(cancelled.work?.outputs['status']).toBe('failed');
+    expect(cancelled.publish?.summary).toContain(failed.reason);
+    const store = new GitHubStateStore({ repo: w.repo, epic: String(epic) });
+    expect((await store.read('cancelled'))?.record).toMatchObject(failed);
+    expect(dispatched(w, epic)).toEqual(['cancelled#1']);
+    expect(turns('cancelled')).toBe(1);
+
+    // Nothing was committed before the cancel: the next attempt pays for a turn of its own.
+    await resumedOnce(epic, 'cancelled', runId, 'cancelled', 2);
+    expect(await epicMergeTrailers(w, epic)).toEqual([['cancelled']]);
   }, 360_000);
 });

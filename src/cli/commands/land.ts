@@ -12,7 +12,7 @@ import { openRepo } from '../../jobs/local/local-config.js';
 import type { CliContext } from '../context.js';
 import { roundsUsageLine } from './plan-draft.js';
 import { formatEvent } from './run.js';
-import { onInterrupt } from '../interrupt.js';
+import { onInterrupt } from '../../adapters/process/interrupt.js';
 
 export interface LandCommandOptions {
   readonly epic?: string;

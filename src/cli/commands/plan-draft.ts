@@ -12,7 +12,7 @@ import { formatTokens, formatUsd, summarizeUsage } from '../../core/report/index
 import { draftPlanLocally, type LocalDraftOptions } from '../../jobs/local/plan-local.js';
 import { EXIT_FAILED, EXIT_OK } from '../context.js';
 import { planCheckText } from './plan-text.js';
-import { onInterrupt } from '../interrupt.js';
+import { onInterrupt } from '../../adapters/process/interrupt.js';
 
 interface PlanDraftIo {
   stdout(s: string): void;

@@ -8,7 +8,7 @@
  */
 import { refineLocally, type LocalRefineOptions } from '../../jobs/local/refine-local.js';
 import { EXIT_OK, type CliContext } from '../context.js';
-import { onInterrupt } from '../interrupt.js';
+import { onInterrupt } from '../../adapters/process/interrupt.js';
 import { line, notWritten, roundsUsageLine } from './plan-draft.js';
 import { planCheckText } from './plan-text.js';
 

@@ -12,7 +12,7 @@ import type { CrashPoint, RunClock } from '../../engine/ports.js';
 import { runLocalEpic } from '../../jobs/local/local.js';
 import { defaultOutFile } from '../../jobs/local/plan-local.js';
 import { formatEvent, LiveBoard } from './live.js';
-import { onInterrupt } from '../interrupt.js';
+import { onInterrupt } from '../../adapters/process/interrupt.js';
 
 export { formatEvent, LiveBoard, renderLiveLine } from './live.js';
 

@@ -10,6 +10,7 @@
  *   (`preferredExecutor`);
  * - a hold makes a story waiting with the scheduler's reason, a release makes it
  *   planned again (`heldRecord`, `releasedRecord`);
+ * - a story stopped because its job was cancelled fails, for `/resume` (`cancelledRecord`);
  * - the budget halt, carried as data (`budgetHalt`: kind, unit, limit, spent), and
  *   the usage totals it is measured by (`usageTotals`).
  */
@@ -23,6 +24,7 @@ import {
   type StoryStatus,
 } from '../model.js';
 import { formatUsd } from '../report/format.js';
+import { CANCELLED } from '../story/texts.js';
 
 /** The record of a story that has none yet: planned, attempt 1, nothing spent. */
 export function blankRecord(epic: string, story: string, planHash: string): StoryRecord {
@@ -125,6 +127,16 @@ export function preferredExecutor(
 export function heldRecord(record: StoryRecord, reason: string): StoryRecord {
   if (record.status === 'waiting' && record.reason === reason) return record;
   return { ...record, status: 'waiting', reason };
+}
+
+/**
+ * A story whose job was cancelled while it ran (the engine stopped it, waiting to be run
+ * again): failed, so nothing dispatches it again by itself — a person cancelled it — and
+ * `/resume` continues it from its progress. Any other record is as it is.
+ */
+export function cancelledRecord(record: StoryRecord): StoryRecord {
+  if (record.status !== 'waiting') return record;
+  return { ...record, status: 'failed', reason: CANCELLED };
 }
 
 /** A release: a waiting story is planned again, without the reason it waited for. */

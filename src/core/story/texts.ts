@@ -8,6 +8,9 @@ import type { ScopedCommand } from '../packages.js';
 /** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
 export const INTERRUPTED = 'interrupted; rerun to continue';
 
+/** The reason of a story whose Actions job was cancelled while it ran; `/resume` continues it. */
+export const CANCELLED = 'its job was cancelled; /resume continues it from what was committed';
+
 /** `1 revision`, `2 revisions`. */
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -61,6 +61,8 @@ export interface GitHubJob {
   readonly secrets: readonly string[];
   /** What the shell removed from the checkout's git config before the work ran (none yet while it prepares). */
   readonly scrubbed: readonly string[];
+  /** Aborted when the runner cancels the step (SIGINT, then SIGTERM). */
+  readonly interrupt?: AbortSignal | undefined;
   /** A line of the job's log. */
   log(message: string): void;
 }
@@ -145,6 +147,7 @@ export function jobInput(job: GitHubJob, ref: JobRef): JobInput & { readonly rem
     env: job.childEnv,
     untrusted: job.untrusted,
     scrubbed: job.scrubbed,
+    interrupt: job.interrupt,
   };
 }
 

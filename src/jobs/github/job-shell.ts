@@ -53,6 +53,11 @@ export interface JobInput {
    * once its events flow (`sayScrubbed`).
    */
   readonly scrubbed: readonly string[];
+  /**
+   * Aborted when the runner cancels the step (SIGINT, then SIGTERM): the work stops at its
+   * next checkpoint, ends what it started and hands over what is done.
+   */
+  readonly interrupt?: AbortSignal | undefined;
 }
 
 /**

@@ -217,6 +217,7 @@ export async function landWorkJob(
     onEvent: (event) => input.onEvent?.(event),
   });
   const ctx = await openEpic({ ...settings, config }, ports);
+  ctx.stopOn(input.interrupt);
   sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   // The head the dispatch named is landed (a newer one is the next landing's).
   const branchHead = (await git.isAncestor(started.intoHeadBefore, intoHead))

@@ -212,6 +212,7 @@ export async function draftPlanJob(
       executors,
       roster: plannerRoster(planners, { now: clock }, emptyRosterState()),
       emit,
+      signal: input.interrupt,
     },
   );
   const costs = {

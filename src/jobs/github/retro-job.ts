@@ -59,7 +59,7 @@ export async function proposeRetroJob(
       env: resolveExecutorEnvs([executor], input.env)[executor.id] ?? {},
       home: join(folder, 'homes', executor.id),
     },
-    { git, executors, emit },
+    { git, executors, emit, signal: input.interrupt },
   );
   const costs = {
     version: HANDOVER_VERSION,

@@ -41,6 +41,7 @@ import {
 import { expectBoard } from '../../orchestrator/load.js';
 import { epicDocOf, epicRepo } from '../../orchestrator/owner.js';
 import {
+  cancelledRecord,
   failIfOwned,
   ownsRecord,
   preferredExecutor,
@@ -426,6 +427,7 @@ export async function runStoryJob(
     },
   });
   const ctx = await openEpic(settings, ports);
+  ctx.stopOn(input.interrupt);
   sayScrubbed(input.scrubbed, (message) => ctx.emit('epic', message));
   if (restart && remoteStory !== undefined) {
     // A review round restarts a story whose plan entry did not change.
@@ -459,6 +461,8 @@ export async function runStoryJob(
     record = await runStory(ctx, { story, executor, prior });
     await ctx.roster.release(story.id);
   }
+  // Stopped because the step was cancelled: a person stopped it, nothing runs it again by itself.
+  if (input.interrupt?.aborted === true) record = cancelledRecord(record);
   // The engine's records drop the marker once it restarted; GitHub's record keeps it until
   // the publish job replaces the old branch there, or the next job would resume the old work.
   if (restart) record = { ...record, restart: 'fresh' };

@@ -126,12 +126,9 @@ export function runEpicKind<
         how.epicBranch === undefined ? settings : { ...settings, epicBranch: how.epicBranch },
         ports,
       );
-      const { interrupt } = hooks;
-      const onAbort = (): void => ctx.interrupt.abort();
-      if (interrupt?.aborted === true) onAbort();
-      interrupt?.addEventListener('abort', onAbort, { once: true });
+      const release = ctx.stopOn(hooks.interrupt);
       job.onClose(() => {
-        interrupt?.removeEventListener('abort', onAbort);
+        release();
         return Promise.resolve();
       });
       return ctx;

@@ -3,6 +3,7 @@
 //   retry    fails its first attempt (a marker in the state dir, outside the worktree)
 //   handover executor "a" is out of quota (exit 75); executor "b" does the work
 //   slow     tells the test it is coding (a file in the state dir), then takes its time
+//   cancelled the same, with a file of its own
 //   silent   its first turn prints nothing and takes its time (the stall guard's case)
 //   claims   says it verified `npm test` (a command agent's claims cannot be checked)
 // Every other story writes its module. The state dir is outside every worktree; each turn
@@ -30,9 +31,9 @@ if (story === 'silent' && !existsSync(`${state}/silent-attempted`)) {
   // Prints nothing and waits: the stall guard stops it (a minute is a bound, not a wait).
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
 }
-if (story === 'slow' && !existsSync(`${state}/slow-started`)) {
-  writeFileSync(`${state}/slow-started`, String(process.pid));
-  // The test kills the job meanwhile; a minute is a bound, not a wait.
+if ((story === 'slow' || story === 'cancelled') && !existsSync(`${state}/${story}-started`)) {
+  writeFileSync(`${state}/${story}-started`, String(process.pid));
+  // The test kills or cancels the job meanwhile; a minute is a bound, not a wait.
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
 }
 mkdirSync(`src/${story}`, { recursive: true });

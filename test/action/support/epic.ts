@@ -59,7 +59,7 @@ export async function decideInProcess(
 export async function runEndedInProcess(
   w: Pick<ActionWorld, 'gh' | 'repo'>,
   runId: number,
-  conclusion: 'success' | 'failure',
+  conclusion: 'success' | 'failure' | 'cancelled',
 ): ReturnType<typeof handleEpicEvent> {
   w.gh.act.completeWorkflowRun(runId, conclusion);
   return decideInProcess(w, 'workflow_run', 'completed', (p) => {

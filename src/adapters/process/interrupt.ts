@@ -1,8 +1,8 @@
 /**
- * How a local command is stopped from the terminal: the first SIGINT or SIGTERM aborts
- * the command's signal (it stops what runs, keeps what is done and says so); what a
- * second one does is the command's choice — quit at once (exit code 130), or the same
- * again (a landing never leaves a branch half-moved).
+ * How a command or an Actions job is stopped (the terminal's Ctrl-C, a cancelled step):
+ * the first SIGINT or SIGTERM aborts its signal (it stops what runs, keeps what is done and
+ * says so); what a second one does is the caller's choice — quit at once (exit code 130),
+ * or the same again (a landing never leaves a branch half-moved).
  */
 interface Interrupt {
   readonly signal: AbortSignal;

@@ -6,7 +6,7 @@
  * commit; a commit without a lockfile gets no cache; a failed setup is never kept.
  */
 import { describeError } from '../core/errors.js';
-import { isLockfile, setupCacheKey } from '../core/setup-cache.js';
+import { boundToPlace, isLockfile, setupCacheKey } from '../core/setup-cache.js';
 import type { CheckScope } from '../core/packages.js';
 import type { FailedSetup } from '../core/story/index.js';
 import type { GitPort, SetupCachePort } from './ports.js';
@@ -26,13 +26,15 @@ interface FreshSetup<F extends SetupFailure> {
 }
 
 /**
- * The key of setup on `sha` (its commands and its lockfiles' bytes from git's objects;
- * null: no lockfile), and the commit's paths.
+ * The key of setup on `sha` in the checkout `tree` (its commands, its lockfiles' bytes from
+ * git's objects, and the tree's path where what setup makes is bound to it; null: no
+ * lockfile), and the commit's paths.
  */
 async function keyOf(
   git: GitPort,
   sha: string,
   scope: CheckScope,
+  tree: string,
 ): Promise<{ key: string | null; tracked: ReadonlySet<string> }> {
   const files = await git.treeFiles(sha);
   const tracked = new Set(files.map((f) => f.path));
@@ -45,7 +47,11 @@ async function keyOf(
     const content = blobs.get(f.object);
     return content === undefined ? [] : [{ path: f.path, content }];
   });
-  return { key: setupCacheKey(scope.setup, lockfiles), tracked };
+  const paths = files.map((f) => f.path);
+  return {
+    key: setupCacheKey(scope.setup, lockfiles, boundToPlace(paths) ? tree : undefined),
+    tracked,
+  };
 }
 
 /**
@@ -59,7 +65,7 @@ export async function setupFromCache<F extends SetupFailure>(
 ): Promise<F | null> {
   const cache = enabled && input.scope.setup.length > 0 ? ports.setupCache : undefined;
   if (cache === undefined) return input.run();
-  const { key, tracked } = await keyOf(ports.git, input.sha, input.scope);
+  const { key, tracked } = await keyOf(ports.git, input.sha, input.scope, input.tree);
   if (key === null) return input.run();
   const short = key.slice(0, 12);
   if (await cache.restore(key, input.tree)) {

@@ -533,7 +533,7 @@ describe("epicflow init's defaults come from the repository", () => {
     });
     const r = await init(['--dir', dir]);
     expect(await config(dir)).toMatchObject({
-      setup: 'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install .',
+      setup: 'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -e .',
       gates: [],
     });
     expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([

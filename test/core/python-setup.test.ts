@@ -48,7 +48,7 @@ describe('a pip project', () => {
     expect(setup).toEqual([`${VENV} -r requirements.txt pytest mypy  # requirements.txt`]);
   });
 
-  it('a project without requirements files: the project itself, not editable, with its test extra', () => {
+  it('a project without requirements files: the project itself, editable, with its test extra', () => {
     const { setup, gates, warnings } = python({
       'pyproject.toml': [
         '[project]',
@@ -67,7 +67,7 @@ describe('a pip project', () => {
       ].join('\n'),
     });
     expect(setup).toEqual([
-      `${VENV} '.[test]'  # pyproject.toml [project] dependencies, [project.optional-dependencies] test`,
+      `${VENV} -e '.[test]'  # pyproject.toml [project] dependencies, [project.optional-dependencies] test`,
     ]);
     expect(gates).toEqual(['.venv/bin/python -m pytest']);
     expect(warnings).toEqual([
@@ -78,7 +78,7 @@ describe('a pip project', () => {
   it('setup.py without extras: the project and the test tool it does not list', () => {
     expect(
       python({ 'setup.py': 'from setuptools import setup\nsetup()\n', 'conftest.py': '' }).setup,
-    ).toEqual([`${VENV} . pytest  # setup.py`]);
+    ).toEqual([`${VENV} -e . pytest  # setup.py`]);
   });
 
   it('nothing of the project to install: no setup, the gates run with the system python', () => {

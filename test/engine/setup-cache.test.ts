@@ -189,4 +189,23 @@ describe('the setup cache', () => {
     expect(existsSync(cacheRoot())).toBe(false);
     expect(git(repo.dir, 'status', '--porcelain')).toBe('');
   });
+
+  it('with a Python lockfile what setup made is reused only at the same path: a gate that needs its own folder (a virtual environment script) passes everywhere', async () => {
+    const { plan, counter } = setUp();
+    repo.write('requirements.txt', 'pytest==8.3.0\n');
+    // What setup made names the folder it ran in, as a virtual environment's scripts do in
+    // their first line; the gate runs nothing made for another folder.
+    repo.write('setup.sh', `${SETUP}pwd -P > deps/where\n`);
+    repo.write(
+      'gate.mjs',
+      `${GATE}if (readFileSync('deps/where', 'utf8').trim() !== process.cwd()) { console.error('FAIL: made in another folder'); process.exit(1); }\n`,
+    );
+    repo.commit('a Python lockfile');
+    const result = await run(repo, plan);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain('made in another folder');
+    // Each checkout path ran setup once: the base's was not put back in a story's checkout.
+    expect(freshRuns(counter)).toEqual(['_base', 'a.checks', 'b.checks']);
+    expect(readdirSync(cacheRoot())).toHaveLength(3);
+  });
 });

@@ -241,9 +241,9 @@ function pipInstalls(
   const extras = py === undefined ? new Map<string, string>() : optionalDependencies(py);
   const extra = TEST_EXTRAS.find((e) => extras.has(e));
   return {
-    // Not editable: an editable install records the path of the tree setup ran in, which
-    // is not the tree a later check's gates run in when setup came from the cache.
-    args: [extra === undefined ? '.' : `'.[${extra}]'`],
+    // Editable: the tests import the checkout's own code, never a copy setup made of an
+    // earlier commit (the setup cache puts it back only in a checkout at the same path).
+    args: [extra === undefined ? '-e .' : `-e '.[${extra}]'`],
     from: extra === undefined ? file : `${file}, [project.optional-dependencies] ${extra}`,
     installed: [py === undefined ? '' : dependencyList(py), extras.get(extra ?? '') ?? ''].join(
       '\n',

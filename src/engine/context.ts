@@ -10,6 +10,7 @@ import type { EpicflowConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
 import type { Halt, Plan, Story } from '../core/model.js';
 import { epicScope, storyScope, type CheckScope, type ScopedCommand } from '../core/packages.js';
+import { redOnBaseNote } from '../core/story/index.js';
 import { fromCommit } from './checkout.js';
 import { Mutex } from './mutex.js';
 import { setupFromCache } from './setup-cache.js';
@@ -331,6 +332,7 @@ export class EpicContext {
       return this.runGates(cwd, undefined, undefined, scope);
     });
     await this.ports.state.writeJson(this.baselineFile(sha, scope), runs);
+    for (const r of runs) if (!r.ok) this.emit('epic', redOnBaseNote(r, sha));
     return runs;
   }
 

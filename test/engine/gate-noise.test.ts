@@ -132,6 +132,13 @@ describe('a gate that fails differently from run to run', () => {
     repo.commit('config');
     const result = await run(repo, planMarkdown([{ id: 's', owns: ['src/s.txt'] }]));
     expect(result.code).toBe(0);
+    // Said once, when the base is checked, before any story is judged against it.
+    const said = result.stdout.split('\n').filter((l) => l.includes('fails on the base'));
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^epicflow: the gate `printf .*; exit 1` fails on the base [0-9a-f]{12} already \(not ok - totals round half up\): stories are charged only with failures of their own, and where it cannot run at all it checks nothing until that is fixed$/,
+      ),
+    ]);
     expect(record(repo, 's')).toMatchObject({
       status: 'done',
       inherited: [gate],

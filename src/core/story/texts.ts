@@ -2,7 +2,7 @@
  * Texts a story's outcome is told in: reasons, notes and events read by people
  * and asserted by tests, so each one is built in one place.
  */
-import type { GateVerdict } from '../gates/index.js';
+import type { GateRun, GateVerdict } from '../gates/index.js';
 import type { ScopedCommand } from '../packages.js';
 
 /** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
@@ -24,6 +24,21 @@ export function shortDetail(detail: string, last = 3): string {
     .filter((l) => l !== '');
   if (lines.length === 0) return 'no detail';
   return [lines[0], ...lines.slice(1).slice(-last)].join(' | ');
+}
+
+/**
+ * What a run says when a gate fails on the base already, with the first line that says why
+ * (its first failure, else its last line): stories are not charged with it, so where the
+ * gate cannot run at all (a missing tool or module) it checks nothing until that is fixed.
+ */
+export function redOnBaseNote(run: GateRun, sha: string): string {
+  const lines = run.output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const why = run.timedOut === true ? 'timed out' : (run.failures?.[0] ?? lines.at(-1) ?? 'failed');
+  const line = why.length > 200 ? `${why.slice(0, 199)}…` : why;
+  return `the gate \`${run.command}\` fails on the base ${sha.slice(0, 12)} already (${line}): stories are charged only with failures of their own, and where it cannot run at all it checks nothing until that is fixed`;
 }
 
 /** The new failures of each failing gate, `lines` failure lines each. */

@@ -70,6 +70,9 @@ it('SIGINT during the coder turn: the coder (an agent user through sudo) and the
   expect(job.work?.stdout).toContain(
     'SIGINT: the step is cancelled: stopping, and handing over what is done',
   );
+  expect(job.work?.stdout).toContain(
+    'cancelled: failed: its job was cancelled; /resume continues it from what was committed',
+  );
   expect(existsSync(`/proc/${Number(readFileSync(started, 'utf8'))}`)).toBe(false);
   expect(readdirSync(temp)).toEqual([]);
   expect(job.work?.outputs['status']).toBe('failed');

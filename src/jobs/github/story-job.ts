@@ -462,7 +462,11 @@ export async function runStoryJob(
     await ctx.roster.release(story.id);
   }
   // Stopped because the step was cancelled: a person stopped it, nothing runs it again by itself.
-  if (input.interrupt?.aborted === true) record = cancelledRecord(record);
+  if (input.interrupt?.aborted === true) {
+    const cancelled = cancelledRecord(record);
+    if (cancelled !== record) ctx.emit('story', `failed: ${cancelled.reason ?? ''}`, story.id);
+    record = cancelled;
+  }
   // The engine's records drop the marker once it restarted; GitHub's record keeps it until
   // the publish job replaces the old branch there, or the next job would resume the old work.
   if (restart) record = { ...record, restart: 'fresh' };

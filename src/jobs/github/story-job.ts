@@ -50,6 +50,7 @@ import {
 import { withReviewStories } from '../../core/epic/review.js';
 import type { EngineEvent, TraceSpan } from '../../engine/ports.js';
 import { openEpic } from '../../engine/run-epic.js';
+import type { EpicContext } from '../../engine/context.js';
 import { progressHandedOver } from './story-checkpoint.js';
 import { writeWorkResult } from './work-result.js';
 import { RESULT_VERSION, type ResultRecord } from '../../core/publish/result.js';
@@ -440,27 +441,12 @@ export async function runStoryJob(
   // A toolchain the story's setup or gates call that the runner lacks fails the story
   // before any agent turn is paid for, as it stops `epicflow run` at its start.
   const missing = await missingToolchains(config, input.configPath, story, input.env, workspace);
-  const executor =
-    missing === undefined
-      ? await ctx.roster.lease(
-          story.id,
-          preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
-        )
-      : null;
-  let record: StoryRecord;
-  if (missing !== undefined) {
-    record = { ...prior, status: 'failed', reason: missing, finishedAt: new Date().toISOString() };
-  } else if (executor === null) {
-    const exhausted = ctx.roster.exhausted();
-    record = {
-      ...prior,
-      status: 'waiting',
-      reason: `not started: ${exhausted?.message ?? 'no executor can take the coder role'}`,
-    };
-  } else {
-    record = await runStory(ctx, { story, executor, prior });
-    await ctx.roster.release(story.id);
-  }
+  let record = await storyOutcome(ctx, {
+    story,
+    prior,
+    missing,
+    preferred: preferredExecutor(story, prior, plan.hashes[story.id] ?? ''),
+  });
   // Stopped because the step was cancelled: a person stopped it, nothing runs it again by itself.
   if (input.interrupt?.aborted === true) {
     const cancelled = cancelledRecord(record);
@@ -472,4 +458,36 @@ export async function runStoryJob(
   if (restart) record = { ...record, restart: 'fresh' };
   const result = await handOver(record, ctx.epicHead);
   return { record, story, gates, events, result };
+}
+
+/**
+ * The story's record as the engine ends it: failed before any turn when the runner lacks a
+ * toolchain its checks call (`missing`), waiting when no executor can take the coder role,
+ * else the story run by the executor the roster leases.
+ */
+async function storyOutcome(
+  ctx: EpicContext,
+  input: {
+    readonly story: Story;
+    readonly prior: StoryRecord;
+    readonly missing: string | undefined;
+    readonly preferred: string | undefined;
+  },
+): Promise<StoryRecord> {
+  const { story, prior, missing } = input;
+  if (missing !== undefined) {
+    return { ...prior, status: 'failed', reason: missing, finishedAt: new Date().toISOString() };
+  }
+  const executor = await ctx.roster.lease(story.id, input.preferred);
+  if (executor === null) {
+    const exhausted = ctx.roster.exhausted();
+    return {
+      ...prior,
+      status: 'waiting',
+      reason: `not started: ${exhausted?.message ?? 'no executor can take the coder role'}`,
+    };
+  }
+  const record = await runStory(ctx, { story, executor, prior });
+  await ctx.roster.release(story.id);
+  return record;
 }

@@ -73,6 +73,32 @@ export function isProtectedPath(
   return isWithin(path, GITHUB_DIR) || configPaths.some((c) => normalisePath(c) === path);
 }
 
+/**
+ * Paths as a note names them: a top-level folder with more than `folded` of them once, with
+ * their count (`.venv/ (1,489 files)`, where setup made a virtual environment), the others
+ * one by one.
+ */
+export function foldFolders(paths: readonly string[], folded = 3): string[] {
+  const byFolder = new Map<string, number>();
+  for (const p of paths) {
+    const at = p.indexOf('/');
+    if (at > 0) byFolder.set(p.slice(0, at), (byFolder.get(p.slice(0, at)) ?? 0) + 1);
+  }
+  const out: string[] = [];
+  const named = new Set<string>();
+  for (const p of paths) {
+    const at = p.indexOf('/');
+    const folder = at > 0 ? p.slice(0, at) : undefined;
+    const count = folder === undefined ? 0 : (byFolder.get(folder) ?? 0);
+    if (folder === undefined || count <= folded) out.push(p);
+    else if (!named.has(folder)) {
+      named.add(folder);
+      out.push(`${folder}/ (${count.toLocaleString('en-US')} files)`);
+    }
+  }
+  return out;
+}
+
 /** Paths named in a note: the first `max`, then how many more (`a, b and 3 more`). */
 export function someOf(paths: readonly string[], max = 20): string {
   const shown = paths.slice(0, max).join(', ');

@@ -3,6 +3,7 @@ import {
   isProtectedPath,
   isWithin,
   normalisePath,
+  foldFolders,
   overlaps,
   someOf,
   unsafePathReason,
@@ -118,5 +119,18 @@ describe('someOf', () => {
     expect(someOf(Array.from({ length: 25 }, (_, i) => `f${i}`))).toMatch(
       /^f0, .*, f19 and 5 more$/,
     );
+  });
+});
+
+describe('foldFolders', () => {
+  it('names a top-level folder with more than three paths once, with their count; the rest one by one', () => {
+    const venv = Array.from({ length: 1489 }, (_, i) => `.venv/lib/f${i}.py`);
+    expect(foldFolders(['package-lock.json', ...venv, 'src/a.ts', 'src/b.ts'])).toEqual([
+      'package-lock.json',
+      '.venv/ (1,489 files)',
+      'src/a.ts',
+      'src/b.ts',
+    ]);
+    expect(foldFolders(['a/1', 'a/2', 'a/3', 'a/4'], 4)).toEqual(['a/1', 'a/2', 'a/3', 'a/4']);
   });
 });

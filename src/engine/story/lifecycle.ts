@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ExecutorConfig } from '../../core/config/types.js';
 import { describeErrorLine, EpicflowError, isEpicflowError } from '../../core/errors.js';
 import { attemptOf, usageTotals } from '../../core/epic/rules.js';
-import { someOf } from '../../core/paths.js';
+import { foldFolders, someOf } from '../../core/paths.js';
 import { storyBranchName, type Story, type StoryRecord } from '../../core/model.js';
 import {
   decideAfterCatchUp,
@@ -374,7 +374,7 @@ async function runStoryOnce(
       if (setAside.length > 0) {
         ctx.emit(
           'story',
-          `setup changed ${someOf(setAside, 10)}: left out of the story's commits`,
+          `setup changed ${someOf(foldFolders(setAside), 10)}: left out of the story's commits`,
           story.id,
         );
       }

@@ -59,7 +59,7 @@ export class GateDigest {
   push(line: string): void {
     const plain = stripAnsi(line);
     const normal = normaliseLine(plain);
-    if (FAILURE_LINE.test(plain) && normal.length > 0) this.failureSet.add(normal);
+    if (isFailureLine(plain, normal)) this.failureSet.add(normal);
     if (isCountLine(plain)) this.countLines.push(plain);
     if (this.keys !== undefined && normal.length > 0 && !isCutNotice(plain)) {
       this.keys.add(lineKey(normal));
@@ -93,9 +93,38 @@ export interface GateVerdict {
   readonly passCount: number | null;
 }
 
-/** Lines that name a failure in the common runners' output. */
+/** Lines that name a failure in the common runners' output (pytest's `ERROR tests/x.py` too). */
 const FAILURE_LINE =
-  /(^not ok\b|✖|✗|×|^\s*FAIL\b|\bfailed\b|\bFAILED\b|\bError\b|\berror\b|AssertionError|^\s*--- FAIL|^\s*●|\bpanic:|Traceback)/;
+  /(^not ok\b|✖|✗|×|^\s*FAIL\b|\bfailed\b|\bFAILED\b|\bError\b|\berror\b|\bERROR\b|AssertionError|^\s*--- FAIL|^\s*●|\bpanic:|Traceback)/;
+
+/** The words of a runner's tally, besides its numbers and decoration. */
+const TALLY_WORDS = new Set(
+  (
+    'collected item items error errors failed failure failures passed pass fail failing passing ' +
+    'skipped skip pending todo warning warnings deselected selected xfailed xpassed rerun in ' +
+    'total tests test suites suite files file snapshots snapshot interrupted during collection'
+  ).split(' '),
+);
+
+/**
+ * A runner's tally (`collected 3 items / 1 error`, `=== 1 failed, 2 passed in ===`,
+ * `Tests: 1 failed, 5 total`, `# fail 1`): counts, not a failure of its own. It changes
+ * whenever a story adds a test, so it never tells a story's failure from the base's; the
+ * failing tests' own lines do, and the pass count is compared on its own.
+ */
+function isTally(normal: string): boolean {
+  if (!/\d/.test(normal)) return false;
+  const words = normal
+    .replace(/[\d.]+/g, ' ')
+    .split(/[^A-Za-z]+/)
+    .filter((w) => w !== '');
+  return words.length > 0 && words.every((w) => TALLY_WORDS.has(w.toLowerCase()));
+}
+
+/** Whether a line (ANSI stripped; `normal`, normalised) names a failure. */
+function isFailureLine(plain: string, normal: string): boolean {
+  return FAILURE_LINE.test(plain) && normal.length > 0 && !isTally(normal);
+}
 
 /** Strip what changes between runs of the same failure: ANSI, durations, temp paths. */
 function normaliseLine(line: string): string {
@@ -111,9 +140,10 @@ function normaliseLine(line: string): string {
 export function failureLines(output: string): string[] {
   const lines = stripAnsi(output)
     .split(/\r?\n/)
-    .filter((l) => FAILURE_LINE.test(l))
-    .map(normaliseLine)
-    .filter((l) => l.length > 0);
+    .flatMap((l) => {
+      const normal = normaliseLine(l);
+      return isFailureLine(l, normal) ? [normal] : [];
+    });
   return [...new Set(lines)];
 }
 

@@ -36,7 +36,10 @@ export function redOnBaseNote(run: GateRun, sha: string): string {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const why = run.timedOut === true ? 'timed out' : (run.failures?.[0] ?? lines.at(-1) ?? 'failed');
+  const first =
+    run.timedOut === true ? 'timed out' : (run.failures?.[0] ?? lines.at(-1) ?? 'failed');
+  // Without a runner's rules around it (`____ ERROR collecting x.py ____`).
+  const why = first.replace(/^[\s_=!*-]+|[\s_=!*-]+$/g, '') || first;
   const line = why.length > 200 ? `${why.slice(0, 199)}…` : why;
   return `the gate \`${run.command}\` fails on the base ${sha.slice(0, 12)} already (${line}): stories are charged only with failures of their own, and where it cannot run at all it checks nothing until that is fixed`;
 }

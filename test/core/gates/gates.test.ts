@@ -193,3 +193,58 @@ describe('triageGate', () => {
     expect(v.status).toBe('inherited');
   });
 });
+
+describe("a runner's tally is no failure of its own", () => {
+  /** pytest stopped by a collection error it had on the base: the tally counts the story's tests. */
+  const collecting = (collected: number, errors: readonly string[]): string =>
+    [
+      '============================= test session starts ==============================',
+      `collected ${collected} item${collected === 1 ? '' : 's'} / ${errors.length} error${errors.length === 1 ? '' : 's'}`,
+      '==================================== ERRORS ====================================',
+      ...errors.map((f) => `___________________ ERROR collecting ${f} ___________________`),
+      "E   ModuleNotFoundError: No module named 'nltk'",
+      '=========================== short test summary info ============================',
+      ...errors.map((f) => `ERROR ${f}`),
+      `!!!!!!!!!!!!!!!!!!!! Interrupted: ${errors.length} error during collection !!!!!!!!!!!!!!!!!!!!`,
+      `=============================== ${errors.length} error in 0.06s ===============================`,
+    ].join('\n');
+  const gate = (output: string) => ({ command: 'pytest', ok: false, output });
+
+  it('a story that adds a test under a collection error the base had: inherited, not charged', () => {
+    const base = gate(collecting(0, ['tests/test_stopwords.py']));
+    expect(triageGate(gate(collecting(1, ['tests/test_stopwords.py'])), base)).toMatchObject({
+      status: 'inherited',
+      newLines: [],
+    });
+  });
+
+  it('a collection error of its own: charged with its ERROR lines', () => {
+    const base = gate(collecting(0, ['tests/test_stopwords.py']));
+    const v = triageGate(
+      gate(collecting(1, ['tests/test_stopwords.py', 'tests/test_tax.py'])),
+      base,
+    );
+    expect(v.status).toBe('new');
+    expect(v.newLines).toEqual(
+      expect.arrayContaining([
+        'ERROR tests/test_tax.py',
+        expect.stringContaining('ERROR collecting tests/test_tax.py'),
+      ]),
+    );
+  });
+
+  it("jest's tally changes with a test added beside a failure the base had: inherited", () => {
+    const jest = (passed: number) =>
+      gate(
+        `  ● cart › totals round half up\n\nTests:       1 failed, ${passed} passed, ${passed + 1} total\nTest Suites: 1 failed, 2 passed, 3 total\n`,
+      );
+    expect(triageGate(jest(4), jest(3)).status).toBe('inherited');
+  });
+
+  it('an output that is a tally only is compared line by line: a count that grew is new', () => {
+    expect(triageGate(gate('3 failed\n'), gate('2 failed\n'))).toMatchObject({
+      status: 'new',
+      newLines: ['3 failed'],
+    });
+  });
+});

@@ -16,7 +16,7 @@ export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUs
       // What decisions rest on (failure lines, the pass count) is read from every line as
       // it streams; the text kept for people (the coder's feedback, the report) is the
       // tail, which says so in its first line when cut.
-      const digest = new GateDigest();
+      const digest = new GateDigest(cwd);
       const r = await untrusted.runShell(command, {
         cwd,
         env: childEnv,

@@ -49,15 +49,23 @@ function lineKey(normalised: string): string {
 /**
  * The facts of a gate's output that decisions rest on, gathered line by line as the
  * output streams, so a long output is never judged by its tail: the failure lines
- * (normalised, each once) and the pass count.
+ * (normalised, each once) and the pass count. The folder the gate ran in (`checkout`) is
+ * read out of each line first: the base's and a story's checks run in checkouts at other
+ * paths, and a line that names a file by its absolute path is the same failure in both.
  */
 export class GateDigest {
   private readonly failureSet = new Set<string>();
   private readonly countLines: string[] = [];
   private keys: Set<string> | undefined = new Set<string>();
 
+  constructor(private readonly checkout?: string) {}
+
   push(line: string): void {
-    const plain = stripAnsi(line);
+    const at = this.checkout;
+    const plain =
+      at === undefined || at.length < 2
+        ? stripAnsi(line)
+        : stripAnsi(line).replaceAll(`${at}/`, '').replaceAll(at, '.');
     const normal = normaliseLine(plain);
     if (isFailureLine(plain, normal)) this.failureSet.add(normal);
     if (isCountLine(plain)) this.countLines.push(plain);

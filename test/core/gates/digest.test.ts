@@ -99,4 +99,38 @@ describe('GateDigest', () => {
       newLines: ["1 line(s) not in the baseline's output, in the part not shown"],
     });
   });
+
+  it('reads the folder it ran in out of each line: the same failure in the base’s checkout and a story’s is one', () => {
+    const failing = (at: string): GateDigest => {
+      const d = new GateDigest(at);
+      d.push(`Error: Cannot find module '${at}/src/missing.js'`);
+      d.push(`not ok 1 - totals (${at})`);
+      return d;
+    };
+    const base = failing('/w/worktrees/_base');
+    const story = failing('/w/worktrees/cart.checks');
+    expect(story.failures).toEqual(base.failures);
+    expect(story.failures).toEqual([
+      "Error: Cannot find module 'src/missing.js'",
+      'not ok - totals (.)',
+    ]);
+    expect(story.lineKeys).toEqual(base.lineKeys);
+    const verdict = triageGate(
+      {
+        command: 'npm test',
+        ok: false,
+        output: '',
+        failures: story.failures,
+        lineKeys: story.lineKeys ?? [],
+      },
+      {
+        command: 'npm test',
+        ok: false,
+        output: '',
+        failures: base.failures,
+        lineKeys: base.lineKeys ?? [],
+      },
+    );
+    expect(verdict.status).toBe('inherited');
+  });
 });

@@ -9,8 +9,11 @@ import { MANAGER_LOCKFILES } from './init/detect.js';
 import { REQUIREMENTS } from './init/ecosystems.js';
 import type { ScopedCommand } from './packages.js';
 
+/** Python's lockfiles. */
+const PYTHON_LOCKFILES = ['uv.lock', 'poetry.lock', 'pdm.lock'];
+
 /** Lockfiles of the ecosystems init knows besides Node's. */
-const OTHER_LOCKFILES = ['uv.lock', 'poetry.lock', 'pdm.lock', 'go.sum', 'Cargo.lock'];
+const OTHER_LOCKFILES = [...PYTHON_LOCKFILES, 'go.sum', 'Cargo.lock'];
 
 const LOCKFILES: ReadonlySet<string> = new Set([
   ...Object.values(MANAGER_LOCKFILES).flat(),
@@ -25,9 +28,7 @@ const LOCKFILES: ReadonlySet<string> = new Set([
  * import another tree's code.
  */
 const PYTHON_FILES: ReadonlySet<string> = new Set([
-  'uv.lock',
-  'poetry.lock',
-  'pdm.lock',
+  ...PYTHON_LOCKFILES,
   'pyproject.toml',
   'setup.py',
 ]);
@@ -46,8 +47,10 @@ export function isLockfile(path: string): boolean {
  * Whether what setup makes for a commit with these paths is bound to its checkout's path:
  * it holds a Python project, in any folder.
  */
-export function boundToPlace(paths: readonly string[]): boolean {
-  return paths.some((p) => PYTHON_FILES.has(nameOf(p)) || REQUIREMENTS.test(nameOf(p)));
+export function boundToPlace(paths: Iterable<string>): boolean {
+  for (const p of paths)
+    if (PYTHON_FILES.has(nameOf(p)) || REQUIREMENTS.test(nameOf(p))) return true;
+  return false;
 }
 
 /**

@@ -47,9 +47,8 @@ async function keyOf(
     const content = blobs.get(f.object);
     return content === undefined ? [] : [{ path: f.path, content }];
   });
-  const paths = files.map((f) => f.path);
   return {
-    key: setupCacheKey(scope.setup, lockfiles, boundToPlace(paths) ? tree : undefined),
+    key: setupCacheKey(scope.setup, lockfiles, boundToPlace(tracked) ? tree : undefined),
     tracked,
   };
 }

@@ -185,22 +185,20 @@ const IN_TREE: Readonly<Record<Exclude<PythonManager, 'pip'>, string>> = {
 const VENV = 'python3 -m venv --system-site-packages .venv';
 const VENV_PYTHON = '.venv/bin/python';
 
-/** The package each gate tool is installed as. */
-const TOOL_PACKAGE: Readonly<Record<string, string>> = {
-  pytest: 'pytest',
-  ruff: 'ruff',
-  flake8: 'flake8',
-  mypy: 'mypy',
-};
-
 /** The extras a test run wants, in this order of preference. */
 const TEST_EXTRAS = ['test', 'tests', 'testing', 'dev'] as const;
 
+/** The body of a TOML table (`project`, `project.optional-dependencies`), up to the next header. */
+function tableBody(text: string, table: string): string | undefined {
+  const escaped = table.replace(/\./g, '\\.');
+  return new RegExp(`^\\s*\\[${escaped}\\]\\s*$([\\s\\S]*?)(?=^\\s*\\[|(?![\\s\\S]))`, 'm').exec(
+    text,
+  )?.[1];
+}
+
 /** The `[project.optional-dependencies]` groups and the text of each list. */
 function optionalDependencies(pyproject: string): Map<string, string> {
-  const table = /^\s*\[project\.optional-dependencies\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(
-    pyproject,
-  )?.[1];
+  const table = tableBody(pyproject, 'project.optional-dependencies');
   const groups = new Map<string, string>();
   if (table === undefined) return groups;
   for (const m of table.matchAll(/^\s*["']?([A-Za-z0-9_.-]+)["']?\s*=\s*\[([\s\S]*?)\]/gm)) {
@@ -211,7 +209,7 @@ function optionalDependencies(pyproject: string): Map<string, string> {
 
 /** The `[project]` table's `dependencies` list as text ('' when none). */
 function dependencyList(pyproject: string): string {
-  const project = /^\s*\[project\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1];
+  const project = tableBody(pyproject, 'project');
   return /^\s*dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project ?? '')?.[1] ?? '';
 }
 
@@ -270,8 +268,9 @@ function pythonFindings(
     // Nothing of the project's to install: the gates run with the system's Python.
     runner = installs === undefined ? 'python3 -m' : `${VENV_PYTHON} -m`;
     if (installs !== undefined) {
+      // Each tool is installed as the package of its name (pytest, ruff, flake8, mypy).
       const missing = tools
-        .map((t) => TOOL_PACKAGE[t.args.split(' ')[0] ?? ''] ?? '')
+        .map((t) => t.args.split(' ')[0] ?? '')
         .filter((name) => name !== '' && !lists(installs.installed, name));
       setup.push({
         command: `${VENV} && ${VENV_PYTHON} -m pip install ${[...installs.args, ...missing].join(' ')}`,

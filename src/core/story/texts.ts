@@ -4,6 +4,7 @@
  */
 import type { GateRun, GateVerdict } from '../gates/index.js';
 import type { ScopedCommand } from '../packages.js';
+import { capText } from '../report/escape.js';
 
 /** The reason of a story stopped by SIGINT/SIGTERM; a rerun continues it. */
 export const INTERRUPTED = 'interrupted; rerun to continue';
@@ -40,8 +41,7 @@ export function redOnBaseNote(run: GateRun, sha: string): string {
     run.timedOut === true ? 'timed out' : (run.failures?.[0] ?? lines.at(-1) ?? 'failed');
   // Without a runner's rules around it (`____ ERROR collecting x.py ____`).
   const why = first.replace(/^[\s_=!*-]+|[\s_=!*-]+$/g, '') || first;
-  const line = why.length > 200 ? `${why.slice(0, 199)}…` : why;
-  return `the gate \`${run.command}\` fails on the base ${sha.slice(0, 12)} already (${line}): stories are charged only with failures of their own, and where it cannot run at all it checks nothing until that is fixed`;
+  return `the gate \`${run.command}\` fails on the base ${sha.slice(0, 12)} already (${capText(why, 200)}): stories are charged only with failures of their own, and where it cannot run at all it checks nothing until that is fixed`;
 }
 
 /** The new failures of each failing gate, `lines` failure lines each. */

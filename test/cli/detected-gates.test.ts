@@ -102,7 +102,7 @@ describe('a Python project (pyproject, requirements files, pytest)', () => {
     });
     expect(parseConfig(config, 'x')).toMatchObject({
       setup:
-        'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
+        'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
       gates: ['.venv/bin/python -m pytest'],
     });
     expect(config).toMatch(

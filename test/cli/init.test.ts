@@ -476,7 +476,7 @@ describe("epicflow init's defaults come from the repository", () => {
     [
       'pip: requirements files, pytest listed in one',
       { 'requirements.txt': 'requests==2.32.0\n', 'requirements-dev.txt': 'pytest==8.3.0\n' },
-      'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
+      'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null && .venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
       ['.venv/bin/python -m pytest'],
       ['^ {2}- \\.venv/bin/python -m pytest {2}# requirements-dev\\.txt$'],
     ],
@@ -487,7 +487,7 @@ describe("epicflow init's defaults come from the repository", () => {
         'stopwords.py': '',
         'tests/test_stopwords.py': 'import unittest\n',
       },
-      'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -r requirements.txt pytest',
+      'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null && .venv/bin/python -m pip install -r requirements.txt pytest',
       ['.venv/bin/python -m pytest'],
       ['^ {2}- \\.venv/bin/python -m pytest {2}# tests/ test files$'],
     ],
@@ -533,7 +533,8 @@ describe("epicflow init's defaults come from the repository", () => {
     });
     const r = await init(['--dir', dir]);
     expect(await config(dir)).toMatchObject({
-      setup: 'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install -e .',
+      setup:
+        'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null && .venv/bin/python -m pip install -e .',
       gates: [],
     });
     expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([

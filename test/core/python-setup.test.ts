@@ -19,7 +19,8 @@ function python(files: Record<string, string>) {
   };
 }
 
-const VENV = 'python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip install';
+const VENV =
+  'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null && .venv/bin/python -m pip install';
 
 describe('a pip project', () => {
   it('requirements files: installed into the in-tree environment, the gates run with its python', () => {

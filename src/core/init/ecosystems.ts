@@ -180,9 +180,12 @@ const IN_TREE: Readonly<Record<Exclude<PythonManager, 'pip'>, string>> = {
  * fresh home (a `pip install` into the user's site would be gone); a virtual environment,
  * because Debian's and Ubuntu's Python refuses `pip install` outside one (PEP 668). It sees
  * the system's packages, so a tool the project does not list (a system pytest) is used, not
- * downloaded.
+ * downloaded — pip too: a venv made with its own pip unpacks one (`ensurepip`, about 4 s of
+ * CPU in every checkout setup runs in); the system's pip, run by the venv's interpreter,
+ * installs into the venv as well. `ensurepip` only where the system has no pip.
  */
-const VENV = 'python3 -m venv --system-site-packages .venv';
+const VENV =
+  'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null';
 const VENV_PYTHON = '.venv/bin/python';
 
 /** The extras a test run wants, in this order of preference. */

@@ -3,6 +3,7 @@
  * `<field.path>: <what was expected>, got <what>`.
  */
 import type { z } from 'zod';
+import { nearMiss } from '../near-miss.js';
 
 /** Known keys of each object that had unknown keys, keyed by that object (the input). */
 export type KnownKeys = WeakMap<object, readonly string[]>;
@@ -30,33 +31,6 @@ function describeValue(value: unknown): string {
   return String(value);
 }
 
-/** A close known key for a misspelt one: case, `_`/`-` and one or two typos forgiven. */
-function suggestKey(key: string, known: readonly string[]): string | undefined {
-  const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
-  const limit = key.length <= 4 ? 1 : 2;
-  let best: { name: string; distance: number } | undefined;
-  for (const name of known) {
-    const distance = editDistance(norm(key), norm(name));
-    if (distance <= limit && (best === undefined || distance < best.distance)) {
-      best = { name, distance };
-    }
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
 /** One problem: where it is, and its line for people. */
 export interface Problem {
   readonly path: readonly PropertyKey[];
@@ -81,7 +55,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], knownKeys: Kno
             ? (knownKeys.get(issue.input) ?? [])
             : [];
         for (const key of issue.keys) {
-          const suggestion = suggestKey(key, known);
+          const suggestion = nearMiss(key, known);
           const hint =
             suggestion !== undefined
               ? `did you mean "${suggestion}"?`

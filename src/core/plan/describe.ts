@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { nearMiss } from '../near-miss.js';
 
 /**
  * Turns zod issues into sentences for people. The plan's own wording is used
@@ -88,31 +89,35 @@ export function describeIssue(
   }
 }
 
+/**
+ * What other tools call a story's fields (GitHub Actions' `needs`, a task list's `files`):
+ * suggested before any near spelling (`needs` is two letters from `reads`).
+ */
+const FIELD_ALIASES: Readonly<Record<string, string>> = {
+  needs: 'dependsOn',
+  depends: 'dependsOn',
+  dependencies: 'dependsOn',
+  deps: 'dependsOn',
+  requires: 'dependsOn',
+  after: 'dependsOn',
+  blockedBy: 'dependsOn',
+  files: 'owns',
+  paths: 'owns',
+  writes: 'owns',
+  scope: 'owns',
+  name: 'title',
+  body: 'description',
+  details: 'description',
+  prompt: 'description',
+  criteria: 'acceptance',
+  acceptanceCriteria: 'acceptance',
+  doneWhen: 'acceptance',
+  agent: 'executor',
+  context: 'reads',
+};
+
 /** ` (did you mean "dependsOn"?)` when an unknown field is a near miss of a known one. */
 function suggestion(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = candidate.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, candidate);
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best !== undefined && bestDistance <= 2 ? ` (did you mean ${JSON.stringify(best)}?)` : '';
-}
-
-function editDistance(a: string, b: string): number {
-  // Field names are short; unknown keys may be long but are capped to keep this cheap.
-  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return Infinity;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? Infinity;
+  const name = nearMiss(key, known, FIELD_ALIASES);
+  return name === undefined ? '' : ` (did you mean ${JSON.stringify(name)}?)`;
 }

@@ -149,6 +149,12 @@ describe('parsePlan violations, one code at a time', () => {
       'story "wire-health": unknown field "dependOn" (did you mean "dependsOn"?)',
     ],
     [
+      "another tool's word for a field",
+      stories(story('wire-health', '[src]', 'needs: [x]')),
+      'schema',
+      'story "wire-health": unknown field "needs" (did you mean "dependsOn"?)',
+    ],
+    [
       'unknown top-level field',
       plan(`stories:\n${story('a', '[src]')}\nepic: x`),
       'schema',

@@ -5,7 +5,6 @@
  */
 import type { TraceSpan } from './trace.js';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { EpicflowConfig } from '../core/config/types.js';
 import { combinedBaseline, type GateRun } from '../core/gates/index.js';
 import type { Halt, Plan, Story } from '../core/model.js';
@@ -221,15 +220,22 @@ export class EpicContext {
   ): Promise<GateRun> {
     if (gate.dir === '.') return this.runGate(gate.command, cwd, log, story);
     log?.line(`(in ${gate.dir})`);
-    const run = await this.runGate(gate.command, join(cwd, gate.dir), log, story);
+    const run = await this.runGate(gate.command, cwd, log, story, gate.dir);
     return { ...run, command: gate.label };
   }
 
-  /** One gate command in a tree, its output to `log`. */
-  async runGate(command: string, cwd: string, log?: OutputLog, story?: string): Promise<GateRun> {
+  /** One gate command in a tree (in its folder `dir` of it), its output to `log`. */
+  async runGate(
+    command: string,
+    cwd: string,
+    log?: OutputLog,
+    story?: string,
+    dir = '.',
+  ): Promise<GateRun> {
     log?.line(`$ ${command}`);
     const run = await this.ports.gates.run(command, {
       cwd,
+      dir,
       timeoutMs: this.config.timeouts.gateMs,
       signal: this.interrupt.signal,
       ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),
@@ -393,7 +399,8 @@ export class EpicContext {
       if (setup.dir !== '.') log?.line(`(in ${setup.dir})`);
       log?.line(`$ ${setup.command}`);
       const r = await this.ports.gates.run(setup.command, {
-        cwd: setup.dir === '.' ? cwd : join(cwd, setup.dir),
+        cwd,
+        dir: setup.dir,
         timeoutMs: this.config.timeouts.gateMs,
         signal: this.interrupt.signal,
         ...(log === undefined ? {} : { onLine: (l: string) => log.line(l) }),

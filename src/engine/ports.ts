@@ -126,7 +126,13 @@ export interface GateRunner {
   run(
     command: string,
     options: {
+      /** The checkout the command runs in, and may write. */
       cwd: string;
+      /**
+       * A package's folder in it (`packages/api`), where the command starts; `.` or none:
+       * the checkout's top. The checkout is what is handed to the command, whole.
+       */
+      dir?: string;
       timeoutMs: number;
       signal?: AbortSignal;
       /** Every line of the output as it streams (both streams), for the story's log. */

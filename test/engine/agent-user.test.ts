@@ -28,6 +28,44 @@ import { userAclEntries } from '../support/acl.js';
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
+/**
+ * A story in a package of the repository, checked in that package's folder by its own setup
+ * and gate, which write beside it in the checkout (a workspace's shared `node_modules`): the
+ * checkout the agent's steps wrote is handed to a package's command whole, never its folder
+ * alone.
+ */
+async function packageStory(opts: { sandbox: boolean }): Promise<void> {
+  repo = makeRepo({ 'README.md': 'x\n', 'packages/a/package.json': '{}\n' });
+  const inPackage = 'test "$(basename "$PWD")" = a && test "$(id -un)" != root';
+  repo.write(
+    'epicflow.yml',
+    configYaml({
+      executors: [{ id: 'bot', command: ['sh', '-c', 'echo a > packages/a/a.txt'] }],
+      gates: [],
+      extra: [
+        'packages:',
+        '  - path: packages/a',
+        `    setup: ${JSON.stringify(`${inPackage} && mkdir -p ../../.shared && touch ../../.shared/setup`)}`,
+        `    gates: [${JSON.stringify(`${inPackage} && test -f ../../.shared/setup && touch ../../.shared/gate && test -f a.txt`)}]`,
+      ].join('\n'),
+    }),
+  );
+  repo.commit('config');
+  const result = await run(repo, planMarkdown([{ id: 'a', owns: ['packages/a'] }]), {
+    agentUser: 'epicflow-agent',
+    sandbox: opts.sandbox,
+  });
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(epicMerges(repo)).toEqual(['Merge story a: Story a']);
+  expect(record(repo, 'a')['notes']).toContain("checks ran for packages/a (with the root's)");
+  const gates = readdirSync(join(stateDir(repo), 'logs', 'a'))
+    .filter((f) => f.endsWith('-gates.log'))
+    .map((f) => readFileSync(join(stateDir(repo), 'logs', 'a', f), 'utf8'))
+    .join('\n');
+  expect(gates).toContain('(in packages/a)');
+  expect(gates).toContain('[passed]');
+}
+
 describe('a local run with --agent-user', () => {
   it('runs the agent and the gates as that user and ends what the agent left behind', async () => {
     repo = makeRepo({ 'README.md': 'x\n' });
@@ -70,6 +108,10 @@ describe('a local run with --agent-user', () => {
     await delay(2500);
     expect(existsSync(later)).toBe(false);
     expect(existsSync(pid)).toBe(false);
+  }, 180_000);
+
+  it("checks a package's story in the package's folder, its checkout handed whole", async () => {
+    await packageStory({ sandbox: false });
   }, 180_000);
 
   it('gives stories that run side by side users of their own: one cannot write into the other', async () => {
@@ -316,6 +358,10 @@ describeNeeding(
       // Root handed the trees through mount namespaces: no folder above them (the test's
       // own, closed to others) got an entry of the agent user's.
       expect(userAclEntries(repo.tmp)).toEqual([]);
+    }, 180_000);
+
+    it("checks a package's story in the package's folder of a tree that is the agent's", async () => {
+      await packageStory({ sandbox: true });
     }, 180_000);
   },
 );

@@ -4,6 +4,7 @@
  * the agent user when isolated, with its own home), with the base environment
  * (no tokens). Every process a gate started is ended after it.
  */
+import { join } from 'node:path';
 import { GateDigest } from '../../core/gates/index.js';
 import type { GateRunner } from '../../engine/ports.js';
 import { baseEnv } from './run-process.js';
@@ -12,13 +13,16 @@ import { sameUser, type Untrusted } from './untrusted.js';
 export function shellGates(env: NodeJS.ProcessEnv, untrusted: Untrusted = sameUser()): GateRunner {
   const childEnv = baseEnv(env);
   return {
-    async run(command, { cwd, timeoutMs, signal, onLine, story }) {
+    async run(command, { cwd, dir = '.', timeoutMs, signal, onLine, story }) {
       // What decisions rest on (failure lines, the pass count) is read from every line as
       // it streams; the text kept for people (the coder's feedback, the report) is the
       // tail, which says so in its first line when cut.
       const digest = new GateDigest(cwd);
       const r = await untrusted.runShell(command, {
-        cwd,
+        // A package's command starts in its folder; the checkout is handed over whole
+        // (a folder inside a tree an agent wrote is never handed over by itself).
+        cwd: dir === '.' ? cwd : join(cwd, dir),
+        ...(dir === '.' ? {} : { writable: [cwd] }),
         env: childEnv,
         // As the agent user, gates get its home (npm's cache, tools' settings): never ours.
         ownHome: true,

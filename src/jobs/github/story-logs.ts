@@ -2,7 +2,7 @@
  * What a story's work job keeps of its run beside the record: each gate (and setup) run for
  * the job summary, and the logs it hands over in its artifact.
  */
-import { relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { GateRun } from '../../core/gates/index.js';
 import { ranOnStory } from '../../engine/checkout.js';
@@ -31,7 +31,9 @@ export function recordingGates(
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
-      const [, ...dir] = relative(trees.worktrees, options.cwd).split(sep);
+      const [, ...dir] = relative(trees.worktrees, join(options.cwd, options.dir ?? '.')).split(
+        sep,
+      );
       log.push({
         command: dir.length === 0 ? command : `${dir.join('/')}: ${command}`,
         ok: r.ok,

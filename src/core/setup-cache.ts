@@ -54,23 +54,63 @@ export function boundToPlace(paths: Iterable<string>): boolean {
 }
 
 /**
- * The key of what `setup` makes, given the commit's lockfiles (path and bytes) and, when
- * it is bound to it (`boundToPlace`), the checkout's path: only a checkout at that path
- * (the same story's next check) gets what setup made there. Null when there is no setup
- * or no lockfile: nothing says two commits install the same.
+ * What an install resolves from when nothing pins it: the projects' own manifests, in any
+ * folder.
+ */
+const MANIFESTS: ReadonlySet<string> = new Set([
+  'package.json',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'go.mod',
+  'Cargo.toml',
+]);
+
+/**
+ * The files of a commit whose bytes the key holds: its lockfiles; without any, its
+ * manifests (then the key holds the epic too, see `setupCacheKey`).
+ */
+export function keyFiles(paths: readonly string[]): string[] {
+  const locks = paths.filter(isLockfile);
+  return locks.length > 0 ? locks : paths.filter((p) => MANIFESTS.has(nameOf(p)));
+}
+
+/** A key, and what two checkouts with it have in common (for the line that says it was used). */
+export interface SetupCacheKey {
+  readonly key: string;
+  readonly same: string;
+}
+
+/**
+ * The key of what `setup` makes, given the bytes of the commit's `keyFiles` (path and
+ * content) and, when it is bound to it (`boundToPlace`), the checkout's path: only a
+ * checkout at that path (the same story's next check) gets what setup made there. With
+ * lockfiles, two commits with the same of them install the same. Without, an install
+ * resolves the manifests' ranges afresh each time: the key holds the epic, so that its
+ * baseline, its stories' checks and its merged tree install once and check against the
+ * same versions, and the next epic resolves again. Null when there is no setup, no such
+ * file, or none pins and no epic is given.
  */
 export function setupCacheKey(
   setup: readonly ScopedCommand[],
-  lockfiles: readonly { readonly path: string; readonly content: Uint8Array }[],
-  place?: string,
-): string | null {
-  if (setup.length === 0 || lockfiles.length === 0) return null;
+  files: readonly { readonly path: string; readonly content: Uint8Array }[],
+  where: { readonly place?: string; readonly epic?: string } = {},
+): SetupCacheKey | null {
+  if (setup.length === 0 || files.length === 0) return null;
+  const pinned = files.some((f) => isLockfile(f.path));
+  if (!pinned && where.epic === undefined) return null;
   const hash = createHash('sha256');
   hash.update(JSON.stringify(setup.map((s) => [s.dir, s.command])));
-  if (place !== undefined) hash.update(`\nat ${JSON.stringify(place)}`);
-  for (const file of [...lockfiles].sort((a, b) => (a.path < b.path ? -1 : 1))) {
+  if (where.place !== undefined) hash.update(`\nat ${JSON.stringify(where.place)}`);
+  if (!pinned) hash.update(`\nin the epic ${JSON.stringify(where.epic)}`);
+  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
     const content = createHash('sha256').update(file.content).digest('hex');
     hash.update(`\n${JSON.stringify(file.path)} ${content}`);
   }
-  return hash.digest('hex');
+  return {
+    key: hash.digest('hex'),
+    same: pinned
+      ? 'same setup and lockfiles'
+      : 'same setup and manifests in this epic: no lockfile pins them',
+  };
 }

@@ -377,6 +377,7 @@ export class EpicContext {
       tree,
       sha,
       scope,
+      epic: this.settings.epic,
       say: (line) => {
         log?.line(line);
         this.emit(story === undefined ? 'epic' : 'story', line, story);

@@ -3,10 +3,10 @@
  * there (installed dependencies) comes from setup run on a checkout epicflow made of a
  * commit — this one, or an earlier one with the same setup commands and lockfiles —
  * never from a tree an agent worked in. The key is read from git's objects of the
- * commit; a commit without a lockfile gets no cache; a failed setup is never kept.
+ * commit (its lockfiles, else its manifests within one epic); a failed setup is never kept.
  */
 import { describeError } from '../core/errors.js';
-import { boundToPlace, isLockfile, setupCacheKey } from '../core/setup-cache.js';
+import { boundToPlace, keyFiles, setupCacheKey, type SetupCacheKey } from '../core/setup-cache.js';
 import type { CheckScope } from '../core/packages.js';
 import type { FailedSetup } from '../core/story/index.js';
 import type { GitPort, SetupCachePort } from './ports.js';
@@ -19,6 +19,8 @@ interface FreshSetup<F extends SetupFailure> {
   readonly tree: string;
   readonly sha: string;
   readonly scope: CheckScope;
+  /** The epic the check is of: an install no lockfile pins is reused within it alone. */
+  readonly epic: string;
   /** The story's (or the epic's) log and notes: a line that says the cache was used. */
   readonly say: (line: string) => void;
   /** Setup itself, run in the checkout: the failing command, or null when it passed. */
@@ -26,29 +28,33 @@ interface FreshSetup<F extends SetupFailure> {
 }
 
 /**
- * The key of setup on `sha` in the checkout `tree` (its commands, its lockfiles' bytes from
- * git's objects, and the tree's path where what setup makes is bound to it; null: no
- * lockfile), and the commit's paths.
+ * The key of setup on `sha` in the checkout `tree` (its commands, the bytes of its
+ * lockfiles — else of its manifests, within `epic` — from git's objects, and the tree's
+ * path where what setup makes is bound to it; null: none of those files), and the commit's
+ * paths.
  */
 async function keyOf(
   git: GitPort,
   sha: string,
-  scope: CheckScope,
-  tree: string,
-): Promise<{ key: string | null; tracked: ReadonlySet<string> }> {
-  const files = await git.treeFiles(sha);
-  const tracked = new Set(files.map((f) => f.path));
-  const locks = files.filter(
-    (f) => isLockfile(f.path) && (f.mode === '100644' || f.mode === '100755'),
+  where: { readonly scope: CheckScope; readonly tree: string; readonly epic: string },
+): Promise<{ key: SetupCacheKey | null; tracked: ReadonlySet<string> }> {
+  const files = (await git.treeFiles(sha)).filter(
+    (f) => f.mode === '100644' || f.mode === '100755',
   );
-  if (locks.length === 0) return { key: null, tracked };
-  const blobs = await git.readBlobs(locks.map((f) => f.object));
-  const lockfiles = locks.flatMap((f) => {
+  const tracked = new Set(files.map((f) => f.path));
+  const keyed = new Set(keyFiles(files.map((f) => f.path)));
+  const picked = files.filter((f) => keyed.has(f.path));
+  if (picked.length === 0) return { key: null, tracked };
+  const blobs = await git.readBlobs(picked.map((f) => f.object));
+  const contents = picked.flatMap((f) => {
     const content = blobs.get(f.object);
     return content === undefined ? [] : [{ path: f.path, content }];
   });
   return {
-    key: setupCacheKey(scope.setup, lockfiles, boundToPlace(tracked) ? tree : undefined),
+    key: setupCacheKey(where.scope.setup, contents, {
+      ...(boundToPlace(tracked) ? { place: where.tree } : {}),
+      epic: where.epic,
+    }),
     tracked,
   };
 }
@@ -64,11 +70,11 @@ export async function setupFromCache<F extends SetupFailure>(
 ): Promise<F | null> {
   const cache = enabled && input.scope.setup.length > 0 ? ports.setupCache : undefined;
   if (cache === undefined) return input.run();
-  const { key, tracked } = await keyOf(ports.git, input.sha, input.scope, input.tree);
-  if (key === null) return input.run();
-  const short = key.slice(0, 12);
+  const { key: keyed, tracked } = await keyOf(ports.git, input.sha, input);
+  if (keyed === null) return input.run();
+  const { key, same } = keyed;
   if (await cache.restore(key, input.tree)) {
-    input.say(`setup came from the cache of key ${short} (same setup and lockfiles)`);
+    input.say(`setup came from the cache of key ${key.slice(0, 12)} (${same})`);
     return null;
   }
   const failed = await input.run();

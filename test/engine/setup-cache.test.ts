@@ -68,6 +68,7 @@ function setUp(
   writeFileSync(secret, SECRET);
   const coder = scriptedCoder(repo, 'coder', {
     a: { '*': { write: { 'src/a.txt': 'a\n' } } },
+    c: { '*': { write: { 'src/c.txt': 'c\n' } } },
     b: {
       '*': {
         write: {
@@ -166,18 +167,29 @@ describe('the setup cache', () => {
     }
   });
 
-  it('without a lockfile nothing is cached: setup runs on every fresh checkout', async () => {
+  it('without a lockfile the manifests key it within one epic: its checks install once, the next epic resolves again', async () => {
     const { plan, counter } = setUp({ lockfile: false, aOnly: true });
     // The gate compares with the lockfile: without one it has nothing to compare, so it
     // is given one that is not a lockfile by name.
     repo.write('gate.mjs', GATE.replaceAll('package-lock.json', 'README.md'));
     repo.write('setup.sh', SETUP.replace('package-lock.json', 'README.md'));
-    repo.commit('no lockfile');
+    repo.write('package.json', '{"devDependencies":{"ava":"^3"}}\n');
+    repo.commit('no lockfile, a manifest');
     const result = await run(repo, plan);
     expect(result.code).toBe(0);
-    expect(freshRuns(counter).length).toBeGreaterThan(1);
-    expect(result.stdout).not.toContain('setup came from the cache');
-    expect(existsSync(cacheRoot()) ? readdirSync(cacheRoot()) : []).toEqual([]);
+    // The base's install, then a copy of it for the story's checks.
+    expect(freshRuns(counter)).toEqual(['_base']);
+    expect(result.stdout).toMatch(
+      /setup came from the cache of key [0-9a-f]{12} \(same setup and manifests in this epic: no lockfile pins them\)/,
+    );
+    expect(readdirSync(cacheRoot())).toHaveLength(1);
+
+    const next = join(repo.tmp, 'next.md');
+    writeFileSync(next, planMarkdown([{ id: 'c', owns: ['src/c.txt'] }]));
+    const again = await run(repo, plan, { file: next });
+    expect(again.code).toBe(0);
+    expect(freshRuns(counter)).toEqual(['_base', '_base']);
+    expect(readdirSync(cacheRoot())).toHaveLength(2);
   });
 
   it('setupCache: false runs setup on every fresh checkout', async () => {

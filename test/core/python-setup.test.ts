@@ -109,6 +109,62 @@ describe('a pip project', () => {
     });
   });
 
+  it('hatch: the environment that installs pytest, created by setup and named by each gate', () => {
+    // pytest-dev/iniconfig's layout: a test environment beside the default one.
+    const iniconfig = [
+      '[tool.hatch.version]',
+      'source = "vcs"',
+      '',
+      '[tool.hatch.envs.lint]',
+      'dependencies = ["ruff"]',
+      '[tool.hatch.envs.test]',
+      'dependencies = [',
+      '  "pytest"',
+      ']',
+      '[tool.hatch.envs.test.scripts]',
+      'default = "pytest {args}"',
+      '',
+      '[tool.mypy]',
+      'strict = true',
+      '[tool.pytest.ini_options]',
+      'testpaths = ["testing"]',
+      '',
+    ].join('\n');
+    expect(python({ 'pyproject.toml': iniconfig })).toEqual({
+      setup: [
+        'HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch env create test  # pyproject.toml [tool.hatch.envs], environment test installs pytest',
+      ],
+      gates: [
+        'HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch run test:pytest',
+        'HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch run test:mypy .',
+      ],
+      warnings: [
+        'hatch keeps no lockfile: setup "hatch env create test" installs whatever versions resolve today; pin them in the environment\'s dependencies to keep them',
+      ],
+    });
+    // In hatch.toml, several: the name a test run wants first; the default one needs no name.
+    expect(
+      python({
+        'pyproject.toml': '',
+        'hatch.toml':
+          '[envs.ci]\ndependencies = ["pytest"]\n[envs.tests]\ndependencies = ["pytest-cov", "pytest>=8"]\n',
+        'pytest.ini': '',
+      }).gates,
+    ).toEqual(['HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch run tests:pytest']);
+    expect(
+      python({
+        'pyproject.toml':
+          '[tool.hatch.envs.default]\ndependencies = ["pytest"]\n[tool.hatch.envs.docs]\ndependencies = ["pytest-mkdocs"]\n',
+        'pytest.ini': '',
+      }),
+    ).toMatchObject({
+      setup: [
+        'HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch env create  # pyproject.toml [tool.hatch.envs]',
+      ],
+      gates: ['HATCH_ENV_TYPE_VIRTUAL_PATH=.venv hatch run pytest'],
+    });
+  });
+
   it('test modules under tests/ with nothing configured: pytest runs them (unittest ones too), installed by name', () => {
     expect(
       python({

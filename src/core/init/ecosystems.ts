@@ -188,6 +188,27 @@ const VENV =
   'python3 -m venv --without-pip --system-site-packages .venv && (.venv/bin/python -m pip --version 2>/dev/null || .venv/bin/python -m ensurepip) >/dev/null';
 const VENV_PYTHON = '.venv/bin/python';
 
+/**
+ * The hatch environment whose dependencies list pytest (`[tool.hatch.envs.test]` in
+ * pyproject.toml, `[envs.test]` in hatch.toml), the names a test run wants first; none:
+ * the default environment.
+ */
+function testEnvironment(texts: ReadonlyMap<string, string>): string | undefined {
+  const testing: string[] = [];
+  for (const [file, prefix] of [
+    ['pyproject.toml', 'tool.hatch.envs.'],
+    ['hatch.toml', 'envs.'],
+  ] as const) {
+    const text = texts.get(file) ?? '';
+    const header = new RegExp(`^\\s*\\[${prefix.replace(/\./g, '\\.')}([\\w-]+)\\]\\s*$`, 'gm');
+    for (const [, name = ''] of text.matchAll(header)) {
+      const body = tableBody(text, `${prefix}${name}`) ?? '';
+      if (name !== 'default' && lists(body, 'pytest')) testing.push(name);
+    }
+  }
+  return TEST_EXTRAS.find((e) => testing.includes(e)) ?? testing[0];
+}
+
 /** The extras a test run wants, in this order of preference. */
 const TEST_EXTRAS = ['test', 'tests', 'testing', 'dev'] as const;
 
@@ -283,21 +304,33 @@ function pythonFindings(
     }
   } else {
     const env = IN_TREE[manager];
-    runner = `${env}${manager} run`;
+    // hatch runs in its default environment unless told: the one that installs pytest.
+    const hatchEnv = manager === 'hatch' ? testEnvironment(texts) : undefined;
+    runner = `${env}${manager} run${hatchEnv === undefined ? '' : ` ${hatchEnv}:`}`;
     const install = {
       uv: locked ? 'uv sync --locked' : 'uv sync',
       poetry: 'poetry install',
       pdm: locked ? 'pdm sync' : 'pdm install',
-      hatch: 'hatch env create',
+      hatch: hatchEnv === undefined ? 'hatch env create' : `hatch env create ${hatchEnv}`,
     }[manager];
-    setup.push({ command: `${env}${install}`, from });
-    if (!locked) {
+    setup.push({
+      command: `${env}${install}`,
+      from: hatchEnv === undefined ? from : `${from}, environment ${hatchEnv} installs pytest`,
+    });
+    if (manager === 'hatch') {
+      warnings.push(
+        `hatch keeps no lockfile: setup "${install}" installs whatever versions resolve today; pin them in the environment's dependencies to keep them`,
+      );
+    } else if (!locked) {
       warnings.push(
         `${manager} without its lockfile: setup "${install}" can resolve other versions than yours; commit the lockfile to pin them`,
       );
     }
   }
-  const gates = tools.map((t) => ({ command: `${runner} ${t.args}`, from: t.from }));
+  const gates = tools.map((t) => ({
+    command: runner.endsWith(':') ? `${runner}${t.args}` : `${runner} ${t.args}`,
+    from: t.from,
+  }));
   if (!tools.some((t) => t.args === 'pytest')) {
     warnings.push(
       'a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py), listed, or test files under tests/: no test gate was written; add the command that runs your tests to gates:',

@@ -317,3 +317,15 @@ export function throughPassage(
     ...argv,
   ];
 }
+
+/**
+ * The step's `GOFLAGS` with `-buildvcs=false`. The repository's git folder is out of the
+ * step's sight (its tree's `.git` file leads nowhere), and Go stamps a main package's build
+ * with the version control status it reads there: `go build ./...` stopped at "error
+ * obtaining VCS status" on every check of a repository with a command in it. What it
+ * leaves out is the metadata a binary carries (`go version -m`), nothing a test sees.
+ */
+export function withoutVcsStamping(goflags: string | undefined): string {
+  const flags = (goflags ?? '').split(/\s+/).filter((f) => f !== '' && !f.startsWith('-buildvcs'));
+  return [...flags, '-buildvcs=false'].join(' ');
+}

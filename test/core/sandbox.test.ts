@@ -6,6 +6,7 @@ import {
   sandboxArgs,
   throughPassage,
   toolFolders,
+  withoutVcsStamping,
 } from '../../src/core/sandbox.js';
 
 describe('what a sandboxed step may read to start', () => {
@@ -235,5 +236,16 @@ describe("root's passage to a step's folders, through a mount namespace", () => 
     );
     expect(order.every((at, i) => at > (order[i - 1] ?? 0))).toBe(true);
     expect(script).toContain('--clear-groups');
+  });
+});
+
+describe("a step's GOFLAGS (the repository's git is out of its sight)", () => {
+  it('keeps the flags it had and turns VCS stamping off, once', () => {
+    expect(withoutVcsStamping(undefined)).toBe('-buildvcs=false');
+    expect(withoutVcsStamping('')).toBe('-buildvcs=false');
+    expect(withoutVcsStamping('-mod=vendor  -trimpath')).toBe(
+      '-mod=vendor -trimpath -buildvcs=false',
+    );
+    expect(withoutVcsStamping('-buildvcs=true -mod=mod')).toBe('-mod=mod -buildvcs=false');
   });
 });

@@ -24,6 +24,7 @@ import {
   passage,
   throughPassage,
   toolFolders,
+  withoutVcsStamping,
   type NamespaceTools,
   type SystemEntry,
   type VeiledEntry,
@@ -261,7 +262,13 @@ export async function sandbox(
                 walled,
                 tools,
               ),
-        env: { ...options.env, ...keyring.env, HOME: home, TMPDIR: '/tmp' },
+        env: {
+          ...options.env,
+          ...keyring.env,
+          HOME: home,
+          TMPDIR: '/tmp',
+          GOFLAGS: withoutVcsStamping(options.env['GOFLAGS']),
+        },
         done: () => rm(id, { recursive: true, force: true }),
         watch: namespaceWatch(),
       };

@@ -28,6 +28,7 @@ import { ownKeyring } from '../../../src/adapters/process/keyring.js';
 import { sandbox, type Sandbox } from '../../../src/adapters/process/sandbox.js';
 import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
 import { bundledEntry } from '../../support/bundled-entry.js';
+import { describeNeeding } from '../../support/needs.js';
 import { holder as keyHolder, READER } from './support/keyring-scripts.js';
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
@@ -364,5 +365,24 @@ describe('the kernel sandbox around an untrusted step', () => {
     expect(r.stdout.trim()).toBe(`agent ran in ${tree}`);
     expect(execFileSync('git', ['--version'], { encoding: 'utf8' })).toMatch(/^git version/);
     expect((await step('git --version')).stdout).toMatch(/^git version/);
+  });
+});
+
+describeNeeding(['go'], 'Go in the kernel sandbox', () => {
+  it('builds a command in a tree whose .git leads to the repository it cannot see', async () => {
+    const module = join(tree, 'cmd-module');
+    mkdirSync(module, { recursive: true });
+    writeFileSync(join(module, 'go.mod'), 'module example.com/tool\n\ngo 1.19\n');
+    writeFileSync(join(module, 'main.go'), 'package main\n\nfunc main() {}\n');
+    // As in a linked tree: the git folder it names is out of the step's sight.
+    writeFileSync(join(module, '.git'), `gitdir: ${join(dir, 'repo', '.git', 'worktrees', 'a')}\n`);
+    const r = await untrusted.runShell('go build ./... && echo BUILT', {
+      cwd: module,
+      env,
+      ownHome: true,
+      timeoutMs: 120_000,
+    });
+    expect(r.stderr).not.toContain('error obtaining VCS status');
+    expect(r.stdout.trim()).toBe('BUILT');
   });
 });

@@ -319,13 +319,37 @@ export function throughPassage(
 }
 
 /**
- * The step's `GOFLAGS` with `-buildvcs=false`. The repository's git folder is out of the
- * step's sight (its tree's `.git` file leads nowhere), and Go stamps a main package's build
- * with the version control status it reads there: `go build ./...` stopped at "error
- * obtaining VCS status" on every check of a repository with a command in it. What it
- * leaves out is the metadata a binary carries (`go version -m`), nothing a test sees.
+ * What tools are told in the sandbox, whose layout they would misread:
+ *
+ * - Go: the repository's git folder is out of the step's sight (its tree's `.git` file
+ *   leads nowhere), and Go stamps a main package's build with the version control status
+ *   it reads there: `go build ./...` stopped at "error obtaining VCS status" on every check
+ *   of a repository with a command in it. `-buildvcs=false` is added to `GOFLAGS`; it leaves
+ *   out the metadata a binary carries (`go version -m`), nothing a test sees.
+ * - pnpm: the tree is a mount of its own, and pnpm keeps its store on the tree's device, at
+ *   the top of that mount when no home is there: a `.pnpm-store` of the whole install in
+ *   the tree (8,332 files beside `node_modules` for a small package), set aside from the
+ *   story's commits and copied with setup's files. Its store goes in the step's home
+ *   unless the step's environment names one.
  */
-export function withoutVcsStamping(goflags: string | undefined): string {
+export function toolsInTheSandbox(
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+): Record<string, string> {
+  return {
+    GOFLAGS: withoutVcsStamping(env['GOFLAGS']),
+    // pnpm up to 10 reads the first, 11 and later the second.
+    ...(env['npm_config_store_dir'] === undefined && env['pnpm_config_store_dir'] === undefined
+      ? {
+          npm_config_store_dir: `${home}/.local/share/pnpm/store`,
+          pnpm_config_store_dir: `${home}/.local/share/pnpm/store`,
+        }
+      : {}),
+  };
+}
+
+/** `GOFLAGS` with `-buildvcs=false`, once, the other flags kept. */
+function withoutVcsStamping(goflags: string | undefined): string {
   const flags = (goflags ?? '').split(/\s+/).filter((f) => f !== '' && !f.startsWith('-buildvcs'));
   return [...flags, '-buildvcs=false'].join(' ');
 }

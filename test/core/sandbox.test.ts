@@ -6,7 +6,7 @@ import {
   sandboxArgs,
   throughPassage,
   toolFolders,
-  withoutVcsStamping,
+  toolsInTheSandbox,
 } from '../../src/core/sandbox.js';
 
 describe('what a sandboxed step may read to start', () => {
@@ -239,13 +239,30 @@ describe("root's passage to a step's folders, through a mount namespace", () => 
   });
 });
 
-describe("a step's GOFLAGS (the repository's git is out of its sight)", () => {
-  it('keeps the flags it had and turns VCS stamping off, once', () => {
-    expect(withoutVcsStamping(undefined)).toBe('-buildvcs=false');
-    expect(withoutVcsStamping('')).toBe('-buildvcs=false');
-    expect(withoutVcsStamping('-mod=vendor  -trimpath')).toBe(
+describe('what tools are told in the sandbox', () => {
+  const goflags = (env: Record<string, string>) => toolsInTheSandbox(env, '/h')['GOFLAGS'];
+
+  it("Go: the step's GOFLAGS kept, VCS stamping turned off, once", () => {
+    expect(goflags({})).toBe('-buildvcs=false');
+    expect(goflags({ GOFLAGS: '' })).toBe('-buildvcs=false');
+    expect(goflags({ GOFLAGS: '-mod=vendor  -trimpath' })).toBe(
       '-mod=vendor -trimpath -buildvcs=false',
     );
-    expect(withoutVcsStamping('-buildvcs=true -mod=mod')).toBe('-mod=mod -buildvcs=false');
+    expect(goflags({ GOFLAGS: '-buildvcs=true -mod=mod' })).toBe('-mod=mod -buildvcs=false');
+  });
+
+  it("pnpm: its store in the step's home, unless the step names one", () => {
+    const store = '/steps/1/home/.local/share/pnpm/store';
+    expect(toolsInTheSandbox({}, '/steps/1/home')).toMatchObject({
+      npm_config_store_dir: store,
+      pnpm_config_store_dir: store,
+    });
+    for (const named of ['npm_config_store_dir', 'pnpm_config_store_dir']) {
+      const told = toolsInTheSandbox({ [named]: '/cache/pnpm' }, '/h');
+      expect([told['npm_config_store_dir'], told['pnpm_config_store_dir']]).toEqual([
+        undefined,
+        undefined,
+      ]);
+    }
   });
 });

@@ -368,6 +368,21 @@ describe('the kernel sandbox around an untrusted step', () => {
   });
 });
 
+describe('tools in the kernel sandbox', () => {
+  it("keeps pnpm's store in the step's home, never at the top of its tree (a mount of its own)", async () => {
+    const r = await untrusted.runShell(
+      'echo "$npm_config_store_dir"; echo "$pnpm_config_store_dir"; echo "$HOME"',
+      { cwd: tree, env, ownHome: true, timeoutMs: 60_000 },
+    );
+    const [npmStore, pnpmStore, home] = r.stdout.trim().split('\n');
+    expect(home).toMatch(/^\//);
+    expect([npmStore, pnpmStore]).toEqual([
+      `${home}/.local/share/pnpm/store`,
+      `${home}/.local/share/pnpm/store`,
+    ]);
+  });
+});
+
 describeNeeding(['go'], 'Go in the kernel sandbox', () => {
   it('builds a command in a tree whose .git leads to the repository it cannot see', async () => {
     const module = join(tree, 'cmd-module');

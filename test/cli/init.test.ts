@@ -617,6 +617,28 @@ describe("epicflow init's defaults come from the repository", () => {
         expect(line).toMatch(PINNED);
     });
 
+    it('pnpm and Yarn 2+ are set up through corepack; npm and Yarn 1 are on every runner', async () => {
+      const corepack = async (files: Record<string, string>): Promise<string[]> => {
+        const dir = await repoDir(files);
+        expect((await init(['--appless', '--dir', dir])).code).toBe(0);
+        const { steps } = await story(dir);
+        return steps.flatMap((s) => (s.run?.includes('corepack') === true ? [s.run] : []));
+      };
+      const pkg = (extra = '') => `{ "name": "shop", "scripts": { "test": "vitest" }${extra} }\n`;
+      expect(await corepack({ 'package.json': pkg(), 'pnpm-lock.yaml': '' })).toEqual([
+        'npm install -g corepack && corepack enable pnpm',
+      ]);
+      expect(
+        await corepack({
+          'package.json': pkg(),
+          'yarn.lock': '',
+          '.yarnrc.yml': 'nodeLinker: node-modules\n',
+        }),
+      ).toEqual(['npm install -g corepack && corepack enable yarn']);
+      expect(await corepack({ 'package.json': pkg(), 'yarn.lock': '' })).toEqual([]);
+      expect(await corepack({ 'package.json': pkg(), 'package-lock.json': '{}' })).toEqual([]);
+    });
+
     it('a Cargo workspace and a go.work: each member a package; setup-go reads go.work', async () => {
       const dir = await repoDir({
         'go.work': 'go 1.19\n\nuse ./tools/go/gen\n',

@@ -164,7 +164,11 @@ function installCommand(manager: PackageManager, locked: boolean, yarnBerry: boo
   }
 }
 
-function setupFor(files: ReadonlySet<string>, pkg: PackageJson, warnings: string[]): Sourced {
+function setupFor(
+  files: ReadonlySet<string>,
+  pkg: PackageJson,
+  warnings: string[],
+): Sourced & { readonly runner?: Toolchain } {
   const declared = declaredManager(pkg.packageManager);
   if (pkg.packageManager !== undefined && declared === undefined) {
     warnings.push(
@@ -201,9 +205,12 @@ function setupFor(files: ReadonlySet<string>, pkg: PackageJson, warnings: string
     manager === 'yarn' &&
     (files.has('.yarnrc.yml') || (declared?.major !== undefined && declared.major >= 2));
   const lockfile = MANAGER_LOCKFILES[manager].find((f) => files.has(f));
+  // What a GitHub-hosted runner lacks: it has npm and Yarn 1.
+  const runner = manager === 'pnpm' ? 'pnpm' : berry ? 'yarn' : undefined;
   return {
     command: installCommand(manager, locked, berry),
     from: lockfile ?? (declared === undefined ? 'package.json' : 'package.json packageManager'),
+    ...(runner === undefined ? {} : { runner }),
   };
 }
 
@@ -290,6 +297,7 @@ export function detectChecks(
     if (workspaceManager === undefined) {
       const node = setupFor(files, pkg, warnings);
       setup.push(node);
+      if (node.runner !== undefined) toolchains.push(node.runner);
       gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
     } else {
       gates.push(...gatesFor(workspaceManager, pkg, warnings));

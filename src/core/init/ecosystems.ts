@@ -22,7 +22,17 @@ interface EcosystemFindings {
 }
 
 /** A toolchain an Actions runner has to be given before the story runs. */
-export type Toolchain = 'python' | 'uv' | 'poetry' | 'pdm' | 'hatch' | 'go' | 'rust';
+export type Toolchain =
+  | 'python'
+  | 'uv'
+  | 'poetry'
+  | 'pdm'
+  | 'hatch'
+  | 'go'
+  | 'rust'
+  /** Node's package managers a runner lacks: pnpm, Yarn 2 and later (Yarn 1 is on it). */
+  | 'pnpm'
+  | 'yarn';
 
 /** The files of the root a caller reads for these ecosystems (besides `requirements*.txt`). */
 const ECOSYSTEM_FILES = [

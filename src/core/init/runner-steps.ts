@@ -1,7 +1,8 @@
 /**
  * The steps the story workflow needs before the story runs, so the gates find on the
  * runner what detection found in the repository: Python (and uv, poetry, pdm or hatch),
- * Go, Rust, and the Node version the repository names. Actions are pinned to release
+ * Go, Rust, the Node version the repository names and the package manager it installs
+ * with where a runner has none (pnpm, Yarn 2 and later). Actions are pinned to release
  * commits, the version in a comment, as the templates pin theirs.
  */
 import type { Toolchain } from './ecosystems.js';
@@ -89,6 +90,15 @@ export function runnerSteps(
             'go-version-file': file,
           }),
     );
+  }
+  for (const tool of ['pnpm', 'yarn'] as const) {
+    if (has(tool)) {
+      // Node 25 and later no longer bring corepack: it is installed first.
+      steps.push({
+        comment: ` ${tool}: setup and gates run through it (corepack: the version package.json's packageManager names)`,
+        step: { name: `Set up ${tool}`, run: `npm install -g corepack && corepack enable ${tool}` },
+      });
+    }
   }
   if (has('rust')) {
     steps.push({

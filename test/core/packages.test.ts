@@ -76,6 +76,64 @@ describe('detectPackages', () => {
     ]);
   });
 
+  it("a root whose test script runs every member's: members keep no test gate of their own, said once", () => {
+    const workspace = (rootTest: string) =>
+      detectPackages(
+        [
+          'package.json',
+          'pnpm-lock.yaml',
+          'libs/a/package.json',
+          'libs/b/package.json',
+          'libs/b/pyproject.toml',
+        ],
+        texts({
+          'package.json': JSON.stringify({ workspaces: ['libs/*'], scripts: { test: rootTest } }),
+          'libs/a/package.json': pkg('node --test'),
+          'libs/b/package.json': pkg('node --test'),
+          'libs/b/pyproject.toml': '[project]\nname = "b"\n\n[tool.pytest.ini_options]\n',
+        }),
+      );
+    const recursive = workspace('tsc -b && pnpm -r test');
+    // a has nothing else to check: no package; b keeps its Python checks.
+    expect(recursive.packages.map((p) => [p.path, p.gates.map((g) => g.command)])).toEqual([
+      ['libs/b', ['python3 -m pytest']],
+    ]);
+    expect(recursive.warnings).toEqual([
+      'the root\'s test script runs the tests of every member of its workspace ("pnpm -r test"): a member\'s test script is no gate of its own (2 members), so no story runs them twice',
+    ]);
+    // Some members only, or not the tests: each member keeps its own.
+    for (const rootTest of ['pnpm --filter a -r test', 'pnpm -r build', 'vitest run']) {
+      const found = workspace(rootTest);
+      expect(found.packages.map((p) => p.path)).toEqual(['libs/a', 'libs/b']);
+      expect(found.warnings).toEqual([]);
+    }
+  });
+
+  it.each([
+    'pnpm -r test',
+    'pnpm --recursive run test',
+    'pnpm test -r',
+    'npm test --workspaces --if-present',
+    'npm run test -ws',
+    'yarn workspaces run test',
+    'yarn workspaces foreach -A --topological run test',
+    'npx lerna run test --stream',
+    'turbo run test',
+    'turbo test --filter=...',
+    'nx run-many -t test',
+    'nx run-many --targets=lint,test',
+  ])("knows %s for running every member's tests", (rootTest) => {
+    const members = (test: string) =>
+      detectPackages(
+        ['package.json', 'package-lock.json', 'libs/a/package.json'],
+        texts({
+          'package.json': JSON.stringify({ workspaces: ['libs/*'], scripts: { test } }),
+          'libs/a/package.json': pkg('node --test'),
+        }),
+      ).packages.length;
+    expect(members(rootTest)).toBe(rootTest.includes('--filter') ? 1 : 0);
+  });
+
   it("reads pnpm-workspace.yaml's packages", () => {
     const found = detectPackages(
       ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', 'tools/cli/package.json'],

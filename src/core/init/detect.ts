@@ -273,6 +273,8 @@ interface WorkspaceMember {
   readonly nodeManager?: string | undefined;
   /** A member crate of the root's Cargo workspace. */
   readonly cargo?: CargoMember | undefined;
+  /** The root's test script runs this member's (`pnpm -r test`): none of its own. */
+  readonly testedByRoot?: boolean;
 }
 
 /**
@@ -299,7 +301,7 @@ export function detectChecks(
       setup.push(node);
       if (node.runner !== undefined) toolchains.push(node.runner);
       gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
-    } else {
+    } else if (member.testedByRoot !== true) {
       gates.push(...gatesFor(workspaceManager, pkg, warnings));
     }
   }
@@ -333,4 +335,38 @@ export function initDefaults(facts: RepoFacts, inFolder?: DetectedChecks): InitD
   const warnings = [...checks.warnings];
   const branch = branchFor(facts, warnings);
   return { ...checks, branch, warnings };
+}
+
+/**
+ * The part of the root's test script that runs the test script of every member of its
+ * workspace (`pnpm -r test`, `npm test --workspaces`, `yarn workspaces foreach -A run test`,
+ * `lerna run test`, `turbo run test`, `nx run-many -t test`); undefined when none does. A
+ * filter (`pnpm --filter web test`) runs some members only: not counted.
+ */
+export function runsEveryMembersTests(rootPackageJson: string | undefined): string | undefined {
+  let test: unknown;
+  try {
+    test = (JSON.parse(rootPackageJson ?? '') as { scripts?: { test?: unknown } } | null)?.scripts
+      ?.test;
+  } catch {
+    return undefined; // the root's detection reports the text
+  }
+  if (typeof test !== 'string') return undefined;
+  return test
+    .split(/&&|\|\||;/)
+    .map((part) => part.trim())
+    .find(
+      (part) =>
+        !/--filter\b|(^|\s)-F\s/.test(part) &&
+        [
+          /^pnpm\s+(-r|--recursive)\s+(run\s+)?test\b/,
+          /^pnpm\s+(run\s+)?test\s+(-r|--recursive)\b/,
+          /^npm\s+(run\s+)?test\b.*\s(--workspaces|-ws)\b/,
+          /^yarn\s+workspaces\s+run\s+test\b/,
+          /^yarn\s+workspaces\s+foreach\b.*\s(-A|--all)\b.*\srun\s+test\b/,
+          /^(npx\s+)?lerna\s+run\s+test\b/,
+          /^(npx\s+)?turbo\s+(run\s+)?test\b/,
+          /^(npx\s+)?nx\s+run-many\b.*\s(-t|--targets?)[\s=]([\w-]+,)*test\b/,
+        ].some((r) => r.test(part)),
+    );
 }

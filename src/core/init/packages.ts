@@ -12,6 +12,7 @@ import {
   detectChecks,
   detectionPaths,
   nodeManager,
+  runsEveryMembersTests,
   wantsText,
   type DetectedChecks,
 } from './detect.js';
@@ -264,6 +265,8 @@ export function detectPackages(
   const rootFiles = paths.filter((p) => !p.includes('/'));
   const manager = nodeManager({ paths: rootFiles, texts: rootTexts });
   const crate = cargoMember(rootFiles, rootTexts.get('Cargo.toml') ?? '');
+  const rootTests = runsEveryMembersTests(rootTexts.get('package.json'));
+  let testedByRoot = 0;
   const packages: DetectedPackage[] = [];
   const toolchains = new Set<Toolchain>();
   for (const [dir, { member, from }] of folders) {
@@ -282,8 +285,10 @@ export function detectPackages(
       {
         nodeManager: member === 'package.json' ? manager : undefined,
         cargo: member === 'Cargo.toml' ? crate : undefined,
+        testedByRoot: member === 'package.json' && rootTests !== undefined,
       },
     );
+    if (member === 'package.json' && rootTests !== undefined) testedByRoot += 1;
     // Where a command came from: a file of the folder, or one of the root's (said so).
     const inside = (s: Sourced): Sourced =>
       own.includes(s.from.split(' ')[0] ?? '') ? { ...s, from: `${dir}/${s.from}` } : s;
@@ -301,6 +306,11 @@ export function detectPackages(
       gates: checks.gates.map(inside),
       toolchains: checks.toolchains,
     });
+  }
+  if (testedByRoot > 0) {
+    warnings.push(
+      `the root's test script runs the tests of every member of its workspace (${JSON.stringify(rootTests)}): a member's test script is no gate of its own (${testedByRoot} members), so no story runs them twice`,
+    );
   }
   return { packages, toolchains: [...toolchains], warnings };
 }

@@ -636,7 +636,27 @@ describe("epicflow init's defaults come from the repository", () => {
         }),
       ).toEqual(['npm install -g corepack && corepack enable yarn']);
       expect(await corepack({ 'package.json': pkg(), 'yarn.lock': '' })).toEqual([]);
+      expect(await corepack({ 'package.json': pkg(), 'bun.lock': '' })).toEqual([]);
       expect(await corepack({ 'package.json': pkg(), 'package-lock.json': '{}' })).toEqual([]);
+    });
+
+    it('bun: setup-bun, pinned, with the version .bun-version names when there is one', async () => {
+      const bun = async (files: Record<string, string>): Promise<Step[]> => {
+        const dir = await repoDir(files);
+        expect((await init(['--appless', '--dir', dir])).code).toBe(0);
+        const { steps, text } = await story(dir);
+        for (const line of text.split('\n').filter((l) => /^\s*(-\s+)?uses: oven-sh\//.test(l)))
+          expect(line).toMatch(PINNED);
+        return steps.filter((s) => s.uses?.startsWith('oven-sh/setup-bun@') === true);
+      };
+      const pkg = '{ "name": "shop", "scripts": { "test": "bun test" } }\n';
+      expect(await bun({ 'package.json': pkg, 'bun.lock': '' })).toEqual([
+        { uses: expect.stringMatching(/^oven-sh\/setup-bun@[0-9a-f]{40}$/) },
+      ]);
+      expect(
+        await bun({ 'package.json': pkg, 'bun.lock': '', '.bun-version': '1.2.20\n' }),
+      ).toEqual([expect.objectContaining({ with: { 'bun-version-file': '.bun-version' } })]);
+      expect(await bun({ 'package.json': pkg, 'package-lock.json': '{}' })).toEqual([]);
     });
 
     it('a Cargo workspace and a go.work: each member a package; setup-go reads go.work', async () => {

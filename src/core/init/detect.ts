@@ -42,6 +42,7 @@ const NODE_FILES = [
   '.yarnrc.yml',
   '.nvmrc',
   '.node-version',
+  '.bun-version',
 ] as const;
 
 /** Whether detection reads the text of this root file (the others only count as present). */
@@ -50,6 +51,7 @@ export function wantsText(path: string): boolean {
     path === 'package.json' ||
     path === '.nvmrc' ||
     path === '.node-version' ||
+    path === '.bun-version' ||
     wantsEcosystemText(path)
   );
 }
@@ -206,7 +208,8 @@ function setupFor(
     (files.has('.yarnrc.yml') || (declared?.major !== undefined && declared.major >= 2));
   const lockfile = MANAGER_LOCKFILES[manager].find((f) => files.has(f));
   // What a GitHub-hosted runner lacks: it has npm and Yarn 1.
-  const runner = manager === 'pnpm' ? 'pnpm' : berry ? 'yarn' : undefined;
+  const runner =
+    manager === 'pnpm' || manager === 'bun' ? manager : berry ? ('yarn' as const) : undefined;
   return {
     command: installCommand(manager, locked, berry),
     from: lockfile ?? (declared === undefined ? 'package.json' : 'package.json packageManager'),

@@ -30,9 +30,10 @@ export type Toolchain =
   | 'hatch'
   | 'go'
   | 'rust'
-  /** Node's package managers a runner lacks: pnpm, Yarn 2 and later (Yarn 1 is on it). */
+  /** Node's package managers a runner lacks: pnpm, Yarn 2 and later (Yarn 1 is on it), bun. */
   | 'pnpm'
-  | 'yarn';
+  | 'yarn'
+  | 'bun';
 
 /** The files of the root a caller reads for these ecosystems (besides `requirements*.txt`). */
 const ECOSYSTEM_FILES = [

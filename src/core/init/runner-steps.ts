@@ -2,7 +2,7 @@
  * The steps the story workflow needs before the story runs, so the gates find on the
  * runner what detection found in the repository: Python (and uv, poetry, pdm or hatch),
  * Go, Rust, the Node version the repository names and the package manager it installs
- * with where a runner has none (pnpm, Yarn 2 and later). Actions are pinned to release
+ * with where a runner has none (pnpm, Yarn 2 and later, bun). Actions are pinned to release
  * commits, the version in a comment, as the templates pin theirs.
  */
 import type { Toolchain } from './ecosystems.js';
@@ -20,6 +20,10 @@ const SETUP_PYTHON: Pin = {
 const SETUP_UV: Pin = {
   uses: 'astral-sh/setup-uv@11f9893b081a58869d3b5fccaea48c9e9e46f990',
   version: 'v8.3.2',
+};
+const SETUP_BUN: Pin = {
+  uses: 'oven-sh/setup-bun@0c5077e51419868618aeaa5fe8019c62421857d6',
+  version: 'v2.2.0',
 };
 const SETUP_GO: Pin = {
   uses: 'actions/setup-go@924ae3a1cded613372ab5595356fb5720e22ba16',
@@ -99,6 +103,16 @@ export function runnerSteps(
         step: { name: `Set up ${tool}`, run: `npm install -g corepack && corepack enable ${tool}` },
       });
     }
+  }
+  if (has('bun')) {
+    // Without a .bun-version, setup-bun reads package.json's packageManager, else the newest.
+    steps.push(
+      texts.has('.bun-version')
+        ? uses(SETUP_BUN, ' bun: setup and gates run through it, the version .bun-version names', {
+            'bun-version-file': '.bun-version',
+          })
+        : uses(SETUP_BUN, " bun: setup and gates run through it (package.json's packageManager)"),
+    );
   }
   if (has('rust')) {
     steps.push({

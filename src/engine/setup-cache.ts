@@ -38,12 +38,13 @@ async function keyOf(
   sha: string,
   where: { readonly scope: CheckScope; readonly tree: string; readonly epic: string },
 ): Promise<{ key: SetupCacheKey | null; tracked: ReadonlySet<string> }> {
-  const files = (await git.treeFiles(sha)).filter(
-    (f) => f.mode === '100644' || f.mode === '100755',
-  );
+  const files = await git.treeFiles(sha);
+  // Every path the commit holds (links and gitlinks too): setup's files are the others.
   const tracked = new Set(files.map((f) => f.path));
-  const keyed = new Set(keyFiles(files.map((f) => f.path)));
-  const picked = files.filter((f) => keyed.has(f.path));
+  // Keyed on files' bytes alone: a link's target is no content of the commit's.
+  const regular = files.filter((f) => f.mode === '100644' || f.mode === '100755');
+  const keyed = new Set(keyFiles(regular.map((f) => f.path)));
+  const picked = regular.filter((f) => keyed.has(f.path));
   if (picked.length === 0) return { key: null, tracked };
   const blobs = await git.readBlobs(picked.map((f) => f.object));
   const contents = picked.flatMap((f) => {

@@ -7,7 +7,14 @@
  * may, which must never reach the next checkout.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import {
   configYaml,
@@ -137,6 +144,9 @@ describe('the setup cache', () => {
     // b changes the lockfile: its checks get a key of their own, setup runs again for it,
     // and its gate sees the new install.
     const { plan, counter } = setUp({ bChangesLock: true });
+    // A link the commit holds is the commit's, not setup's: never kept.
+    symlinkSync('README.md', join(repo.dir, 'readme-link'));
+    repo.commit('a link');
     const result = await run(repo, plan);
     expect(result.code).toBe(0);
     expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
@@ -154,6 +164,7 @@ describe('the setup cache', () => {
     for (const e of entries) {
       const entry = join(cacheRoot(), e);
       expect(existsSync(join(entry, 'package-lock.json'))).toBe(false);
+      expect(lstatSync(join(entry, 'readme-link'), { throwIfNoEntry: false })).toBeUndefined();
       expect(existsSync(join(entry, '.git'))).toBe(false);
       // Every link was kept as a link, the ones leaving the checkout too.
       expect(existsSync(join(entry, 'deps', 'inside'))).toBe(true);

@@ -37,6 +37,14 @@ export function isWithin(file: string, prefix: string): boolean {
   return file === prefix || file.startsWith(`${prefix}/`);
 }
 
+/**
+ * The folders a step is given: `folders`, and the one it starts in too unless that lies in
+ * one of them (a package's folder in its checkout goes with the checkout, never by itself).
+ */
+export function withStartFolder(start: string, folders: readonly string[]): string[] {
+  return folders.some((f) => isWithin(start, f)) ? [...folders] : [start, ...folders];
+}
+
 /** Two prefixes overlap when one is within the other. */
 export function overlaps(a: string, b: string): boolean {
   return isWithin(a, b) || isWithin(b, a);

@@ -16,7 +16,7 @@ import { lstat, mkdir, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { isWithin } from '../../core/paths.js';
+import { withStartFolder } from '../../core/paths.js';
 import {
   firstProcess,
   sandboxArgs,
@@ -186,12 +186,9 @@ export async function sandbox(
       );
       // Only folders that exist, as they really are (a PATH names folders that may not),
       // and that the step's user may reach (bubblewrap refuses to bind one it may not).
-      // The folder it starts in is bound by itself unless it lies in one of them (a
-      // package's folder in its checkout).
-      const starts = options.writable.some((f) => isWithin(options.cwd, f)) ? [] : [options.cwd];
-      const writable = (await Promise.all([...starts, ...options.writable].map(real))).filter(
-        (p): p is string => p !== null,
-      );
+      const writable = (
+        await Promise.all(withStartFolder(options.cwd, options.writable).map(real))
+      ).filter((p): p is string => p !== null);
       // Where root starts the step, its user reaches its folders through a mount namespace
       // of its own (`throughPassage`), as through the folders above them.
       const tools = options.as?.throughNamespace;

@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
-import { isWithin } from '../../core/paths.js';
+import { withStartFolder } from '../../core/paths.js';
 import type { TreeWriter } from '../git/tree-writer.js';
 import {
   dropLeftovers,
@@ -361,10 +361,8 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' }
           : {}),
       };
-      // A folder inside one handed over whole (a package's folder in its checkout) goes with
-      // it: never by itself, for the folders above it are the tree's.
-      const within = (extra ?? []).some((f) => isWithin(runOptions.cwd, f));
-      const folders = [...(within ? [] : [runOptions.cwd]), ...(extra ?? [])];
+      // A folder inside one handed over whole goes with it: the folders above it are the tree's.
+      const folders = withStartFolder(runOptions.cwd, extra ?? []);
       if (childEnv['HOME'] !== undefined) folders.push(childEnv['HOME']);
       if (tmp !== undefined) folders.push(tmp);
       const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];

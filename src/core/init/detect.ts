@@ -170,7 +170,7 @@ function setupFor(
   files: ReadonlySet<string>,
   pkg: PackageJson,
   warnings: string[],
-): Sourced & { readonly runner?: Toolchain } {
+): Sourced & { readonly toolchain?: Toolchain } {
   const declared = declaredManager(pkg.packageManager);
   if (pkg.packageManager !== undefined && declared === undefined) {
     warnings.push(
@@ -208,12 +208,12 @@ function setupFor(
     (files.has('.yarnrc.yml') || (declared?.major !== undefined && declared.major >= 2));
   const lockfile = MANAGER_LOCKFILES[manager].find((f) => files.has(f));
   // What a GitHub-hosted runner lacks: it has npm and Yarn 1.
-  const runner =
+  const toolchain =
     manager === 'pnpm' || manager === 'bun' ? manager : berry ? ('yarn' as const) : undefined;
   return {
     command: installCommand(manager, locked, berry),
     from: lockfile ?? (declared === undefined ? 'package.json' : 'package.json packageManager'),
-    ...(runner === undefined ? {} : { runner }),
+    ...(toolchain === undefined ? {} : { toolchain }),
   };
 }
 
@@ -302,7 +302,7 @@ export function detectChecks(
     if (workspaceManager === undefined) {
       const node = setupFor(files, pkg, warnings);
       setup.push(node);
-      if (node.runner !== undefined) toolchains.push(node.runner);
+      if (node.toolchain !== undefined) toolchains.push(node.toolchain);
       gates.push(...gatesFor(node.command.split(' ')[0] ?? 'npm', pkg, warnings));
     } else if (member.testedByRoot !== true) {
       gates.push(...gatesFor(workspaceManager, pkg, warnings));

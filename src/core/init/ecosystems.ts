@@ -297,11 +297,13 @@ function pythonFindings(
   const { manager, from, locked } = pythonManager(texts);
   const tools = pythonTools(paths, texts, requirements);
   const setup: Sourced[] = [];
-  let runner: string;
+  /** A gate tool's command line (`.venv/bin/python -m pytest`, `hatch run test:pytest`). */
+  let gate: (args: string) => string;
   if (manager === 'pip') {
     const installs = pipInstalls(texts, requirements);
     // Nothing of the project's to install: the gates run with the system's Python.
-    runner = installs === undefined ? 'python3 -m' : `${VENV_PYTHON} -m`;
+    const python = installs === undefined ? 'python3' : VENV_PYTHON;
+    gate = (args) => `${python} -m ${args}`;
     if (installs !== undefined) {
       // Each tool is installed as the package of its name (pytest, ruff, flake8, mypy).
       const missing = tools
@@ -317,7 +319,8 @@ function pythonFindings(
     const env = IN_TREE[manager];
     // hatch runs in its default environment unless told: the one that installs pytest.
     const hatchEnv = manager === 'hatch' ? testEnvironment(texts) : undefined;
-    runner = `${env}${manager} run${hatchEnv === undefined ? '' : ` ${hatchEnv}:`}`;
+    gate = (args) =>
+      `${env}${manager} run ${hatchEnv === undefined ? args : `${hatchEnv}:${args}`}`;
     const install = {
       uv: locked ? 'uv sync --locked' : 'uv sync',
       poetry: 'poetry install',
@@ -338,10 +341,7 @@ function pythonFindings(
       );
     }
   }
-  const gates = tools.map((t) => ({
-    command: runner.endsWith(':') ? `${runner}${t.args}` : `${runner} ${t.args}`,
-    from: t.from,
-  }));
+  const gates = tools.map((t) => ({ command: gate(t.args), from: t.from }));
   if (!tools.some((t) => t.args === 'pytest')) {
     warnings.push(
       'a Python project without pytest configured (pyproject.toml [tool.pytest.ini_options], pytest.ini, conftest.py), listed, or test files under tests/: no test gate was written; add the command that runs your tests to gates:',

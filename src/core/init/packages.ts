@@ -280,15 +280,16 @@ export function detectPackages(
         return t === undefined ? [] : [[name, t] as const];
       }),
     );
+    const byRoot = member === 'package.json' && rootTests !== undefined;
     const checks = detectChecks(
       { paths: own, texts: ownTexts },
       {
         nodeManager: member === 'package.json' ? manager : undefined,
         cargo: member === 'Cargo.toml' ? crate : undefined,
-        testedByRoot: member === 'package.json' && rootTests !== undefined,
+        testedByRoot: byRoot,
       },
     );
-    if (member === 'package.json' && rootTests !== undefined) testedByRoot += 1;
+    if (byRoot) testedByRoot += 1;
     // Where a command came from: a file of the folder, or one of the root's (said so).
     const inside = (s: Sourced): Sourced =>
       own.includes(s.from.split(' ')[0] ?? '') ? { ...s, from: `${dir}/${s.from}` } : s;

@@ -2,7 +2,6 @@
  * What a story's work job keeps of its run beside the record: each gate (and setup) run for
  * the job summary, and the logs it hands over in its artifact.
  */
-import { join, relative, sep } from 'node:path';
 import { FileStateStore } from '../../adapters/state/file-store.js';
 import type { GateRun } from '../../core/gates/index.js';
 import { ranOnStory } from '../../engine/checkout.js';
@@ -20,8 +19,8 @@ interface GateLog {
 
 /**
  * Gates that remember every run for the summary. Each tree is a folder of `worktrees`
- * (the story's checks run in its `<story>.checks` checkout); a package's command runs in its folder inside the
- * tree, and is named with that folder, as failures name it.
+ * (the story's checks run in its `<story>.checks` checkout); a package's command runs in its
+ * folder inside the tree (`dir`), and is named with that folder, as failures name it.
  */
 export function recordingGates(
   inner: GateRunner,
@@ -31,11 +30,9 @@ export function recordingGates(
   return {
     async run(command, options) {
       const r: GateRun = await inner.run(command, options);
-      const [, ...dir] = relative(trees.worktrees, join(options.cwd, options.dir ?? '.')).split(
-        sep,
-      );
+      const dir = options.dir ?? '.';
       log.push({
-        command: dir.length === 0 ? command : `${dir.join('/')}: ${command}`,
+        command: dir === '.' ? command : `${dir}: ${command}`,
         ok: r.ok,
         timedOut: r.timedOut === true,
         where: ranOnStory(options.cwd, trees.worktrees, trees.story) ? 'story' : 'epic',

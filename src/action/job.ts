@@ -86,7 +86,13 @@ export async function isolateUntrusted(
       ...(base['GITHUB_WORKSPACE'] ? [join(base['GITHUB_WORKSPACE'], '.git')] : []),
       ...(base['RUNNER_TEMP'] ? [base['RUNNER_TEMP']] : []),
     ];
-    if (inputs.sandbox === 'true') walls = await sandbox(base, join(work, 'sandbox'), hidden);
+    // A step in one of the checkout's linked trees gets a repository of its own.
+    const repository = base['GITHUB_WORKSPACE']
+      ? join(base['GITHUB_WORKSPACE'], '.git')
+      : undefined;
+    if (inputs.sandbox === 'true') {
+      walls = await sandbox(base, join(work, 'sandbox'), hidden, repository);
+    }
   } catch (e) {
     if (!(e instanceof SandboxUnavailable)) throw e;
     core.warning(

@@ -62,6 +62,16 @@ interface SandboxLayout {
   readonly cwd: string;
   /** The step's HOME (one of `writable`, or a fresh folder of its own). */
   readonly home: string;
+  /**
+   * A repository of the step's own (its tree is a linked tree of the repository): its
+   * `folder` seen where the tree's `.git` file leads (`at`), and the repository's
+   * `objects` read-only at their own path; nothing else of the repository's git folder.
+   */
+  readonly repository?: {
+    readonly folder: string;
+    readonly at: string;
+    readonly objects: string;
+  };
 }
 
 /** The bubblewrap arguments for `layout`, before `--` and the step's own argv. */
@@ -105,6 +115,12 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
     if (!own.some((dir) => entry.path !== dir && within(entry.path, dir))) continue;
     if (entry.folder) args.push('--tmpfs', entry.path);
     else args.push('--ro-bind', '/dev/null', entry.path);
+  }
+  // Inside the hidden git folder (an empty one stands there), or made where nothing is.
+  const repository = layout.repository;
+  if (repository !== undefined) {
+    args.push('--ro-bind', repository.objects, repository.objects);
+    args.push('--bind', repository.folder, repository.at);
   }
   args.push('--chdir', layout.cwd);
   return args;
@@ -321,30 +337,33 @@ export function throughPassage(
 /**
  * What tools are told in the sandbox, whose layout they would misread:
  *
- * - Go: the repository's git folder is out of the step's sight (its tree's `.git` file
- *   leads nowhere), and Go stamps a main package's build with the version control status
- *   it reads there: `go build ./...` stopped at "error obtaining VCS status" on every check
- *   of a repository with a command in it. `-buildvcs=false` is added to `GOFLAGS`; it leaves
- *   out the metadata a binary carries (`go version -m`), nothing a test sees.
+ * - Go, in a step without a repository of its own (`gitWorks` false): the repository's git
+ *   folder is out of the step's sight (its tree's `.git` file leads nowhere), and Go stamps
+ *   a main package's build with the version control status it reads there: `go build
+ *   ./...` stopped at "error obtaining VCS status" on every check of a repository with a
+ *   command in it. `-buildvcs=false` is added to `GOFLAGS`; it leaves out the metadata a
+ *   binary carries (`go version -m`), nothing a test sees.
  * - pnpm: the tree is a mount of its own, and pnpm keeps its store on the tree's device, at
  *   the top of that mount when no home is there: a `.pnpm-store` of the whole install in
  *   the tree (8,332 files beside `node_modules` for a small package), set aside from the
  *   story's commits and copied with setup's files. Its store goes in the step's home
- *   unless the step's environment names one.
+ *   unless the step's environment names one: pnpm 11 and later read
+ *   `pnpm_config_store_dir`; pnpm up to 10 reads `npm_config_store_dir`, which npm answers
+ *   with "Unknown env config" on every command, so it is set only in a tree of pnpm's
+ *   (`pnpmTree`: its lockfile, workspace file or `packageManager` says so).
  */
 export function toolsInTheSandbox(
   env: Readonly<Record<string, string | undefined>>,
   home: string,
+  facts: { readonly gitWorks: boolean; readonly pnpmTree: boolean },
 ): Record<string, string> {
+  const store = `${home}/.local/share/pnpm/store`;
+  const named =
+    env['npm_config_store_dir'] !== undefined || env['pnpm_config_store_dir'] !== undefined;
   return {
-    GOFLAGS: withoutVcsStamping(env['GOFLAGS']),
-    // pnpm up to 10 reads the first, 11 and later the second.
-    ...(env['npm_config_store_dir'] === undefined && env['pnpm_config_store_dir'] === undefined
-      ? {
-          npm_config_store_dir: `${home}/.local/share/pnpm/store`,
-          pnpm_config_store_dir: `${home}/.local/share/pnpm/store`,
-        }
-      : {}),
+    ...(facts.gitWorks ? {} : { GOFLAGS: withoutVcsStamping(env['GOFLAGS']) }),
+    ...(named ? {} : { pnpm_config_store_dir: store }),
+    ...(named || !facts.pnpmTree ? {} : { npm_config_store_dir: store }),
   };
 }
 

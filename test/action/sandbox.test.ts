@@ -47,21 +47,33 @@ afterEach(async () => {
  * What a step in the sandbox could reach, one result a word: its user, how many processes
  * it sees, the checkout's `.git`, its no-new-privileges flag, the work job's token in any
  * process's environment (put together from two halves at run time: no variable the step is
- * given holds the whole token), the runner's `GITHUB_OUTPUT`, `sudo`.
+ * given holds the whole token), the runner's `GITHUB_OUTPUT`, `sudo`; and whether its own
+ * git answers in its tree.
  */
 const PROBE = [
   'id -un;',
   "ls /proc | grep -c '^[0-9]';",
-  `if [ -e "${'$'}{WS}/.git" ]; then echo sees-git; else echo no-git; fi;`,
+  // Of the checkout's git folder, only its objects are there (a repository of the step's
+  // own stands where its tree's `.git` leads), never its config with the job's credential.
+  `if [ -e "${'$'}{WS}/.git/config" ]; then echo sees-git; else echo no-git; fi;`,
   "grep NoNewPrivs /proc/self/status | tr -d '\\t ';",
   'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "$TA$TB"; then echo sees-token; else echo no-token; fi;',
   'if [ -e "$OUT" ]; then echo sees-output; else echo no-output; fi;',
   'if [ -e "$RT/_runner_file_commands/set_env" ]; then echo sees-temp; else echo no-temp; fi;',
   'if sudo -n true 2>/dev/null; then echo sudo; else echo no-sudo; fi;',
+  'if git rev-parse --verify -q HEAD >/dev/null; then echo git-works; else echo no-git-works; fi;',
 ].join(' ');
 
 /** The probe's words after the user and the count of processes: nothing reached. */
-const NOTHING_REACHED = ['no-git', 'NoNewPrivs:1', 'no-token', 'no-output', 'no-temp', 'no-sudo'];
+const NOTHING_REACHED = [
+  'no-git',
+  'NoNewPrivs:1',
+  'no-token',
+  'no-output',
+  'no-temp',
+  'no-sudo',
+  'git-works',
+];
 
 /** What the probe needs from the job's environment. */
 const PROBE_ENV = [

@@ -147,6 +147,8 @@ beforeAll(async () => {
   git('config', 'user.email', 'dev@example.com');
   git('add', '-A');
   git('commit', '-q', '-m', 'start');
+  // What actions/checkout leaves in a checkout's config: the token, as a header.
+  git('config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic c2VrcmV0');
 }, 360_000);
 
 afterAll(async () => {
@@ -193,6 +195,9 @@ describe('as an unprivileged user with passwordless sudo', () => {
         'grep NoNewPrivs /proc/self/status;',
         // The pattern is put together at run time: sudo's SUDO_COMMAND holds this text as written.
         'if cat /proc/[0-9]*/environ 2>/dev/null | grep -q "sekret-in-the-$(echo shell)"; then echo sees-secret; else echo no-secret; fi;',
+        // Its own git answers in its tree; the header the checkout keeps is not there.
+        'git branch --show-current 2>&1;',
+        'git config --get-regexp extraheader || echo no-header;',
         '} > "src/$EPICFLOW_STORY.txt"',
       ].join(' ');
       const config = join(dir, `${epic}.yml`);
@@ -232,7 +237,13 @@ describe('as an unprivileged user with passwordless sudo', () => {
         expect(runAs).toMatch(new RegExp(`^${who}(-\\d+)?$`));
         // The sandbox's init, the shell and its pipeline: none of the host's.
         expect(Number(processes)).toBeLessThan(6);
-        expect(rest).toEqual(['no-git', 'NoNewPrivs:\t1', 'no-secret']);
+        expect(rest).toEqual([
+          'no-git',
+          'NoNewPrivs:\t1',
+          'no-secret',
+          `story/${epic}/${id}`,
+          'no-header',
+        ]);
       }
     },
     360_000,

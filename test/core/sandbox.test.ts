@@ -102,6 +102,29 @@ describe('the walls of a step', () => {
     expect(veiled).not.toContain('/etc/passwd');
   });
 
+  it("shows its repository where its tree's .git leads, and of the git folder only the objects, read-only", () => {
+    const walled = sandboxArgs({
+      system: [{ path: '/usr' }],
+      readable: ['/repo'],
+      hidden: ['/repo/.git'],
+      writable: ['/repo/.git/epicflow/trees/a'],
+      veiled: [{ path: '/repo/.git/epicflow/trees/a/.env', folder: false }],
+      tmp: '/scratch/1/tmp',
+      cwd: '/repo/.git/epicflow/trees/a',
+      home: '/scratch/1/home',
+      repository: {
+        folder: '/scratch/1/git',
+        at: '/repo/.git/worktrees/a',
+        objects: '/repo/.git/objects',
+      },
+    }).join(' ');
+    // After the git folder is hidden and its own folders are bound and veiled.
+    expect(walled).toContain(
+      '--tmpfs /repo/.git --bind /repo/.git/epicflow/trees/a /repo/.git/epicflow/trees/a --bind /scratch/1/home /scratch/1/home --ro-bind /dev/null /repo/.git/epicflow/trees/a/.env --ro-bind /repo/.git/objects /repo/.git/objects --bind /scratch/1/git /repo/.git/worktrees/a --chdir',
+    );
+    expect(walled).not.toMatch(/--bind \/repo\/\.git\/objects/);
+  });
+
   it('has namespaces of its own and no capabilities, and ends with its parent', () => {
     for (const flag of [
       '--unshare-user',
@@ -240,7 +263,8 @@ describe("root's passage to a step's folders, through a mount namespace", () => 
 });
 
 describe('what tools are told in the sandbox', () => {
-  const goflags = (env: Record<string, string>) => toolsInTheSandbox(env, '/h')['GOFLAGS'];
+  const goflags = (env: Record<string, string>) =>
+    toolsInTheSandbox(env, '/h', { gitWorks: false, pnpmTree: false })['GOFLAGS'];
 
   it("Go: the step's GOFLAGS kept, VCS stamping turned off, once", () => {
     expect(goflags({})).toBe('-buildvcs=false');
@@ -251,18 +275,23 @@ describe('what tools are told in the sandbox', () => {
     expect(goflags({ GOFLAGS: '-buildvcs=true -mod=mod' })).toBe('-mod=mod -buildvcs=false');
   });
 
-  it("pnpm: its store in the step's home, unless the step names one", () => {
+  it('Go: a step with a repository of its own stamps its builds as it would outside', () => {
+    expect(
+      toolsInTheSandbox({ GOFLAGS: '-mod=vendor' }, '/h', { gitWorks: true, pnpmTree: false })[
+        'GOFLAGS'
+      ],
+    ).toBeUndefined();
+  });
+
+  it("pnpm: its store in the step's home, unless the step names one; npm hears of it only in pnpm's trees", () => {
     const store = '/steps/1/home/.local/share/pnpm/store';
-    expect(toolsInTheSandbox({}, '/steps/1/home')).toMatchObject({
-      npm_config_store_dir: store,
-      pnpm_config_store_dir: store,
-    });
+    const told = (pnpmTree: boolean, env: Record<string, string> = {}) =>
+      toolsInTheSandbox(env, '/steps/1/home', { gitWorks: true, pnpmTree });
+    expect(told(true)).toEqual({ npm_config_store_dir: store, pnpm_config_store_dir: store });
+    // npm says "Unknown env config" of an npm_config_ it does not know, on every command.
+    expect(told(false)).toEqual({ pnpm_config_store_dir: store });
     for (const named of ['npm_config_store_dir', 'pnpm_config_store_dir']) {
-      const told = toolsInTheSandbox({ [named]: '/cache/pnpm' }, '/h');
-      expect([told['npm_config_store_dir'], told['pnpm_config_store_dir']]).toEqual([
-        undefined,
-        undefined,
-      ]);
+      expect(told(true, { [named]: '/cache/pnpm' })).toEqual({});
     }
   });
 });

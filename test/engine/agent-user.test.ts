@@ -325,6 +325,9 @@ describeNeeding(
           '{ id -un; stat -c %U README.md; } > "$out"',
           '(echo gitdir: /tmp > .git) 2>/dev/null && echo wrote-git >> "$out"',
           '(mv .git git-moved) 2>/dev/null && echo moved-git >> "$out"',
+          // Its own git answers in its tree (a repository of the step's own), without
+          // the token the repository's config holds.
+          '{ git branch --show-current; git status --porcelain; git config --list; } > "src/$EPICFLOW_STORY/git.txt" 2>&1',
           'true',
         ].join('\n'),
       ];
@@ -337,6 +340,12 @@ describeNeeding(
         }),
       );
       repo.commit('config');
+      git(
+        repo.dir,
+        'config',
+        'http.https://github.com/.extraheader',
+        'AUTHORIZATION: basic c2VrcmV0',
+      );
       const result = await run(
         repo,
         planMarkdown([
@@ -354,6 +363,11 @@ describeNeeding(
         ).split('\n');
         expect(runAs).toMatch(/^epicflow-agent(-\d+)?$/);
         expect({ owner, rest }).toEqual({ owner: runAs, rest: [] });
+        const said = showFile(repo, 'epic/epic', `src/${id}/git.txt`) ?? '';
+        // Its branch, then its change (the folder it made), then its config.
+        expect(said.split('\n').slice(0, 2)).toEqual([`story/epic/${id}`, '?? src/']);
+        expect(said).toContain('core.repositoryformatversion=0');
+        expect(said).not.toMatch(/extraheader|c2VrcmV0|fatal/);
       }
       // Root handed the trees through mount namespaces: no folder above them (the test's
       // own, closed to others) got an entry of the agent user's.

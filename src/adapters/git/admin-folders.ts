@@ -51,7 +51,7 @@ export function adminFolders(gitDir: string): AdminFolder[] {
 }
 
 /** What a `HEAD` file says: the branch it names (`refs/heads/…`), or the commit it holds. */
-function headOf(headFile: string): Pick<WorktreeEntry, 'head' | 'branch'> {
+export function headOf(headFile: string): Pick<WorktreeEntry, 'head' | 'branch'> {
   let text: string;
   try {
     text = readFileSync(headFile, 'utf8').trim();

@@ -12,10 +12,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { lstat, mkdir, readlink, realpath, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { EpicflowError } from '../../core/errors.js';
+import { makeStepRepository, type StepRepository } from '../git/step-repository.js';
 import { withStartFolder } from '../../core/paths.js';
 import {
   firstProcess,
@@ -38,6 +39,12 @@ export interface Sandbox {
   /** The bubblewrap binary. */
   readonly bwrap: string;
   /**
+   * Makes, in `into`, the repository of a step whose folders are `folders` when one of
+   * them is a linked tree of the sandbox's repository (`step-repository.ts`); undefined
+   * otherwise. For a step of another user, made before its folders are given to it.
+   */
+  repositoryFor(folders: readonly string[], into: string): Promise<StepRepository | undefined>;
+  /**
    * Prepares a step: a fresh `/tmp` (and HOME, when `home` is not given) under the
    * sandbox's scratch folder; `argv` is what to run, `done` removes the step's folders, and
    * `watch` is what a kill of it needs (its namespace found first, its end awaited after).
@@ -56,6 +63,11 @@ export interface Sandbox {
       readonly as?: StepUser | undefined;
       /** Paths inside its own folders it must not see (see `veiledEntries`). */
       readonly veiled?: readonly string[] | undefined;
+      /**
+       * The step's repository, made by `repositoryFor` in a folder given to `as`; a step of
+       * this process's user gets one made here.
+       */
+      readonly repository?: StepRepository | undefined;
     },
   ): Promise<{
     argv: string[];
@@ -138,6 +150,11 @@ export async function sandbox(
   scratch: string = join(tmpdir(), `epicflow-sandbox-${process.pid}`),
   /** Folders no step sees even inside a folder it may read (`.git`, epicflow's state). */
   hidden: readonly string[] = [],
+  /**
+   * The repository's git folder: a step in one of its linked trees gets a repository of
+   * its own there (`repositoryFor`); the folder itself is hidden like `hidden`.
+   */
+  repository?: string,
 ): Promise<Sandbox> {
   probed ??= probe(env);
   const bwrap = await probed.catch((e: unknown) => {
@@ -149,9 +166,19 @@ export async function sandbox(
   // Made here: removed when this process exits (each step's folders go when the step ends).
   if ((await mkdir(scratch, { recursive: true, mode: 0o700 })) !== undefined) removeAtExit(scratch);
   const homes = [homedir(), env['HOME'] ?? ''].filter((h) => h !== '');
-  const realHidden = (await Promise.all(hidden.map(real))).filter((p): p is string => p !== null);
+  const realHidden = (
+    await Promise.all([...hidden, ...(repository === undefined ? [] : [repository])].map(real))
+  ).filter((p): p is string => p !== null);
+  const repositoryFor = (
+    folders: readonly string[],
+    into: string,
+  ): Promise<StepRepository | undefined> =>
+    repository === undefined
+      ? Promise.resolve(undefined)
+      : makeStepRepository(repository, folders, into);
   return {
     bwrap,
+    repositoryFor,
     async step(argv, options) {
       const id = join(scratch, randomUUID());
       const tmp = options.tmp ?? join(id, 'tmp');
@@ -189,12 +216,32 @@ export async function sandbox(
       const writable = (
         await Promise.all(withStartFolder(options.cwd, options.writable).map(real))
       ).filter((p): p is string => p !== null);
+      let stepRepository =
+        options.as === undefined
+          ? await repositoryFor(writable, join(id, 'git'))
+          : options.repository;
+      // A step of another user that may not read the repository's objects runs without
+      // (as before there was one): where root starts it, the folders above them are passed
+      // through its mount namespace; otherwise they must be passable to it.
+      if (stepRepository !== undefined && options.as !== undefined) {
+        const objects = await stat(stepRepository.objects).catch(() => null);
+        if (
+          objects === null ||
+          (modeBits(objects, options.as) & 0o5) !== 0o5 ||
+          (options.as.throughNamespace === undefined &&
+            !(await reachable(stepRepository.objects, options.as)))
+        ) {
+          stepRepository = undefined;
+        }
+      }
+      const ofRepository =
+        stepRepository === undefined ? [] : [stepRepository.folder, stepRepository.objects];
       // Where root starts the step, its user reaches its folders through a mount namespace
       // of its own (`throughPassage`), as through the folders above them.
       const tools = options.as?.throughNamespace;
       const opened =
         options.as !== undefined && tools !== undefined
-          ? await closedAbove([...writable, tmp, home], options.as)
+          ? await closedAbove([...writable, tmp, home, ...ofRepository], options.as)
           : undefined;
       const as =
         options.as === undefined || opened === undefined
@@ -241,6 +288,7 @@ export async function sandbox(
         tmp,
         cwd,
         home,
+        ...(stepRepository === undefined ? {} : { repository: stepRepository }),
       });
       const walled = [bwrap, ...args, '--', ...firstProcess(argv, keyring.prefix)];
       return {
@@ -251,7 +299,7 @@ export async function sandbox(
                 options.as,
                 passage(
                   opened,
-                  [...writable, tmp, home, ...readable].map((path) => ({
+                  [...writable, tmp, home, ...ofRepository, ...readable].map((path) => ({
                     path,
                     folder: !files.has(path),
                   })),
@@ -264,7 +312,10 @@ export async function sandbox(
           ...keyring.env,
           HOME: home,
           TMPDIR: '/tmp',
-          ...toolsInTheSandbox(options.env, home),
+          ...toolsInTheSandbox(options.env, home, {
+            gitWorks: stepRepository !== undefined,
+            pnpmTree: await pnpmTree([cwd, ...writable]),
+          }),
         },
         done: () => rm(id, { recursive: true, force: true }),
         watch: namespaceWatch(),
@@ -329,6 +380,18 @@ async function reachable(path: string, who: StepUser): Promise<boolean> {
     if ((bits & need) !== need && !(need === 0o1 && who.passes?.(at) === true)) return false;
   }
   return true;
+}
+
+/** Whether one of `folders` is pnpm's: its lockfile or workspace file, or a manifest naming it. */
+async function pnpmTree(folders: readonly string[]): Promise<boolean> {
+  for (const dir of new Set(folders)) {
+    for (const file of ['pnpm-lock.yaml', 'pnpm-workspace.yaml']) {
+      if ((await lstat(join(dir, file)).catch(() => null)) !== null) return true;
+    }
+    const manifest = await readFile(join(dir, 'package.json'), 'utf8').catch(() => '');
+    if (/"packageManager"\s*:\s*"pnpm@/.test(manifest)) return true;
+  }
+  return false;
 }
 
 /** Finds bubblewrap and starts one empty step in it, or says why it cannot run here. */

@@ -363,10 +363,23 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       };
       // A folder inside one handed over whole goes with it: the folders above it are the tree's.
       const folders = withStartFolder(runOptions.cwd, extra ?? []);
+      // In the sandbox, a step in a linked tree gets a repository of its own (made here,
+      // given to the account with its other folders): the repository's is hidden there.
+      const repository = walled
+        ? await walls.repositoryFor(
+            await Promise.all(folders.map((f) => inside(f))),
+            join(own, 'git'),
+          )
+        : undefined;
       if (childEnv['HOME'] !== undefined) folders.push(childEnv['HOME']);
       if (tmp !== undefined) folders.push(tmp);
+      if (repository !== undefined) folders.push(repository.folder);
       const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];
       await grant(account, granted);
+      // Its objects are read where they are: the folders above them passable to it.
+      if (repository !== undefined && throughNamespace === undefined) {
+        await passage.let(repository.objects, account);
+      }
       const since = await hand.mark();
       const marker = randomUUID();
       childEnv[RUN_MARKER] = marker;
@@ -389,6 +402,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
             throughNamespace,
           },
           veiled,
+          repository,
         });
         command = step.argv;
         Object.assign(childEnv, step.env);

@@ -16,7 +16,10 @@ export async function localUntrusted(
   folders: {
     readonly roots: readonly string[];
     readonly home: string;
-    /** The repository's git folder: no step sees it, even inside a folder it may read. */
+    /**
+     * The repository's git folder: no step sees it, even inside a folder it may read; a
+     * step in one of its trees gets a repository of its own in the sandbox.
+     */
     readonly gitDir: string;
   },
   hooks: {
@@ -28,7 +31,7 @@ export async function localUntrusted(
   let walls: Sandbox | undefined;
   if (flags.sandbox !== false) {
     try {
-      walls = await sandbox(env, undefined, [folders.gitDir, ...folders.roots]);
+      walls = await sandbox(env, undefined, [folders.gitDir, ...folders.roots], folders.gitDir);
     } catch (e) {
       if (!(e instanceof SandboxUnavailable)) throw e;
       hooks.onWarning?.(

@@ -369,17 +369,29 @@ describe('the kernel sandbox around an untrusted step', () => {
 });
 
 describe('tools in the kernel sandbox', () => {
-  it("keeps pnpm's store in the step's home, never at the top of its tree (a mount of its own)", async () => {
-    const r = await untrusted.runShell(
-      'echo "$npm_config_store_dir"; echo "$pnpm_config_store_dir"; echo "$HOME"',
-      { cwd: tree, env, ownHome: true, timeoutMs: 60_000 },
-    );
-    const [npmStore, pnpmStore, home] = r.stdout.trim().split('\n');
+  it("keeps pnpm's store in the step's home, never at the top of its tree (a mount of its own); npm hears nothing of it", async () => {
+    const told = async (): Promise<string[]> => {
+      const r = await untrusted.runShell(
+        'echo "npm:$npm_config_store_dir"; echo "pnpm:$pnpm_config_store_dir"; echo "$HOME"',
+        { cwd: tree, env, ownHome: true, timeoutMs: 60_000 },
+      );
+      return r.stdout.trim().split('\n');
+    };
+    // A tree of npm's: npm would say "Unknown env config" of npm_config_store_dir.
+    const [npmStore, pnpmStore, home] = await told();
     expect(home).toMatch(/^\//);
-    expect([npmStore, pnpmStore]).toEqual([
-      `${home}/.local/share/pnpm/store`,
-      `${home}/.local/share/pnpm/store`,
-    ]);
+    expect([npmStore, pnpmStore]).toEqual(['npm:', `pnpm:${home}/.local/share/pnpm/store`]);
+    // A tree of pnpm's: pnpm up to 10 reads the first, 11 and later the second.
+    writeFileSync(join(tree, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+    try {
+      const [npmStore2, pnpmStore2, home2] = await told();
+      expect([npmStore2, pnpmStore2]).toEqual([
+        `npm:${home2}/.local/share/pnpm/store`,
+        `pnpm:${home2}/.local/share/pnpm/store`,
+      ]);
+    } finally {
+      await rm(join(tree, 'pnpm-lock.yaml'), { force: true });
+    }
   });
 });
 

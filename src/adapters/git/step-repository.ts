@@ -1,0 +1,123 @@
+/**
+ * A repository of a step's own, for a step in the kernel sandbox whose folder is a linked
+ * tree (docs/adr/0025): the sandbox hides the repository's git folder, so the tree's `.git`
+ * file would lead nowhere and the agent's `git status`, a setup that asks git for the
+ * project's version, or a test that calls git would fail. This makes, in a fresh folder,
+ * a git folder that stands where the tree's `.git` file leads:
+ *
+ * - `HEAD` on the tree's branch (or its detached commit), read from the repository's side
+ *   (the tree's admin folder), never from the tree;
+ * - a `config` with the repository format alone: no remote, no credential, no hook path,
+ *   nothing of the repository's own `config`;
+ * - the repository's objects as alternates (seen read-only at their own path in the
+ *   sandbox); what the step writes goes to its own object folder;
+ * - the repository's branches, tags and remote branches as `packed-refs`, and its
+ *   `shallow` file when it is a shallow clone (a job's checkout);
+ * - an index of the tree's commit (`read-tree`: git names this folder alone).
+ *
+ * epicflow never reads it back: whatever the step writes there (a commit, a ref, a hook, a
+ * config) goes with the step's folders.
+ */
+import { lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { adminFolders, headOf } from './admin-folders.js';
+import { canonical } from './listings.js';
+import { OBJECT_ID } from './objects.js';
+import { gitError, spawnGit } from './run-git.js';
+
+/** A step's repository, made: where it is, and where the step sees it. */
+export interface StepRepository {
+  /** The folder made for the step (handed to it with its other folders). */
+  readonly folder: string;
+  /** Where the tree's `.git` file leads (its admin folder): the folder is seen there. */
+  readonly at: string;
+  /** The repository's object folder, seen read-only at its own path. */
+  readonly objects: string;
+}
+
+/** The refs a step's repository holds: what a clone of the repository would show. */
+const REFS = ['refs/heads', 'refs/tags', 'refs/remotes'];
+
+/**
+ * Makes the repository of a step whose folders are `folders` (its tree among them) in
+ * `into` (a fresh folder, created here): undefined when none of them is a linked tree of
+ * the repository at `gitDir`.
+ */
+export async function makeStepRepository(
+  gitDir: string,
+  folders: readonly string[],
+  into: string,
+): Promise<StepRepository | undefined> {
+  const common = await realpath(gitDir).catch(() => null);
+  if (common === null) return undefined;
+  const trees = new Set(folders.map((f) => canonical(f)));
+  const admin = adminFolders(common).find((a) => trees.has(canonical(a.path)))?.admin;
+  if (admin === undefined) return undefined;
+  const head = headOf(join(admin, 'HEAD'));
+  const read = async (what: string, args: readonly string[]): Promise<string> => {
+    const r = await spawnGit(args, {
+      cwd: common,
+      location: { gitDir: common },
+      identity: undefined,
+    });
+    if (r.exitCode !== 0) throw gitError(what, r);
+    return r.stdout;
+  };
+  const commit =
+    head.branch !== undefined
+      ? (
+          await read(`cannot read ${head.branch} for a step's repository`, [
+            'rev-parse',
+            '--verify',
+            '--end-of-options',
+            `${head.branch}^{commit}`,
+          ])
+        ).trim()
+      : head.head;
+  if (commit === undefined || !OBJECT_ID.test(commit)) return undefined;
+  const format = (
+    await read(`cannot read the object format of ${common}`, ['rev-parse', '--show-object-format'])
+  ).trim();
+  const refs = await read(`cannot list the refs of ${common}`, [
+    'for-each-ref',
+    '--format=%(objectname) %(refname)',
+    ...REFS,
+  ]);
+  const objects = join(common, 'objects');
+  await mkdir(into, { recursive: true, mode: 0o700 });
+  for (const sub of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags', 'info']) {
+    await mkdir(join(into, sub), { recursive: true });
+  }
+  await writeFile(
+    join(into, 'HEAD'),
+    head.branch !== undefined ? `ref: ${head.branch}\n` : `${commit}\n`,
+  );
+  await writeFile(
+    join(into, 'config'),
+    format === 'sha256'
+      ? '[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n'
+      : '[core]\n\trepositoryformatversion = 0\n\tbare = false\n',
+  );
+  await writeFile(join(into, 'objects', 'info', 'alternates'), `${objects}\n`);
+  await writeFile(join(into, 'packed-refs'), refs);
+  // A shallow clone's history ends where its `shallow` file says; without it git would
+  // look for the parents of its oldest commits and fail.
+  // What the repository excludes by its own file (the user's `info/exclude`) stays excluded.
+  for (const file of ['shallow', 'info/exclude']) {
+    const bytes = await regularFile(join(common, file));
+    if (bytes !== null) await writeFile(join(into, file), bytes);
+  }
+  const r = await spawnGit(['read-tree', commit], {
+    cwd: into,
+    location: { gitDir: into },
+    identity: undefined,
+  });
+  if (r.exitCode !== 0) throw gitError(`cannot write the index of a step's repository`, r);
+  return { folder: into, at: admin, objects };
+}
+
+/** A regular file's bytes (never through a link); null when there is none. */
+async function regularFile(path: string): Promise<Buffer | null> {
+  const st = await lstat(path).catch(() => null);
+  return st?.isFile() === true ? readFile(path) : null;
+}

@@ -110,12 +110,15 @@ function setUp(
   return { plan, counter };
 }
 
-/** The fresh checkouts setup ran in (a story's own tree, where its coder works, left out). */
+/**
+ * The checkouts setup ran in, in order: a story's own tree (named by its id) at its start,
+ * before its coder, is a fresh checkout too.
+ */
 function freshRuns(counter: string): string[] {
   if (!existsSync(counter)) return [];
   return readFileSync(counter, 'utf8')
     .split('\n')
-    .filter((l) => /\/(_base|_merged|[^/]+\.checks)$/.test(l))
+    .filter((l) => l !== '')
     .map((l) => l.slice(l.lastIndexOf('/') + 1));
 }
 
@@ -151,8 +154,9 @@ describe('the setup cache', () => {
     expect(result.code).toBe(0);
     expect(epicMerges(repo)).toEqual(['Merge story a: Story a', 'Merge story b: Story b']);
     expect(record(repo, 'b')['status']).toBe('done');
-    // The first fresh checkout of each lockfile ran setup; every later one got the cache.
-    expect(freshRuns(counter)).toEqual(['_base', 'b.checks']);
+    // The first fresh checkout of each lockfile ran setup (a's tree, before its coder; b's
+    // checks, whose commit changed the lockfile); every later one got the cache.
+    expect(freshRuns(counter)).toEqual(['a', 'b.checks']);
     expect(result.stdout).toMatch(/setup came from the cache of key [0-9a-f]{12}/);
     const entries = readdirSync(cacheRoot());
     expect(entries).toHaveLength(2);
@@ -188,8 +192,8 @@ describe('the setup cache', () => {
     repo.commit('no lockfile, a manifest');
     const result = await run(repo, plan);
     expect(result.code).toBe(0);
-    // The base's install, then a copy of it for the story's checks.
-    expect(freshRuns(counter)).toEqual(['_base']);
+    // The story's tree installs, then a copy of it for the base and the story's checks.
+    expect(freshRuns(counter)).toEqual(['a']);
     expect(result.stdout).toMatch(
       /setup came from the cache of key [0-9a-f]{12} \(same setup and manifests in this epic: no lockfile pins them\)/,
     );
@@ -199,7 +203,7 @@ describe('the setup cache', () => {
     writeFileSync(next, planMarkdown([{ id: 'c', owns: ['src/c.txt'] }]));
     const again = await run(repo, plan, { file: next });
     expect(again.code).toBe(0);
-    expect(freshRuns(counter)).toEqual(['_base', '_base']);
+    expect(freshRuns(counter)).toEqual(['a', 'c']);
     expect(readdirSync(cacheRoot())).toHaveLength(2);
   });
 
@@ -227,8 +231,8 @@ describe('the setup cache', () => {
     const result = await run(repo, plan);
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain('made in another folder');
-    // Each checkout path ran setup once: the base's was not put back in a story's checkout.
-    expect(freshRuns(counter)).toEqual(['_base', 'a.checks', 'b.checks']);
-    expect(readdirSync(cacheRoot())).toHaveLength(3);
+    // Each checkout path ran setup once: none was put back in a checkout at another path.
+    expect(freshRuns(counter)).toEqual(['a', '_base', 'a.checks', 'b', 'b.checks']);
+    expect(readdirSync(cacheRoot())).toHaveLength(5);
   });
 });

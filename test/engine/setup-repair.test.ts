@@ -26,11 +26,23 @@ const SETUP =
   "echo ran > setup-ran.txt; test -f tools/ready || { echo 'tools/ready is missing'; exit 1; }";
 const plan = planMarkdown([{ id: 'a', owns: ['tools/ready', 'src/a.txt'] }]);
 
-function setUp(repair: boolean, fixes: boolean): void {
-  repo = makeRepo({ 'README.md': 'x\n' });
+/**
+ * Story a's first turn fixes setup when `fixes`; with `plants`, it also leaves a file setup
+ * would seem to have made (the repository has a lockfile: setup is cached), which the gate
+ * must never see.
+ */
+function setUp(repair: boolean, fixes: boolean, plants = false): void {
+  repo = makeRepo({
+    'README.md': 'x\n',
+    ...(plants ? { 'package-lock.json': '{"lock":1}\n', '.gitignore': 'deps/\n' } : {}),
+  });
+  const fix = {
+    'tools/ready': 'yes\n',
+    ...(plants ? { 'deps/planted.txt': 'by the coder\n' } : {}),
+  };
   const coder = scriptedCoder(repo, 'coder', {
     a: {
-      '1': fixes ? { write: { 'tools/ready': 'yes\n' } } : { stdout: 'I looked around.\n' },
+      '1': fixes ? { write: fix } : { stdout: 'I looked around.\n' },
       '*': { write: { 'src/a.txt': 'a\n' } },
     },
   });
@@ -39,7 +51,7 @@ function setUp(repair: boolean, fixes: boolean): void {
     configYaml({
       executors: [{ id: 'bot', command: coder }],
       setup: SETUP,
-      gates: ['true'],
+      gates: [plants ? 'test ! -e deps/planted.txt' : 'true'],
       ...(repair ? { extra: 'setupRepair: true' } : {}),
     }),
   );
@@ -74,6 +86,15 @@ describe('setup repair', () => {
     expect(String(record(repo, 'a')['reason'])).toMatch(
       /^setup failed after a repair turn: tools\/ready is missing \(log: /,
     );
+  });
+
+  it('keeps nothing of the tree the repair turn worked in: the checks set up on their own, without what it left', async () => {
+    setUp(true, true, true);
+    const r = await run(repo, plan);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('[a] setup passed after the repair turn\n');
+    expect(r.stdout).not.toContain('[a] setup came from the cache');
+    expect(git(repo.dir, 'show', 'epic/epic:src/a.txt')).toBe('a');
   });
 
   it('without setupRepair a failing setup fails the story at once, as before', async () => {

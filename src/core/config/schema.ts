@@ -173,7 +173,7 @@ const ConfigObject = mapping(
       .boolean(expecting('true or false'))
       .default(true)
       .describe(
-        "Setup on a fresh checkout of a commit (a story's checks, the baseline, the merged tree) is run once per lockfile content: the files it made outside the commit are kept under epicflow's own folder, keyed by a hash of the setup commands and the repository's lockfiles read from the commit, and copied into the next fresh checkout with the same key instead of running setup again. Never filled from a tree an agent worked in; a failed setup is never kept. Without a lockfile the key holds the manifests (`package.json`, `pyproject.toml`, …) and the epic: one epic's checks install once and agree on versions, the next epic resolves again. `false`: setup runs every time (turn it off when setup also builds the sources: the key does not cover them).",
+        "Setup on a fresh checkout of a commit (a story's tree at its start, its checks, the baseline, the merged tree) is run once per lockfile content: the files it made outside the commit are kept under epicflow's own folder, keyed by a hash of the setup commands and the repository's lockfiles read from the commit, and copied into the next fresh checkout with the same key instead of running setup again. Never filled from a tree an agent worked in; a failed setup is never kept. Without a lockfile the key holds the manifests (`package.json`, `pyproject.toml`, …) and the epic: one epic's checks install once and agree on versions, the next epic resolves again. `false`: setup runs every time (turn it off when setup also builds the sources: the key does not cover them).",
       ),
     tasks: z
       .boolean(expecting('true or false'))

@@ -360,11 +360,19 @@ async function runStoryOnce(
     const caught = await tree.catchUp(base);
     if (caught.merged) ctx.emit('story', `caught up with ${ctx.settings.epicBranch}`, story.id);
     // A resumed branch holds the agent's earlier work, which setup may run (package scripts).
-    const setup = async (): Promise<(FailedSetup & { command: string }) | null> => {
+    // A tree epicflow just checked out is a commit's, as a check's is: its setup may come
+    // from the setup cache and be kept there. One an agent worked in (after a repair turn)
+    // is neither.
+    const setup = async (
+      checkedOut: boolean,
+    ): Promise<(FailedSetup & { command: string }) | null> => {
+      const scope = ctx.storyScope(story);
       const failure = await guardGitConfig(ctx, story, tree, rec, 'setup', () =>
         rec.time('setup', () =>
-          rec.logs.capture('setup', (log) =>
-            ctx.runSetup(tree.path, log, story.id, ctx.storyScope(story)),
+          rec.logs.capture('setup', async (log) =>
+            checkedOut
+              ? ctx.setupOn(tree.path, await tree.head(), log, story.id, scope)
+              : ctx.runSetup(tree.path, log, story.id, scope),
           ),
         ),
       );
@@ -385,11 +393,11 @@ async function runStoryOnce(
     const fresh = async (): Promise<WorktreePort> => {
       tree = await ctx.ports.git.addWorktree(worktreePath, branch);
       ctx.emit('story', `the tree checked out anew from ${branch} for the next coder`, story.id);
-      const failure = await setup();
+      const failure = await setup(true);
       if (failure !== null) ctx.emit('story', setupFailedReason(failure), story.id);
       return tree;
     };
-    let setupFailure = await setup();
+    let setupFailure = await setup(true);
     let repaired = false;
     for (;;) {
       const next = decideAfterSetup({
@@ -417,7 +425,7 @@ async function runStoryOnce(
           `${reason}; the repair turn failed (${input.executor.id}): ${repair.detail.split('\n')[0] ?? ''}`,
         );
       }
-      setupFailure = await setup();
+      setupFailure = await setup(false);
       if (setupFailure === null) ctx.emit('story', 'setup passed after the repair turn', story.id);
     }
     ctx.checkpoint('after-setup', story.id);

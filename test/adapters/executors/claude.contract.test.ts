@@ -1,11 +1,17 @@
 /**
  * The real Claude Code binary (@anthropic-ai/claude-code 2.1.197) through
- * CliExecutor against the scripted model server on 127.0.0.1.
+ * CliExecutor against the scripted model server on 127.0.0.1; one turn in the kernel sandbox
+ * in a story tree, where it runs git in a repository of the step's own.
  */
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
+import { sandbox as kernelSandbox } from '../../../src/adapters/process/sandbox.js';
+import { sameUser } from '../../../src/adapters/process/untrusted.js';
+import { describeNeeding } from '../../support/needs.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
 import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
 import type { ModelServer, Step } from '../../support/model-server/index.js';
@@ -206,4 +212,84 @@ describe('claude contract (real binary)', () => {
       parent: false,
     });
   });
+});
+
+describeNeeding(['sandbox'], 'claude in the kernel sandbox, in a story tree (real binary)', () => {
+  it("runs git in its story's tree and tells the model the branch it is on", async () => {
+    // A repository and a linked tree, as epicflow makes a story's; the step gets a
+    // repository of its own there.
+    const root = mkdtempSync(join(tmpdir(), 'epicflow-claude-git-'));
+    const repo = join(root, 'repo');
+    const tree = join(root, 'trees', 'a');
+    const git = (cwd: string, ...args: string[]): string =>
+      execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8' }).trim();
+    try {
+      execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+      git(
+        repo,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@x',
+        'commit',
+        '-q',
+        '--allow-empty',
+        '-m',
+        'first',
+      );
+      git(repo, 'tag', 'v1.0.0');
+      git(repo, 'worktree', 'add', '-q', '-b', 'story/e/a', tree);
+      mkdirSync(join(root, 'home'));
+      server = await startModelServer([
+        {
+          kind: 'tool',
+          command:
+            'git branch --show-current > git.txt; git describe --tags >> git.txt; git status --porcelain >> git.txt',
+          usage: USAGE,
+        },
+        { kind: 'message', text: 'Done.', usage: USAGE },
+      ]);
+      const config = executorConfig('claude', { model: 'claude-sonnet-4-5' });
+      const walls = await kernelSandbox(
+        { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        join(root, 'scratch'),
+        [],
+        join(repo, '.git'),
+      );
+      const executor = new CliExecutor(config, {
+        binary: claudeBin,
+        baseUrl: server.url,
+        untrusted: sameUser(walls),
+        sourceEnv: {
+          PATH: process.env.PATH,
+          HTTPS_PROXY: server.url,
+          HTTP_PROXY: server.url,
+          NO_PROXY: '127.0.0.1',
+        },
+      });
+      const request = turnRequest(
+        { worktree: tree, home: join(root, 'home'), cleanup: () => undefined },
+        config,
+        {
+          env: { ANTHROPIC_API_KEY: 'sk-ant-test-key', CLAUDE_CODE_MAX_RETRIES: '0' },
+          timeoutMs: 60_000,
+        },
+      );
+      const record = await executor.runTurn(request, new AbortController().signal);
+      const seen = server;
+      await explainWith(seen, () => {
+        expect({ outcome: record.outcome, detail: record.detail }).toEqual({
+          outcome: 'ok',
+          detail: '',
+        });
+        expect(readFileSync(join(tree, 'git.txt'), 'utf8')).toBe('story/e/a\nv1.0.0\n?? git.txt\n');
+        // What Claude Code gathers of the repository for its model, as outside the sandbox.
+        const told = JSON.stringify(seen.modelRequests()[0]?.body ?? '');
+        expect(told).toContain('Is a git repository: true');
+        expect(told).toContain('Current branch: story/e/a');
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 270_000);
 });

@@ -113,3 +113,14 @@ export function someOf(paths: readonly string[], max = 20): string {
   const more = paths.length - max;
   return more > 0 ? `${shown} and ${more} more` : shown;
 }
+
+/**
+ * An exclude line (`info/exclude`, `.gitignore`) matching `path` alone, from the tree's
+ * top: anchored, its glob characters and trailing spaces escaped. Null for a path no such
+ * line can name (one holding a newline).
+ */
+export function excludePattern(path: string): string | null {
+  if (path === '' || /[\n\r]/.test(path)) return null;
+  const escaped = path.replace(/[\\*?[]/g, '\\$&').replace(/ +$/, (m) => '\\ '.repeat(m.length));
+  return `/${escaped}`;
+}

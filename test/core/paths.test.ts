@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  excludePattern,
   isProtectedPath,
   isWithin,
   normalisePath,
@@ -132,5 +133,17 @@ describe('foldFolders', () => {
       'src/b.ts',
     ]);
     expect(foldFolders(['a/1', 'a/2', 'a/3', 'a/4'], 4)).toEqual(['a/1', 'a/2', 'a/3', 'a/4']);
+  });
+});
+
+describe('excludePattern', () => {
+  it('names one path from the top, its glob characters and trailing spaces escaped', () => {
+    expect(excludePattern('.venv/bin/python')).toBe('/.venv/bin/python');
+    expect(excludePattern('a*b?[c]\\d')).toBe('/a\\*b\\?\\[c]\\\\d');
+    // A leading `!` or `#` is not first behind the slash.
+    expect(excludePattern('!important')).toBe('/!important');
+    expect(excludePattern('two  ')).toBe('/two\\ \\ ');
+    expect(excludePattern('a\nb')).toBeNull();
+    expect(excludePattern('')).toBeNull();
   });
 });

@@ -337,6 +337,8 @@ describeNeeding(
           executors: [{ id: 'bot', command: agent, slots: 2 }],
           // The gates' checkout, too, is the agent user's to write.
           gates: ['test "$(id -un)" != root && test "$(stat -c %U README.md)" = "$(id -un)"'],
+          // What setup makes is not the story's: its git status leaves it out.
+          setup: 'echo made > setup-made.txt',
         }),
       );
       repo.commit('config');

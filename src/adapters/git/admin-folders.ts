@@ -5,10 +5,11 @@
  * can replace the tree's `.git` file, not what the repository says of the tree.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { WorktreeEntry } from './listings.js';
 import { OBJECT_ID } from './objects.js';
+import { utf8Path } from './tree-of-files.js';
 
 /** A linked tree as its admin folder names it. */
 interface AdminFolder {
@@ -156,5 +157,35 @@ export async function dropMergeState(gitDir: string): Promise<void> {
   const files = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD'];
   for (const name of [...files, 'REVERT_HEAD']) {
     await rm(join(gitDir, name), { force: true });
+  }
+}
+
+/** The file in a tree's admin folder that names the files setup made in the tree (epicflow's). */
+const SET_ASIDE = 'epicflow-set-aside.json';
+
+/**
+ * Notes in a linked tree's admin folder the new files set aside from its commits (`made`,
+ * what setup made there; paths as bytes, see tree-of-files.ts): a sandboxed step's git
+ * leaves them out of its status (step-repository.ts). Nothing for the main tree (`gitDir`
+ * is the common one).
+ */
+export async function noteSetAside(
+  gitDir: string,
+  commonDir: string,
+  made: readonly string[],
+): Promise<void> {
+  if (gitDir === commonDir) return;
+  await writeFile(join(gitDir, SET_ASIDE), `${JSON.stringify(made.map(utf8Path))}\n`);
+}
+
+/** The files noted as made by setup in the tree of `admin`; none without a note of ours. */
+export async function setAsideOf(admin: string): Promise<string[]> {
+  const file = join(admin, SET_ASIDE);
+  if (lstatSync(file, { throwIfNoEntry: false })?.isFile() !== true) return [];
+  try {
+    const read: unknown = JSON.parse(await readFile(file, 'utf8'));
+    return Array.isArray(read) ? read.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
   }
 }

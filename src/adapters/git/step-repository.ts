@@ -13,14 +13,17 @@
  *   sandbox); what the step writes goes to its own object folder;
  * - the repository's branches, tags and remote branches as `packed-refs`, and its
  *   `shallow` file when it is a shallow clone (a job's checkout);
- * - an index of the tree's commit (`read-tree`: git names this folder alone).
+ * - an index of the tree's commit (`read-tree`: git names this folder alone);
+ * - the files setup made in the tree (noted in its admin folder when they were set aside
+ *   from the story's commits) excluded from its `git status`, as the commits leave them out.
  *
  * epicflow never reads it back: whatever the step writes there (a commit, a ref, a hook, a
  * config) goes with the step's folders.
  */
-import { lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { excludePattern } from '../../core/paths.js';
 import { join } from 'node:path';
-import { adminFolders, headOf } from './admin-folders.js';
+import { adminFolders, headOf, setAsideOf } from './admin-folders.js';
 import { canonical } from './listings.js';
 import { OBJECT_ID } from './objects.js';
 import { gitError, spawnGit } from './run-git.js';
@@ -106,6 +109,13 @@ export async function makeStepRepository(
   for (const file of ['shallow', 'info/exclude']) {
     const bytes = await regularFile(join(common, file));
     if (bytes !== null) await writeFile(join(into, file), bytes);
+  }
+  // The files setup made in the tree are not the story's: its git leaves them out, as the
+  // story's commits do. (A tracked file setup changed stays in its status: the step may
+  // change it too, and must see its own change.)
+  const patterns = (await setAsideOf(admin)).flatMap((p) => excludePattern(p) ?? []);
+  if (patterns.length > 0) {
+    await appendFile(join(into, 'info', 'exclude'), `\n${patterns.join('\n')}\n`);
   }
   const r = await spawnGit(['read-tree', commit], {
     cwd: into,

@@ -18,7 +18,7 @@ import { GitRunner, gitError, type GitIdentity, type TreeLocation } from './run-
 import { type ChangedPath, DIFF_AS_STORED, splitNul, checkRefName } from './listings.js';
 import type { LeftOut } from '../../engine/ports.js';
 import { IndexGuard } from './index-guard.js';
-import { dropMergeState, headFromFiles } from './admin-folders.js';
+import { dropMergeState, headFromFiles, noteSetAside } from './admin-folders.js';
 import { commitTree, readObjectFormat, type ObjectFormat } from './objects.js';
 import {
   differences,
@@ -43,10 +43,9 @@ export class Worktree {
   private readonly gitDir: string;
   private readonly git: GitRunner;
   /**
-   * Uncommitted changes that are not the story's (what setup left: a lockfile `npm
-   * install` wrote): path (its bytes, see tree-of-files.ts) → the blob it held then, or null
-   * when it was deleted.
-   * Commits leave such a path out while it still holds exactly that.
+   * Uncommitted changes that are not the story's (what setup left: a lockfile `npm install`
+   * wrote): path (its bytes, see tree-of-files.ts) → the blob it held then, or null when it
+   * was deleted. Commits leave such a path out while it still holds exactly that.
    */
   private readonly setAside = new Map<string, string | null>();
   /** The files read at the last commit or check, not read again while unchanged. */
@@ -96,9 +95,8 @@ export class Worktree {
   }
 
   /**
-   * Before untrusted code runs in this tree: trusts the files that configure git
-   * for it as they are. Until `restoreGitConfig`, every git command of this
-   * repository checks them first.
+   * Before untrusted code runs in this tree: trusts the files that configure git for it as
+   * they are. Until `restoreGitConfig`, every git command of this repository checks them first.
    */
   async snapshotGitConfig(): Promise<GitConfigWindow> {
     return this.guard.begin(this.gitConfigPaths());
@@ -257,13 +255,15 @@ export class Worktree {
   }
 
   /**
-   * The uncommitted changes as they are now are not the story's: later commits leave
-   * each such path out while it holds what it holds now. Returns those paths, sorted.
+   * The uncommitted changes as they are now are not the story's: later commits leave each
+   * such path out while it holds what it holds now. Returns those paths, sorted.
    */
   async setAsideChanges(): Promise<string[]> {
     const { tracked, files } = await this.filesAt(await this.head());
     const found = differences(tracked, files.entries);
     for (const [path, blob] of found) this.setAside.set(path, blob);
+    const made = [...found.keys()].filter((p) => !tracked.has(p));
+    await noteSetAside(this.gitDir, this.commonDir, made);
     return [...found.keys()].map(utf8Path).sort();
   }
 

@@ -22,6 +22,7 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Git } from '../../../src/adapters/git/git.js';
 import { makeStepRepository } from '../../../src/adapters/git/step-repository.js';
 import { sandbox } from '../../../src/adapters/process/sandbox.js';
 import { sameUser, type Untrusted } from '../../../src/adapters/process/untrusted.js';
@@ -124,6 +125,33 @@ describe("a step's own repository in the kernel sandbox", () => {
       git(tree, 'checkout', '--', 'app.js');
       await rm(join(tree, 'new.js'), { force: true });
       await rm(join(tree, 'pkg'), { recursive: true, force: true });
+    }
+  });
+
+  it("leaves out of its git status the files setup made in the tree, as the story's commits do", async () => {
+    // What a setup makes: new files (one whose name git would read as a pattern) and a
+    // change to a tracked one; then the coder's own change.
+    mkdirSync(join(tree, '.venv', 'bin'), { recursive: true });
+    writeFileSync(join(tree, '.venv', 'bin', 'python'), '#!/bin/sh\n');
+    writeFileSync(join(tree, 'odd[1]*.txt'), 'odd\n');
+    writeFileSync(join(tree, 'lib.js'), 'module.exports = 22;\n');
+    try {
+      const set = await (await Git.open(repo)).worktree(tree).setAsideChanges();
+      expect(set).toEqual(['.venv/bin/python', 'lib.js', 'odd[1]*.txt']);
+      writeFileSync(join(tree, 'mine.js'), 'mine\n');
+      writeFileSync(join(tree, 'odd1x.txt'), "not setup's\n");
+      const r = await step('git status --porcelain');
+      // A tracked file setup changed stays: the step may change it too, and sees its change.
+      expect({ out: r.stdout, err: r.stderr }).toEqual({
+        out: ' M lib.js\n?? mine.js\n?? odd1x.txt\n',
+        err: '',
+      });
+    } finally {
+      git(tree, 'checkout', '--', 'lib.js');
+      for (const f of ['.venv', 'odd[1]*.txt', 'mine.js', 'odd1x.txt']) {
+        await rm(join(tree, f), { recursive: true, force: true });
+      }
+      await rm(join(gitDir, 'worktrees', 'story', 'epicflow-set-aside.json'), { force: true });
     }
   });
 

@@ -21,8 +21,8 @@
  * config) goes with the step's folders.
  */
 import { appendFile, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { excludePattern } from '../../core/paths.js';
 import { join } from 'node:path';
+import { excludePattern } from '../../core/paths.js';
 import { adminFolders, headOf, setAsideOf } from './admin-folders.js';
 import { canonical } from './listings.js';
 import { OBJECT_ID } from './objects.js';
@@ -103,9 +103,9 @@ export async function makeStepRepository(
   );
   await writeFile(join(into, 'objects', 'info', 'alternates'), `${objects}\n`);
   await writeFile(join(into, 'packed-refs'), refs);
-  // A shallow clone's history ends where its `shallow` file says; without it git would
-  // look for the parents of its oldest commits and fail.
-  // What the repository excludes by its own file (the user's `info/exclude`) stays excluded.
+  // A shallow clone's history ends where its `shallow` file says (without it git would look
+  // for the parents of its oldest commits and fail); what the user's `info/exclude`
+  // excludes stays excluded.
   for (const file of ['shallow', 'info/exclude']) {
     const bytes = await regularFile(join(common, file));
     if (bytes !== null) await writeFile(join(into, file), bytes);

@@ -15,6 +15,7 @@ const benchmarks: Readonly<Record<string, () => Promise<Benchmark>>> = {
   action: () => import('./action.js'),
   scale: () => import('./scale.js'),
   'starting-code': () => import('./starting-code.js'),
+  'step-repository': () => import('./step-repository.js'),
 };
 
 async function main(filters: readonly string[]): Promise<number> {

@@ -328,6 +328,8 @@ describeNeeding(
           // Its own git answers in its tree (a repository of the step's own), without
           // the token the repository's config holds.
           '{ git branch --show-current; git status --porcelain; git config --list; } > "src/$EPICFLOW_STORY/git.txt" 2>&1',
+          // Its status kept the files' stat data in its index: the next one reads no file.
+          'git ls-files --debug | grep -c "mtime: 0:0" > "src/$EPICFLOW_STORY/unrefreshed.txt"',
           'true',
         ].join('\n'),
       ];
@@ -370,6 +372,7 @@ describeNeeding(
         expect(said.split('\n').slice(0, 2)).toEqual([`story/epic/${id}`, '?? src/']);
         expect(said).toContain('core.repositoryformatversion=0');
         expect(said).not.toMatch(/extraheader|c2VrcmV0|fatal/);
+        expect(showFile(repo, 'epic/epic', `src/${id}/unrefreshed.txt`)).toBe('0');
       }
       // Root handed the trees through mount namespaces: no folder above them (the test's
       // own, closed to others) got an entry of the agent user's.

@@ -353,10 +353,11 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
         ...(home === undefined ? {} : { HOME: home }),
         USER: account.user,
         LOGNAME: account.user,
-        // The repository's git stays epicflow's: the agent's own git may read it (git
-        // refuses a repository of another owner otherwise), and does not try to write the
-        // index for a `git status` (it may not).
-        GIT_OPTIONAL_LOCKS: '0',
+        // Outside the sandbox the repository's git stays epicflow's: the agent's own git may
+        // read it (git refuses a repository of another owner otherwise), and does not try to
+        // write the index for a `git status` (it may not). In the sandbox its repository is
+        // its own, and a status keeps what it learned of the files for the next one.
+        ...(walled ? {} : { GIT_OPTIONAL_LOCKS: '0' }),
         ...(runOptions.env['GIT_CONFIG_COUNT'] === undefined
           ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' }
           : {}),

@@ -64,13 +64,14 @@ interface SandboxLayout {
   readonly home: string;
   /**
    * A repository of the step's own (its tree is a linked tree of the repository): its
-   * `folder` seen where the tree's `.git` file leads (`at`), and the repository's
-   * `objects` read-only at their own path; nothing else of the repository's git folder.
+   * `folder` seen where the tree's `.git` file leads (`at`), and the repository's object
+   * folders (its own, then those it borrows from) read-only at their own paths; nothing
+   * else of the repository's git folder.
    */
   readonly repository?: {
     readonly folder: string;
     readonly at: string;
-    readonly objects: string;
+    readonly objects: readonly string[];
   };
 }
 
@@ -119,7 +120,7 @@ export function sandboxArgs(layout: SandboxLayout): string[] {
   // Inside the hidden git folder (an empty one stands there), or made where nothing is.
   const repository = layout.repository;
   if (repository !== undefined) {
-    args.push('--ro-bind', repository.objects, repository.objects);
+    for (const objects of repository.objects) args.push('--ro-bind', objects, objects);
     args.push('--bind', repository.folder, repository.at);
   }
   args.push('--chdir', layout.cwd);

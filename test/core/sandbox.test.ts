@@ -115,12 +115,12 @@ describe('the walls of a step', () => {
       repository: {
         folder: '/scratch/1/git',
         at: '/repo/.git/worktrees/a',
-        objects: '/repo/.git/objects',
+        objects: ['/repo/.git/objects', '/cache/reference.git/objects'],
       },
     }).join(' ');
     // After the git folder is hidden and its own folders are bound and veiled.
     expect(walled).toContain(
-      '--tmpfs /repo/.git --bind /repo/.git/epicflow/trees/a /repo/.git/epicflow/trees/a --bind /scratch/1/home /scratch/1/home --ro-bind /dev/null /repo/.git/epicflow/trees/a/.env --ro-bind /repo/.git/objects /repo/.git/objects --bind /scratch/1/git /repo/.git/worktrees/a --chdir',
+      '--tmpfs /repo/.git --bind /repo/.git/epicflow/trees/a /repo/.git/epicflow/trees/a --bind /scratch/1/home /scratch/1/home --ro-bind /dev/null /repo/.git/epicflow/trees/a/.env --ro-bind /repo/.git/objects /repo/.git/objects --ro-bind /cache/reference.git/objects /cache/reference.git/objects --bind /scratch/1/git /repo/.git/worktrees/a --chdir',
     );
     expect(walled).not.toMatch(/--bind \/repo\/\.git\/objects/);
   });

@@ -21,7 +21,7 @@
  * config) goes with the step's folders.
  */
 import { appendFile, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { excludePattern } from '../../core/paths.js';
 import { adminFolders, headOf, setAsideOf } from './admin-folders.js';
 import { canonical } from './listings.js';
@@ -34,8 +34,11 @@ export interface StepRepository {
   readonly folder: string;
   /** Where the tree's `.git` file leads (its admin folder): the folder is seen there. */
   readonly at: string;
-  /** The repository's object folder, seen read-only at its own path. */
-  readonly objects: string;
+  /**
+   * The repository's object folder, then those it borrows from (its own alternates, as a
+   * `--shared` or `--reference` clone has), each seen read-only at its own path.
+   */
+  readonly objects: readonly string[];
 }
 
 /** The refs a step's repository holds: what a clone of the repository would show. */
@@ -123,11 +126,33 @@ export async function makeStepRepository(
     identity: undefined,
   });
   if (r.exitCode !== 0) throw gitError(`cannot write the index of a step's repository`, r);
-  return { folder: into, at: admin, objects };
+  return { folder: into, at: admin, objects: [objects, ...(await borrowed(objects))] };
 }
 
 /** A regular file's bytes (never through a link); null when there is none. */
 async function regularFile(path: string): Promise<Buffer | null> {
   const st = await lstat(path).catch(() => null);
   return st?.isFile() === true ? readFile(path) : null;
+}
+
+/**
+ * The object folders `objects` borrows from, as git follows them: each line of its
+ * `info/alternates` (absolute, or relative to it), then theirs, five deep as git goes; those
+ * that exist and are object folders (named `objects`, with a `pack` folder: nothing else of
+ * the machine is shown for a line that names something else), by their real paths.
+ */
+async function borrowed(objects: string, depth = 0): Promise<string[]> {
+  if (depth >= 5) return [];
+  const list = await regularFile(join(objects, 'info', 'alternates'));
+  if (list === null) return [];
+  const out: string[] = [];
+  for (const line of list.toString('utf8').split('\n')) {
+    const entry = line.trim();
+    if (entry === '' || entry.startsWith('#')) continue;
+    const found = await realpath(resolve(objects, entry)).catch(() => null);
+    if (found === null || out.includes(found) || basename(found) !== 'objects') continue;
+    if ((await lstat(join(found, 'pack')).catch(() => null))?.isDirectory() !== true) continue;
+    out.push(found, ...(await borrowed(found, depth + 1)));
+  }
+  return [...new Set(out)];
 }

@@ -224,18 +224,21 @@ export async function sandbox(
       // (as before there was one): where root starts it, the folders above them are passed
       // through its mount namespace; otherwise they must be passable to it.
       if (stepRepository !== undefined && options.as !== undefined) {
-        const objects = await stat(stepRepository.objects).catch(() => null);
-        if (
-          objects === null ||
-          (modeBits(objects, options.as) & 0o5) !== 0o5 ||
-          (options.as.throughNamespace === undefined &&
-            !(await reachable(stepRepository.objects, options.as)))
-        ) {
-          stepRepository = undefined;
+        const as = options.as;
+        const reads = async (folder: string): Promise<boolean> => {
+          const st = await stat(folder).catch(() => null);
+          return (
+            st !== null &&
+            (modeBits(st, as) & 0o5) === 0o5 &&
+            (as.throughNamespace !== undefined || (await reachable(folder, as)))
+          );
+        };
+        for (const folder of stepRepository.objects) {
+          if (!(await reads(folder))) stepRepository = undefined;
         }
       }
       const ofRepository =
-        stepRepository === undefined ? [] : [stepRepository.folder, stepRepository.objects];
+        stepRepository === undefined ? [] : [stepRepository.folder, ...stepRepository.objects];
       // Where root starts the step, its user reaches its folders through a mount namespace
       // of its own (`throughPassage`), as through the folders above them.
       const tools = options.as?.throughNamespace;

@@ -379,7 +379,7 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
       await grant(account, granted);
       // Its objects are read where they are: the folders above them passable to it.
       if (repository !== undefined && throughNamespace === undefined) {
-        await passage.let(repository.objects, account);
+        for (const objects of repository.objects) await passage.let(objects, account);
       }
       const since = await hand.mark();
       const marker = randomUUID();

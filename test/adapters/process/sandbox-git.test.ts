@@ -56,6 +56,8 @@ beforeAll(async () => {
   repo = join(dir, 'repo');
   gitDir = join(repo, '.git');
   mkdirSync(repo);
+  // A folder with a `pack` folder, as an object folder has, that is not one.
+  mkdirSync(join(dir, 'state-of-the-test', 'pack'), { recursive: true });
   git(repo, 'init', '-q', '-b', 'main');
   git(repo, 'config', 'user.name', 'Dev');
   git(repo, 'config', 'user.email', 'dev@example.com');
@@ -234,7 +236,7 @@ describe("a step's own repository in the kernel sandbox", () => {
     expect(made).toEqual({
       folder: into,
       at: join(gitDir, 'worktrees', 'story'),
-      objects: join(gitDir, 'objects'),
+      objects: [join(gitDir, 'objects')],
     });
     expect(readFileSync(join(into, 'HEAD'), 'utf8')).toBe('ref: refs/heads/story/e/a\n');
     expect(readFileSync(join(into, 'config'), 'utf8')).not.toContain(TOKEN);
@@ -246,6 +248,33 @@ describe("a step's own repository in the kernel sandbox", () => {
     // A step in such a folder runs as before, without one.
     const r = await step('git status 2>&1; true', plain);
     expect(r.stdout).toContain('not a git repository');
+  });
+
+  it('gives a clone that borrows its objects (--shared) the objects it borrows, read-only, and only those', async () => {
+    const shared = join(dir, 'shared');
+    execFileSync('git', ['clone', '-q', '--shared', repo, shared], { env });
+    const sharedTree = join(dir, 'trees', 'shared-story');
+    git(shared, 'worktree', 'add', '-q', '-b', 'story/sh', sharedTree);
+    // A line that names no object folder shows nothing of the machine.
+    const alternates = join(shared, '.git', 'objects', 'info', 'alternates');
+    writeFileSync(
+      alternates,
+      `${readFileSync(alternates, 'utf8')}${dir}\n${join(dir, 'state-of-the-test')}\n`,
+    );
+    const walled = sameUser(await sandbox(env, join(dir, 'scratch'), [], join(shared, '.git')));
+    const r = await walled.runShell(
+      `git log --format=%s && git describe --tags && touch ${join(gitDir, 'objects', 'x')} 2>/dev/null || echo READ-ONLY; ls ${join(dir, 'state-of-the-test')} 2>/dev/null || echo NOT-SHOWN`,
+      { cwd: sharedTree, env, ownHome: true, timeoutMs: 60_000 },
+    );
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'second',
+      'first',
+      `v1.2.0-1-g${git(repo, 'rev-parse', '--short=7', 'main')}`,
+      'READ-ONLY',
+      'NOT-SHOWN',
+    ]);
+    // git says that it does not see the folder that is not an object folder, and goes on.
+    expect(r.stderr).not.toContain('fatal');
   });
 
   it('gives a shallow clone its history up to where the clone ends', async () => {

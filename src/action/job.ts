@@ -79,14 +79,10 @@ export async function isolateUntrusted(
   let walls: Sandbox | undefined;
   try {
     // Hidden even inside a folder a step may read (a tool folder on PATH that holds them):
-    // the job's folder (trees, homes), the checkout's git folder, and the runner's temp
-    // folder (the step's file commands: GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH).
-    const hidden = [
-      work,
-      ...(base['GITHUB_WORKSPACE'] ? [join(base['GITHUB_WORKSPACE'], '.git')] : []),
-      ...(base['RUNNER_TEMP'] ? [base['RUNNER_TEMP']] : []),
-    ];
-    // A step in one of the checkout's linked trees gets a repository of its own.
+    // the job's folder (trees, homes), the runner's temp folder (the step's file commands:
+    // GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH), and the checkout's git folder, where a step
+    // in one of its linked trees gets a repository of its own instead.
+    const hidden = [work, ...(base['RUNNER_TEMP'] ? [base['RUNNER_TEMP']] : [])];
     const repository = base['GITHUB_WORKSPACE']
       ? join(base['GITHUB_WORKSPACE'], '.git')
       : undefined;

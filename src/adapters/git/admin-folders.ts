@@ -5,7 +5,7 @@
  * can replace the tree's `.git` file, not what the repository says of the tree.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { WorktreeEntry } from './listings.js';
 import { OBJECT_ID } from './objects.js';
@@ -179,11 +179,11 @@ export async function noteSetAside(
 }
 
 /** The files noted as made by setup in the tree of `admin`; none without a note of ours. */
-export async function setAsideOf(admin: string): Promise<string[]> {
-  const file = join(admin, SET_ASIDE);
-  if (lstatSync(file, { throwIfNoEntry: false })?.isFile() !== true) return [];
+export function setAsideOf(admin: string): string[] {
+  const text = readPlain(join(admin, SET_ASIDE));
+  if (text === null) return [];
   try {
-    const read: unknown = JSON.parse(await readFile(file, 'utf8'));
+    const read: unknown = JSON.parse(text);
     return Array.isArray(read) ? read.filter((x): x is string => typeof x === 'string') : [];
   } catch {
     return [];

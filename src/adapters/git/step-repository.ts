@@ -25,8 +25,8 @@ import { basename, join, resolve } from 'node:path';
 import { excludePattern } from '../../core/paths.js';
 import { adminFolders, headOf, setAsideOf } from './admin-folders.js';
 import { canonical } from './listings.js';
-import { OBJECT_ID } from './objects.js';
-import { gitError, spawnGit } from './run-git.js';
+import { OBJECT_ID, readObjectFormat } from './objects.js';
+import { GitRunner } from './run-git.js';
 
 /** A step's repository, made: where it is, and where the step sees it. */
 export interface StepRepository {
@@ -60,19 +60,13 @@ export async function makeStepRepository(
   const admin = adminFolders(common).find((a) => trees.has(canonical(a.path)))?.admin;
   if (admin === undefined) return undefined;
   const head = headOf(join(admin, 'HEAD'));
-  const read = async (what: string, args: readonly string[]): Promise<string> => {
-    const r = await spawnGit(args, {
-      cwd: common,
-      location: { gitDir: common },
-      identity: undefined,
-    });
-    if (r.exitCode !== 0) throw gitError(what, r);
-    return r.stdout;
-  };
+  // The repository's own commands, as epicflow runs every git command (hooks off, its
+  // configuration from no file outside the repository).
+  const repository = new GitRunner(common, undefined, undefined, { gitDir: common });
   const commit =
     head.branch !== undefined
       ? (
-          await read(`cannot read ${head.branch} for a step's repository`, [
+          await repository.run(`cannot read ${head.branch} for a step's repository`, [
             'rev-parse',
             '--verify',
             '--end-of-options',
@@ -81,10 +75,8 @@ export async function makeStepRepository(
         ).trim()
       : head.head;
   if (commit === undefined || !OBJECT_ID.test(commit)) return undefined;
-  const format = (
-    await read(`cannot read the object format of ${common}`, ['rev-parse', '--show-object-format'])
-  ).trim();
-  const refs = await read(`cannot list the refs of ${common}`, [
+  const format = await readObjectFormat(repository, common);
+  const refs = await repository.run(`cannot list the refs of ${common}`, [
     'for-each-ref',
     '--format=%(objectname) %(refname)',
     ...REFS,
@@ -116,16 +108,14 @@ export async function makeStepRepository(
   // The files setup made in the tree are not the story's: its git leaves them out, as the
   // story's commits do. (A tracked file setup changed stays in its status: the step may
   // change it too, and must see its own change.)
-  const patterns = (await setAsideOf(admin)).flatMap((p) => excludePattern(p) ?? []);
+  const patterns = setAsideOf(admin).flatMap((p) => excludePattern(p) ?? []);
   if (patterns.length > 0) {
     await appendFile(join(into, 'info', 'exclude'), `\n${patterns.join('\n')}\n`);
   }
-  const r = await spawnGit(['read-tree', commit], {
-    cwd: into,
-    location: { gitDir: into },
-    identity: undefined,
-  });
-  if (r.exitCode !== 0) throw gitError(`cannot write the index of a step's repository`, r);
+  await new GitRunner(into, undefined, undefined, { gitDir: into }).run(
+    `cannot write the index of a step's repository`,
+    ['read-tree', commit],
+  );
   return { folder: into, at: admin, objects: [objects, ...(await borrowed(objects))] };
 }
 

@@ -363,19 +363,19 @@ export async function agentUser(options: AgentUserOptions): Promise<Untrusted> {
           : {}),
       };
       // A folder inside one handed over whole goes with it: the folders above it are the tree's.
-      const folders = withStartFolder(runOptions.cwd, extra ?? []);
+      const trees = await Promise.all(
+        withStartFolder(runOptions.cwd, extra ?? []).map((f) => inside(f)),
+      );
       // In the sandbox, a step in a linked tree gets a repository of its own (made here,
       // given to the account with its other folders): the repository's is hidden there.
-      const repository = walled
-        ? await walls.repositoryFor(
-            await Promise.all(folders.map((f) => inside(f))),
-            join(own, 'git'),
-          )
-        : undefined;
-      if (childEnv['HOME'] !== undefined) folders.push(childEnv['HOME']);
-      if (tmp !== undefined) folders.push(tmp);
-      if (repository !== undefined) folders.push(repository.folder);
-      const granted = [...new Set(await Promise.all(folders.map((f) => inside(f))))];
+      const repository = walled ? await walls.repositoryFor(trees, join(own, 'git')) : undefined;
+      const ownFolders: string[] = [];
+      if (childEnv['HOME'] !== undefined) ownFolders.push(childEnv['HOME']);
+      if (tmp !== undefined) ownFolders.push(tmp);
+      if (repository !== undefined) ownFolders.push(repository.folder);
+      const granted = [
+        ...new Set([...trees, ...(await Promise.all(ownFolders.map((f) => inside(f))))]),
+      ];
       await grant(account, granted);
       // Its objects are read where they are: the folders above them passable to it.
       if (repository !== undefined && throughNamespace === undefined) {

@@ -31,7 +31,7 @@ export async function localUntrusted(
   let walls: Sandbox | undefined;
   if (flags.sandbox !== false) {
     try {
-      walls = await sandbox(env, undefined, [folders.gitDir, ...folders.roots], folders.gitDir);
+      walls = await sandbox(env, undefined, folders.roots, folders.gitDir);
     } catch (e) {
       if (!(e instanceof SandboxUnavailable)) throw e;
       hooks.onWarning?.(

@@ -372,6 +372,11 @@ export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<Prepared
   const summaryFile = join(commands, 'step_summary');
   await writeFile(outputFile, '');
   await writeFile(summaryFile, '');
+  // The job's system temp folder (a runner's is /tmp): the job makes its own folder there,
+  // which a job killed with SIGKILL cannot remove; here it goes with the world.
+  const jobTmp = join(jobDir, 'tmp');
+  await mkdir(jobTmp, { recursive: true });
+  await chmod(jobTmp, 0o1777);
   const env: Record<string, string> = {
     ...gitEnv,
     GITHUB_ACTIONS: 'true',
@@ -381,6 +386,7 @@ export async function prepareJob(w: ActionWorld, job: JobSpec): Promise<Prepared
     GITHUB_API_URL: w.gh.url,
     GITHUB_WORKSPACE: job.workspace,
     RUNNER_TEMP: join(jobDir, 'temp'),
+    TMPDIR: jobTmp,
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
     GITHUB_EVENT_NAME: 'workflow_dispatch',

@@ -5,7 +5,7 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
 import { explainWith, startModelServer } from '../../support/model-server/index.js';
 import { AGENT_CLIS_INSTALL_MS, agentCliBin } from '../../support/agent-clis.js';
@@ -40,6 +40,10 @@ async function run(
   server = await startModelServer(script);
   sandbox = makeSandbox();
   options.plant?.(sandbox.worktree);
+  // Gemini CLI writes a report of each failed model call into its temp folder: the
+  // sandbox's, removed with it, not the machine's /tmp.
+  const tmp = join(dirname(sandbox.worktree), 'tmp');
+  mkdirSync(tmp);
   const config = executorConfig('gemini', { model: 'gemini-2.5-pro' });
   const executor = new CliExecutor(config, {
     binary,
@@ -47,6 +51,7 @@ async function run(
     // Any stray request would go to the server as a proxy CONNECT and be recorded.
     sourceEnv: {
       PATH: process.env.PATH,
+      TMPDIR: tmp,
       GITHUB_TOKEN: 'ghs_must_not_leak',
       HTTPS_PROXY: server.url,
       HTTP_PROXY: server.url,

@@ -64,7 +64,12 @@ export function buildClaudeInvocation(request: TurnRequest, opts: InvocationOpti
         IS_SANDBOX: '1',
         ...(opts.baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: opts.baseUrl }),
       },
-      { CLAUDE_CONFIG_DIR: join(request.home, '.claude') },
+      {
+        CLAUDE_CONFIG_DIR: join(request.home, '.claude'),
+        // Its per-session folders (its shells' task output) in the home too, not in a
+        // `/tmp/claude-<uid>` shared by every turn of the user that is never removed.
+        CLAUDE_CODE_TMPDIR: join(request.home, '.claude', 'tmp'),
+      },
     ),
     // The prompt on stdin: no argv length limit, not visible in `ps`.
     stdin: request.prompt,

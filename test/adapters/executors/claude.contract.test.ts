@@ -5,7 +5,15 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliExecutor } from '../../../src/adapters/executors/cli-executor.js';
@@ -123,6 +131,12 @@ describe('claude contract (real binary)', () => {
       });
       expect(readFileSync(join(sandbox.worktree, 'hello.txt'), 'utf8')).toBe('hello\n');
       expect(record.finalMessage).toBe('Created hello.txt.');
+      // Its session's folder (its shells' task output) is in the turn's home, not in the
+      // `/tmp/claude-<uid>` every turn of the user would share and nothing removes.
+      const claudeTmp = `claude-${process.getuid?.() ?? 0}`;
+      const project = sandbox.worktree.replace(/[^A-Za-z0-9-]/g, '-');
+      expect(readdirSync(join(sandbox.home, '.claude', 'tmp', claudeTmp, project))).toHaveLength(1);
+      expect(existsSync(join('/tmp', claudeTmp, project))).toBe(false);
       expect(record.blockedOn).toBeUndefined();
       // Summed over the two requests; the cost is Claude Code's own (built-in list prices).
       expect(record.usage).toHaveLength(1);

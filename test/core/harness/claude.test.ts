@@ -54,6 +54,7 @@ describe('buildClaudeInvocation', () => {
     expect(env).toMatchObject({
       HOME: '/homes/claude',
       CLAUDE_CONFIG_DIR: '/homes/claude/.claude',
+      CLAUDE_CODE_TMPDIR: '/homes/claude/.claude/tmp',
       ANTHROPIC_API_KEY: 'sk-ant-1',
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',

@@ -66,8 +66,8 @@ export function buildClaudeInvocation(request: TurnRequest, opts: InvocationOpti
       },
       {
         CLAUDE_CONFIG_DIR: join(request.home, '.claude'),
-        // Its per-session folders (its shells' task output) in the home too, not in a
-        // `/tmp/claude-<uid>` shared by every turn of the user that is never removed.
+        // Its per-session folders (its shells' task output) in the home too, not in
+        // `/tmp/claude-<uid>`, which every turn of the user shares and nothing removes.
         CLAUDE_CODE_TMPDIR: join(request.home, '.claude', 'tmp'),
       },
     ),

@@ -234,7 +234,9 @@ export async function sandbox(
           );
         };
         for (const folder of stepRepository.objects) {
-          if (!(await reads(folder))) stepRepository = undefined;
+          if (await reads(folder)) continue;
+          stepRepository = undefined;
+          break;
         }
       }
       const ofRepository =
